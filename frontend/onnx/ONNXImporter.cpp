@@ -1,0 +1,800 @@
+//===- ONNXImporter.cpp - ONNX model file to nn IR ------------------------===//
+//
+// Reads a ModelProto, checks it, and emits one nn op (or a few) per node in
+// graph order. Every op is built with placeholder result types that the nn
+// dialect's own shape inference then fills in, so a model whose shapes do not
+// fit is reported at the node that breaks them, with the op's own message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/ONNXImporter.h"
+
+#include "ir/nn/NNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+
+using namespace mlir;
+using namespace dpc;
+
+namespace {
+
+constexpr int64_t kMinOpset = 11;
+constexpr int64_t kMaxOpset = 17;
+
+/// An import failure: its message is the one line the user sees.
+struct ImportError {
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string &message) {
+  throw ImportError{message};
+}
+
+/// ONNX stores these attributes as float32: read 1e-5f back as 1e-5 rather
+/// than as the double nearest the float (9.99999974e-6), so the IR shows the
+/// value the model's author wrote.
+double shortestDecimal(float value) {
+  char text[32];
+  for (int digits = 1; digits < 9; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtof(text, nullptr) == value)
+      return std::strtod(text, nullptr);
+  }
+  return value;
+}
+
+FailureOr<Type> elementTypeOf(MLIRContext &ctx, int32_t onnxType) {
+  Builder b(&ctx);
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT:
+    return Type(b.getF32Type());
+  case onnx::TensorProto::DOUBLE:
+    return Type(b.getF64Type());
+  case onnx::TensorProto::FLOAT16:
+    return Type(b.getF16Type());
+  case onnx::TensorProto::BFLOAT16:
+    return Type(b.getBF16Type());
+  case onnx::TensorProto::INT64:
+    return Type(b.getIntegerType(64));
+  case onnx::TensorProto::INT32:
+    return Type(b.getIntegerType(32));
+  default:
+    return failure();
+  }
+}
+
+class Importer {
+public:
+  Importer(MLIRContext &ctx, StringRef path, const onnx::ModelProto &model)
+      : ctx(ctx), builder(&ctx), path(path), model(model),
+        graph(model.graph()) {}
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  // Graph-level pieces.
+  int64_t defaultOpset() const;
+  void declareInputs(Block &body);
+  void importNode(const onnx::NodeProto &node, int index);
+  void declareOutputs(Block &body);
+
+  // Values.
+  Value lookup(const std::string &name, bool isBuffer = false);
+  Value operand(const onnx::NodeProto &node, int i, bool isBuffer = false);
+  Value optionalOperand(const onnx::NodeProto &node, int i);
+  const onnx::TensorProto *constantTensor(const std::string &name) const;
+  SmallVector<int64_t> constantInts(const onnx::NodeProto &node, int i);
+  DenseElementsAttr toElementsAttr(const onnx::TensorProto &tensor);
+  void define(const onnx::NodeProto &node, int i, Value value);
+
+  // Attributes.
+  const onnx::AttributeProto *attr(const onnx::NodeProto &node,
+                                   StringRef name) const;
+  int64_t intAttr(const onnx::NodeProto &node, StringRef name,
+                  int64_t dflt) const;
+  float floatAttr(const onnx::NodeProto &node, StringRef name,
+                  float dflt) const;
+  SmallVector<int64_t> intsAttr(const onnx::NodeProto &node, StringRef name,
+                                ArrayRef<int64_t> dflt) const;
+  std::string stringAttr(const onnx::NodeProto &node, StringRef name,
+                         StringRef dflt) const;
+
+  /// Builds `OpTy` with the given operands and attributes, infers its result
+  /// types, and turns a rejection into an ImportError.
+  template <typename OpTy>
+  Value create(ValueRange operands, ArrayRef<NamedAttribute> attrs = {});
+  NamedAttribute named(StringRef name, Attribute value) {
+    return builder.getNamedAttr(name, value);
+  }
+  NamedAttribute i64Array(StringRef name, ArrayRef<int64_t> values) {
+    return named(name, builder.getDenseI64ArrayAttr(values));
+  }
+
+  // Per-family node importers.
+  void importConv(const onnx::NodeProto &node);
+  void importBatchNorm(const onnx::NodeProto &node);
+  void importPool(const onnx::NodeProto &node, bool isMax);
+  void importPad(const onnx::NodeProto &node);
+  void importGemm(const onnx::NodeProto &node);
+  void importReshape(const onnx::NodeProto &node);
+  void importSoftmax(const onnx::NodeProto &node, bool isLog);
+  void importConstant(const onnx::NodeProto &node);
+  void importIdentity(const onnx::NodeProto &node);
+  SmallVector<int64_t> spatialPads(const onnx::NodeProto &node);
+
+  MLIRContext &ctx;
+  OpBuilder builder;
+  std::string path;
+  const onnx::ModelProto &model;
+  const onnx::GraphProto &graph;
+  int64_t opset = 0;
+  Block *body = nullptr;
+  Location currentLoc = UnknownLoc::get(&ctx);
+
+  llvm::StringMap<Value> values;
+  llvm::StringMap<const onnx::TensorProto *> initializers;
+  llvm::StringMap<const onnx::TensorProto *> constantNodes;
+  /// Outputs that have no nn counterpart (batch-norm's running statistics
+  /// in training-mode exports): an error only if something reads them.
+  llvm::StringMap<std::string> unavailable;
+  /// The static batch size the data inputs were exported with, if any.
+  std::optional<int64_t> exportedBatch;
+  /// Naming attributes of the function's arguments and results, in order.
+  SmallVector<SmallVector<NamedAttribute, 2>> argumentAttrs;
+  SmallVector<NamedAttribute> resultNames;
+  /// Initializers that an Identity node copies under a new name: the new
+  /// parameter's initial value is the source's (exporters deduplicate equal
+  /// initializers this way; the parameters stay distinct).
+  llvm::StringMap<std::string> initialValueSource;
+  /// Tensors built from Constant nodes' scalar and list attributes.
+  std::vector<std::unique_ptr<onnx::TensorProto>> ownedTensors;
+};
+
+int64_t Importer::defaultOpset() const {
+  for (const auto &entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      return entry.version();
+  // IR versions before 3 had no opset imports; they are far older than 11.
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Values and constants
+//===----------------------------------------------------------------------===//
+
+Value Importer::lookup(const std::string &name, bool isBuffer) {
+  if (auto it = values.find(name); it != values.end())
+    return it->second;
+  if (auto it = unavailable.find(name); it != unavailable.end())
+    fail(it->second);
+  if (auto it = initializers.find(name); it != initializers.end()) {
+    // First use of an initializer: it becomes a named function argument.
+    const onnx::TensorProto &tensor = *it->second;
+    FailureOr<Type> element = elementTypeOf(ctx, tensor.data_type());
+    if (failed(element))
+      fail("initializer '" + name + "' has unsupported element type " +
+           std::to_string(tensor.data_type()));
+    SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+    Value arg = body->addArgument(RankedTensorType::get(shape, *element),
+                                  NameLoc::get(builder.getStringAttr(name)));
+    SmallVector<NamedAttribute, 2> &attrs = argumentAttrs.emplace_back();
+    attrs.push_back(named(isBuffer ? nn::NNDialect::kBufferAttrName
+                                   : nn::NNDialect::kParamAttrName,
+                          builder.getStringAttr(name)));
+    if (auto source = initialValueSource.find(name);
+        source != initialValueSource.end())
+      attrs.push_back(named(nn::NNDialect::kInitFromAttrName,
+                            builder.getStringAttr(source->second)));
+    values[name] = arg;
+    return arg;
+  }
+  if (auto it = constantNodes.find(name); it != constantNodes.end()) {
+    Value constant = create<nn::ConstantOp>(
+        {}, {named("value", toElementsAttr(*it->second))});
+    values[name] = constant;
+    return constant;
+  }
+  fail("value '" + name + "' is used but never defined");
+}
+
+Value Importer::operand(const onnx::NodeProto &node, int i, bool isBuffer) {
+  if (i >= node.input_size() || node.input(i).empty())
+    fail("missing input " + std::to_string(i));
+  return lookup(node.input(i), isBuffer);
+}
+
+Value Importer::optionalOperand(const onnx::NodeProto &node, int i) {
+  if (i >= node.input_size() || node.input(i).empty())
+    return Value();
+  return lookup(node.input(i));
+}
+
+const onnx::TensorProto *
+Importer::constantTensor(const std::string &name) const {
+  if (auto it = constantNodes.find(name); it != constantNodes.end())
+    return it->second;
+  if (auto it = initializers.find(name); it != initializers.end())
+    return it->second;
+  return nullptr;
+}
+
+/// Reads `count` little-endian values of type T from raw_data or the typed
+/// repeated field.
+template <typename T, typename Repeated>
+static std::vector<T> tensorValues(const onnx::TensorProto &tensor,
+                                   const Repeated &typed, size_t count) {
+  std::vector<T> result(count);
+  if (tensor.has_raw_data()) {
+    const std::string &raw = tensor.raw_data();
+    if (raw.size() != count * sizeof(T))
+      fail("tensor '" + tensor.name() + "' holds " +
+           std::to_string(raw.size()) + " bytes of data, expected " +
+           std::to_string(count * sizeof(T)));
+    std::memcpy(result.data(), raw.data(), raw.size());
+    return result;
+  }
+  if (static_cast<size_t>(typed.size()) != count)
+    fail("tensor '" + tensor.name() + "' holds " +
+         std::to_string(typed.size()) + " values, expected " +
+         std::to_string(count));
+  for (size_t i = 0; i < count; ++i)
+    result[i] = static_cast<T>(typed.Get(i));
+  return result;
+}
+
+DenseElementsAttr Importer::toElementsAttr(const onnx::TensorProto &tensor) {
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    fail("tensor '" + tensor.name() +
+         "' keeps its data in an external file, which is not supported here");
+  FailureOr<Type> element = elementTypeOf(ctx, tensor.data_type());
+  if (failed(element))
+    fail("tensor '" + tensor.name() + "' has unsupported element type " +
+         std::to_string(tensor.data_type()));
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  size_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      fail("tensor '" + tensor.name() + "' has a negative dimension");
+    count *= d;
+  }
+  auto type = RankedTensorType::get(shape, *element);
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    return DenseElementsAttr::get(
+        type,
+        ArrayRef(tensorValues<float>(tensor, tensor.float_data(), count)));
+  case onnx::TensorProto::DOUBLE:
+    return DenseElementsAttr::get(
+        type,
+        ArrayRef(tensorValues<double>(tensor, tensor.double_data(), count)));
+  case onnx::TensorProto::INT64:
+    return DenseElementsAttr::get(
+        type,
+        ArrayRef(tensorValues<int64_t>(tensor, tensor.int64_data(), count)));
+  case onnx::TensorProto::INT32:
+    return DenseElementsAttr::get(
+        type,
+        ArrayRef(tensorValues<int32_t>(tensor, tensor.int32_data(), count)));
+  default:
+    fail("tensor '" + tensor.name() + "' has an element type (" +
+         std::to_string(tensor.data_type()) +
+         ") that cannot be read as a constant");
+  }
+}
+
+SmallVector<int64_t> Importer::constantInts(const onnx::NodeProto &node,
+                                            int i) {
+  if (i >= node.input_size() || node.input(i).empty())
+    fail("missing input " + std::to_string(i));
+  const onnx::TensorProto *tensor = constantTensor(node.input(i));
+  if (!tensor)
+    fail("input '" + node.input(i) +
+         "' must be a constant (an initializer or a Constant node)");
+  DenseElementsAttr attr = toElementsAttr(*tensor);
+  if (!attr.getElementType().isInteger(64))
+    fail("input '" + node.input(i) + "' must be an int64 tensor");
+  return SmallVector<int64_t>(attr.getValues<int64_t>());
+}
+
+void Importer::define(const onnx::NodeProto &node, int i, Value value) {
+  if (i < node.output_size() && !node.output(i).empty())
+    values[node.output(i)] = value;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+const onnx::AttributeProto *Importer::attr(const onnx::NodeProto &node,
+                                           StringRef name) const {
+  for (const auto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t Importer::intAttr(const onnx::NodeProto &node, StringRef name,
+                          int64_t dflt) const {
+  const onnx::AttributeProto *a = attr(node, name);
+  return a ? a->i() : dflt;
+}
+
+float Importer::floatAttr(const onnx::NodeProto &node, StringRef name,
+                          float dflt) const {
+  const onnx::AttributeProto *a = attr(node, name);
+  return a ? a->f() : dflt;
+}
+
+SmallVector<int64_t> Importer::intsAttr(const onnx::NodeProto &node,
+                                        StringRef name,
+                                        ArrayRef<int64_t> dflt) const {
+  const onnx::AttributeProto *a = attr(node, name);
+  if (!a)
+    return SmallVector<int64_t>(dflt);
+  return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::string Importer::stringAttr(const onnx::NodeProto &node, StringRef name,
+                                 StringRef dflt) const {
+  const onnx::AttributeProto *a = attr(node, name);
+  return a ? a->s() : dflt.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Op construction
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+Value Importer::create(ValueRange operands, ArrayRef<NamedAttribute> attrs) {
+  std::string diagnostic;
+  ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+    if (diagnostic.empty())
+      diagnostic = diag.str();
+    return success();
+  });
+  auto op = builder.create<OpTy>(currentLoc, TypeRange{builder.getNoneType()},
+                                 operands, attrs);
+  if (failed(nn::inferResultTypes(
+          cast<InferTypeOpInterface>(op.getOperation())))) {
+    op->erase();
+    fail(diagnostic.empty() ? "invalid operands" : diagnostic);
+  }
+  return op->getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Graph
+//===----------------------------------------------------------------------===//
+
+void Importer::declareInputs(Block &body) {
+  for (const auto &input : graph.input()) {
+    if (initializers.count(input.name()))
+      continue; // Older exports list initializers among the inputs.
+    if (!input.type().has_tensor_type())
+      fail("input '" + input.name() + "' is not a tensor");
+    const auto &tensorType = input.type().tensor_type();
+    FailureOr<Type> element = elementTypeOf(ctx, tensorType.elem_type());
+    if (failed(element))
+      fail("input '" + input.name() + "' has unsupported element type " +
+           std::to_string(tensorType.elem_type()));
+    if (!tensorType.has_shape())
+      fail("input '" + input.name() + "' has no shape");
+    SmallVector<int64_t> shape;
+    for (const auto &dim : tensorType.shape().dim()) {
+      size_t d = shape.size();
+      if (dim.has_dim_value() && dim.dim_value() > 0) {
+        shape.push_back(dim.dim_value());
+      } else if (d == 0) {
+        shape.push_back(ShapedType::kDynamic);
+      } else {
+        fail("dimension " + std::to_string(d) + " of input '" + input.name() +
+             "' is symbolic; only the batch dimension (0) may be");
+      }
+    }
+    if (shape.empty())
+      fail("input '" + input.name() + "' has no batch dimension");
+    // The batch an exporter traced with is not part of the model: keep it
+    // open, and let --batch fix it.
+    if (!ShapedType::isDynamic(shape[0])) {
+      if (exportedBatch && *exportedBatch != shape[0])
+        fail("inputs disagree on the batch size (" +
+             std::to_string(*exportedBatch) + " vs " +
+             std::to_string(shape[0]) + ")");
+      exportedBatch = shape[0];
+      shape[0] = ShapedType::kDynamic;
+    }
+    Value arg =
+        body.addArgument(RankedTensorType::get(shape, *element),
+                         NameLoc::get(builder.getStringAttr(input.name())));
+    argumentAttrs.push_back({named(nn::NNDialect::kInputAttrName,
+                                   builder.getStringAttr(input.name()))});
+    values[input.name()] = arg;
+  }
+  if (argumentAttrs.empty())
+    fail("the graph has no data input");
+}
+
+SmallVector<int64_t> Importer::spatialPads(const onnx::NodeProto &node) {
+  std::string autoPad = stringAttr(node, "auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID")
+    fail("auto_pad=" + autoPad + " is not supported; use explicit pads");
+  SmallVector<int64_t> pads = intsAttr(node, "pads", {0, 0, 0, 0});
+  if (autoPad == "VALID")
+    pads.assign(4, 0);
+  if (pads.size() != 4)
+    fail("only 2-D spatial padding is supported, got " +
+         std::to_string(pads.size()) + " pads");
+  // ONNX orders pads [top, left, bottom, right], as nn does.
+  return pads;
+}
+
+void Importer::importConv(const onnx::NodeProto &node) {
+  Value input = operand(node, 0), filter = operand(node, 1);
+  if (cast<RankedTensorType>(filter.getType()).getRank() != 4)
+    fail("only 2-D convolutions are supported");
+  SmallVector<Value> operands = {input, filter};
+  if (Value bias = optionalOperand(node, 2))
+    operands.push_back(bias);
+  define(node, 0,
+         create<nn::Conv2dOp>(
+             operands,
+             {i64Array("stride", intsAttr(node, "strides", {1, 1})),
+              i64Array("padding", spatialPads(node)),
+              i64Array("dilation", intsAttr(node, "dilations", {1, 1})),
+              named("groups",
+                    builder.getI64IntegerAttr(intAttr(node, "group", 1)))}));
+}
+
+void Importer::importBatchNorm(const onnx::NodeProto &node) {
+  SmallVector<Value> operands = {
+      operand(node, 0), operand(node, 1), operand(node, 2),
+      operand(node, 3, /*isBuffer=*/true), operand(node, 4, /*isBuffer=*/true)};
+  // ONNX's momentum weighs the running value; PyTorch's (and nn's) the batch.
+  double momentum = shortestDecimal(static_cast<float>(
+      1.0 - shortestDecimal(floatAttr(node, "momentum", 0.9f))));
+  define(
+      node, 0,
+      create<nn::BatchNormOp>(
+          operands, {named("epsilon", builder.getF64FloatAttr(shortestDecimal(
+                                          floatAttr(node, "epsilon", 1e-5f)))),
+                     named("momentum", builder.getF64FloatAttr(momentum))}));
+  // A training-mode export also outputs the updated running statistics (and
+  // before opset 14, the batch statistics): in dpc the training step updates
+  // them, so they have no value in the forward graph.
+  for (int i = 1; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      unavailable[node.output(i)] =
+          "value '" + node.output(i) +
+          "' (batch-norm statistics output) is read by a node; dpc's "
+          "training step updates running statistics itself";
+}
+
+void Importer::importPool(const onnx::NodeProto &node, bool isMax) {
+  Value input = operand(node, 0);
+  SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape", {});
+  if (kernel.size() != 2)
+    fail("only 2-D pooling is supported (kernel_shape must have 2 entries)");
+  SmallVector<NamedAttribute> attrs = {
+      i64Array("kernel_size", kernel),
+      i64Array("stride", intsAttr(node, "strides", {1, 1})),
+      i64Array("padding", spatialPads(node)),
+      named("ceil_mode", builder.getBoolAttr(intAttr(node, "ceil_mode", 0)))};
+  if (isMax) {
+    if (intAttr(node, "storage_order", 0) != 0)
+      fail("storage_order=1 is not supported");
+    if (node.output_size() > 1 && !node.output(1).empty())
+      unavailable[node.output(1)] =
+          "value '" + node.output(1) +
+          "' (max-pool indices) is read by a node; indices are not supported";
+    attrs.push_back(i64Array("dilation", intsAttr(node, "dilations", {1, 1})));
+    define(node, 0, create<nn::MaxPool2dOp>(input, attrs));
+  } else {
+    attrs.push_back(
+        named("count_include_pad",
+              builder.getBoolAttr(intAttr(node, "count_include_pad", 0))));
+    define(node, 0, create<nn::AvgPool2dOp>(input, attrs));
+  }
+}
+
+void Importer::importPad(const onnx::NodeProto &node) {
+  std::string mode = stringAttr(node, "mode", "constant");
+  if (mode != "constant")
+    fail("mode '" + mode + "' is not supported; only constant padding is");
+  Value input = operand(node, 0);
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  SmallVector<int64_t> pads = constantInts(node, 1);
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    fail("pads must have " + std::to_string(2 * rank) + " entries, got " +
+         std::to_string(pads.size()));
+  if (node.input_size() > 3 && !node.input(3).empty())
+    fail("the axes input is not supported");
+  double value = 0.0;
+  if (node.input_size() > 2 && !node.input(2).empty()) {
+    const onnx::TensorProto *tensor = constantTensor(node.input(2));
+    if (!tensor)
+      fail("constant_value must be a constant");
+    DenseElementsAttr attr = toElementsAttr(*tensor);
+    if (attr.getNumElements() != 1 || !isa<FloatType>(attr.getElementType()))
+      fail("constant_value must be one floating-point value");
+    value = (*attr.getValues<APFloat>().begin()).convertToDouble();
+  }
+  ArrayRef<int64_t> all(pads);
+  define(node, 0,
+         create<nn::PadOp>(input,
+                           {i64Array("low", all.take_front(rank)),
+                            i64Array("high", all.drop_front(rank)),
+                            named("value", builder.getF64FloatAttr(value))}));
+}
+
+void Importer::importGemm(const onnx::NodeProto &node) {
+  if (floatAttr(node, "alpha", 1.0f) != 1.0f ||
+      floatAttr(node, "beta", 1.0f) != 1.0f)
+    fail("alpha and beta other than 1 are not supported");
+  if (intAttr(node, "transA", 0) != 0)
+    fail("transA=1 is not supported");
+  Value a = operand(node, 0), b = operand(node, 1);
+  Value c = optionalOperand(node, 2);
+  bool vectorBias = c && cast<RankedTensorType>(c.getType()).getRank() == 1;
+  Value result;
+  if (intAttr(node, "transB", 0) != 0) {
+    // PyTorch's Linear: y = x * W^T + b, W stored [out, in].
+    SmallVector<Value> operands = {a, b};
+    if (vectorBias)
+      operands.push_back(c);
+    result = create<nn::LinearOp>(operands);
+  } else {
+    result = create<nn::MatmulOp>({a, b});
+    vectorBias = false;
+  }
+  if (c && !vectorBias)
+    result = create<nn::AddOp>({result, c});
+  define(node, 0, result);
+}
+
+void Importer::importReshape(const onnx::NodeProto &node) {
+  if (intAttr(node, "allowzero", 0) != 0)
+    fail("allowzero=1 is not supported");
+  Value input = operand(node, 0);
+  SmallVector<int64_t> shape = constantInts(node, 1);
+  // An exporter that traced with a fixed batch writes that batch into the
+  // target shape; the batch is open here, so copy it through instead.
+  auto type = cast<RankedTensorType>(input.getType());
+  if (exportedBatch && !shape.empty() && type.getRank() > 0 &&
+      type.isDynamicDim(0) && shape[0] == *exportedBatch)
+    shape[0] = 0;
+  define(node, 0, create<nn::ReshapeOp>(input, {i64Array("shape", shape)}));
+}
+
+void Importer::importSoftmax(const onnx::NodeProto &node, bool isLog) {
+  Value input = operand(node, 0);
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  int64_t axis = intAttr(node, "axis", opset < 13 ? 1 : -1);
+  if (axis < 0)
+    axis += rank;
+  // Before opset 13, softmax flattened the dims from `axis` on into one; that
+  // is a softmax along `axis` only when `axis` is the last dim.
+  if (opset < 13 && axis != rank - 1)
+    fail("softmax over the flattened dims from axis " + std::to_string(axis) +
+         " of a rank-" + std::to_string(rank) +
+         " input (opset < 13 semantics) is not supported");
+  NamedAttribute axisAttr = named("axis", builder.getI64IntegerAttr(axis));
+  define(node, 0,
+         isLog ? create<nn::LogSoftmaxOp>(input, {axisAttr})
+               : create<nn::SoftmaxOp>(input, {axisAttr}));
+}
+
+void Importer::importConstant(const onnx::NodeProto &node) {
+  if (node.attribute_size() != 1)
+    fail("a Constant node must have exactly one attribute");
+  const onnx::AttributeProto &a = node.attribute(0);
+  auto *tensor = new onnx::TensorProto();
+  ownedTensors.emplace_back(tensor);
+  tensor->set_name(node.output(0));
+  if (a.name() == "value") {
+    tensor->CopyFrom(a.t());
+    tensor->set_name(node.output(0));
+  } else if (a.name() == "value_float" || a.name() == "value_floats") {
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    if (a.name() == "value_float") {
+      tensor->add_float_data(a.f());
+    } else {
+      tensor->add_dims(a.floats_size());
+      for (float f : a.floats())
+        tensor->add_float_data(f);
+    }
+  } else if (a.name() == "value_int" || a.name() == "value_ints") {
+    tensor->set_data_type(onnx::TensorProto::INT64);
+    if (a.name() == "value_int") {
+      tensor->add_int64_data(a.i());
+    } else {
+      tensor->add_dims(a.ints_size());
+      for (int64_t i : a.ints())
+        tensor->add_int64_data(i);
+    }
+  } else {
+    fail("Constant attribute '" + a.name() + "' is not supported");
+  }
+  // Materialized as an nn.constant only if a node reads it as a tensor.
+  constantNodes[node.output(0)] = tensor;
+}
+
+void Importer::importIdentity(const onnx::NodeProto &node) {
+  if (node.input_size() < 1 || node.output_size() < 1)
+    fail("Identity needs one input and one output");
+  const std::string &input = node.input(0), &output = node.output(0);
+  auto init = initializers.find(input);
+  if (init == initializers.end() || values.count(output)) {
+    define(node, 0, operand(node, 0));
+    return;
+  }
+  // A copy of an initializer is a parameter of its own that starts out equal
+  // to the source, not a tie: training must update the two separately.
+  initializers[output] = init->second;
+  auto source = initialValueSource.find(input);
+  initialValueSource[output] =
+      source != initialValueSource.end() ? source->second : input;
+}
+
+void Importer::importNode(const onnx::NodeProto &node, int index) {
+  std::string label =
+      node.name().empty() ? "#" + std::to_string(index) : node.name();
+  currentLoc = NameLoc::get(builder.getStringAttr(label),
+                            FileLineColLoc::get(&ctx, path, 0, 0));
+  try {
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      fail("operators of domain '" + node.domain() + "' are not supported");
+    const std::string &op = node.op_type();
+    if (op == "Conv") {
+      importConv(node);
+    } else if (op == "BatchNormalization") {
+      importBatchNorm(node);
+    } else if (op == "Relu") {
+      define(node, 0, create<nn::ReluOp>(operand(node, 0)));
+    } else if (op == "Sigmoid") {
+      define(node, 0, create<nn::SigmoidOp>(operand(node, 0)));
+    } else if (op == "Tanh") {
+      define(node, 0, create<nn::TanhOp>(operand(node, 0)));
+    } else if (op == "Add") {
+      define(node, 0, create<nn::AddOp>({operand(node, 0), operand(node, 1)}));
+    } else if (op == "Mul") {
+      define(node, 0, create<nn::MulOp>({operand(node, 0), operand(node, 1)}));
+    } else if (op == "AveragePool" || op == "MaxPool") {
+      importPool(node, op == "MaxPool");
+    } else if (op == "GlobalAveragePool") {
+      define(node, 0, create<nn::GlobalAvgPool2dOp>(operand(node, 0)));
+    } else if (op == "Flatten") {
+      Value input = operand(node, 0);
+      int64_t axis = intAttr(node, "axis", 1);
+      if (axis < 0)
+        axis += cast<RankedTensorType>(input.getType()).getRank();
+      define(node, 0,
+             create<nn::FlattenOp>(
+                 input, {named("axis", builder.getI64IntegerAttr(axis))}));
+    } else if (op == "Reshape") {
+      importReshape(node);
+    } else if (op == "Pad") {
+      importPad(node);
+    } else if (op == "Gemm") {
+      importGemm(node);
+    } else if (op == "MatMul") {
+      define(node, 0,
+             create<nn::MatmulOp>({operand(node, 0), operand(node, 1)}));
+    } else if (op == "Softmax" || op == "LogSoftmax") {
+      importSoftmax(node, op == "LogSoftmax");
+    } else if (op == "Identity") {
+      importIdentity(node);
+    } else if (op == "Constant") {
+      importConstant(node);
+    } else {
+      fail("unsupported operator");
+    }
+  } catch (ImportError &e) {
+    fail("node '" + label + "' (" + node.op_type() + "): " + e.message);
+  }
+}
+
+void Importer::declareOutputs(Block &body) {
+  SmallVector<Value> results;
+  for (const auto &output : graph.output()) {
+    // Training-mode exports list the updated batch-norm statistics as
+    // outputs; the training step owns them, so they are left out here.
+    if (unavailable.count(output.name()) && !values.count(output.name()))
+      continue;
+    results.push_back(lookup(output.name()));
+    resultNames.push_back(named(nn::NNDialect::kOutputAttrName,
+                                builder.getStringAttr(output.name())));
+  }
+  if (results.empty())
+    fail("the graph has no output");
+  builder.setInsertionPointToEnd(&body);
+  builder.create<func::ReturnOp>(UnknownLoc::get(&ctx), results);
+}
+
+OwningOpRef<ModuleOp> Importer::run() {
+  opset = defaultOpset();
+  if (opset < kMinOpset || opset > kMaxOpset)
+    fail("opset " + std::to_string(opset) + " is not supported (" +
+         std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+         "); re-export with opset_version in that range");
+  for (const auto &init : graph.initializer())
+    initializers[init.name()] = &init;
+
+  Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  auto func =
+      func::FuncOp::create(fileLoc, "forward", builder.getFunctionType({}, {}));
+  module->push_back(func);
+  body = func.addEntryBlock();
+
+  declareInputs(*body);
+  builder.setInsertionPointToEnd(body);
+  int index = 0;
+  for (const auto &node : graph.node())
+    importNode(node, index++);
+  declareOutputs(*body);
+
+  func.setType(builder.getFunctionType(
+      body->getArgumentTypes(), body->getTerminator()->getOperandTypes()));
+  for (auto [i, attrs] : llvm::enumerate(argumentAttrs))
+    func.setArgAttrs(i, attrs);
+  for (auto [i, attr] : llvm::enumerate(resultNames))
+    func.setResultAttr(i, attr.getName(), attr.getValue());
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> dpc::frontend::importONNXFile(StringRef path,
+                                                    MLIRContext &context,
+                                                    std::string &error) {
+  context.loadDialect<nn::NNDialect, func::FuncDialect>();
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = "cannot read the file: " + buffer.getError().message();
+    return nullptr;
+  }
+  StringRef bytes = (*buffer)->getBuffer();
+  if (bytes.empty()) {
+    error = "the file is empty, not an ONNX model";
+    return nullptr;
+  }
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+      !model.has_graph()) {
+    error = "not an ONNX model (truncated, or not a model file?)";
+    return nullptr;
+  }
+  try {
+    // The path form resolves external tensor data next to the model file.
+    onnx::checker::check_model(path.str());
+  } catch (std::exception &e) {
+    std::string what = e.what();
+    // The checker's messages may span lines; the first says what is wrong.
+    error = "invalid ONNX model: " + what.substr(0, what.find('\n'));
+    return nullptr;
+  }
+  try {
+    Importer importer(context, path, model);
+    return importer.run();
+  } catch (ImportError &e) {
+    error = e.message;
+    return nullptr;
+  }
+}

@@ -1,0 +1,244 @@
+//===- NNOps.td - nn dialect ops ---------------------------*- tablegen -*-===//
+//
+// Every op verifies its operands and attributes and infers its result type
+// from them (InferTypeOpInterface); the verifier then checks that the written
+// result type is exactly the inferred one, so types always follow operands.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_IR_NN_NNOPS_TD
+#define DPC_IR_NN_NNOPS_TD
+
+include "ir/nn/NNDialect.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def NN_ConstantOp : NN_Op<"constant",
+    [ConstantLike, Pure, InferTypeOpAdaptor]> {
+  let summary = "A tensor constant";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, normalization, pooling
+//===----------------------------------------------------------------------===//
+
+def NN_Conv2dOp : NN_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-D convolution over NCHW input with an OIHW filter";
+  let description = [{
+    `padding` is `[top, left, bottom, right]`. The filter has shape
+    `[C_out, C_in / groups, kH, kW]`; the optional bias has shape `[C_out]`.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$filter,
+    Optional<NN_FloatTensor>:$bias,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+    DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $filter (`,` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_BatchNormOp : NN_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Batch normalization over the channel dimension (dim 1)";
+  let description = [{
+    `y = (x - mean) / sqrt(var + epsilon) * scale + shift`. Which statistics
+    are used is decided by the step built from the forward graph: the batch's
+    in a training step (which also updates the running statistics with
+    `momentum`, PyTorch's convention: `running = (1 - momentum) * running +
+    momentum * batch`), the running ones in an evaluation step.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$scale,
+    NN_FloatTensor:$shift, NN_FloatTensor:$running_mean,
+    NN_FloatTensor:$running_var,
+    DefaultValuedAttr<F64Attr, "1e-5">:$epsilon,
+    DefaultValuedAttr<F64Attr, "0.1">:$momentum);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $shift `,` $running_mean `,` $running_var attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def NN_MaxPool2dOp : NN_Op<"max_pool2d", [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-D max pooling over NCHW input";
+  let description = [{
+    `padding` is `[top, left, bottom, right]`; padded positions never win.
+    With `ceil_mode`, the output size rounds up, but no window starts in the
+    bottom/right padding (PyTorch's rule).
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+    DenseI64ArrayAttr:$kernel_size,
+    DenseI64ArrayAttr:$stride,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_AvgPool2dOp : NN_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-D average pooling over NCHW input";
+  let description = [{
+    `padding` is `[top, left, bottom, right]`. With `count_include_pad`, the
+    divisor counts padded positions (PyTorch's default).
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+    DenseI64ArrayAttr:$kernel_size,
+    DenseI64ArrayAttr:$stride,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+    DefaultValuedAttr<BoolAttr, "true">:$count_include_pad);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_GlobalAvgPool2dOp : NN_Op<"global_avg_pool2d",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Mean over H and W of NCHW input, keeping them as size 1";
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_PadOp : NN_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Constant padding: `low[d]` before and `high[d]` after dim d";
+  let arguments = (ins NN_FloatTensor:$input,
+    DenseI64ArrayAttr:$low, DenseI64ArrayAttr:$high,
+    DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class NN_UnaryOp<string mnemonic, string formula>
+    : NN_Op<mnemonic,
+            [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Elementwise " # formula;
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
+def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)">;
+
+class NN_BinaryOp<string mnemonic, string formula>
+    : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "Elementwise " # formula # " with NumPy broadcasting";
+  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_AddOp : NN_BinaryOp<"add", "lhs + rhs">;
+def NN_MulOp : NN_BinaryOp<"mul", "lhs * rhs">;
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+def NN_FlattenOp : NN_Op<"flatten", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Collapse dims [0, axis) and [axis, rank) into a 2-D tensor";
+  let arguments = (ins AnyRankedTensor:$input,
+    DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_ReshapeOp : NN_Op<"reshape", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Reshape to `shape` (0 copies the input dim, -1 is inferred)";
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+def NN_LinearOp : NN_Op<"linear", [Pure, InferTypeOpAdaptor]> {
+  let summary = "y = x * transpose(weight) + bias, x: [N, K], weight: [M, K]";
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
+    Optional<NN_FloatTensor>:$bias);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_MatmulOp : NN_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Matrix product [..., N, K] x [K, M] -> [..., N, M]";
+  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and loss
+//===----------------------------------------------------------------------===//
+
+def NN_SoftmaxOp : NN_Op<"softmax",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Softmax along `axis`";
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def NN_LogSoftmaxOp : NN_Op<"log_softmax",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Log-softmax along `axis`";
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def NN_CrossEntropyOp : NN_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Softmax cross-entropy of logits [N, C] against labels [N]";
+  let description = [{
+    The mean over the batch of `-log softmax(logits)[i, labels[i]]`, as a
+    0-d tensor of the logits' element type.
+  }];
+  let arguments = (ins NN_FloatTensor:$logits, NN_IndexTensor:$labels);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+#endif // DPC_IR_NN_NNOPS_TD

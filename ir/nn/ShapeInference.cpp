@@ -1,0 +1,546 @@
+//===- ShapeInference.cpp - result types of nn ops ------------------------===//
+//
+// Each op's `inferReturnTypes` checks its operands and attributes and derives
+// its result type. InferTypeOpInterface's verifier calls it with the op's
+// location, so every shape or attribute error below is a located diagnostic,
+// and the same code serves builders, the parser and shape propagation.
+//
+// Dimensions may be dynamic (`?`, the batch dimension before `--batch` fixes
+// it): a dynamic input dimension yields a dynamic output dimension, and a
+// check against a dynamic dimension passes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/nn/NNOps.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace dpc::nn;
+
+namespace {
+
+constexpr int64_t kDynamic = ShapedType::kDynamic;
+
+bool isDynamic(int64_t dim) { return ShapedType::isDynamic(dim); }
+
+/// Two dimensions agree if they are equal or one is not yet known.
+bool dimsAgree(int64_t a, int64_t b) {
+  return isDynamic(a) || isDynamic(b) || a == b;
+}
+
+std::string dimToString(int64_t dim) {
+  return isDynamic(dim) ? std::string("?") : std::to_string(dim);
+}
+
+/// Emits a located error if a location is known; always returns failure.
+struct ShapeError {
+  std::optional<Location> loc;
+
+  InFlightDiagnostic operator()() const {
+    // emitOptionalError needs at least one argument to stream; callers add
+    // the message with <<.
+    if (loc)
+      return mlir::emitError(*loc);
+    return InFlightDiagnostic();
+  }
+};
+
+LogicalResult checkRank(const ShapeError &error, RankedTensorType type,
+                        int64_t rank, StringRef what) {
+  if (type.getRank() == rank)
+    return success();
+  error() << what << " must have rank " << rank << ", got " << type;
+  return failure();
+}
+
+/// Checks that an i64 array attribute has `size` entries, each >= `minValue`.
+LogicalResult checkArray(const ShapeError &error, ArrayRef<int64_t> values,
+                         size_t size, int64_t minValue, StringRef name) {
+  if (values.size() != size) {
+    error() << "'" << name << "' must have " << size << " entries, got "
+            << values.size();
+    return failure();
+  }
+  for (int64_t v : values) {
+    if (v < minValue) {
+      error() << "'" << name << "' entries must be >= " << minValue << ", got "
+              << v;
+      return failure();
+    }
+  }
+  return success();
+}
+
+LogicalResult checkSameElementType(const ShapeError &error, Type a, Type b,
+                                   StringRef what) {
+  if (getElementTypeOrSelf(a) == getElementTypeOrSelf(b))
+    return success();
+  error() << what << " element type " << getElementTypeOrSelf(b)
+          << " differs from " << getElementTypeOrSelf(a);
+  return failure();
+}
+
+/// A 1-D per-channel operand (bias, batch-norm scale/shift/statistics).
+LogicalResult checkPerChannel(const ShapeError &error, Value operand,
+                              int64_t channels, Type elementType,
+                              StringRef what) {
+  auto type = cast<RankedTensorType>(operand.getType());
+  if (failed(checkRank(error, type, 1, what)))
+    return failure();
+  if (!dimsAgree(type.getDimSize(0), channels)) {
+    error() << what << " must have " << dimToString(channels)
+            << " elements, got " << dimToString(type.getDimSize(0));
+    return failure();
+  }
+  return checkSameElementType(error, elementType, type, what);
+}
+
+/// Output size of a sliding window (convolution or pooling) along one axis.
+/// `ceilMode` rounds up, but a window may not start in the trailing padding.
+FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
+                                    int64_t kernel, int64_t stride,
+                                    int64_t padBefore, int64_t padAfter,
+                                    int64_t dilation, bool ceilMode,
+                                    StringRef axis) {
+  if (isDynamic(input) || isDynamic(kernel))
+    return kDynamic;
+  int64_t effectiveKernel = dilation * (kernel - 1) + 1;
+  int64_t span = input + padBefore + padAfter - effectiveKernel;
+  if (span < 0) {
+    error() << "window of size " << effectiveKernel << " does not fit the "
+            << axis << " extent " << input << " padded by " << padBefore << "+"
+            << padAfter;
+    return failure();
+  }
+  int64_t output =
+      (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceilMode && (output - 1) * stride >= input + padBefore)
+    --output;
+  return output;
+}
+
+struct Window2d {
+  ArrayRef<int64_t> kernel, stride, padding, dilation;
+  bool ceilMode;
+};
+
+/// Result type of a 2-D window op over NCHW `input` with `channels` outputs.
+FailureOr<Type> inferWindow2d(const ShapeError &error, RankedTensorType input,
+                              int64_t channels, const Window2d &window) {
+  if (failed(checkRank(error, input, 4, "input")) ||
+      failed(checkArray(error, window.stride, 2, 1, "stride")) ||
+      failed(checkArray(error, window.padding, 4, 0, "padding")) ||
+      failed(checkArray(error, window.dilation, 2, 1, "dilation")))
+    return failure();
+  FailureOr<int64_t> height =
+      windowOutputSize(error, input.getDimSize(2), window.kernel[0],
+                       window.stride[0], window.padding[0], window.padding[2],
+                       window.dilation[0], window.ceilMode, "height");
+  if (failed(height))
+    return failure();
+  FailureOr<int64_t> width =
+      windowOutputSize(error, input.getDimSize(3), window.kernel[1],
+                       window.stride[1], window.padding[1], window.padding[3],
+                       window.dilation[1], window.ceilMode, "width");
+  if (failed(width))
+    return failure();
+  return Type(
+      RankedTensorType::get({input.getDimSize(0), channels, *height, *width},
+                            input.getElementType()));
+}
+
+/// Result of a pooling op: checks the kernel, then the shared window rules.
+FailureOr<Type> inferPool2d(const ShapeError &error, Value input,
+                            const Window2d &window) {
+  if (failed(checkArray(error, window.kernel, 2, 1, "kernel_size")))
+    return failure();
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getRank() == 4) {
+    // A padding of more than half the window would average or max over
+    // nothing but padding.
+    for (int i = 0; i < 4; ++i) {
+      if (window.padding[i] > window.kernel[i % 2] / 2) {
+        error() << "padding " << window.padding[i]
+                << " exceeds half the kernel size " << window.kernel[i % 2];
+        return failure();
+      }
+    }
+  }
+  return inferWindow2d(
+      error, type, type.getRank() == 4 ? type.getDimSize(1) : kDynamic, window);
+}
+
+LogicalResult pushResult(FailureOr<Type> type,
+                         SmallVectorImpl<Type> &inferred) {
+  if (failed(type))
+    return failure();
+  inferred.push_back(*type);
+  return success();
+}
+
+/// Product of dims, or kDynamic if any is dynamic.
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t result = 1;
+  for (int64_t d : dims) {
+    if (isDynamic(d))
+      return kDynamic;
+    result *= d;
+  }
+  return result;
+}
+
+} // namespace
+
+LogicalResult dpc::nn::inferResultTypes(InferTypeOpInterface op) {
+  SmallVector<Type> types;
+  if (failed(op.inferReturnTypes(op->getContext(), op->getLoc(),
+                                 op->getOperands(), op->getAttrDictionary(),
+                                 op->getPropertiesStorage(), op->getRegions(),
+                                 types)))
+    return failure();
+  for (auto [result, type] : llvm::zip_equal(op->getResults(), types))
+    result.setType(type);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &inferred) {
+  auto type = dyn_cast<RankedTensorType>(adaptor.getValue().getType());
+  if (!type)
+    return emitOptionalError(loc, "value must be a ranked tensor");
+  inferred.push_back(type);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, normalization, pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto filter = cast<RankedTensorType>(adaptor.getFilter().getType());
+  int64_t groups = adaptor.getGroups();
+  if (failed(checkRank(error, input, 4, "input")) ||
+      failed(checkRank(error, filter, 4, "filter")) ||
+      failed(checkSameElementType(error, input, filter, "filter")))
+    return failure();
+  if (groups < 1)
+    return emitOptionalError(loc, "'groups' must be >= 1, got ", groups);
+  int64_t outChannels = filter.getDimSize(0);
+  if (!isDynamic(outChannels) && outChannels % groups != 0)
+    return emitOptionalError(loc, "output channels ", outChannels,
+                             " are not divisible by groups ", groups);
+  int64_t inChannels = input.getDimSize(1);
+  int64_t filterChannels = filter.getDimSize(1);
+  if (!isDynamic(inChannels) && !isDynamic(filterChannels) &&
+      inChannels != filterChannels * groups)
+    return emitOptionalError(loc, "input has ", inChannels,
+                             " channels but the filter expects ",
+                             filterChannels, " x ", groups, " groups");
+  if (Value bias = adaptor.getBias())
+    if (failed(checkPerChannel(error, bias, outChannels, input.getElementType(),
+                               "bias")))
+      return failure();
+  int64_t kernel[2] = {filter.getDimSize(2), filter.getDimSize(3)};
+  return pushResult(inferWindow2d(error, input, outChannels,
+                                  {kernel, adaptor.getStride(),
+                                   adaptor.getPadding(), adaptor.getDilation(),
+                                   /*ceilMode=*/false}),
+                    inferred);
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (input.getRank() < 2)
+    return emitOptionalError(loc, "input must have rank >= 2, got ", input);
+  double epsilon = adaptor.getEpsilon().convertToDouble();
+  double momentum = adaptor.getMomentum().convertToDouble();
+  if (!(epsilon > 0))
+    return emitOptionalError(loc, "'epsilon' must be > 0, got ", epsilon);
+  if (!(momentum >= 0 && momentum <= 1))
+    return emitOptionalError(loc, "'momentum' must be in [0, 1], got ",
+                             momentum);
+  int64_t channels = input.getDimSize(1);
+  Type elementType = input.getElementType();
+  if (failed(checkPerChannel(error, adaptor.getScale(), channels, elementType,
+                             "scale")) ||
+      failed(checkPerChannel(error, adaptor.getShift(), channels, elementType,
+                             "shift")) ||
+      failed(checkPerChannel(error, adaptor.getRunningMean(), channels,
+                             elementType, "running_mean")) ||
+      failed(checkPerChannel(error, adaptor.getRunningVar(), channels,
+                             elementType, "running_var")))
+    return failure();
+  inferred.push_back(input);
+  return success();
+}
+
+LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  return pushResult(inferPool2d(ShapeError{loc}, adaptor.getInput(),
+                                {adaptor.getKernelSize(), adaptor.getStride(),
+                                 adaptor.getPadding(), adaptor.getDilation(),
+                                 adaptor.getCeilMode()}),
+                    inferred);
+}
+
+LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  static const int64_t kNoDilation[2] = {1, 1};
+  return pushResult(
+      inferPool2d(ShapeError{loc}, adaptor.getInput(),
+                  {adaptor.getKernelSize(), adaptor.getStride(),
+                   adaptor.getPadding(), kNoDilation, adaptor.getCeilMode()}),
+      inferred);
+}
+
+LogicalResult
+GlobalAvgPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (failed(checkRank(ShapeError{loc}, input, 4, "input")))
+    return failure();
+  inferred.push_back(
+      RankedTensorType::get({input.getDimSize(0), input.getDimSize(1), 1, 1},
+                            input.getElementType()));
+  return success();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  size_t rank = input.getRank();
+  if (failed(checkArray(error, adaptor.getLow(), rank, 0, "low")) ||
+      failed(checkArray(error, adaptor.getHigh(), rank, 0, "high")))
+    return failure();
+  SmallVector<int64_t> shape(input.getShape());
+  for (size_t d = 0; d < rank; ++d)
+    if (!isDynamic(shape[d]))
+      shape[d] += adaptor.getLow()[d] + adaptor.getHigh()[d];
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+template <typename Adaptor>
+static LogicalResult inferBroadcast(std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &inferred) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (failed(checkSameElementType(ShapeError{loc}, lhs, rhs, "rhs")))
+    return failure();
+  SmallVector<int64_t> shape;
+  if (!OpTrait::util::getBroadcastedShape(lhs.getShape(), rhs.getShape(),
+                                          shape))
+    return emitOptionalError(loc, "shapes ", lhs, " and ", rhs,
+                             " do not broadcast");
+  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+LogicalResult AddOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  return inferBroadcast(loc, adaptor, inferred);
+}
+
+LogicalResult MulOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  return inferBroadcast(loc, adaptor, inferred);
+}
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis > input.getRank())
+    return emitOptionalError(loc, "'axis' must be in [0, ", input.getRank(),
+                             "], got ", axis);
+  ArrayRef<int64_t> shape = input.getShape();
+  inferred.push_back(RankedTensorType::get(
+      {product(shape.take_front(axis)), product(shape.drop_front(axis))},
+      input.getElementType()));
+  return success();
+}
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> target = adaptor.getShape();
+  SmallVector<int64_t> shape(target);
+  // Input dims that a 0 entry copies drop out of the element-count balance,
+  // so a dynamic batch copied through stays consistent.
+  SmallVector<bool> copied(input.getRank(), false);
+  int64_t inferredIndex = -1;
+  for (auto [i, dim] : llvm::enumerate(target)) {
+    if (dim == 0) {
+      if (static_cast<int64_t>(i) >= input.getRank())
+        return emitOptionalError(loc, "shape entry ", i,
+                                 " copies a dimension the input lacks");
+      shape[i] = input.getDimSize(i);
+      copied[i] = true;
+    } else if (dim == -1) {
+      if (inferredIndex >= 0)
+        return emitOptionalError(loc, "shape has more than one -1 entry");
+      inferredIndex = i;
+    } else if (dim < -1) {
+      return emitOptionalError(loc, "shape entry ", i, " is ", dim,
+                               "; must be > 0, 0 (copy) or -1 (infer)");
+    }
+  }
+  int64_t remainingInput = 1;
+  for (auto [i, dim] : llvm::enumerate(input.getShape())) {
+    if (copied[i])
+      continue;
+    remainingInput = isDynamic(dim) || isDynamic(remainingInput)
+                         ? kDynamic
+                         : remainingInput * dim;
+  }
+  int64_t explicitOutput = 1;
+  for (auto [i, dim] : llvm::enumerate(target))
+    if (dim > 0)
+      explicitOutput *= dim;
+  if (inferredIndex >= 0) {
+    if (isDynamic(remainingInput)) {
+      shape[inferredIndex] = kDynamic;
+    } else {
+      if (remainingInput % explicitOutput != 0)
+        return emitOptionalError(loc, "cannot reshape ", input, " to [", target,
+                                 "]: element counts do not divide");
+      shape[inferredIndex] = remainingInput / explicitOutput;
+    }
+  } else if (!isDynamic(remainingInput) && remainingInput != explicitOutput) {
+    return emitOptionalError(loc, "cannot reshape ", input, " to [", target,
+                             "]: element counts differ");
+  }
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (failed(checkRank(error, input, 2, "input")) ||
+      failed(checkRank(error, weight, 2, "weight")) ||
+      failed(checkSameElementType(error, input, weight, "weight")))
+    return failure();
+  if (!dimsAgree(input.getDimSize(1), weight.getDimSize(1)))
+    return emitOptionalError(
+        loc, "input has ", dimToString(input.getDimSize(1)),
+        " features but the weight expects ", dimToString(weight.getDimSize(1)));
+  int64_t outFeatures = weight.getDimSize(0);
+  if (Value bias = adaptor.getBias())
+    if (failed(checkPerChannel(error, bias, outFeatures, input.getElementType(),
+                               "bias")))
+      return failure();
+  inferred.push_back(RankedTensorType::get({input.getDimSize(0), outFeatures},
+                                           input.getElementType()));
+  return success();
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (lhs.getRank() < 2)
+    return emitOptionalError(loc, "lhs must have rank >= 2, got ", lhs);
+  if (failed(checkRank(error, rhs, 2, "rhs")) ||
+      failed(checkSameElementType(error, lhs, rhs, "rhs")))
+    return failure();
+  int64_t contracted = lhs.getDimSize(lhs.getRank() - 1);
+  if (!dimsAgree(contracted, rhs.getDimSize(0)))
+    return emitOptionalError(
+        loc, "contracted dimensions differ: ", dimToString(contracted), " vs ",
+        dimToString(rhs.getDimSize(0)));
+  SmallVector<int64_t> shape(lhs.getShape());
+  shape.back() = rhs.getDimSize(1);
+  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and loss
+//===----------------------------------------------------------------------===//
+
+/// Softmax ops keep their input type (SameOperandsAndResultType); only the
+/// axis needs checking.
+template <typename OpTy> static LogicalResult verifySoftmaxAxis(OpTy op) {
+  int64_t rank = op.getInput().getType().getRank();
+  int64_t axis = op.getAxis();
+  if (axis < 0 || axis >= rank)
+    return op.emitOpError()
+           << "'axis' must be in [0, " << rank << "), got " << axis;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+
+LogicalResult
+CrossEntropyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                 Adaptor adaptor,
+                                 SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto logits = cast<RankedTensorType>(adaptor.getLogits().getType());
+  auto labels = cast<RankedTensorType>(adaptor.getLabels().getType());
+  if (failed(checkRank(error, logits, 2, "logits")) ||
+      failed(checkRank(error, labels, 1, "labels")))
+    return failure();
+  if (!dimsAgree(logits.getDimSize(0), labels.getDimSize(0)))
+    return emitOptionalError(
+        loc, "logits have ", dimToString(logits.getDimSize(0)),
+        " rows but labels have ", dimToString(labels.getDimSize(0)));
+  inferred.push_back(RankedTensorType::get({}, logits.getElementType()));
+  return success();
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Writes small ONNX models that dpc must reject, each with one fault.
+
+Usage: make_error_models.py OUT_DIR    (Debian's /usr/bin/python3: onnx 1.12)
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset)],
+        producer_name="make_error_models")
+
+
+def x(shape=("batch", 4)):
+    return helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
+
+
+def y(shape=("batch", 4)):
+    return helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))
+
+
+def weight(name, shape):
+    return numpy_helper.from_array(np.ones(shape, np.float32), name)
+
+
+MODELS = {
+    # An op dpc does not know.
+    "unsupported_op": model(
+        [helper.make_node("Erf", ["x"], ["y"], name="erf_1")], [x()], [y()]),
+    # Too old an opset.
+    "opset9": model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [x()], [y()],
+        opset=9),
+    # Weights that do not fit the input: a shape error at the Gemm.
+    "bad_shapes": model(
+        [helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transB=1)],
+        [x()], [y(("batch", 3))], [weight("w", (3, 5))]),
+    # A symbolic dimension other than the batch.
+    "symbolic_channels": model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu_1")],
+        [x(("batch", "channels"))], [y(("batch", "channels"))]),
+    # A training-mode batch-norm whose running-mean output feeds a node.
+    "bn_stats_read": model(
+        [helper.make_node("BatchNormalization",
+                          ["x", "s", "b", "m", "v"], ["t", "rm", "rv"],
+                          name="bn", training_mode=1),
+         helper.make_node("Add", ["t", "rm"], ["y"], name="uses_stats")],
+        [x(("batch", 4, 2, 2))], [y(("batch", 4, 2, 2))],
+        [weight(n, (4,)) for n in "sbmv"], opset=15),
+    # A Reshape whose target shape is computed at run time.
+    "dynamic_reshape": model(
+        [helper.make_node("Shape", ["x"], ["s"], name="shape_1"),
+         helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape_1")],
+        [x()], [y()]),
+    # A 3-D convolution.
+    "conv3d": model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_1",
+                          kernel_shape=[1, 1, 1])],
+        [x(("batch", 1, 2, 2, 2))], [y(("batch", 1, 2, 2, 2))],
+        [weight("w", (1, 1, 1, 1, 1))]),
+}
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, m in MODELS.items():
+        save(m, os.path.join(out, name + ".onnx"))
+
+
+if __name__ == "__main__":
+    main()

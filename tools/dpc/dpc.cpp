@@ -1,0 +1,130 @@
+//===- dpc.cpp - the dpc command line -------------------------------------===//
+//
+// `dpc compile` imports a model (ONNX or nn MLIR) and prints a stage of its
+// compilation. Errors a user can cause are one line naming the file, with a
+// non-zero exit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/ONNXImporter.h"
+#include "passes/Passes.h"
+#include "tools/Registration.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::SubCommand compileCommand("compile",
+                                     "Compile a model (.onnx or .mlir)");
+static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                      cl::desc("<model.onnx|model.mlir>"),
+                                      cl::sub(compileCommand));
+static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::sub(compileCommand));
+static cl::opt<int64_t>
+    batchSize("batch", cl::desc("Global batch size (the compiled maximum)"),
+              cl::value_desc("N"), cl::sub(compileCommand));
+
+enum class Stage { NN };
+static cl::opt<Stage>
+    emitStage("emit", cl::desc("Print a stage of the compilation as MLIR"),
+              cl::values(clEnumValN(Stage::NN, "nn",
+                                    "the imported forward graph (nn dialect)")),
+              cl::sub(compileCommand));
+
+/// Prints `dpc: error: <file>: <message>` and returns the exit code.
+static int reportError(StringRef file, const Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "dpc")
+      << file << ": " << message << "\n";
+  return 1;
+}
+
+static OwningOpRef<ModuleOp> loadModel(MLIRContext &context) {
+  if (llvm::sys::path::extension(modelPath) == ".mlir") {
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    std::string message;
+    auto file = openInputFile(modelPath, &message);
+    if (!file) {
+      reportError(modelPath, message);
+      return nullptr;
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    return parseSourceFile<ModuleOp>(sourceMgr, &context);
+  }
+  std::string error;
+  OwningOpRef<ModuleOp> module =
+      dpc::frontend::importONNXFile(modelPath, context, error);
+  if (!module)
+    reportError(modelPath, error);
+  return module;
+}
+
+static int runCompile() {
+  if (batchSize.getNumOccurrences() && batchSize <= 0)
+    return reportError(modelPath, "--batch must be a positive integer, got " +
+                                      Twine(batchSize.getValue()));
+  if (!emitStage.getNumOccurrences())
+    return reportError(modelPath,
+                       "writing a training plan is not implemented yet; "
+                       "use --emit=nn to print the imported model");
+
+  DialectRegistry registry;
+  dpc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module = loadModel(context);
+  if (!module)
+    return 1;
+
+  // Diagnostics from here on concern the model as a whole.
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      reportError(modelPath, diag.str());
+    return success();
+  });
+  if (failed(verify(*module)))
+    return 1;
+  PassManager pm(&context);
+  if (batchSize.getNumOccurrences()) {
+    dpc::NNSetBatchOptions options;
+    options.batch = batchSize;
+    pm.addNestedPass<func::FuncOp>(dpc::createNNSetBatch(options));
+  }
+  pm.addPass(createCanonicalizerPass());
+  if (failed(pm.run(*module)))
+    return 1;
+
+  std::string message;
+  auto output = openOutputFile(outputPath, &message);
+  if (!output)
+    return reportError(outputPath, message);
+  module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "dpc: data-parallel training compiler\n");
+  if (compileCommand)
+    return runCompile();
+  llvm::errs() << "dpc: error: missing command; see 'dpc --help'\n";
+  return 1;
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# One-command set-up for a fresh Debian 12 machine: installs what dpc needs
+# (idempotently: only missing packages), configures and builds, then runs
+# the requested job.
+#
+#   tools/setup.sh demo    install, build, compile the bundled LeNet and print
+#                          its IR (the README's first command)
+#   tools/setup.sh test    install, build, run the whole test suite
+#   tools/setup.sh build   install and build only
+#
+# DPC_BUILD_DIR overrides the build directory (default: <repo>/build).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${DPC_BUILD_DIR:-$root/build}
+job=${1:-demo}
+
+packages=(
+  # Toolchain.
+  build-essential cmake ninja-build ccache lld git
+  # MLIR 19 with FileCheck and lit.
+  libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools zlib1g-dev
+  # Frontend: ONNX (C++ and Debian's python3-onnx for the model zoo).
+  libonnx-dev libprotobuf-dev protobuf-compiler python3 python3-onnx
+  python3-numpy
+  # Runtime: plans, CPU kernels, communicators, data.
+  libflatbuffers-dev flatbuffers-compiler libdnnl-dev ocl-icd-opencl-dev
+  libgloo-dev libhiredis-dev libibverbs-dev libopenmpi-dev openmpi-bin
+  dataset-fashion-mnist
+  # Tests.
+  libgtest-dev
+)
+
+install_packages() {
+  local missing=()
+  for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null |
+      grep -q "install ok installed" || missing+=("$package")
+  done
+  if ((${#missing[@]} == 0)); then
+    return
+  fi
+  echo "setup: installing ${missing[*]}"
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q \
+    --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {
+  # A build directory elsewhere (a CI clone) still hits the compiler cache.
+  export CCACHE_BASEDIR=$root
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DLLVM_USE_LINKER=lld
+  cmake --build "$build"
+}
+
+case $job in
+demo)
+  install_packages
+  configure_and_build
+  "$build/bin/dpc" compile "$build/models/lenet.onnx" --emit=nn --batch 256
+  ;;
+test)
+  install_packages
+  configure_and_build
+  ctest --test-dir "$build" --output-on-failure
+  ;;
+build)
+  install_packages
+  configure_and_build
+  ;;
+*)
+  echo "usage: tools/setup.sh [demo|test|build]" >&2
+  exit 2
+  ;;
+esac
