@@ -12,40 +12,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/nn/NNOps.h"
+#include "ir/nn/ShapeChecks.h"
+#include "runtime/kernels/KernelMath.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Diagnostics.h"
 
 using namespace mlir;
 using namespace dpc::nn;
+using namespace dpc::nn::detail;
 
-namespace {
-
-constexpr int64_t kDynamic = ShapedType::kDynamic;
-
-bool isDynamic(int64_t dim) { return ShapedType::isDynamic(dim); }
-
-/// Two dimensions agree if they are equal or one is not yet known.
-bool dimsAgree(int64_t a, int64_t b) {
-  return isDynamic(a) || isDynamic(b) || a == b;
-}
+namespace dpc::nn::detail {
 
 std::string dimToString(int64_t dim) {
   return isDynamic(dim) ? std::string("?") : std::to_string(dim);
 }
-
-/// Emits a located error if a location is known; always returns failure.
-struct ShapeError {
-  std::optional<Location> loc;
-
-  InFlightDiagnostic operator()() const {
-    // emitOptionalError needs at least one argument to stream; callers add
-    // the message with <<.
-    if (loc)
-      return mlir::emitError(*loc);
-    return InFlightDiagnostic();
-  }
-};
 
 LogicalResult checkRank(const ShapeError &error, RankedTensorType type,
                         int64_t rank, StringRef what) {
@@ -98,7 +79,7 @@ LogicalResult checkPerChannel(const ShapeError &error, Value operand,
 }
 
 /// Output size of a sliding window (convolution or pooling) along one axis.
-/// `ceilMode` rounds up, but a window may not start in the trailing padding.
+/// The formula is the runtime's, so compiler and kernels cannot disagree.
 FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
                                     int64_t kernel, int64_t stride,
                                     int64_t padBefore, int64_t padAfter,
@@ -107,24 +88,15 @@ FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
   if (isDynamic(input) || isDynamic(kernel))
     return kDynamic;
   int64_t effectiveKernel = dilation * (kernel - 1) + 1;
-  int64_t span = input + padBefore + padAfter - effectiveKernel;
-  if (span < 0) {
+  if (input + padBefore + padAfter < effectiveKernel) {
     error() << "window of size " << effectiveKernel << " does not fit the "
-            << axis << " extent " << input << " padded by " << padBefore << "+"
-            << padAfter;
+            << axis << " extent " << input << " padded by " << padBefore
+            << "+" << padAfter;
     return failure();
   }
-  int64_t output =
-      (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
-  if (ceilMode && (output - 1) * stride >= input + padBefore)
-    --output;
-  return output;
+  return dpc::kernels::math::poolOutputSize(input, kernel, stride, padBefore,
+                                            padAfter, dilation, ceilMode);
 }
-
-struct Window2d {
-  ArrayRef<int64_t> kernel, stride, padding, dilation;
-  bool ceilMode;
-};
 
 /// Result type of a 2-D window op over NCHW `input` with `channels` outputs.
 FailureOr<Type> inferWindow2d(const ShapeError &error, RankedTensorType input,
@@ -191,7 +163,7 @@ int64_t product(ArrayRef<int64_t> dims) {
   return result;
 }
 
-} // namespace
+} // namespace dpc::nn::detail
 
 LogicalResult dpc::nn::inferResultTypes(InferTypeOpInterface op) {
   SmallVector<Type> types;

@@ -1,0 +1,121 @@
+//===- BatchNorm.cpp - Batch normalization kernels ------------------------===//
+//
+// Own loops rather than oneDNN's batch_normalization: PyTorch's running
+// variance is unbiased and its statistics are accumulated in double, and the
+// same math must run in the CUDA backend. Parallel over channels, each
+// channel reduced in a fixed order, so results do not depend on the thread
+// count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/kernels/BatchNorm.h"
+#include "runtime/kernels/KernelMath.h"
+
+#include <cmath>
+
+namespace dpc::kernels {
+
+namespace {
+
+/// Calls f(ptrOffset) for each contiguous [h*w] run of channel ch.
+template <typename Fn>
+void forEachPlane(const BatchNormShape &s, int64_t ch, Fn &&f) {
+  int64_t plane = s.h * s.w;
+  for (int64_t i = 0; i < s.n; ++i)
+    f((i * s.c + ch) * plane);
+}
+
+} // namespace
+
+void batchNormTrainingForward(const BatchNormShape &s,
+                              const BatchNormParams &params, const float *x,
+                              const float *scale, const float *shift, float *y,
+                              float *saveMean, float *saveInvStd,
+                              float *runningMean, float *runningVar) {
+  int64_t plane = s.h * s.w;
+  int64_t count = s.n * plane;
+#pragma omp parallel for
+  for (int64_t ch = 0; ch < s.c; ++ch) {
+    double sum = 0.0;
+    forEachPlane(s, ch, [&](int64_t off) {
+      for (int64_t j = 0; j < plane; ++j)
+        sum += x[off + j];
+    });
+    double mean = sum / count;
+    double sqSum = 0.0;
+    forEachPlane(s, ch, [&](int64_t off) {
+      for (int64_t j = 0; j < plane; ++j) {
+        double d = x[off + j] - mean;
+        sqSum += d * d;
+      }
+    });
+    double var = sqSum / count;
+    float meanF = static_cast<float>(mean);
+    float invStd = static_cast<float>(1.0 / std::sqrt(var + params.eps));
+    saveMean[ch] = meanF;
+    saveInvStd[ch] = invStd;
+    if (runningMean && runningVar) {
+      // PyTorch divides by count-1; with one value per channel it refuses
+      // to train, we fall back to the biased variance instead of inf.
+      double unbiased = count > 1 ? sqSum / (count - 1) : var;
+      runningMean[ch] =
+          math::runningStatUpdate(runningMean[ch], meanF, params.momentum);
+      runningVar[ch] = math::runningStatUpdate(
+          runningVar[ch], static_cast<float>(unbiased), params.momentum);
+    }
+    float g = scale[ch], b = shift[ch];
+    forEachPlane(s, ch, [&](int64_t off) {
+      for (int64_t j = 0; j < plane; ++j)
+        y[off + j] = math::batchNormApply(x[off + j], meanF, invStd, g, b);
+    });
+  }
+}
+
+void batchNormInferenceForward(const BatchNormShape &s,
+                               const BatchNormParams &params, const float *x,
+                               const float *scale, const float *shift,
+                               const float *runningMean,
+                               const float *runningVar, float *y) {
+  int64_t plane = s.h * s.w;
+#pragma omp parallel for collapse(2)
+  for (int64_t i = 0; i < s.n; ++i)
+    for (int64_t ch = 0; ch < s.c; ++ch) {
+      float invStd = 1.f / std::sqrt(runningVar[ch] + params.eps);
+      int64_t off = (i * s.c + ch) * plane;
+      for (int64_t j = 0; j < plane; ++j)
+        y[off + j] = math::batchNormApply(x[off + j], runningMean[ch], invStd,
+                                          scale[ch], shift[ch]);
+    }
+}
+
+void batchNormBackward(const BatchNormShape &s, const float *x, const float *dy,
+                       const float *scale, const float *saveMean,
+                       const float *saveInvStd, float *dx, float *dScale,
+                       float *dShift) {
+  int64_t plane = s.h * s.w;
+  int64_t count = s.n * plane;
+#pragma omp parallel for
+  for (int64_t ch = 0; ch < s.c; ++ch) {
+    float mean = saveMean[ch], invStd = saveInvStd[ch];
+    double sumDy = 0.0, dotP = 0.0;
+    forEachPlane(s, ch, [&](int64_t off) {
+      for (int64_t j = 0; j < plane; ++j) {
+        sumDy += dy[off + j];
+        dotP += static_cast<double>(dy[off + j]) * (x[off + j] - mean);
+      }
+    });
+    dScale[ch] = static_cast<float>(dotP * invStd);
+    dShift[ch] = static_cast<float>(sumDy);
+    float meanDy = static_cast<float>(sumDy / count);
+    float projScale =
+        static_cast<float>(dotP / count * invStd * static_cast<double>(invStd));
+    float g = scale[ch];
+    forEachPlane(s, ch, [&](int64_t off) {
+      for (int64_t j = 0; j < plane; ++j)
+        dx[off + j] = math::batchNormBackwardInput(
+            dy[off + j], x[off + j], mean, invStd, g, meanDy, projScale);
+    });
+  }
+}
+
+} // namespace dpc::kernels

@@ -1,0 +1,153 @@
+//===- Conv.cpp - 2-D convolution kernels (oneDNN) ------------------------===//
+
+#include "runtime/kernels/Conv.h"
+#include "runtime/kernels/DnnlSupport.h"
+
+#include <stdexcept>
+
+namespace dpc::kernels {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+namespace {
+
+void checkShape(const Conv2dShape &s) {
+  if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || s.k <= 0 || s.r <= 0 ||
+      s.s <= 0 || s.strideH <= 0 || s.strideW <= 0 || s.dilationH <= 0 ||
+      s.dilationW <= 0 || s.groups <= 0 || s.c % s.groups != 0 ||
+      s.k % s.groups != 0 || s.outH() <= 0 || s.outW() <= 0)
+    throw std::invalid_argument("conv2d: invalid shape");
+}
+
+/// The oneDNN view of one convolution: plain descriptors for every tensor
+/// and the geometry in oneDNN's conventions (dilation 0 = dense).
+struct ConvDescs {
+  memory::desc src, weights, bias, dst;
+  memory::dims strides, dilates, padL, padR;
+
+  explicit ConvDescs(const Conv2dShape &s) {
+    src = plainDesc({s.n, s.c, s.h, s.w}, Tag::nchw);
+    dst = plainDesc({s.n, s.k, s.outH(), s.outW()}, Tag::nchw);
+    bias = plainDesc({s.k}, Tag::x);
+    // PyTorch's [k, c/g, r, s] is oneDNN's goihw with g split off k.
+    weights =
+        s.groups == 1
+            ? plainDesc({s.k, s.c, s.r, s.s}, Tag::oihw)
+            : plainDesc({s.groups, s.k / s.groups, s.c / s.groups, s.r, s.s},
+                        Tag::goihw);
+    strides = {s.strideH, s.strideW};
+    dilates = {s.dilationH - 1, s.dilationW - 1};
+    padL = {s.padTop, s.padLeft};
+    padR = {s.padBottom, s.padRight};
+  }
+};
+
+PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias) {
+  return {static_cast<int64_t>(kind),
+          s.n,
+          s.c,
+          s.h,
+          s.w,
+          s.k,
+          s.r,
+          s.s,
+          s.strideH,
+          s.strideW,
+          s.padTop,
+          s.padLeft,
+          s.padBottom,
+          s.padRight,
+          s.dilationH,
+          s.dilationW,
+          s.groups,
+          bias ? 1 : 0};
+}
+
+dnnl::convolution_forward::primitive_desc
+makeForwardPd(KernelContext::Impl &ctx, const ConvDescs &d, bool bias,
+              dnnl::prop_kind prop) {
+  auto desc =
+      bias ? dnnl::convolution_forward::desc(
+                 prop, dnnl::algorithm::convolution_direct, d.src, d.weights,
+                 d.bias, d.dst, d.strides, d.dilates, d.padL, d.padR)
+           : dnnl::convolution_forward::desc(
+                 prop, dnnl::algorithm::convolution_direct, d.src, d.weights,
+                 d.dst, d.strides, d.dilates, d.padL, d.padR);
+  return {desc, defaultAttr(), ctx.engine};
+}
+
+} // namespace
+
+void conv2dForward(KernelContext &context, const Conv2dShape &shape,
+                   const float *x, const float *weights, const float *bias,
+                   float *y) {
+  checkShape(shape);
+  auto &ctx = context.getImpl();
+  ConvDescs d(shape);
+  bool hasBias = bias != nullptr;
+  const auto &prim = ctx.cache.getOrCreate(
+      makeKey(PrimitiveKind::ConvForward, shape, hasBias), [&] {
+        return makeForwardPd(ctx, d, hasBias,
+                             dnnl::prop_kind::forward_training);
+      });
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, wrap(ctx, d.src, x)},
+      {DNNL_ARG_WEIGHTS, wrap(ctx, d.weights, weights)},
+      {DNNL_ARG_DST, wrap(ctx, d.dst, y)}};
+  if (hasBias)
+    args.emplace(DNNL_ARG_BIAS, wrap(ctx, d.bias, bias));
+  ctx.execute(prim, std::move(args));
+}
+
+void conv2dBackwardData(KernelContext &context, const Conv2dShape &shape,
+                        const float *dy, const float *weights, float *dx) {
+  checkShape(shape);
+  auto &ctx = context.getImpl();
+  ConvDescs d(shape);
+  const auto &prim = ctx.cache.getOrCreate(
+      makeKey(PrimitiveKind::ConvBackwardData, shape, false), [&] {
+        auto hint =
+            makeForwardPd(ctx, d, false, dnnl::prop_kind::forward_training);
+        dnnl::convolution_backward_data::desc desc(
+            dnnl::algorithm::convolution_direct, d.src, d.weights, d.dst,
+            d.strides, d.dilates, d.padL, d.padR);
+        return dnnl::convolution_backward_data::primitive_desc(
+            desc, defaultAttr(), ctx.engine, hint);
+      });
+  ctx.execute(prim, {{DNNL_ARG_DIFF_DST, wrap(ctx, d.dst, dy)},
+                     {DNNL_ARG_WEIGHTS, wrap(ctx, d.weights, weights)},
+                     {DNNL_ARG_DIFF_SRC, wrap(ctx, d.src, dx)}});
+}
+
+void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
+                           const float *x, const float *dy, float *dWeights,
+                           float *dBias) {
+  checkShape(shape);
+  auto &ctx = context.getImpl();
+  ConvDescs d(shape);
+  bool hasBias = dBias != nullptr;
+  const auto &prim = ctx.cache.getOrCreate(
+      makeKey(PrimitiveKind::ConvBackwardWeights, shape, hasBias), [&] {
+        auto hint =
+            makeForwardPd(ctx, d, hasBias, dnnl::prop_kind::forward_training);
+        auto desc =
+            hasBias ? dnnl::convolution_backward_weights::desc(
+                          dnnl::algorithm::convolution_direct, d.src, d.weights,
+                          d.bias, d.dst, d.strides, d.dilates, d.padL, d.padR)
+                    : dnnl::convolution_backward_weights::desc(
+                          dnnl::algorithm::convolution_direct, d.src, d.weights,
+                          d.dst, d.strides, d.dilates, d.padL, d.padR);
+        return dnnl::convolution_backward_weights::primitive_desc(
+            desc, defaultAttr(), ctx.engine, hint);
+      });
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, wrap(ctx, d.src, x)},
+      {DNNL_ARG_DIFF_DST, wrap(ctx, d.dst, dy)},
+      {DNNL_ARG_DIFF_WEIGHTS, wrap(ctx, d.weights, dWeights)}};
+  if (hasBias)
+    args.emplace(DNNL_ARG_DIFF_BIAS, wrap(ctx, d.bias, dBias));
+  ctx.execute(prim, std::move(args));
+}
+
+} // namespace dpc::kernels

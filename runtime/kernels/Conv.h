@@ -1,0 +1,49 @@
+//===- Conv.h - 2-D convolution kernels (oneDNN) ----------------*- C++ -*-===//
+//
+// Layout: x [n, c, h, w], weights [k, c/groups, r, s] (PyTorch's), bias [k],
+// y [n, k, outH, outW], all plain row-major. Dilation 1 means dense.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_KERNELS_CONV_H
+#define DPC_RUNTIME_KERNELS_CONV_H
+
+#include "runtime/kernels/KernelContext.h"
+#include "runtime/kernels/KernelMath.h"
+
+#include <cstdint>
+
+namespace dpc::kernels {
+
+struct Conv2dShape {
+  int64_t n, c, h, w; // input
+  int64_t k, r, s;    // output channels, kernel height, kernel width
+  int64_t strideH = 1, strideW = 1;
+  int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
+  int64_t dilationH = 1, dilationW = 1;
+  int64_t groups = 1;
+
+  int64_t outH() const {
+    return math::convOutputSize(h, r, strideH, padTop, padBottom, dilationH);
+  }
+  int64_t outW() const {
+    return math::convOutputSize(w, s, strideW, padLeft, padRight, dilationW);
+  }
+};
+
+/// y = conv(x, w) + bias. `bias` may be null.
+void conv2dForward(KernelContext &ctx, const Conv2dShape &shape, const float *x,
+                   const float *weights, const float *bias, float *y);
+
+/// dx from dy and the weights (overwrites dx).
+void conv2dBackwardData(KernelContext &ctx, const Conv2dShape &shape,
+                        const float *dy, const float *weights, float *dx);
+
+/// dWeights and, when non-null, dBias from x and dy (overwrites both).
+void conv2dBackwardWeights(KernelContext &ctx, const Conv2dShape &shape,
+                           const float *x, const float *dy, float *dWeights,
+                           float *dBias);
+
+} // namespace dpc::kernels
+
+#endif // DPC_RUNTIME_KERNELS_CONV_H

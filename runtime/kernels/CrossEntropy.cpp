@@ -1,0 +1,43 @@
+//===- CrossEntropy.cpp - Fused log-softmax + NLL loss --------------------===//
+
+#include "runtime/kernels/CrossEntropy.h"
+#include "runtime/kernels/KernelMath.h"
+
+#include <cmath>
+
+namespace dpc::kernels {
+
+void crossEntropyForward(int64_t rows, int64_t classes, const float *logits,
+                         const int32_t *labels, float divisor, float *loss,
+                         int64_t *numCorrect) {
+  // Rows are few (the local batch): one serial pass keeps the sum's order,
+  // and so the loss, independent of the thread count.
+  double sum = 0.0;
+  int64_t correct = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const float *row = logits + i * classes;
+    sum -= math::logSoftmax(row[labels[i]], math::rowLogSumExp(row, classes));
+    correct += math::rowArgMax(row, classes) == labels[i];
+  }
+  *loss = static_cast<float>(sum / divisor);
+  if (numCorrect)
+    *numCorrect = correct;
+}
+
+void crossEntropyBackward(int64_t rows, int64_t classes, const float *logits,
+                          const int32_t *labels, const float *dLoss,
+                          float divisor, float *dLogits) {
+  float g = *dLoss / divisor;
+#pragma omp parallel for
+  for (int64_t i = 0; i < rows; ++i) {
+    const float *row = logits + i * classes;
+    float *dRow = dLogits + i * classes;
+    auto lse = math::rowLogSumExp(row, classes);
+    for (int64_t j = 0; j < classes; ++j)
+      dRow[j] = (std::exp(math::logSoftmax(row[j], lse)) -
+                 (j == labels[i] ? 1.f : 0.f)) *
+                g;
+  }
+}
+
+} // namespace dpc::kernels

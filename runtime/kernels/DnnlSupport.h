@@ -1,0 +1,114 @@
+//===- DnnlSupport.h - oneDNN plumbing private to the kernels ---*- C++ -*-===//
+//
+// Not part of the public API: the definition of KernelContext::Impl, the
+// primitive cache and the helpers that wrap raw pointers in dnnl::memory.
+// Memory layout is decided here and only here (plain row-major tags today);
+// blocked layouts chosen at compile time will add a layout argument to
+// plainDesc's callers without touching the kernels' math.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_KERNELS_DNNLSUPPORT_H
+#define DPC_RUNTIME_KERNELS_DNNLSUPPORT_H
+
+#include "runtime/kernels/KernelContext.h"
+
+#include <dnnl.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <unordered_map>
+#include <vector>
+
+namespace dpc::kernels {
+
+/// Tags the op a cached primitive belongs to; first element of every key.
+enum class PrimitiveKind : int64_t {
+  ConvForward,
+  ConvBackwardData,
+  ConvBackwardWeights,
+  LinearForward,
+  LinearBackwardData,
+  LinearBackwardWeights,
+  Matmul,
+};
+
+/// The op kind followed by every shape and attribute that changes the
+/// primitive. Two calls with equal keys may share a primitive.
+using PrimitiveKey = std::vector<int64_t>;
+
+struct PrimitiveKeyHash {
+  size_t operator()(const PrimitiveKey &key) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t v : key)
+      h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+struct CachedPrimitive {
+  dnnl::primitive primitive;
+  size_t scratchpadBytes = 0;
+};
+
+class PrimitiveCache {
+public:
+  /// Returns the primitive for `key`, building it with `create()` (which
+  /// returns a primitive_desc) on first use.
+  template <typename CreateFn>
+  const CachedPrimitive &getOrCreate(const PrimitiveKey &key,
+                                     CreateFn &&create) {
+    auto it = entries.find(key);
+    if (it != entries.end())
+      return it->second;
+    auto pd = create();
+    CachedPrimitive entry{dnnl::primitive(pd), pd.scratchpad_desc().get_size()};
+    return entries.emplace(key, std::move(entry)).first->second;
+  }
+  size_t size() const { return entries.size(); }
+  void clear() { entries.clear(); }
+
+private:
+  std::unordered_map<PrimitiveKey, CachedPrimitive, PrimitiveKeyHash> entries;
+};
+
+struct KernelContext::Impl {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  PrimitiveCache cache;
+
+  /// Primitives run in user scratchpad mode and share this buffer, so a
+  /// context's temporary memory is one growing allocation.
+  void *getScratchpad(size_t bytes);
+  void releaseScratchpad();
+  ~Impl() { releaseScratchpad(); }
+
+  /// Runs `prim` on this context's stream with `args` plus the scratchpad,
+  /// and waits: kernels return with their outputs written.
+  void execute(const CachedPrimitive &prim,
+               std::unordered_map<int, dnnl::memory> args);
+
+private:
+  void *scratchpad = nullptr;
+  size_t scratchpadCapacity = 0;
+};
+
+/// Attributes every cached primitive is created with.
+dnnl::primitive_attr defaultAttr();
+
+/// A plain (row-major) f32 descriptor for `dims` with the given format tag.
+inline dnnl::memory::desc plainDesc(const dnnl::memory::dims &dims,
+                                    dnnl::memory::format_tag tag) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
+}
+
+/// Wraps a caller-owned buffer; oneDNN never frees it. Inputs are passed as
+/// const pointers and only read by the primitive.
+inline dnnl::memory wrap(KernelContext::Impl &ctx,
+                         const dnnl::memory::desc &desc, const float *ptr) {
+  return dnnl::memory(desc, ctx.engine, const_cast<float *>(ptr));
+}
+
+} // namespace dpc::kernels
+
+#endif // DPC_RUNTIME_KERNELS_DNNLSUPPORT_H

@@ -1,0 +1,205 @@
+//===- Elementwise.cpp - Activations, binary ops, padding -----------------===//
+
+#include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/KernelMath.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dpc::kernels {
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+void reluForward(int64_t size, const float *x, float *y) {
+#pragma omp parallel for simd
+  for (int64_t i = 0; i < size; ++i)
+    y[i] = math::reluForward(x[i]);
+}
+
+void reluBackward(int64_t size, const float *y, const float *dy, float *dx) {
+#pragma omp parallel for simd
+  for (int64_t i = 0; i < size; ++i)
+    dx[i] = math::reluBackward(dy[i], y[i]);
+}
+
+void sigmoidForward(int64_t size, const float *x, float *y) {
+#pragma omp parallel for
+  for (int64_t i = 0; i < size; ++i)
+    y[i] = math::sigmoidForward(x[i]);
+}
+
+void sigmoidBackward(int64_t size, const float *y, const float *dy, float *dx) {
+#pragma omp parallel for simd
+  for (int64_t i = 0; i < size; ++i)
+    dx[i] = math::sigmoidBackward(dy[i], y[i]);
+}
+
+void tanhForward(int64_t size, const float *x, float *y) {
+#pragma omp parallel for
+  for (int64_t i = 0; i < size; ++i)
+    y[i] = math::tanhForward(x[i]);
+}
+
+void tanhBackward(int64_t size, const float *y, const float *dy, float *dx) {
+#pragma omp parallel for simd
+  for (int64_t i = 0; i < size; ++i)
+    dx[i] = math::tanhBackward(dy[i], y[i]);
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting binary ops
+//===----------------------------------------------------------------------===//
+
+BroadcastShape makeBroadcastShape(const std::vector<int64_t> &lhsDims,
+                                  const std::vector<int64_t> &rhsDims) {
+  if (lhsDims.size() > 4 || rhsDims.size() > lhsDims.size())
+    throw std::invalid_argument("broadcast: rank above 4 or rhs above lhs");
+  BroadcastShape shape;
+  size_t lead = 4 - lhsDims.size(), rhsLead = 4 - rhsDims.size();
+  for (size_t i = 0; i < 4; ++i) {
+    shape.out[i] = i < lead ? 1 : lhsDims[i - lead];
+    shape.rhs[i] = i < rhsLead ? 1 : rhsDims[i - rhsLead];
+    if (shape.rhs[i] != shape.out[i] && shape.rhs[i] != 1)
+      throw std::invalid_argument("broadcast: rhs does not broadcast to lhs");
+  }
+  return shape;
+}
+
+namespace {
+
+int64_t numElements(const int64_t dims[4]) {
+  return dims[0] * dims[1] * dims[2] * dims[3];
+}
+
+/// Calls f(outIndex, rhsIndex) for every output element. Rows of the
+/// innermost dim are parallel across threads.
+template <typename Fn> void forEachBroadcast(const BroadcastShape &s, Fn f) {
+  const int64_t *o = s.out;
+  // Row-major strides of rhs, 0 along broadcast dims.
+  int64_t rs[4];
+  int64_t stride = 1;
+  for (int i = 3; i >= 0; --i) {
+    rs[i] = s.rhs[i] == 1 ? 0 : stride;
+    stride *= s.rhs[i];
+  }
+  int64_t rows = o[0] * o[1] * o[2];
+#pragma omp parallel for
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t i2 = row % o[2], i1 = (row / o[2]) % o[1], i0 = row / (o[2] * o[1]);
+    int64_t rBase = i0 * rs[0] + i1 * rs[1] + i2 * rs[2];
+    for (int64_t i3 = 0; i3 < o[3]; ++i3)
+      f(row * o[3] + i3, rBase + i3 * rs[3]);
+  }
+}
+
+/// dRhs[j] = sum of term(outIndex) over the output elements that read rhs
+/// element j. Parallel over rhs elements, each summed in double in a fixed
+/// order.
+template <typename Fn>
+void reduceToRhs(const BroadcastShape &s, float *dRhs, Fn term) {
+  const int64_t *o = s.out, *r = s.rhs;
+  int64_t rhsSize = numElements(r);
+#pragma omp parallel for
+  for (int64_t j = 0; j < rhsSize; ++j) {
+    int64_t idx[4], rem = j;
+    for (int d = 3; d >= 0; --d) {
+      idx[d] = rem % r[d];
+      rem /= r[d];
+    }
+    int64_t lo[4], hi[4];
+    for (int d = 0; d < 4; ++d) {
+      bool broadcast = r[d] == 1 && o[d] != 1;
+      lo[d] = broadcast ? 0 : idx[d];
+      hi[d] = broadcast ? o[d] : idx[d] + 1;
+    }
+    double sum = 0.0;
+    for (int64_t a = lo[0]; a < hi[0]; ++a)
+      for (int64_t b = lo[1]; b < hi[1]; ++b)
+        for (int64_t c = lo[2]; c < hi[2]; ++c)
+          for (int64_t d = lo[3]; d < hi[3]; ++d)
+            sum += term(((a * o[1] + b) * o[2] + c) * o[3] + d);
+    dRhs[j] = static_cast<float>(sum);
+  }
+}
+
+} // namespace
+
+void addForward(const BroadcastShape &s, const float *lhs, const float *rhs,
+                float *out) {
+  forEachBroadcast(s, [=](int64_t i, int64_t j) { out[i] = lhs[i] + rhs[j]; });
+}
+
+void addBackward(const BroadcastShape &s, const float *dOut, float *dLhs,
+                 float *dRhs) {
+  if (dLhs && dLhs != dOut)
+    std::copy(dOut, dOut + numElements(s.out), dLhs);
+  if (dRhs)
+    reduceToRhs(s, dRhs, [=](int64_t i) { return dOut[i]; });
+}
+
+void mulForward(const BroadcastShape &s, const float *lhs, const float *rhs,
+                float *out) {
+  forEachBroadcast(s, [=](int64_t i, int64_t j) { out[i] = lhs[i] * rhs[j]; });
+}
+
+void mulBackward(const BroadcastShape &s, const float *lhs, const float *rhs,
+                 const float *dOut, float *dLhs, float *dRhs) {
+  // dRhs first: dLhs may alias dOut.
+  if (dRhs)
+    reduceToRhs(s, dRhs, [=](int64_t i) {
+      return static_cast<double>(dOut[i]) * lhs[i];
+    });
+  if (dLhs)
+    forEachBroadcast(s,
+                     [=](int64_t i, int64_t j) { dLhs[i] = dOut[i] * rhs[j]; });
+}
+
+//===----------------------------------------------------------------------===//
+// Padding
+//===----------------------------------------------------------------------===//
+
+namespace {
+void checkPad(const Pad2dShape &s) {
+  if (s.padTop < 0 || s.padLeft < 0 || s.padBottom < 0 || s.padRight < 0)
+    throw std::invalid_argument("pad2d: negative padding");
+}
+} // namespace
+
+void pad2dForward(const Pad2dShape &s, float value, const float *x, float *y) {
+  checkPad(s);
+  int64_t oh = s.outH(), ow = s.outW();
+#pragma omp parallel for
+  for (int64_t p = 0; p < s.n * s.c; ++p) {
+    const float *in = x + p * s.h * s.w;
+    float *out = y + p * oh * ow;
+    for (int64_t i = 0; i < oh; ++i) {
+      int64_t ih = i - s.padTop;
+      float *row = out + i * ow;
+      if (ih < 0 || ih >= s.h) {
+        std::fill(row, row + ow, value);
+        continue;
+      }
+      std::fill(row, row + s.padLeft, value);
+      std::copy(in + ih * s.w, in + (ih + 1) * s.w, row + s.padLeft);
+      std::fill(row + s.padLeft + s.w, row + ow, value);
+    }
+  }
+}
+
+void pad2dBackward(const Pad2dShape &s, const float *dy, float *dx) {
+  checkPad(s);
+  int64_t oh = s.outH(), ow = s.outW();
+#pragma omp parallel for
+  for (int64_t p = 0; p < s.n * s.c; ++p) {
+    const float *dOut = dy + p * oh * ow;
+    float *dIn = dx + p * s.h * s.w;
+    for (int64_t ih = 0; ih < s.h; ++ih) {
+      const float *src = dOut + (ih + s.padTop) * ow + s.padLeft;
+      std::copy(src, src + s.w, dIn + ih * s.w);
+    }
+  }
+}
+
+} // namespace dpc::kernels

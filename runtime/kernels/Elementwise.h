@@ -1,0 +1,71 @@
+//===- Elementwise.h - Activations, binary ops, padding ---------*- C++ -*-===//
+
+#ifndef DPC_RUNTIME_KERNELS_ELEMENTWISE_H
+#define DPC_RUNTIME_KERNELS_ELEMENTWISE_H
+
+#include <cstdint>
+#include <vector>
+
+namespace dpc::kernels {
+
+//===----------------------------------------------------------------------===//
+// Activations. Backward takes the forward OUTPUT y (for relu, x gives the
+// same result). In-place use (y == x, dx == dy) is allowed.
+//===----------------------------------------------------------------------===//
+
+void reluForward(int64_t size, const float *x, float *y);
+void reluBackward(int64_t size, const float *y, const float *dy, float *dx);
+void sigmoidForward(int64_t size, const float *x, float *y);
+void sigmoidBackward(int64_t size, const float *y, const float *dy, float *dx);
+void tanhForward(int64_t size, const float *x, float *y);
+void tanhBackward(int64_t size, const float *y, const float *dy, float *dx);
+
+//===----------------------------------------------------------------------===//
+// Binary ops with numpy broadcasting of the second operand: out = lhs op rhs,
+// where out has lhs's shape and rhs's dims, right-aligned, each equal the
+// lhs dim or are 1 (bias [c] against [n, c], [c, 1, 1] against [n, c, h, w],
+// a scalar, ...). Rank ≤ 4.
+//===----------------------------------------------------------------------===//
+
+struct BroadcastShape {
+  int64_t out[4]; // lhs/out dims, left-padded with 1 to rank 4
+  int64_t rhs[4]; // rhs dims aligned to out, each out[i] or 1
+};
+
+/// Aligns numpy-style dims; throws std::invalid_argument if rhs does not
+/// broadcast to lhs or a rank exceeds 4.
+BroadcastShape makeBroadcastShape(const std::vector<int64_t> &lhsDims,
+                                  const std::vector<int64_t> &rhsDims);
+
+void addForward(const BroadcastShape &shape, const float *lhs, const float *rhs,
+                float *out);
+/// dLhs = dOut, dRhs = dOut summed over broadcast dims; either may be null.
+void addBackward(const BroadcastShape &shape, const float *dOut, float *dLhs,
+                 float *dRhs);
+void mulForward(const BroadcastShape &shape, const float *lhs, const float *rhs,
+                float *out);
+/// dLhs = dOut * rhs, dRhs = sum over broadcast dims of dOut * lhs; either
+/// may be null.
+void mulBackward(const BroadcastShape &shape, const float *lhs,
+                 const float *rhs, const float *dOut, float *dLhs, float *dRhs);
+
+//===----------------------------------------------------------------------===//
+// Constant spatial padding of x [n, c, h, w] into
+// y [n, c, h + padTop + padBottom, w + padLeft + padRight]. Pads are ≥ 0.
+//===----------------------------------------------------------------------===//
+
+struct Pad2dShape {
+  int64_t n, c, h, w;
+  int64_t padTop, padLeft, padBottom, padRight;
+  int64_t outH() const { return h + padTop + padBottom; }
+  int64_t outW() const { return w + padLeft + padRight; }
+};
+
+void pad2dForward(const Pad2dShape &shape, float value, const float *x,
+                  float *y);
+/// dx = the interior of dy.
+void pad2dBackward(const Pad2dShape &shape, const float *dy, float *dx);
+
+} // namespace dpc::kernels
+
+#endif // DPC_RUNTIME_KERNELS_ELEMENTWISE_H

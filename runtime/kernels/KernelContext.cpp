@@ -1,0 +1,62 @@
+//===- KernelContext.cpp - Per-device state of the CPU kernels ------------===//
+
+#include "runtime/kernels/KernelContext.h"
+#include "runtime/kernels/DnnlSupport.h"
+
+#include <new>
+
+namespace dpc::kernels {
+
+KernelContext::KernelContext() : impl(std::make_unique<Impl>()) {}
+KernelContext::~KernelContext() = default;
+
+size_t KernelContext::getNumCachedPrimitives() const {
+  return impl->cache.size();
+}
+
+void KernelContext::clearCache() {
+  impl->cache.clear();
+  impl->releaseScratchpad();
+}
+
+void *KernelContext::Impl::getScratchpad(size_t bytes) {
+  if (bytes <= scratchpadCapacity)
+    return scratchpad;
+  releaseScratchpad();
+  // Page-aligned so vectorised oneDNN code never straddles a line on entry.
+  constexpr size_t alignment = 4096;
+  size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+  scratchpad = std::aligned_alloc(alignment, rounded);
+  if (!scratchpad)
+    throw std::bad_alloc();
+  scratchpadCapacity = rounded;
+  return scratchpad;
+}
+
+void KernelContext::Impl::releaseScratchpad() {
+  std::free(scratchpad);
+  scratchpad = nullptr;
+  scratchpadCapacity = 0;
+}
+
+void KernelContext::Impl::execute(const CachedPrimitive &prim,
+                                  std::unordered_map<int, dnnl::memory> args) {
+  if (prim.scratchpadBytes > 0) {
+    dnnl::memory::desc desc({static_cast<int64_t>(prim.scratchpadBytes)},
+                            dnnl::memory::data_type::u8,
+                            dnnl::memory::format_tag::a);
+    args.emplace(
+        DNNL_ARG_SCRATCHPAD,
+        dnnl::memory(desc, engine, getScratchpad(prim.scratchpadBytes)));
+  }
+  prim.primitive.execute(stream, args);
+  stream.wait();
+}
+
+dnnl::primitive_attr defaultAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+} // namespace dpc::kernels

@@ -1,0 +1,43 @@
+//===- KernelContext.h - Per-device state of the CPU kernels ----*- C++ -*-===//
+//
+// A KernelContext is what one device thread of the executor owns: the oneDNN
+// engine and stream, a cache of oneDNN primitives keyed by full shape (so a
+// kernel serves any run-time batch size, each size creating its primitive
+// once), and the scratchpad those primitives share. There is no global
+// mutable state: two device threads use two contexts. A context is not
+// thread-safe; it must only be used by one thread at a time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_KERNELS_KERNELCONTEXT_H
+#define DPC_RUNTIME_KERNELS_KERNELCONTEXT_H
+
+#include <cstddef>
+#include <memory>
+
+namespace dpc::kernels {
+
+class KernelContext {
+public:
+  KernelContext();
+  ~KernelContext();
+  KernelContext(const KernelContext &) = delete;
+  KernelContext &operator=(const KernelContext &) = delete;
+
+  /// Number of oneDNN primitives created so far (one per op and shape).
+  size_t getNumCachedPrimitives() const;
+  /// Drops every cached primitive and the scratchpad.
+  void clearCache();
+
+  /// oneDNN objects live behind this so that kernel users need not include
+  /// dnnl.hpp; only the kernel sources see its definition.
+  struct Impl;
+  Impl &getImpl() { return *impl; }
+
+private:
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace dpc::kernels
+
+#endif // DPC_RUNTIME_KERNELS_KERNELCONTEXT_H

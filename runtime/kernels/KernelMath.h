@@ -1,0 +1,240 @@
+//===- KernelMath.h - Per-element math shared by CPU and CUDA ---*- C++ -*-===//
+//
+// The math of dpc's own (non-oneDNN) kernels, written once. The CPU loops in
+// this folder call these functions; the future CUDA kernels call the same
+// functions from device code, so both backends agree to the last rounding.
+// Nothing here allocates, loops over a whole tensor or touches a library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_KERNELS_KERNELMATH_H
+#define DPC_RUNTIME_KERNELS_KERNELMATH_H
+
+#include <cmath>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define DPC_HOST_DEVICE __host__ __device__
+#else
+#define DPC_HOST_DEVICE
+#endif
+
+namespace dpc::kernels::math {
+
+//===----------------------------------------------------------------------===//
+// Index arithmetic
+//===----------------------------------------------------------------------===//
+
+DPC_HOST_DEVICE inline int64_t minI64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+DPC_HOST_DEVICE inline int64_t maxI64(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
+
+/// Floor division for a possibly negative numerator and positive divisor.
+DPC_HOST_DEVICE inline int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/// Output extent of a convolution along one axis (dilation 1 = dense).
+DPC_HOST_DEVICE inline int64_t convOutputSize(int64_t in, int64_t kernel,
+                                              int64_t stride, int64_t padBegin,
+                                              int64_t padEnd,
+                                              int64_t dilation) {
+  return (in + padBegin + padEnd - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+/// Output extent of a pooling window along one axis, PyTorch's rule
+/// (pooling_output_shape), generalised to asymmetric padding: with ceil_mode,
+/// a last window that would start inside the end padding is dropped.
+DPC_HOST_DEVICE inline int64_t poolOutputSize(int64_t in, int64_t kernel,
+                                              int64_t stride, int64_t padBegin,
+                                              int64_t padEnd, int64_t dilation,
+                                              bool ceilMode) {
+  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1 +
+                 (ceilMode ? stride - 1 : 0);
+  int64_t out = floorDiv(span, stride) + 1;
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+/// The input range [begin, end) an average-pooling window covers along one
+/// axis, and how many positions count toward its divisor. Mirrors PyTorch's
+/// avg_pool2d: with count_include_pad the divisor includes padding but not
+/// the part of a ceil_mode window hanging past the end padding.
+struct AvgWindow {
+  int64_t begin, end, count;
+};
+DPC_HOST_DEVICE inline AvgWindow avgPoolWindow(int64_t out, int64_t in,
+                                               int64_t kernel, int64_t stride,
+                                               int64_t padBegin, int64_t padEnd,
+                                               bool countIncludePad) {
+  int64_t begin = out * stride - padBegin;
+  int64_t end = minI64(begin + kernel, in + padEnd);
+  int64_t padded = end - begin;
+  begin = maxI64(begin, 0);
+  end = minI64(end, in);
+  return {begin, end, countIncludePad ? padded : end - begin};
+}
+
+/// Flat index (ih * w + iw) of the first maximum of max-pooling window
+/// (oh, ow) in one [h, w] plane, or -1 when the window covers only padding.
+/// Padding never wins; NaN does and stops the scan, as in PyTorch.
+DPC_HOST_DEVICE inline int64_t
+maxPoolWindowArgMax(const float *plane, int64_t h, int64_t w, int64_t oh,
+                    int64_t ow, int64_t kernelH, int64_t kernelW,
+                    int64_t strideH, int64_t strideW, int64_t padTop,
+                    int64_t padLeft, int64_t dilationH, int64_t dilationW) {
+  int64_t best = -1;
+  float bestVal = 0.f;
+  for (int64_t kh = 0; kh < kernelH; ++kh) {
+    int64_t ih = oh * strideH - padTop + kh * dilationH;
+    if (ih < 0 || ih >= h)
+      continue;
+    for (int64_t kw = 0; kw < kernelW; ++kw) {
+      int64_t iw = ow * strideW - padLeft + kw * dilationW;
+      if (iw < 0 || iw >= w)
+        continue;
+      float v = plane[ih * w + iw];
+      bool isNan = v != v;
+      if (best < 0 || v > bestVal || isNan) {
+        best = ih * w + iw;
+        bestVal = v;
+        if (isNan)
+          return best;
+      }
+    }
+  }
+  return best;
+}
+
+//===----------------------------------------------------------------------===//
+// Activations (backward takes the forward output y; for relu x works too)
+//===----------------------------------------------------------------------===//
+
+DPC_HOST_DEVICE inline float reluForward(float x) { return x > 0.f ? x : 0.f; }
+DPC_HOST_DEVICE inline float reluBackward(float dy, float y) {
+  return y > 0.f ? dy : 0.f;
+}
+DPC_HOST_DEVICE inline float sigmoidForward(float x) {
+  return 1.f / (1.f + expf(-x));
+}
+DPC_HOST_DEVICE inline float sigmoidBackward(float dy, float y) {
+  return dy * y * (1.f - y);
+}
+DPC_HOST_DEVICE inline float tanhForward(float x) { return tanhf(x); }
+DPC_HOST_DEVICE inline float tanhBackward(float dy, float y) {
+  return dy * (1.f - y * y);
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalization
+//===----------------------------------------------------------------------===//
+
+DPC_HOST_DEVICE inline float batchNormApply(float x, float mean, float invStd,
+                                            float scale, float shift) {
+  return (x - mean) * invStd * scale + shift;
+}
+
+/// PyTorch's running-statistics update: running = (1-m)*running + m*batch.
+DPC_HOST_DEVICE inline float runningStatUpdate(float running, float batch,
+                                               float momentum) {
+  return (1.f - momentum) * running + momentum * batch;
+}
+
+/// dx of training-mode batch norm given the per-channel reductions
+/// meanDy = sum(dy)/n and projScale = sum(dy*(x-mean)) * invStd^2 / n.
+DPC_HOST_DEVICE inline float batchNormBackwardInput(float dy, float x,
+                                                    float mean, float invStd,
+                                                    float scale, float meanDy,
+                                                    float projScale) {
+  return (dy - meanDy - (x - mean) * projScale) * invStd * scale;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers (torch.optim semantics, one element at a time)
+//===----------------------------------------------------------------------===//
+
+/// torch.optim.SGD on one element. `firstStep` seeds the momentum buffer with
+/// the (weight-decayed) gradient, as PyTorch does when the buffer is None.
+/// Scalars derived from hyper-parameters (1 - dampening) come from the host,
+/// computed in double as Python does.
+DPC_HOST_DEVICE inline void sgdStep(float &param, float grad, float &buf,
+                                    float lr, float momentum,
+                                    float oneMinusDampening, float weightDecay,
+                                    bool nesterov, bool firstStep) {
+  float d = grad;
+  if (weightDecay != 0.f)
+    d = d + weightDecay * param;
+  if (momentum != 0.f) {
+    buf = firstStep ? d : buf * momentum + oneMinusDampening * d;
+    d = nesterov ? d + momentum * buf : buf;
+  }
+  param = param - lr * d;
+}
+
+/// torch.optim.AdamW on one element. The host computes the per-step scalars
+/// in double, as Python does, and rounds each to float once:
+/// decayFactor = 1 - lr*wd, oneMinusBeta = 1 - beta, stepSize = lr / (1 -
+/// beta1^t), biasCorrection2Sqrt = sqrt(1 - beta2^t). eps is added outside
+/// the square root.
+DPC_HOST_DEVICE inline void adamwStep(float &param, float grad, float &expAvg,
+                                      float &expAvgSq, float decayFactor,
+                                      float beta1, float oneMinusBeta1,
+                                      float beta2, float oneMinusBeta2,
+                                      float eps, float stepSize,
+                                      float biasCorrection2Sqrt) {
+  param = param * decayFactor;
+  expAvg = expAvg * beta1 + grad * oneMinusBeta1;
+  expAvgSq = expAvgSq * beta2 + oneMinusBeta2 * grad * grad;
+  float denom = sqrtf(expAvgSq) / biasCorrection2Sqrt + eps;
+  param = param + (-stepSize) * (expAvg / denom);
+}
+
+//===----------------------------------------------------------------------===//
+// Row reductions (softmax, cross-entropy). One row per call: a CPU loop
+// iterates rows, a simple CUDA kernel gives one thread (or warp) per row.
+//===----------------------------------------------------------------------===//
+
+DPC_HOST_DEVICE inline float rowMax(const float *row, int64_t cols) {
+  float m = row[0];
+  for (int64_t j = 1; j < cols; ++j)
+    m = row[j] > m ? row[j] : m;
+  return m;
+}
+
+/// Index of the first maximum (torch.argmax's tie rule).
+DPC_HOST_DEVICE inline int64_t rowArgMax(const float *row, int64_t cols) {
+  int64_t best = 0;
+  for (int64_t j = 1; j < cols; ++j)
+    if (row[j] > row[best])
+      best = j;
+  return best;
+}
+
+/// A row's maximum and log(sum(exp(row - max))). Callers use x - max -
+/// logSum rather than x - (max + logSum): the latter rounds the sum at the
+/// magnitude of max and loses the digits of large logits.
+struct RowLogSumExp {
+  float max, logSum;
+};
+DPC_HOST_DEVICE inline RowLogSumExp rowLogSumExp(const float *row,
+                                                 int64_t cols) {
+  float m = rowMax(row, cols);
+  double sum = 0.0;
+  for (int64_t j = 0; j < cols; ++j)
+    sum += exp(static_cast<double>(row[j] - m));
+  return {m, static_cast<float>(log(sum))};
+}
+
+/// log_softmax of one element given its row's RowLogSumExp.
+DPC_HOST_DEVICE inline float logSoftmax(float x, RowLogSumExp r) {
+  return (x - r.max) - r.logSum;
+}
+
+} // namespace dpc::kernels::math
+
+#endif // DPC_RUNTIME_KERNELS_KERNELMATH_H

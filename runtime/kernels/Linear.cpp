@@ -1,0 +1,148 @@
+//===- Linear.cpp - Fully connected and matrix-multiply kernels -----------===//
+
+#include "runtime/kernels/Linear.h"
+#include "runtime/kernels/DnnlSupport.h"
+
+#include <stdexcept>
+
+namespace dpc::kernels {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+namespace {
+
+struct LinearDescs {
+  memory::desc src, weights, bias, dst;
+  explicit LinearDescs(const LinearShape &s) {
+    if (s.n <= 0 || s.in <= 0 || s.out <= 0)
+      throw std::invalid_argument("linear: invalid shape");
+    src = plainDesc({s.n, s.in}, Tag::nc);
+    weights = plainDesc({s.out, s.in}, Tag::oi);
+    bias = plainDesc({s.out}, Tag::x);
+    dst = plainDesc({s.n, s.out}, Tag::nc);
+  }
+};
+
+PrimitiveKey makeKey(PrimitiveKind kind, const LinearShape &s, bool bias) {
+  return {static_cast<int64_t>(kind), s.n, s.in, s.out, bias ? 1 : 0};
+}
+
+dnnl::inner_product_forward::primitive_desc
+makeForwardPd(KernelContext::Impl &ctx, const LinearDescs &d, bool bias) {
+  auto prop = dnnl::prop_kind::forward_training;
+  auto desc =
+      bias ? dnnl::inner_product_forward::desc(prop, d.src, d.weights, d.bias,
+                                               d.dst)
+           : dnnl::inner_product_forward::desc(prop, d.src, d.weights, d.dst);
+  return {desc, defaultAttr(), ctx.engine};
+}
+
+/// c[rows, cols] = op(a)[rows, inner] · op(b)[inner, cols], where a
+/// transposed flag means the buffer holds the operand's transpose row-major.
+/// Transposes are strided views: no copy is made.
+void runMatmul(KernelContext::Impl &ctx, int64_t rows, int64_t inner,
+               int64_t cols, bool aTransposed, bool bTransposed, const float *a,
+               const float *b, float *c) {
+  auto aDesc = plainDesc({rows, inner}, aTransposed ? Tag::ba : Tag::ab);
+  auto bDesc = plainDesc({inner, cols}, bTransposed ? Tag::ba : Tag::ab);
+  auto cDesc = plainDesc({rows, cols}, Tag::ab);
+  PrimitiveKey key{static_cast<int64_t>(PrimitiveKind::Matmul),
+                   rows,
+                   inner,
+                   cols,
+                   aTransposed ? 1 : 0,
+                   bTransposed ? 1 : 0};
+  const auto &prim = ctx.cache.getOrCreate(key, [&] {
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(aDesc, bDesc, cDesc),
+                                        defaultAttr(), ctx.engine);
+  });
+  ctx.execute(prim, {{DNNL_ARG_SRC, wrap(ctx, aDesc, a)},
+                     {DNNL_ARG_WEIGHTS, wrap(ctx, bDesc, b)},
+                     {DNNL_ARG_DST, wrap(ctx, cDesc, c)}});
+}
+
+} // namespace
+
+void linearForward(KernelContext &context, const LinearShape &shape,
+                   const float *x, const float *weights, const float *bias,
+                   float *y) {
+  auto &ctx = context.getImpl();
+  LinearDescs d(shape);
+  bool hasBias = bias != nullptr;
+  const auto &prim = ctx.cache.getOrCreate(
+      makeKey(PrimitiveKind::LinearForward, shape, hasBias),
+      [&] { return makeForwardPd(ctx, d, hasBias); });
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, wrap(ctx, d.src, x)},
+      {DNNL_ARG_WEIGHTS, wrap(ctx, d.weights, weights)},
+      {DNNL_ARG_DST, wrap(ctx, d.dst, y)}};
+  if (hasBias)
+    args.emplace(DNNL_ARG_BIAS, wrap(ctx, d.bias, bias));
+  ctx.execute(prim, std::move(args));
+}
+
+void linearBackwardData(KernelContext &context, const LinearShape &shape,
+                        const float *dy, const float *weights, float *dx) {
+  auto &ctx = context.getImpl();
+  LinearDescs d(shape);
+  const auto &prim = ctx.cache.getOrCreate(
+      makeKey(PrimitiveKind::LinearBackwardData, shape, false), [&] {
+        auto hint = makeForwardPd(ctx, d, false);
+        dnnl::inner_product_backward_data::desc desc(d.src, d.weights, d.dst);
+        return dnnl::inner_product_backward_data::primitive_desc(
+            desc, defaultAttr(), ctx.engine, hint);
+      });
+  ctx.execute(prim, {{DNNL_ARG_DIFF_DST, wrap(ctx, d.dst, dy)},
+                     {DNNL_ARG_WEIGHTS, wrap(ctx, d.weights, weights)},
+                     {DNNL_ARG_DIFF_SRC, wrap(ctx, d.src, dx)}});
+}
+
+void linearBackwardWeights(KernelContext &context, const LinearShape &shape,
+                           const float *x, const float *dy, float *dWeights,
+                           float *dBias) {
+  auto &ctx = context.getImpl();
+  LinearDescs d(shape);
+  bool hasBias = dBias != nullptr;
+  const auto &prim = ctx.cache.getOrCreate(
+      makeKey(PrimitiveKind::LinearBackwardWeights, shape, hasBias), [&] {
+        auto hint = makeForwardPd(ctx, d, hasBias);
+        auto desc = hasBias ? dnnl::inner_product_backward_weights::desc(
+                                  d.src, d.weights, d.bias, d.dst)
+                            : dnnl::inner_product_backward_weights::desc(
+                                  d.src, d.weights, d.dst);
+        return dnnl::inner_product_backward_weights::primitive_desc(
+            desc, defaultAttr(), ctx.engine, hint);
+      });
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, wrap(ctx, d.src, x)},
+      {DNNL_ARG_DIFF_DST, wrap(ctx, d.dst, dy)},
+      {DNNL_ARG_DIFF_WEIGHTS, wrap(ctx, d.weights, dWeights)}};
+  if (hasBias)
+    args.emplace(DNNL_ARG_DIFF_BIAS, wrap(ctx, d.bias, dBias));
+  ctx.execute(prim, std::move(args));
+}
+
+void matmulForward(KernelContext &context, const MatmulShape &shape,
+                   const float *a, const float *b, float *c) {
+  if (shape.n <= 0 || shape.k <= 0 || shape.m <= 0)
+    throw std::invalid_argument("matmul: invalid shape");
+  runMatmul(context.getImpl(), shape.n, shape.k, shape.m, false, false, a, b,
+            c);
+}
+
+void matmulBackward(KernelContext &context, const MatmulShape &shape,
+                    const float *a, const float *b, const float *dc, float *da,
+                    float *db) {
+  if (shape.n <= 0 || shape.k <= 0 || shape.m <= 0)
+    throw std::invalid_argument("matmul: invalid shape");
+  auto &ctx = context.getImpl();
+  // da[n, k] = dc[n, m] · bᵀ, with b [k, m] read as its transpose [m, k].
+  if (da)
+    runMatmul(ctx, shape.n, shape.m, shape.k, false, true, dc, b, da);
+  // db[k, m] = aᵀ · dc, with a [n, k] read as its transpose [k, n].
+  if (db)
+    runMatmul(ctx, shape.k, shape.n, shape.m, true, false, a, dc, db);
+}
+
+} // namespace dpc::kernels

@@ -1,0 +1,48 @@
+//===- Optimizer.h - In-place optimizer updates -----------------*- C++ -*-===//
+//
+// torch.optim.SGD and torch.optim.AdamW, element by element over a flat
+// parameter buffer. `step` counts updates from 1, as PyTorch's state does;
+// the caller keeps it (it is saved with the training state). The learning
+// rate is a run-time argument so that schedules need no recompilation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_KERNELS_OPTIMIZER_H
+#define DPC_RUNTIME_KERNELS_OPTIMIZER_H
+
+#include <cstdint>
+
+namespace dpc::kernels {
+
+/// Hyper-parameters are doubles, like PyTorch's Python floats: scalars
+/// derived from them (1 - beta, 1 - lr*wd) are computed in double and
+/// rounded once, which keeps the float updates bit-close to torch's.
+struct SgdParams {
+  double momentum = 0.0;
+  double dampening = 0.0;
+  double weightDecay = 0.0;
+  bool nesterov = false;
+};
+
+/// At step 1 the momentum buffer is set to the gradient (PyTorch's
+/// first-step rule); `momentumBuffer` may be null when momentum is 0.
+void sgdUpdate(int64_t size, const SgdParams &params, double lr, int64_t step,
+               float *param, const float *grad, float *momentumBuffer);
+
+struct AdamWParams {
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weightDecay = 1e-2;
+};
+
+/// Decoupled weight decay p *= 1 - lr*wd, then Adam with bias corrections
+/// for step `step` and eps added outside the square root. expAvg and
+/// expAvgSq start at zero.
+void adamwUpdate(int64_t size, const AdamWParams &params, double lr,
+                 int64_t step, float *param, const float *grad, float *expAvg,
+                 float *expAvgSq);
+
+} // namespace dpc::kernels
+
+#endif // DPC_RUNTIME_KERNELS_OPTIMIZER_H

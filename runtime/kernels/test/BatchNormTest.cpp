@@ -1,0 +1,133 @@
+//===- BatchNormTest.cpp - batch norm: statistics, running update, grads --===//
+
+#include "runtime/kernels/BatchNorm.h"
+#include "runtime/kernels/test/TestUtil.h"
+
+namespace dpc::kernels::test {
+namespace {
+
+constexpr BatchNormShape kShape{2, 3, 5, 5};
+
+TEST(BatchNormTest, TrainingForwardMatchesNaive) {
+  const auto s = kShape;
+  int64_t plane = s.h * s.w, count = s.n * plane;
+  auto x = randomVector(s.n * s.c * plane, 1, -2.f, 3.f);
+  auto gamma = randomVector(s.c, 2), beta = randomVector(s.c, 3);
+  std::vector<float> y(x.size()), mean(s.c), invStd(s.c);
+  BatchNormParams params;
+  batchNormTrainingForward(s, params, x.data(), gamma.data(), beta.data(),
+                           y.data(), mean.data(), invStd.data(), nullptr,
+                           nullptr);
+  std::vector<double> refY(x.size()), refMean(s.c), refInvStd(s.c);
+  for (int64_t c = 0; c < s.c; ++c) {
+    double sum = 0, sq = 0;
+    for (int64_t n = 0; n < s.n; ++n)
+      for (int64_t j = 0; j < plane; ++j)
+        sum += x[(n * s.c + c) * plane + j];
+    double mu = sum / count;
+    for (int64_t n = 0; n < s.n; ++n)
+      for (int64_t j = 0; j < plane; ++j)
+        sq += std::pow(x[(n * s.c + c) * plane + j] - mu, 2);
+    double is = 1.0 / std::sqrt(sq / count + params.eps);
+    refMean[c] = mu;
+    refInvStd[c] = is;
+    for (int64_t n = 0; n < s.n; ++n)
+      for (int64_t j = 0; j < plane; ++j) {
+        int64_t i = (n * s.c + c) * plane + j;
+        refY[i] = (x[i] - mu) * is * gamma[c] + beta[c];
+      }
+  }
+  expectAllNear(y, refY, 1e-5, 1e-5, "y");
+  expectAllNear(mean, refMean, 1e-6, 1e-6, "saveMean");
+  expectAllNear(invStd, refInvStd, 1e-6, 1e-6, "saveInvStd");
+}
+
+TEST(BatchNormTest, RunningStatsUseUnbiasedVariance) {
+  // One channel, four values {1, 2, 3, 6}: mean 3, biased variance 14/4,
+  // unbiased variance 14/3. PyTorch with momentum 0.1 from (0, 1):
+  //   running_mean = 0.9*0 + 0.1*3        = 0.3
+  //   running_var  = 0.9*1 + 0.1*14/3     = 1.3666667
+  // and after a second identical step:
+  //   running_mean = 0.9*0.3 + 0.3        = 0.57
+  //   running_var  = 0.9*1.3666667 + 0.4666667 = 1.6966667
+  BatchNormShape s{2, 1, 1, 2};
+  std::vector<float> x{1, 2, 3, 6}, gamma{1}, beta{0}, y(4), mean(1), invStd(1),
+      runMean{0.f}, runVar{1.f};
+  BatchNormParams params; // eps 1e-5, momentum 0.1
+  batchNormTrainingForward(s, params, x.data(), gamma.data(), beta.data(),
+                           y.data(), mean.data(), invStd.data(), runMean.data(),
+                           runVar.data());
+  EXPECT_NEAR(mean[0], 3.f, 1e-6);
+  EXPECT_NEAR(invStd[0], 1.0 / std::sqrt(3.5 + 1e-5), 1e-6);
+  EXPECT_NEAR(runMean[0], 0.3f, 1e-6);
+  EXPECT_NEAR(runVar[0], 1.3666667f, 1e-6);
+  batchNormTrainingForward(s, params, x.data(), gamma.data(), beta.data(),
+                           y.data(), mean.data(), invStd.data(), runMean.data(),
+                           runVar.data());
+  EXPECT_NEAR(runMean[0], 0.57f, 1e-6);
+  EXPECT_NEAR(runVar[0], 1.6966667f, 1e-6);
+}
+
+TEST(BatchNormTest, RunningStatsCustomMomentumPerChannel) {
+  // Two channels, n = 3, spatial 1: channel 0 {0, 3, 6}: mean 3, unbiased
+  // var 9; channel 1 {1, 1, 4}: mean 2, unbiased var 3. Momentum 0.25.
+  BatchNormShape s{3, 2, 1, 1};
+  std::vector<float> x{0, 1, 3, 1, 6, 4}, gamma{1, 1}, beta{0, 0}, y(6),
+      mean(2), invStd(2), runMean{1.f, -1.f}, runVar{2.f, 0.5f};
+  BatchNormParams params{1e-5f, 0.25f};
+  batchNormTrainingForward(s, params, x.data(), gamma.data(), beta.data(),
+                           y.data(), mean.data(), invStd.data(), runMean.data(),
+                           runVar.data());
+  EXPECT_NEAR(runMean[0], 0.75f * 1 + 0.25f * 3, 1e-6);
+  EXPECT_NEAR(runMean[1], 0.75f * -1 + 0.25f * 2, 1e-6);
+  EXPECT_NEAR(runVar[0], 0.75f * 2 + 0.25f * 9, 1e-6);
+  EXPECT_NEAR(runVar[1], 0.75f * 0.5f + 0.25f * 3, 1e-6);
+}
+
+TEST(BatchNormTest, InferenceForwardUsesRunningStats) {
+  const auto s = kShape;
+  auto x = randomVector(s.n * s.c * s.h * s.w, 4);
+  auto gamma = randomVector(s.c, 5), beta = randomVector(s.c, 6);
+  std::vector<float> runMean{0.5f, -0.25f, 0.f}, runVar{2.f, 0.5f, 1.f};
+  std::vector<float> y(x.size());
+  BatchNormParams params;
+  batchNormInferenceForward(s, params, x.data(), gamma.data(), beta.data(),
+                            runMean.data(), runVar.data(), y.data());
+  std::vector<double> ref(x.size());
+  int64_t plane = s.h * s.w;
+  for (size_t i = 0; i < x.size(); ++i) {
+    int64_t c = (i / plane) % s.c;
+    ref[i] =
+        (x[i] - runMean[c]) / std::sqrt(runVar[c] + 1e-5) * gamma[c] + beta[c];
+  }
+  expectAllNear(y, ref, 1e-5, 1e-5, "y");
+}
+
+TEST(BatchNormTest, TrainingBackwardMatchesFiniteDifferences) {
+  const auto s = kShape;
+  auto x = randomVector(s.n * s.c * s.h * s.w, 7);
+  auto gamma = randomVector(s.c, 8, 0.5f, 1.5f), beta = randomVector(s.c, 9);
+  auto dy = randomVector(x.size(), 10);
+  std::vector<float> y(x.size()), mean(s.c), invStd(s.c);
+  BatchNormParams params;
+  auto loss = [&] {
+    batchNormTrainingForward(s, params, x.data(), gamma.data(), beta.data(),
+                             y.data(), mean.data(), invStd.data(), nullptr,
+                             nullptr);
+    return dot(dy, y);
+  };
+  loss(); // saved statistics for the unperturbed x
+  std::vector<float> dx(x.size()), dGamma(s.c), dBeta(s.c);
+  batchNormBackward(s, x.data(), dy.data(), gamma.data(), mean.data(),
+                    invStd.data(), dx.data(), dGamma.data(), dBeta.data());
+  // The batch statistics depend on x: a smaller step keeps truncation low.
+  expectAllNear(dx, numericGradient(x, loss, 3e-3f), kGradAtol, kGradRtol,
+                "dx");
+  expectAllNear(dGamma, numericGradient(gamma, loss), kGradAtol, kGradRtol,
+                "dGamma");
+  expectAllNear(dBeta, numericGradient(beta, loss), kGradAtol, kGradRtol,
+                "dBeta");
+}
+
+} // namespace
+} // namespace dpc::kernels::test

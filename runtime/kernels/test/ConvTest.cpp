@@ -1,0 +1,148 @@
+//===- ConvTest.cpp - conv2d against a naive loop and finite differences --===//
+
+#include "runtime/kernels/Conv.h"
+#include "runtime/kernels/test/TestUtil.h"
+
+namespace dpc::kernels::test {
+namespace {
+
+/// Direct seven-loop convolution: the second implementation.
+std::vector<float> naiveConv(const Conv2dShape &s, const std::vector<float> &x,
+                             const std::vector<float> &w, const float *bias) {
+  int64_t oh = s.outH(), ow = s.outW();
+  int64_t cg = s.c / s.groups, kg = s.k / s.groups;
+  std::vector<float> y(s.n * s.k * oh * ow);
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t k = 0; k < s.k; ++k)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double acc = bias ? bias[k] : 0.0;
+          int64_t g = k / kg;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t r = 0; r < s.r; ++r)
+              for (int64_t q = 0; q < s.s; ++q) {
+                int64_t ih = i * s.strideH - s.padTop + r * s.dilationH;
+                int64_t iw = j * s.strideW - s.padLeft + q * s.dilationW;
+                if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w)
+                  continue;
+                acc += static_cast<double>(
+                           x[((n * s.c + g * cg + c) * s.h + ih) * s.w + iw]) *
+                       w[((k * cg + c) * s.r + r) * s.s + q];
+              }
+          y[((n * s.k + k) * oh + i) * ow + j] = static_cast<float>(acc);
+        }
+  return y;
+}
+
+struct ConvCase {
+  const char *name;
+  Conv2dShape shape;
+  bool bias;
+};
+
+/// Names the case in gtest's failure messages.
+std::ostream &operator<<(std::ostream &os, const ConvCase &c) {
+  return os << c.name;
+}
+
+class ConvTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvTest, ForwardMatchesNaive) {
+  const auto &[name, s, hasBias] = GetParam();
+  KernelContext ctx;
+  auto x = randomVector(s.n * s.c * s.h * s.w, 1);
+  auto w = randomVector(s.k * (s.c / s.groups) * s.r * s.s, 2);
+  auto b = randomVector(s.k, 3);
+  std::vector<float> y(s.n * s.k * s.outH() * s.outW());
+  conv2dForward(ctx, s, x.data(), w.data(), hasBias ? b.data() : nullptr,
+                y.data());
+  expectAllNear(y, naiveConv(s, x, w, hasBias ? b.data() : nullptr), 1e-5, 1e-5,
+                "y");
+}
+
+TEST_P(ConvTest, BackwardMatchesFiniteDifferences) {
+  const auto &[name, s, hasBias] = GetParam();
+  KernelContext ctx;
+  auto x = randomVector(s.n * s.c * s.h * s.w, 4);
+  auto w = randomVector(s.k * (s.c / s.groups) * s.r * s.s, 5);
+  auto b = randomVector(s.k, 6);
+  auto dy = randomVector(s.n * s.k * s.outH() * s.outW(), 7);
+  std::vector<float> y(dy.size());
+  auto loss = [&] {
+    conv2dForward(ctx, s, x.data(), w.data(), hasBias ? b.data() : nullptr,
+                  y.data());
+    return dot(dy, y);
+  };
+
+  std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
+  conv2dBackwardData(ctx, s, dy.data(), w.data(), dx.data());
+  conv2dBackwardWeights(ctx, s, x.data(), dy.data(), dw.data(),
+                        hasBias ? db.data() : nullptr);
+  expectAllNear(dx, numericGradient(x, loss), kGradAtol, kGradRtol, "dx");
+  expectAllNear(dw, numericGradient(w, loss), kGradAtol, kGradRtol, "dw");
+  if (hasBias)
+    expectAllNear(db, numericGradient(b, loss), kGradAtol, kGradRtol, "db");
+}
+
+Conv2dShape makeShape(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k,
+                      int64_t r, int64_t s) {
+  Conv2dShape shape{};
+  shape.n = n, shape.c = c, shape.h = h, shape.w = w;
+  shape.k = k, shape.r = r, shape.s = s;
+  return shape;
+}
+
+std::vector<ConvCase> convCases() {
+  std::vector<ConvCase> cases;
+  cases.push_back({"Basic3x3Pad1", makeShape(2, 3, 5, 5, 4, 3, 3), true});
+  cases.back().shape.padTop = cases.back().shape.padLeft =
+      cases.back().shape.padBottom = cases.back().shape.padRight = 1;
+  cases.push_back({"NoBias1x1", makeShape(2, 3, 5, 5, 2, 1, 1), false});
+
+  // Stride 2, asymmetric padding, dilation 2, two groups, all at once.
+  Conv2dShape hard = makeShape(2, 4, 7, 6, 6, 3, 2);
+  hard.strideH = hard.strideW = 2;
+  hard.padTop = 2, hard.padLeft = 1, hard.padBottom = 1, hard.padRight = 0;
+  hard.dilationH = hard.dilationW = 2;
+  hard.groups = 2;
+  cases.push_back({"Stride2Dilation2Groups2AsymPad", hard, true});
+
+  Conv2dShape strided = makeShape(2, 3, 5, 5, 3, 3, 3);
+  strided.strideH = strided.strideW = 2;
+  strided.padTop = strided.padLeft = strided.padBottom = strided.padRight = 1;
+  cases.push_back({"Stride2Pad1", strided, true});
+
+  Conv2dShape depthwise = makeShape(2, 3, 5, 5, 3, 3, 3);
+  depthwise.groups = 3;
+  depthwise.dilationH = 2;
+  cases.push_back({"DepthwiseDilatedH", depthwise, false});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvTest, ::testing::ValuesIn(convCases()),
+                         [](const auto &info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(ConvShapeTest, OutputSize) {
+  Conv2dShape s = makeShape(1, 1, 7, 6, 1, 3, 2);
+  s.strideH = s.strideW = 2;
+  s.padTop = 2, s.padLeft = 1, s.padBottom = 1, s.padRight = 0;
+  s.dilationH = s.dilationW = 2;
+  // (7 + 3 - 5) / 2 + 1 = 3 and (6 + 1 - 3) / 2 + 1 = 3.
+  EXPECT_EQ(s.outH(), 3);
+  EXPECT_EQ(s.outW(), 3);
+}
+
+TEST(ConvShapeTest, RejectsBadGroups) {
+  KernelContext ctx;
+  Conv2dShape s = makeShape(1, 3, 5, 5, 4, 3, 3);
+  s.groups = 2;
+  std::vector<float> buf(1000);
+  EXPECT_THROW(
+      conv2dForward(ctx, s, buf.data(), buf.data(), nullptr, buf.data()),
+      std::invalid_argument);
+}
+
+} // namespace
+} // namespace dpc::kernels::test

@@ -1,0 +1,201 @@
+//===- ElementwiseTest.cpp - activations, broadcasting ops, padding -------===//
+
+#include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/test/TestUtil.h"
+
+namespace dpc::kernels::test {
+namespace {
+
+using UnaryFn = void (*)(int64_t, const float *, float *);
+using UnaryGradFn = void (*)(int64_t, const float *, const float *, float *);
+
+struct ActivationCase {
+  const char *name;
+  UnaryFn forward;
+  UnaryGradFn backward;
+  double (*reference)(double);
+};
+
+std::ostream &operator<<(std::ostream &os, const ActivationCase &c) {
+  return os << c.name;
+}
+
+class ActivationTest : public ::testing::TestWithParam<ActivationCase> {};
+
+TEST_P(ActivationTest, ForwardMatchesReference) {
+  const auto &p = GetParam();
+  auto x = randomVector(150, 1, -4.f, 4.f);
+  std::vector<float> y(x.size());
+  std::vector<double> ref(x.size());
+  p.forward(x.size(), x.data(), y.data());
+  for (size_t i = 0; i < x.size(); ++i)
+    ref[i] = p.reference(x[i]);
+  expectAllNear(y, ref, 1e-6, 1e-6, "y");
+}
+
+TEST_P(ActivationTest, BackwardMatchesFiniteDifferences) {
+  const auto &p = GetParam();
+  // Kept away from relu's kink at 0 by more than the step.
+  auto x = distinctVector(150, 2, 0.04f);
+  auto dy = randomVector(x.size(), 3);
+  std::vector<float> y(x.size()), dx(x.size());
+  p.forward(x.size(), x.data(), y.data());
+  p.backward(x.size(), y.data(), dy.data(), dx.data());
+  auto loss = [&] {
+    p.forward(x.size(), x.data(), y.data());
+    return dot(dy, y);
+  };
+  expectAllNear(dx, numericGradient(x, loss), kGradAtol, kGradRtol, "dx");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, ActivationTest,
+    ::testing::Values(ActivationCase{"Relu", reluForward, reluBackward,
+                                     [](double x) { return x > 0 ? x : 0.0; }},
+                      ActivationCase{
+                          "Sigmoid", sigmoidForward, sigmoidBackward,
+                          [](double x) { return 1 / (1 + std::exp(-x)); }},
+                      ActivationCase{"Tanh", tanhForward, tanhBackward,
+                                     [](double x) { return std::tanh(x); }}),
+    [](const auto &info) { return std::string(info.param.name); });
+
+TEST(ActivationTest, InPlace) {
+  auto x = randomVector(64, 4);
+  auto ref = x;
+  reluForward(x.size(), x.data(), x.data());
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(x[i], ref[i] > 0 ? ref[i] : 0.f);
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting
+//===----------------------------------------------------------------------===//
+
+struct BroadcastCase {
+  const char *name;
+  std::vector<int64_t> lhs, rhs;
+};
+
+std::ostream &operator<<(std::ostream &os, const BroadcastCase &c) {
+  return os << c.name;
+}
+
+int64_t product(const std::vector<int64_t> &dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+/// Index of rhs read by output element i, computed from numpy's rule
+/// directly on the unpadded dims (independent of BroadcastShape).
+int64_t rhsIndex(const BroadcastCase &c, int64_t i) {
+  std::vector<int64_t> idx(c.lhs.size());
+  for (int d = static_cast<int>(c.lhs.size()) - 1; d >= 0; --d) {
+    idx[d] = i % c.lhs[d];
+    i /= c.lhs[d];
+  }
+  int64_t j = 0;
+  size_t off = c.lhs.size() - c.rhs.size();
+  for (size_t d = 0; d < c.rhs.size(); ++d)
+    j = j * c.rhs[d] + (c.rhs[d] == 1 ? 0 : idx[d + off]);
+  return j;
+}
+
+class BroadcastTest : public ::testing::TestWithParam<BroadcastCase> {};
+
+TEST_P(BroadcastTest, ForwardMatchesNumpyRule) {
+  const auto &c = GetParam();
+  auto shape = makeBroadcastShape(c.lhs, c.rhs);
+  auto a = randomVector(product(c.lhs), 5), b = randomVector(product(c.rhs), 6);
+  std::vector<float> sum(a.size()), prod(a.size());
+  std::vector<double> refSum(a.size()), refProd(a.size());
+  addForward(shape, a.data(), b.data(), sum.data());
+  mulForward(shape, a.data(), b.data(), prod.data());
+  for (size_t i = 0; i < a.size(); ++i) {
+    refSum[i] = a[i] + b[rhsIndex(c, i)];
+    refProd[i] = a[i] * b[rhsIndex(c, i)];
+  }
+  expectAllNear(sum, refSum, 1e-6, 1e-6, "add");
+  expectAllNear(prod, refProd, 1e-6, 1e-6, "mul");
+}
+
+TEST_P(BroadcastTest, BackwardMatchesFiniteDifferences) {
+  const auto &c = GetParam();
+  auto shape = makeBroadcastShape(c.lhs, c.rhs);
+  auto a = randomVector(product(c.lhs), 7), b = randomVector(product(c.rhs), 8),
+       dy = randomVector(a.size(), 9);
+  std::vector<float> y(a.size()), da(a.size()), db(b.size());
+
+  auto addLoss = [&] {
+    addForward(shape, a.data(), b.data(), y.data());
+    return dot(dy, y);
+  };
+  addBackward(shape, dy.data(), da.data(), db.data());
+  expectAllNear(da, numericGradient(a, addLoss), kGradAtol, kGradRtol,
+                "add da");
+  expectAllNear(db, numericGradient(b, addLoss), kGradAtol, kGradRtol,
+                "add db");
+
+  auto mulLoss = [&] {
+    mulForward(shape, a.data(), b.data(), y.data());
+    return dot(dy, y);
+  };
+  mulBackward(shape, a.data(), b.data(), dy.data(), da.data(), db.data());
+  expectAllNear(da, numericGradient(a, mulLoss), kGradAtol, kGradRtol,
+                "mul da");
+  expectAllNear(db, numericGradient(b, mulLoss), kGradAtol, kGradRtol,
+                "mul db");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, BroadcastTest,
+    ::testing::Values(BroadcastCase{"Same", {2, 3, 4}, {2, 3, 4}},
+                      BroadcastCase{"LinearBias", {2, 3}, {3}},
+                      BroadcastCase{"ConvBias", {2, 3, 4, 5}, {3, 1, 1}},
+                      BroadcastCase{"Scalar", {2, 3, 4, 5}, {}},
+                      BroadcastCase{"Mixed", {2, 3, 4, 5}, {2, 1, 4, 1}},
+                      BroadcastCase{"RowVector", {3, 4}, {1, 4}}),
+    [](const auto &info) { return std::string(info.param.name); });
+
+TEST(BroadcastShapeTest, RejectsIncompatible) {
+  EXPECT_THROW(makeBroadcastShape({2, 3}, {2}), std::invalid_argument);
+  EXPECT_THROW(makeBroadcastShape({2, 3}, {1, 2, 3}), std::invalid_argument);
+  EXPECT_THROW(makeBroadcastShape({1, 2, 3, 4, 5}, {5}), std::invalid_argument);
+  auto s = makeBroadcastShape({2, 3}, {3});
+  EXPECT_EQ(s.out[2], 2);
+  EXPECT_EQ(s.rhs[2], 1);
+  EXPECT_EQ(s.rhs[3], 3);
+}
+
+//===----------------------------------------------------------------------===//
+// Padding
+//===----------------------------------------------------------------------===//
+
+TEST(PadTest, ForwardAndBackward) {
+  Pad2dShape s{2, 3, 4, 5, 1, 2, 0, 3};
+  auto x = randomVector(s.n * s.c * s.h * s.w, 10);
+  std::vector<float> y(s.n * s.c * s.outH() * s.outW());
+  pad2dForward(s, -7.5f, x.data(), y.data());
+  int64_t oh = s.outH(), ow = s.outW();
+  for (int64_t p = 0; p < s.n * s.c; ++p)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        int64_t ih = i - s.padTop, iw = j - s.padLeft;
+        bool inside = ih >= 0 && ih < s.h && iw >= 0 && iw < s.w;
+        float expected = inside ? x[(p * s.h + ih) * s.w + iw] : -7.5f;
+        ASSERT_EQ(y[(p * oh + i) * ow + j], expected)
+            << p << " " << i << " " << j;
+      }
+  auto dy = randomVector(y.size(), 11);
+  std::vector<float> dx(x.size());
+  pad2dBackward(s, dy.data(), dx.data());
+  auto loss = [&] {
+    pad2dForward(s, -7.5f, x.data(), y.data());
+    return dot(dy, y);
+  };
+  expectAllNear(dx, numericGradient(x, loss), kGradAtol, kGradRtol, "dx");
+}
+
+} // namespace
+} // namespace dpc::kernels::test
