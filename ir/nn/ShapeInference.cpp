@@ -90,8 +90,8 @@ FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
   int64_t effectiveKernel = dilation * (kernel - 1) + 1;
   if (input + padBefore + padAfter < effectiveKernel) {
     error() << "window of size " << effectiveKernel << " does not fit the "
-            << axis << " extent " << input << " padded by " << padBefore
-            << "+" << padAfter;
+            << axis << " extent " << input << " padded by " << padBefore << "+"
+            << padAfter;
     return failure();
   }
   return dpc::kernels::math::poolOutputSize(input, kernel, stride, padBefore,
