@@ -1,0 +1,137 @@
+//===- BatchLoader.cpp - shuffled batches, prefetched
+//----------------------===//
+
+#include "runtime/data/BatchLoader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+
+using namespace dpc::data;
+
+/// Batches assembled ahead of the one in use.
+static constexpr int kPrefetchDepth = 2;
+
+std::vector<int64_t> dpc::data::epochOrder(int64_t count, uint64_t seed,
+                                           int64_t epoch) {
+  std::vector<int64_t> order(count);
+  for (int64_t i = 0; i < count; ++i)
+    order[i] = i;
+  // mt19937_64's output is fixed by the standard; the distributions are not,
+  // so draw uniformly by rejection here.
+  std::mt19937_64 random(seed * 0x9E3779B97F4A7C15ull + uint64_t(epoch));
+  for (int64_t i = count - 1; i > 0; --i) {
+    uint64_t bound = uint64_t(i) + 1;
+    uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+    uint64_t draw;
+    do
+      draw = random();
+    while (draw >= limit);
+    std::swap(order[i], order[draw % bound]);
+  }
+  return order;
+}
+
+BatchLoader::BatchLoader(const Dataset &dataset, int64_t batchSize,
+                         bool shuffle, uint64_t seed)
+    : dataset(dataset), batchSize(batchSize), shuffle(shuffle), seed(seed) {
+  if (batchSize <= 0)
+    throw std::invalid_argument("batch size must be > 0");
+  for (int i = 0; i < kPrefetchDepth + 1; ++i)
+    free.push_back(std::make_unique<Batch>());
+  producer = std::thread([this] { produce(); });
+}
+
+BatchLoader::~BatchLoader() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  changed.notify_all();
+  producer.join();
+}
+
+int64_t BatchLoader::batchesPerEpoch() const {
+  return (dataset.count + batchSize - 1) / batchSize;
+}
+
+void BatchLoader::startEpoch(int64_t epoch) {
+  auto newOrder = std::make_shared<std::vector<int64_t>>(
+      shuffle ? epochOrder(dataset.count, seed, epoch)
+              : std::vector<int64_t>(dataset.count));
+  if (!shuffle)
+    for (int64_t i = 0; i < dataset.count; ++i)
+      (*newOrder)[i] = i;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    order = std::move(newOrder);
+    ++generation;
+    nextToFill = nextToReturn = 0;
+    while (!ready.empty()) {
+      free.push_back(std::move(ready.front()));
+      ready.pop_front();
+    }
+  }
+  changed.notify_all();
+}
+
+const Batch *BatchLoader::next() {
+  std::unique_lock<std::mutex> lock(mutex);
+  if (!order)
+    throw std::logic_error("BatchLoader::next called before startEpoch");
+  if (current)
+    free.push_back(std::move(current));
+  changed.notify_all();
+  if (nextToReturn >= batchesPerEpoch())
+    return nullptr;
+  changed.wait(lock, [&] { return !ready.empty(); });
+  current = std::move(ready.front());
+  ready.pop_front();
+  ++nextToReturn;
+  changed.notify_all();
+  return current.get();
+}
+
+void BatchLoader::fill(Batch &batch, int64_t index,
+                       const std::vector<int64_t> &sampleOrder) const {
+  int64_t begin = index * batchSize;
+  int64_t rows = std::min(batchSize, dataset.count - begin);
+  int64_t imageSize = dataset.imageSize();
+  batch.size = rows;
+  batch.images.resize(rows * imageSize);
+  batch.labels.resize(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t sample = sampleOrder[begin + r];
+    std::memcpy(&batch.images[r * imageSize],
+                &dataset.images[sample * imageSize], imageSize * sizeof(float));
+    batch.labels[r] = dataset.labels[sample];
+  }
+}
+
+void BatchLoader::produce() {
+  std::unique_lock<std::mutex> lock(mutex);
+  while (true) {
+    changed.wait(lock, [&] {
+      return stopping ||
+             (!free.empty() && order && nextToFill < batchesPerEpoch());
+    });
+    if (stopping)
+      return;
+    std::unique_ptr<Batch> batch = std::move(free.front());
+    free.pop_front();
+    int64_t index = nextToFill++;
+    int64_t startedGeneration = generation;
+    std::shared_ptr<const std::vector<int64_t>> epoch = order;
+    // Assemble outside the lock. If startEpoch ran meanwhile, the batch
+    // belongs to an abandoned epoch and is dropped.
+    lock.unlock();
+    fill(*batch, index, *epoch);
+    lock.lock();
+    if (generation == startedGeneration)
+      ready.push_back(std::move(batch));
+    else
+      free.push_back(std::move(batch));
+    changed.notify_all();
+  }
+}

@@ -1,0 +1,76 @@
+//===- BatchLoader.h - shuffled batches, prefetched -------------*- C++ -*-===//
+//
+// Cuts a Dataset into batches in a shuffled order and assembles the next
+// batch on a background thread while the caller trains on the current one.
+// The order of epoch E depends only on (seed, E), so a run resumed at epoch E
+// sees exactly the batches an uninterrupted run would have seen.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_DATA_BATCHLOADER_H
+#define DPC_RUNTIME_DATA_BATCHLOADER_H
+
+#include "runtime/data/Dataset.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace dpc::data {
+
+struct Batch {
+  int64_t size = 0; // rows; the last batch of an epoch may be short
+  std::vector<float> images;
+  std::vector<int32_t> labels;
+};
+
+/// The permutation of [0, count) used for epoch `epoch`: Fisher-Yates driven
+/// by a fixed-definition generator, so it is the same on every platform.
+std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch);
+
+class BatchLoader {
+public:
+  BatchLoader(const Dataset &dataset, int64_t batchSize, bool shuffle,
+              uint64_t seed);
+  ~BatchLoader();
+  BatchLoader(const BatchLoader &) = delete;
+  BatchLoader &operator=(const BatchLoader &) = delete;
+
+  int64_t batchesPerEpoch() const;
+
+  /// Starts (or restarts) epoch `epoch`; prefetching begins at once.
+  void startEpoch(int64_t epoch);
+  /// The next batch of the current epoch, or null after its last one. The
+  /// batch stays valid until the next call.
+  const Batch *next();
+
+private:
+  void produce();
+  void fill(Batch &batch, int64_t index,
+            const std::vector<int64_t> &sampleOrder) const;
+
+  const Dataset &dataset;
+  const int64_t batchSize;
+  const bool shuffle;
+  const uint64_t seed;
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  /// Shared with the producer, which reads it unlocked while it fills.
+  std::shared_ptr<const std::vector<int64_t>> order;
+  int64_t generation = 0;   // bumped by startEpoch: stale work is dropped
+  int64_t nextToFill = 0;   // batch index the producer assembles next
+  int64_t nextToReturn = 0; // batch index next() hands out next
+  std::deque<std::unique_ptr<Batch>> ready, free;
+  std::unique_ptr<Batch> current;
+  bool stopping = false;
+  std::thread producer;
+};
+
+} // namespace dpc::data
+
+#endif // DPC_RUNTIME_DATA_BATCHLOADER_H

