@@ -91,13 +91,7 @@ void conv2dForward(KernelContext &context, const Conv2dShape &shape,
         return makeForwardPd(ctx, d, hasBias,
                              dnnl::prop_kind::forward_training);
       });
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, wrap(ctx, d.src, x)},
-      {DNNL_ARG_WEIGHTS, wrap(ctx, d.weights, weights)},
-      {DNNL_ARG_DST, wrap(ctx, d.dst, y)}};
-  if (hasBias)
-    args.emplace(DNNL_ARG_BIAS, wrap(ctx, d.bias, bias));
-  ctx.execute(prim, std::move(args));
+  ctx.execute(prim, weightedForwardArgs(ctx, d, x, weights, bias, y));
 }
 
 void conv2dBackwardData(KernelContext &context, const Conv2dShape &shape,
@@ -141,13 +135,7 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
         return dnnl::convolution_backward_weights::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);
       });
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, wrap(ctx, d.src, x)},
-      {DNNL_ARG_DIFF_DST, wrap(ctx, d.dst, dy)},
-      {DNNL_ARG_DIFF_WEIGHTS, wrap(ctx, d.weights, dWeights)}};
-  if (hasBias)
-    args.emplace(DNNL_ARG_DIFF_BIAS, wrap(ctx, d.bias, dBias));
-  ctx.execute(prim, std::move(args));
+  ctx.execute(prim, weightGradientArgs(ctx, d, x, dy, dWeights, dBias));
 }
 
 } // namespace dpc::kernels

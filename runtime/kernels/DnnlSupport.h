@@ -109,6 +109,36 @@ inline dnnl::memory wrap(KernelContext::Impl &ctx,
   return dnnl::memory(desc, ctx.engine, const_cast<float *>(ptr));
 }
 
+/// Arguments of a weighted primitive with an optional bias (convolution and
+/// inner product share them): forward reads src/weights/bias and writes dst.
+template <typename Descs>
+std::unordered_map<int, dnnl::memory>
+weightedForwardArgs(KernelContext::Impl &ctx, const Descs &d, const float *src,
+                    const float *weights, const float *bias, float *dst) {
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, wrap(ctx, d.src, src)},
+      {DNNL_ARG_WEIGHTS, wrap(ctx, d.weights, weights)},
+      {DNNL_ARG_DST, wrap(ctx, d.dst, dst)}};
+  if (bias)
+    args.emplace(DNNL_ARG_BIAS, wrap(ctx, d.bias, bias));
+  return args;
+}
+
+/// ... and the weight gradient reads src/diff_dst, writes the weight and
+/// (optional) bias gradients.
+template <typename Descs>
+std::unordered_map<int, dnnl::memory>
+weightGradientArgs(KernelContext::Impl &ctx, const Descs &d, const float *src,
+                   const float *diffDst, float *diffWeights, float *diffBias) {
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, wrap(ctx, d.src, src)},
+      {DNNL_ARG_DIFF_DST, wrap(ctx, d.dst, diffDst)},
+      {DNNL_ARG_DIFF_WEIGHTS, wrap(ctx, d.weights, diffWeights)}};
+  if (diffBias)
+    args.emplace(DNNL_ARG_DIFF_BIAS, wrap(ctx, d.bias, diffBias));
+  return args;
+}
+
 } // namespace dpc::kernels
 
 #endif // DPC_RUNTIME_KERNELS_DNNLSUPPORT_H

@@ -73,13 +73,7 @@ void linearForward(KernelContext &context, const LinearShape &shape,
   const auto &prim = ctx.cache.getOrCreate(
       makeKey(PrimitiveKind::LinearForward, shape, hasBias),
       [&] { return makeForwardPd(ctx, d, hasBias); });
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, wrap(ctx, d.src, x)},
-      {DNNL_ARG_WEIGHTS, wrap(ctx, d.weights, weights)},
-      {DNNL_ARG_DST, wrap(ctx, d.dst, y)}};
-  if (hasBias)
-    args.emplace(DNNL_ARG_BIAS, wrap(ctx, d.bias, bias));
-  ctx.execute(prim, std::move(args));
+  ctx.execute(prim, weightedForwardArgs(ctx, d, x, weights, bias, y));
 }
 
 void linearBackwardData(KernelContext &context, const LinearShape &shape,
@@ -114,13 +108,7 @@ void linearBackwardWeights(KernelContext &context, const LinearShape &shape,
         return dnnl::inner_product_backward_weights::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);
       });
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, wrap(ctx, d.src, x)},
-      {DNNL_ARG_DIFF_DST, wrap(ctx, d.dst, dy)},
-      {DNNL_ARG_DIFF_WEIGHTS, wrap(ctx, d.weights, dWeights)}};
-  if (hasBias)
-    args.emplace(DNNL_ARG_DIFF_BIAS, wrap(ctx, d.bias, dBias));
-  ctx.execute(prim, std::move(args));
+  ctx.execute(prim, weightGradientArgs(ctx, d, x, dy, dWeights, dBias));
 }
 
 void matmulForward(KernelContext &context, const MatmulShape &shape,
