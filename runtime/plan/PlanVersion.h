@@ -1,0 +1,14 @@
+//===- PlanVersion.h - the plan format's version ----------------*- C++ -*-===//
+
+#ifndef DPC_RUNTIME_PLAN_PLANVERSION_H
+#define DPC_RUNTIME_PLAN_PLANVERSION_H
+
+#include <cstdint>
+
+namespace dpc::plan {
+/// Written by codegen, checked by the runtime. Bump it on every change to
+/// Plan.fbs that an older runtime would misread.
+inline constexpr uint32_t kPlanVersion = 1;
+} // namespace dpc::plan
+
+#endif // DPC_RUNTIME_PLAN_PLANVERSION_H
