@@ -20,4 +20,47 @@ def NNSetBatch : Pass<"nn-set-batch", "mlir::func::FuncOp"> {
   ];
 }
 
+def NNBuildTrainStep : Pass<"nn-build-train-step", "mlir::ModuleOp"> {
+  let summary = "Differentiate @forward into a training step and an eval step";
+  let description = [{
+    From `func.func @forward` (arguments marked `nn.input`, `nn.param`,
+    `nn.buffer`; first result the logits [N, C]) builds, next to it:
+
+    `@train_step(inputs..., labels {nn.labels}, lr {nn.lr},
+    [step {nn.step}, AdamW only,] params..., buffers..., optimizer state...)
+    -> (loss {nn.output = "loss"}, correct {nn.output = "correct"},
+    new params {nn.param_update}, new buffers {nn.buffer_update},
+    new optimizer state {nn.opt_state_update})`: the forward pass with
+    batch norm in training mode (`nn.batch_norm_train`, which also gives the
+    new running statistics), the loss (the mean over the batch), the reverse
+    sweep built by each op's DifferentiableOpInterface (gradients of values
+    used more than once summed with `nn.add`), and one optimizer update per
+    parameter. `lr` and `step` are fed at run time; optimizer state (named
+    `<param>.momentum_buffer`, or `<param>.exp_avg` and `<param>.exp_avg_sq`
+    as in PyTorch's state dicts) starts at zero.
+
+    `@eval_step(inputs..., labels, params..., buffers...) -> (loss, correct,
+    logits)`: the forward pass with batch norm on the running statistics.
+  }];
+  let dependentDialects = ["::dpc::nn::NNDialect"];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
+           "The loss: cross-entropy">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "The optimizer: sgd or adamw">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0",
+           "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "SGD Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay; negative: PyTorch's default for the optimizer "
+           "(0 for SGD, 0.01 for AdamW)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+  ];
+}
+
 #endif // DPC_PASSES_PASSES_TD

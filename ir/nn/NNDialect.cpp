@@ -16,6 +16,7 @@ void NNDialect::initialize() {
 #define GET_OP_LIST
 #include "ir/nn/NNOps.cpp.inc"
       >();
+  attachDifferentiableOpInterfaces(*getContext());
 }
 
 Operation *NNDialect::materializeConstant(OpBuilder &builder, Attribute value,
@@ -26,12 +27,19 @@ Operation *NNDialect::materializeConstant(OpBuilder &builder, Attribute value,
   return builder.create<ConstantOp>(loc, elements);
 }
 
-/// The naming attributes are strings; any other `nn.` attribute is a typo.
+/// The naming attributes are strings and the marker attributes units; any
+/// other `nn.` attribute is a typo.
 static LogicalResult verifyNamingAttr(Operation *op, NamedAttribute attr,
-                                      ArrayRef<StringRef> known) {
+                                      ArrayRef<StringRef> known,
+                                      ArrayRef<StringRef> markers = {}) {
   StringRef name = attr.getName().strref();
   if (!name.starts_with("nn."))
     return success();
+  if (llvm::is_contained(markers, name)) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a unit attribute";
+    return success();
+  }
   if (!llvm::is_contained(known, name))
     return op->emitError() << "unknown nn attribute '" << name << "'";
   auto str = dyn_cast<StringAttr>(attr.getValue());
@@ -45,11 +53,15 @@ LogicalResult NNDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                   NamedAttribute attr) {
   return verifyNamingAttr(
       op, attr,
-      {kParamAttrName, kBufferAttrName, kInputAttrName, kInitFromAttrName});
+      {kParamAttrName, kBufferAttrName, kInputAttrName, kInitFromAttrName,
+       kOptStateAttrName},
+      {kLabelsAttrName, kLearningRateAttrName, kStepAttrName});
 }
 
 LogicalResult NNDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                                                      unsigned,
                                                      NamedAttribute attr) {
-  return verifyNamingAttr(op, attr, {kOutputAttrName});
+  return verifyNamingAttr(op, attr,
+                          {kOutputAttrName, kParamUpdateAttrName,
+                           kBufferUpdateAttrName, kOptStateUpdateAttrName});
 }

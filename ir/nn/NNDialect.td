@@ -39,6 +39,24 @@ def NN_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kInputAttrName = "nn.input";
     /// Result attribute naming an output of the model.
     static constexpr ::llvm::StringLiteral kOutputAttrName = "nn.output";
+
+    // The signature of a training step (nn-build-train-step).
+    /// Unit argument attribute marking the labels of a step.
+    static constexpr ::llvm::StringLiteral kLabelsAttrName = "nn.labels";
+    /// Unit argument attribute marking the run-time learning rate.
+    static constexpr ::llvm::StringLiteral kLearningRateAttrName = "nn.lr";
+    /// Unit argument attribute marking the run-time 1-based step number.
+    static constexpr ::llvm::StringLiteral kStepAttrName = "nn.step";
+    /// Argument attribute naming optimizer state, "<param>.<state>".
+    static constexpr ::llvm::StringLiteral kOptStateAttrName = "nn.opt_state";
+    /// Result attributes naming the new value of a parameter, buffer or
+    /// optimizer state argument, which the runtime writes back.
+    static constexpr ::llvm::StringLiteral kParamUpdateAttrName =
+        "nn.param_update";
+    static constexpr ::llvm::StringLiteral kBufferUpdateAttrName =
+        "nn.buffer_update";
+    static constexpr ::llvm::StringLiteral kOptStateUpdateAttrName =
+        "nn.opt_state_update";
   }];
 }
 

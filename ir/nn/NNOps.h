@@ -4,6 +4,7 @@
 #define DPC_IR_NN_NNOPS_H
 
 #include "ir/nn/NNDialect.h"
+#include "ir/nn/NNInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"

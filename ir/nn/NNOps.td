@@ -241,4 +241,6 @@ def NN_CrossEntropyOp : NN_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+include "ir/nn/NNGradOps.td"
+
 #endif // DPC_IR_NN_NNOPS_TD

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/nn/NNOps.h"
+#include "ir/nn/ShapeChecks.h"
 #include "runtime/kernels/KernelMath.h"
 
 #include "mlir/Dialect/Traits.h"
@@ -19,34 +20,13 @@
 
 using namespace mlir;
 using namespace dpc::nn;
+using namespace dpc::nn::detail;
 
-namespace {
-
-constexpr int64_t kDynamic = ShapedType::kDynamic;
-
-bool isDynamic(int64_t dim) { return ShapedType::isDynamic(dim); }
-
-/// Two dimensions agree if they are equal or one is not yet known.
-bool dimsAgree(int64_t a, int64_t b) {
-  return isDynamic(a) || isDynamic(b) || a == b;
-}
+namespace dpc::nn::detail {
 
 std::string dimToString(int64_t dim) {
   return isDynamic(dim) ? std::string("?") : std::to_string(dim);
 }
-
-/// Emits a located error if a location is known; always returns failure.
-struct ShapeError {
-  std::optional<Location> loc;
-
-  InFlightDiagnostic operator()() const {
-    // emitOptionalError needs at least one argument to stream; callers add
-    // the message with <<.
-    if (loc)
-      return mlir::emitError(*loc);
-    return InFlightDiagnostic();
-  }
-};
 
 LogicalResult checkRank(const ShapeError &error, RankedTensorType type,
                         int64_t rank, StringRef what) {
@@ -118,11 +98,6 @@ FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
                                             padAfter, dilation, ceilMode);
 }
 
-struct Window2d {
-  ArrayRef<int64_t> kernel, stride, padding, dilation;
-  bool ceilMode;
-};
-
 /// Result type of a 2-D window op over NCHW `input` with `channels` outputs.
 FailureOr<Type> inferWindow2d(const ShapeError &error, RankedTensorType input,
                               int64_t channels, const Window2d &window) {
@@ -188,7 +163,7 @@ int64_t product(ArrayRef<int64_t> dims) {
   return result;
 }
 
-} // namespace
+} // namespace dpc::nn::detail
 
 LogicalResult dpc::nn::inferResultTypes(InferTypeOpInterface op) {
   SmallVector<Type> types;

@@ -1,0 +1,348 @@
+//===- NNGradOps.td - nn gradient and optimizer ops --------*- tablegen -*-===//
+//
+// The ops a training step adds to the forward graph: training-mode batch
+// norm, the vector-Jacobian products of the forward ops, the metrics and the
+// optimizer updates. Like the forward ops they are value-semantic and infer
+// their result types, so a bad gradient graph is a located diagnostic.
+//
+// Operand naming: `result_grad` is the gradient of the loss with respect to
+// the forward op's result; a gradient op's results are the gradients with
+// respect to the forward op's operands.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_IR_NN_NNGRADOPS_TD
+#define DPC_IR_NN_NNGRADOPS_TD
+
+include "ir/nn/NNDialect.td"
+include "ir/nn/NNInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+def NN_Conv2dGradInputOp : NN_Op<"conv2d_grad_input",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of conv2d with respect to its input";
+  let description = [{
+    The attributes are those of the forward `nn.conv2d`. `input_size` is the
+    forward input's `[H, W]`: several input sizes give the same output size
+    under a stride, so it cannot be recovered from `result_grad`. Batch and
+    channels follow from `result_grad` and `filter`, so the forward input
+    itself need not stay alive.
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$filter,
+    DenseI64ArrayAttr:$input_size,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+    DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    $result_grad `,` $filter attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_Conv2dGradFilterOp : NN_Op<"conv2d_grad_filter",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of conv2d with respect to its filter";
+  let description = [{
+    The attributes are those of the forward `nn.conv2d`; `kernel_size` is the
+    filter's `[kH, kW]`. The bias gradient is an `nn.reduce_sum` of
+    `result_grad` over dims 0, 2, 3.
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$input,
+    DenseI64ArrayAttr:$kernel_size,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+    DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs NN_FloatTensor:$filter_grad);
+  let assemblyFormat = [{
+    $result_grad `,` $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalization
+//===----------------------------------------------------------------------===//
+
+def NN_BatchNormTrainOp : NN_Op<"batch_norm_train",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Training-mode batch normalization over dim 1";
+  let description = [{
+    PyTorch's `BatchNorm` in training mode. Normalizes with the batch's
+    statistics over every dim but 1: `mean` and the biased variance `var`,
+    `y = (x - mean) * invstd * scale + shift` with
+    `invstd = 1 / sqrt(var + epsilon)`. Also returns `batch_mean` and
+    `batch_invstd` (saved for `nn.batch_norm_grad`) and the running
+    statistics updated with `momentum`:
+    `new_running_mean = (1 - momentum) * running_mean + momentum * mean`,
+    `new_running_var = (1 - momentum) * running_var + momentum * var * n / (n - 1)`
+    (the unbiased variance), `n` being the count per channel.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$scale,
+    NN_FloatTensor:$shift, NN_FloatTensor:$running_mean,
+    NN_FloatTensor:$running_var,
+    DefaultValuedAttr<F64Attr, "1e-5">:$epsilon,
+    DefaultValuedAttr<F64Attr, "0.1">:$momentum);
+  let results = (outs NN_FloatTensor:$result, NN_FloatTensor:$batch_mean,
+    NN_FloatTensor:$batch_invstd, NN_FloatTensor:$new_running_mean,
+    NN_FloatTensor:$new_running_var);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $shift `,` $running_mean `,` $running_var attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def NN_BatchNormGradOp : NN_Op<"batch_norm_grad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of training-mode batch normalization";
+  let description = [{
+    From the saved `batch_mean` and `batch_invstd` of `nn.batch_norm_train`:
+    with `xhat = (x - mean) * invstd` and sums over every dim but 1,
+    `shift_grad = sum(dy)`, `scale_grad = sum(dy * xhat)`,
+    `input_grad = scale * invstd / n * (n * dy - shift_grad - xhat * scale_grad)`.
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$input,
+    NN_FloatTensor:$scale, NN_FloatTensor:$batch_mean,
+    NN_FloatTensor:$batch_invstd);
+  let results = (outs NN_FloatTensor:$input_grad, NN_FloatTensor:$scale_grad,
+    NN_FloatTensor:$shift_grad);
+  let assemblyFormat = [{
+    $result_grad `,` $input `,` $scale `,` $batch_mean `,` $batch_invstd
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and padding
+//===----------------------------------------------------------------------===//
+
+def NN_MaxPool2dGradOp : NN_Op<"max_pool2d_grad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of max_pool2d: each window's gradient to its argmax";
+  let description = [{
+    The attributes are those of the forward `nn.max_pool2d`; the forward
+    input locates each window's maximum (the first one, in row-major order,
+    on ties, as PyTorch does).
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$input,
+    DenseI64ArrayAttr:$kernel_size,
+    DenseI64ArrayAttr:$stride,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    $result_grad `,` $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_AvgPool2dGradOp : NN_Op<"avg_pool2d_grad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of avg_pool2d: each window's gradient spread evenly";
+  let description = [{
+    The attributes are those of the forward `nn.avg_pool2d`; `input_size` is
+    the forward input's `[H, W]` (not recoverable under a stride).
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad,
+    DenseI64ArrayAttr:$input_size,
+    DenseI64ArrayAttr:$kernel_size,
+    DenseI64ArrayAttr:$stride,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+    DefaultValuedAttr<BoolAttr, "true">:$count_include_pad);
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    $result_grad attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_GlobalAvgPool2dGradOp : NN_Op<"global_avg_pool2d_grad",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of global_avg_pool2d: dy / (H * W) over H x W";
+  let description = [{
+    `input_size` is the forward input's `[H, W]`.
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad,
+    DenseI64ArrayAttr:$input_size);
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    $result_grad attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_PadGradOp : NN_Op<"pad_grad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of pad: the slice that drops `low` and `high`";
+  let arguments = (ins NN_FloatTensor:$result_grad,
+    DenseI64ArrayAttr:$low, DenseI64ArrayAttr:$high);
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    $result_grad attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class NN_ElementwiseGradOp<string mnemonic, string saved, string formula>
+    : NN_Op<mnemonic,
+            [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Gradient of " # formula;
+  let arguments = !con((ins NN_FloatTensor:$result_grad),
+                       !dag(ins, [NN_FloatTensor], [saved]));
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = "operands attr-dict `:` type($input_grad)";
+}
+
+def NN_ReluGradOp
+    : NN_ElementwiseGradOp<"relu_grad", "input", "relu: dy * (x > 0)">;
+def NN_SigmoidGradOp
+    : NN_ElementwiseGradOp<"sigmoid_grad", "result",
+                           "sigmoid from its result: dy * y * (1 - y)">;
+def NN_TanhGradOp
+    : NN_ElementwiseGradOp<"tanh_grad", "result",
+                           "tanh from its result: dy * (1 - y * y)">;
+
+//===----------------------------------------------------------------------===//
+// Reductions and layout
+//===----------------------------------------------------------------------===//
+
+def NN_ReduceSumOp : NN_Op<"reduce_sum", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Sum over `dims` (strictly increasing), kept as size 1 or not";
+  let description = [{
+    Undoes broadcasting in gradients and gives bias gradients.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, DenseI64ArrayAttr:$dims,
+    DefaultValuedAttr<BoolAttr, "false">:$keep_dims);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_TransposeOp : NN_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Permute dims: result dim i is input dim `permutation[i]`";
+  let description = [{
+    With `nn.matmul`, gives the gradients of `nn.linear` and `nn.matmul`.
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+    DenseI64ArrayAttr:$permutation);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and loss
+//===----------------------------------------------------------------------===//
+
+def NN_SoftmaxGradOp : NN_Op<"softmax_grad",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Gradient of softmax from its result: y * (dy - sum(dy * y))";
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$result,
+    I64Attr:$axis);
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = "operands attr-dict `:` type($input_grad)";
+  let hasVerifier = 1;
+}
+
+def NN_LogSoftmaxGradOp : NN_Op<"log_softmax_grad",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Gradient of log_softmax from its result: "
+                "dy - exp(y) * sum(dy)";
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$result,
+    I64Attr:$axis);
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = "operands attr-dict `:` type($input_grad)";
+  let hasVerifier = 1;
+}
+
+def NN_CrossEntropyGradOp : NN_Op<"cross_entropy_grad",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of cross_entropy with respect to the logits";
+  let description = [{
+    `(softmax(logits) - one_hot(labels)) * loss_grad / N`, N the batch, since
+    `nn.cross_entropy` is the mean over the batch.
+  }];
+  let arguments = (ins NN_FloatTensor:$logits, NN_IndexTensor:$labels,
+    NN_FloatTensor:$loss_grad);
+  let results = (outs NN_FloatTensor:$logits_grad);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $loss_grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_CorrectCountOp : NN_Op<"correct_count", [Pure, InferTypeOpAdaptor]> {
+  let summary = "How many rows of logits [N, C] have their argmax at the label";
+  let description = [{
+    A 0-d i64 tensor; ties go to the first maximum (PyTorch's argmax).
+  }];
+  let arguments = (ins NN_FloatTensor:$logits, NN_IndexTensor:$labels);
+  let results = (outs TensorOf<[I64]>:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+def NN_SgdUpdateOp : NN_Op<"sgd_update",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "One torch.optim.SGD step for one parameter";
+  let description = [{
+    With `g = grad + weight_decay * param`: if `momentum` is 0, `new_param =
+    param - lr * g` and there is no momentum buffer. Otherwise
+    `buf = momentum * momentum_buffer + (1 - dampening) * g`,
+    `new_param = param - lr * (nesterov ? g + momentum * buf : buf)`, and
+    `buf` is the second result. The buffer starts at zero, so the first step
+    matches PyTorch (which starts it at `g`) exactly when `dampening` is 0.
+    `lr` is a 0-d tensor fed at run time, for learning-rate schedules.
+  }];
+  let arguments = (ins NN_FloatTensor:$param, NN_FloatTensor:$grad,
+    NN_FloatTensor:$lr, Optional<NN_FloatTensor>:$momentum_buffer,
+    DefaultValuedAttr<F64Attr, "0.0">:$momentum,
+    DefaultValuedAttr<F64Attr, "0.0">:$dampening,
+    DefaultValuedAttr<BoolAttr, "false">:$nesterov,
+    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+  let results = (outs NN_FloatTensor:$new_param,
+    Optional<NN_FloatTensor>:$new_momentum_buffer);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $lr (`,` $momentum_buffer^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_AdamWUpdateOp : NN_Op<"adamw_update", [Pure, InferTypeOpAdaptor]> {
+  let summary = "One torch.optim.AdamW step for one parameter";
+  let description = [{
+    `step` is the 1-based number of this update (a 0-d tensor, as is `lr`,
+    both fed at run time):
+    `p = param * (1 - lr * weight_decay)`,
+    `m = beta1 * exp_avg + (1 - beta1) * grad`,
+    `v = beta2 * exp_avg_sq + (1 - beta2) * grad * grad`,
+    `new_param = p - lr / (1 - beta1^step) * m /
+                 (sqrt(v) / sqrt(1 - beta2^step) + eps)`;
+    the results are `new_param`, `m` and `v`.
+  }];
+  let arguments = (ins NN_FloatTensor:$param, NN_FloatTensor:$grad,
+    NN_FloatTensor:$exp_avg, NN_FloatTensor:$exp_avg_sq,
+    RankedTensorOf<[AnySignlessInteger, AnyFloat]>:$step, NN_FloatTensor:$lr,
+    DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+    DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+    DefaultValuedAttr<F64Attr, "1e-8">:$eps,
+    DefaultValuedAttr<F64Attr, "0.01">:$weight_decay);
+  let results = (outs NN_FloatTensor:$new_param, NN_FloatTensor:$new_exp_avg,
+    NN_FloatTensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step `,` $lr attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+#endif // DPC_IR_NN_NNGRADOPS_TD

@@ -1,0 +1,86 @@
+//===- ShapeChecks.h - shape checks shared by nn ops ------------*- C++ -*-===//
+//
+// The operand checks and window arithmetic behind the forward ops' result-type
+// inference, shared with the gradient ops so both reject bad shapes with the
+// same located diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_IR_NN_SHAPECHECKS_H
+#define DPC_IR_NN_SHAPECHECKS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Value.h"
+
+#include <optional>
+#include <string>
+
+namespace dpc::nn::detail {
+
+constexpr int64_t kDynamic = mlir::ShapedType::kDynamic;
+
+inline bool isDynamic(int64_t dim) { return mlir::ShapedType::isDynamic(dim); }
+
+/// Two dimensions agree if they are equal or one is not yet known.
+inline bool dimsAgree(int64_t a, int64_t b) {
+  return isDynamic(a) || isDynamic(b) || a == b;
+}
+
+std::string dimToString(int64_t dim);
+
+/// Emits a located error if a location is known; always returns failure.
+struct ShapeError {
+  std::optional<mlir::Location> loc;
+
+  mlir::InFlightDiagnostic operator()() const {
+    // emitOptionalError needs at least one argument to stream; callers add
+    // the message with <<.
+    if (loc)
+      return mlir::emitError(*loc);
+    return mlir::InFlightDiagnostic();
+  }
+};
+
+mlir::LogicalResult checkRank(const ShapeError &error,
+                              mlir::RankedTensorType type, int64_t rank,
+                              llvm::StringRef what);
+
+/// Checks that an i64 array attribute has `size` entries, each >= `minValue`.
+mlir::LogicalResult checkArray(const ShapeError &error,
+                               llvm::ArrayRef<int64_t> values, size_t size,
+                               int64_t minValue, llvm::StringRef name);
+
+mlir::LogicalResult checkSameElementType(const ShapeError &error, mlir::Type a,
+                                         mlir::Type b, llvm::StringRef what);
+
+/// A 1-D per-channel operand (bias, batch-norm scale/shift/statistics).
+mlir::LogicalResult checkPerChannel(const ShapeError &error,
+                                    mlir::Value operand, int64_t channels,
+                                    mlir::Type elementType,
+                                    llvm::StringRef what);
+
+struct Window2d {
+  llvm::ArrayRef<int64_t> kernel, stride, padding, dilation;
+  bool ceilMode;
+};
+
+/// Result type of a 2-D window op over NCHW `input` with `channels` outputs.
+mlir::FailureOr<mlir::Type> inferWindow2d(const ShapeError &error,
+                                          mlir::RankedTensorType input,
+                                          int64_t channels,
+                                          const Window2d &window);
+
+/// Result of a pooling op: checks the kernel, then the shared window rules.
+mlir::FailureOr<mlir::Type>
+inferPool2d(const ShapeError &error, mlir::Value input, const Window2d &window);
+
+mlir::LogicalResult pushResult(mlir::FailureOr<mlir::Type> type,
+                               llvm::SmallVectorImpl<mlir::Type> &inferred);
+
+/// Product of dims, or kDynamic if any is dynamic.
+int64_t product(llvm::ArrayRef<int64_t> dims);
+
+} // namespace dpc::nn::detail
+
+#endif // DPC_IR_NN_SHAPECHECKS_H

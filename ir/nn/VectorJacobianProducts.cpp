@@ -1,0 +1,296 @@
+//===- VectorJacobianProducts.cpp - gradients of the forward nn ops -------===//
+//
+// DifferentiableOpInterface for every forward op, as external models: the
+// forward ops' ODS stays about what they compute, and reverse-mode autodiff
+// (nn-build-train-step) asks each op for its gradients through the interface.
+//
+// Gradients have their value's type; where NumPy broadcasting widened an
+// operand, its gradient is summed back down to the operand's shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/nn/NNOps.h"
+
+using namespace mlir;
+using namespace dpc::nn;
+
+namespace {
+
+RankedTensorType rankedType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Sums `grad` down to `target`'s shape: over the leading dims that
+/// broadcasting added and over the dims where `target` has size 1.
+Value unbroadcast(OpBuilder &b, Location loc, Value grad,
+                  RankedTensorType target) {
+  auto type = rankedType(grad);
+  if (type.getShape() == target.getShape())
+    return grad;
+  int64_t leading = type.getRank() - target.getRank();
+  SmallVector<int64_t> widened;
+  for (int64_t d = leading; d < type.getRank(); ++d)
+    if (target.getDimSize(d - leading) == 1 && type.getDimSize(d) != 1)
+      widened.push_back(d);
+  if (!widened.empty())
+    grad = b.create<ReduceSumOp>(loc, grad, widened, /*keep_dims=*/true);
+  if (leading > 0)
+    grad = b.create<ReduceSumOp>(loc, grad,
+                                 llvm::to_vector(llvm::seq<int64_t>(leading)),
+                                 /*keep_dims=*/false);
+  return grad;
+}
+
+/// Reshapes `grad` back to `target`'s shape; at most one dim (the batch) may
+/// be dynamic, and it is the one reshape infers.
+FailureOr<Value> reshapeTo(Operation *op, OpBuilder &b, Value grad,
+                           RankedTensorType target) {
+  SmallVector<int64_t> shape(target.getShape());
+  if (llvm::count_if(shape, ShapedType::isDynamic) > 1)
+    return op->emitOpError()
+           << "cannot be differentiated: more than one dynamic dim in "
+           << target;
+  for (int64_t &dim : shape)
+    if (ShapedType::isDynamic(dim))
+      dim = -1;
+  return b.create<ReshapeOp>(op->getLoc(), grad, shape).getResult();
+}
+
+/// The `[H, W]` of an NCHW value, which gradient ops take as `input_size`.
+FailureOr<SmallVector<int64_t>> spatialSize(Operation *op, Value value) {
+  auto type = rankedType(value);
+  if (type.getRank() != 4 || type.isDynamicDim(2) || type.isDynamicDim(3))
+    return op->emitOpError()
+           << "cannot be differentiated: needs a static height and width, got "
+           << type;
+  return SmallVector<int64_t>{type.getDimSize(2), type.getDimSize(3)};
+}
+
+Value transpose2d(OpBuilder &b, Location loc, Value value) {
+  return b.create<TransposeOp>(loc, value, ArrayRef<int64_t>{1, 0});
+}
+
+//===----------------------------------------------------------------------===//
+// One vector-Jacobian product per forward op
+//===----------------------------------------------------------------------===//
+
+LogicalResult buildVJP(ConstantOp, OpBuilder &, ValueRange,
+                       SmallVectorImpl<Value> &) {
+  return success();
+}
+
+LogicalResult buildVJP(Conv2dOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  FailureOr<SmallVector<int64_t>> inputSize = spatialSize(op, op.getInput());
+  if (failed(inputSize))
+    return failure();
+  Location loc = op.getLoc();
+  auto filter = op.getFilter().getType();
+  int64_t kernel[2] = {filter.getDimSize(2), filter.getDimSize(3)};
+  grads.push_back(b.create<Conv2dGradInputOp>(
+      loc, dys[0], op.getFilter(), *inputSize, op.getStride(), op.getPadding(),
+      op.getDilation(), op.getGroups()));
+  grads.push_back(b.create<Conv2dGradFilterOp>(
+      loc, dys[0], op.getInput(), kernel, op.getStride(), op.getPadding(),
+      op.getDilation(), op.getGroups()));
+  if (op.getBias())
+    grads.push_back(b.create<ReduceSumOp>(loc, dys[0],
+                                          ArrayRef<int64_t>{0, 2, 3},
+                                          /*keep_dims=*/false));
+  return success();
+}
+
+LogicalResult buildVJP(BatchNormOp op, OpBuilder &, ValueRange,
+                       SmallVectorImpl<Value> &) {
+  return op.emitOpError()
+         << "uses running statistics and is not differentiated; a training "
+            "step uses nn.batch_norm_train";
+}
+
+LogicalResult buildVJP(BatchNormTrainOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  if (llvm::any_of(dys.drop_front(), [](Value dy) { return dy; }))
+    return op.emitOpError()
+           << "cannot be differentiated through its statistics results";
+  auto grad = b.create<BatchNormGradOp>(op.getLoc(), dys[0], op.getInput(),
+                                        op.getScale(), op.getBatchMean(),
+                                        op.getBatchInvstd());
+  grads.append({grad.getInputGrad(), grad.getScaleGrad(), grad.getShiftGrad(),
+                Value(), Value()});
+  return success();
+}
+
+LogicalResult buildVJP(MaxPool2dOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<MaxPool2dGradOp>(
+      op.getLoc(), dys[0], op.getInput(), op.getKernelSize(), op.getStride(),
+      op.getPadding(), op.getDilation(), op.getCeilMode()));
+  return success();
+}
+
+LogicalResult buildVJP(AvgPool2dOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  FailureOr<SmallVector<int64_t>> inputSize = spatialSize(op, op.getInput());
+  if (failed(inputSize))
+    return failure();
+  grads.push_back(b.create<AvgPool2dGradOp>(
+      op.getLoc(), dys[0], *inputSize, op.getKernelSize(), op.getStride(),
+      op.getPadding(), op.getCeilMode(), op.getCountIncludePad()));
+  return success();
+}
+
+LogicalResult buildVJP(GlobalAvgPool2dOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  FailureOr<SmallVector<int64_t>> inputSize = spatialSize(op, op.getInput());
+  if (failed(inputSize))
+    return failure();
+  grads.push_back(
+      b.create<GlobalAvgPool2dGradOp>(op.getLoc(), dys[0], *inputSize));
+  return success();
+}
+
+LogicalResult buildVJP(PadOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(
+      b.create<PadGradOp>(op.getLoc(), dys[0], op.getLow(), op.getHigh()));
+  return success();
+}
+
+LogicalResult buildVJP(ReluOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<ReluGradOp>(op.getLoc(), dys[0], op.getInput()));
+  return success();
+}
+
+LogicalResult buildVJP(SigmoidOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<SigmoidGradOp>(op.getLoc(), dys[0], op.getResult()));
+  return success();
+}
+
+LogicalResult buildVJP(TanhOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<TanhGradOp>(op.getLoc(), dys[0], op.getResult()));
+  return success();
+}
+
+LogicalResult buildVJP(AddOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  Location loc = op.getLoc();
+  grads.push_back(unbroadcast(b, loc, dys[0], op.getLhs().getType()));
+  grads.push_back(unbroadcast(b, loc, dys[0], op.getRhs().getType()));
+  return success();
+}
+
+LogicalResult buildVJP(MulOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  Location loc = op.getLoc();
+  Value lhsGrad = b.create<MulOp>(loc, dys[0], op.getRhs());
+  Value rhsGrad = b.create<MulOp>(loc, dys[0], op.getLhs());
+  grads.push_back(unbroadcast(b, loc, lhsGrad, op.getLhs().getType()));
+  grads.push_back(unbroadcast(b, loc, rhsGrad, op.getRhs().getType()));
+  return success();
+}
+
+LogicalResult buildVJP(FlattenOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  FailureOr<Value> grad = reshapeTo(op, b, dys[0], op.getInput().getType());
+  if (failed(grad))
+    return failure();
+  grads.push_back(*grad);
+  return success();
+}
+
+LogicalResult buildVJP(ReshapeOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  FailureOr<Value> grad = reshapeTo(op, b, dys[0], op.getInput().getType());
+  if (failed(grad))
+    return failure();
+  grads.push_back(*grad);
+  return success();
+}
+
+/// y = x W^T + b: dx = dy W, dW = dy^T x, db = sum over the batch of dy.
+LogicalResult buildVJP(LinearOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  Location loc = op.getLoc();
+  Value dy = dys[0];
+  grads.push_back(b.create<MatmulOp>(loc, dy, op.getWeight()));
+  grads.push_back(
+      b.create<MatmulOp>(loc, transpose2d(b, loc, dy), op.getInput()));
+  if (op.getBias())
+    grads.push_back(b.create<ReduceSumOp>(loc, dy, ArrayRef<int64_t>{0},
+                                          /*keep_dims=*/false));
+  return success();
+}
+
+/// y = A B with A [..., N, K]: dA = dy B^T; dB = A^T dy with A's leading
+/// dims folded into its rows.
+LogicalResult buildVJP(MatmulOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  Location loc = op.getLoc();
+  Value dy = dys[0];
+  Value lhs = op.getLhs();
+  grads.push_back(
+      b.create<MatmulOp>(loc, dy, transpose2d(b, loc, op.getRhs())));
+  auto lhsType = op.getLhs().getType();
+  if (lhsType.getRank() > 2) {
+    int64_t rows[2] = {-1, lhsType.getShape().back()};
+    int64_t gradRows[2] = {-1, rankedType(dy).getShape().back()};
+    lhs = b.create<ReshapeOp>(loc, lhs, rows);
+    dy = b.create<ReshapeOp>(loc, dy, gradRows);
+  }
+  grads.push_back(b.create<MatmulOp>(loc, transpose2d(b, loc, lhs), dy));
+  return success();
+}
+
+LogicalResult buildVJP(SoftmaxOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<SoftmaxGradOp>(op.getLoc(), dys[0], op.getResult(),
+                                          op.getAxis()));
+  return success();
+}
+
+LogicalResult buildVJP(LogSoftmaxOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<LogSoftmaxGradOp>(op.getLoc(), dys[0],
+                                             op.getResult(), op.getAxis()));
+  return success();
+}
+
+LogicalResult buildVJP(CrossEntropyOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<CrossEntropyGradOp>(op.getLoc(), op.getLogits(),
+                                               op.getLabels(), dys[0]));
+  grads.push_back(Value()); // labels
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Attaching
+//===----------------------------------------------------------------------===//
+
+template <typename OpT>
+struct DifferentiableModel
+    : public DifferentiableOpInterface::ExternalModel<DifferentiableModel<OpT>,
+                                                      OpT> {
+  LogicalResult
+  buildVectorJacobianProduct(Operation *op, OpBuilder &b,
+                             ValueRange resultGradients,
+                             SmallVectorImpl<Value> &operandGradients) const {
+    return buildVJP(cast<OpT>(op), b, resultGradients, operandGradients);
+  }
+};
+
+template <typename... OpTs> void attach(MLIRContext &context) {
+  (OpTs::template attachInterface<DifferentiableModel<OpTs>>(context), ...);
+}
+
+} // namespace
+
+void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
+  attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
+         AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
+         AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp, MatmulOp, SoftmaxOp,
+         LogSoftmaxOp, CrossEntropyOp>(context);
+}

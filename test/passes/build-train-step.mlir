@@ -1,0 +1,116 @@
+// RUN: dpc-opt %s -split-input-file -nn-build-train-step="momentum=0.9" | FileCheck %s
+// RUN: dpc-opt %s -split-input-file -nn-build-train-step="optimizer=adamw" | FileCheck %s --check-prefix=ADAMW
+
+// An MLP: linear + relu + linear. @forward stays; @eval_step and @train_step
+// follow it.
+// CHECK-LABEL: func.func @forward
+// CHECK-LABEL: func.func @eval_step
+// CHECK-SAME: (%{{.*}}: tensor<?x4xf32> {nn.input = "x"}, %[[LABELS:arg[0-9]+]]: tensor<?xi64> {nn.labels}, %{{.*}}: tensor<8x4xf32> {nn.param = "fc1.weight"}, %{{.*}}: tensor<8xf32> {nn.param = "fc1.bias"}, %{{.*}}: tensor<3x8xf32> {nn.param = "fc2.weight"})
+// CHECK-SAME: -> (tensor<f32> {nn.output = "loss"}, tensor<i64> {nn.output = "correct"}, tensor<?x3xf32> {nn.output = "logits"})
+// CHECK: nn.linear
+// CHECK: %[[LOGITS:.*]] = nn.linear
+// CHECK: nn.cross_entropy %[[LOGITS]], %[[LABELS]]
+// CHECK: nn.correct_count %[[LOGITS]], %[[LABELS]]
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%[[X:arg[0-9]+]]: tensor<?x4xf32> {nn.input = "x"}, %[[Y:arg[0-9]+]]: tensor<?xi64> {nn.labels}, %[[LR:arg[0-9]+]]: tensor<f32> {nn.lr}, %[[W1:arg[0-9]+]]: tensor<8x4xf32> {nn.param = "fc1.weight"}, %[[B1:arg[0-9]+]]: tensor<8xf32> {nn.param = "fc1.bias"}, %[[W2:arg[0-9]+]]: tensor<3x8xf32> {nn.param = "fc2.weight"}, %[[M1:arg[0-9]+]]: tensor<8x4xf32> {nn.opt_state = "fc1.weight.momentum_buffer"}, %[[M2:arg[0-9]+]]: tensor<8xf32> {nn.opt_state = "fc1.bias.momentum_buffer"}, %[[M3:arg[0-9]+]]: tensor<3x8xf32> {nn.opt_state = "fc2.weight.momentum_buffer"})
+// CHECK-SAME: -> (tensor<f32> {nn.output = "loss"}, tensor<i64> {nn.output = "correct"}, tensor<8x4xf32> {nn.param_update = "fc1.weight"}, tensor<8xf32> {nn.param_update = "fc1.bias"}, tensor<3x8xf32> {nn.param_update = "fc2.weight"}, tensor<8x4xf32> {nn.opt_state_update = "fc1.weight.momentum_buffer"}, tensor<8xf32> {nn.opt_state_update = "fc1.bias.momentum_buffer"}, tensor<3x8xf32> {nn.opt_state_update = "fc2.weight.momentum_buffer"})
+// CHECK: %[[H:.*]] = nn.linear %[[X]], %[[W1]], %[[B1]]
+// CHECK: %[[A:.*]] = nn.relu %[[H]]
+// CHECK: %[[LOGITS:.*]] = nn.linear %[[A]], %[[W2]]
+// CHECK: %[[LOSS:.*]] = nn.cross_entropy %[[LOGITS]], %[[Y]]
+// CHECK: %[[CORRECT:.*]] = nn.correct_count %[[LOGITS]], %[[Y]]
+// CHECK: %[[ONE:.*]] = nn.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[DLOGITS:.*]] = nn.cross_entropy_grad %[[LOGITS]], %[[Y]], %[[ONE]]
+// CHECK: %[[DA:.*]] = nn.matmul %[[DLOGITS]], %[[W2]]
+// CHECK: %[[DLT:.*]] = nn.transpose %[[DLOGITS]] {permutation = array<i64: 1, 0>}
+// CHECK: %[[DW2:.*]] = nn.matmul %[[DLT]], %[[A]]
+// CHECK: %[[DH:.*]] = nn.relu_grad %[[DA]], %[[H]]
+// CHECK: %[[DHT:.*]] = nn.transpose %[[DH]]
+// CHECK: %[[DW1:.*]] = nn.matmul %[[DHT]], %[[X]]
+// CHECK: %[[DB1:.*]] = nn.reduce_sum %[[DH]] {dims = array<i64: 0>}
+// The gradient of the data input is not needed and not built.
+// CHECK-NOT: nn.matmul %[[DH]], %[[W1]]
+// CHECK: %[[NW1:.*]], %[[NM1:.*]] = nn.sgd_update %[[W1]], %[[DW1]], %[[LR]], %[[M1]] {momentum = 9.000000e-01 : f64}
+// CHECK: %[[NB1:.*]], %[[NM2:.*]] = nn.sgd_update %[[B1]], %[[DB1]], %[[LR]], %[[M2]]
+// CHECK: %[[NW2:.*]], %[[NM3:.*]] = nn.sgd_update %[[W2]], %[[DW2]], %[[LR]], %[[M3]]
+// CHECK: return %[[LOSS]], %[[CORRECT]], %[[NW1]], %[[NB1]], %[[NW2]], %[[NM1]], %[[NM2]], %[[NM3]]
+
+// AdamW adds the run-time step and two state tensors per parameter.
+// ADAMW-LABEL: func.func @train_step
+// ADAMW-SAME: %[[LR:arg[0-9]+]]: tensor<f32> {nn.lr}, %[[STEP:arg[0-9]+]]: tensor<i64> {nn.step}, %[[W1:arg[0-9]+]]: tensor<8x4xf32> {nn.param = "fc1.weight"}
+// ADAMW-SAME: %[[M:arg[0-9]+]]: tensor<8x4xf32> {nn.opt_state = "fc1.weight.exp_avg"}, %[[V:arg[0-9]+]]: tensor<8x4xf32> {nn.opt_state = "fc1.weight.exp_avg_sq"}
+// ADAMW-SAME: tensor<8x4xf32> {nn.opt_state_update = "fc1.weight.exp_avg"}, tensor<8x4xf32> {nn.opt_state_update = "fc1.weight.exp_avg_sq"}
+// ADAMW: nn.adamw_update %[[W1]], %{{.*}}, %[[M]], %[[V]], %[[STEP]], %[[LR]] :
+// ADAMW-COUNT-2: nn.adamw_update
+
+func.func @forward(%x: tensor<?x4xf32> {nn.input = "x"},
+                   %w1: tensor<8x4xf32> {nn.param = "fc1.weight"},
+                   %b1: tensor<8xf32> {nn.param = "fc1.bias"},
+                   %w2: tensor<3x8xf32> {nn.param = "fc2.weight"})
+    -> (tensor<?x3xf32> {nn.output = "logits"}) {
+  %0 = nn.linear %x, %w1, %b1 : (tensor<?x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %1 = nn.relu %0 : tensor<?x8xf32>
+  %2 = nn.linear %1, %w2 : (tensor<?x8xf32>, tensor<3x8xf32>) -> tensor<?x3xf32>
+  return %2 : tensor<?x3xf32>
+}
+
+// -----
+
+// conv + batch_norm + relu + residual add + max_pool: batch norm trains on
+// batch statistics and its running statistics come back as buffer updates.
+// CHECK-LABEL: func.func @eval_step
+// CHECK: nn.batch_norm %
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[RM:arg[0-9]+]]: tensor<4xf32> {nn.buffer = "bn.running_mean"}, %[[RV:arg[0-9]+]]: tensor<4xf32> {nn.buffer = "bn.running_var"}
+// CHECK-SAME: tensor<4xf32> {nn.buffer_update = "bn.running_mean"}, tensor<4xf32> {nn.buffer_update = "bn.running_var"}
+// CHECK-NOT: nn.batch_norm %
+// CHECK: %[[Y:.*]], %[[MEAN:.*]], %[[INVSTD:.*]], %[[NRM:.*]], %[[NRV:.*]] = nn.batch_norm_train %{{.*}}, %{{.*}}, %{{.*}}, %[[RM]], %[[RV]]
+// CHECK: nn.max_pool2d_grad
+// CHECK: nn.relu_grad
+// CHECK: nn.batch_norm_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[MEAN]], %[[INVSTD]]
+// CHECK: nn.conv2d_grad_filter %{{.*}}, %{{.*}} {kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>}
+// The input's gradients (conv2d_grad_input, the residual branch) are dropped.
+// CHECK-NOT: nn.conv2d_grad_input
+// CHECK: return {{.*}}, %[[NRM]], %[[NRV]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+
+func.func @forward(%x: tensor<2x4x8x8xf32> {nn.input = "x"},
+                   %w: tensor<4x4x3x3xf32> {nn.param = "conv.weight"},
+                   %s: tensor<4xf32> {nn.param = "bn.weight"},
+                   %t: tensor<4xf32> {nn.param = "bn.bias"},
+                   %m: tensor<4xf32> {nn.buffer = "bn.running_mean"},
+                   %v: tensor<4xf32> {nn.buffer = "bn.running_var"},
+                   %fw: tensor<10x64xf32> {nn.param = "fc.weight"})
+    -> (tensor<2x10xf32> {nn.output = "logits"}) {
+  %0 = nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<2x4x8x8xf32>
+  %1 = nn.batch_norm %0, %s, %t, %m, %v : (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+  %2 = nn.relu %1 : tensor<2x4x8x8xf32>
+  %3 = nn.add %2, %x : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %4 = nn.max_pool2d %3 {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<2x4x8x8xf32>) -> tensor<2x4x4x4xf32>
+  %5 = nn.flatten %4 : (tensor<2x4x4x4xf32>) -> tensor<2x64xf32>
+  %6 = nn.linear %5, %fw : (tensor<2x64xf32>, tensor<10x64xf32>) -> tensor<2x10xf32>
+  return %6 : tensor<2x10xf32>
+}
+
+// -----
+
+// %1 feeds both the mul and the add: its gradients are summed before
+// tanh_grad; the broadcast `scale` gets its gradient summed over the batch.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[T:.*]] = nn.tanh
+// CHECK: %[[DY:.*]] = nn.cross_entropy_grad
+// CHECK: %[[DT1:.*]] = nn.mul %[[DY]], %{{.*}} : (tensor<?x4xf32>, tensor<4xf32>)
+// CHECK: %[[PROD:.*]] = nn.mul %[[DY]], %[[T]]
+// CHECK: %[[DS:.*]] = nn.reduce_sum %[[PROD]] {dims = array<i64: 0>} : (tensor<?x4xf32>) -> tensor<4xf32>
+// CHECK: %[[SUM:.*]] = nn.add %[[DY]], %[[DT1]]
+// CHECK: nn.tanh_grad %[[SUM]], %[[T]]
+
+func.func @forward(%x: tensor<?x4xf32> {nn.input = "x"},
+                   %w: tensor<4x4xf32> {nn.param = "fc.weight"},
+                   %b: tensor<4xf32> {nn.param = "scale"})
+    -> (tensor<?x4xf32> {nn.output = "logits"}) {
+  %0 = nn.linear %x, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %1 = nn.tanh %0 : tensor<?x4xf32>
+  %2 = nn.mul %1, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %3 = nn.add %2, %1 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %3 : tensor<?x4xf32>
+}
