@@ -2,6 +2,8 @@
 
 #include "tools/Registration.h"
 
+#include "codegen/Passes.h"
+#include "ir/exec/ExecDialect.h"
 #include "ir/nn/NNDialect.h"
 #include "passes/Passes.h"
 
@@ -10,11 +12,13 @@
 #include "mlir/Transforms/Passes.h"
 
 void dpc::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<mlir::func::FuncDialect, nn::NNDialect>();
+  registry.insert<mlir::func::FuncDialect, mlir::memref::MemRefDialect,
+                  nn::NNDialect, exec::ExecDialect>();
 }
 
 void dpc::registerAllPasses() {
   dpc::registerDPCPasses();
+  dpc::registerDPCCodegenPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

@@ -15,8 +15,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -26,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <memory>
 
 using namespace mlir;
@@ -758,6 +761,84 @@ OwningOpRef<ModuleOp> Importer::run() {
 }
 
 } // namespace
+
+/// The bytes of one tensor, in its own element type.
+static std::vector<uint8_t> tensorBytes(const onnx::TensorProto &tensor,
+                                        StringRef modelDir) {
+  size_t count = 1;
+  for (int64_t d : tensor.dims())
+    count *= d;
+  auto fromValues = [&](auto values, const auto &typed) {
+    using T = typename decltype(values)::value_type;
+    values = tensorValues<T>(tensor, typed, count);
+    std::vector<uint8_t> bytes(count * sizeof(T));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    return bytes;
+  };
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    size_t offset = 0, length = 0;
+    for (const auto &entry : tensor.external_data()) {
+      if (entry.key() == "location")
+        location = entry.value();
+      else if (entry.key() == "offset")
+        offset = std::stoull(entry.value());
+      else if (entry.key() == "length")
+        length = std::stoull(entry.value());
+    }
+    SmallString<256> file(modelDir);
+    llvm::sys::path::append(file, location);
+    auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!buffer)
+      fail("tensor '" + tensor.name() + "': cannot read its external data " +
+           std::string(file));
+    StringRef data = (*buffer)->getBuffer();
+    if (offset > data.size() || (length && offset + length > data.size()))
+      fail("tensor '" + tensor.name() + "': its external data in " +
+           std::string(file) + " is shorter than the model says");
+    data = data.substr(offset, length ? length : StringRef::npos);
+    return std::vector<uint8_t>(data.begin(), data.end());
+  }
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    return fromValues(std::vector<float>(), tensor.float_data());
+  case onnx::TensorProto::DOUBLE:
+    return fromValues(std::vector<double>(), tensor.double_data());
+  case onnx::TensorProto::INT64:
+    return fromValues(std::vector<int64_t>(), tensor.int64_data());
+  case onnx::TensorProto::INT32:
+    return fromValues(std::vector<int32_t>(), tensor.int32_data());
+  default:
+    fail("tensor '" + tensor.name() + "' has an element type (" +
+         std::to_string(tensor.data_type()) + ") that cannot be read");
+  }
+}
+
+bool dpc::frontend::readONNXTensors(
+    StringRef path, llvm::StringMap<std::vector<uint8_t>> &tensors,
+    std::string &error) {
+  std::ifstream file(path.str(), std::ios::binary);
+  onnx::ModelProto model;
+  if (!file || !model.ParseFromIstream(&file)) {
+    error = "not an ONNX model (truncated, or not a model file?)";
+    return false;
+  }
+  StringRef modelDir = llvm::sys::path::parent_path(path);
+  try {
+    for (const auto &init : model.graph().initializer())
+      tensors[init.name()] = tensorBytes(init, modelDir);
+    for (const auto &node : model.graph().node())
+      if (node.op_type() == "Constant" && node.output_size() == 1)
+        for (const auto &attr : node.attribute())
+          if (attr.name() == "value")
+            tensors[node.output(0)] = tensorBytes(attr.t(), modelDir);
+  } catch (ImportError &e) {
+    error = e.message;
+    return false;
+  }
+  return true;
+}
 
 OwningOpRef<ModuleOp> dpc::frontend::importONNXFile(StringRef path,
                                                     MLIRContext &context,

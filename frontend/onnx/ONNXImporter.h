@@ -11,7 +11,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include "llvm/ADT/StringMap.h"
+
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dpc::frontend {
 
@@ -27,6 +31,14 @@ namespace dpc::frontend {
 mlir::OwningOpRef<mlir::ModuleOp> importONNXFile(llvm::StringRef path,
                                                  mlir::MLIRContext &context,
                                                  std::string &error);
+
+/// The model file's tensors (initializers and Constant node values) by name,
+/// as raw little-endian bytes: the initial values of its parameters. Data
+/// stored outside the model file is read from where the model says. On
+/// failure returns false and sets `error` to one line.
+bool readONNXTensors(llvm::StringRef path,
+                     llvm::StringMap<std::vector<uint8_t>> &tensors,
+                     std::string &error);
 
 } // namespace dpc::frontend
 

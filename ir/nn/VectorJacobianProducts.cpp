@@ -53,6 +53,12 @@ FailureOr<Value> reshapeTo(Operation *op, OpBuilder &b, Value grad,
   for (int64_t &dim : shape)
     if (ShapedType::isDynamic(dim))
       dim = -1;
+  // A leading dim the gradient shares is copied (0), not spelled out, so the
+  // reshape stays valid at any batch size.
+  auto gradType = cast<RankedTensorType>(grad.getType());
+  if (!shape.empty() && gradType.getRank() > 0 &&
+      gradType.getDimSize(0) == target.getDimSize(0))
+    shape[0] = 0;
   return b.create<ReshapeOp>(op->getLoc(), grad, shape).getResult();
 }
 

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Passes.h"
+#include "codegen/PlanWriter.h"
 #include "frontend/onnx/ONNXImporter.h"
 #include "passes/Passes.h"
 #include "tools/Registration.h"
@@ -36,16 +38,37 @@ static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::sub(compileCommand));
-static cl::opt<int64_t>
-    batchSize("batch", cl::desc("Global batch size (the compiled maximum)"),
-              cl::value_desc("N"), cl::sub(compileCommand));
+static cl::opt<int64_t> batchSize(
+    "batch",
+    cl::desc("Global batch size (the compiled maximum; training stages "
+             "default to 256)"),
+    cl::value_desc("N"), cl::sub(compileCommand));
 
-enum class Stage { NN };
-static cl::opt<Stage>
-    emitStage("emit", cl::desc("Print a stage of the compilation as MLIR"),
-              cl::values(clEnumValN(Stage::NN, "nn",
-                                    "the imported forward graph (nn dialect)")),
-              cl::sub(compileCommand));
+enum class Stage { NN, Train, Exec };
+static cl::opt<Stage> emitStage(
+    "emit", cl::desc("Print a stage of the compilation as MLIR"),
+    cl::values(clEnumValN(Stage::NN, "nn",
+                          "the imported forward graph (nn dialect)"),
+               clEnumValN(Stage::Train, "train",
+                          "the training and evaluation steps (nn dialect)"),
+               clEnumValN(Stage::Exec, "exec",
+                          "the planned steps: buffers and kernel calls")),
+    cl::sub(compileCommand));
+
+static cl::opt<std::string> lossName("loss", cl::desc("The loss"),
+                                     cl::init("cross-entropy"),
+                                     cl::sub(compileCommand));
+static cl::opt<std::string> optimizerName("optimizer", cl::desc("sgd or adamw"),
+                                          cl::init("sgd"),
+                                          cl::sub(compileCommand));
+static cl::opt<double> momentum("momentum", cl::desc("SGD momentum"),
+                                cl::init(0.0), cl::sub(compileCommand));
+static cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
+                              cl::sub(compileCommand));
+static cl::opt<double>
+    weightDecay("weight-decay",
+                cl::desc("Weight decay (default: PyTorch's for the optimizer)"),
+                cl::init(-1.0), cl::sub(compileCommand));
 
 /// Prints `dpc: error: <file>: <message>` and returns the exit code.
 static int reportError(StringRef file, const Twine &message) {
@@ -75,14 +98,44 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &context) {
   return module;
 }
 
+/// Writes the plan of the exec-level `module` to `outputPath`, with the
+/// parameters' initial values from the model file.
+static int writePlanFile(ModuleOp module, int64_t batch) {
+  llvm::StringMap<std::vector<uint8_t>> tensors;
+  if (llvm::sys::path::extension(modelPath) == ".onnx") {
+    std::string error;
+    if (!dpc::frontend::readONNXTensors(modelPath, tensors, error))
+      return reportError(modelPath, error);
+  }
+  dpc::PlanOptions options;
+  options.modelPath = modelPath;
+  options.batch = batch;
+  auto lookup = [&](StringRef name) -> const std::vector<uint8_t> * {
+    auto it = tensors.find(name);
+    return it == tensors.end() ? nullptr : &it->second;
+  };
+  options.initialValues = lookup;
+  FailureOr<std::vector<uint8_t>> plan = dpc::writePlan(module, options);
+  if (failed(plan))
+    return 1;
+  std::string message;
+  auto output = openOutputFile(outputPath, &message);
+  if (!output)
+    return reportError(outputPath, message);
+  output->os().write(reinterpret_cast<const char *>(plan->data()),
+                     plan->size());
+  output->keep();
+  return 0;
+}
+
 static int runCompile() {
   if (batchSize.getNumOccurrences() && batchSize <= 0)
     return reportError(modelPath, "--batch must be a positive integer, got " +
                                       Twine(batchSize.getValue()));
-  if (!emitStage.getNumOccurrences())
-    return reportError(modelPath,
-                       "writing a training plan is not implemented yet; "
-                       "use --emit=nn to print the imported model");
+  bool writesPlan = !emitStage.getNumOccurrences();
+  if (writesPlan && outputPath == "-")
+    return reportError(modelPath, "give the plan file with -o PLAN, or "
+                                  "print a stage with --emit");
 
   DialectRegistry registry;
   dpc::registerAllDialects(registry);
@@ -99,15 +152,33 @@ static int runCompile() {
   });
   if (failed(verify(*module)))
     return 1;
+  // Training stages need a fixed batch: the plan is sized for it.
+  bool training = writesPlan || emitStage != Stage::NN;
+  int64_t batch = batchSize.getNumOccurrences() ? batchSize.getValue()
+                  : training                    ? 256
+                                                : 0;
   PassManager pm(&context);
-  if (batchSize.getNumOccurrences()) {
+  if (batch) {
     dpc::NNSetBatchOptions options;
-    options.batch = batchSize;
+    options.batch = batch;
     pm.addNestedPass<func::FuncOp>(dpc::createNNSetBatch(options));
   }
   pm.addPass(createCanonicalizerPass());
+  if (training) {
+    dpc::NNBuildTrainStepOptions options;
+    options.loss = lossName;
+    options.optimizer = optimizerName;
+    options.momentum = momentum;
+    options.nesterov = nesterov;
+    options.weightDecay = weightDecay;
+    pm.addPass(dpc::createNNBuildTrainStep(options));
+  }
+  if (writesPlan || emitStage == Stage::Exec)
+    pm.addPass(dpc::createConvertNNToExec());
   if (failed(pm.run(*module)))
     return 1;
+  if (writesPlan)
+    return writePlanFile(*module, batch);
 
   std::string message;
   auto output = openOutputFile(outputPath, &message);

@@ -1,0 +1,619 @@
+//===- NNToExec.cpp - lower train/eval steps to planned kernel calls ------===//
+//
+// Each step function (@train_step, @eval_step) becomes an exec.step: every
+// tensor value gets a buffer -- the training state's own, a bound input, a
+// view of another buffer, or a planned slot in the step's arena -- and every
+// nn op becomes the runtime kernel(s) that compute it, in program order on
+// one compute stream. Optimizer updates and batch-norm running statistics
+// write the training state in place.
+//
+// Which buffers scale with the batch is found by inferring every shape a
+// second time at another batch size: a dim that changes is the batch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/MemoryPlanner.h"
+#include "codegen/Passes.h"
+#include "ir/exec/ExecOps.h"
+#include "ir/nn/NNOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace dpc {
+#define GEN_PASS_DEF_CONVERTNNTOEXEC
+#include "codegen/Passes.h.inc"
+} // namespace dpc
+
+using namespace mlir;
+using namespace dpc;
+namespace ex = dpc::exec;
+
+namespace {
+
+constexpr int64_t kDynamic = ShapedType::kDynamic;
+
+/// Bytes of a buffer at the compiled batch.
+int64_t byteSize(RankedTensorType type) {
+  int64_t elements = type.getNumElements();
+  return elements * ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+class StepLowering {
+public:
+  StepLowering(ModuleOp module, func::FuncOp func)
+      : module(module), func(func), builder(module.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult findBatchValues();
+  LogicalResult declareArguments();
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult declareOutputs();
+  LogicalResult planArena();
+
+  /// The memref a tensor value lives in: the batch dim, if any, is `?`.
+  MemRefType bufferType(Value value) const;
+  /// Allocates an arena buffer for `value`, defined at the current op.
+  Value allocate(Value value);
+  /// `value` lives in `buffer`, which the current op updates in place; the
+  /// operand it replaces must have no later reader.
+  LogicalResult inPlace(Value value, Value operand);
+  Value buffer(Value value) const { return buffers.lookup(value); }
+  /// `value` is `source` under another shape: same bytes, same lifetime.
+  LogicalResult view(Value value, Value source);
+  ex::KernelOp kernel(StringRef name, ValueRange ins, ValueRange outs,
+                      ArrayRef<NamedAttribute> attrs = {});
+  NamedAttribute attr(StringRef name, Attribute value) {
+    return builder.getNamedAttr(name, value);
+  }
+  ex::PersistentOp declarePersistent(StringRef name, RankedTensorType type,
+                                     StringRef kind, StringRef init,
+                                     StringRef source, StringRef parameter);
+
+  ModuleOp module;
+  func::FuncOp func;
+  OpBuilder builder;
+  ex::StepOp step;
+  int64_t batch = 0;
+
+  /// Values whose dim 0 is the batch.
+  DenseSet<Value> batchValues;
+  /// Program position of each op, and each value's last reader.
+  DenseMap<Operation *, int64_t> position;
+  DenseMap<Value, Value> buffers;
+  /// Arena buffers: the exec.arena op and the values living in it (views
+  /// included), for liveness.
+  struct ArenaBuffer {
+    ex::ArenaOp op;
+    int64_t size;
+    int64_t firstUse;
+    SmallVector<Value> values;
+  };
+  std::vector<ArenaBuffer> arena;
+  DenseMap<Value, size_t> arenaIndex; // buffer value -> index into arena
+  int64_t currentPosition = 0;
+};
+
+LogicalResult StepLowering::findBatchValues() {
+  for (BlockArgument arg : func.getArguments()) {
+    if (!func.getArgAttr(arg.getArgNumber(), nn::NNDialect::kInputAttrName))
+      continue;
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (type.isDynamicDim(0))
+      return func.emitError()
+             << "the batch size is not fixed; compile with --batch N";
+    batch = type.getDimSize(0);
+  }
+  if (batch == 0)
+    return func.emitError() << "has no data input (nn.input)";
+
+  // Infer every shape again at batch + 1 and compare.
+  auto probe = cast<func::FuncOp>(func->clone());
+  auto eraseProbe = llvm::make_scope_exit([&] { probe->erase(); });
+  for (BlockArgument arg : probe.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (!probe.getArgAttr(i, nn::NNDialect::kInputAttrName) &&
+        !probe.getArgAttr(i, "nn.labels"))
+      continue;
+    auto type = cast<RankedTensorType>(arg.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = batch + 1;
+    arg.setType(type.clone(shape));
+  }
+  if (failed(inferShapes(probe)))
+    return failure();
+
+  auto compare = [&](Value original, Value probed) -> LogicalResult {
+    auto a = dyn_cast<RankedTensorType>(original.getType());
+    auto b = dyn_cast<RankedTensorType>(probed.getType());
+    if (!a || a == b)
+      return success();
+    for (int64_t d = 1; d < a.getRank(); ++d)
+      if (a.getDimSize(d) != b.getDimSize(d) &&
+          !llvm::all_of(original.getUsers(), [](Operation *user) {
+            return isa<nn::MatmulOp>(user);
+          }))
+        return emitError(original.getLoc())
+               << "the batch is dim " << d << " of " << a
+               << "; the plan keeps it in dim 0";
+    if (a.getRank() > 0 && a.getDimSize(0) != b.getDimSize(0))
+      batchValues.insert(original);
+    return success();
+  };
+  for (auto [a, b] : llvm::zip_equal(func.getArguments(), probe.getArguments()))
+    if (failed(compare(a, b)))
+      return failure();
+  SmallVector<Operation *> originalOps, probeOps;
+  func.walk([&](Operation *op) { originalOps.push_back(op); });
+  probe.walk([&](Operation *op) { probeOps.push_back(op); });
+  for (auto [a, b] : llvm::zip_equal(originalOps, probeOps))
+    for (auto [ra, rb] : llvm::zip_equal(a->getResults(), b->getResults()))
+      if (failed(compare(ra, rb)))
+        return failure();
+  return success();
+}
+
+MemRefType StepLowering::bufferType(Value value) const {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  if (batchValues.contains(value))
+    shape[0] = kDynamic;
+  Type element = type.getElementType();
+  // Labels travel as int32, the kernels' index type.
+  if (isa<IntegerType>(element) && batchValues.contains(value))
+    element = IntegerType::get(value.getContext(), 32);
+  return MemRefType::get(shape, element);
+}
+
+Value StepLowering::allocate(Value value) {
+  auto op = builder.create<ex::ArenaOp>(value.getLoc(), bufferType(value),
+                                        builder.getI64IntegerAttr(0));
+  arenaIndex[op.getBuffer()] = arena.size();
+  arena.push_back({op,
+                   byteSize(cast<RankedTensorType>(value.getType())),
+                   currentPosition,
+                   {value}});
+  buffers[value] = op.getBuffer();
+  return op.getBuffer();
+}
+
+LogicalResult StepLowering::view(Value value, Value source) {
+  Value sourceBuffer = buffer(source);
+  buffers[value] = builder.create<ex::ViewOp>(value.getLoc(), bufferType(value),
+                                              sourceBuffer);
+  if (auto it = arenaIndex.find(sourceBuffer); it != arenaIndex.end()) {
+    arenaIndex[buffers[value]] = it->second;
+    arena[it->second].values.push_back(value);
+  }
+  return success();
+}
+
+LogicalResult StepLowering::inPlace(Value value, Value operand) {
+  for (Operation *user : operand.getUsers())
+    if (position.lookup(user) > currentPosition)
+      return emitError(value.getLoc())
+             << "cannot update in place: the old value is read later";
+  buffers[value] = buffer(operand);
+  return success();
+}
+
+ex::KernelOp StepLowering::kernel(StringRef name, ValueRange ins,
+                                  ValueRange outs,
+                                  ArrayRef<NamedAttribute> attrs) {
+  auto op =
+      builder.create<ex::KernelOp>(builder.getUnknownLoc(), name, ins, outs);
+  for (NamedAttribute a : attrs)
+    op->setAttr(a.getName(), a.getValue());
+  return op;
+}
+
+ex::PersistentOp StepLowering::declarePersistent(StringRef name,
+                                                 RankedTensorType type,
+                                                 StringRef kind, StringRef init,
+                                                 StringRef source,
+                                                 StringRef parameter) {
+  if (auto existing = module.lookupSymbol<ex::PersistentOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(step);
+  auto op = builder.create<ex::PersistentOp>(
+      func.getLoc(), name, type, kind, init,
+      source.empty() ? StringAttr() : builder.getStringAttr(source),
+      parameter.empty() ? StringAttr() : builder.getStringAttr(parameter));
+  return op;
+}
+
+LogicalResult StepLowering::declareArguments() {
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto type = cast<RankedTensorType>(arg.getType());
+    auto name = [&](StringRef attrName) -> StringRef {
+      auto str = func.getArgAttrOfType<StringAttr>(i, attrName);
+      return str ? str.getValue() : StringRef();
+    };
+    Value buffer;
+    if (StringRef param = name(nn::NNDialect::kParamAttrName); !param.empty()) {
+      StringRef source = name(nn::NNDialect::kInitFromAttrName);
+      declarePersistent(param, type, "parameter", "model",
+                        source.empty() ? param : source, "");
+      buffer =
+          builder.create<ex::StateOp>(arg.getLoc(), bufferType(arg), param);
+    } else if (StringRef state = name(nn::NNDialect::kBufferAttrName);
+               !state.empty()) {
+      StringRef source = name(nn::NNDialect::kInitFromAttrName);
+      declarePersistent(state, type, "buffer", "model",
+                        source.empty() ? state : source, "");
+      buffer =
+          builder.create<ex::StateOp>(arg.getLoc(), bufferType(arg), state);
+    } else if (StringRef opt = name("nn.opt_state"); !opt.empty()) {
+      // "<parameter>.<state>": the state's parameter is the name's prefix.
+      declarePersistent(opt, type, "optimizer_state", "zeros", "",
+                        opt.rsplit('.').first);
+      buffer = builder.create<ex::StateOp>(arg.getLoc(), bufferType(arg), opt);
+    } else {
+      StringRef binding = func.getArgAttr(i, nn::NNDialect::kInputAttrName)
+                              ? "images"
+                          : func.getArgAttr(i, "nn.labels") ? "labels"
+                          : func.getArgAttr(i, "nn.lr")     ? "lr"
+                          : func.getArgAttr(i, "nn.step")   ? "step"
+                                                            : "";
+      if (binding.empty())
+        return func.emitError()
+               << "argument " << i << " is neither state nor a known input";
+      buffer =
+          builder.create<ex::InputOp>(arg.getLoc(), bufferType(arg), binding);
+    }
+    buffers[arg] = buffer;
+  }
+  return success();
+}
+
+/// The attributes of a 2-D convolution, as the plan names them.
+template <typename OpTy>
+SmallVector<NamedAttribute> convAttrs(OpBuilder &b, OpTy op) {
+  return {b.getNamedAttr("stride", op.getStrideAttr()),
+          b.getNamedAttr("padding", op.getPaddingAttr()),
+          b.getNamedAttr("dilation", op.getDilationAttr()),
+          b.getNamedAttr("groups", op.getGroupsAttr()),
+          b.getNamedAttr("algorithm", b.getStringAttr("direct"))};
+}
+
+template <typename OpTy>
+SmallVector<NamedAttribute> poolAttrs(OpBuilder &b, OpTy op,
+                                      DenseI64ArrayAttr dilation,
+                                      BoolAttr countIncludePad) {
+  return {b.getNamedAttr("kernel_size", op.getKernelSizeAttr()),
+          b.getNamedAttr("stride", op.getStrideAttr()),
+          b.getNamedAttr("padding", op.getPaddingAttr()),
+          b.getNamedAttr("dilation", dilation),
+          b.getNamedAttr("ceil_mode", op.getCeilModeAttr()),
+          b.getNamedAttr("count_include_pad", countIncludePad)};
+}
+
+LogicalResult StepLowering::lowerOp(Operation *op) {
+  OpBuilder &b = builder;
+  auto bnAttrs = [&](auto bn) -> SmallVector<NamedAttribute> {
+    return {attr("epsilon", bn.getEpsilonAttr()),
+            attr("momentum", bn.getMomentumAttr())};
+  };
+  auto simple = [&](StringRef name, ValueRange ins,
+                    ArrayRef<NamedAttribute> attrs = {}) {
+    SmallVector<Value> inBuffers;
+    for (Value v : ins)
+      inBuffers.push_back(buffer(v));
+    SmallVector<Value> outs;
+    for (Value result : op->getResults())
+      outs.push_back(allocate(result));
+    kernel(name, inBuffers, outs, attrs);
+    return success();
+  };
+  auto isTranspose2d = [](Value v) -> Value {
+    auto t = v.getDefiningOp<nn::TransposeOp>();
+    if (t && t.getPermutation() == ArrayRef<int64_t>{1, 0})
+      return t.getInput();
+    return Value();
+  };
+  // A batch-major elementwise operand pair: the kernels broadcast the second
+  // operand to the first, so the larger goes first (+ and * commute).
+  auto binary = [&](StringRef name, Value lhs, Value rhs) {
+    auto lt = cast<RankedTensorType>(lhs.getType());
+    auto rt = cast<RankedTensorType>(rhs.getType());
+    if (lt.getNumElements() < rt.getNumElements())
+      std::swap(lhs, rhs);
+    return simple(name, {lhs, rhs});
+  };
+
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<nn::FlattenOp, nn::ReshapeOp>(
+          [&](auto o) { return view(o.getResult(), o.getInput()); })
+      .Case([&](nn::ConstantOp o) -> LogicalResult {
+        auto value = dyn_cast<SplatElementsAttr>(o.getValue());
+        if (!value || !isa<FloatType>(value.getElementType()))
+          return o.emitError() << "only splat floating-point constants can "
+                                  "be lowered";
+        return simple(
+            "Fill", {},
+            {attr("value",
+                  b.getF64FloatAttr(
+                      value.getSplatValue<APFloat>().convertToDouble()))});
+      })
+      .Case([&](nn::Conv2dOp o) {
+        return simple("Conv2dForward", o->getOperands(), convAttrs(b, o));
+      })
+      .Case([&](nn::Conv2dGradInputOp o) {
+        return simple("Conv2dBackwardData", {o.getResultGrad(), o.getFilter()},
+                      convAttrs(b, o));
+      })
+      .Case([&](nn::Conv2dGradFilterOp o) {
+        return simple("Conv2dBackwardWeights",
+                      {o.getInput(), o.getResultGrad()}, convAttrs(b, o));
+      })
+      .Case([&](nn::BatchNormOp o) {
+        return simple("BatchNormInferenceForward", o->getOperands(),
+                      bnAttrs(o));
+      })
+      .Case([&](nn::BatchNormTrainOp o) -> LogicalResult {
+        // The kernel updates the running statistics in place.
+        Value outs[] = {allocate(o.getResult()), allocate(o.getBatchMean()),
+                        allocate(o.getBatchInvstd())};
+        SmallVector<Value> ins;
+        for (Value v : o->getOperands())
+          ins.push_back(buffer(v));
+        kernel("BatchNormTrainingForward", ins, outs, bnAttrs(o));
+        if (failed(inPlace(o.getNewRunningMean(), o.getRunningMean())) ||
+            failed(inPlace(o.getNewRunningVar(), o.getRunningVar())))
+          return failure();
+        return success();
+      })
+      .Case([&](nn::BatchNormGradOp o) {
+        return simple("BatchNormBackward",
+                      {o.getInput(), o.getResultGrad(), o.getScale(),
+                       o.getBatchMean(), o.getBatchInvstd()});
+      })
+      .Case([&](nn::MaxPool2dOp o) {
+        return simple(
+            "MaxPool2dForward", {o.getInput()},
+            poolAttrs(b, o, o.getDilationAttr(), b.getBoolAttr(false)));
+      })
+      .Case([&](nn::MaxPool2dGradOp o) {
+        return simple(
+            "MaxPool2dBackward", {o.getInput(), o.getResultGrad()},
+            poolAttrs(b, o, o.getDilationAttr(), b.getBoolAttr(false)));
+      })
+      .Case([&](nn::AvgPool2dOp o) {
+        return simple("AvgPool2dForward", {o.getInput()},
+                      poolAttrs(b, o, b.getDenseI64ArrayAttr({1, 1}),
+                                o.getCountIncludePadAttr()));
+      })
+      .Case([&](nn::AvgPool2dGradOp o) {
+        return simple("AvgPool2dBackward", {o.getResultGrad()},
+                      poolAttrs(b, o, b.getDenseI64ArrayAttr({1, 1}),
+                                o.getCountIncludePadAttr()));
+      })
+      .Case([&](nn::GlobalAvgPool2dOp o) {
+        return simple("GlobalAvgPool2dForward", {o.getInput()});
+      })
+      .Case([&](nn::GlobalAvgPool2dGradOp o) {
+        return simple("GlobalAvgPool2dBackward", {o.getResultGrad()});
+      })
+      .Case([&](nn::PadOp o) {
+        return simple("PadForward", {o.getInput()},
+                      {attr("low", o.getLowAttr()),
+                       attr("high", o.getHighAttr()),
+                       attr("value", o.getValueAttr())});
+      })
+      .Case([&](nn::PadGradOp o) {
+        return simple(
+            "PadBackward", {o.getResultGrad()},
+            {attr("low", o.getLowAttr()), attr("high", o.getHighAttr())});
+      })
+      .Case([&](nn::ReluOp o) { return simple("ReluForward", {o.getInput()}); })
+      .Case([&](nn::SigmoidOp o) {
+        return simple("SigmoidForward", {o.getInput()});
+      })
+      .Case([&](nn::TanhOp o) { return simple("TanhForward", {o.getInput()}); })
+      // relu' needs only the sign, which input and result share.
+      .Case([&](nn::ReluGradOp o) {
+        return simple("ReluBackward", {o.getOperand(1), o.getOperand(0)});
+      })
+      .Case([&](nn::SigmoidGradOp o) {
+        return simple("SigmoidBackward", {o.getOperand(1), o.getOperand(0)});
+      })
+      .Case([&](nn::TanhGradOp o) {
+        return simple("TanhBackward", {o.getOperand(1), o.getOperand(0)});
+      })
+      .Case([&](nn::AddOp o) {
+        return binary("AddForward", o.getLhs(), o.getRhs());
+      })
+      .Case([&](nn::MulOp o) {
+        return binary("MulForward", o.getLhs(), o.getRhs());
+      })
+      .Case([&](nn::LinearOp o) {
+        return simple("LinearForward", o->getOperands());
+      })
+      .Case([&](nn::MatmulOp o) {
+        if (Value transposed = isTranspose2d(o.getLhs()))
+          return simple("MatmulTransposedA", {transposed, o.getRhs()});
+        return simple("MatmulForward", {o.getLhs(), o.getRhs()});
+      })
+      .Case([&](nn::TransposeOp o) -> LogicalResult {
+        // Feeding only matmuls, a transpose folds into MatmulTransposedA.
+        if (llvm::all_of(o->getUsers(),
+                         [&](Operation *user) {
+                           auto mm = dyn_cast<nn::MatmulOp>(user);
+                           return mm && mm.getLhs() == o.getResult();
+                         }) &&
+            isTranspose2d(o.getResult()))
+          return success();
+        if (!isTranspose2d(o.getResult()))
+          return o.emitError() << "only 2-D transposes can be lowered";
+        return simple("Transpose2d", {o.getInput()});
+      })
+      .Case([&](nn::SoftmaxOp o) {
+        return simple("SoftmaxForward", {o.getInput()});
+      })
+      .Case([&](nn::LogSoftmaxOp o) {
+        return simple("LogSoftmaxForward", {o.getInput()});
+      })
+      .Case([&](nn::SoftmaxGradOp o) {
+        return simple("SoftmaxBackward", {o.getResult(), o.getResultGrad()});
+      })
+      .Case([&](nn::LogSoftmaxGradOp o) {
+        return simple("LogSoftmaxBackward", {o.getResult(), o.getResultGrad()});
+      })
+      .Case([&](nn::CrossEntropyOp o) {
+        return simple("CrossEntropyForward", {o.getLogits(), o.getLabels()});
+      })
+      .Case([&](nn::CrossEntropyGradOp o) {
+        return simple("CrossEntropyBackward",
+                      {o.getLogits(), o.getLabels(), o.getLossGrad()});
+      })
+      .Case([&](nn::CorrectCountOp o) {
+        return simple("CorrectCount", {o.getLogits(), o.getLabels()});
+      })
+      .Case([&](nn::ReduceSumOp o) {
+        return simple("ReduceSum", {o.getInput()},
+                      {attr("dims", o.getDimsAttr())});
+      })
+      .Case([&](nn::SgdUpdateOp o) -> LogicalResult {
+        SmallVector<Value> ins = {buffer(o.getParam()), buffer(o.getGrad()),
+                                  buffer(o.getLr())};
+        if (o.getMomentumBuffer())
+          ins.push_back(buffer(o.getMomentumBuffer()));
+        kernel("SgdUpdate", ins, {},
+               {attr("momentum", o.getMomentumAttr()),
+                attr("dampening", o.getDampeningAttr()),
+                attr("nesterov", o.getNesterovAttr()),
+                attr("weight_decay", o.getWeightDecayAttr())});
+        if (failed(inPlace(o.getNewParam(), o.getParam())))
+          return failure();
+        if (o.getMomentumBuffer())
+          return inPlace(o.getNewMomentumBuffer(), o.getMomentumBuffer());
+        return success();
+      })
+      .Case([&](nn::AdamWUpdateOp o) -> LogicalResult {
+        kernel("AdamWUpdate",
+               {buffer(o.getParam()), buffer(o.getGrad()),
+                buffer(o.getExpAvg()), buffer(o.getExpAvgSq()),
+                buffer(o.getLr()), buffer(o.getStep())},
+               {},
+               {attr("beta1", o.getBeta1Attr()),
+                attr("beta2", o.getBeta2Attr()), attr("eps", o.getEpsAttr()),
+                attr("weight_decay", o.getWeightDecayAttr())});
+        if (failed(inPlace(o.getNewParam(), o.getParam())) ||
+            failed(inPlace(o.getNewExpAvg(), o.getExpAvg())) ||
+            failed(inPlace(o.getNewExpAvgSq(), o.getExpAvgSq())))
+          return failure();
+        return success();
+      })
+      .Case([&](func::ReturnOp) { return success(); })
+      .Default([&](Operation *other) {
+        return other->emitError() << "cannot be lowered to a runtime kernel";
+      });
+}
+
+LogicalResult StepLowering::declareOutputs() {
+  Operation *terminator = func.getBody().back().getTerminator();
+  for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
+    if (auto name = func.getResultAttrOfType<StringAttr>(
+            i, nn::NNDialect::kOutputAttrName)) {
+      builder.create<ex::OutputOp>(func.getLoc(), name, buffer(value));
+      continue;
+    }
+    // Every other result is updated training state: it must already live
+    // in the state's own buffer.
+    Value result = buffer(value);
+    auto state = result.getDefiningOp<ex::StateOp>();
+    StringRef updated;
+    for (StringRef attrName :
+         {"nn.param_update", "nn.buffer_update", "nn.opt_state_update"})
+      if (auto name = func.getResultAttrOfType<StringAttr>(i, attrName))
+        updated = name.getValue();
+    if (updated.empty())
+      return func.emitError() << "result " << i << " has no role";
+    if (!state || state.getTensor() != updated)
+      kernel("Copy", {result},
+             {builder.create<ex::StateOp>(
+                 func.getLoc(), cast<MemRefType>(result.getType()), updated)});
+  }
+  return success();
+}
+
+LogicalResult StepLowering::planArena() {
+  // A buffer is live from the op that defines it to its last reader (over
+  // all views of it); step outputs stay live to the end.
+  int64_t end = currentPosition + 1;
+  Operation *terminator = func.getBody().back().getTerminator();
+  std::vector<BufferLifetime> lifetimes;
+  for (ArenaBuffer &buf : arena) {
+    int64_t last = buf.firstUse;
+    for (Value v : buf.values)
+      for (Operation *user : v.getUsers())
+        last = std::max(last, user == terminator ? end : position.lookup(user));
+    lifetimes.push_back({buf.size, buf.firstUse, last});
+  }
+  MemoryPlan plan = planMemory(lifetimes);
+  for (auto [buf, offset] : llvm::zip_equal(arena, plan.offsets))
+    buf.op.setOffset(offset);
+  step.setArenaBytes(plan.peakBytes);
+  return success();
+}
+
+LogicalResult StepLowering::run() {
+  if (failed(findBatchValues()))
+    return failure();
+  builder.setInsertionPoint(func);
+  step = builder.create<ex::StepOp>(func.getLoc(), func.getSymName(),
+                                    /*device=*/0, /*arena_bytes=*/0);
+  step.getBody().emplaceBlock();
+  builder.setInsertionPointToStart(&step.getBody().front());
+  if (failed(declareArguments()))
+    return failure();
+
+  int64_t index = 0;
+  func.walk([&](Operation *op) { position[op] = index++; });
+  for (Operation &op : func.getBody().front()) {
+    currentPosition = position.lookup(&op);
+    if (failed(lowerOp(&op)))
+      return failure();
+  }
+  if (failed(declareOutputs()) || failed(planArena()))
+    return failure();
+  func.erase();
+  return success();
+}
+
+struct ConvertNNToExecPass
+    : public dpc::impl::ConvertNNToExecBase<ConvertNNToExecPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> steps;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func.getSymName() == "train_step" || func.getSymName() == "eval_step")
+        steps.push_back(func);
+    if (steps.empty()) {
+      module.emitError() << "no @train_step or @eval_step to lower; run "
+                            "nn-build-train-step first";
+      return signalPassFailure();
+    }
+    for (func::FuncOp func : steps)
+      if (failed(StepLowering(module, func).run()))
+        return signalPassFailure();
+    // The forward graph has served its purpose.
+    if (auto forward = module.lookupSymbol<func::FuncOp>("forward"))
+      forward.erase();
+    // Training state first, then the steps, as in the plan file.
+    Block &body = *module.getBody();
+    SmallVector<ex::PersistentOp> states(module.getOps<ex::PersistentOp>());
+    for (ex::PersistentOp state : llvm::reverse(states))
+      state->moveBefore(&body, body.begin());
+  }
+};
+
+} // namespace

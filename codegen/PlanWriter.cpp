@@ -1,0 +1,338 @@
+//===- PlanWriter.cpp - exec IR to a plan file ----------------------------===//
+//
+// The exec dialect mirrors the plan schema, so writing is a walk: each
+// exec.persistent becomes a PersistentTensor (with its initial value), each
+// exec.step a Step whose tensors are its buffers in order of definition and
+// whose one compute stream holds its kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/PlanWriter.h"
+
+#include "ir/exec/ExecOps.h"
+#include "runtime/plan/PlanVersion.h"
+#include "runtime/plan/Plan_generated.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace dpc;
+namespace ex = dpc::exec;
+namespace fb = dpc::plan;
+
+namespace {
+
+FailureOr<fb::DType> dtypeOf(Type type, Location loc) {
+  if (type.isF32())
+    return fb::DType::F32;
+  if (type.isF64())
+    return fb::DType::F64;
+  if (type.isF16())
+    return fb::DType::F16;
+  if (type.isBF16())
+    return fb::DType::BF16;
+  if (type.isInteger(32))
+    return fb::DType::I32;
+  if (type.isInteger(64))
+    return fb::DType::I64;
+  return emitError(loc) << "element type " << type << " has no plan equivalent";
+}
+
+std::vector<int64_t> arrayAttr(Operation *op, StringRef name) {
+  if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>(name))
+    return std::vector<int64_t>(attr.asArrayRef());
+  return {};
+}
+
+double floatAttr(Operation *op, StringRef name, double dflt) {
+  if (auto attr = op->getAttrOfType<FloatAttr>(name))
+    return attr.getValueAsDouble();
+  return dflt;
+}
+
+bool boolAttr(Operation *op, StringRef name) {
+  auto attr = op->getAttrOfType<BoolAttr>(name);
+  return attr && attr.getValue();
+}
+
+FailureOr<fb::Kernel> kernelOf(ex::KernelOp op) {
+  const char *const *names = fb::EnumNamesKernel();
+  for (int k = int(fb::Kernel::MIN); k <= int(fb::Kernel::MAX); ++k)
+    if (op.getKernel() == names[k])
+      return fb::Kernel(k);
+  return op.emitError() << "kernel '" << op.getKernel()
+                        << "' is not in the plan schema";
+}
+
+/// The schema's attribute table for a kernel call.
+fb::KernelAttrsUnion kernelAttrs(fb::Kernel kernel, Operation *op) {
+  fb::KernelAttrsUnion attrs;
+  switch (kernel) {
+  case fb::Kernel::Conv2dForward:
+  case fb::Kernel::Conv2dBackwardData:
+  case fb::Kernel::Conv2dBackwardWeights: {
+    fb::Conv2dAttrsT conv;
+    conv.stride = arrayAttr(op, "stride");
+    conv.padding = arrayAttr(op, "padding");
+    conv.dilation = arrayAttr(op, "dilation");
+    if (auto groups = op->getAttrOfType<IntegerAttr>("groups"))
+      conv.groups = groups.getInt();
+    attrs.Set(std::move(conv));
+    break;
+  }
+  case fb::Kernel::MaxPool2dForward:
+  case fb::Kernel::MaxPool2dBackward:
+  case fb::Kernel::AvgPool2dForward:
+  case fb::Kernel::AvgPool2dBackward: {
+    fb::Pool2dAttrsT pool;
+    pool.kernel = arrayAttr(op, "kernel_size");
+    pool.stride = arrayAttr(op, "stride");
+    pool.padding = arrayAttr(op, "padding");
+    pool.dilation = arrayAttr(op, "dilation");
+    pool.ceil_mode = boolAttr(op, "ceil_mode");
+    pool.count_include_pad = boolAttr(op, "count_include_pad");
+    attrs.Set(std::move(pool));
+    break;
+  }
+  case fb::Kernel::BatchNormTrainingForward:
+  case fb::Kernel::BatchNormInferenceForward:
+  case fb::Kernel::BatchNormBackward: {
+    fb::BatchNormAttrsT bn;
+    bn.epsilon = floatAttr(op, "epsilon", bn.epsilon);
+    bn.momentum = floatAttr(op, "momentum", bn.momentum);
+    attrs.Set(std::move(bn));
+    break;
+  }
+  case fb::Kernel::PadForward:
+  case fb::Kernel::PadBackward: {
+    fb::PadAttrsT pad;
+    pad.low = arrayAttr(op, "low");
+    pad.high = arrayAttr(op, "high");
+    pad.value = floatAttr(op, "value", 0.0);
+    attrs.Set(std::move(pad));
+    break;
+  }
+  case fb::Kernel::SgdUpdate: {
+    fb::SgdAttrsT sgd;
+    sgd.momentum = floatAttr(op, "momentum", 0.0);
+    sgd.dampening = floatAttr(op, "dampening", 0.0);
+    sgd.weight_decay = floatAttr(op, "weight_decay", 0.0);
+    sgd.nesterov = boolAttr(op, "nesterov");
+    attrs.Set(std::move(sgd));
+    break;
+  }
+  case fb::Kernel::AdamWUpdate: {
+    fb::AdamWAttrsT adamw;
+    adamw.beta1 = floatAttr(op, "beta1", adamw.beta1);
+    adamw.beta2 = floatAttr(op, "beta2", adamw.beta2);
+    adamw.eps = floatAttr(op, "eps", adamw.eps);
+    adamw.weight_decay = floatAttr(op, "weight_decay", adamw.weight_decay);
+    attrs.Set(std::move(adamw));
+    break;
+  }
+  case fb::Kernel::Fill: {
+    fb::FillAttrsT fill;
+    fill.value = floatAttr(op, "value", 0.0);
+    attrs.Set(std::move(fill));
+    break;
+  }
+  case fb::Kernel::ReduceSum: {
+    fb::ReduceAttrsT reduce;
+    reduce.dims = arrayAttr(op, "dims");
+    attrs.Set(std::move(reduce));
+    break;
+  }
+  default:
+    break;
+  }
+  return attrs;
+}
+
+class Writer {
+public:
+  Writer(ModuleOp module, const PlanOptions &options)
+      : module(module), options(options) {}
+
+  FailureOr<std::vector<uint8_t>> write();
+
+private:
+  LogicalResult writePersistent(ex::PersistentOp op);
+  LogicalResult writeStep(ex::StepOp op);
+
+  ModuleOp module;
+  const PlanOptions &options;
+  fb::PlanT plan;
+  llvm::StringMap<int> persistentIndex;
+};
+
+LogicalResult Writer::writePersistent(ex::PersistentOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  auto tensor = std::make_unique<fb::PersistentTensorT>();
+  tensor->name = op.getSymName().str();
+  tensor->kind = op.getKind() == "parameter" ? fb::PersistentKind::Parameter
+                 : op.getKind() == "buffer"
+                     ? fb::PersistentKind::Buffer
+                     : fb::PersistentKind::OptimizerState;
+  FailureOr<fb::DType> dtype = dtypeOf(type.getElementType(), op.getLoc());
+  if (failed(dtype))
+    return failure();
+  tensor->dtype = *dtype;
+  tensor->dims.assign(type.getShape().begin(), type.getShape().end());
+  if (op.getParameter())
+    tensor->parameter = op.getParameter()->str();
+  if (op.getInit() == "zeros") {
+    tensor->init = fb::InitKind::Zeros;
+  } else if (op.getInit() == "ones") {
+    tensor->init = fb::InitKind::Ones;
+  } else {
+    tensor->init = fb::InitKind::Data;
+    StringRef source = *op.getSource();
+    const std::vector<uint8_t> *data =
+        options.initialValues ? options.initialValues(source) : nullptr;
+    if (!data)
+      return op.emitError() << "no initial value for '" << op.getSymName()
+                            << "': the model has no tensor '" << source << "'";
+    size_t expected =
+        type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    if (data->size() != expected)
+      return op.emitError()
+             << "the initial value of '" << op.getSymName() << "' has "
+             << data->size() << " bytes; its type needs " << expected;
+    tensor->data = *data;
+  }
+  persistentIndex[tensor->name] = plan.persistent.size();
+  plan.persistent.push_back(std::move(tensor));
+  return success();
+}
+
+LogicalResult Writer::writeStep(ex::StepOp op) {
+  auto step = std::make_unique<fb::StepT>();
+  step->name = op.getSymName().str();
+  step->device = op.getDevice();
+  step->arena_bytes = op.getArenaBytes();
+  auto stream = std::make_unique<fb::StreamT>();
+  stream->kind = fb::StreamKind::Compute;
+  DenseMap<Value, int> tensorIndex;
+
+  auto addTensor = [&](Value buffer, StringRef name,
+                       fb::Storage storage) -> FailureOr<fb::TensorT *> {
+    auto type = cast<MemRefType>(buffer.getType());
+    auto tensor = std::make_unique<fb::TensorT>();
+    tensor->name = name.str();
+    FailureOr<fb::DType> dtype =
+        dtypeOf(type.getElementType(), buffer.getLoc());
+    if (failed(dtype))
+      return failure();
+    tensor->dtype = *dtype;
+    tensor->layout = fb::Layout::Plain;
+    for (int64_t dim : type.getShape())
+      tensor->dims.push_back(ShapedType::isDynamic(dim) ? options.batch : dim);
+    tensor->batch_dim = type.getRank() > 0 && type.isDynamicDim(0);
+    tensor->storage = storage;
+    tensorIndex[buffer] = step->tensors.size();
+    step->tensors.push_back(std::move(tensor));
+    return step->tensors.back().get();
+  };
+
+  for (Operation &nested : op.getBody().front()) {
+    if (auto input = dyn_cast<ex::InputOp>(nested)) {
+      if (failed(addTensor(input, input.getName(), fb::Storage::Input)))
+        return failure();
+      auto binding = std::make_unique<fb::BindingT>();
+      binding->name = input.getName().str();
+      binding->tensor = tensorIndex[input];
+      step->inputs.push_back(std::move(binding));
+    } else if (auto arena = dyn_cast<ex::ArenaOp>(nested)) {
+      auto tensor = addTensor(arena, "t" + std::to_string(tensorIndex.size()),
+                              fb::Storage::Arena);
+      if (failed(tensor))
+        return failure();
+      (*tensor)->offset = arena.getOffset();
+    } else if (auto state = dyn_cast<ex::StateOp>(nested)) {
+      auto tensor =
+          addTensor(state, state.getTensor(), fb::Storage::Persistent);
+      if (failed(tensor))
+        return failure();
+      auto index = persistentIndex.find(state.getTensor());
+      if (index == persistentIndex.end())
+        return state.emitError() << "refers to an undeclared persistent tensor";
+      (*tensor)->persistent = index->second;
+    } else if (auto view = dyn_cast<ex::ViewOp>(nested)) {
+      auto tensor = addTensor(view, "view" + std::to_string(tensorIndex.size()),
+                              fb::Storage::Alias);
+      if (failed(tensor))
+        return failure();
+      (*tensor)->alias = tensorIndex.lookup(view.getSource());
+    } else if (auto kernel = dyn_cast<ex::KernelOp>(nested)) {
+      FailureOr<fb::Kernel> kind = kernelOf(kernel);
+      if (failed(kind))
+        return failure();
+      auto instruction = std::make_unique<fb::InstructionT>();
+      instruction->kernel = *kind;
+      for (Value in : kernel.getIns())
+        instruction->operands.push_back(tensorIndex.lookup(in));
+      for (Value out : kernel.getOuts())
+        instruction->results.push_back(tensorIndex.lookup(out));
+      instruction->attrs = kernelAttrs(*kind, kernel);
+      if (auto algorithm = kernel->getAttrOfType<StringAttr>("algorithm"))
+        instruction->algorithm = algorithm.str();
+      stream->instructions.push_back(std::move(instruction));
+    } else if (auto output = dyn_cast<ex::OutputOp>(nested)) {
+      auto binding = std::make_unique<fb::BindingT>();
+      binding->name = output.getName().str();
+      binding->tensor = tensorIndex.lookup(output.getBuffer());
+      step->outputs.push_back(std::move(binding));
+    } else {
+      return nested.emitError() << "cannot be written to a plan";
+    }
+  }
+  step->streams.push_back(std::move(stream));
+
+  // The model's sample shape and class count, from the step's bindings.
+  for (auto &binding : step->inputs)
+    if (binding->name == "images")
+      plan.sample_dims.assign(step->tensors[binding->tensor]->dims.begin() + 1,
+                              step->tensors[binding->tensor]->dims.end());
+  for (auto &binding : step->outputs)
+    if (binding->name == "logits")
+      plan.num_classes = step->tensors[binding->tensor]->dims.back();
+  for (auto &instruction : step->streams[0]->instructions) {
+    if (instruction->kernel == fb::Kernel::SgdUpdate)
+      plan.optimizer = "sgd";
+    if (instruction->kernel == fb::Kernel::AdamWUpdate)
+      plan.optimizer = "adamw";
+  }
+  plan.steps.push_back(std::move(step));
+  return success();
+}
+
+FailureOr<std::vector<uint8_t>> Writer::write() {
+  plan.version = plan::kPlanVersion;
+  plan.producer = "dpc";
+  plan.model = options.modelPath;
+  plan.compiled_batch = options.batch;
+  auto device = std::make_unique<fb::DeviceT>();
+  device->name = "cpu:0";
+  plan.devices.push_back(std::move(device));
+  for (auto op : module.getOps<ex::PersistentOp>())
+    if (failed(writePersistent(op)))
+      return failure();
+  for (auto op : module.getOps<ex::StepOp>())
+    if (failed(writeStep(op)))
+      return failure();
+  if (plan.steps.empty())
+    return module.emitError() << "has no exec.step to write";
+
+  flatbuffers::FlatBufferBuilder builder(1 << 20);
+  fb::FinishPlanBuffer(builder, fb::Plan::Pack(builder, &plan));
+  return std::vector<uint8_t>(builder.GetBufferPointer(),
+                              builder.GetBufferPointer() + builder.GetSize());
+}
+
+} // namespace
+
+FailureOr<std::vector<uint8_t>> dpc::writePlan(ModuleOp module,
+                                               const PlanOptions &options) {
+  return Writer(module, options).write();
+}

@@ -1,0 +1,34 @@
+//===- PlanWriter.h - exec IR to a plan file --------------------*- C++ -*-===//
+
+#ifndef DPC_CODEGEN_PLANWRITER_H
+#define DPC_CODEGEN_PLANWRITER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dpc {
+
+struct PlanOptions {
+  /// The model file, recorded in the plan.
+  std::string modelPath;
+  /// The compiled (maximum) batch: the size of `?` dims.
+  int64_t batch = 0;
+  /// The raw little-endian data of a model tensor by name, or null if the
+  /// model has no such tensor.
+  llvm::function_ref<const std::vector<uint8_t> *(llvm::StringRef)>
+      initialValues;
+};
+
+/// Serializes a module of exec.persistent and exec.step ops as a plan file
+/// (runtime/plan/Plan.fbs). Emits a diagnostic and fails on anything the
+/// schema cannot hold.
+mlir::FailureOr<std::vector<uint8_t>> writePlan(mlir::ModuleOp module,
+                                                const PlanOptions &options);
+
+} // namespace dpc
+
+#endif // DPC_CODEGEN_PLANWRITER_H

@@ -1,0 +1,11 @@
+//===- ExecDialect.h - the exec dialect -------------------------*- C++ -*-===//
+
+#ifndef DPC_IR_EXEC_EXECDIALECT_H
+#define DPC_IR_EXEC_EXECDIALECT_H
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Dialect.h"
+
+#include "ir/exec/ExecOpsDialect.h.inc"
+
+#endif // DPC_IR_EXEC_EXECDIALECT_H

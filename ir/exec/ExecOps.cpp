@@ -1,0 +1,116 @@
+//===- ExecOps.cpp - the exec dialect and its ops -------------------------===//
+
+#include "ir/exec/ExecOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace dpc::exec;
+
+#include "ir/exec/ExecOpsDialect.cpp.inc"
+
+void ExecDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "ir/exec/ExecOps.cpp.inc"
+      >();
+}
+
+LogicalResult PersistentOp::verify() {
+  if (!llvm::is_contained({"parameter", "buffer", "optimizer_state"},
+                          getKind()))
+    return emitOpError() << "kind must be parameter, buffer or "
+                            "optimizer_state, got '"
+                         << getKind() << "'";
+  if (!llvm::is_contained({"model", "zeros", "ones"}, getInit()))
+    return emitOpError() << "init must be model, zeros or ones, got '"
+                         << getInit() << "'";
+  if (getInit() == "model" && !getSource())
+    return emitOpError() << "init = model needs a 'source' tensor name";
+  if ((getKind() == "optimizer_state") != getParameter().has_value())
+    return emitOpError()
+           << "'parameter' names the parameter of optimizer state, and only "
+              "optimizer state has one";
+  auto type = dyn_cast<RankedTensorType>(getType());
+  if (!type || !type.hasStaticShape())
+    return emitOpError() << "type must be a statically shaped tensor, got "
+                         << getType();
+  return success();
+}
+
+LogicalResult StepOp::verify() {
+  if (static_cast<int64_t>(getArenaBytes()) < 0)
+    return emitOpError() << "arena size must be >= 0";
+  return success();
+}
+
+LogicalResult ArenaOp::verify() {
+  if (static_cast<int64_t>(getOffset()) < 0)
+    return emitOpError() << "offset must be >= 0";
+  return success();
+}
+
+LogicalResult ViewOp::verify() {
+  auto source = cast<MemRefType>(getSource().getType());
+  auto result = cast<MemRefType>(getBuffer().getType());
+  if (source.getElementType() != result.getElementType())
+    return emitOpError() << "cannot change the element type";
+  // Both are batch-major: compare the per-sample sizes.
+  auto perSample = [](MemRefType type) {
+    int64_t n = 1;
+    for (auto [i, dim] : llvm::enumerate(type.getShape()))
+      if (!(i == 0 && ShapedType::isDynamic(dim)))
+        n *= dim;
+    return n;
+  };
+  if (source.isDynamicDim(0) != result.isDynamicDim(0) ||
+      perSample(source) != perSample(result))
+    return emitOpError() << "view " << result << " does not cover the same "
+                         << "elements as " << source;
+  return success();
+}
+
+namespace {
+struct KernelArity {
+  StringRef name;
+  unsigned minIns, maxIns, minOuts, maxOuts;
+};
+const KernelArity kKernels[] = {
+#define KERNEL(Name, MinIns, MaxIns, MinOuts, MaxOuts)                         \
+  {#Name, MinIns, MaxIns, MinOuts, MaxOuts},
+#include "ir/exec/Kernels.def"
+};
+} // namespace
+
+LogicalResult KernelOp::verify() {
+  const KernelArity *arity = llvm::find_if(
+      kKernels, [&](const KernelArity &k) { return k.name == getKernel(); });
+  if (arity == std::end(kKernels))
+    return emitOpError() << "unknown kernel '" << getKernel() << "'";
+  unsigned ins = getIns().size(), outs = getOuts().size();
+  if (ins < arity->minIns || ins > arity->maxIns)
+    return emitOpError() << getKernel() << " takes " << arity->minIns
+                         << (arity->minIns == arity->maxIns
+                                 ? ""
+                                 : " to " + std::to_string(arity->maxIns))
+                         << " inputs, got " << ins;
+  if (outs < arity->minOuts || outs > arity->maxOuts)
+    return emitOpError() << getKernel() << " writes " << arity->minOuts
+                         << (arity->minOuts == arity->maxOuts
+                                 ? ""
+                                 : " to " + std::to_string(arity->maxOuts))
+                         << " outputs, got " << outs;
+  return success();
+}
+
+SmallVector<NamedAttribute> KernelOp::getKernelAttrs() {
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute attr : (*this)->getDiscardableAttrs())
+    attrs.push_back(attr);
+  return attrs;
+}
+
+#define GET_OP_CLASSES
+#include "ir/exec/ExecOps.cpp.inc"

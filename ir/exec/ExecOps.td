@@ -1,0 +1,95 @@
+//===- ExecOps.td - exec dialect ops -----------------------*- tablegen -*-===//
+
+#ifndef DPC_IR_EXEC_EXECOPS_TD
+#define DPC_IR_EXEC_EXECOPS_TD
+
+include "ir/exec/ExecDialect.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Exec_PersistentOp : Exec_Op<"persistent", [Symbol]> {
+  let summary = "A tensor of training state, kept across steps";
+  let description = [{
+    `kind` is `parameter`, `buffer` (e.g. batch-norm running statistics) or
+    `optimizer_state`. `init` says where its first value comes from:
+    `model` (the model file's tensor named `source`), `zeros` or `ones`.
+    For optimizer state, `parameter` names the parameter it belongs to.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttr:$type,
+    StrAttr:$kind, StrAttr:$init, OptionalAttr<StrAttr>:$source,
+    OptionalAttr<StrAttr>:$parameter);
+  let assemblyFormat = "$sym_name $kind `init` `=` $init attr-dict `:` $type";
+  let hasVerifier = 1;
+}
+
+def Exec_StepOp : Exec_Op<"step",
+    [Symbol, SymbolTable, NoTerminator, SingleBlock]> {
+  let summary = "One step (train or eval) on one device";
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$device,
+    I64Attr:$arena_bytes);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `device` `(` $device `)` `arena` `(` $arena_bytes `)`
+    attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Exec_InputOp : Exec_Op<"input", [Pure]> {
+  let summary = "A buffer the caller binds before the step, by name";
+  let arguments = (ins StrAttr:$name);
+  let results = (outs AnyMemRef:$buffer);
+  let assemblyFormat = "$name attr-dict `:` type($buffer)";
+}
+
+def Exec_ArenaOp : Exec_Op<"arena", [Pure]> {
+  let summary = "A buffer at a planned byte offset in the step's arena";
+  let arguments = (ins I64Attr:$offset);
+  let results = (outs AnyMemRef:$buffer);
+  let assemblyFormat = "`[` $offset `]` attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Exec_StateOp : Exec_Op<"state", [Pure]> {
+  let summary = "The buffer of a persistent tensor";
+  let arguments = (ins FlatSymbolRefAttr:$tensor);
+  let results = (outs AnyMemRef:$buffer);
+  let assemblyFormat = "$tensor attr-dict `:` type($buffer)";
+}
+
+def Exec_ViewOp : Exec_Op<"view", [Pure]> {
+  let summary = "The same bytes under another shape (reshape, flatten)";
+  let arguments = (ins AnyMemRef:$source);
+  let results = (outs AnyMemRef:$buffer);
+  let assemblyFormat = "$source attr-dict `:` type($source) `to` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Exec_KernelOp : Exec_Op<"kernel", [AttrSizedOperandSegments]> {
+  let summary = "Run a runtime kernel: read `ins`, write `outs`";
+  let description = [{
+    `kernel` names a kernel of the plan schema (runtime/plan/Plan.fbs) and
+    the operand order follows that schema. Kernel attributes (strides,
+    momentum, ...) are the op's other attributes; `algorithm` records the
+    implementation chosen at compile time.
+  }];
+  let arguments = (ins StrAttr:$kernel, Variadic<AnyMemRef>:$ins,
+    Variadic<AnyMemRef>:$outs);
+  let assemblyFormat = [{
+    $kernel (`ins` `(` $ins^ `:` type($ins) `)`)?
+    (`outs` `(` $outs^ `:` type($outs) `)`)? attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The kernel's attributes: everything but the op's own structure.
+    ::llvm::SmallVector<::mlir::NamedAttribute> getKernelAttrs();
+  }];
+}
+
+def Exec_OutputOp : Exec_Op<"output"> {
+  let summary = "A buffer the caller reads after the step, by name";
+  let arguments = (ins StrAttr:$name, AnyMemRef:$buffer);
+  let assemblyFormat = "$name `,` $buffer attr-dict `:` type($buffer)";
+}
+
+#endif // DPC_IR_EXEC_EXECOPS_TD

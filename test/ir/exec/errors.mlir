@@ -1,0 +1,73 @@
+// RUN: dpc-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{kind must be parameter, buffer or optimizer_state, got 'weights'}}
+exec.persistent @w "weights" init = "zeros" : tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{init must be model, zeros or ones, got 'random'}}
+exec.persistent @w "parameter" init = "random" : tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{init = model needs a 'source' tensor name}}
+exec.persistent @w "parameter" init = "model" : tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{'parameter' names the parameter of optimizer state, and only optimizer state has one}}
+exec.persistent @m "optimizer_state" init = "zeros" : tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{type must be a statically shaped tensor, got 'tensor<?xf32>'}}
+exec.persistent @w "parameter" init = "zeros" : tensor<?xf32>
+
+// -----
+
+exec.step @s device(0) arena(64) {
+  %x = exec.arena[0] : memref<4xf32>
+  %y = exec.arena[16] : memref<4xf32>
+  // expected-error @+1 {{'exec.kernel' op unknown kernel 'Conv3dForward'}}
+  exec.kernel "Conv3dForward" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+}
+
+// -----
+
+exec.step @s device(0) arena(64) {
+  %x = exec.arena[0] : memref<4xf32>
+  // expected-error @+1 {{'exec.kernel' op ReluForward takes 1 inputs, got 2}}
+  exec.kernel "ReluForward" ins(%x, %x : memref<4xf32>, memref<4xf32>) outs(%x : memref<4xf32>)
+}
+
+// -----
+
+exec.step @s device(0) arena(64) {
+  %x = exec.arena[0] : memref<2x4xf32>
+  %w = exec.arena[32] : memref<3x4xf32>
+  // expected-error @+1 {{'exec.kernel' op Conv2dBackwardWeights writes 1 to 2 outputs, got 0}}
+  exec.kernel "Conv2dBackwardWeights" ins(%x, %w : memref<2x4xf32>, memref<3x4xf32>)
+}
+
+// -----
+
+exec.step @s device(0) arena(64) {
+  %x = exec.input "images" : memref<?x2x3xf32>
+  // expected-error @+1 {{'exec.view' op view 'memref<?x5xf32>' does not cover the same elements as 'memref<?x2x3xf32>'}}
+  %v = exec.view %x : memref<?x2x3xf32> to memref<?x5xf32>
+}
+
+// -----
+
+exec.step @s device(0) arena(64) {
+  %x = exec.input "images" : memref<?x2x3xf32>
+  // expected-error @+1 {{'exec.view' op cannot change the element type}}
+  %v = exec.view %x : memref<?x2x3xf32> to memref<?x6xi32>
+}
+
+// -----
+
+exec.step @s device(0) arena(64) {
+  // expected-error @+1 {{'exec.arena' op offset must be >= 0}}
+  %x = exec.arena[-64] : memref<4xf32>
+}

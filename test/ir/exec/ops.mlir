@@ -1,0 +1,29 @@
+// RUN: dpc-opt %s | dpc-opt | FileCheck %s
+
+// CHECK: exec.persistent @w "parameter" init = "model" {source = "fc.weight"} : tensor<4x6xf32>
+exec.persistent @w "parameter" init = "model" {source = "fc.weight"} : tensor<4x6xf32>
+// CHECK: exec.persistent @w.momentum_buffer "optimizer_state" init = "zeros" {parameter = "w"} : tensor<4x6xf32>
+exec.persistent @w.momentum_buffer "optimizer_state" init = "zeros" {parameter = "w"} : tensor<4x6xf32>
+
+// CHECK-LABEL: exec.step @train_step device(0) arena(256)
+exec.step @train_step device(0) arena(256) {
+  // CHECK: %[[X:.*]] = exec.input "images" : memref<?x2x3xf32>
+  %x = exec.input "images" : memref<?x2x3xf32>
+  %lr = exec.input "lr" : memref<f32>
+  // CHECK: %[[W:.*]] = exec.state @w : memref<4x6xf32>
+  %w = exec.state @w : memref<4x6xf32>
+  %m = exec.state @w.momentum_buffer : memref<4x6xf32>
+  // CHECK: exec.view %[[X]] : memref<?x2x3xf32> to memref<?x6xf32>
+  %flat = exec.view %x : memref<?x2x3xf32> to memref<?x6xf32>
+  // CHECK: exec.arena[0] : memref<?x4xf32>
+  %y = exec.arena[0] : memref<?x4xf32>
+  %g = exec.arena[128] : memref<4x6xf32>
+  // CHECK: exec.kernel "LinearForward" ins(%{{.*}}, %[[W]] : memref<?x6xf32>, memref<4x6xf32>) outs(%{{.*}} : memref<?x4xf32>)
+  exec.kernel "LinearForward" ins(%flat, %w : memref<?x6xf32>, memref<4x6xf32>) outs(%y : memref<?x4xf32>)
+  // CHECK: exec.kernel "Fill" outs(%{{.*}} : memref<4x6xf32>) {value = 0.000000e+00 : f64}
+  exec.kernel "Fill" outs(%g : memref<4x6xf32>) {value = 0.0 : f64}
+  // CHECK: exec.kernel "SgdUpdate" ins({{.*}}) {momentum = 9.000000e-01 : f64}
+  exec.kernel "SgdUpdate" ins(%w, %g, %lr, %m : memref<4x6xf32>, memref<4x6xf32>, memref<f32>, memref<4x6xf32>) {momentum = 0.9 : f64}
+  // CHECK: exec.output "logits", %{{.*}} : memref<?x4xf32>
+  exec.output "logits", %y : memref<?x4xf32>
+}
