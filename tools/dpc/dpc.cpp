@@ -10,6 +10,7 @@
 #include "codegen/PlanWriter.h"
 #include "frontend/onnx/ONNXImporter.h"
 #include "passes/Passes.h"
+#include "runtime/train/RunCommand.h"
 #include "tools/Registration.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -191,9 +192,14 @@ static int runCompile() {
 }
 
 int main(int argc, char **argv) {
+  // `dpc run` is the runtime's own command line: no LLVM option parsing.
+  if (argc > 1 && StringRef(argv[1]) == "run")
+    return dpc::runtime::runCommand(argc - 1, argv + 1);
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "dpc: data-parallel training compiler\n");
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "dpc: data-parallel training compiler\n\n"
+      "  dpc run PLAN ...   train a plan (see dpc run --help)\n");
   if (compileCommand)
     return runCompile();
   llvm::errs() << "dpc: error: missing command; see 'dpc --help'\n";

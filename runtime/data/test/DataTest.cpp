@@ -3,11 +3,13 @@
 
 #include "runtime/data/BatchLoader.h"
 #include "runtime/data/Dataset.h"
+#include "runtime/data/Npy.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -202,6 +204,56 @@ TEST_F(DataTest, RestartingAnEpochMidwayStartsOver) {
     for (int64_t r = 0; r < batch->size; ++r)
       seen.push_back(int64_t(batch->images[r * 6] * 255.0f + 0.5f));
   EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
+/// A version-1 .npy file of `bytes` with NumPy's header for dtype/shape.
+static std::vector<uint8_t> npy(const std::string &descr,
+                                const std::string &shape,
+                                const std::vector<uint8_t> &bytes) {
+  std::string header = "{'descr': '" + descr +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64)
+    header += ' ';
+  header += '\n';
+  std::vector<uint8_t> file = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                               uint8_t(header.size()),
+                               uint8_t(header.size() >> 8)};
+  file.insert(file.end(), header.begin(), header.end());
+  file.insert(file.end(), bytes.begin(), bytes.end());
+  return file;
+}
+
+TEST_F(DataTest, ReadsNpyArrays) {
+  std::vector<float> values = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f, 8.0f};
+  std::vector<uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  writePlain("a.npy", npy("<f4", "(2, 3)", bytes));
+  NpyArray array = readNpy(path("a.npy"));
+  EXPECT_EQ(array.dtype, "f4");
+  EXPECT_EQ(array.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(array.as<float>(), values);
+  EXPECT_EQ(array.as<int64_t>()[2], 3);
+
+  writePlain("scalar.npy", npy("<i4", "()", {7, 0, 0, 0}));
+  NpyArray scalar = readNpy(path("scalar.npy"));
+  EXPECT_TRUE(scalar.shape.empty());
+  EXPECT_EQ(scalar.as<int32_t>(), std::vector<int32_t>{7});
+
+  writePlain("short.npy", npy("<f4", "(2, 3)", {1, 2, 3}));
+  std::string shortData =
+      expectError([&] { readNpy(path("short.npy")); });
+  EXPECT_NE(shortData.find("short.npy: holds 3 bytes of data, but its shape "
+                           "needs 24"),
+            std::string::npos)
+      << shortData;
+  writePlain("big.npy", npy(">f4", "(1,)", {0, 0, 0, 0}));
+  EXPECT_NE(expectError([&] { readNpy(path("big.npy")); })
+                .find("is not little-endian"),
+            std::string::npos);
+  writePlain("text.npy", {'h', 'i', '\n'});
+  EXPECT_NE(expectError([&] { readNpy(path("text.npy")); })
+                .find("text.npy: not a .npy file"),
+            std::string::npos);
 }
 
 TEST(FashionMnistTest, LoadsDebiansCopy) {

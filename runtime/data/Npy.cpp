@@ -1,0 +1,134 @@
+//===- Npy.cpp - NumPy .npy arrays ----------------------------------------===//
+
+#include "runtime/data/Npy.h"
+#include "runtime/data/Dataset.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+using namespace dpc::data;
+
+namespace {
+
+[[noreturn]] void fail(const std::string &path, const std::string &message) {
+  throw DatasetError(path + ": " + message);
+}
+
+/// The value of `'key': VALUE` in the header dict, up to `end`.
+std::string headerField(const std::string &path, const std::string &header,
+                        const std::string &key, char end) {
+  size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos)
+    fail(path, "the .npy header has no '" + key + "'");
+  size_t colon = header.find(':', at);
+  size_t stop = header.find(end, colon + 1);
+  if (colon == std::string::npos || stop == std::string::npos)
+    fail(path, "malformed .npy header");
+  return header.substr(colon + 1, stop - colon);
+}
+
+size_t elementSize(const std::string &dtype) {
+  return std::stoul(dtype.substr(1));
+}
+
+} // namespace
+
+int64_t NpyArray::elementCount() const {
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  return count;
+}
+
+template <typename T> std::vector<T> NpyArray::as() const {
+  std::vector<T> result(elementCount());
+  auto convert = [&](auto sample) {
+    using S = decltype(sample);
+    for (size_t i = 0; i < result.size(); ++i) {
+      S value;
+      std::memcpy(&value, bytes.data() + i * sizeof(S), sizeof(S));
+      result[i] = static_cast<T>(value);
+    }
+  };
+  if (dtype == "f4")
+    convert(float());
+  else if (dtype == "f8")
+    convert(double());
+  else if (dtype == "i4")
+    convert(int32_t());
+  else if (dtype == "i8")
+    convert(int64_t());
+  else if (dtype == "u1")
+    convert(uint8_t());
+  else if (dtype == "i1")
+    convert(int8_t());
+  else
+    throw DatasetError("unsupported .npy element type '" + dtype + "'");
+  return result;
+}
+
+template std::vector<float> NpyArray::as<float>() const;
+template std::vector<double> NpyArray::as<double>() const;
+template std::vector<int32_t> NpyArray::as<int32_t>() const;
+template std::vector<int64_t> NpyArray::as<int64_t>() const;
+
+NpyArray dpc::data::readNpy(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    fail(path, "cannot open the file");
+  std::vector<uint8_t> data((std::istreambuf_iterator<char>(file)), {});
+  static const char kMagic[] = "\x93NUMPY";
+  if (data.size() < 10 || std::memcmp(data.data(), kMagic, 6) != 0)
+    fail(path, "not a .npy file");
+  uint8_t major = data[6];
+  size_t headerLength, headerStart;
+  if (major == 1) {
+    headerLength = data[8] | size_t(data[9]) << 8;
+    headerStart = 10;
+  } else if (major == 2 || major == 3) {
+    if (data.size() < 12)
+      fail(path, "truncated .npy header");
+    headerLength = data[8] | size_t(data[9]) << 8 | size_t(data[10]) << 16 |
+                   size_t(data[11]) << 24;
+    headerStart = 12;
+  } else {
+    fail(path,
+         ".npy format version " + std::to_string(major) + " is not supported");
+  }
+  if (data.size() < headerStart + headerLength)
+    fail(path, "truncated .npy header");
+  std::string header(data.begin() + headerStart,
+                     data.begin() + headerStart + headerLength);
+
+  NpyArray array;
+  std::string descr = headerField(path, header, "descr", ',');
+  size_t quote = descr.find('\'');
+  size_t close = descr.find('\'', quote + 1);
+  if (quote == std::string::npos || close == std::string::npos)
+    fail(path, "malformed dtype in the .npy header");
+  std::string type = descr.substr(quote + 1, close - quote - 1);
+  if (type.size() < 3 || (type[0] != '<' && type[0] != '|'))
+    fail(path, "dtype '" + type + "' is not little-endian");
+  array.dtype = type.substr(1);
+  if (headerField(path, header, "fortran_order", ',').find("True") !=
+      std::string::npos)
+    fail(path, "Fortran-ordered arrays are not supported");
+  std::string shape = headerField(path, header, "shape", ')');
+  for (size_t i = shape.find('('); i != std::string::npos && i < shape.size();
+       ++i) {
+    if (std::isdigit(static_cast<unsigned char>(shape[i]))) {
+      size_t end;
+      array.shape.push_back(std::stoll(shape.substr(i), &end));
+      i += end - 1;
+    }
+  }
+  size_t expected = array.elementCount() * elementSize(array.dtype);
+  size_t available = data.size() - headerStart - headerLength;
+  if (available != expected)
+    fail(path, "holds " + std::to_string(available) +
+                   " bytes of data, but its shape needs " +
+                   std::to_string(expected));
+  array.bytes.assign(data.begin() + headerStart + headerLength, data.end());
+  return array;
+}

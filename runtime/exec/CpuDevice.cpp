@@ -1,0 +1,190 @@
+//===- CpuDevice.cpp - the CPU backend of Device/Stream/Event -------------===//
+
+#include "runtime/exec/CpuDevice.h"
+#include "runtime/exec/CpuKernels.h"
+#include "runtime/kernels/KernelContext.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <utility>
+
+namespace dpc::exec {
+
+//===----------------------------------------------------------------------===//
+// CpuEvent
+//===----------------------------------------------------------------------===//
+
+uint64_t CpuEvent::addRecord() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return ++enqueued;
+}
+
+uint64_t CpuEvent::getLastRecord() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return enqueued;
+}
+
+void CpuEvent::reach(uint64_t record) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    // Records of one event on two streams may finish out of order.
+    completed = std::max(completed, record);
+  }
+  reached.notify_all();
+}
+
+void CpuEvent::waitFor(uint64_t record) {
+  std::unique_lock<std::mutex> lock(mutex);
+  reached.wait(lock, [&] { return completed >= record; });
+}
+
+void CpuEvent::synchronize() { waitFor(getLastRecord()); }
+
+//===----------------------------------------------------------------------===//
+// CpuStream
+//===----------------------------------------------------------------------===//
+
+CpuStream::CpuStream()
+    : context(std::make_unique<kernels::KernelContext>()),
+      worker([this] { work(); }) {}
+
+CpuStream::~CpuStream() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  changed.notify_all();
+  worker.join();
+}
+
+void CpuStream::push(Task task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    queue.push_back(std::move(task));
+  }
+  changed.notify_all();
+}
+
+void CpuStream::launch(plan::KernelCall call) {
+  push({[call = std::move(call)](kernels::KernelContext &context) {
+          runCpuKernel(context, call);
+        },
+        true});
+}
+
+void CpuStream::enqueueHostFunction(std::function<void()> function) {
+  push({[function = std::move(function)](kernels::KernelContext &) {
+          function();
+        },
+        true});
+}
+
+void CpuStream::record(Event &event) {
+  auto &cpuEvent = static_cast<CpuEvent &>(event);
+  uint64_t record = cpuEvent.addRecord();
+  push({[&cpuEvent, record](kernels::KernelContext &) {
+          cpuEvent.reach(record);
+        },
+        false});
+}
+
+void CpuStream::wait(Event &event) {
+  auto &cpuEvent = static_cast<CpuEvent &>(event);
+  uint64_t record = cpuEvent.getLastRecord();
+  push({[&cpuEvent, record](kernels::KernelContext &) {
+          cpuEvent.waitFor(record);
+        },
+        false});
+}
+
+void CpuStream::synchronize() {
+  std::unique_lock<std::mutex> lock(mutex);
+  changed.wait(lock, [&] { return queue.empty() && !busy; });
+  if (std::exception_ptr error = std::exchange(failure, nullptr))
+    std::rethrow_exception(error);
+}
+
+void CpuStream::work() {
+  std::unique_lock<std::mutex> lock(mutex);
+  while (true) {
+    changed.wait(lock, [&] { return stopping || !queue.empty(); });
+    if (queue.empty())
+      return; // stopping, and everything enqueued has run
+    Task task = std::move(queue.front());
+    queue.pop_front();
+    bool skip = task.isWork && failure;
+    busy = true;
+    lock.unlock();
+    std::exception_ptr error;
+    if (!skip) {
+      try {
+        task.run(*context);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    lock.lock();
+    busy = false;
+    if (error && !failure)
+      failure = error;
+    changed.notify_all();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// CpuDevice
+//===----------------------------------------------------------------------===//
+
+void *CpuDevice::allocate(size_t bytes) {
+  // Cache-line aligned, as oneDNN and vector loops like. calloc rather than
+  // memset: large blocks come zeroed from the OS, untouched until used.
+  constexpr size_t kAlignment = 64;
+  if (bytes > SIZE_MAX / 2)
+    throw std::bad_alloc();
+  void *block = std::calloc(1, bytes + 2 * kAlignment);
+  if (!block)
+    throw std::bad_alloc();
+  // The block's start is kept just below the aligned pointer.
+  auto address = reinterpret_cast<uintptr_t>(block) + sizeof(void *);
+  address = (address + kAlignment - 1) / kAlignment * kAlignment;
+  void *pointer = reinterpret_cast<void *>(address);
+  static_cast<void **>(pointer)[-1] = block;
+  return pointer;
+}
+
+void CpuDevice::deallocate(void *pointer) {
+  if (pointer)
+    std::free(static_cast<void **>(pointer)[-1]);
+}
+
+void CpuDevice::copyFromHost(void *deviceDst, const void *hostSrc,
+                             size_t bytes) {
+  if (bytes)
+    std::memcpy(deviceDst, hostSrc, bytes);
+}
+
+void CpuDevice::copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) {
+  if (bytes)
+    std::memcpy(hostDst, deviceSrc, bytes);
+}
+
+std::unique_ptr<Stream> CpuDevice::createStream(plan::StreamKind) {
+  return std::make_unique<CpuStream>();
+}
+
+std::unique_ptr<Event> CpuDevice::createEvent() {
+  return std::make_unique<CpuEvent>();
+}
+
+std::unique_ptr<Device> createDevice(const std::string &name) {
+  if (name.rfind("cpu", 0) == 0)
+    return std::make_unique<CpuDevice>(name);
+  throw std::runtime_error("device '" + name +
+                           "' is not supported by this runtime (CPU only)");
+}
+
+} // namespace dpc::exec

@@ -1,0 +1,93 @@
+//===- CpuDevice.h - the CPU backend of Device/Stream/Event -----*- C++ -*-===//
+//
+// A CPU stream is a worker thread draining a queue; it owns the
+// KernelContext its kernels run in (oneDNN primitives are not shared
+// between threads). An event counts records enqueued and records reached;
+// a wait blocks its stream until the count it captured is reached.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_EXEC_CPUDEVICE_H
+#define DPC_RUNTIME_EXEC_CPUDEVICE_H
+
+#include "runtime/exec/Device.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace dpc::kernels {
+class KernelContext;
+}
+
+namespace dpc::exec {
+
+class CpuEvent : public Event {
+public:
+  void synchronize() override;
+
+  /// Host side, at enqueue time: the number the new record will reach.
+  uint64_t addRecord();
+  /// The most recent record enqueued so far (what a wait now waits for).
+  uint64_t getLastRecord();
+  /// Worker side.
+  void reach(uint64_t record);
+  void waitFor(uint64_t record);
+
+private:
+  std::mutex mutex;
+  std::condition_variable reached;
+  uint64_t enqueued = 0, completed = 0;
+};
+
+class CpuStream : public Stream {
+public:
+  CpuStream();
+  ~CpuStream() override;
+
+  void launch(plan::KernelCall call) override;
+  void enqueueHostFunction(std::function<void()> function) override;
+  void record(Event &event) override;
+  void wait(Event &event) override;
+  void synchronize() override;
+
+private:
+  struct Task {
+    std::function<void(kernels::KernelContext &)> run;
+    bool isWork; // skipped after a failure; event tasks always run
+  };
+  void push(Task task);
+  void work();
+
+  std::unique_ptr<kernels::KernelContext> context;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Task> queue;
+  bool busy = false, stopping = false;
+  std::exception_ptr failure;
+  std::thread worker;
+};
+
+class CpuDevice : public Device {
+public:
+  explicit CpuDevice(std::string name) : name(std::move(name)) {}
+
+  const std::string &getName() const override { return name; }
+  void *allocate(size_t bytes) override;
+  void deallocate(void *pointer) override;
+  void copyFromHost(void *deviceDst, const void *hostSrc,
+                    size_t bytes) override;
+  void copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) override;
+  std::unique_ptr<Stream> createStream(plan::StreamKind kind) override;
+  std::unique_ptr<Event> createEvent() override;
+
+private:
+  std::string name;
+};
+
+} // namespace dpc::exec
+
+#endif // DPC_RUNTIME_EXEC_CPUDEVICE_H

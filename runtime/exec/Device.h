@@ -1,0 +1,108 @@
+//===- Device.h - devices, streams and events -------------------*- C++ -*-===//
+//
+// What the executor needs from a device, and nothing more: memory, streams
+// that run work in order, and events that order work across streams. The
+// CPU backend implements a stream as a worker thread and an event as a
+// counter with a condition variable; a CUDA backend maps them onto
+// cudaStream_t and cudaEvent_t with the same semantics:
+//
+//  - Work enqueued on one stream runs in enqueue order.
+//  - Stream::record(e) marks the point after the work enqueued so far;
+//    Stream::wait(e) makes later work on that stream wait until the most
+//    recent record of `e` enqueued BEFORE the call has been reached (like
+//    cudaStreamWaitEvent; waiting for a never-recorded event is a no-op).
+//  - Kernel failures are reported by synchronize(); a failed stream skips
+//    its remaining kernels but still records its events, so that other
+//    streams never wait forever.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_EXEC_DEVICE_H
+#define DPC_RUNTIME_EXEC_DEVICE_H
+
+#include "runtime/plan/KernelCall.h"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace dpc::exec {
+
+class Event {
+public:
+  virtual ~Event() = default;
+  /// Blocks the host until the most recent record has been reached.
+  virtual void synchronize() = 0;
+};
+
+class Stream {
+public:
+  virtual ~Stream() = default;
+  /// Enqueues a kernel; everything `call` points to must stay valid until
+  /// it has run.
+  virtual void launch(plan::KernelCall call) = 0;
+  /// Enqueues a host function (cudaLaunchHostFunc on CUDA).
+  virtual void enqueueHostFunction(std::function<void()> function) = 0;
+  virtual void record(Event &event) = 0;
+  virtual void wait(Event &event) = 0;
+  /// Blocks until all enqueued work is done; throws the first failure of a
+  /// kernel since the last synchronize (std::runtime_error) and clears it.
+  virtual void synchronize() = 0;
+};
+
+class Device {
+public:
+  virtual ~Device() = default;
+  virtual const std::string &getName() const = 0;
+
+  /// Device memory, zero-filled, aligned for any kernel. Throws
+  /// std::bad_alloc.
+  virtual void *allocate(size_t bytes) = 0;
+  virtual void deallocate(void *pointer) = 0;
+  /// Synchronous copies and fills; no stream may be using the memory.
+  virtual void copyFromHost(void *deviceDst, const void *hostSrc,
+                            size_t bytes) = 0;
+  virtual void copyToHost(void *hostDst, const void *deviceSrc,
+                          size_t bytes) = 0;
+
+  virtual std::unique_ptr<Stream> createStream(plan::StreamKind kind) = 0;
+  virtual std::unique_ptr<Event> createEvent() = 0;
+};
+
+/// Device memory owned by one object.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Device &device, size_t bytes)
+      : device(&device), bytes(bytes),
+        pointer(bytes ? device.allocate(bytes) : nullptr) {}
+  DeviceBuffer(DeviceBuffer &&other) noexcept { *this = std::move(other); }
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept {
+    std::swap(device, other.device);
+    std::swap(bytes, other.bytes);
+    std::swap(pointer, other.pointer);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (pointer)
+      device->deallocate(pointer);
+  }
+
+  void *get() const { return pointer; }
+  size_t size() const { return bytes; }
+  Device *getDevice() const { return device; }
+
+private:
+  Device *device = nullptr;
+  size_t bytes = 0;
+  void *pointer = nullptr;
+};
+
+/// The device called `name` ("cpu:0"); throws std::runtime_error for a kind
+/// this runtime was built without.
+std::unique_ptr<Device> createDevice(const std::string &name);
+
+} // namespace dpc::exec
+
+#endif // DPC_RUNTIME_EXEC_DEVICE_H

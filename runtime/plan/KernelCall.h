@@ -1,0 +1,61 @@
+//===- KernelCall.h - one instruction bound to tensors ----------*- C++ -*-===//
+//
+// An Instruction with its operand and result tensors resolved: where each
+// lives on the device and its dims at the step's run-time batch. The
+// executor builds one per instruction per step and hands it to a stream;
+// a device backend turns it into a kernel launch. The loader builds the same
+// thing without data, at the compiled batch, to check shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_PLAN_KERNELCALL_H
+#define DPC_RUNTIME_PLAN_KERNELCALL_H
+
+#include "runtime/plan/PlanTypes.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace dpc::plan {
+
+struct TensorArg {
+  bool present = false; // false for a left-out optional operand or result
+  void *data = nullptr; // device memory; null when only checking shapes
+  DType dtype = DType::F32;
+  std::vector<int64_t> dims;
+
+  int64_t getNumElements() const { return plan::getNumElements(dims); }
+  int64_t getNumBytes() const { return getNumElements() * getDTypeSize(dtype); }
+  float *f32() const { return static_cast<float *>(data); }
+  template <typename T> T *as() const { return static_cast<T *>(data); }
+};
+
+struct KernelCall {
+  Kernel kernel = Kernel::Copy;
+  const Instruction *instruction = nullptr; // attrs and algorithm
+  std::vector<TensorArg> operands, results;
+  /// The step's actual batch: the cross-entropy divisor (the global batch
+  /// on a single device).
+  int64_t batch = 0;
+  /// 1-based count of optimizer updates, for SGD's first-step rule and
+  /// AdamW's bias correction.
+  int64_t optimizerStep = 1;
+
+  /// A left-out (not present) argument for indices past the end.
+  const TensorArg &operand(size_t i) const {
+    return i < operands.size() ? operands[i] : missing();
+  }
+  const TensorArg &result(size_t i) const {
+    return i < results.size() ? results[i] : missing();
+  }
+
+private:
+  static const TensorArg &missing() {
+    static const TensorArg none;
+    return none;
+  }
+};
+
+} // namespace dpc::plan
+
+#endif // DPC_RUNTIME_PLAN_KERNELCALL_H

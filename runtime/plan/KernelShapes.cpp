@@ -1,0 +1,692 @@
+//===- KernelShapes.cpp - kernel shapes from tensor dims ------------------===//
+
+#include "runtime/plan/KernelShapes.h"
+
+#include <algorithm>
+
+namespace dpc::plan {
+namespace {
+
+[[noreturn]] void fail(const std::string &message) {
+  throw ShapeError(message);
+}
+
+std::string describe(const char *role, size_t index) {
+  return std::string(role) + " " + std::to_string(index);
+}
+
+/// Fetches operand/result `index`, which must be present and of `dtype`.
+const TensorArg &get(const std::vector<TensorArg> &args, const char *role,
+                     size_t index, DType dtype = DType::F32) {
+  if (index >= args.size() || !args[index].present)
+    fail(describe(role, index) + " is missing");
+  const TensorArg &arg = args[index];
+  if (arg.dtype != dtype)
+    fail(describe(role, index) + " is " + EnumNameDType(arg.dtype) +
+         ", expected " + EnumNameDType(dtype));
+  if (arg.getNumElements() < 0)
+    fail(describe(role, index) + " has invalid dims " + formatDims(arg.dims));
+  return arg;
+}
+const TensorArg &operand(const KernelCall &call, size_t index,
+                         DType dtype = DType::F32) {
+  return get(call.operands, "operand", index, dtype);
+}
+const TensorArg &result(const KernelCall &call, size_t index,
+                        DType dtype = DType::F32) {
+  return get(call.results, "result", index, dtype);
+}
+bool hasOperand(const KernelCall &call, size_t index) {
+  return call.operand(index).present;
+}
+bool hasResult(const KernelCall &call, size_t index) {
+  return call.result(index).present;
+}
+
+void expectCount(const TensorArg &arg, const std::string &what,
+                 int64_t expected) {
+  if (arg.getNumElements() != expected)
+    fail(what + " has " + std::to_string(arg.getNumElements()) + " elements " +
+         formatDims(arg.dims) + ", expected " + std::to_string(expected));
+}
+void expectOperandCount(const KernelCall &call, size_t index, int64_t expected,
+                        DType dtype = DType::F32) {
+  expectCount(operand(call, index, dtype), describe("operand", index),
+              expected);
+}
+void expectResultCount(const KernelCall &call, size_t index, int64_t expected,
+                       DType dtype = DType::F32) {
+  expectCount(result(call, index, dtype), describe("result", index), expected);
+}
+
+void expectRank(const TensorArg &arg, const std::string &what, size_t lo,
+                size_t hi) {
+  if (arg.dims.size() < lo || arg.dims.size() > hi)
+    fail(what + " has rank " + std::to_string(arg.dims.size()) + " " +
+         formatDims(arg.dims) + ", expected " +
+         (lo == hi ? std::to_string(lo)
+                   : std::to_string(lo) + " to " + std::to_string(hi)));
+}
+
+/// A count-like result (correct predictions): any numeric dtype, 1 element.
+void expectCountResult(const KernelCall &call, size_t index) {
+  const TensorArg &arg = call.result(index);
+  if (!arg.present)
+    fail(describe("result", index) + " is missing");
+  if (getDTypeSize(arg.dtype) == 0 || arg.dtype == DType::F16 ||
+      arg.dtype == DType::BF16)
+    fail(describe("result", index) + " is " + EnumNameDType(arg.dtype) +
+         ", expected I64, I32, F32 or F64");
+  expectCount(arg, describe("result", index), 1);
+}
+
+/// Rows (dims[0]) and the rest flattened, of a tensor of rank >= 1.
+RowsShape rowsOf(const TensorArg &arg, const std::string &what) {
+  expectRank(arg, what, 1, 8);
+  int64_t rows = arg.dims[0];
+  int64_t count = arg.getNumElements();
+  return {rows, rows == 0 ? 0 : count / rows};
+}
+
+std::vector<int64_t> attrList(const flatbuffers::Vector<int64_t> *values) {
+  return toDims(values);
+}
+
+/// A pair [h, w] from an attribute list of `size` 0 (default) or 2.
+void pairAttr(const flatbuffers::Vector<int64_t> *values, const char *name,
+              int64_t fallbackH, int64_t fallbackW, int64_t &h, int64_t &w) {
+  std::vector<int64_t> list = attrList(values);
+  if (list.empty()) {
+    h = fallbackH, w = fallbackW;
+    return;
+  }
+  if (list.size() != 2)
+    fail(std::string(name) + " must have 2 values, has " +
+         std::to_string(list.size()));
+  h = list[0], w = list[1];
+}
+
+/// Padding [top, left, bottom, right], [h, w] or empty.
+void paddingAttr(const flatbuffers::Vector<int64_t> *values, int64_t &top,
+                 int64_t &left, int64_t &bottom, int64_t &right) {
+  std::vector<int64_t> list = attrList(values);
+  if (list.empty())
+    list = {0, 0, 0, 0};
+  else if (list.size() == 2)
+    list = {list[0], list[1], list[0], list[1]};
+  else if (list.size() != 4)
+    fail("padding must have 2 or 4 values, has " + std::to_string(list.size()));
+  for (int64_t p : list)
+    if (p < 0)
+      fail("padding must not be negative");
+  top = list[0], left = list[1], bottom = list[2], right = list[3];
+}
+
+Nchw nchwOf(const TensorArg &arg, const std::string &what, size_t minRank) {
+  expectRank(arg, what, minRank, 4);
+  const auto &d = arg.dims;
+  return {d[0], d[1], d.size() > 2 ? d[2] : 1, d.size() > 3 ? d[3] : 1};
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
+  // Which tensor holds the input, the weights and the output.
+  const TensorArg *in, *weights, *out;
+  std::string inName, weightsName, outName;
+  switch (call.kernel) {
+  case Kernel::Conv2dForward:
+    in = &operand(call, 0), weights = &operand(call, 1), out = &result(call, 0);
+    inName = "operand 0", weightsName = "operand 1", outName = "result 0";
+    break;
+  case Kernel::Conv2dBackwardData:
+    out = &operand(call, 0), weights = &operand(call, 1), in = &result(call, 0);
+    outName = "operand 0", weightsName = "operand 1", inName = "result 0";
+    break;
+  default: // Conv2dBackwardWeights
+    in = &operand(call, 0), out = &operand(call, 1), weights = &result(call, 0);
+    inName = "operand 0", outName = "operand 1", weightsName = "result 0";
+    break;
+  }
+  expectRank(*in, inName, 4, 4);
+  expectRank(*weights, weightsName, 4, 4);
+  kernels::Conv2dShape s{};
+  s.n = in->dims[0], s.c = in->dims[1], s.h = in->dims[2], s.w = in->dims[3];
+  s.k = weights->dims[0], s.r = weights->dims[2], s.s = weights->dims[3];
+  const Conv2dAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_Conv2dAttrs() : nullptr;
+  if (attrs) {
+    pairAttr(attrs->stride(), "stride", 1, 1, s.strideH, s.strideW);
+    paddingAttr(attrs->padding(), s.padTop, s.padLeft, s.padBottom, s.padRight);
+    pairAttr(attrs->dilation(), "dilation", 1, 1, s.dilationH, s.dilationW);
+    s.groups = attrs->groups();
+  }
+  if (s.strideH < 1 || s.strideW < 1 || s.dilationH < 1 || s.dilationW < 1)
+    fail("stride and dilation must be positive");
+  if (s.groups < 1 || s.c % s.groups != 0 || s.k % s.groups != 0)
+    fail("groups " + std::to_string(s.groups) + " must divide the " +
+         std::to_string(s.c) + " input and " + std::to_string(s.k) +
+         " output channels");
+  if (weights->dims[1] * s.groups != s.c)
+    fail(weightsName + " " + formatDims(weights->dims) + " does not match " +
+         std::to_string(s.c) + " input channels in " +
+         std::to_string(s.groups) + " groups");
+  if (s.outH() < 1 || s.outW() < 1)
+    fail("the convolution's output would be empty");
+  expectCount(*out, outName, s.n * s.k * s.outH() * s.outW());
+  if (call.kernel == Kernel::Conv2dForward && hasOperand(call, 2))
+    expectOperandCount(call, 2, s.k);
+  if (call.kernel == Kernel::Conv2dBackwardWeights && hasResult(call, 1))
+    expectResultCount(call, 1, s.k);
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalization
+//===----------------------------------------------------------------------===//
+
+kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
+  const TensorArg &x = operand(call, 0);
+  Nchw d = nchwOf(x, "operand 0", 2);
+  int64_t count = x.getNumElements();
+  int64_t c = d.c;
+  switch (call.kernel) {
+  case Kernel::BatchNormTrainingForward:
+    expectOperandCount(call, 1, c);
+    expectOperandCount(call, 2, c);
+    if (hasOperand(call, 3) != hasOperand(call, 4))
+      fail("the running mean and variance are left out only together");
+    if (hasOperand(call, 3)) {
+      expectOperandCount(call, 3, c);
+      expectOperandCount(call, 4, c);
+    }
+    expectResultCount(call, 0, count);
+    expectResultCount(call, 1, c);
+    expectResultCount(call, 2, c);
+    break;
+  case Kernel::BatchNormInferenceForward:
+    for (size_t i = 1; i < 5; ++i)
+      expectOperandCount(call, i, c);
+    expectResultCount(call, 0, count);
+    break;
+  default: // BatchNormBackward
+    expectOperandCount(call, 1, count);
+    for (size_t i = 2; i < 5; ++i)
+      expectOperandCount(call, i, c);
+    expectResultCount(call, 0, count);
+    expectResultCount(call, 1, c);
+    expectResultCount(call, 2, c);
+    break;
+  }
+  return {d.n, d.c, d.h, d.w};
+}
+
+kernels::BatchNormParams getBatchNormParams(const KernelCall &call) {
+  kernels::BatchNormParams params;
+  if (const BatchNormAttrs *attrs =
+          call.instruction ? call.instruction->attrs_as_BatchNormAttrs()
+                           : nullptr) {
+    params.eps = static_cast<float>(attrs->epsilon());
+    params.momentum = static_cast<float>(attrs->momentum());
+  }
+  if (!(params.eps > 0))
+    fail("batch-norm epsilon must be positive");
+  return params;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and padding
+//===----------------------------------------------------------------------===//
+
+kernels::Pool2dShape getPool2dShape(const KernelCall &call) {
+  const TensorArg *in, *out;
+  std::string inName, outName;
+  switch (call.kernel) {
+  case Kernel::MaxPool2dBackward:
+    in = &operand(call, 0), out = &operand(call, 1);
+    inName = "operand 0", outName = "operand 1";
+    expectResultCount(call, 0, in->getNumElements());
+    break;
+  case Kernel::AvgPool2dBackward:
+    out = &operand(call, 0), in = &result(call, 0);
+    outName = "operand 0", inName = "result 0";
+    break;
+  default: // forward
+    in = &operand(call, 0), out = &result(call, 0);
+    inName = "operand 0", outName = "result 0";
+    break;
+  }
+  expectRank(*in, inName, 4, 4);
+  const Pool2dAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_Pool2dAttrs() : nullptr;
+  if (!attrs)
+    fail("Pool2dAttrs are missing");
+  kernels::Pool2dShape s{};
+  s.n = in->dims[0], s.c = in->dims[1], s.h = in->dims[2], s.w = in->dims[3];
+  std::vector<int64_t> kernel = attrList(attrs->kernel());
+  if (kernel.size() != 2)
+    fail("the pooling kernel must have 2 values");
+  s.kernelH = kernel[0], s.kernelW = kernel[1];
+  pairAttr(attrs->stride(), "stride", s.kernelH, s.kernelW, s.strideH,
+           s.strideW);
+  paddingAttr(attrs->padding(), s.padTop, s.padLeft, s.padBottom, s.padRight);
+  pairAttr(attrs->dilation(), "dilation", 1, 1, s.dilationH, s.dilationW);
+  s.ceilMode = attrs->ceil_mode();
+  s.countIncludePad = attrs->count_include_pad();
+  if (s.kernelH < 1 || s.kernelW < 1 || s.strideH < 1 || s.strideW < 1 ||
+      s.dilationH < 1 || s.dilationW < 1)
+    fail("pooling kernel, stride and dilation must be positive");
+  bool isAvg = call.kernel == Kernel::AvgPool2dForward ||
+               call.kernel == Kernel::AvgPool2dBackward;
+  if (isAvg && (s.dilationH != 1 || s.dilationW != 1))
+    fail("average pooling takes no dilation");
+  if (s.outH() < 1 || s.outW() < 1)
+    fail("the pooling's output would be empty");
+  expectCount(*out, outName, s.n * s.c * s.outH() * s.outW());
+  return s;
+}
+
+Nchw getGlobalAvgPoolShape(const KernelCall &call) {
+  bool forward = call.kernel == Kernel::GlobalAvgPool2dForward;
+  const TensorArg &in = forward ? operand(call, 0) : result(call, 0);
+  Nchw d = nchwOf(in, forward ? "operand 0" : "result 0", 4);
+  if (forward)
+    expectResultCount(call, 0, d.n * d.c);
+  else
+    expectOperandCount(call, 0, d.n * d.c);
+  return d;
+}
+
+kernels::Pad2dShape getPad2dShape(const KernelCall &call) {
+  bool forward = call.kernel == Kernel::PadForward;
+  const TensorArg &in = forward ? operand(call, 0) : result(call, 0);
+  expectRank(in, forward ? "operand 0" : "result 0", 4, 4);
+  const PadAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_PadAttrs() : nullptr;
+  if (!attrs)
+    fail("PadAttrs are missing");
+  std::vector<int64_t> low = attrList(attrs->low()),
+                       high = attrList(attrs->high());
+  if (low.size() != high.size() || (low.size() != 2 && low.size() != 4))
+    fail("pad low and high must both have 2 or 4 values");
+  if (low.size() == 4) {
+    if (low[0] || low[1] || high[0] || high[1])
+      fail("only the spatial dims can be padded");
+    low.erase(low.begin(), low.begin() + 2);
+    high.erase(high.begin(), high.begin() + 2);
+  }
+  kernels::Pad2dShape s{in.dims[0], in.dims[1], in.dims[2], in.dims[3],
+                        low[0],     low[1],     high[0],    high[1]};
+  if (s.padTop < 0 || s.padLeft < 0 || s.padBottom < 0 || s.padRight < 0)
+    fail("padding must not be negative");
+  int64_t outCount = s.n * s.c * s.outH() * s.outW();
+  if (forward)
+    expectResultCount(call, 0, outCount);
+  else
+    expectOperandCount(call, 0, outCount);
+  return s;
+}
+
+float getPadValue(const KernelCall &call) {
+  const PadAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_PadAttrs() : nullptr;
+  return attrs ? static_cast<float>(attrs->value()) : 0.f;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear and matmul
+//===----------------------------------------------------------------------===//
+
+kernels::LinearShape getLinearShape(const KernelCall &call) {
+  kernels::LinearShape s{};
+  switch (call.kernel) {
+  case Kernel::LinearForward: {
+    const TensorArg &w = operand(call, 1);
+    expectRank(w, "operand 1", 2, 2);
+    s.out = w.dims[0], s.in = w.dims[1];
+    s.n = rowsOf(operand(call, 0), "operand 0").rows;
+    expectOperandCount(call, 0, s.n * s.in);
+    if (hasOperand(call, 2))
+      expectOperandCount(call, 2, s.out);
+    expectResultCount(call, 0, s.n * s.out);
+    break;
+  }
+  case Kernel::LinearBackwardData: {
+    const TensorArg &w = operand(call, 1);
+    expectRank(w, "operand 1", 2, 2);
+    s.out = w.dims[0], s.in = w.dims[1];
+    s.n = rowsOf(operand(call, 0), "operand 0").rows;
+    expectOperandCount(call, 0, s.n * s.out);
+    expectResultCount(call, 0, s.n * s.in);
+    break;
+  }
+  default: { // LinearBackwardWeights
+    const TensorArg &dw = result(call, 0);
+    expectRank(dw, "result 0", 2, 2);
+    s.out = dw.dims[0], s.in = dw.dims[1];
+    s.n = rowsOf(operand(call, 0), "operand 0").rows;
+    expectOperandCount(call, 0, s.n * s.in);
+    expectOperandCount(call, 1, s.n * s.out);
+    if (hasResult(call, 1))
+      expectResultCount(call, 1, s.out);
+    break;
+  }
+  }
+  return s;
+}
+
+kernels::MatmulShape getMatmulShape(const KernelCall &call) {
+  if (call.kernel == Kernel::MatmulTransposedA) {
+    // c [k, m] = a [n, k]^T b [n, m]
+    RowsShape a = rowsOf(operand(call, 0), "operand 0");
+    RowsShape b = rowsOf(operand(call, 1), "operand 1");
+    if (a.rows != b.rows)
+      fail("operands 0 and 1 have " + std::to_string(a.rows) + " and " +
+           std::to_string(b.rows) + " rows");
+    expectResultCount(call, 0, a.cols * b.cols);
+    return {a.rows, a.cols, b.cols};
+  }
+  RowsShape a = rowsOf(operand(call, 0), "operand 0");
+  const TensorArg &b = operand(call, 1);
+  expectRank(b, "operand 1", 2, 2);
+  kernels::MatmulShape s{a.rows, a.cols, b.dims[1]};
+  if (b.dims[0] != s.k)
+    fail("operand 1 " + formatDims(b.dims) + " does not have " +
+         std::to_string(s.k) + " rows");
+  if (call.kernel == Kernel::MatmulForward) {
+    expectResultCount(call, 0, s.n * s.m);
+  } else {
+    expectOperandCount(call, 2, s.n * s.m);
+    if (hasResult(call, 0))
+      expectResultCount(call, 0, s.n * s.k);
+    if (hasResult(call, 1))
+      expectResultCount(call, 1, s.k * s.m);
+  }
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise, broadcast, rows
+//===----------------------------------------------------------------------===//
+
+int64_t getElementwiseSize(const KernelCall &call) {
+  switch (call.kernel) {
+  case Kernel::Fill: {
+    const TensorArg &y = call.result(0);
+    if (!y.present)
+      fail("result 0 is missing");
+    if (y.dtype != DType::F32 && y.dtype != DType::F64 &&
+        y.dtype != DType::I32 && y.dtype != DType::I64)
+      fail(std::string("cannot fill a ") + EnumNameDType(y.dtype) + " tensor");
+    return y.getNumElements();
+  }
+  case Kernel::Copy: {
+    const TensorArg &x = call.operand(0), &y = call.result(0);
+    if (!x.present || !y.present)
+      fail("copy needs an operand and a result");
+    if (x.dtype != y.dtype)
+      fail("copy from " + std::string(EnumNameDType(x.dtype)) + " to " +
+           EnumNameDType(y.dtype));
+    int64_t size = x.getNumElements();
+    expectCount(y, "result 0", size);
+    return size;
+  }
+  default: {
+    int64_t size = operand(call, 0).getNumElements();
+    for (size_t i = 1; i < call.operands.size(); ++i)
+      expectOperandCount(call, i, size);
+    expectResultCount(call, 0, size);
+    return size;
+  }
+  }
+}
+
+kernels::BroadcastShape getBroadcastShape(const KernelCall &call) {
+  std::vector<int64_t> lhs, rhs;
+  int64_t lhsCount = 0;
+  switch (call.kernel) {
+  case Kernel::AddForward:
+  case Kernel::MulForward:
+    lhs = operand(call, 0).dims, rhs = operand(call, 1).dims;
+    lhsCount = operand(call, 0).getNumElements();
+    expectResultCount(call, 0, lhsCount);
+    break;
+  case Kernel::AddBackward:
+    lhs = operand(call, 0).dims;
+    lhsCount = operand(call, 0).getNumElements();
+    if (hasResult(call, 0))
+      expectResultCount(call, 0, lhsCount);
+    rhs = hasResult(call, 1) ? result(call, 1).dims : std::vector<int64_t>{};
+    break;
+  default: // MulBackward (a, b, dc) -> (da, db)
+    lhs = operand(call, 0).dims, rhs = operand(call, 1).dims;
+    lhsCount = operand(call, 0).getNumElements();
+    expectOperandCount(call, 2, lhsCount);
+    if (hasResult(call, 0))
+      expectResultCount(call, 0, lhsCount);
+    if (hasResult(call, 1))
+      expectResultCount(call, 1, operand(call, 1).getNumElements());
+    break;
+  }
+  try {
+    return kernels::makeBroadcastShape(lhs, rhs);
+  } catch (const std::invalid_argument &) {
+    fail(formatDims(rhs) + " does not broadcast to " + formatDims(lhs));
+  }
+}
+
+RowsShape getRowsShape(const KernelCall &call) {
+  switch (call.kernel) {
+  case Kernel::SoftmaxForward:
+  case Kernel::LogSoftmaxForward:
+  case Kernel::SoftmaxBackward:
+  case Kernel::LogSoftmaxBackward: {
+    const TensorArg &x = operand(call, 0);
+    expectRank(x, "operand 0", 1, 8);
+    int64_t cols = x.dims.back();
+    int64_t count = x.getNumElements();
+    RowsShape s{cols == 0 ? 0 : count / cols, cols};
+    getElementwiseSize(call); // every operand and the result alike
+    return s;
+  }
+  default: { // CrossEntropyForward/Backward, CorrectCount
+    RowsShape s = rowsOf(operand(call, 0), "operand 0");
+    if (s.cols < 1)
+      fail("the logits have no classes");
+    expectOperandCount(call, 1, s.rows, DType::I32);
+    if (call.kernel == Kernel::CrossEntropyForward) {
+      expectResultCount(call, 0, 1);
+      if (hasResult(call, 1))
+        expectCountResult(call, 1);
+    } else if (call.kernel == Kernel::CrossEntropyBackward) {
+      if (hasOperand(call, 2))
+        expectOperandCount(call, 2, 1);
+      expectResultCount(call, 0, s.rows * s.cols);
+    } else {
+      expectCountResult(call, 0);
+    }
+    return s;
+  }
+  }
+}
+
+RowsShape getTransposeShape(const KernelCall &call) {
+  const TensorArg &x = operand(call, 0);
+  expectRank(x, "operand 0", 2, 2);
+  const TensorArg &y = result(call, 0, x.dtype);
+  expectCount(y, "result 0", x.getNumElements());
+  if (getDTypeSize(x.dtype) != 4)
+    fail("transpose supports 4-byte elements");
+  return {x.dims[0], x.dims[1]};
+}
+
+ReduceShape getReduceShape(const KernelCall &call) {
+  const TensorArg &x = operand(call, 0);
+  const ReduceAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_ReduceAttrs() : nullptr;
+  if (!attrs)
+    fail("ReduceAttrs are missing");
+  ReduceShape s{x.dims, std::vector<bool>(x.dims.size(), false)};
+  int64_t rank = static_cast<int64_t>(x.dims.size());
+  for (int64_t dim : attrList(attrs->dims())) {
+    int64_t d = dim < 0 ? dim + rank : dim;
+    if (d < 0 || d >= rank)
+      fail("reduced dim " + std::to_string(dim) + " is out of range for " +
+           formatDims(x.dims));
+    if (s.reduced[d])
+      fail("dim " + std::to_string(dim) + " is reduced twice");
+    s.reduced[d] = true;
+  }
+  int64_t kept = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!s.reduced[d])
+      kept *= x.dims[d];
+  expectResultCount(call, 0, kept);
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers, fill
+//===----------------------------------------------------------------------===//
+
+int64_t getOptimizerSize(const KernelCall &call) {
+  int64_t size = operand(call, 0).getNumElements();
+  expectOperandCount(call, 1, size);
+  if (call.kernel == Kernel::SgdUpdate) {
+    // (param, grad, lr[, momentum_buffer])
+    expectOperandCount(call, 2, 1);
+    kernels::SgdParams p = getSgdParams(call);
+    if (p.momentum != 0.0 && !hasOperand(call, 3))
+      fail("SGD with momentum needs a momentum buffer (operand 3)");
+    if (hasOperand(call, 3))
+      expectOperandCount(call, 3, size);
+  } else {
+    // (param, grad, exp_avg, exp_avg_sq, lr, step)
+    expectOperandCount(call, 2, size);
+    expectOperandCount(call, 3, size);
+    expectOperandCount(call, 4, 1);
+    expectOperandCount(call, 5, 1, DType::I64);
+  }
+  return size;
+}
+
+kernels::SgdParams getSgdParams(const KernelCall &call) {
+  kernels::SgdParams p;
+  if (const SgdAttrs *attrs =
+          call.instruction ? call.instruction->attrs_as_SgdAttrs() : nullptr) {
+    p.momentum = attrs->momentum();
+    p.dampening = attrs->dampening();
+    p.weightDecay = attrs->weight_decay();
+    p.nesterov = attrs->nesterov();
+  }
+  if (p.nesterov && (p.momentum <= 0.0 || p.dampening != 0.0))
+    fail("nesterov needs momentum and zero dampening");
+  return p;
+}
+
+kernels::AdamWParams getAdamWParams(const KernelCall &call) {
+  kernels::AdamWParams p;
+  if (const AdamWAttrs *attrs = call.instruction
+                                    ? call.instruction->attrs_as_AdamWAttrs()
+                                    : nullptr) {
+    p.beta1 = attrs->beta1();
+    p.beta2 = attrs->beta2();
+    p.eps = attrs->eps();
+    p.weightDecay = attrs->weight_decay();
+  }
+  return p;
+}
+
+double getFillValue(const KernelCall &call) {
+  const FillAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_FillAttrs() : nullptr;
+  return attrs ? attrs->value() : 0.0;
+}
+
+//===----------------------------------------------------------------------===//
+// The dispatch
+//===----------------------------------------------------------------------===//
+
+void checkKernelCall(const KernelCall &call) {
+  switch (call.kernel) {
+  case Kernel::Conv2dForward:
+  case Kernel::Conv2dBackwardData:
+  case Kernel::Conv2dBackwardWeights:
+    getConv2dShape(call);
+    return;
+  case Kernel::BatchNormTrainingForward:
+  case Kernel::BatchNormInferenceForward:
+  case Kernel::BatchNormBackward:
+    getBatchNormShape(call);
+    getBatchNormParams(call);
+    return;
+  case Kernel::MaxPool2dForward:
+  case Kernel::MaxPool2dBackward:
+  case Kernel::AvgPool2dForward:
+  case Kernel::AvgPool2dBackward:
+    getPool2dShape(call);
+    return;
+  case Kernel::GlobalAvgPool2dForward:
+  case Kernel::GlobalAvgPool2dBackward:
+    getGlobalAvgPoolShape(call);
+    return;
+  case Kernel::PadForward:
+  case Kernel::PadBackward:
+    getPad2dShape(call);
+    return;
+  case Kernel::LinearForward:
+  case Kernel::LinearBackwardData:
+  case Kernel::LinearBackwardWeights:
+    getLinearShape(call);
+    return;
+  case Kernel::MatmulForward:
+  case Kernel::MatmulBackward:
+  case Kernel::MatmulTransposedA:
+    getMatmulShape(call);
+    return;
+  case Kernel::ReluForward:
+  case Kernel::ReluBackward:
+  case Kernel::SigmoidForward:
+  case Kernel::SigmoidBackward:
+  case Kernel::TanhForward:
+  case Kernel::TanhBackward:
+  case Kernel::Copy:
+  case Kernel::Fill:
+  case Kernel::Accumulate:
+    getElementwiseSize(call);
+    return;
+  case Kernel::AddForward:
+  case Kernel::AddBackward:
+  case Kernel::MulForward:
+  case Kernel::MulBackward:
+    getBroadcastShape(call);
+    return;
+  case Kernel::SoftmaxForward:
+  case Kernel::SoftmaxBackward:
+  case Kernel::LogSoftmaxForward:
+  case Kernel::LogSoftmaxBackward:
+  case Kernel::CrossEntropyForward:
+  case Kernel::CrossEntropyBackward:
+  case Kernel::CorrectCount:
+    getRowsShape(call);
+    return;
+  case Kernel::Transpose2d:
+    getTransposeShape(call);
+    return;
+  case Kernel::ReduceSum:
+    getReduceShape(call);
+    return;
+  case Kernel::SgdUpdate:
+  case Kernel::AdamWUpdate:
+    getOptimizerSize(call);
+    return;
+  }
+  fail(std::string("kernel ") + EnumNameKernel(call.kernel) +
+       " is not supported by this runtime");
+}
+
+} // namespace dpc::plan

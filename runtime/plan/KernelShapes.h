@@ -1,0 +1,86 @@
+//===- KernelShapes.h - kernel shapes from tensor dims ----------*- C++ -*-===//
+//
+// How each kernel's shape arguments follow from the dims of its tensors and
+// its attributes, checked: every getter verifies the dtypes and element
+// counts of everything the kernel reads or writes, so that a plan that
+// passes can never make a kernel touch memory outside its tensors. The
+// loader runs the checks at the compiled batch; device backends call the
+// getters at the run-time batch. Conventions beyond Plan.fbs:
+//
+//  - A leading batch dim counts rows: Linear/Matmul/CrossEntropy take rows =
+//    dims[0] and flatten the rest (x [n, c, h, w] feeds a linear layer).
+//  - BatchNorm takes x of rank 2 [n, c], 3 [n, c, l] or 4 [n, c, h, w].
+//  - Pool2dAttrs: `stride` defaults to `kernel`; `padding` is empty, [h, w]
+//    (symmetric) or [top, left, bottom, right]; `dilation` empty or [h, w].
+//  - PadAttrs low/high are [h, w] or all four dims [n, c, h, w] (n, c = 0).
+//  - ReduceAttrs dims may be negative (from the end); the result holds the
+//    kept dims in order (with or without the reduced dims kept as 1).
+//  - Scalars (loss, lr, dloss, counts) are tensors of one element.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_PLAN_KERNELSHAPES_H
+#define DPC_RUNTIME_PLAN_KERNELSHAPES_H
+
+#include "runtime/kernels/BatchNorm.h"
+#include "runtime/kernels/Conv.h"
+#include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Linear.h"
+#include "runtime/kernels/Optimizer.h"
+#include "runtime/kernels/Pool.h"
+#include "runtime/plan/KernelCall.h"
+
+#include <stdexcept>
+
+namespace dpc::plan {
+
+/// A mismatch between a kernel and its tensors; the message says what, the
+/// caller says where.
+struct ShapeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Checks `call` completely; throws ShapeError.
+void checkKernelCall(const KernelCall &call);
+
+/// NCHW extents of a rank 2..4 tensor (missing trailing dims are 1).
+struct Nchw {
+  int64_t n, c, h, w;
+};
+
+struct RowsShape {
+  int64_t rows, cols;
+};
+
+struct ReduceShape {
+  std::vector<int64_t> dims; // the operand's
+  std::vector<bool> reduced; // per operand dim
+};
+
+kernels::Conv2dShape getConv2dShape(const KernelCall &call);
+kernels::BatchNormShape getBatchNormShape(const KernelCall &call);
+kernels::BatchNormParams getBatchNormParams(const KernelCall &call);
+kernels::Pool2dShape getPool2dShape(const KernelCall &call);
+Nchw getGlobalAvgPoolShape(const KernelCall &call);
+kernels::Pad2dShape getPad2dShape(const KernelCall &call);
+float getPadValue(const KernelCall &call);
+kernels::LinearShape getLinearShape(const KernelCall &call);
+kernels::MatmulShape getMatmulShape(const KernelCall &call);
+/// Activations, Copy, Fill, Accumulate: the element count.
+int64_t getElementwiseSize(const KernelCall &call);
+kernels::BroadcastShape getBroadcastShape(const KernelCall &call);
+/// Softmax, LogSoftmax: rows x last dim. CrossEntropy, CorrectCount:
+/// rows x classes of the logits.
+RowsShape getRowsShape(const KernelCall &call);
+/// Transpose2d: x is [rows, cols].
+RowsShape getTransposeShape(const KernelCall &call);
+ReduceShape getReduceShape(const KernelCall &call);
+kernels::SgdParams getSgdParams(const KernelCall &call);
+kernels::AdamWParams getAdamWParams(const KernelCall &call);
+/// Sgd/AdamW: the parameter's element count.
+int64_t getOptimizerSize(const KernelCall &call);
+double getFillValue(const KernelCall &call);
+
+} // namespace dpc::plan
+
+#endif // DPC_RUNTIME_PLAN_KERNELSHAPES_H

@@ -1,0 +1,474 @@
+//===- PlanLoader.cpp - reading and validating plan files -----------------===//
+
+#include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/KernelShapes.h"
+#include "runtime/plan/KernelSignature.h"
+#include "runtime/plan/PlanTypes.h"
+#include "runtime/plan/PlanVersion.h"
+
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+namespace dpc::plan {
+
+void LoadedPlan::fail(const std::string &message) const {
+  throw PlanError(name + ": " + message);
+}
+
+int LoadedPlan::findStep(std::string_view stepName) const {
+  const auto *steps = root->steps();
+  for (flatbuffers::uoffset_t i = 0; steps && i < steps->size(); ++i)
+    if (steps->Get(i)->name() &&
+        steps->Get(i)->name()->string_view() == stepName)
+      return static_cast<int>(i);
+  return -1;
+}
+
+std::shared_ptr<const LoadedPlan> LoadedPlan::load(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    throw PlanError(path + ": cannot open the plan file");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                             std::istreambuf_iterator<char>());
+  if (file.bad())
+    throw PlanError(path + ": cannot read the plan file");
+  return fromBytes(std::move(bytes), path);
+}
+
+std::shared_ptr<const LoadedPlan>
+LoadedPlan::fromBytes(std::vector<uint8_t> bytes, std::string name) {
+  std::shared_ptr<LoadedPlan> plan(
+      new LoadedPlan(std::move(bytes), std::move(name)));
+  plan->validate();
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Validation
+//===----------------------------------------------------------------------===//
+
+/// Walks a verified plan and checks what the schema cannot express.
+class PlanValidator {
+public:
+  explicit PlanValidator(LoadedPlan &loaded)
+      : loaded(loaded), plan(*loaded.root) {}
+
+  void run() {
+    checkHeader();
+    checkPersistent();
+    const auto *steps = plan.steps();
+    if (!steps || steps->size() == 0)
+      loaded.fail("the plan has no steps");
+    std::set<std::string> names;
+    for (flatbuffers::uoffset_t s = 0; s < steps->size(); ++s) {
+      const Step &step = *steps->Get(s);
+      std::string stepName = step.name() ? step.name()->str() : "";
+      if (stepName.empty())
+        loaded.fail("step " + std::to_string(s) + " has no name");
+      if (!names.insert(stepName).second)
+        loaded.fail("two steps are named '" + stepName + "'");
+      checkStep(step);
+    }
+  }
+
+private:
+  void checkHeader() {
+    if (!plan.devices() || plan.devices()->size() == 0)
+      loaded.fail("the plan names no devices");
+    for (const Device *device : *plan.devices())
+      if (!device->name() || device->name()->size() == 0)
+        loaded.fail("a device has no name");
+    if (plan.compiled_batch() < 0 || plan.num_classes() < 0)
+      loaded.fail("negative compiled_batch or num_classes");
+    if (const auto *sample = plan.sample_dims()) {
+      if (sample->size() != 3)
+        loaded.fail("sample_dims must be [C, H, W], has " +
+                    std::to_string(sample->size()) + " dims");
+      for (int64_t dim : *sample)
+        if (dim <= 0)
+          loaded.fail("sample_dims " + formatDims(toDims(sample)) +
+                      " must be positive");
+    }
+  }
+
+  void checkPersistent() {
+    const auto *persistent = plan.persistent();
+    if (!persistent)
+      return;
+    std::set<std::string> names;
+    for (flatbuffers::uoffset_t i = 0; i < persistent->size(); ++i) {
+      const PersistentTensor &p = *persistent->Get(i);
+      std::string where = "persistent tensor " + std::to_string(i);
+      std::string name = p.name() ? p.name()->str() : "";
+      if (name.empty())
+        loaded.fail(where + " has no name");
+      where += " ('" + name + "')";
+      if (!names.insert(name).second)
+        loaded.fail(where + ": the name is used twice");
+      int64_t size = getDTypeSize(p.dtype());
+      if (size == 0)
+        loaded.fail(where + ": unknown dtype");
+      std::vector<int64_t> dims = toDims(p.dims());
+      int64_t count = getNumElements(dims);
+      if (count < 0)
+        loaded.fail(where + ": invalid dims " + formatDims(dims));
+      switch (p.init()) {
+      case InitKind::Data: {
+        int64_t have = p.data() ? p.data()->size() : 0;
+        if (have != count * size)
+          loaded.fail(where + ": initial data has " + std::to_string(have) +
+                      " bytes, its dims need " + std::to_string(count * size));
+        break;
+      }
+      case InitKind::Zeros:
+      case InitKind::Ones:
+        break;
+      default:
+        loaded.fail(where + ": unknown init kind");
+      }
+    }
+  }
+
+  void checkStep(const Step &step) {
+    std::string where = "step '" + step.name()->str() + "'";
+    const auto *devices = plan.devices();
+    if (step.device() < 0 || uint32_t(step.device()) >= devices->size())
+      loaded.fail(where + ": device " + std::to_string(step.device()) +
+                  " is out of range (the plan has " +
+                  std::to_string(devices->size()) + " devices)");
+    if (step.arena_bytes() < 0)
+      loaded.fail(where + ": negative arena_bytes");
+    if (step.num_events() < 0)
+      loaded.fail(where + ": negative num_events");
+
+    const auto *tensors = step.tensors();
+    int numTensors = tensors ? static_cast<int>(tensors->size()) : 0;
+    int64_t maxBatch = 0;
+    for (int t = 0; t < numTensors; ++t)
+      maxBatch = checkTensor(step, where, t, maxBatch);
+    for (int t = 0; t < numTensors; ++t)
+      checkAlias(step, where, t);
+    loaded.maxBatch.push_back(maxBatch);
+
+    auto checkBindings = [&](const auto *bindings, const char *kind,
+                             bool inputs) {
+      if (!bindings)
+        return;
+      std::set<std::string> names;
+      for (const Binding *binding : *bindings) {
+        std::string name = binding->name() ? binding->name()->str() : "";
+        if (name.empty())
+          loaded.fail(where + ": an " + kind + " binding has no name");
+        if (!names.insert(name).second)
+          loaded.fail(where + ": " + kind + " '" + name + "' is bound twice");
+        int t = binding->tensor();
+        if (t < 0 || t >= numTensors)
+          loaded.fail(where + ": " + kind + " '" + name + "' is tensor " +
+                      std::to_string(t) + ", but the step has " +
+                      std::to_string(numTensors) + " tensors");
+        if (inputs && tensors->Get(t)->storage() != Storage::Input)
+          loaded.fail(where + ": input '" + name + "' is tensor " +
+                      std::to_string(t) + ", which is not an Input tensor");
+      }
+    };
+    checkBindings(step.inputs(), "input", true);
+    checkBindings(step.outputs(), "output", false);
+
+    checkInstructions(step, where, numTensors, maxBatch);
+  }
+
+  /// Checks tensor `t`; returns the step's compiled batch seen so far.
+  int64_t checkTensor(const Step &step, const std::string &stepWhere, int t,
+                      int64_t maxBatch) {
+    const Tensor &tensor = *step.tensors()->Get(t);
+    std::string where = stepWhere + ": tensor " + std::to_string(t);
+    if (tensor.name())
+      where += " ('" + tensor.name()->str() + "')";
+    int64_t size = getDTypeSize(tensor.dtype());
+    if (size == 0)
+      loaded.fail(where + ": unknown dtype");
+    if (tensor.layout() != Layout::Plain)
+      loaded.fail(where + ": unknown layout");
+    std::vector<int64_t> dims = toDims(tensor.dims());
+    int64_t count = getNumElements(dims);
+    if (count < 0)
+      loaded.fail(where + ": invalid dims " + formatDims(dims));
+    if (tensor.batch_dim()) {
+      if (dims.empty())
+        loaded.fail(where + ": a scalar cannot have a batch dim");
+      if (maxBatch != 0 && dims[0] != maxBatch)
+        loaded.fail(where + ": batch dim " + std::to_string(dims[0]) +
+                    " differs from the step's other batch tensors (" +
+                    std::to_string(maxBatch) + ")");
+      if (dims[0] < 1)
+        loaded.fail(where + ": the batch dim must be positive");
+      maxBatch = dims[0];
+    }
+    int64_t bytes = count * size;
+    switch (tensor.storage()) {
+    case Storage::Arena:
+      if (tensor.offset() < 0 || tensor.offset() % size != 0 ||
+          tensor.offset() > step.arena_bytes() ||
+          bytes > step.arena_bytes() - tensor.offset())
+        loaded.fail(where + ": bytes [" + std::to_string(tensor.offset()) +
+                    ", " + std::to_string(tensor.offset() + bytes) +
+                    ") do not fit the arena of " +
+                    std::to_string(step.arena_bytes()) +
+                    " bytes (or are misaligned)");
+      break;
+    case Storage::Persistent: {
+      const auto *persistent = plan.persistent();
+      int p = tensor.persistent();
+      int numPersistent = persistent ? static_cast<int>(persistent->size()) : 0;
+      if (p < 0 || p >= numPersistent)
+        loaded.fail(where + ": persistent index " + std::to_string(p) +
+                    " is out of range (the plan has " +
+                    std::to_string(numPersistent) + " persistent tensors)");
+      const PersistentTensor &state = *persistent->Get(p);
+      if (state.dtype() != tensor.dtype() ||
+          getNumElements(toDims(state.dims())) != count)
+        loaded.fail(where + ": " + EnumNameDType(tensor.dtype()) + " " +
+                    formatDims(dims) + " does not match persistent tensor '" +
+                    state.name()->str() + "' " + EnumNameDType(state.dtype()) +
+                    " " + formatDims(toDims(state.dims())));
+      if (tensor.batch_dim())
+        loaded.fail(where + ": a persistent tensor has no batch dim");
+      break;
+    }
+    case Storage::Input:
+      break;
+    case Storage::Alias: {
+      int a = tensor.alias();
+      int numTensors = static_cast<int>(step.tensors()->size());
+      if (a < 0 || a >= numTensors || a == t)
+        loaded.fail(where + ": alias " + std::to_string(a) +
+                    " is not another tensor of the step (it has " +
+                    std::to_string(numTensors) + ")");
+      break;
+    }
+    default:
+      loaded.fail(where + ": unknown storage");
+    }
+    return maxBatch;
+  }
+
+  /// An alias must reach a real tensor without a cycle and fit in it.
+  void checkAlias(const Step &step, const std::string &stepWhere, int t) {
+    const auto *tensors = step.tensors();
+    const Tensor &tensor = *tensors->Get(t);
+    if (tensor.storage() != Storage::Alias)
+      return;
+    std::string where = stepWhere + ": tensor " + std::to_string(t);
+    int target = t;
+    for (size_t hops = 0; tensors->Get(target)->storage() == Storage::Alias;
+         ++hops) {
+      if (hops > tensors->size())
+        loaded.fail(where + ": its aliases form a cycle");
+      target = tensors->Get(target)->alias();
+    }
+    auto bytesOf = [](const Tensor &x) {
+      return getNumElements(toDims(x.dims())) * getDTypeSize(x.dtype());
+    };
+    const Tensor &base = *tensors->Get(target);
+    if (bytesOf(tensor) > bytesOf(base))
+      loaded.fail(where + ": " + std::to_string(bytesOf(tensor)) +
+                  " bytes do not fit the " + std::to_string(bytesOf(base)) +
+                  " bytes of tensor " + std::to_string(target) + " it aliases");
+  }
+
+  void checkInstructions(const Step &step, const std::string &stepWhere,
+                         int numTensors, int64_t maxBatch) {
+    const auto *streams = step.streams();
+    int numEvents = step.num_events();
+    std::vector<int> signaller(numEvents, -1);
+    std::vector<bool> waited(numEvents, false);
+    for (flatbuffers::uoffset_t s = 0; streams && s < streams->size(); ++s) {
+      const Stream &stream = *streams->Get(s);
+      const auto *instructions = stream.instructions();
+      for (flatbuffers::uoffset_t i = 0;
+           instructions && i < instructions->size(); ++i) {
+        const Instruction &instruction = *instructions->Get(i);
+        std::string where = stepWhere + ", stream " + std::to_string(s) +
+                            ", instruction " + std::to_string(i);
+        const char *kernelName = EnumNameKernel(instruction.kernel());
+        where += *kernelName ? std::string(" (") + kernelName + ")" : "";
+        checkInstruction(step, instruction, where, numTensors, maxBatch);
+        auto checkEvents = [&](const flatbuffers::Vector<int32_t> *events,
+                               bool signal) {
+          for (flatbuffers::uoffset_t k = 0; events && k < events->size();
+               ++k) {
+            int e = events->Get(k);
+            if (e < 0 || e >= numEvents)
+              loaded.fail(where + ": event " + std::to_string(e) +
+                          " is out of range (the step has " +
+                          std::to_string(numEvents) + " events)");
+            if (!signal) {
+              waited[e] = true;
+              continue;
+            }
+            if (signaller[e] != -1)
+              loaded.fail(where + ": event " + std::to_string(e) +
+                          " is signalled twice in one step");
+            signaller[e] = static_cast<int>(s);
+          }
+        };
+        checkEvents(instruction.wait_events(), false);
+        checkEvents(instruction.signal_events(), true);
+      }
+    }
+    for (int e = 0; e < numEvents; ++e)
+      if (waited[e] && signaller[e] == -1)
+        loaded.fail(stepWhere + ": event " + std::to_string(e) +
+                    " is waited for but never signalled");
+    loaded.enqueueOrder.push_back(orderForEnqueue(step, stepWhere));
+  }
+
+  void checkInstruction(const Step &step, const Instruction &instruction,
+                        const std::string &where, int numTensors,
+                        int64_t maxBatch) {
+    const KernelSignature *signature = getKernelSignature(instruction.kernel());
+    if (!signature)
+      loaded.fail(where + ": kernel " +
+                  std::to_string(static_cast<int>(instruction.kernel())) +
+                  " is not supported by this runtime");
+    KernelCall call;
+    call.kernel = instruction.kernel();
+    call.instruction = &instruction;
+    call.batch = maxBatch;
+    auto bind = [&](const flatbuffers::Vector<int32_t> *indices,
+                    const char *role, size_t lo, size_t hi,
+                    bool (KernelSignature::*isOptional)(size_t) const,
+                    std::vector<TensorArg> &args) {
+      size_t count = indices ? indices->size() : 0;
+      if (count < lo || count > hi)
+        loaded.fail(where + ": has " + std::to_string(count) + " " + role +
+                    "s, expected " +
+                    (lo == hi
+                         ? std::to_string(lo)
+                         : std::to_string(lo) + " to " + std::to_string(hi)));
+      for (size_t k = 0; k < count; ++k) {
+        int t = indices->Get(k);
+        TensorArg arg;
+        if (t == -1 && (signature->*isOptional)(k)) {
+          args.push_back(arg);
+          continue;
+        }
+        if (t < 0 || t >= numTensors)
+          loaded.fail(where + ": " + role + " " + std::to_string(k) +
+                      " is tensor " + std::to_string(t) +
+                      ", but the step has " + std::to_string(numTensors) +
+                      " tensors");
+        const Tensor &tensor = *step.tensors()->Get(t);
+        arg.present = true;
+        arg.dtype = tensor.dtype();
+        arg.dims = toDims(tensor.dims());
+        args.push_back(arg);
+      }
+    };
+    bind(instruction.operands(), "operand", signature->minOperands,
+         signature->maxOperands, &KernelSignature::isOptionalOperand,
+         call.operands);
+    bind(instruction.results(), "result", signature->minResults,
+         signature->maxResults, &KernelSignature::isOptionalResult,
+         call.results);
+    KernelAttrs attrs = instruction.attrs_type();
+    if (attrs != signature->attrs &&
+        (attrs != KernelAttrs::NONE || signature->attrsRequired))
+      loaded.fail(where + ": has " +
+                  (attrs == KernelAttrs::NONE
+                       ? std::string("no attributes")
+                       : std::string(EnumNameKernelAttrs(attrs))) +
+                  ", expected " + EnumNameKernelAttrs(signature->attrs));
+    try {
+      checkKernelCall(call);
+    } catch (const ShapeError &error) {
+      loaded.fail(where + ": " + error.what());
+    }
+  }
+
+  /// Round-robin over the streams, taking an instruction once every event
+  /// it waits for has its signal taken; stuck means a cycle.
+  std::vector<std::pair<int, int>> orderForEnqueue(const Step &step,
+                                                   const std::string &where) {
+    std::vector<std::pair<int, int>> order;
+    const auto *streams = step.streams();
+    size_t numStreams = streams ? streams->size() : 0;
+    std::vector<size_t> next(numStreams, 0);
+    std::vector<bool> signalled(step.num_events(), false);
+    auto size = [&](size_t s) {
+      const auto *instructions = streams->Get(s)->instructions();
+      return instructions ? instructions->size() : 0;
+    };
+    while (true) {
+      bool progress = false, done = true;
+      for (size_t s = 0; s < numStreams; ++s) {
+        for (; next[s] < size(s); ++next[s]) {
+          const Instruction &instruction =
+              *streams->Get(s)->instructions()->Get(next[s]);
+          bool ready = true;
+          if (const auto *waits = instruction.wait_events())
+            for (int e : *waits)
+              ready = ready && signalled[e];
+          if (!ready)
+            break;
+          if (const auto *signals = instruction.signal_events())
+            for (int e : *signals)
+              signalled[e] = true;
+          order.emplace_back(static_cast<int>(s), static_cast<int>(next[s]));
+          progress = true;
+        }
+        done = done && next[s] == size(s);
+      }
+      if (done)
+        return order;
+      if (!progress)
+        break;
+    }
+    for (size_t s = 0; s < numStreams; ++s)
+      if (next[s] < size(s))
+        loaded.fail(where + ": stream " + std::to_string(s) + " instruction " +
+                    std::to_string(next[s]) +
+                    " waits for an event that can never be signalled "
+                    "(the streams deadlock)");
+    return order;
+  }
+
+  LoadedPlan &loaded;
+  const Plan &plan;
+};
+
+void LoadedPlan::validate() {
+  const uint8_t *data = bytes.data();
+  size_t size = bytes.size();
+  if (size < 8 || !PlanBufferHasIdentifier(data))
+    fail("not a dpc plan (no \"DPCP\" file identifier)");
+
+  // Read the version before verifying the whole buffer, so that a plan of
+  // another version is reported as such rather than as corrupted. `version`
+  // is the first field of Plan and must stay so.
+  flatbuffers::Verifier headerVerifier(data, size);
+  flatbuffers::uoffset_t rootOffset =
+      flatbuffers::ReadScalar<flatbuffers::uoffset_t>(data);
+  if (rootOffset < 8 || rootOffset > size - 4)
+    fail("corrupted plan (verification failed)");
+  const auto *table =
+      reinterpret_cast<const flatbuffers::Table *>(data + rootOffset);
+  if (!table->VerifyTableStart(headerVerifier) ||
+      !table->VerifyField<uint32_t>(headerVerifier, Plan::VT_VERSION, 4))
+    fail("corrupted plan (verification failed)");
+  uint32_t version = table->GetField<uint32_t>(Plan::VT_VERSION, 0);
+  if (version != kPlanVersion)
+    fail("plan format version " + std::to_string(version) +
+         ", this runtime reads version " + std::to_string(kPlanVersion) +
+         "; recompile the model");
+
+  flatbuffers::Verifier verifier(data, size);
+  if (!VerifyPlanBuffer(verifier))
+    fail("corrupted plan (verification failed)");
+  root = GetPlan(data);
+  PlanValidator(*this).run();
+}
+
+} // namespace dpc::plan

@@ -1,0 +1,73 @@
+//===- PlanLoader.h - reading and validating plan files ---------*- C++ -*-===//
+//
+// A LoadedPlan is a plan file held in memory after every check the runtime
+// relies on: the "DPCP" identifier, the version, the FlatBuffers verifier,
+// and the cross-references the verifier cannot see (tensor indices, arena
+// bounds, persistent shapes, aliases, kernel signatures and shapes, events
+// that can be ordered). Everything past load() may trust the plan. Each
+// problem is a PlanError whose message is one line that names the file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_PLAN_PLANLOADER_H
+#define DPC_RUNTIME_PLAN_PLANLOADER_H
+
+#include "runtime/plan/Plan_generated.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dpc::plan {
+
+struct PlanError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class LoadedPlan {
+public:
+  /// Reads and validates the plan file at `path`.
+  static std::shared_ptr<const LoadedPlan> load(const std::string &path);
+  /// Validates an in-memory plan; `name` stands for the file in messages.
+  static std::shared_ptr<const LoadedPlan> fromBytes(std::vector<uint8_t> bytes,
+                                                     std::string name);
+
+  const Plan &get() const { return *root; }
+  const Plan *operator->() const { return root; }
+  const std::string &getName() const { return name; }
+  const std::vector<uint8_t> &getBytes() const { return bytes; }
+
+  /// Index of the step called `stepName`, or -1.
+  int findStep(std::string_view stepName) const;
+  /// The batch every batch-dim tensor of step `step` was compiled for (0
+  /// when it has none).
+  int64_t getMaxBatch(int step) const { return maxBatch[step]; }
+  /// Step `step`'s instructions, (stream, instruction) pairs, in an order
+  /// that enqueues every event's signal before its waits.
+  const std::vector<std::pair<int, int>> &getEnqueueOrder(int step) const {
+    return enqueueOrder[step];
+  }
+
+  /// Throws PlanError("NAME: message").
+  [[noreturn]] void fail(const std::string &message) const;
+
+private:
+  LoadedPlan(std::vector<uint8_t> bytes, std::string name)
+      : bytes(std::move(bytes)), name(std::move(name)) {}
+  void validate();
+
+  std::vector<uint8_t> bytes;
+  std::string name;
+  const Plan *root = nullptr;
+  std::vector<int64_t> maxBatch;
+  std::vector<std::vector<std::pair<int, int>>> enqueueOrder;
+
+  friend class PlanValidator;
+};
+
+} // namespace dpc::plan
+
+#endif // DPC_RUNTIME_PLAN_PLANLOADER_H

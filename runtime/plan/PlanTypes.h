@@ -1,0 +1,42 @@
+//===- PlanTypes.h - element types and sizes of plan tensors ----*- C++ -*-===//
+
+#ifndef DPC_RUNTIME_PLAN_PLANTYPES_H
+#define DPC_RUNTIME_PLAN_PLANTYPES_H
+
+#include "runtime/plan/Plan_generated.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dpc::plan {
+
+/// Bytes per element; 0 for a value outside the enum.
+inline int64_t getDTypeSize(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F64:
+  case DType::I64:
+    return 8;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  }
+  return 0;
+}
+
+/// Elements of a tensor with `dims` (1 for a scalar); -1 if a dim is
+/// negative or the count overflows what a tensor may hold (2^48).
+int64_t getNumElements(const std::vector<int64_t> &dims);
+
+/// The dims of a flatbuffer vector (empty for a missing one).
+std::vector<int64_t> toDims(const flatbuffers::Vector<int64_t> *dims);
+
+/// "[64, 1, 28, 28]".
+std::string formatDims(const std::vector<int64_t> &dims);
+
+} // namespace dpc::plan
+
+#endif // DPC_RUNTIME_PLAN_PLANTYPES_H

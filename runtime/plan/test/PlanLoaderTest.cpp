@@ -1,0 +1,247 @@
+//===- PlanLoaderTest.cpp - every bad plan is one clear line --------------===//
+
+#include "runtime/plan/PlanLoader.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/plan/PlanVersion.h"
+#include "runtime/plan/test/TestPlans.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace dpc::plan {
+namespace {
+
+using test::MlpPlanOptions;
+
+MlpPlanOptions smallMlp() {
+  MlpPlanOptions o;
+  o.batch = 4;
+  o.height = o.width = 4;
+  o.hidden = 5;
+  o.classes = 3;
+  return o;
+}
+
+/// The message of the PlanError that loading `bytes` throws ("" if none).
+std::string loadError(const std::vector<uint8_t> &bytes) {
+  try {
+    LoadedPlan::fromBytes(bytes, "bad.plan");
+  } catch (const PlanError &error) {
+    std::string message = error.what();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_EQ(message.rfind("bad.plan: ", 0), 0u) << message;
+    return message;
+  }
+  return "";
+}
+
+std::string loadError(const PlanT &plan) {
+  return loadError(test::packPlan(plan));
+}
+
+TEST(PlanLoaderTest, LoadsAWellFormedPlan) {
+  auto plan = LoadedPlan::fromBytes(test::buildMlpPlan(smallMlp()), "ok.plan");
+  EXPECT_EQ(plan->get().version(), kPlanVersion);
+  EXPECT_EQ(plan->findStep("train_step"), 0);
+  EXPECT_EQ(plan->findStep("eval_step"), 1);
+  EXPECT_EQ(plan->findStep("nope"), -1);
+  EXPECT_EQ(plan->getMaxBatch(0), 4);
+}
+
+TEST(PlanLoaderTest, ReadsFiles) {
+  std::string path = testing::TempDir() + "/loader_ok.dpcplan";
+  ASSERT_TRUE(test::writeFile(path, test::buildMlpPlan(smallMlp())));
+  EXPECT_EQ(LoadedPlan::load(path)->getName(), path);
+  std::filesystem::remove(path);
+  try {
+    LoadedPlan::load(path);
+    FAIL();
+  } catch (const PlanError &error) {
+    EXPECT_EQ(std::string(error.what()), path + ": cannot open the plan file");
+  }
+}
+
+TEST(PlanLoaderTest, WrongIdentifier) {
+  std::vector<uint8_t> bytes = test::buildMlpPlan(smallMlp());
+  std::copy_n("NOPE", 4, bytes.begin() + 4);
+  EXPECT_EQ(loadError(bytes),
+            "bad.plan: not a dpc plan (no \"DPCP\" file identifier)");
+  std::string text = "hello, this is not a plan at all";
+  EXPECT_EQ(loadError(std::vector<uint8_t>(text.begin(), text.end())),
+            "bad.plan: not a dpc plan (no \"DPCP\" file identifier)");
+  EXPECT_EQ(loadError(std::vector<uint8_t>{}),
+            "bad.plan: not a dpc plan (no \"DPCP\" file identifier)");
+}
+
+TEST(PlanLoaderTest, WrongVersion) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  plan.version = 7;
+  EXPECT_EQ(loadError(plan), "bad.plan: plan format version 7, this runtime "
+                             "reads version 1; recompile the model");
+}
+
+TEST(PlanLoaderTest, Truncated) {
+  std::vector<uint8_t> bytes = test::buildMlpPlan(smallMlp());
+  for (size_t keep : {bytes.size() / 2, bytes.size() * 3 / 4, size_t(12)}) {
+    std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + keep);
+    EXPECT_EQ(loadError(cut), "bad.plan: corrupted plan (verification failed)")
+        << keep;
+  }
+}
+
+/// Flipping any byte gives a plan that either is rejected in one line or
+/// loads and runs without crashing (e.g. a changed weight).
+TEST(PlanLoaderTest, FlippedBytesNeverCrash) {
+  MlpPlanOptions o = smallMlp();
+  std::vector<uint8_t> bytes = test::buildMlpPlan(o);
+  int loaded = 0, rejected = 0, ran = 0;
+  for (size_t at = 0; at < bytes.size(); at += 5) {
+    for (uint8_t mask : {uint8_t(0x01), uint8_t(0x80), uint8_t(0xff)}) {
+      std::vector<uint8_t> flipped = bytes;
+      flipped[at] ^= mask;
+      std::shared_ptr<const LoadedPlan> plan;
+      try {
+        plan = LoadedPlan::fromBytes(flipped, "bad.plan");
+      } catch (const PlanError &error) {
+        ++rejected;
+        EXPECT_EQ(std::string(error.what()).find('\n'), std::string::npos);
+        continue;
+      }
+      ++loaded;
+      // Run a few of the survivors end to end.
+      if (ran >= 25 || (at % 7) != 0)
+        continue;
+      ++ran;
+      try {
+        exec::Executor executor(plan);
+        for (int step = 0; step < 2; ++step) {
+          std::vector<float> images(o.batch * o.height * o.width, 0.5f);
+          std::vector<int32_t> labels(o.batch, 1);
+          float lr = 0.1f;
+          if (executor.findInput(step, "images"))
+            executor.setInput(step, "images", images.data(), images.size() * 4);
+          if (executor.findInput(step, "labels"))
+            executor.setInput(step, "labels", labels.data(), labels.size() * 4);
+          if (executor.findInput(step, "lr"))
+            executor.setInput(step, "lr", &lr, 4);
+          executor.run(step, std::max<int64_t>(1, executor.getMaxBatch(step)));
+        }
+      } catch (const std::exception &) {
+        // Errors are fine; crashes are not.
+      }
+    }
+  }
+  EXPECT_GT(rejected, 0);
+  EXPECT_GT(loaded, 0);
+}
+
+TEST(PlanLoaderTest, TensorIndexOutOfRange) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  plan.steps[0]->streams[0]->instructions[0]->operands[1] = 99;
+  std::string numTensors = std::to_string(plan.steps[0]->tensors.size());
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'train_step', stream 0, instruction 0 "
+            "(LinearForward): operand 1 is tensor 99, but the step has " +
+                numTensors + " tensors");
+}
+
+TEST(PlanLoaderTest, ArenaOverflow) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  TensorT *loss = nullptr;
+  for (auto &t : plan.steps[1]->tensors)
+    if (t->name == "loss")
+      loss = t.get();
+  loss->offset = plan.steps[1]->arena_bytes;
+  EXPECT_NE(loadError(plan).find("do not fit the arena"), std::string::npos);
+}
+
+TEST(PlanLoaderTest, PersistentIndexAndShape) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  for (auto &t : plan.steps[0]->tensors)
+    if (t->name == "w1")
+      t->persistent = 42;
+  EXPECT_NE(loadError(plan).find("persistent index 42 is out of range"),
+            std::string::npos);
+
+  plan = test::buildMlpPlanObject(smallMlp());
+  plan.persistent[0]->dims = {5, 15};
+  plan.persistent[0]->data.resize(5 * 15 * 4);
+  EXPECT_NE(loadError(plan).find("does not match persistent tensor 'w1'"),
+            std::string::npos);
+
+  plan = test::buildMlpPlanObject(smallMlp());
+  plan.persistent[0]->data.resize(8);
+  EXPECT_NE(loadError(plan).find("initial data has 8 bytes"),
+            std::string::npos);
+}
+
+TEST(PlanLoaderTest, BadAliases) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  TensorT *x = nullptr;
+  int xIndex = 0;
+  for (size_t i = 0; i < plan.steps[0]->tensors.size(); ++i)
+    if (plan.steps[0]->tensors[i]->name == "x")
+      x = plan.steps[0]->tensors[i].get(), xIndex = int(i);
+  x->alias = xIndex;
+  EXPECT_NE(loadError(plan).find("is not another tensor"), std::string::npos);
+  x->alias = 0;
+  x->dims = {4, 17};
+  EXPECT_NE(loadError(plan).find("bytes do not fit"), std::string::npos);
+}
+
+TEST(PlanLoaderTest, AttributesMustMatchTheKernel) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  SgdAttrsT sgd;
+  plan.steps[0]->streams[0]->instructions[0]->attrs.Set(sgd);
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'train_step', stream 0, instruction 0 "
+            "(LinearForward): has SgdAttrs, expected NONE");
+}
+
+TEST(PlanLoaderTest, ShapesMustMatchTheKernel) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  // The first layer's output with a wrong width.
+  for (auto &t : plan.steps[1]->tensors)
+    if (t->name == "h1")
+      t->dims = {4, 6};
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'eval_step', stream 0, instruction 0 "
+            "(LinearForward): result 0 has 24 elements [4, 6], expected 20");
+}
+
+TEST(PlanLoaderTest, OperandCount) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  plan.steps[1]->streams[0]->instructions[1]->operands.push_back(0);
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step', stream 0, "
+                             "instruction 1 (ReluForward): has 2 operands, "
+                             "expected 1");
+}
+
+TEST(PlanLoaderTest, EventsThatCanNeverBeSignalled) {
+  MlpPlanOptions o = smallMlp();
+  o.twoStreams = true;
+  PlanT plan = test::buildMlpPlanObject(o);
+  plan.steps[0]->num_events = 2;
+  plan.steps[0]->streams[0]->instructions[0]->wait_events.push_back(1);
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': event 1 is waited "
+                             "for but never signalled");
+  // Stream 0 waits for an event that only stream 1 signals, after waiting
+  // for stream 0 itself: a cycle.
+  plan.steps[0]->streams[1]->instructions.back()->signal_events.push_back(1);
+  EXPECT_NE(loadError(plan).find("the streams deadlock"), std::string::npos);
+  plan.steps[0]->streams[0]->instructions[0]->wait_events = {5};
+  EXPECT_NE(loadError(plan).find("event 5 is out of range"), std::string::npos);
+}
+
+TEST(PlanLoaderTest, UnknownKernel) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  plan.steps[0]->streams[0]->instructions[0]->kernel = Kernel(999);
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step', stream 0, "
+                             "instruction 0: kernel 999 is not supported by "
+                             "this runtime");
+}
+
+} // namespace
+} // namespace dpc::plan

@@ -1,0 +1,321 @@
+//===- TestPlans.cpp - plans built by hand for the runtime's tests --------===//
+
+#include "runtime/plan/test/TestPlans.h"
+#include "runtime/plan/PlanVersion.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+namespace dpc::plan::test {
+namespace {
+
+/// Appends tensors and instructions to one step, planning the arena as a
+/// bump allocator (no reuse: tests do not need it).
+class StepBuilder {
+public:
+  StepBuilder(const std::string &name, int64_t batch) : batch(batch) {
+    step = std::make_unique<StepT>();
+    step->name = name;
+    step->device = 0;
+  }
+
+  int add(const std::string &name, std::vector<int64_t> dims, bool batchDim,
+          Storage storage, DType dtype = DType::F32) {
+    auto tensor = std::make_unique<TensorT>();
+    tensor->name = name;
+    tensor->dtype = dtype;
+    if (batchDim)
+      dims.insert(dims.begin(), batch);
+    tensor->dims = dims;
+    tensor->batch_dim = batchDim;
+    tensor->storage = storage;
+    if (storage == Storage::Arena) {
+      int64_t bytes = 1;
+      for (int64_t d : dims)
+        bytes *= d;
+      bytes *= dtype == DType::F64 || dtype == DType::I64 ? 8 : 4;
+      tensor->offset = arenaTop;
+      arenaTop += (bytes + 63) / 64 * 64;
+      step->arena_bytes = arenaTop;
+    }
+    step->tensors.push_back(std::move(tensor));
+    return static_cast<int>(step->tensors.size() - 1);
+  }
+  int arena(const std::string &name, std::vector<int64_t> dims, bool batchDim,
+            DType dtype = DType::F32) {
+    return add(name, std::move(dims), batchDim, Storage::Arena, dtype);
+  }
+  int input(const std::string &name, std::vector<int64_t> dims, bool batchDim,
+            DType dtype = DType::F32) {
+    int t = add(name, std::move(dims), batchDim, Storage::Input, dtype);
+    auto binding = std::make_unique<BindingT>();
+    binding->name = name;
+    binding->tensor = t;
+    step->inputs.push_back(std::move(binding));
+    return t;
+  }
+  int persistent(const PersistentTensorT &state, int index) {
+    int t =
+        add(state.name, state.dims, false, Storage::Persistent, state.dtype);
+    step->tensors[t]->persistent = index;
+    return t;
+  }
+  int alias(const std::string &name, int target, std::vector<int64_t> dims,
+            bool batchDim) {
+    int t = add(name, std::move(dims), batchDim, Storage::Alias);
+    step->tensors[t]->alias = target;
+    return t;
+  }
+  void output(const std::string &name, int t) {
+    auto binding = std::make_unique<BindingT>();
+    binding->name = name;
+    binding->tensor = t;
+    step->outputs.push_back(std::move(binding));
+  }
+  InstructionT &emit(int stream, Kernel kernel, std::vector<int32_t> operands,
+                     std::vector<int32_t> results) {
+    while (static_cast<int>(step->streams.size()) <= stream)
+      step->streams.push_back(std::make_unique<StreamT>());
+    auto instruction = std::make_unique<InstructionT>();
+    instruction->kernel = kernel;
+    instruction->operands = std::move(operands);
+    instruction->results = std::move(results);
+    step->streams[stream]->instructions.push_back(std::move(instruction));
+    return *step->streams[stream]->instructions.back();
+  }
+
+  std::unique_ptr<StepT> step;
+
+private:
+  int64_t batch;
+  int64_t arenaTop = 0;
+};
+
+std::unique_ptr<PersistentTensorT> makeState(const std::string &name,
+                                             PersistentKind kind,
+                                             std::vector<int64_t> dims) {
+  auto state = std::make_unique<PersistentTensorT>();
+  state->name = name;
+  state->kind = kind;
+  state->dtype = DType::F32;
+  state->dims = std::move(dims);
+  state->init = InitKind::Zeros;
+  return state;
+}
+
+void setData(PersistentTensorT &state, const std::vector<float> &values) {
+  state.init = InitKind::Data;
+  state.data.resize(values.size() * sizeof(float));
+  std::memcpy(state.data.data(), values.data(), state.data.size());
+}
+
+} // namespace
+
+std::vector<float> xavierUniform(int64_t fanOut, int64_t fanIn, uint32_t seed) {
+  std::mt19937 random(seed);
+  float bound = std::sqrt(6.0f / static_cast<float>(fanIn + fanOut));
+  std::uniform_real_distribution<float> uniform(-bound, bound);
+  std::vector<float> values(fanOut * fanIn);
+  for (float &v : values)
+    v = uniform(random);
+  return values;
+}
+
+PlanT buildMlpPlanObject(const MlpPlanOptions &o) {
+  PlanT plan;
+  plan.version = kPlanVersion;
+  plan.producer = "dpc runtime tests";
+  plan.model = "mlp";
+  plan.compiled_batch = o.batch;
+  plan.sample_dims = {o.channels, o.height, o.width};
+  plan.num_classes = o.classes;
+  plan.optimizer = o.optimizer;
+  auto device = std::make_unique<DeviceT>();
+  device->name = "cpu:0";
+  plan.devices.push_back(std::move(device));
+
+  int64_t features = o.channels * o.height * o.width;
+  // Layers: (out, in) per linear layer.
+  std::vector<std::pair<int64_t, int64_t>> layers;
+  if (o.hidden > 0)
+    layers = {{o.hidden, features}, {o.classes, o.hidden}};
+  else
+    layers = {{o.classes, features}};
+  std::vector<int> weightIndex, biasIndex;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    auto [out, in] = layers[l];
+    auto w = makeState("w" + std::to_string(l + 1), PersistentKind::Parameter,
+                       {out, in});
+    setData(*w, xavierUniform(out, in, o.initSeed + uint32_t(l)));
+    weightIndex.push_back(static_cast<int>(plan.persistent.size()));
+    plan.persistent.push_back(std::move(w));
+    biasIndex.push_back(static_cast<int>(plan.persistent.size()));
+    plan.persistent.push_back(makeState("b" + std::to_string(l + 1),
+                                        PersistentKind::Parameter, {out}));
+  }
+  // Optimizer state per parameter, in parameter order.
+  std::vector<std::vector<int>> stateIndex;
+  size_t numParams = plan.persistent.size();
+  for (size_t p = 0; p < numParams; ++p) {
+    std::vector<std::string> kinds;
+    if (o.optimizer == "adamw")
+      kinds = {"exp_avg", "exp_avg_sq"};
+    else if (o.momentum != 0.0)
+      kinds = {"momentum_buffer"};
+    std::vector<int> indices;
+    for (const std::string &kind : kinds) {
+      const PersistentTensorT &param = *plan.persistent[p];
+      auto state = makeState(param.name + "." + kind,
+                             PersistentKind::OptimizerState, param.dims);
+      state->parameter = param.name;
+      indices.push_back(static_cast<int>(plan.persistent.size()));
+      plan.persistent.push_back(std::move(state));
+    }
+    stateIndex.push_back(indices);
+  }
+
+  auto forward = [&](StepBuilder &b, int &x, std::vector<int> &params,
+                     std::vector<int> &activations) {
+    int images = b.input("images", {o.channels, o.height, o.width}, true);
+    int labels = b.input("labels", {}, true, DType::I32);
+    x = b.alias("x", images, {features}, true);
+    int current = x;
+    for (size_t l = 0; l < layers.size(); ++l) {
+      int w = b.persistent(*plan.persistent[weightIndex[l]], weightIndex[l]);
+      int bias = b.persistent(*plan.persistent[biasIndex[l]], biasIndex[l]);
+      params.push_back(w);
+      params.push_back(bias);
+      bool last = l + 1 == layers.size();
+      int y = b.arena(last ? "logits" : "h" + std::to_string(l + 1),
+                      {layers[l].first}, true);
+      b.emit(0, Kernel::LinearForward, {current, w, bias}, {y});
+      if (!last) {
+        int a = b.arena("a" + std::to_string(l + 1), {layers[l].first}, true);
+        b.emit(0, Kernel::ReluForward, {y}, {a});
+        activations.push_back(a);
+        current = a;
+      } else {
+        activations.push_back(y);
+      }
+    }
+    int logits = activations.back();
+    int loss = b.arena("loss", {}, false);
+    int correct = b.arena("correct", {}, false, o.correctDtype);
+    b.emit(0, Kernel::CrossEntropyForward, {logits, labels}, {loss});
+    b.emit(0, Kernel::CorrectCount, {logits, labels}, {correct});
+    b.output("loss", loss);
+    b.output("correct", correct);
+    b.output("logits", logits);
+    return labels;
+  };
+
+  // train_step
+  {
+    StepBuilder b("train_step", o.batch);
+    int x;
+    std::vector<int> params, activations;
+    int labels = forward(b, x, params, activations);
+    int lr = b.input("lr", {}, false);
+    int step =
+        o.optimizer == "adamw" ? b.input("step", {}, false, DType::I64) : -1;
+    int logits = activations.back();
+    int dloss = b.arena("dloss", {}, false);
+    auto &fill = b.emit(0, Kernel::Fill, {}, {dloss});
+    FillAttrsT fillAttrs;
+    fillAttrs.value = 1.0;
+    fill.attrs.Set(fillAttrs);
+    int dy = b.arena("dlogits", {o.classes}, true);
+    b.emit(0, Kernel::CrossEntropyBackward, {logits, labels, dloss}, {dy});
+
+    auto update = [&](int stream, size_t p, int grad) {
+      int param = params[p];
+      std::vector<int32_t> operands = {param, grad};
+      int persistentIndex = b.step->tensors[param]->persistent;
+      std::vector<int> states;
+      for (int s : stateIndex[persistentIndex])
+        states.push_back(b.persistent(*plan.persistent[s], s));
+      if (o.optimizer == "adamw") {
+        operands.insert(operands.end(), {states[0], states[1], lr, step});
+        auto &i = b.emit(stream, Kernel::AdamWUpdate, operands, {});
+        AdamWAttrsT attrs;
+        attrs.weight_decay = o.weightDecay;
+        i.attrs.Set(attrs);
+      } else {
+        operands.push_back(lr);
+        if (!states.empty())
+          operands.push_back(states[0]);
+        auto &i = b.emit(stream, Kernel::SgdUpdate, operands, {});
+        SgdAttrsT attrs;
+        attrs.momentum = o.momentum;
+        attrs.weight_decay = o.weightDecay;
+        i.attrs.Set(attrs);
+      }
+    };
+
+    // Backward through the layers, last first.
+    std::vector<int> grads(params.size());
+    for (size_t l = layers.size(); l-- > 0;) {
+      int in = l == 0 ? x : activations[l - 1];
+      int dw = b.arena("dw" + std::to_string(l + 1),
+                       {layers[l].first, layers[l].second}, false);
+      int db = b.arena("db" + std::to_string(l + 1), {layers[l].first}, false);
+      b.emit(0, Kernel::LinearBackwardWeights, {in, dy}, {dw, db});
+      grads[2 * l] = dw, grads[2 * l + 1] = db;
+      if (l == 0)
+        break;
+      int da = b.arena("da" + std::to_string(l), {layers[l].second}, true);
+      auto &data =
+          b.emit(0, Kernel::LinearBackwardData, {dy, params[2 * l]}, {da});
+      bool split = o.twoStreams && l + 1 == layers.size();
+      if (split) {
+        // The last layer's weights are read for the last time: its update
+        // may run on another stream from here on.
+        data.signal_events.push_back(0);
+        b.step->num_events = 1;
+      }
+      int dh = b.arena("dh" + std::to_string(l), {layers[l].second}, true);
+      b.emit(0, Kernel::ReluBackward, {activations[l - 1], da}, {dh});
+      dy = dh;
+    }
+    if (o.twoStreams && layers.size() > 1) {
+      // Stream 1 waits for the event, then updates the last layer.
+      size_t last = layers.size() - 1;
+      update(1, 2 * last, grads[2 * last]);
+      update(1, 2 * last + 1, grads[2 * last + 1]);
+      b.step->streams[1]->instructions.front()->wait_events.push_back(0);
+      for (size_t p = 0; p < 2 * last; ++p)
+        update(0, p, grads[p]);
+    } else {
+      for (size_t p = 0; p < params.size(); ++p)
+        update(0, p, grads[p]);
+    }
+    plan.steps.push_back(std::move(b.step));
+  }
+
+  // eval_step
+  {
+    StepBuilder b("eval_step", o.batch);
+    int x;
+    std::vector<int> params, activations;
+    forward(b, x, params, activations);
+    plan.steps.push_back(std::move(b.step));
+  }
+  return plan;
+}
+
+std::vector<uint8_t> packPlan(const PlanT &plan) {
+  flatbuffers::FlatBufferBuilder builder;
+  FinishPlanBuffer(builder, Plan::Pack(builder, &plan));
+  return std::vector<uint8_t>(builder.GetBufferPointer(),
+                              builder.GetBufferPointer() + builder.GetSize());
+}
+
+bool writeFile(const std::string &path, const std::vector<uint8_t> &bytes) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  return static_cast<bool>(file);
+}
+
+} // namespace dpc::plan::test

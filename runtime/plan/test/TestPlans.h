@@ -1,0 +1,53 @@
+//===- TestPlans.h - plans built by hand for the runtime's tests -*- C++
+//-*-===//
+//
+// Until the compiler writes plans, the runtime's tests build them with the
+// FlatBuffers object API: a one-hidden-layer MLP (or, with hidden = 0,
+// logistic regression) with a train_step (forward, cross-entropy, backward,
+// SGD or AdamW) and an eval_step (forward, loss, correct count). The shape
+// is what codegen is expected to write; see the conventions in
+// KernelShapes.h and Executor.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_PLAN_TEST_TESTPLANS_H
+#define DPC_RUNTIME_PLAN_TEST_TESTPLANS_H
+
+#include "runtime/plan/Plan_generated.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dpc::plan::test {
+
+struct MlpPlanOptions {
+  int64_t batch = 8;
+  int64_t channels = 1, height = 28, width = 28;
+  int64_t hidden = 64; // 0: logistic regression
+  int64_t classes = 10;
+  std::string optimizer = "sgd"; // or "adamw"
+  double momentum = 0.0;
+  double weightDecay = 0.0;
+  uint32_t initSeed = 1;
+  /// The last layer's updates on a second stream, after an event.
+  bool twoStreams = false;
+  DType correctDtype = DType::I64;
+};
+
+/// Persistent tensor indices of the MLP plan: w1, b1, then (hidden > 0)
+/// w2, b2, then optimizer state.
+PlanT buildMlpPlanObject(const MlpPlanOptions &options);
+std::vector<uint8_t> packPlan(const PlanT &plan);
+inline std::vector<uint8_t> buildMlpPlan(const MlpPlanOptions &options) {
+  return packPlan(buildMlpPlanObject(options));
+}
+/// Writes `bytes` to `path`; returns false on failure.
+bool writeFile(const std::string &path, const std::vector<uint8_t> &bytes);
+
+/// Xavier-uniform initial values, as the plan holds them.
+std::vector<float> xavierUniform(int64_t fanOut, int64_t fanIn, uint32_t seed);
+
+} // namespace dpc::plan::test
+
+#endif // DPC_RUNTIME_PLAN_TEST_TESTPLANS_H

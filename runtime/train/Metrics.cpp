@@ -1,0 +1,125 @@
+//===- Metrics.cpp - per-epoch training metrics ---------------------------===//
+
+#include "runtime/train/Metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace dpc::train {
+namespace {
+
+std::string number(double value, const char *format = "%.9g") {
+  if (!std::isfinite(value))
+    return "null";
+  char text[64];
+  std::snprintf(text, sizeof(text), format, value);
+  return text;
+}
+
+} // namespace
+
+std::string toJsonLine(const EpochMetrics &m) {
+  return "{\"epoch\": " + std::to_string(m.epoch) +
+         ", \"train_loss\": " + number(m.trainLoss) +
+         ", \"train_acc\": " + number(m.trainAcc) +
+         ", \"test_acc\": " + number(m.testAcc) +
+         ", \"epoch_seconds\": " + number(m.epochSeconds, "%.6g") +
+         ", \"images_per_second\": " + number(m.imagesPerSecond, "%.6g") +
+         ", \"lr\": " + number(m.lr) + "}";
+}
+
+std::string renderSvgPlot(const std::vector<EpochMetrics> &history,
+                          int64_t totalEpochs) {
+  const double width = 640, height = 400;
+  const double left = 60, right = 20, top = 20, bottom = 50;
+  const double plotW = width - left - right, plotH = height - top - bottom;
+
+  // x: epochs 1..E (at least 1..2 so a single point has an axis).
+  double xMax = std::max<double>(
+      {2.0, static_cast<double>(totalEpochs),
+       history.empty() ? 0.0 : static_cast<double>(history.back().epoch)});
+  double xMin = 1.0;
+  // y: 0..1 for accuracies, stretched to the largest finite loss.
+  double yMax = 1.0;
+  for (const EpochMetrics &m : history)
+    if (std::isfinite(m.trainLoss))
+      yMax = std::max(yMax, m.trainLoss);
+  yMax = std::ceil(yMax * 10.0) / 10.0;
+  auto px = [&](double x) { return left + (x - xMin) / (xMax - xMin) * plotW; };
+  auto py = [&](double y) { return top + (1.0 - y / yMax) * plotH; };
+
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+      << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " "
+      << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  svg << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+
+  // Grid and ticks.
+  int64_t xStep = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil((xMax - xMin) / 10.0)));
+  for (int64_t x = 1; x <= static_cast<int64_t>(xMax); x += xStep) {
+    svg << "<line x1=\"" << px(x) << "\" y1=\"" << top << "\" x2=\"" << px(x)
+        << "\" y2=\"" << top + plotH << "\" stroke=\"#e0e0e0\"/>\n";
+    svg << "<text x=\"" << px(x) << "\" y=\"" << top + plotH + 16
+        << "\" text-anchor=\"middle\">" << x << "</text>\n";
+  }
+  double yStep = yMax <= 1.0 ? 0.2 : std::ceil(yMax / 5.0 * 10.0) / 10.0;
+  for (double y = 0; y <= yMax + 1e-9; y += yStep) {
+    svg << "<line x1=\"" << left << "\" y1=\"" << py(y) << "\" x2=\""
+        << left + plotW << "\" y2=\"" << py(y) << "\" stroke=\"#e0e0e0\"/>\n";
+    svg << "<text x=\"" << left - 6 << "\" y=\"" << py(y) + 4
+        << "\" text-anchor=\"end\">" << number(y, "%.1f") << "</text>\n";
+  }
+  svg << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plotW
+      << "\" height=\"" << plotH << "\" fill=\"none\" stroke=\"black\"/>\n";
+  svg << "<text x=\"" << left + plotW / 2 << "\" y=\"" << height - 12
+      << "\" text-anchor=\"middle\">epoch</text>\n";
+
+  // Series: d2l's colours and dashes.
+  struct Series {
+    const char *label, *colour, *dash;
+    double EpochMetrics::*field;
+  };
+  const Series series[] = {
+      {"train loss", "#1f77b4", "", &EpochMetrics::trainLoss},
+      {"train acc", "#9467bd", "6,4", &EpochMetrics::trainAcc},
+      {"test acc", "#2ca02c", "8,3,2,3", &EpochMetrics::testAcc},
+  };
+  int drawn = 0;
+  for (const Series &s : series) {
+    std::ostringstream points;
+    int count = 0;
+    for (const EpochMetrics &m : history) {
+      double y = m.*s.field;
+      if (!std::isfinite(y))
+        continue;
+      points << (count++ ? " " : "") << px(m.epoch) << "," << py(y);
+    }
+    if (count == 0)
+      continue;
+    svg << "<polyline fill=\"none\" stroke=\"" << s.colour
+        << "\" stroke-width=\"2\""
+        << (*s.dash ? std::string(" stroke-dasharray=\"") + s.dash + "\"" : "")
+        << " points=\"" << points.str() << "\"/>\n";
+    for (const EpochMetrics &m : history)
+      if (std::isfinite(m.*s.field))
+        svg << "<circle cx=\"" << px(m.epoch) << "\" cy=\"" << py(m.*s.field)
+            << "\" r=\"2.5\" fill=\"" << s.colour << "\"/>\n";
+    // Legend entry, top right.
+    double ly = top + 14 + 18 * drawn++;
+    double lx = left + plotW - 110;
+    svg << "<line x1=\"" << lx << "\" y1=\"" << ly - 4 << "\" x2=\"" << lx + 24
+        << "\" y2=\"" << ly - 4 << "\" stroke=\"" << s.colour
+        << "\" stroke-width=\"2\""
+        << (*s.dash ? std::string(" stroke-dasharray=\"") + s.dash + "\"" : "")
+        << "/>\n";
+    svg << "<text x=\"" << lx + 30 << "\" y=\"" << ly << "\">" << s.label
+        << "</text>\n";
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+} // namespace dpc::train

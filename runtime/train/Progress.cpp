@@ -1,0 +1,57 @@
+//===- Progress.cpp - what a run prints while it trains -------------------===//
+
+#include "runtime/train/Progress.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace dpc::train {
+namespace {
+
+std::string format(const char *spec, double value) {
+  if (!std::isfinite(value))
+    return "-";
+  char text[64];
+  std::snprintf(text, sizeof(text), spec, value);
+  return text;
+}
+
+} // namespace
+
+void Progress::update(int64_t epoch, int64_t epochs, int64_t step,
+                      int64_t steps, double loss, double accuracy,
+                      double imagesPerSecond) {
+  if (!interactive || quiet)
+    return;
+  auto now = std::chrono::steady_clock::now();
+  if (drawn && step < steps && now - lastDraw < std::chrono::milliseconds(100))
+    return;
+  lastDraw = now;
+  drawn = true;
+  constexpr int kWidth = 30;
+  int filled = steps > 0 ? static_cast<int>(kWidth * step / steps) : kWidth;
+  std::string bar(filled, '=');
+  if (filled < kWidth)
+    bar += '>' + std::string(kWidth - filled - 1, ' ');
+  out << "\repoch " << epoch << "/" << epochs << " [" << bar << "] " << step
+      << "/" << steps << "  loss " << format("%.4f", loss) << "  acc "
+      << format("%.4f", accuracy) << "  " << format("%.0f", imagesPerSecond)
+      << " img/s\x1b[K" << std::flush;
+}
+
+void Progress::finishEpoch(const EpochMetrics &m, int64_t epochs) {
+  if (quiet)
+    return;
+  if (interactive && drawn)
+    out << "\r\x1b[K";
+  drawn = false;
+  out << "epoch " << m.epoch << "/" << epochs << ": train loss "
+      << format("%.4f", m.trainLoss) << ", train acc "
+      << format("%.4f", m.trainAcc) << ", test acc "
+      << format("%.4f", m.testAcc) << ", " << format("%.2f", m.epochSeconds)
+      << " s, " << format("%.0f", m.imagesPerSecond) << " images/s, lr "
+      << format("%.6g", m.lr) << std::endl;
+}
+
+} // namespace dpc::train

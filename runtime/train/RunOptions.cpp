@@ -1,0 +1,162 @@
+//===- RunOptions.cpp - the flags of `dpc run` ----------------------------===//
+
+#include "runtime/train/RunOptions.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace dpc::train {
+namespace {
+
+int64_t parseCount(const std::string &flag, const std::string &value,
+                   int64_t min) {
+  char *end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno == ERANGE || parsed < min)
+    throw UsageError(flag + ": expected a whole number >= " +
+                     std::to_string(min) + ", got '" + value + "'");
+  return parsed;
+}
+
+double parsePositive(const std::string &flag, const std::string &value) {
+  char *end = nullptr;
+  double parsed = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !std::isfinite(parsed) || parsed <= 0)
+    throw UsageError(flag + ": expected a positive number, got '" + value +
+                     "'");
+  return parsed;
+}
+
+std::vector<std::string> splitCommas(const std::string &text) {
+  std::vector<std::string> parts(1);
+  for (char c : text) {
+    if (c == ',')
+      parts.emplace_back();
+    else
+      parts.back() += c;
+  }
+  return parts;
+}
+
+void parseData(const std::string &value, RunOptions &options) {
+  if (value == "fashion-mnist" || value.rfind("fashion-mnist:", 0) == 0) {
+    options.fashionMnist = true;
+    options.dataDirectory =
+        value.size() > 14 ? value.substr(14) : std::string();
+    return;
+  }
+  if (value.rfind("idx:", 0) == 0) {
+    std::vector<std::string> paths = splitCommas(value.substr(4));
+    bool anyEmpty = false;
+    for (const std::string &p : paths)
+      anyEmpty = anyEmpty || p.empty();
+    if ((paths.size() != 2 && paths.size() != 4) || anyEmpty)
+      throw UsageError("--data idx: expected TRAIN_IMAGES,TRAIN_LABELS or "
+                       "TRAIN_IMAGES,TRAIN_LABELS,TEST_IMAGES,TEST_LABELS");
+    options.trainImages = paths[0], options.trainLabels = paths[1];
+    if (paths.size() == 4)
+      options.testImages = paths[2], options.testLabels = paths[3];
+    return;
+  }
+  throw UsageError("--data: expected fashion-mnist[:DIR] or idx:FILES, got '" +
+                   value + "'");
+}
+
+} // namespace
+
+const char *getRunUsage() {
+  return "usage: dpc run PLAN --data fashion-mnist[:DIR] | --data "
+         "idx:TRAIN_IMAGES,TRAIN_LABELS[,TEST_IMAGES,TEST_LABELS]\n"
+         "         [--epochs E] [--steps S] [--seed S] [--lr LR]\n"
+         "         [--lr-schedule constant|step:EVERY:GAMMA|cosine[:WARMUP]]\n"
+         "         [--metrics FILE.jsonl] [--plot FILE.svg]\n"
+         "         [--checkpoint DIR] [--resume]\n"
+         "         [--train-subset N] [--test-subset N] [--quiet]\n";
+}
+
+RunOptions parseRunOptions(const std::vector<std::string> &args) {
+  RunOptions options;
+  bool dataGiven = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      return options;
+    }
+    if (arg.rfind("-", 0) != 0 || arg == "-") {
+      if (!options.planPath.empty())
+        throw UsageError("unexpected argument '" + arg +
+                         "' (the plan is already '" + options.planPath + "')");
+      options.planPath = arg;
+      continue;
+    }
+    std::string flag = arg, value;
+    bool inlineValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      flag = arg.substr(0, eq), value = arg.substr(eq + 1);
+      inlineValue = true;
+    }
+    if (flag == "--resume" || flag == "--quiet") {
+      if (inlineValue)
+        throw UsageError(flag + " takes no value");
+      (flag == "--resume" ? options.resume : options.quiet) = true;
+      continue;
+    }
+    static const char *const valued[] = {
+        "--data",       "--epochs",       "--steps",      "--seed",
+        "--lr",         "--lr-schedule",  "--metrics",    "--plot",
+        "--checkpoint", "--train-subset", "--test-subset"};
+    bool known = false;
+    for (const char *name : valued)
+      known = known || flag == name;
+    if (!known)
+      throw UsageError("unknown flag '" + flag + "'");
+    if (!inlineValue) {
+      if (i + 1 >= args.size())
+        throw UsageError(flag + " needs a value");
+      value = args[++i];
+    }
+    if (flag == "--data") {
+      parseData(value, options);
+      dataGiven = true;
+    } else if (flag == "--epochs") {
+      options.epochs = parseCount(flag, value, 1);
+      options.epochsGiven = true;
+    } else if (flag == "--steps") {
+      options.maxSteps = parseCount(flag, value, 1);
+    } else if (flag == "--seed") {
+      options.seed = static_cast<uint64_t>(parseCount(flag, value, 0));
+      options.seedGiven = true;
+    } else if (flag == "--lr") {
+      options.lr = parsePositive(flag, value);
+    } else if (flag == "--lr-schedule") {
+      try {
+        options.schedule = LrSchedule::parse(value);
+      } catch (const std::invalid_argument &error) {
+        throw UsageError("--lr-schedule: " + std::string(error.what()));
+      }
+    } else if (flag == "--metrics" || flag == "--plot" ||
+               flag == "--checkpoint") {
+      if (value.empty())
+        throw UsageError(flag + " needs a non-empty path");
+      (flag == "--metrics" ? options.metricsPath
+       : flag == "--plot"  ? options.plotPath
+                           : options.checkpointDirectory) = value;
+    } else if (flag == "--train-subset") {
+      options.trainSubset = parseCount(flag, value, 1);
+    } else {
+      options.testSubset = parseCount(flag, value, 1);
+    }
+  }
+  if (options.planPath.empty())
+    throw UsageError("missing the plan file (dpc run PLAN --data ...)");
+  if (!dataGiven)
+    throw UsageError("missing --data fashion-mnist[:DIR] or --data idx:...");
+  if (options.resume && options.checkpointDirectory.empty())
+    throw UsageError("--resume needs --checkpoint DIR");
+  return options;
+}
+
+} // namespace dpc::train

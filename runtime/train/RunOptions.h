@@ -1,0 +1,50 @@
+//===- RunOptions.h - the flags of `dpc run` --------------------*- C++ -*-===//
+
+#ifndef DPC_RUNTIME_TRAIN_RUNOPTIONS_H
+#define DPC_RUNTIME_TRAIN_RUNOPTIONS_H
+
+#include "runtime/train/LrSchedule.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dpc::train {
+
+/// A bad command line; the message is one line.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct RunOptions {
+  std::string planPath;
+  // --data fashion-mnist[:DIR] | idx:TRAIN_IMAGES,TRAIN_LABELS[,TEST_IMAGES,
+  // TEST_LABELS]
+  bool fashionMnist = false;
+  std::string dataDirectory;                                    // fashion-mnist
+  std::string trainImages, trainLabels, testImages, testLabels; // idx
+  int64_t epochs = 10; // with only --steps: as many as the steps need
+  bool epochsGiven = false;
+  int64_t maxSteps = -1; // --steps: train steps in all, -1 = no limit
+  uint64_t seed = 0;
+  bool seedGiven = false;
+  double lr = 0.1;
+  LrSchedule schedule;
+  std::string metricsPath, plotPath, checkpointDirectory;
+  bool resume = false;
+  int64_t trainSubset = -1, testSubset = -1; // first N samples; -1 = all
+  bool quiet = false;                        // no progress bar or lines
+  bool help = false;
+};
+
+/// Parses the arguments after "run" (`--flag value` or `--flag=value`).
+/// Throws UsageError.
+RunOptions parseRunOptions(const std::vector<std::string> &args);
+
+/// The usage text of `dpc run`.
+const char *getRunUsage();
+
+} // namespace dpc::train
+
+#endif // DPC_RUNTIME_TRAIN_RUNOPTIONS_H

@@ -1,0 +1,333 @@
+//===- Trainer.cpp - the training loop of `dpc run` -----------------------===//
+
+#include "runtime/train/Trainer.h"
+#include "runtime/data/BatchLoader.h"
+#include "runtime/data/Dataset.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/plan/PlanTypes.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/Progress.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <memory>
+
+namespace dpc::train {
+
+using data::Dataset;
+using exec::Executor;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+[[noreturn]] void fail(const std::string &message) { throw RunError(message); }
+
+/// One split of the data set and the files it came from (for messages).
+struct Split {
+  Dataset dataset;
+  std::string imagesPath, labelsPath;
+};
+
+Split loadSplit(const std::string &imagesPath, const std::string &labelsPath) {
+  Split split{data::loadIdx(imagesPath, labelsPath), imagesPath, labelsPath};
+  return split;
+}
+
+/// Keeps the first `count` samples (all if count < 0).
+void takeSubset(Dataset &dataset, int64_t count) {
+  if (count < 0 || count >= dataset.count)
+    return;
+  dataset.count = count;
+  dataset.images.resize(count * dataset.imageSize());
+  dataset.labels.resize(count);
+  dataset.numClasses = 0;
+  for (int32_t label : dataset.labels)
+    dataset.numClasses = std::max(dataset.numClasses, label + 1);
+}
+
+/// Checks one split against the plan: image shape and label range.
+void checkSplit(const Split &split, const std::vector<int64_t> &sample,
+                int64_t numClasses) {
+  data::checkImageShape(split.dataset, split.imagesPath, sample[0], sample[1],
+                        sample[2]);
+  if (split.dataset.count == 0)
+    fail(split.imagesPath + ": holds no images");
+  for (int32_t label : split.dataset.labels)
+    if (label >= numClasses)
+      fail(split.labelsPath + ": label " + std::to_string(label) +
+           " is out of range for the plan's " + std::to_string(numClasses) +
+           " classes");
+}
+
+/// Checks that step `step` binds `name` as `dtype`; returns the tensor.
+const plan::Tensor *requireBinding(const Executor &executor, int step,
+                                   const char *name, plan::DType dtype,
+                                   bool input, bool required) {
+  const plan::Tensor *tensor =
+      input ? executor.findInput(step, name) : executor.findOutput(step, name);
+  std::string stepName = executor.getPlan()->steps()->Get(step)->name()->str();
+  if (!tensor) {
+    if (required)
+      fail(executor.getPlan().getName() + ": " + stepName + " has no " +
+           (input ? "input" : "output") + " '" + name + "'");
+    return nullptr;
+  }
+  if (tensor->dtype() == dtype)
+    return tensor;
+  fail(executor.getPlan().getName() + ": " + stepName + "'s " + name + " is " +
+       plan::EnumNameDType(tensor->dtype()) + ", expected " +
+       plan::EnumNameDType(dtype));
+}
+
+/// The image dims [C, H, W] the plan was compiled for.
+std::vector<int64_t> sampleDims(const Executor &executor, int trainStep) {
+  const plan::Plan &plan = executor.getPlan().get();
+  const plan::Tensor *images = executor.findInput(trainStep, "images");
+  std::vector<int64_t> dims = plan::toDims(images->dims());
+  if (!images->batch_dim() || dims.size() != 4)
+    fail(executor.getPlan().getName() +
+         ": train_step's images must be [N, C, H, W] with a batch dim, are " +
+         plan::formatDims(dims));
+  std::vector<int64_t> sample(dims.begin() + 1, dims.end());
+  if (plan.sample_dims() && plan::toDims(plan.sample_dims()) != sample)
+    fail(executor.getPlan().getName() + ": sample_dims " +
+         plan::formatDims(plan::toDims(plan.sample_dims())) +
+         " disagree with train_step's images " + plan::formatDims(dims));
+  return sample;
+}
+
+/// Writes `text` to `path` (via a temporary file, so a reader never sees
+/// half a plot).
+void writeTextFile(const std::string &path, const std::string &text) {
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream file(temporary, std::ios::trunc);
+    file << text;
+    if (!file.flush())
+      fail(path + ": cannot write the file");
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    fail(path + ": cannot write the file");
+}
+
+/// Copies a batch into the images and labels inputs of `step`.
+void bindBatch(Executor &executor, int step, const data::Batch &batch) {
+  executor.setInput(step, "images", batch.images.data(),
+                    batch.images.size() * sizeof(float));
+  executor.setInput(step, "labels", batch.labels.data(),
+                    batch.labels.size() * sizeof(int32_t));
+}
+
+/// Test accuracy over `loader`'s data set (NaN without an eval step).
+double evaluate(Executor &executor, int evalStep, data::BatchLoader &loader,
+                int64_t count) {
+  if (evalStep < 0 || !executor.findOutput(evalStep, "correct"))
+    return kNaN;
+  loader.startEpoch(0);
+  double correct = 0;
+  while (const data::Batch *batch = loader.next()) {
+    bindBatch(executor, evalStep, *batch);
+    executor.run(evalStep, batch->size);
+    correct += executor.getScalarOutput(evalStep, "correct");
+  }
+  return correct / static_cast<double>(count);
+}
+
+} // namespace
+
+TrainResult runTraining(const RunOptions &options, std::ostream &out,
+                        bool interactive) {
+  using Clock = std::chrono::steady_clock;
+  try {
+    auto loaded = plan::LoadedPlan::load(options.planPath);
+    Executor executor(loaded);
+    const std::string &planName = loaded->getName();
+
+    int trainStep = executor.findStep("train_step");
+    if (trainStep < 0)
+      fail(planName + ": the plan has no train_step");
+    requireBinding(executor, trainStep, "images", plan::DType::F32, true, true);
+    requireBinding(executor, trainStep, "labels", plan::DType::I32, true, true);
+    const plan::Tensor *lrInput = executor.findInput(trainStep, "lr");
+    if (!lrInput || lrInput->dtype() != plan::DType::F32 ||
+        plan::getNumElements(plan::toDims(lrInput->dims())) != 1)
+      fail(planName + ": train_step has no f32 scalar input 'lr'");
+    requireBinding(executor, trainStep, "loss", plan::DType::F32, false, true);
+    bool trainCounts = executor.findOutput(trainStep, "correct") != nullptr;
+    int evalStep = executor.findStep("eval_step");
+    if (evalStep >= 0) {
+      requireBinding(executor, evalStep, "images", plan::DType::F32, true,
+                     true);
+      requireBinding(executor, evalStep, "labels", plan::DType::I32, true,
+                     true);
+    }
+    std::vector<int64_t> sample = sampleDims(executor, trainStep);
+    int64_t numClasses = loaded->get().num_classes();
+    if (numClasses <= 0)
+      fail(planName + ": the plan does not say how many classes it has");
+
+    // The data set.
+    Split train, test;
+    bool hasTest;
+    if (options.fashionMnist) {
+      std::string dir = options.dataDirectory.empty()
+                            ? data::kFashionMnistDirectory
+                            : options.dataDirectory;
+      train = loadSplit(dir + "/train-images-idx3-ubyte.gz",
+                        dir + "/train-labels-idx1-ubyte.gz");
+      test = loadSplit(dir + "/t10k-images-idx3-ubyte.gz",
+                       dir + "/t10k-labels-idx1-ubyte.gz");
+      hasTest = true;
+    } else {
+      train = loadSplit(options.trainImages, options.trainLabels);
+      hasTest = !options.testImages.empty();
+      if (hasTest)
+        test = loadSplit(options.testImages, options.testLabels);
+    }
+    takeSubset(train.dataset, options.trainSubset);
+    checkSplit(train, sample, numClasses);
+    if (hasTest) {
+      takeSubset(test.dataset, options.testSubset);
+      checkSplit(test, sample, numClasses);
+    }
+
+    // Where to start.
+    TrainingState state;
+    state.seed = options.seed;
+    if (options.resume) {
+      state = loadCheckpoint(options.checkpointDirectory);
+      std::string path = getCheckpointPath(options.checkpointDirectory);
+      if (options.seedGiven && options.seed != state.seed)
+        fail(path + ": was trained with --seed " + std::to_string(state.seed) +
+             ", not " + std::to_string(options.seed));
+      restoreState(executor, state, path);
+    }
+
+    int64_t batchSize = executor.getMaxBatch(trainStep);
+    data::BatchLoader trainLoader(train.dataset, batchSize, true, state.seed);
+    std::unique_ptr<data::BatchLoader> testLoader;
+    if (hasTest && evalStep >= 0)
+      testLoader = std::make_unique<data::BatchLoader>(
+          test.dataset, std::max<int64_t>(1, executor.getMaxBatch(evalStep)),
+          false, 0);
+    int64_t stepsPerEpoch = trainLoader.batchesPerEpoch();
+    int64_t epochs = options.epochs;
+    if (options.maxSteps > 0 && !options.epochsGiven)
+      epochs = (options.maxSteps + stepsPerEpoch - 1) / stepsPerEpoch;
+
+    std::unique_ptr<std::ofstream> metrics;
+    if (!options.metricsPath.empty()) {
+      metrics =
+          std::make_unique<std::ofstream>(options.metricsPath, std::ios::trunc);
+      if (!*metrics)
+        fail(options.metricsPath + ": cannot write the file");
+      for (const EpochMetrics &m : state.history)
+        *metrics << toJsonLine(m) << "\n";
+      metrics->flush();
+    }
+
+    Progress progress(out, interactive, options.quiet);
+    if (options.resume && !options.quiet)
+      out << "resuming from " << getCheckpointPath(options.checkpointDirectory)
+          << " after epoch " << state.epochsDone << std::endl;
+    auto stepsLeft = [&] {
+      return options.maxSteps < 0 || state.stepsDone < options.maxSteps;
+    };
+    for (int64_t epoch = state.epochsDone; epoch < epochs && stepsLeft();
+         ++epoch) {
+      Clock::time_point start = Clock::now();
+      trainLoader.startEpoch(epoch);
+      double lossSum = 0, correct = 0;
+      int64_t seen = 0, step = 0;
+      EpochMetrics m;
+      m.epoch = epoch + 1;
+      m.lr = options.schedule.at(options.lr, epoch, 0, stepsPerEpoch, epochs);
+      while (stepsLeft()) {
+        const data::Batch *batch = trainLoader.next();
+        if (!batch)
+          break;
+        float lr = static_cast<float>(options.schedule.at(
+            options.lr, epoch, step, stepsPerEpoch, epochs));
+        bindBatch(executor, trainStep, *batch);
+        executor.setInput(trainStep, "lr", &lr, sizeof(lr));
+        executor.run(trainStep, batch->size);
+        double loss = executor.getScalarOutput(trainStep, "loss");
+        if (!std::isfinite(loss))
+          fail("the loss diverged (" + std::to_string(loss) + ") in epoch " +
+               std::to_string(epoch + 1) + ", step " +
+               std::to_string(step + 1) + "; try a smaller --lr");
+        lossSum += loss * static_cast<double>(batch->size);
+        if (trainCounts)
+          correct += executor.getScalarOutput(trainStep, "correct");
+        seen += batch->size;
+        ++step;
+        ++state.stepsDone;
+        double seconds =
+            std::chrono::duration<double>(Clock::now() - start).count();
+        progress.update(epoch + 1, epochs, step, stepsPerEpoch, lossSum / seen,
+                        trainCounts ? correct / seen : kNaN,
+                        seconds > 0 ? seen / seconds : 0);
+      }
+      double trainSeconds =
+          std::chrono::duration<double>(Clock::now() - start).count();
+      bool complete = step == stepsPerEpoch;
+      m.trainLoss = seen ? lossSum / seen : kNaN;
+      m.trainAcc = trainCounts && seen ? correct / seen : kNaN;
+      m.testAcc = testLoader ? evaluate(executor, evalStep, *testLoader,
+                                        test.dataset.count)
+                             : kNaN;
+      m.epochSeconds =
+          std::chrono::duration<double>(Clock::now() - start).count();
+      m.imagesPerSecond = trainSeconds > 0 ? seen / trainSeconds : 0;
+      state.history.push_back(m);
+      progress.finishEpoch(m, epochs);
+
+      if (metrics) {
+        *metrics << toJsonLine(m) << "\n";
+        metrics->flush();
+      }
+      if (!options.plotPath.empty())
+        writeTextFile(options.plotPath, renderSvgPlot(state.history, epochs));
+      if (complete) {
+        state.epochsDone = epoch + 1;
+        if (!options.checkpointDirectory.empty()) {
+          captureState(executor, state);
+          saveCheckpoint(options.checkpointDirectory, state);
+        }
+      }
+    }
+
+    TrainResult result;
+    result.history = state.history;
+    result.finalTestAcc =
+        state.history.empty() ? kNaN : state.history.back().testAcc;
+    if (!options.quiet) {
+      if (std::isfinite(result.finalTestAcc)) {
+        char text[32];
+        std::snprintf(text, sizeof(text), "%.4f", result.finalTestAcc);
+        out << "final test accuracy: " << text << std::endl;
+      } else {
+        out << "final test accuracy: - (no test set)" << std::endl;
+      }
+    }
+    return result;
+  } catch (const RunError &) {
+    throw;
+  } catch (const plan::PlanError &error) {
+    throw RunError(error.what());
+  } catch (const data::DatasetError &error) {
+    throw RunError(error.what());
+  } catch (const CheckpointError &error) {
+    throw RunError(error.what());
+  } catch (const std::bad_alloc &) {
+    throw RunError("out of memory");
+  } catch (const std::exception &error) {
+    throw RunError(error.what());
+  }
+}
+
+} // namespace dpc::train

@@ -1,0 +1,46 @@
+//===- Trainer.h - the training loop of `dpc run` ---------------*- C++ -*-===//
+//
+// Loads a plan and a data set, checks that they fit each other, and trains:
+// each epoch shuffles the training set (the order is a function of seed and
+// epoch), runs train_step on each batch (the last one may be short), then
+// eval_step over the test set, and reports, saves metrics, plot and
+// checkpoint. Every failure a user can cause is a RunError whose message is
+// one line naming the file at fault.
+//
+// What the trainer expects of a plan: a "train_step" with inputs "images"
+// (f32 [N, C, H, W], batch dim), "labels" (i32 [N], batch dim) and "lr"
+// (f32 scalar), and output "loss" (the batch mean), optionally "correct"
+// (the count of right predictions, any numeric dtype); optionally an
+// "eval_step" with inputs "images" and "labels" and output "correct".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_TRAIN_TRAINER_H
+#define DPC_RUNTIME_TRAIN_TRAINER_H
+
+#include "runtime/train/Metrics.h"
+#include "runtime/train/RunOptions.h"
+
+#include <ostream>
+#include <stdexcept>
+#include <vector>
+
+namespace dpc::train {
+
+struct RunError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct TrainResult {
+  std::vector<EpochMetrics> history; // every epoch, resumed ones included
+  double finalTestAcc = 0;           // NaN without a test set
+};
+
+/// Runs `options`, printing progress to `out` (a progress bar only if
+/// `interactive`). Throws RunError.
+TrainResult runTraining(const RunOptions &options, std::ostream &out,
+                        bool interactive = false);
+
+} // namespace dpc::train
+
+#endif // DPC_RUNTIME_TRAIN_TRAINER_H

@@ -1,0 +1,184 @@
+//===- RunCommandTest.cpp - `dpc run`: flags, errors, a whole run ---------===//
+//
+// Every mistake a user can make is one line on stderr and exit code 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/train/RunCommand.h"
+#include "runtime/plan/test/TestPlans.h"
+#include "runtime/train/test/TestData.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace dpc::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result run(const std::vector<std::string> &args) {
+  std::ostringstream out, err;
+  int code = runCommand(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+/// Expects exit code 1 and exactly `message` as the one line on stderr.
+void expectError(const std::vector<std::string> &args,
+                 const std::string &message) {
+  Result r = run(args);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, message + "\n");
+}
+
+class RunCommandTest : public testing::Test {
+protected:
+  void SetUp() override {
+    dir = (fs::path(testing::TempDir()) / "dpc_run_command").string();
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    train = train::test::writeBandDataset(dir + "/train", 100, 8, 8, 4, 1);
+    test = train::test::writeBandDataset(dir + "/test", 40, 8, 8, 4, 2);
+    plan::test::MlpPlanOptions o;
+    o.batch = 32;
+    o.height = o.width = 8;
+    o.hidden = 8;
+    o.classes = 4;
+    planPath = dir + "/model.dpcplan";
+    ASSERT_TRUE(plan::test::writeFile(planPath, plan::test::buildMlpPlan(o)));
+    data = "idx:" + train.images + "," + train.labels + "," + test.images +
+           "," + test.labels;
+  }
+
+  std::string dir, planPath, data;
+  train::test::IdxFiles train, test;
+};
+
+TEST_F(RunCommandTest, BadFlagsAreOneLine) {
+  const std::string help = " (see dpc run --help)";
+  expectError({}, "dpc run: missing the plan file (dpc run PLAN --data ...)" +
+                      help);
+  expectError({planPath},
+              "dpc run: missing --data fashion-mnist[:DIR] or --data idx:..." +
+                  help);
+  expectError({planPath, "--data", data, "--bogus"},
+              "dpc run: unknown flag '--bogus'" + help);
+  expectError({planPath, "--data", data, "--epochs"},
+              "dpc run: --epochs needs a value" + help);
+  expectError({planPath, "--data", data, "--epochs", "0"},
+              "dpc run: --epochs: expected a whole number >= 1, got '0'" +
+                  help);
+  expectError({planPath, "--data", data, "--steps=abc"},
+              "dpc run: --steps: expected a whole number >= 1, got 'abc'" +
+                  help);
+  expectError({planPath, "--data", data, "--lr", "-1"},
+              "dpc run: --lr: expected a positive number, got '-1'" + help);
+  expectError({planPath, "--data", data, "--lr-schedule", "linear"},
+              "dpc run: --lr-schedule: expected constant, step:EVERY:GAMMA or "
+              "cosine[:WARMUP_EPOCHS], got 'linear'" +
+                  help);
+  expectError({planPath, "--data", "mnist"},
+              "dpc run: --data: expected fashion-mnist[:DIR] or idx:FILES, "
+              "got 'mnist'" +
+                  help);
+  expectError({planPath, "--data", "idx:a,b,c"},
+              "dpc run: --data idx: expected TRAIN_IMAGES,TRAIN_LABELS or "
+              "TRAIN_IMAGES,TRAIN_LABELS,TEST_IMAGES,TEST_LABELS" +
+                  help);
+  expectError({planPath, "--data", data, "--resume"},
+              "dpc run: --resume needs --checkpoint DIR" + help);
+  expectError({planPath, "other.plan", "--data", data},
+              "dpc run: unexpected argument 'other.plan' (the plan is "
+              "already '" +
+                  planPath + "')" + help);
+}
+
+TEST_F(RunCommandTest, BadFilesAreOneLine) {
+  expectError({dir + "/missing.plan", "--data", data},
+              dir + "/missing.plan: cannot open the plan file");
+  std::string garbage = dir + "/garbage.plan";
+  std::ofstream(garbage) << "not a plan";
+  expectError({garbage, "--data", data},
+              garbage + ": not a dpc plan (no \"DPCP\" file identifier)");
+  expectError({planPath, "--data", "idx:" + dir + "/nope," + train.labels},
+              dir + "/nope: cannot open the file");
+  expectError({planPath, "--data", "fashion-mnist:" + dir + "/nowhere"},
+              dir + "/nowhere/train-images-idx3-ubyte.gz: cannot open the "
+                    "file");
+  expectError(
+      {planPath, "--data", data, "--checkpoint", dir + "/none", "--resume"},
+      dir + "/none/checkpoint.dpcckpt: no checkpoint to resume from");
+}
+
+TEST_F(RunCommandTest, DataMustFitThePlan) {
+  auto small = train::test::writeBandDataset(dir + "/small", 20, 6, 6, 4, 1);
+  expectError({planPath, "--data", "idx:" + small.images + "," + small.labels},
+              small.images + ": images are 1x6x6 but the plan expects 1x8x8");
+  auto shifted =
+      train::test::writeBandDataset(dir + "/shifted", 20, 8, 8, 4, 1, 3);
+  Result r =
+      run({planPath, "--data", "idx:" + shifted.images + "," + shifted.labels});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind(shifted.labels + ": label ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(" is out of range for the plan's 4 classes\n"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(RunCommandTest, TrainsEndToEnd) {
+  std::string metrics = dir + "/m.jsonl", plot = dir + "/p.svg";
+  Result r = run({planPath, "--data", data, "--epochs", "2", "--seed", "5",
+                  "--lr-schedule", "step:1:0.5", "--metrics=" + metrics,
+                  "--plot", plot, "--checkpoint", dir + "/ckpt"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("epoch 1/2: train loss "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("epoch 2/2: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lr 0.05\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("final test accuracy: "), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(plot));
+  EXPECT_TRUE(fs::exists(dir + "/ckpt/checkpoint.dpcckpt"));
+
+  // Resuming with another seed is refused; resuming a finished run trains
+  // nothing and reports the last accuracy.
+  expectError({planPath, "--data", data, "--epochs", "2", "--seed", "6",
+               "--checkpoint", dir + "/ckpt", "--resume"},
+              dir + "/ckpt/checkpoint.dpcckpt: was trained with --seed 5, "
+                    "not 6");
+  r = run({planPath, "--data", data, "--epochs", "2", "--checkpoint",
+           dir + "/ckpt", "--resume"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("epoch 1/2:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("final test accuracy: "), std::string::npos) << r.out;
+
+  // A checkpoint of another plan is refused.
+  plan::test::MlpPlanOptions other;
+  other.batch = 32;
+  other.height = other.width = 8;
+  other.hidden = 9;
+  other.classes = 4;
+  std::string otherPlan = dir + "/other.dpcplan";
+  ASSERT_TRUE(
+      plan::test::writeFile(otherPlan, plan::test::buildMlpPlan(other)));
+  expectError({otherPlan, "--data", data, "--epochs", "3", "--checkpoint",
+               dir + "/ckpt", "--resume"},
+              dir + "/ckpt/checkpoint.dpcckpt: tensor 'w1' [8, 64] does not "
+                    "match the plan's 'w1' [9, 64] (a checkpoint of another "
+                    "plan?)");
+}
+
+TEST_F(RunCommandTest, Help) {
+  Result r = run({"--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out.rfind("usage: dpc run PLAN", 0), 0u);
+}
+
+} // namespace
+} // namespace dpc::runtime
