@@ -1,6 +1,7 @@
 //===- ExecOps.cpp - the exec dialect and its ops -------------------------===//
 
 #include "ir/exec/ExecOps.h"
+#include "runtime/plan/KernelSignature.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -8,6 +9,7 @@
 
 using namespace mlir;
 using namespace dpc::exec;
+namespace plan = dpc::plan;
 
 #include "ir/exec/ExecOpsDialect.cpp.inc"
 
@@ -72,35 +74,28 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
-namespace {
-struct KernelArity {
-  StringRef name;
-  unsigned minIns, maxIns, minOuts, maxOuts;
-};
-const KernelArity kKernels[] = {
-#define KERNEL(Name, MinIns, MaxIns, MinOuts, MaxOuts)                         \
-  {#Name, MinIns, MaxIns, MinOuts, MaxOuts},
-#include "ir/exec/Kernels.def"
-};
-} // namespace
-
 LogicalResult KernelOp::verify() {
-  const KernelArity *arity = llvm::find_if(
-      kKernels, [&](const KernelArity &k) { return k.name == getKernel(); });
-  if (arity == std::end(kKernels))
+  // The runtime's own table of what each kernel takes (Plan.fbs).
+  const char *const *names = plan::EnumNamesKernel();
+  const plan::KernelSignature *signature = nullptr;
+  for (int k = int(plan::Kernel::MIN); k <= int(plan::Kernel::MAX); ++k)
+    if (getKernel() == names[k])
+      signature = plan::getKernelSignature(plan::Kernel(k));
+  if (!signature)
     return emitOpError() << "unknown kernel '" << getKernel() << "'";
+  auto range = [](unsigned min, unsigned max) {
+    return std::to_string(min) +
+           (min == max ? "" : " to " + std::to_string(max));
+  };
   unsigned ins = getIns().size(), outs = getOuts().size();
-  if (ins < arity->minIns || ins > arity->maxIns)
-    return emitOpError() << getKernel() << " takes " << arity->minIns
-                         << (arity->minIns == arity->maxIns
-                                 ? ""
-                                 : " to " + std::to_string(arity->maxIns))
+  if (ins < signature->minOperands || ins > signature->maxOperands)
+    return emitOpError() << getKernel() << " takes "
+                         << range(signature->minOperands,
+                                  signature->maxOperands)
                          << " inputs, got " << ins;
-  if (outs < arity->minOuts || outs > arity->maxOuts)
-    return emitOpError() << getKernel() << " writes " << arity->minOuts
-                         << (arity->minOuts == arity->maxOuts
-                                 ? ""
-                                 : " to " + std::to_string(arity->maxOuts))
+  if (outs < signature->minResults || outs > signature->maxResults)
+    return emitOpError() << getKernel() << " writes "
+                         << range(signature->minResults, signature->maxResults)
                          << " outputs, got " << outs;
   return success();
 }

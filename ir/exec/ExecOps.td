@@ -68,8 +68,9 @@ def Exec_ViewOp : Exec_Op<"view", [Pure]> {
 def Exec_KernelOp : Exec_Op<"kernel", [AttrSizedOperandSegments]> {
   let summary = "Run a runtime kernel: read `ins`, write `outs`";
   let description = [{
-    `kernel` names a kernel of the plan schema (runtime/plan/Plan.fbs) and
-    the operand order follows that schema. Kernel attributes (strides,
+    `kernel` names a kernel of the plan schema (runtime/plan/Plan.fbs); the
+    operand order and counts are the schema's, checked against the
+    runtime's own table (runtime/plan/KernelSignature.h). Kernel attributes (strides,
     momentum, ...) are the op's other attributes; `algorithm` records the
     implementation chosen at compile time.
   }];
