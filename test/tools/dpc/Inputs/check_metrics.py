@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Asserts what a user checks in dpc run's metrics (JSON lines per epoch).
+
+Usage: check_metrics.py METRICS.jsonl [--epochs N] [--loss-decreases]
+                        [--min-test-acc A]
+Prints one line per check; exits 1 if any fails.
+"""
+import argparse
+import json
+import sys
+
+KEYS = ("epoch", "train_loss", "train_acc", "test_acc", "epoch_seconds",
+        "images_per_second")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("metrics")
+    parser.add_argument("--epochs", type=int)
+    parser.add_argument("--loss-decreases", action="store_true")
+    parser.add_argument("--min-test-acc", type=float)
+    args = parser.parse_args()
+    records = [json.loads(line) for line in open(args.metrics)]
+    failures = []
+    for record in records:
+        missing = [k for k in KEYS if k not in record]
+        if missing:
+            failures.append(f"epoch record lacks {missing}")
+    if args.epochs is not None and len(records) != args.epochs:
+        failures.append(f"{len(records)} epochs, expected {args.epochs}")
+    losses = [r["train_loss"] for r in records]
+    if args.loss_decreases and any(b >= a for a, b in zip(losses, losses[1:])):
+        failures.append(f"train loss does not decrease: {losses}")
+    final = records[-1]["test_acc"] if records else None
+    if args.min_test_acc is not None and (final is None or
+                                          final < args.min_test_acc):
+        failures.append(f"final test accuracy {final} < {args.min_test_acc}")
+    print(f"epochs {len(records)}, train loss {losses}, "
+          f"final test accuracy {final}")
+    for failure in failures:
+        print("FAILED: " + failure)
+    print("metrics ok" if not failures else "metrics FAILED")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Training throughput of dpc beside PyTorch, same models, same machine.
+
+For each model (the zoo's MLP, LeNet and d2l ResNet-18), compiles a plan at
+batch 256, trains it for a fixed number of steps on Fashion-MNIST with
+`dpc run`, and times the same model, batch and optimizer in PyTorch (when
+Debian's python3-torch is installed), in the same run. Prints images/s and
+the ratio.
+
+  /usr/bin/python3 tools/bench/train_throughput.py [--build build]
+      [--models mlp,lenet,resnet18] [--steps 30] [--batch 256]
+
+PyTorch runs with all cores and, where libopenblas0-openmp is installed,
+OpenBLAS instead of Debian's reference BLAS (see TOOLCHAIN.md).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+
+TORCH_SCRIPT = r'''
+import sys, time, torch
+from torch import nn
+name, batch, steps, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+torch.set_num_threads(threads)
+
+def residual(cin, cout, stride):
+    class Residual(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, padding=1, stride=stride, bias=False)
+            self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+            self.conv3 = nn.Conv2d(cin, cout, 1, stride=stride, bias=False) if stride != 1 or cin != cout else None
+            self.bn1, self.bn2 = nn.BatchNorm2d(cout), nn.BatchNorm2d(cout)
+        def forward(self, x):
+            y = torch.relu(self.bn1(self.conv1(x)))
+            y = self.bn2(self.conv2(y))
+            return torch.relu(y + (self.conv3(x) if self.conv3 is not None else x))
+    return Residual()
+
+def model():
+    if name == "mlp":
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+    if name in ("lenet", "lenet_relu"):
+        act = nn.Sigmoid if name == "lenet" else nn.ReLU
+        return nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), act(), nn.AvgPool2d(2, 2),
+                             nn.Conv2d(6, 16, 5), act(), nn.AvgPool2d(2, 2), nn.Flatten(),
+                             nn.Linear(400, 120), act(), nn.Linear(120, 84), act(), nn.Linear(84, 10))
+    if name == "resnet18":
+        layers = [nn.Conv2d(1, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64), nn.ReLU()]
+        cin = 64
+        for i, cout in enumerate((64, 128, 256, 512)):
+            layers += [residual(cin, cout, 1 if i == 0 else 2), residual(cout, cout, 1)]
+            cin = cout
+        layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 10)]
+        return nn.Sequential(*layers)
+    raise SystemExit("unknown model " + name)
+
+net = model()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+loss_fn = nn.CrossEntropyLoss()
+x, y = torch.rand(batch, 1, 28, 28), torch.randint(0, 10, (batch,))
+def step():
+    optimizer.zero_grad()
+    loss_fn(net(x), y).backward()
+    optimizer.step()
+for _ in range(3):
+    step()
+start = time.perf_counter()
+for _ in range(steps):
+    step()
+print(batch * steps / (time.perf_counter() - start))
+'''
+
+
+def dpc_images_per_second(build, model, batch, steps, workdir):
+    plan = os.path.join(workdir, model + ".plan")
+    metrics = os.path.join(workdir, model + ".jsonl")
+    subprocess.run([os.path.join(build, "bin", "dpc"), "compile",
+                    os.path.join(build, "models", model + ".onnx"),
+                    "--batch", str(batch), "-o", plan], check=True)
+    subprocess.run([os.path.join(build, "bin", "dpc"), "run", plan,
+                    "--data", "fashion-mnist", "--steps", str(steps),
+                    "--test-subset", str(batch), "--metrics", metrics,
+                    "--quiet"], check=True)
+    with open(metrics) as f:
+        return json.loads(f.readlines()[-1])["images_per_second"]
+
+
+def torch_images_per_second(model, batch, steps):
+    env = dict(os.environ)
+    if os.path.isdir(OPENBLAS):
+        env["LD_LIBRARY_PATH"] = OPENBLAS
+    try:
+        run = subprocess.run(["/usr/bin/python3", "-c", TORCH_SCRIPT, model,
+                              str(batch), str(steps), str(os.cpu_count())],
+                             env=env, capture_output=True, text=True,
+                             check=True)
+    except (subprocess.CalledProcessError, FileNotFoundError) as error:
+        stderr = getattr(error, "stderr", "") or ""
+        if "No module named 'torch'" in stderr or isinstance(
+                error, FileNotFoundError):
+            return None
+        raise
+    return float(run.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--models", default="mlp,lenet,resnet18")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--batch", type=int, default=256)
+    args = parser.parse_args()
+    print(f"{'model':<10} {'dpc img/s':>12} {'torch img/s':>12} "
+          f"{'dpc/torch':>10}")
+    with tempfile.TemporaryDirectory() as workdir:
+        for model in args.models.split(","):
+            ours = dpc_images_per_second(args.build, model, args.batch,
+                                         args.steps, workdir)
+            theirs = torch_images_per_second(model, args.batch, args.steps)
+            ratio = f"{ours / theirs:10.2f}" if theirs else f"{'-':>10}"
+            theirs_text = f"{theirs:12.1f}" if theirs else f"{'n/a':>12}"
+            print(f"{model:<10} {ours:12.1f} {theirs_text} {ratio}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
