@@ -3,8 +3,9 @@
 # (idempotently: only missing packages), configures and builds, then runs
 # the requested job.
 #
-#   tools/setup.sh demo    install, build, compile the bundled LeNet and print
-#                          its IR (the README's first command)
+#   tools/setup.sh demo    install, build, compile the bundled LeNet and
+#                          train it on Fashion-MNIST (the README's first
+#                          command)
 #   tools/setup.sh test    install, build, run the whole test suite
 #   tools/setup.sh build   install and build only
 #
@@ -63,7 +64,10 @@ case $job in
 demo)
   install_packages
   configure_and_build
-  "$build/bin/dpc" compile "$build/models/lenet.onnx" --emit=nn --batch 256
+  "$build/bin/dpc" compile "$build/models/lenet_relu.onnx" --batch 256 \
+    -o "$build/lenet.plan"
+  "$build/bin/dpc" run "$build/lenet.plan" --data fashion-mnist --epochs 10 \
+    --metrics "$build/lenet-metrics.jsonl" --plot "$build/lenet.svg"
   ;;
 test)
   install_packages
