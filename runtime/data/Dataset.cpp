@@ -1,6 +1,7 @@
 //===- Dataset.cpp - image classification data sets -----------------------===//
 
 #include "runtime/data/Dataset.h"
+#include "runtime/data/Npy.h"
 
 #include <zlib.h>
 
@@ -101,6 +102,46 @@ Dataset dpc::data::loadIdx(const std::string &imagesPath,
       dataset.labels.empty()
           ? 0
           : *std::max_element(dataset.labels.begin(), dataset.labels.end()) + 1;
+  return dataset;
+}
+
+Dataset dpc::data::loadNpy(const std::string &imagesPath,
+                           const std::string &labelsPath,
+                           const Normalization &normalization) {
+  NpyArray images = readNpy(imagesPath);
+  NpyArray labels = readNpy(labelsPath);
+  if (images.shape.size() != 3 && images.shape.size() != 4)
+    fail(imagesPath, "expected images [N, H, W] or [N, C, H, W], got " +
+                         std::to_string(images.shape.size()) + " dims");
+  if (labels.shape.size() != 1 || labels.dtype[0] == 'f')
+    fail(labelsPath, "expected a 1-D array of integer labels");
+  if (labels.shape[0] != images.shape[0])
+    fail(labelsPath, "has " + std::to_string(labels.shape[0]) + " labels for " +
+                         std::to_string(images.shape[0]) + " images in " +
+                         imagesPath);
+  if (!(normalization.std > 0))
+    throw DatasetError("normalization std must be > 0");
+  Dataset dataset;
+  dataset.count = images.shape[0];
+  bool hasChannels = images.shape.size() == 4;
+  dataset.channels = hasChannels ? images.shape[1] : 1;
+  dataset.height = images.shape[hasChannels ? 2 : 1];
+  dataset.width = images.shape[hasChannels ? 3 : 2];
+  double scale = images.dtype == "u1" ? 1.0 / 255 : 1.0;
+  try {
+    dataset.images = images.as<float>();
+    std::vector<int64_t> values = labels.as<int64_t>();
+    dataset.labels.assign(values.begin(), values.end());
+  } catch (const DatasetError &error) {
+    fail(imagesPath, error.what());
+  }
+  for (float &x : dataset.images)
+    x = float((x * scale - normalization.mean) / normalization.std);
+  for (int32_t label : dataset.labels) {
+    if (label < 0)
+      fail(labelsPath, "holds a negative label");
+    dataset.numClasses = std::max(dataset.numClasses, label + 1);
+  }
   return dataset;
 }
 

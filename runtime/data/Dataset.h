@@ -43,6 +43,12 @@ struct Normalization {
 Dataset loadIdx(const std::string &imagesPath, const std::string &labelsPath,
                 const Normalization &normalization = {});
 
+/// Reads an .npy image array ([N, H, W] or [N, C, H, W]; uint8 pixels are
+/// scaled by 1/255, floats taken as they are, then normalized) and an .npy
+/// array of N integer labels.
+Dataset loadNpy(const std::string &imagesPath, const std::string &labelsPath,
+                const Normalization &normalization = {});
+
 /// The train or test split of Fashion-MNIST in `directory` (Debian's
 /// dataset-fashion-mnist installs it in kFashionMnistDirectory).
 Dataset loadFashionMnist(const std::string &directory, bool train,

@@ -1,6 +1,7 @@
 //===- RunOptions.cpp - the flags of `dpc run` ----------------------------===//
 
 #include "runtime/train/RunOptions.h"
+#include "runtime/train/Init.h"
 
 #include <cerrno>
 #include <cmath>
@@ -47,20 +48,23 @@ void parseData(const std::string &value, RunOptions &options) {
         value.size() > 14 ? value.substr(14) : std::string();
     return;
   }
-  if (value.rfind("idx:", 0) == 0) {
+  if (value.rfind("idx:", 0) == 0 || value.rfind("npy:", 0) == 0) {
+    options.npy = value[0] == 'n';
     std::vector<std::string> paths = splitCommas(value.substr(4));
     bool anyEmpty = false;
     for (const std::string &p : paths)
       anyEmpty = anyEmpty || p.empty();
     if ((paths.size() != 2 && paths.size() != 4) || anyEmpty)
-      throw UsageError("--data idx: expected TRAIN_IMAGES,TRAIN_LABELS or "
+      throw UsageError("--data " + value.substr(0, 4) +
+                       " expected TRAIN_IMAGES,TRAIN_LABELS or "
                        "TRAIN_IMAGES,TRAIN_LABELS,TEST_IMAGES,TEST_LABELS");
     options.trainImages = paths[0], options.trainLabels = paths[1];
     if (paths.size() == 4)
       options.testImages = paths[2], options.testLabels = paths[3];
     return;
   }
-  throw UsageError("--data: expected fashion-mnist[:DIR] or idx:FILES, got '" +
+  throw UsageError("--data: expected fashion-mnist[:DIR], idx:FILES or "
+                   "npy:FILES, got '" +
                    value + "'");
 }
 
@@ -68,7 +72,8 @@ void parseData(const std::string &value, RunOptions &options) {
 
 const char *getRunUsage() {
   return "usage: dpc run PLAN --data fashion-mnist[:DIR] | --data "
-         "idx:TRAIN_IMAGES,TRAIN_LABELS[,TEST_IMAGES,TEST_LABELS]\n"
+         "idx|npy:TRAIN_IMAGES,TRAIN_LABELS[,TEST_IMAGES,TEST_LABELS]\n"
+         "         [--init model|kaiming|xavier|normal:STD]\n"
          "         [--epochs E] [--steps S] [--seed S] [--lr LR]\n"
          "         [--lr-schedule constant|step:EVERY:GAMMA|cosine[:WARMUP]]\n"
          "         [--metrics FILE.jsonl] [--plot FILE.svg]\n"
@@ -105,9 +110,9 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
       continue;
     }
     static const char *const valued[] = {
-        "--data",       "--epochs",       "--steps",      "--seed",
-        "--lr",         "--lr-schedule",  "--metrics",    "--plot",
-        "--checkpoint", "--train-subset", "--test-subset"};
+        "--data",       "--epochs",       "--steps",       "--seed",
+        "--lr",         "--lr-schedule",  "--metrics",     "--plot",
+        "--checkpoint", "--train-subset", "--test-subset", "--init"};
     bool known = false;
     for (const char *name : valued)
       known = known || flag == name;
@@ -144,6 +149,13 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
       (flag == "--metrics" ? options.metricsPath
        : flag == "--plot"  ? options.plotPath
                            : options.checkpointDirectory) = value;
+    } else if (flag == "--init") {
+      try {
+        parseInitScheme(value);
+      } catch (const std::invalid_argument &error) {
+        throw UsageError("--init: " + std::string(error.what()));
+      }
+      options.init = value;
     } else if (flag == "--train-subset") {
       options.trainSubset = parseCount(flag, value, 1);
     } else {

@@ -23,7 +23,11 @@ struct RunOptions {
   // TEST_LABELS]
   bool fashionMnist = false;
   std::string dataDirectory;                                    // fashion-mnist
-  std::string trainImages, trainLabels, testImages, testLabels; // idx
+  std::string trainImages, trainLabels, testImages, testLabels; // idx, npy
+  bool npy = false; // the files are .npy arrays rather than IDX
+  // --init model|kaiming|xavier|normal:STD: where weights start (see
+  // Init.h); "model" keeps the plan's values.
+  std::string init = "model";
   int64_t epochs = 10; // with only --steps: as many as the steps need
   bool epochsGiven = false;
   int64_t maxSteps = -1; // --steps: train steps in all, -1 = no limit

@@ -6,6 +6,7 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/Init.h"
 #include "runtime/train/Progress.h"
 
 #include <algorithm>
@@ -32,8 +33,11 @@ struct Split {
   std::string imagesPath, labelsPath;
 };
 
-Split loadSplit(const std::string &imagesPath, const std::string &labelsPath) {
-  Split split{data::loadIdx(imagesPath, labelsPath), imagesPath, labelsPath};
+Split loadSplit(const std::string &imagesPath, const std::string &labelsPath,
+                bool npy = false) {
+  Split split{npy ? data::loadNpy(imagesPath, labelsPath)
+                  : data::loadIdx(imagesPath, labelsPath),
+              imagesPath, labelsPath};
   return split;
 }
 
@@ -183,10 +187,10 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
                        dir + "/t10k-labels-idx1-ubyte.gz");
       hasTest = true;
     } else {
-      train = loadSplit(options.trainImages, options.trainLabels);
+      train = loadSplit(options.trainImages, options.trainLabels, options.npy);
       hasTest = !options.testImages.empty();
       if (hasTest)
-        test = loadSplit(options.testImages, options.testLabels);
+        test = loadSplit(options.testImages, options.testLabels, options.npy);
     }
     takeSubset(train.dataset, options.trainSubset);
     checkSplit(train, sample, numClasses);
@@ -205,6 +209,8 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
         fail(path + ": was trained with --seed " + std::to_string(state.seed) +
              ", not " + std::to_string(options.seed));
       restoreState(executor, state, path);
+    } else {
+      initializeParameters(executor, parseInitScheme(options.init), state.seed);
     }
 
     int64_t batchSize = executor.getMaxBatch(trainStep);

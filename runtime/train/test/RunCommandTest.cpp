@@ -85,8 +85,8 @@ TEST_F(RunCommandTest, BadFlagsAreOneLine) {
               "cosine[:WARMUP_EPOCHS], got 'linear'" +
                   help);
   expectError({planPath, "--data", "mnist"},
-              "dpc run: --data: expected fashion-mnist[:DIR] or idx:FILES, "
-              "got 'mnist'" +
+              "dpc run: --data: expected fashion-mnist[:DIR], idx:FILES or "
+              "npy:FILES, got 'mnist'" +
                   help);
   expectError({planPath, "--data", "idx:a,b,c"},
               "dpc run: --data idx: expected TRAIN_IMAGES,TRAIN_LABELS or "

@@ -1,0 +1,93 @@
+//===- Init.cpp - fresh initial weights for `dpc run --init` --------------===//
+
+#include "runtime/train/Init.h"
+
+#include "runtime/exec/Executor.h"
+
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+using namespace dpc;
+using namespace dpc::train;
+
+InitScheme dpc::train::parseInitScheme(const std::string &text) {
+  InitScheme scheme;
+  if (text == "model")
+    scheme.kind = InitScheme::Model;
+  else if (text == "kaiming")
+    scheme.kind = InitScheme::KaimingNormal;
+  else if (text == "xavier")
+    scheme.kind = InitScheme::XavierUniform;
+  else if (text.rfind("normal:", 0) == 0) {
+    scheme.kind = InitScheme::Normal;
+    size_t used = 0;
+    try {
+      scheme.std = std::stod(text.substr(7), &used);
+    } catch (const std::exception &) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() - 7 || !(scheme.std > 0))
+      throw std::invalid_argument("normal:STD needs a positive STD, got '" +
+                                  text.substr(7) + "'");
+  } else {
+    throw std::invalid_argument(
+        "expected model, kaiming, xavier or normal:STD, got '" + text + "'");
+  }
+  return scheme;
+}
+
+namespace {
+
+/// Uniform doubles in [0, 1) from mt19937_64's fixed output (the standard
+/// distributions are not fixed across library versions).
+double uniform(std::mt19937_64 &random) {
+  return (random() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/// A standard normal draw (Box-Muller).
+double normal(std::mt19937_64 &random) {
+  double u1 = 1.0 - uniform(random), u2 = uniform(random);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+} // namespace
+
+void dpc::train::initializeParameters(exec::Executor &executor,
+                                      const InitScheme &scheme, uint64_t seed) {
+  if (scheme.kind == InitScheme::Model)
+    return;
+  const plan::Plan &plan = executor.getPlan().get();
+  std::mt19937_64 random(seed ^ 0x5DEECE66Dull);
+  for (size_t i = 0; i < plan.persistent()->size(); ++i) {
+    const plan::PersistentTensor *tensor = plan.persistent()->Get(i);
+    if (tensor->kind() != plan::PersistentKind::Parameter ||
+        tensor->dtype() != plan::DType::F32 || !tensor->dims() ||
+        tensor->dims()->size() < 2)
+      continue;
+    const auto &dims = *tensor->dims();
+    double receptive = 1;
+    for (size_t d = 2; d < dims.size(); ++d)
+      receptive *= dims[d];
+    double fanIn = dims[1] * receptive, fanOut = dims[0] * receptive;
+    std::vector<float> values(executor.getPersistentBytes(i) / sizeof(float));
+    for (float &value : values) {
+      switch (scheme.kind) {
+      case InitScheme::KaimingNormal:
+        value = float(normal(random) * std::sqrt(2.0 / fanIn));
+        break;
+      case InitScheme::XavierUniform: {
+        double bound = std::sqrt(6.0 / (fanIn + fanOut));
+        value = float((2 * uniform(random) - 1) * bound);
+        break;
+      }
+      case InitScheme::Normal:
+        value = float(normal(random) * scheme.std);
+        break;
+      case InitScheme::Model:
+        break;
+      }
+    }
+    executor.writePersistent(i, values.data());
+  }
+}

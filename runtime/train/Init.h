@@ -1,0 +1,40 @@
+//===- Init.h - fresh initial weights for `dpc run --init` ------*- C++ -*-===//
+//
+// A plan carries the model file's initial values; --init draws new ones for
+// every parameter of rank >= 2 (convolution filters, linear weights) from
+// the run's seed. Parameters of rank 1 (biases, batch-norm scales and
+// shifts) keep the plan's values, as torch's per-layer init helpers do
+// (d2l's init_weights touches only .weight).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_TRAIN_INIT_H
+#define DPC_RUNTIME_TRAIN_INIT_H
+
+#include <cstdint>
+#include <string>
+
+namespace dpc::exec {
+class Executor;
+} // namespace dpc::exec
+
+namespace dpc::train {
+
+struct InitScheme {
+  enum Kind { Model, KaimingNormal, XavierUniform, Normal } kind = Model;
+  double std = 0.0; // Normal
+};
+
+/// Parses model|kaiming|xavier|normal:STD; throws std::invalid_argument.
+InitScheme parseInitScheme(const std::string &text);
+
+/// Re-initializes the executor's parameters (see above). Kaiming:
+/// N(0, 2 / fan_in), torch's kaiming_normal_ default (fan_in, relu gain);
+/// Xavier: U(-a, a), a = sqrt(6 / (fan_in + fan_out)); Normal: N(0, std).
+/// fan_in = dims[1] * receptive field, fan_out = dims[0] * receptive field.
+void initializeParameters(exec::Executor &executor, const InitScheme &scheme,
+                          uint64_t seed);
+
+} // namespace dpc::train
+
+#endif // DPC_RUNTIME_TRAIN_INIT_H
