@@ -43,15 +43,43 @@ int64_t byteSize(RankedTensorType type) {
   return elements * ((type.getElementTypeBitWidth() + 7) / 8);
 }
 
+// The data-parallel ops the partition pass (dpc-partition-data-parallel)
+// leaves between the replicas of a step.
+constexpr StringLiteral kScatter = "dist.scatter";
+constexpr StringLiteral kReplicate = "dist.replicate";
+constexpr StringLiteral kAllReduce = "dist.all_reduce";
+constexpr StringLiteral kGather = "dist.gather";
+constexpr StringLiteral kReplicaAttr = "dist.replica";
+
+bool isDistOp(Operation *op) {
+  return op->getName().getDialectNamespace() == "dist";
+}
+
+/// What every replica's lowering shares: which values scale with the batch,
+/// program positions, and the batch of each replica.
+struct StepAnalysis {
+  LogicalResult run(func::FuncOp func);
+
+  int64_t batch = 0;          // the global batch
+  SmallVector<int64_t> split; // each replica's batch (one: {batch})
+  SmallVector<std::string> devices;
+  DenseSet<Value> batchValues; // values whose dim 0 is the batch
+  DenseMap<Operation *, int64_t> position;
+  bool partitioned() const { return !devices.empty(); }
+};
+
 class StepLowering {
 public:
-  StepLowering(ModuleOp module, func::FuncOp func)
-      : module(module), func(func), builder(module.getContext()) {}
+  /// Lowers replica `replica` of `func` (0 when it is not partitioned).
+  StepLowering(ModuleOp module, func::FuncOp func, const StepAnalysis &analysis,
+               int64_t replica)
+      : module(module), func(func), builder(module.getContext()),
+        analysis(analysis), batchValues(analysis.batchValues),
+        position(analysis.position), replica(replica) {}
 
   LogicalResult run();
 
 private:
-  LogicalResult findBatchValues();
   LogicalResult declareArguments();
   LogicalResult lowerOp(Operation *op);
   LogicalResult declareOutputs();
@@ -72,20 +100,34 @@ private:
   NamedAttribute attr(StringRef name, Attribute value) {
     return builder.getNamedAttr(name, value);
   }
-  ex::PersistentOp declarePersistent(StringRef name, RankedTensorType type,
-                                     StringRef kind, StringRef init,
-                                     StringRef source, StringRef parameter);
+  /// The symbol of this replica's copy of persistent tensor `name`: replica
+  /// d > 0 keeps its own copy, under the same plan name.
+  std::string symbolFor(StringRef name) const {
+    return replica == 0 ? name.str()
+                        : name.str() + "@" + std::to_string(replica);
+  }
+  /// Declares this replica's copy of a persistent tensor (once); returns
+  /// its symbol.
+  StringRef declarePersistent(StringRef name, RankedTensorType type,
+                              StringRef kind, StringRef init, StringRef source,
+                              StringRef parameter);
+
+  /// This replica's value of a function argument: the argument itself, or
+  /// its share from the dist.scatter / dist.replicate that distributes it.
+  Value replicaValue(BlockArgument arg) const;
+  /// Whether `op` belongs to this replica (or to none: the dist ops).
+  bool inReplica(Operation *op) const;
+  /// The dist op at the boundary of the replicas.
+  LogicalResult lowerDistOp(Operation *op);
 
   ModuleOp module;
   func::FuncOp func;
   OpBuilder builder;
   ex::StepOp step;
-  int64_t batch = 0;
-
-  /// Values whose dim 0 is the batch.
-  DenseSet<Value> batchValues;
-  /// Program position of each op, and each value's last reader.
-  DenseMap<Operation *, int64_t> position;
+  const StepAnalysis &analysis;
+  const DenseSet<Value> &batchValues;
+  const DenseMap<Operation *, int64_t> &position;
+  int64_t replica;
   DenseMap<Value, Value> buffers;
   /// Arena buffers: the exec.arena op and the values living in it (views
   /// included), for liveness.
@@ -100,7 +142,7 @@ private:
   int64_t currentPosition = 0;
 };
 
-LogicalResult StepLowering::findBatchValues() {
+LogicalResult StepAnalysis::run(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments()) {
     if (!func.getArgAttr(arg.getArgNumber(), nn::NNDialect::kInputAttrName))
       continue;
@@ -112,8 +154,19 @@ LogicalResult StepLowering::findBatchValues() {
   }
   if (batch == 0)
     return func.emitError() << "has no data input (nn.input)";
+  if (auto devicesAttr = func->getAttrOfType<ArrayAttr>("dist.devices")) {
+    for (Attribute device : devicesAttr)
+      devices.push_back(cast<StringAttr>(device).str());
+    auto splitAttr = func->getAttrOfType<DenseI64ArrayAttr>("dist.split");
+    if (!splitAttr || splitAttr.size() != int64_t(devices.size()))
+      return func.emitError() << "partitioned over " << devices.size()
+                              << " devices without a matching dist.split";
+    split.assign(splitAttr.asArrayRef().begin(), splitAttr.asArrayRef().end());
+  } else {
+    split = {batch};
+  }
 
-  // Infer every shape again at batch + 1 and compare.
+  // Infer every shape again with one more row per replica, and compare.
   auto probe = cast<func::FuncOp>(func->clone());
   auto eraseProbe = llvm::make_scope_exit([&] { probe->erase(); });
   for (BlockArgument arg : probe.getArguments()) {
@@ -123,9 +176,19 @@ LogicalResult StepLowering::findBatchValues() {
       continue;
     auto type = cast<RankedTensorType>(arg.getType());
     SmallVector<int64_t> shape(type.getShape());
-    shape[0] = batch + 1;
+    shape[0] = batch + int64_t(split.size());
     arg.setType(type.clone(shape));
   }
+  probe.walk([&](Operation *op) {
+    if (op->getName().getStringRef() != kScatter)
+      return;
+    for (Value result : op->getResults()) {
+      auto type = cast<RankedTensorType>(result.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      ++shape[0];
+      result.setType(type.clone(shape));
+    }
+  });
   if (failed(inferShapes(probe)))
     return failure();
 
@@ -156,7 +219,24 @@ LogicalResult StepLowering::findBatchValues() {
     for (auto [ra, rb] : llvm::zip_equal(a->getResults(), b->getResults()))
       if (failed(compare(ra, rb)))
         return failure();
+  int64_t index = 0;
+  func.walk([&](Operation *op) { position[op] = index++; });
   return success();
+}
+
+Value StepLowering::replicaValue(BlockArgument arg) const {
+  if (!analysis.partitioned())
+    return arg;
+  for (Operation *user : arg.getUsers())
+    if (user->getName().getStringRef() == kScatter ||
+        user->getName().getStringRef() == kReplicate)
+      return user->getResult(replica);
+  return arg; // unused by any replica
+}
+
+bool StepLowering::inReplica(Operation *op) const {
+  auto attr = op->getAttrOfType<IntegerAttr>(kReplicaAttr);
+  return !attr || attr.getInt() == replica;
 }
 
 MemRefType StepLowering::bufferType(Value value) const {
@@ -213,49 +293,54 @@ ex::KernelOp StepLowering::kernel(StringRef name, ValueRange ins,
   return op;
 }
 
-ex::PersistentOp StepLowering::declarePersistent(StringRef name,
-                                                 RankedTensorType type,
-                                                 StringRef kind, StringRef init,
-                                                 StringRef source,
-                                                 StringRef parameter) {
-  if (auto existing = module.lookupSymbol<ex::PersistentOp>(name))
-    return existing;
+StringRef StepLowering::declarePersistent(StringRef name, RankedTensorType type,
+                                          StringRef kind, StringRef init,
+                                          StringRef source,
+                                          StringRef parameter) {
+  std::string symbol = symbolFor(name);
+  if (auto existing = module.lookupSymbol<ex::PersistentOp>(symbol))
+    return existing.getSymName();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(step);
+  auto optional = [&](StringRef value) {
+    return value.empty() ? StringAttr() : builder.getStringAttr(value);
+  };
   auto op = builder.create<ex::PersistentOp>(
-      func.getLoc(), name, type, kind, init,
-      source.empty() ? StringAttr() : builder.getStringAttr(source),
-      parameter.empty() ? StringAttr() : builder.getStringAttr(parameter));
-  return op;
+      func.getLoc(), builder.getStringAttr(symbol), TypeAttr::get(type),
+      builder.getStringAttr(kind), builder.getStringAttr(init),
+      optional(source), optional(parameter), builder.getI64IntegerAttr(replica),
+      replica == 0 ? StringAttr() : builder.getStringAttr(name));
+  return op.getSymName();
 }
 
 LogicalResult StepLowering::declareArguments() {
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
+    Value value = replicaValue(arg);
     auto type = cast<RankedTensorType>(arg.getType());
     auto name = [&](StringRef attrName) -> StringRef {
       auto str = func.getArgAttrOfType<StringAttr>(i, attrName);
       return str ? str.getValue() : StringRef();
     };
+    auto state = [&](StringRef symbol) {
+      return builder.create<ex::StateOp>(arg.getLoc(), bufferType(value),
+                                         symbol);
+    };
     Value buffer;
     if (StringRef param = name(nn::NNDialect::kParamAttrName); !param.empty()) {
       StringRef source = name(nn::NNDialect::kInitFromAttrName);
-      declarePersistent(param, type, "parameter", "model",
-                        source.empty() ? param : source, "");
-      buffer =
-          builder.create<ex::StateOp>(arg.getLoc(), bufferType(arg), param);
-    } else if (StringRef state = name(nn::NNDialect::kBufferAttrName);
-               !state.empty()) {
+      buffer = state(declarePersistent(param, type, "parameter", "model",
+                                       source.empty() ? param : source, ""));
+    } else if (StringRef stateName = name(nn::NNDialect::kBufferAttrName);
+               !stateName.empty()) {
       StringRef source = name(nn::NNDialect::kInitFromAttrName);
-      declarePersistent(state, type, "buffer", "model",
-                        source.empty() ? state : source, "");
       buffer =
-          builder.create<ex::StateOp>(arg.getLoc(), bufferType(arg), state);
+          state(declarePersistent(stateName, type, "buffer", "model",
+                                  source.empty() ? stateName : source, ""));
     } else if (StringRef opt = name("nn.opt_state"); !opt.empty()) {
       // "<parameter>.<state>": the state's parameter is the name's prefix.
-      declarePersistent(opt, type, "optimizer_state", "zeros", "",
-                        opt.rsplit('.').first);
-      buffer = builder.create<ex::StateOp>(arg.getLoc(), bufferType(arg), opt);
+      buffer = state(declarePersistent(opt, type, "optimizer_state", "zeros",
+                                       "", opt.rsplit('.').first));
     } else {
       StringRef binding = func.getArgAttr(i, nn::NNDialect::kInputAttrName)
                               ? "images"
@@ -267,9 +352,9 @@ LogicalResult StepLowering::declareArguments() {
         return func.emitError()
                << "argument " << i << " is neither state nor a known input";
       buffer =
-          builder.create<ex::InputOp>(arg.getLoc(), bufferType(arg), binding);
+          builder.create<ex::InputOp>(arg.getLoc(), bufferType(value), binding);
     }
-    buffers[arg] = buffer;
+    buffers[value] = buffer;
   }
   return success();
 }
@@ -523,13 +608,18 @@ LogicalResult StepLowering::declareOutputs() {
   for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
     if (auto name = func.getResultAttrOfType<StringAttr>(
             i, nn::NNDialect::kOutputAttrName)) {
+      // A gathered output is each replica's part, which the runtime joins.
+      Operation *gather = value.getDefiningOp();
+      if (gather && gather->getName().getStringRef() == kGather)
+        value = gather->getOperand(replica);
       builder.create<ex::OutputOp>(func.getLoc(), name, buffer(value));
       continue;
     }
-    // Every other result is updated training state: it must already live
-    // in the state's own buffer.
-    Value result = buffer(value);
-    auto state = result.getDefiningOp<ex::StateOp>();
+    // Every other result is updated training state (one per replica when
+    // partitioned): it must already live in the state's own buffer.
+    if (auto owner = func.getResultAttrOfType<IntegerAttr>(i, kReplicaAttr);
+        owner && owner.getInt() != replica)
+      continue;
     StringRef updated;
     for (StringRef attrName :
          {"nn.param_update", "nn.buffer_update", "nn.opt_state_update"})
@@ -537,10 +627,13 @@ LogicalResult StepLowering::declareOutputs() {
         updated = name.getValue();
     if (updated.empty())
       return func.emitError() << "result " << i << " has no role";
-    if (!state || state.getTensor() != updated)
+    Value result = buffer(value);
+    std::string symbol = symbolFor(updated);
+    auto state = result.getDefiningOp<ex::StateOp>();
+    if (!state || state.getTensor() != symbol)
       kernel("Copy", {result},
              {builder.create<ex::StateOp>(
-                 func.getLoc(), cast<MemRefType>(result.getType()), updated)});
+                 func.getLoc(), cast<MemRefType>(result.getType()), symbol)});
   }
   return success();
 }
@@ -566,25 +659,63 @@ LogicalResult StepLowering::planArena() {
 }
 
 LogicalResult StepLowering::run() {
-  if (failed(findBatchValues()))
-    return failure();
   builder.setInsertionPoint(func);
-  step = builder.create<ex::StepOp>(func.getLoc(), func.getSymName(),
-                                    /*device=*/0, /*arena_bytes=*/0);
+  step = builder.create<ex::StepOp>(
+      func.getLoc(), func.getSymName(), /*device=*/replica,
+      /*batch=*/analysis.split[replica], /*arena_bytes=*/0);
   step.getBody().emplaceBlock();
   builder.setInsertionPointToStart(&step.getBody().front());
   if (failed(declareArguments()))
     return failure();
-
-  int64_t index = 0;
-  func.walk([&](Operation *op) { position[op] = index++; });
   for (Operation &op : func.getBody().front()) {
     currentPosition = position.lookup(&op);
-    if (failed(lowerOp(&op)))
+    LogicalResult lowered = isDistOp(&op)    ? lowerDistOp(&op)
+                            : inReplica(&op) ? lowerOp(&op)
+                                             : success();
+    if (failed(lowered))
       return failure();
   }
-  if (failed(declareOutputs()) || failed(planArena()))
+  return failure(failed(declareOutputs()) || failed(planArena()));
+}
+
+LogicalResult StepLowering::lowerDistOp(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  // Scatter and replicate were bound with the arguments; a gather is read
+  // by the outputs.
+  if (name == kScatter || name == kReplicate || name == kGather)
+    return success();
+  if (name == kAllReduce) {
+    // In place: this replica's part is reduced where it lies.
+    Value mine = op->getOperand(replica);
+    SmallVector<NamedAttribute> attrs;
+    if (auto reduction = op->getAttrOfType<StringAttr>("reduction"))
+      attrs.push_back(attr("op", reduction));
+    kernel("AllReduce", {buffer(mine)}, {}, attrs);
+    return inPlace(op->getResult(replica), mine);
+  }
+  return op->emitError() << "cannot be lowered to the plan yet";
+}
+
+/// Lowers every replica of `func` to its own exec.step, then erases it.
+LogicalResult lowerStep(ModuleOp module, func::FuncOp func) {
+  StepAnalysis analysis;
+  if (failed(analysis.run(func)))
     return failure();
+  // The devices, for the plan: every step of a module runs on the same ones.
+  Builder builder(module.getContext());
+  SmallVector<StringRef> devices(analysis.devices.begin(),
+                                 analysis.devices.end());
+  if (devices.empty())
+    devices.push_back("cpu:0");
+  ArrayAttr devicesAttr = builder.getStrArrayAttr(devices);
+  if (auto existing = module->getAttrOfType<ArrayAttr>("exec.devices");
+      existing && existing != devicesAttr)
+    return func.emitError()
+           << "runs on " << devicesAttr << " but another step on " << existing;
+  module->setAttr("exec.devices", devicesAttr);
+  for (int64_t replica = 0; replica < int64_t(analysis.split.size()); ++replica)
+    if (failed(StepLowering(module, func, analysis, replica).run()))
+      return failure();
   func.erase();
   return success();
 }
@@ -603,7 +734,7 @@ struct ConvertNNToExecPass
       return signalPassFailure();
     }
     for (func::FuncOp func : steps)
-      if (failed(StepLowering(module, func).run()))
+      if (failed(lowerStep(module, func)))
         return signalPassFailure();
     // The forward graph has served its purpose.
     if (auto forward = module.lookupSymbol<func::FuncOp>("forward"))

@@ -137,6 +137,15 @@ fb::KernelAttrsUnion kernelAttrs(fb::Kernel kernel, Operation *op) {
     attrs.Set(std::move(fill));
     break;
   }
+  case fb::Kernel::AllReduce: {
+    fb::AllReduceAttrsT allReduce;
+    if (auto reduction = op->getAttrOfType<StringAttr>("op"))
+      allReduce.op = reduction.getValue() == "max"    ? fb::ReduceOp::Max
+                     : reduction.getValue() == "mean" ? fb::ReduceOp::Mean
+                                                      : fb::ReduceOp::Sum;
+    attrs.Set(std::move(allReduce));
+    break;
+  }
   case fb::Kernel::ReduceSum: {
     fb::ReduceAttrsT reduce;
     reduce.dims = arrayAttr(op, "dims");
@@ -169,7 +178,8 @@ private:
 LogicalResult Writer::writePersistent(ex::PersistentOp op) {
   auto type = cast<RankedTensorType>(op.getType());
   auto tensor = std::make_unique<fb::PersistentTensorT>();
-  tensor->name = op.getSymName().str();
+  tensor->name = op.getPlanName().str();
+  tensor->device = op.getDevice();
   tensor->kind = op.getKind() == "parameter" ? fb::PersistentKind::Parameter
                  : op.getKind() == "buffer"
                      ? fb::PersistentKind::Buffer
@@ -191,24 +201,24 @@ LogicalResult Writer::writePersistent(ex::PersistentOp op) {
     const std::vector<uint8_t> *data =
         options.initialValues ? options.initialValues(source) : nullptr;
     if (!data)
-      return op.emitError() << "no initial value for '" << op.getSymName()
+      return op.emitError() << "no initial value for '" << op.getPlanName()
                             << "': the model has no tensor '" << source << "'";
     size_t expected =
         type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
     if (data->size() != expected)
       return op.emitError()
-             << "the initial value of '" << op.getSymName() << "' has "
+             << "the initial value of '" << op.getPlanName() << "' has "
              << data->size() << " bytes; its type needs " << expected;
     tensor->data = *data;
   }
-  persistentIndex[tensor->name] = plan.persistent.size();
+  persistentIndex[op.getSymName()] = plan.persistent.size();
   plan.persistent.push_back(std::move(tensor));
   return success();
 }
 
 LogicalResult Writer::writeStep(ex::StepOp op) {
   auto step = std::make_unique<fb::StepT>();
-  step->name = op.getSymName().str();
+  step->name = op.getName().str();
   step->device = op.getDevice();
   step->arena_bytes = op.getArenaBytes();
   auto stream = std::make_unique<fb::StreamT>();
@@ -227,7 +237,8 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
     tensor->dtype = *dtype;
     tensor->layout = fb::Layout::Plain;
     for (int64_t dim : type.getShape())
-      tensor->dims.push_back(ShapedType::isDynamic(dim) ? options.batch : dim);
+      tensor->dims.push_back(ShapedType::isDynamic(dim) ? int64_t(op.getBatch())
+                                                        : dim);
     tensor->batch_dim = type.getRank() > 0 && type.isDynamicDim(0);
     tensor->storage = storage;
     tensorIndex[buffer] = step->tensors.size();
@@ -312,9 +323,14 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
   plan.producer = "dpc";
   plan.model = options.modelPath;
   plan.compiled_batch = options.batch;
-  auto device = std::make_unique<fb::DeviceT>();
-  device->name = "cpu:0";
-  plan.devices.push_back(std::move(device));
+  SmallVector<StringRef> devices = {"cpu:0"};
+  if (auto names = module->getAttrOfType<ArrayAttr>("exec.devices"))
+    devices = llvm::to_vector(names.getAsValueRange<StringAttr>());
+  for (StringRef name : devices) {
+    auto device = std::make_unique<fb::DeviceT>();
+    device->name = name.str();
+    plan.devices.push_back(std::move(device));
+  }
   for (auto op : module.getOps<ex::PersistentOp>())
     if (failed(writePersistent(op)))
       return failure();
@@ -323,6 +339,13 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
       return failure();
   if (plan.steps.empty())
     return module.emitError() << "has no exec.step to write";
+  // Each device's share of the batch, from its training step.
+  if (devices.size() > 1) {
+    plan.split.assign(devices.size(), 0);
+    for (auto op : module.getOps<ex::StepOp>())
+      if (op.getName() == "train_step" && op.getDevice() < devices.size())
+        plan.split[op.getDevice()] = op.getBatch();
+  }
 
   flatbuffers::FlatBufferBuilder builder(1 << 20);
   fb::FinishPlanBuffer(builder, fb::Plan::Pack(builder, &plan));

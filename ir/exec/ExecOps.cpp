@@ -45,6 +45,8 @@ LogicalResult PersistentOp::verify() {
 LogicalResult StepOp::verify() {
   if (static_cast<int64_t>(getArenaBytes()) < 0)
     return emitOpError() << "arena size must be >= 0";
+  if (static_cast<int64_t>(getBatch()) < 0)
+    return emitOpError() << "batch must be >= 0";
   return success();
 }
 

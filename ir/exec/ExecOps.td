@@ -14,23 +14,36 @@ def Exec_PersistentOp : Exec_Op<"persistent", [Symbol]> {
     `optimizer_state`. `init` says where its first value comes from:
     `model` (the model file's tensor named `source`), `zeros` or `ones`.
     For optimizer state, `parameter` names the parameter it belongs to.
+    Data-parallel replicas each keep a copy on their `device`; the copies
+    share the plan `name` (the symbol, for device 0's) and stay equal.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttr:$type,
     StrAttr:$kind, StrAttr:$init, OptionalAttr<StrAttr>:$source,
-    OptionalAttr<StrAttr>:$parameter);
+    OptionalAttr<StrAttr>:$parameter,
+    DefaultValuedAttr<I64Attr, "0">:$device, OptionalAttr<StrAttr>:$name);
   let assemblyFormat = "$sym_name $kind `init` `=` $init attr-dict `:` $type";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The tensor's name in the plan (shared by every device's copy).
+    ::llvm::StringRef getPlanName() {
+      return getName() ? *getName() : getSymName();
+    }
+  }];
 }
 
-def Exec_StepOp : Exec_Op<"step",
-    [Symbol, SymbolTable, NoTerminator, SingleBlock]> {
+def Exec_StepOp : Exec_Op<"step", [NoTerminator, SingleBlock]> {
   let summary = "One step (train or eval) on one device";
-  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$device,
+  let description = [{
+    Replicas of a data-parallel step are the steps of one `name` on several
+    devices. `batch` is the batch the step is compiled for (its share of the
+    global batch): the size of its buffers' `?` dims.
+  }];
+  let arguments = (ins StrAttr:$name, I64Attr:$device, I64Attr:$batch,
     I64Attr:$arena_bytes);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $sym_name `device` `(` $device `)` `arena` `(` $arena_bytes `)`
-    attr-dict-with-keyword $body
+    $name `device` `(` $device `)` `batch` `(` $batch `)` `arena` `(`
+    $arena_bytes `)` attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
 }

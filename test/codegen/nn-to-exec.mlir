@@ -9,7 +9,7 @@
 // CHECK: exec.persistent @fc1.weight.momentum_buffer "optimizer_state" init = "zeros" {parameter = "fc1.weight"}
 // CHECK-NOT: func.func
 
-// CHECK: exec.step @eval_step device(0) arena([[EVAL_ARENA:[0-9]+]])
+// CHECK: exec.step "eval_step" device(0) batch(8) arena({{[0-9]+}})
 // Batch-major buffers have a `?` batch; labels travel as i32.
 // CHECK: %[[X:.*]] = exec.input "images" : memref<?x3x2x2xf32>
 // CHECK: %[[Y:.*]] = exec.input "labels" : memref<?xi32>
@@ -26,7 +26,7 @@
 // CHECK: exec.output "correct"
 // CHECK: exec.output "logits"
 
-// CHECK: exec.step @train_step device(0)
+// CHECK: exec.step "train_step" device(0) batch(8)
 // CHECK: %[[LR:.*]] = exec.input "lr" : memref<f32>
 // CHECK: %[[TW1:.*]] = exec.state @fc1.weight : memref<16x12xf32>
 // CHECK: %[[M1:.*]] = exec.state @fc1.weight.momentum_buffer : memref<16x12xf32>
@@ -60,9 +60,9 @@ func.func @forward(%x: tensor<?x3x2x2xf32> {nn.input = "x"},
 // step uses them.
 // CHECK-LABEL: module
 // CHECK: exec.persistent @bn.running_mean "buffer" init = "model"
-// CHECK: exec.step @eval_step
+// CHECK: exec.step "eval_step"
 // CHECK: exec.kernel "BatchNormInferenceForward"
-// CHECK: exec.step @train_step
+// CHECK: exec.step "train_step"
 // CHECK: %[[RM:.*]] = exec.state @bn.running_mean
 // CHECK: %[[RV:.*]] = exec.state @bn.running_var
 // CHECK: exec.kernel "Conv2dForward" {{.*}} {algorithm = "direct", dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>}

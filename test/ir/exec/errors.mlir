@@ -25,7 +25,7 @@ exec.persistent @w "parameter" init = "zeros" : tensor<?xf32>
 
 // -----
 
-exec.step @s device(0) arena(64) {
+exec.step "s" device(0) batch(1) arena(64) {
   %x = exec.arena[0] : memref<4xf32>
   %y = exec.arena[16] : memref<4xf32>
   // expected-error @+1 {{'exec.kernel' op unknown kernel 'Conv3dForward'}}
@@ -34,7 +34,7 @@ exec.step @s device(0) arena(64) {
 
 // -----
 
-exec.step @s device(0) arena(64) {
+exec.step "s" device(0) batch(1) arena(64) {
   %x = exec.arena[0] : memref<4xf32>
   // expected-error @+1 {{'exec.kernel' op ReluForward takes 1 inputs, got 2}}
   exec.kernel "ReluForward" ins(%x, %x : memref<4xf32>, memref<4xf32>) outs(%x : memref<4xf32>)
@@ -42,7 +42,7 @@ exec.step @s device(0) arena(64) {
 
 // -----
 
-exec.step @s device(0) arena(64) {
+exec.step "s" device(0) batch(1) arena(64) {
   %x = exec.arena[0] : memref<2x4xf32>
   %w = exec.arena[32] : memref<3x4xf32>
   // expected-error @+1 {{'exec.kernel' op Conv2dBackwardWeights writes 1 to 2 outputs, got 0}}
@@ -51,7 +51,7 @@ exec.step @s device(0) arena(64) {
 
 // -----
 
-exec.step @s device(0) arena(64) {
+exec.step "s" device(0) batch(1) arena(64) {
   %x = exec.input "images" : memref<?x2x3xf32>
   // expected-error @+1 {{'exec.view' op view 'memref<?x5xf32>' does not cover the same elements as 'memref<?x2x3xf32>'}}
   %v = exec.view %x : memref<?x2x3xf32> to memref<?x5xf32>
@@ -59,7 +59,7 @@ exec.step @s device(0) arena(64) {
 
 // -----
 
-exec.step @s device(0) arena(64) {
+exec.step "s" device(0) batch(1) arena(64) {
   %x = exec.input "images" : memref<?x2x3xf32>
   // expected-error @+1 {{'exec.view' op cannot change the element type}}
   %v = exec.view %x : memref<?x2x3xf32> to memref<?x6xi32>
@@ -67,7 +67,7 @@ exec.step @s device(0) arena(64) {
 
 // -----
 
-exec.step @s device(0) arena(64) {
+exec.step "s" device(0) batch(1) arena(64) {
   // expected-error @+1 {{'exec.arena' op offset must be >= 0}}
   %x = exec.arena[-64] : memref<4xf32>
 }

@@ -5,8 +5,8 @@ exec.persistent @w "parameter" init = "model" {source = "fc.weight"} : tensor<4x
 // CHECK: exec.persistent @w.momentum_buffer "optimizer_state" init = "zeros" {parameter = "w"} : tensor<4x6xf32>
 exec.persistent @w.momentum_buffer "optimizer_state" init = "zeros" {parameter = "w"} : tensor<4x6xf32>
 
-// CHECK-LABEL: exec.step @train_step device(0) arena(256)
-exec.step @train_step device(0) arena(256) {
+// CHECK-LABEL: exec.step "train_step" device(0) batch(8) arena(256)
+exec.step "train_step" device(0) batch(8) arena(256) {
   // CHECK: %[[X:.*]] = exec.input "images" : memref<?x2x3xf32>
   %x = exec.input "images" : memref<?x2x3xf32>
   %lr = exec.input "lr" : memref<f32>
