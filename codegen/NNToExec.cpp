@@ -24,6 +24,8 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <map>
+
 namespace dpc {
 #define GEN_PASS_DEF_CONVERTNNTOEXEC
 #include "codegen/Passes.h.inc"
@@ -65,6 +67,9 @@ struct StepAnalysis {
   SmallVector<std::string> devices;
   DenseSet<Value> batchValues; // values whose dim 0 is the batch
   DenseMap<Operation *, int64_t> position;
+  /// The all-reduces of each gradient bucket, in program order, by member
+  /// (an all-reduce without a `bucket` attribute is a bucket of its own).
+  DenseMap<Operation *, SmallVector<Operation *>> bucketOf;
   bool partitioned() const { return !devices.empty(); }
 };
 
@@ -129,6 +134,13 @@ private:
   const DenseMap<Operation *, int64_t> &position;
   int64_t replica;
   DenseMap<Value, Value> buffers;
+  /// Streams and events: the last kernel on the compute stream, the buffers
+  /// of the bucket being collected, and the buffers whose all-reduce (by
+  /// its completion event) a compute kernel has not yet waited for.
+  ex::KernelOp lastComputeKernel;
+  DenseMap<Operation *, SmallVector<Value>> bucketBuffers;
+  DenseMap<Value, int64_t> pendingReduction;
+  int64_t numEvents = 0;
   /// Arena buffers: the exec.arena op and the values living in it (views
   /// included), for liveness.
   struct ArenaBuffer {
@@ -221,6 +233,17 @@ LogicalResult StepAnalysis::run(func::FuncOp func) {
         return failure();
   int64_t index = 0;
   func.walk([&](Operation *op) { position[op] = index++; });
+  std::map<int64_t, SmallVector<Operation *>> buckets;
+  int64_t unbucketed = -1;
+  func.walk([&](Operation *op) {
+    if (op->getName().getStringRef() != kAllReduce)
+      return;
+    auto bucket = op->getAttrOfType<IntegerAttr>("bucket");
+    buckets[bucket ? bucket.getInt() : unbucketed--].push_back(op);
+  });
+  for (auto &[id, members] : buckets)
+    for (Operation *member : members)
+      bucketOf[member] = members;
   return success();
 }
 
@@ -290,7 +313,36 @@ ex::KernelOp StepLowering::kernel(StringRef name, ValueRange ins,
       builder.create<ex::KernelOp>(builder.getUnknownLoc(), name, ins, outs);
   for (NamedAttribute a : attrs)
     op->setAttr(a.getName(), a.getValue());
+  // A compute kernel that touches a buffer still being all-reduced on the
+  // communication stream waits for that all-reduce to finish.
+  SmallVector<int64_t> waits;
+  SmallVector<Value> touched(ins);
+  llvm::append_range(touched, outs);
+  for (Value buffer : touched)
+    if (auto it = pendingReduction.find(buffer);
+        it != pendingReduction.end() && !llvm::is_contained(waits, it->second))
+      waits.push_back(it->second);
+  if (!waits.empty()) {
+    op->setAttr("wait", builder.getDenseI64ArrayAttr(waits));
+    // The compute stream is in order: later kernels need not wait again.
+    SmallVector<Value> waited;
+    for (auto &[pending, event] : pendingReduction)
+      if (llvm::is_contained(waits, event))
+        waited.push_back(pending);
+    for (Value pending : waited)
+      pendingReduction.erase(pending);
+  }
+  lastComputeKernel = op;
   return op;
+}
+
+/// Adds `event` to what `op` signals when it completes.
+static void addSignal(ex::KernelOp op, int64_t event) {
+  SmallVector<int64_t> signals;
+  if (auto existing = op->getAttrOfType<DenseI64ArrayAttr>("signal"))
+    signals.assign(existing.asArrayRef().begin(), existing.asArrayRef().end());
+  signals.push_back(event);
+  op->setAttr("signal", DenseI64ArrayAttr::get(op->getContext(), signals));
 }
 
 StringRef StepLowering::declarePersistent(StringRef name, RankedTensorType type,
@@ -685,13 +737,35 @@ LogicalResult StepLowering::lowerDistOp(Operation *op) {
   if (name == kScatter || name == kReplicate || name == kGather)
     return success();
   if (name == kAllReduce) {
-    // In place: this replica's part is reduced where it lies.
+    // In place: this replica's part is reduced where it lies, once the last
+    // gradient of its bucket exists.
     Value mine = op->getOperand(replica);
-    SmallVector<NamedAttribute> attrs;
+    if (failed(inPlace(op->getResult(replica), mine)))
+      return failure();
+    const SmallVector<Operation *> &bucket = analysis.bucketOf.lookup(op);
+    SmallVector<Value> &members = bucketBuffers[bucket.front()];
+    members.push_back(buffer(mine));
+    if (bucket.back() != op)
+      return success();
+    // On the communication stream, after the compute stream produced the
+    // bucket, so that the rest of the backward pass overlaps it.
+    if (!lastComputeKernel)
+      return op->emitError() << "all-reduces a value no kernel computed";
+    int64_t ready = numEvents++, reduced = numEvents++;
+    addSignal(lastComputeKernel, ready);
+    SmallVector<NamedAttribute> attrs = {
+        attr("stream", builder.getI64IntegerAttr(1)),
+        attr("wait", builder.getDenseI64ArrayAttr({ready})),
+        attr("signal", builder.getDenseI64ArrayAttr({reduced}))};
     if (auto reduction = op->getAttrOfType<StringAttr>("reduction"))
       attrs.push_back(attr("op", reduction));
-    kernel("AllReduce", {buffer(mine)}, {}, attrs);
-    return inPlace(op->getResult(replica), mine);
+    auto allReduce = builder.create<ex::KernelOp>(op->getLoc(), "AllReduce",
+                                                  members, ValueRange{});
+    for (NamedAttribute a : attrs)
+      allReduce->setAttr(a.getName(), a.getValue());
+    for (Value reducedBuffer : members)
+      pendingReduction[reducedBuffer] = reduced;
+    return success();
   }
   return op->emitError() << "cannot be lowered to the plan yet";
 }

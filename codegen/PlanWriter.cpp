@@ -221,8 +221,19 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
   step->name = op.getName().str();
   step->device = op.getDevice();
   step->arena_bytes = op.getArenaBytes();
-  auto stream = std::make_unique<fb::StreamT>();
-  stream->kind = fb::StreamKind::Compute;
+  // Stream 0 computes; stream 1 (if used) communicates.
+  SmallVector<std::unique_ptr<fb::StreamT>> streams;
+  auto streamFor = [&](int64_t index) -> fb::StreamT & {
+    while (int64_t(streams.size()) <= index) {
+      streams.push_back(std::make_unique<fb::StreamT>());
+      streams.back()->kind = streams.size() == 1
+                                 ? fb::StreamKind::Compute
+                                 : fb::StreamKind::Communication;
+    }
+    return *streams[index];
+  };
+  streamFor(0);
+  int64_t numEvents = 0;
   DenseMap<Value, int> tensorIndex;
 
   auto addTensor = [&](Value buffer, StringRef name,
@@ -288,7 +299,19 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
       instruction->attrs = kernelAttrs(*kind, kernel);
       if (auto algorithm = kernel->getAttrOfType<StringAttr>("algorithm"))
         instruction->algorithm = algorithm.str();
-      stream->instructions.push_back(std::move(instruction));
+      auto events = [&](StringRef name, std::vector<int32_t> &into) {
+        if (auto list = kernel->getAttrOfType<DenseI64ArrayAttr>(name))
+          for (int64_t event : list.asArrayRef()) {
+            into.push_back(int32_t(event));
+            numEvents = std::max(numEvents, event + 1);
+          }
+      };
+      events("wait", instruction->wait_events);
+      events("signal", instruction->signal_events);
+      int64_t stream = 0;
+      if (auto attr = kernel->getAttrOfType<IntegerAttr>("stream"))
+        stream = attr.getInt();
+      streamFor(stream).instructions.push_back(std::move(instruction));
     } else if (auto output = dyn_cast<ex::OutputOp>(nested)) {
       auto binding = std::make_unique<fb::BindingT>();
       binding->name = output.getName().str();
@@ -298,7 +321,9 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
       return nested.emitError() << "cannot be written to a plan";
     }
   }
-  step->streams.push_back(std::move(stream));
+  for (auto &stream : streams)
+    step->streams.push_back(std::move(stream));
+  step->num_events = int32_t(numEvents);
 
   // The model's sample shape and class count, from the step's bindings.
   for (auto &binding : step->inputs)
