@@ -12,6 +12,7 @@
 #include "passes/Passes.h"
 #include "runtime/train/RunCommand.h"
 #include "tools/Registration.h"
+#include "tools/dpc/Inspect.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -195,6 +196,8 @@ int main(int argc, char **argv) {
   // `dpc run` is the runtime's own command line: no LLVM option parsing.
   if (argc > 1 && StringRef(argv[1]) == "run")
     return dpc::runtime::runCommand(argc - 1, argv + 1);
+  if (argc > 1 && StringRef(argv[1]) == "inspect")
+    return dpc::inspectCommand(argc - 1, argv + 1);
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(
       argc, argv,
