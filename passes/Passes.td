@@ -63,4 +63,33 @@ def NNBuildTrainStep : Pass<"nn-build-train-step", "mlir::ModuleOp"> {
   ];
 }
 
+def PartitionDataParallel : Pass<"dpc-partition-data-parallel",
+                                 "mlir::ModuleOp"> {
+  let summary = "Partition @train_step and @eval_step over devices";
+  let description = [{
+    Rewrites `@train_step` and `@eval_step` (built by nn-build-train-step,
+    with a static batch B) in place into one replica of their body per
+    device, keeping their arguments. Batch-major arguments (`nn.input`,
+    `nn.labels`) are split with `dist.scatter` into `split`; every other
+    argument is copied with `dist.replicate`. Each parameter gradient is
+    summed over the replicas with `dist.all_reduce`, right after the last
+    replica computes it; each replica's loss is weighted by its share
+    `split[d] / B`, so that the summed gradients are those of the mean loss
+    over the global batch, whatever the split. Scalar outputs gather into a
+    vector with one entry per device (whose sum is the global loss), logits
+    into the full batch, and every state update is returned once per replica
+    (result attribute `dist.replica`). The steps get `dist.devices` and
+    `dist.split`. With one device the module is left unchanged.
+  }];
+  let dependentDialects = ["::dpc::dist::DistDialect",
+                           "::dpc::nn::NNDialect"];
+  let options = [
+    Option<"devices", "devices", "std::string", /*default=*/"\"cpu:0\"",
+           "The devices, comma-separated: cpu:K or cuda:K">,
+    ListOption<"split", "split", "int64_t",
+               "Each device's share of the batch (summing to it); default: "
+               "torch.chunk's, ceil(B / N) each, the last ones smaller">,
+  ];
+}
+
 #endif // DPC_PASSES_PASSES_TD

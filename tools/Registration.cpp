@@ -3,6 +3,7 @@
 #include "tools/Registration.h"
 
 #include "codegen/Passes.h"
+#include "ir/dist/DistDialect.h"
 #include "ir/exec/ExecDialect.h"
 #include "ir/nn/NNDialect.h"
 #include "passes/Passes.h"
@@ -13,7 +14,7 @@
 
 void dpc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::func::FuncDialect, mlir::memref::MemRefDialect,
-                  nn::NNDialect, exec::ExecDialect>();
+                  nn::NNDialect, dist::DistDialect, exec::ExecDialect>();
 }
 
 void dpc::registerAllPasses() {

@@ -1,0 +1,41 @@
+//===- DistDialect.td - the dist dialect -------------------*- tablegen -*-===//
+//
+// What moves between devices in a data-parallel step, as value-semantic ops
+// over tensors. Names and semantics follow MLIR's `mesh` dialect where they
+// overlap; which stream and when is `exec`'s business, how is the runtime's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_IR_DIST_DISTDIALECT_TD
+#define DPC_IR_DIST_DISTDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Dist_Dialect : Dialect {
+  let name = "dist";
+  let cppNamespace = "::dpc::dist";
+  let summary = "Data movement between the devices of a data-parallel step";
+  let description = [{
+    A step partitioned over N devices holds one replica of its body per
+    device. `dist` ops connect them: an op with per-device operands or
+    results has one per device, in device order. The devices themselves are
+    named by the step's `dist.devices` attribute (`"cpu:K"` or `"cuda:K"`),
+    the batch share of each by `dist.split`, and the replica an op or a
+    result belongs to by `dist.replica`.
+  }];
+  let hasOperationAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Function attribute: the devices, an array of "cpu:K" / "cuda:K".
+    static constexpr ::llvm::StringLiteral kDevicesAttrName = "dist.devices";
+    /// Function attribute: each device's share of the batch (array<i64>).
+    static constexpr ::llvm::StringLiteral kSplitAttrName = "dist.split";
+    /// Op and result attribute: the replica (device index) it belongs to.
+    static constexpr ::llvm::StringLiteral kReplicaAttrName = "dist.replica";
+  }];
+}
+
+class Dist_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Dist_Dialect, mnemonic, traits>;
+
+#endif // DPC_IR_DIST_DISTDIALECT_TD

@@ -1,0 +1,394 @@
+//===- PartitionDataParallel.cpp - one replica of a step per device -------===//
+//
+// What torch's DistributedDataParallel does at run time, done on the IR: the
+// batch is scattered, the state replicated, the body runs once per device,
+// and parameter gradients are summed with an all-reduce placed right after
+// the last replica computes them, so that communication can overlap the rest
+// of the backward pass. Replicas are cloned op by op, interleaved, which is
+// what lets one all-reduce follow the gradient of every replica.
+//
+// Batch norm stays per replica: its statistics are those of the replica's
+// own rows, like DDP without SyncBatchNorm. Synchronized statistics
+// (--sync-bn) are future work.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/dist/DistOps.h"
+#include "ir/nn/NNOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace dpc {
+#define GEN_PASS_DEF_PARTITIONDATAPARALLEL
+#include "passes/Passes.h.inc"
+} // namespace dpc
+
+using namespace mlir;
+using dpc::dist::DistDialect;
+using namespace dpc::nn;
+
+namespace {
+
+/// The devices and each one's share of the batch.
+struct Partition {
+  SmallVector<Attribute> devices;
+  SmallVector<int64_t> split;
+  int64_t batch = 0;
+};
+
+/// Data arguments (dim 0 is the batch) are split; the rest is replicated.
+bool isBatchMajor(func::FuncOp step, unsigned index) {
+  return step.getArgAttr(index, NNDialect::kInputAttrName) ||
+         step.getArgAttr(index, NNDialect::kLabelsAttrName);
+}
+
+RankedTensorType withBatch(RankedTensorType type, int64_t batch) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = batch;
+  return type.clone(shape);
+}
+
+/// The static batch of `step`: dim 0 of its batch-major arguments.
+FailureOr<int64_t> readBatch(func::FuncOp step) {
+  std::optional<int64_t> batch;
+  for (BlockArgument arg : step.getArguments()) {
+    if (!isBatchMajor(step, arg.getArgNumber()))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() == 0)
+      return step.emitError() << "argument " << arg.getArgNumber() << " of @"
+                              << step.getSymName() << " has no batch dim";
+    if (type.isDynamicDim(0))
+      return step.emitError()
+             << "@" << step.getSymName() << " has a dynamic batch (argument "
+             << arg.getArgNumber() << ": " << type
+             << "); fix it with nn-set-batch before partitioning";
+    if (batch && *batch != type.getDimSize(0))
+      return step.emitError() << "the batch-major arguments of @"
+                              << step.getSymName() << " disagree on the batch";
+    batch = type.getDimSize(0);
+  }
+  if (!batch)
+    return step.emitError() << "@" << step.getSymName()
+                            << " has no batch-major argument to split";
+  if (*batch == 0)
+    return step.emitError()
+           << "@" << step.getSymName() << " has a batch of 0: nothing to split";
+  return *batch;
+}
+
+/// A copy of `value` (an op result or argument in replica `replica`) times
+/// `weight`, built at `b`. A constant seed is folded; a weight of 0 gives
+/// zeros outright, since the mean over no rows is NaN.
+Value scale(OpBuilder &b, Location loc, Value value, double weight,
+            int64_t replica) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto splat = [&](double x) {
+    Operation *op = b.create<ConstantOp>(
+        loc,
+        DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), x)));
+    op->setAttr(DistDialect::kReplicaAttrName, b.getI64IntegerAttr(replica));
+    return op->getResult(0);
+  };
+  if (weight == 0)
+    return splat(0.0);
+  if (auto constant = value.getDefiningOp<ConstantOp>())
+    if (auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue()))
+      if (dense.isSplat())
+        return splat(dense.getSplatValue<APFloat>().convertToDouble() * weight);
+  Value factor = splat(weight);
+  Operation *mul = b.create<MulOp>(loc, value, factor);
+  mul->setAttr(DistDialect::kReplicaAttrName, b.getI64IntegerAttr(replica));
+  return mul->getResult(0);
+}
+
+/// The gradient operand of an optimizer update, or null.
+OpOperand *gradOperand(Operation *op) {
+  if (auto sgd = dyn_cast<SgdUpdateOp>(op))
+    return &sgd.getGradMutable();
+  if (auto adamw = dyn_cast<AdamWUpdateOp>(op))
+    return &adamw.getGradMutable();
+  return nullptr;
+}
+
+/// Rewrites one step in place; see the pass description.
+class StepPartitioner {
+public:
+  StepPartitioner(func::FuncOp step, const Partition &partition)
+      : step(step), partition(partition), b(step.getContext()),
+        replicas(partition.split.size()) {}
+
+  LogicalResult run();
+
+private:
+  size_t numReplicas() const { return replicas.size(); }
+  double share(size_t d) const {
+    return static_cast<double>(partition.split[d]) / partition.batch;
+  }
+  LogicalResult distributeArguments();
+  LogicalResult cloneReplicas(ArrayRef<Operation *> ops);
+  LogicalResult finishResults(func::ReturnOp oldReturn);
+  void allReduce(Value grad);
+
+  func::FuncOp step;
+  const Partition &partition;
+  OpBuilder b;
+  /// Original value -> its counterpart in replica d.
+  SmallVector<IRMapping> replicas;
+  /// Original parameter gradients, and their all-reduced values per replica.
+  DenseSet<Value> grads;
+  DenseMap<Value, SmallVector<Value>> reduced;
+};
+
+} // namespace
+
+LogicalResult StepPartitioner::distributeArguments() {
+  Block &body = step.front();
+  b.setInsertionPointToStart(&body);
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      return step.emitError() << "argument " << arg.getArgNumber()
+                              << " is not a ranked tensor: " << arg.getType();
+    Operation *op;
+    if (isBatchMajor(step, arg.getArgNumber())) {
+      SmallVector<Type> parts;
+      for (int64_t size : partition.split)
+        parts.push_back(withBatch(type, size));
+      op = b.create<dpc::dist::ScatterOp>(
+          arg.getLoc(), parts, arg, b.getDenseI64ArrayAttr(partition.split));
+    } else {
+      op = b.create<dpc::dist::ReplicateOp>(
+          arg.getLoc(), SmallVector<Type>(numReplicas(), type), arg);
+    }
+    for (auto [mapping, part] : llvm::zip(replicas, op->getResults()))
+      mapping.map(arg, part);
+  }
+  return success();
+}
+
+void StepPartitioner::allReduce(Value grad) {
+  if (reduced.contains(grad))
+    return;
+  SmallVector<Value> parts;
+  for (IRMapping &mapping : replicas)
+    parts.push_back(mapping.lookup(grad));
+  auto op = b.create<dpc::dist::AllReduceOp>(
+      grad.getLoc(), ValueRange(parts).getTypes(), parts,
+      b.getStringAttr("sum"), IntegerAttr());
+  reduced[grad] = SmallVector<Value>(op.getResults());
+}
+
+LogicalResult StepPartitioner::cloneReplicas(ArrayRef<Operation *> ops) {
+  // Gradients that are arguments are complete from the start.
+  for (BlockArgument arg : step.getArguments())
+    if (grads.contains(arg))
+      allReduce(arg);
+  for (Operation *op : ops) {
+    for (auto [d, mapping] : llvm::enumerate(replicas)) {
+      Operation *clone = b.clone(*op, mapping);
+      clone->setAttr(DistDialect::kReplicaAttrName, b.getI64IntegerAttr(d));
+      // Each replica's loss counts by its share of the global batch.
+      if (auto lossGrad = dyn_cast<CrossEntropyGradOp>(clone)) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(clone);
+        Value seed = lossGrad.getLossGrad();
+        lossGrad.getLossGradMutable().assign(
+            scale(b, clone->getLoc(), seed, share(d), d));
+        if (Operation *old = seed.getDefiningOp(); old && old->use_empty())
+          old->erase();
+      }
+      if (OpOperand *grad = gradOperand(clone))
+        grad->set(reduced.lookup(gradOperand(op)->get())[d]);
+      if (auto inferable = dyn_cast<InferTypeOpInterface>(clone)) {
+        if (failed(inferResultTypes(inferable)))
+          return failure();
+      } else if (clone->getOperandTypes() != op->getOperandTypes()) {
+        return clone->emitOpError()
+               << "cannot infer its result types for a batch of "
+               << partition.split[d];
+      }
+    }
+    for (Value result : op->getResults())
+      if (grads.contains(result))
+        allReduce(result);
+  }
+  return success();
+}
+
+LogicalResult StepPartitioner::finishResults(func::ReturnOp oldReturn) {
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (auto [i, value] : llvm::enumerate(oldReturn.getOperands())) {
+    DictionaryAttr attrs = step.getResultAttrDict(i);
+    auto output = attrs ? attrs.getAs<StringAttr>(NNDialect::kOutputAttrName)
+                        : StringAttr();
+    if (!output) {
+      // State updates: each replica's, for the runtime to write back.
+      for (auto [d, mapping] : llvm::enumerate(replicas)) {
+        NamedAttrList named(attrs);
+        named.set(DistDialect::kReplicaAttrName, b.getI64IntegerAttr(d));
+        results.push_back(mapping.lookup(value));
+        resultAttrs.push_back(named.getDictionary(step.getContext()));
+      }
+      continue;
+    }
+    SmallVector<Value> parts;
+    for (auto [d, mapping] : llvm::enumerate(replicas)) {
+      Value part = mapping.lookup(value);
+      auto type = cast<RankedTensorType>(part.getType());
+      if (type.getRank() > 0 && type.getDimSize(0) != partition.split[d])
+        return step.emitError()
+               << "output '" << output.getValue()
+               << "' is neither a scalar nor batch-major, so it cannot be "
+                  "gathered";
+      // Weighted, the replicas' losses sum to the global-batch mean.
+      if (output.getValue() == "loss")
+        part = scale(b, step.getLoc(), part, share(d), d);
+      parts.push_back(part);
+    }
+    auto first = cast<RankedTensorType>(parts.front().getType());
+    RankedTensorType type =
+        first.getRank() == 0
+            ? RankedTensorType::get({static_cast<int64_t>(numReplicas())},
+                                    first.getElementType())
+            : withBatch(first, partition.batch);
+    results.push_back(
+        b.create<dpc::dist::GatherOp>(step.getLoc(), type, parts));
+    resultAttrs.push_back(attrs);
+  }
+  b.create<func::ReturnOp>(oldReturn.getLoc(), results);
+  step.setType(b.getFunctionType(step.getArgumentTypes(),
+                                 ValueRange(results).getTypes()));
+  step.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+LogicalResult StepPartitioner::run() {
+  if (!step.getBody().hasOneBlock())
+    return step.emitError()
+           << "@" << step.getSymName() << " must have a body of one block";
+  Block &body = step.front();
+  auto oldReturn = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator()) {
+    ops.push_back(&op);
+    if (OpOperand *grad = gradOperand(&op))
+      grads.insert(grad->get());
+  }
+
+  if (failed(distributeArguments()))
+    return failure();
+  b.setInsertionPoint(oldReturn);
+  if (failed(cloneReplicas(ops)) || failed(finishResults(oldReturn)))
+    return failure();
+  oldReturn.erase();
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+
+  step->setAttr(DistDialect::kDevicesAttrName,
+                b.getArrayAttr(partition.devices));
+  step->setAttr(DistDialect::kSplitAttrName,
+                b.getDenseI64ArrayAttr(partition.split));
+  return success();
+}
+
+namespace {
+struct PartitionDataParallelPass
+    : public dpc::impl::PartitionDataParallelBase<PartitionDataParallelPass> {
+  using PartitionDataParallelBase::PartitionDataParallelBase;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult readDevices(ModuleOp module, Partition &partition);
+  LogicalResult resolveSplit(func::FuncOp step, Partition &partition);
+};
+} // namespace
+
+LogicalResult PartitionDataParallelPass::readDevices(ModuleOp module,
+                                                     Partition &partition) {
+  SmallVector<StringRef> names;
+  StringRef(devices).split(names, ',');
+  llvm::StringSet<> seen;
+  for (StringRef name : names) {
+    name = name.trim();
+    if (!dpc::dist::isDeviceName(name))
+      return module.emitError()
+             << "bad device '" << name << "': expected cpu:K or cuda:K";
+    if (!seen.insert(name).second)
+      return module.emitError() << "device '" << name << "' is listed twice";
+    partition.devices.push_back(StringAttr::get(&getContext(), name));
+  }
+  return success();
+}
+
+/// The explicit split, checked against the batch, or torch.chunk's: ceil(B /
+/// N) per device, the last ones smaller (or empty).
+LogicalResult PartitionDataParallelPass::resolveSplit(func::FuncOp step,
+                                                      Partition &partition) {
+  size_t n = partition.devices.size();
+  int64_t batch = partition.batch;
+  if (split.empty()) {
+    int64_t chunk = (batch + n - 1) / n, left = batch;
+    for (size_t d = 0; d < n; ++d) {
+      partition.split.push_back(std::min(chunk, left));
+      left -= partition.split.back();
+    }
+    return success();
+  }
+  if (split.size() != n)
+    return step.emitError()
+           << "split has " << split.size() << " sizes for " << n << " devices";
+  int64_t total = 0;
+  for (int64_t size : split) {
+    if (size < 0)
+      return step.emitError() << "split size " << size << " is negative";
+    total += size;
+  }
+  if (total != batch)
+    return step.emitError() << "split sums to " << total << ", but the batch"
+                            << " of @" << step.getSymName() << " is " << batch;
+  partition.split.assign(split.begin(), split.end());
+  return success();
+}
+
+void PartitionDataParallelPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  Partition devicesOnly;
+  if (failed(readDevices(module, devicesOnly)))
+    return signalPassFailure();
+  // One device: nothing to partition, unless a split asks to be checked.
+  if (devicesOnly.devices.size() == 1 && split.empty())
+    return;
+  SmallVector<func::FuncOp> steps;
+  for (StringRef name : {"train_step", "eval_step"})
+    if (auto step = module.lookupSymbol<func::FuncOp>(name))
+      steps.push_back(step);
+  if (steps.empty()) {
+    module.emitError() << "no @train_step or @eval_step to partition; run "
+                          "nn-build-train-step first";
+    return signalPassFailure();
+  }
+  for (func::FuncOp step : steps) {
+    if (step.isExternal()) {
+      step.emitError() << "@" << step.getSymName() << " has no body";
+      return signalPassFailure();
+    }
+    Partition partition = devicesOnly;
+    FailureOr<int64_t> batch = readBatch(step);
+    if (failed(batch))
+      return signalPassFailure();
+    partition.batch = *batch;
+    if (failed(resolveSplit(step, partition)))
+      return signalPassFailure();
+    if (partition.devices.size() == 1)
+      continue;
+    if (failed(StepPartitioner(step, partition).run()))
+      return signalPassFailure();
+  }
+}
