@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <omp.h>
 #include <stdexcept>
 #include <utility>
 
@@ -48,8 +49,8 @@ void CpuEvent::synchronize() { waitFor(getLastRecord()); }
 // CpuStream
 //===----------------------------------------------------------------------===//
 
-CpuStream::CpuStream()
-    : context(std::make_unique<kernels::KernelContext>()),
+CpuStream::CpuStream(int threads)
+    : context(std::make_unique<kernels::KernelContext>()), threads(threads),
       worker([this] { work(); }) {}
 
 CpuStream::~CpuStream() {
@@ -70,10 +71,12 @@ void CpuStream::push(Task task) {
 }
 
 void CpuStream::launch(plan::KernelCall call) {
+  // A replica that skipped its collective would leave the others waiting.
+  bool isWork = call.kernel != plan::Kernel::AllReduce;
   push({[call = std::move(call)](kernels::KernelContext &context) {
           runCpuKernel(context, call);
         },
-        true});
+        isWork});
 }
 
 void CpuStream::enqueueHostFunction(std::function<void()> function) {
@@ -109,6 +112,8 @@ void CpuStream::synchronize() {
 }
 
 void CpuStream::work() {
+  if (threads > 0)
+    omp_set_num_threads(threads);
   std::unique_lock<std::mutex> lock(mutex);
   while (true) {
     changed.wait(lock, [&] { return stopping || !queue.empty(); });
@@ -173,16 +178,20 @@ void CpuDevice::copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) {
 }
 
 std::unique_ptr<Stream> CpuDevice::createStream(plan::StreamKind) {
-  return std::make_unique<CpuStream>();
+  return std::make_unique<CpuStream>(threads);
 }
 
 std::unique_ptr<Event> CpuDevice::createEvent() {
   return std::make_unique<CpuEvent>();
 }
 
-std::unique_ptr<Device> createDevice(const std::string &name) {
-  if (name.rfind("cpu", 0) == 0)
-    return std::make_unique<CpuDevice>(name);
+std::unique_ptr<Device> createDevice(const std::string &name,
+                                     const DeviceOptions &options) {
+  if (name.rfind("cpu", 0) == 0) {
+    // The creating thread's count: OMP_NUM_THREADS, or the cores.
+    int threads = omp_get_max_threads() / std::max(1, options.numLocalDevices);
+    return std::make_unique<CpuDevice>(name, std::max(1, threads));
+  }
   throw std::runtime_error("device '" + name +
                            "' is not supported by this runtime (CPU only)");
 }

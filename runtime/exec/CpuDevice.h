@@ -5,6 +5,11 @@
 // between threads). An event counts records enqueued and records reached;
 // a wait blocks its stream until the count it captured is reached.
 //
+// Devices of one process split the cores: a device's worker threads set
+// their own OpenMP thread count (an OpenMP ICV of the calling thread, so
+// each stream's parallel regions, its oneDNN primitives included, use the
+// device's share). A collective blocks only its own stream's thread.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_EXEC_CPUDEVICE_H
@@ -45,7 +50,8 @@ private:
 
 class CpuStream : public Stream {
 public:
-  CpuStream();
+  /// `threads`: the OpenMP threads of this stream's kernels (0: default).
+  explicit CpuStream(int threads = 0);
   ~CpuStream() override;
 
   void launch(plan::KernelCall call) override;
@@ -57,7 +63,7 @@ public:
 private:
   struct Task {
     std::function<void(kernels::KernelContext &)> run;
-    bool isWork; // skipped after a failure; event tasks always run
+    bool isWork; // skipped after a failure; events and collectives run
   };
   void push(Task task);
   void work();
@@ -67,13 +73,16 @@ private:
   std::condition_variable changed;
   std::deque<Task> queue;
   bool busy = false, stopping = false;
+  int threads;
   std::exception_ptr failure;
   std::thread worker;
 };
 
 class CpuDevice : public Device {
 public:
-  explicit CpuDevice(std::string name) : name(std::move(name)) {}
+  /// `threads`: OpenMP threads per stream (0: OpenMP's default).
+  explicit CpuDevice(std::string name, int threads = 0)
+      : name(std::move(name)), threads(threads) {}
 
   const std::string &getName() const override { return name; }
   void *allocate(size_t bytes) override;
@@ -83,9 +92,11 @@ public:
   void copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) override;
   std::unique_ptr<Stream> createStream(plan::StreamKind kind) override;
   std::unique_ptr<Event> createEvent() override;
+  int getThreads() const { return threads; }
 
 private:
   std::string name;
+  int threads;
 };
 
 } // namespace dpc::exec

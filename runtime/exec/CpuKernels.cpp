@@ -1,6 +1,7 @@
 //===- CpuKernels.cpp - a KernelCall on the CPU kernel library ------------===//
 
 #include "runtime/exec/CpuKernels.h"
+#include "runtime/comm/Communicator.h"
 #include "runtime/kernels/KernelMath.h"
 #include "runtime/kernels/Kernels.h"
 #include "runtime/plan/KernelShapes.h"
@@ -125,9 +126,31 @@ void reduceSum(const plan::ReduceShape &shape, const float *x, float *y) {
   }
 }
 
+/// A replica on 0 rows (see KernelCall.h): zeros for every non-empty
+/// result. oneDNN rejects zero dims, so no kernel runs.
+void zeroNonEmptyResults(const KernelCall &call) {
+  for (const plan::TensorArg &result : call.results)
+    if (result.present && result.getNumElements() > 0)
+      std::memset(result.data, 0, result.getNumBytes());
+}
+
+void allReduce(const KernelCall &call) {
+  plan::ReduceOp op = plan::getAllReduceOp(call);
+  if (!call.communicator)
+    throw std::runtime_error("AllReduce has no communicator");
+  std::vector<comm::ReduceBuffer> buffers;
+  for (const plan::TensorArg &arg : call.operands)
+    buffers.push_back({arg.data, arg.getNumElements(), arg.dtype});
+  call.communicator->allReduce(buffers, op);
+}
+
 } // namespace
 
 void runCpuKernel(KernelContext &context, const KernelCall &call) {
+  if (call.kernel == Kernel::AllReduce)
+    return allReduce(call);
+  if (call.hasEmptyTensor())
+    return zeroNonEmptyResults(call);
   switch (call.kernel) {
   case Kernel::Conv2dForward:
     conv2dForward(context, plan::getConv2dShape(call), in(call, 0), in(call, 1),
@@ -338,6 +361,8 @@ void runCpuKernel(KernelContext &context, const KernelCall &call) {
   case Kernel::ReduceSum:
     reduceSum(plan::getReduceShape(call), in(call, 0), out(call, 0));
     return;
+  case Kernel::AllReduce:
+    break; // handled above
   }
   throw std::runtime_error(std::string("kernel ") +
                            plan::EnumNameKernel(call.kernel) +

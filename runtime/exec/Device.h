@@ -12,8 +12,9 @@
 //    recent record of `e` enqueued BEFORE the call has been reached (like
 //    cudaStreamWaitEvent; waiting for a never-recorded event is a no-op).
 //  - Kernel failures are reported by synchronize(); a failed stream skips
-//    its remaining kernels but still records its events, so that other
-//    streams never wait forever.
+//    its remaining kernels but still records its events and still runs its
+//    collectives, so that other streams and other replicas never wait
+//    forever.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,9 +100,16 @@ private:
   void *pointer = nullptr;
 };
 
+struct DeviceOptions {
+  /// Devices of this kind that one process drives: a CPU device runs its
+  /// kernels on its share of the cores (at least one thread).
+  int numLocalDevices = 1;
+};
+
 /// The device called `name` ("cpu:0"); throws std::runtime_error for a kind
 /// this runtime was built without.
-std::unique_ptr<Device> createDevice(const std::string &name);
+std::unique_ptr<Device> createDevice(const std::string &name,
+                                     const DeviceOptions &options = {});
 
 } // namespace dpc::exec
 

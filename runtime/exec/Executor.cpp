@@ -1,11 +1,14 @@
 //===- Executor.cpp - runs the steps of a loaded plan ---------------------===//
 
 #include "runtime/exec/Executor.h"
+#include "runtime/comm/InProcessCommunicator.h"
+#include "runtime/exec/BatchSplit.h"
 #include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanTypes.h"
 
 #include <cstring>
 #include <exception>
+#include <map>
 #include <stdexcept>
 
 namespace dpc::exec {
@@ -13,16 +16,30 @@ namespace dpc::exec {
 using plan::LoadedPlan;
 using plan::Storage;
 
+/// One replica: a step of the plan on its device.
 struct Executor::StepState {
   const plan::Step *step = nullptr;
   Device *device = nullptr;
+  comm::Communicator *communicator = nullptr;
+  size_t group = 0;
   DeviceBuffer arena;
   std::vector<DeviceBuffer> inputs; // by tensor index; empty if not an input
   std::vector<void *> data;         // where each tensor starts
   std::vector<std::unique_ptr<Stream>> streams;
   std::vector<std::unique_ptr<Event>> events;
+  int64_t lastRows = 0;
+};
+
+/// The replicas of one step, by device.
+struct Executor::StepGroup {
+  std::string name;
+  std::vector<int> replicas; // plan step indices
+  std::vector<int64_t> shares;
+  int64_t maxBatch = 0;
   bool updatesParameters = false;
-  int64_t lastBatch = 0;
+  std::vector<int64_t> lastSplit;
+  /// Rows last bound to each batch input (several replicas only).
+  std::map<std::string, int64_t, std::less<>> boundRows;
 };
 
 namespace {
@@ -32,14 +49,79 @@ int64_t bytesOf(const plan::Tensor &tensor) {
          plan::getDTypeSize(tensor.dtype());
 }
 
-const plan::Tensor *
-findBinding(const plan::Step &step,
-            const flatbuffers::Vector<flatbuffers::Offset<plan::Binding>> *list,
-            std::string_view name) {
+using Bindings = flatbuffers::Vector<flatbuffers::Offset<plan::Binding>>;
+
+/// The tensor index `name` is bound to in `list`, or -1.
+int findBinding(const Bindings *list, std::string_view name) {
   for (flatbuffers::uoffset_t i = 0; list && i < list->size(); ++i)
     if (list->Get(i)->name()->string_view() == name)
-      return step.tensors()->Get(list->Get(i)->tensor());
-  return nullptr;
+      return list->Get(i)->tensor();
+  return -1;
+}
+
+/// Dims at `rows` rows (the replica's part of the batch).
+std::vector<int64_t> runtimeDims(const plan::Tensor &tensor, int64_t rows) {
+  std::vector<int64_t> dims = plan::toDims(tensor.dims());
+  if (tensor.batch_dim())
+    dims[0] = rows;
+  return dims;
+}
+
+double readScalar(const uint8_t *raw, plan::DType dtype,
+                  std::string_view name) {
+  switch (dtype) {
+  case plan::DType::F32: {
+    float value;
+    std::memcpy(&value, raw, 4);
+    return value;
+  }
+  case plan::DType::F64: {
+    double value;
+    std::memcpy(&value, raw, 8);
+    return value;
+  }
+  case plan::DType::I32: {
+    int32_t value;
+    std::memcpy(&value, raw, 4);
+    return value;
+  }
+  case plan::DType::I64: {
+    int64_t value;
+    std::memcpy(&value, raw, 8);
+    return static_cast<double>(value);
+  }
+  default:
+    throw std::invalid_argument("output '" + std::string(name) +
+                                "' has a 16-bit dtype");
+  }
+}
+
+void fillOnes(uint8_t *bytes, int64_t count, plan::DType dtype) {
+  int64_t size = plan::getDTypeSize(dtype);
+  for (int64_t i = 0; i < count; ++i) {
+    uint8_t *element = bytes + i * size;
+    switch (dtype) {
+    case plan::DType::F32: {
+      float one = 1.f;
+      std::memcpy(element, &one, size);
+      break;
+    }
+    case plan::DType::F64: {
+      double one = 1.0;
+      std::memcpy(element, &one, size);
+      break;
+    }
+    case plan::DType::F16:
+      element[0] = 0x00, element[1] = 0x3c;
+      break;
+    case plan::DType::BF16:
+      element[0] = 0x80, element[1] = 0x3f;
+      break;
+    default: // little-endian integers
+      element[0] = 1;
+      break;
+    }
+  }
 }
 
 } // namespace
@@ -48,18 +130,22 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
                    const DeviceFactory &factory)
     : plan(std::move(loaded)) {
   const plan::Plan &root = plan->get();
+  DeviceOptions options;
+  options.numLocalDevices = static_cast<int>(root.devices()->size());
   for (const plan::Device *device : *root.devices()) {
     try {
-      devices.push_back(factory(device->name()->str()));
+      devices.push_back(factory(device->name()->str(), options));
     } catch (const std::exception &error) {
       plan->fail(error.what());
     }
   }
+  communicators = comm::createInProcessGroup(static_cast<int>(devices.size()));
 
-  // Training state lives on the first device (one-device plans for now).
-  Device &home = *devices[0];
+  // Each device's copy of the training state, on that device.
+  std::map<std::string, std::vector<size_t>> byName;
   if (const auto *states = root.persistent()) {
     for (const plan::PersistentTensor *state : *states) {
+      Device &home = *devices[state->device()];
       int64_t count = plan::getNumElements(plan::toDims(state->dims()));
       int64_t size = plan::getDTypeSize(state->dtype());
       DeviceBuffer buffer(home, count * size);
@@ -67,42 +153,34 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
         home.copyFromHost(buffer.get(), state->data()->data(), count * size);
       } else if (state->init() == plan::InitKind::Ones) {
         std::vector<uint8_t> ones(count * size);
-        for (int64_t i = 0; i < count; ++i) {
-          uint8_t *element = ones.data() + i * size;
-          switch (state->dtype()) {
-          case plan::DType::F32: {
-            float one = 1.f;
-            std::memcpy(element, &one, size);
-            break;
-          }
-          case plan::DType::F64: {
-            double one = 1.0;
-            std::memcpy(element, &one, size);
-            break;
-          }
-          case plan::DType::F16:
-            element[0] = 0x00, element[1] = 0x3c;
-            break;
-          case plan::DType::BF16:
-            element[0] = 0x80, element[1] = 0x3f;
-            break;
-          default: // little-endian integers
-            element[0] = 1;
-            break;
-          }
-        }
+        fillOnes(ones.data(), count, state->dtype());
         home.copyFromHost(buffer.get(), ones.data(), ones.size());
       } // Zeros: allocate() zero-fills.
+      byName[state->name()->str()].push_back(persistent.size());
       persistent.push_back(std::move(buffer));
     }
+    copies.resize(persistent.size());
+    for (size_t i = 0; i < persistent.size(); ++i) {
+      const std::vector<size_t> &all = byName[states->Get(i)->name()->str()];
+      copies[i] = all;
+      size_t lowest = all[0];
+      for (size_t c : all)
+        if (states->Get(c)->device() < states->Get(lowest)->device())
+          lowest = c;
+      if (lowest == i)
+        primary.push_back(i);
+    }
   }
+  copyPrimaryToReplicas(false);
 
   for (flatbuffers::uoffset_t s = 0; s < root.steps()->size(); ++s) {
     const plan::Step &step = *root.steps()->Get(s);
     auto state = std::make_unique<StepState>();
     state->step = &step;
     state->device = devices[step.device()].get();
+    state->communicator = communicators[step.device()].get();
     state->arena = DeviceBuffer(*state->device, step.arena_bytes());
+    state->lastRows = plan->getMaxBatch(s); // outputs before a run
     size_t numTensors = step.tensors() ? step.tensors()->size() : 0;
     state->inputs.resize(numTensors);
     state->data.assign(numTensors, nullptr);
@@ -131,18 +209,36 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
         base = step.tensors()->Get(base)->alias();
       state->data[t] = state->data[base];
     }
-    if (const auto *streams = step.streams()) {
-      for (const plan::Stream *stream : *streams) {
+    if (const auto *streams = step.streams())
+      for (const plan::Stream *stream : *streams)
         state->streams.push_back(state->device->createStream(stream->kind()));
-        if (const auto *instructions = stream->instructions())
-          for (const plan::Instruction *instruction : *instructions)
-            state->updatesParameters |=
-                plan::isOptimizerKernel(instruction->kernel());
-      }
-    }
     for (int e = 0; e < step.num_events(); ++e)
       state->events.push_back(state->device->createEvent());
     steps.push_back(std::move(state));
+  }
+
+  // Group the replicas, in the order their names first appear.
+  std::vector<bool> grouped(steps.size(), false);
+  for (size_t s = 0; s < steps.size(); ++s) {
+    if (grouped[s])
+      continue;
+    auto group = std::make_unique<StepGroup>();
+    group->name = steps[s]->step->name()->str();
+    group->replicas = plan->findReplicas(group->name);
+    for (int r : group->replicas) {
+      grouped[r] = true;
+      steps[r]->group = groups.size();
+      group->shares.push_back(plan->getMaxBatch(r));
+      group->maxBatch += plan->getMaxBatch(r);
+      if (const auto *streams = steps[r]->step->streams())
+        for (const plan::Stream *stream : *streams)
+          if (const auto *instructions = stream->instructions())
+            for (const plan::Instruction *instruction : *instructions)
+              group->updatesParameters |=
+                  plan::isOptimizerKernel(instruction->kernel());
+    }
+    group->lastSplit = group->shares;
+    groups.push_back(std::move(group));
   }
 }
 
@@ -159,61 +255,114 @@ Executor::StepState &Executor::getStep(int step) const {
   return *steps[step];
 }
 
-std::vector<int64_t> Executor::runtimeDims(const plan::Tensor &tensor,
-                                           int64_t batch) const {
-  std::vector<int64_t> dims = plan::toDims(tensor.dims());
-  if (tensor.batch_dim() && batch > 0)
-    dims[0] = batch;
-  return dims;
+Executor::StepGroup &Executor::getGroup(int step) const {
+  return *groups[getStep(step).group];
+}
+
+int Executor::findStep(std::string_view name) const {
+  std::vector<int> replicas = plan->findReplicas(name);
+  return replicas.empty() ? -1 : replicas[0];
+}
+
+int64_t Executor::getMaxBatch(int step) const {
+  return getGroup(step).maxBatch;
+}
+
+int Executor::getNumReplicas(int step) const {
+  return static_cast<int>(getGroup(step).replicas.size());
+}
+
+int Executor::getReplicaStep(int step, int replica) const {
+  const StepGroup &group = getGroup(step);
+  if (replica < 0 || static_cast<size_t>(replica) >= group.replicas.size())
+    throw std::invalid_argument("replica " + std::to_string(replica) +
+                                " is out of range");
+  return group.replicas[replica];
+}
+
+const std::vector<int64_t> &Executor::getLastSplit(int step) const {
+  return getGroup(step).lastSplit;
+}
+
+const plan::Tensor *Executor::findBindingOf(const StepGroup &group,
+                                            std::string_view name,
+                                            bool input) const {
+  for (int r : group.replicas) {
+    const plan::Step &s = *steps[r]->step;
+    int t = findBinding(input ? s.inputs() : s.outputs(), name);
+    if (t >= 0)
+      return s.tensors()->Get(t);
+  }
+  return nullptr;
 }
 
 const plan::Tensor *Executor::findInput(int step, std::string_view name) const {
-  const plan::Step &s = *getStep(step).step;
-  return findBinding(s, s.inputs(), name);
+  return findBindingOf(getGroup(step), name, true);
 }
 
 const plan::Tensor *Executor::findOutput(int step,
                                          std::string_view name) const {
-  const plan::Step &s = *getStep(step).step;
-  return findBinding(s, s.outputs(), name);
+  return findBindingOf(getGroup(step), name, false);
 }
 
 void Executor::setInput(int step, std::string_view name, const void *data,
                         size_t bytes) {
-  StepState &state = getStep(step);
-  const plan::Tensor *tensor = findInput(step, name);
+  StepGroup &group = getGroup(step);
+  const plan::Tensor *tensor = findBindingOf(group, name, true);
   if (!tensor)
-    throw std::invalid_argument("step '" + state.step->name()->str() +
-                                "' has no input '" + std::string(name) + "'");
-  if (static_cast<int64_t>(bytes) > bytesOf(*tensor))
-    throw std::invalid_argument("input '" + std::string(name) + "' holds " +
-                                std::to_string(bytesOf(*tensor)) +
-                                " bytes, got " + std::to_string(bytes));
-  // The binding names an Input tensor (checked by the loader): its index
-  // is the binding's.
-  for (const plan::Binding *binding : *state.step->inputs())
-    if (binding->name()->string_view() == name)
-      state.device->copyFromHost(state.data[binding->tensor()], data, bytes);
+    throw std::invalid_argument("step '" + group.name + "' has no input '" +
+                                std::string(name) + "'");
+  const auto *source = static_cast<const uint8_t *>(data);
+  int64_t capacity = bytesOf(*tensor);
+  if (!tensor->batch_dim() || group.replicas.size() == 1) {
+    if (static_cast<int64_t>(bytes) > capacity)
+      throw std::invalid_argument("input '" + std::string(name) + "' holds " +
+                                  std::to_string(capacity) + " bytes, got " +
+                                  std::to_string(bytes));
+    for (int r : group.replicas) {
+      StepState &state = *steps[r];
+      int t = findBinding(state.step->inputs(), name);
+      if (t >= 0)
+        state.device->copyFromHost(state.data[t], source, bytes);
+    }
+    return;
+  }
+  // The global rows, each replica's part to its device.
+  int64_t rowBytes = capacity / tensor->dims()->Get(0);
+  int64_t rows = static_cast<int64_t>(bytes) / rowBytes;
+  if (static_cast<int64_t>(bytes) % rowBytes != 0 || rows > group.maxBatch)
+    throw std::invalid_argument("input '" + std::string(name) +
+                                "' takes up to " +
+                                std::to_string(group.maxBatch) + " rows of " +
+                                std::to_string(rowBytes) + " bytes, got " +
+                                std::to_string(bytes) + " bytes");
+  std::vector<int64_t> split = splitBatch(group.shares, rows);
+  for (size_t r = 0; r < group.replicas.size(); ++r) {
+    StepState &state = *steps[group.replicas[r]];
+    int t = findBinding(state.step->inputs(), name);
+    if (t >= 0)
+      state.device->copyFromHost(state.data[t], source, split[r] * rowBytes);
+    source += split[r] * rowBytes;
+  }
+  group.boundRows[std::string(name)] = rows;
 }
 
-void Executor::run(int step, int64_t batch) {
-  StepState &state = getStep(step);
-  const plan::Step &planStep = *state.step;
-  int64_t maxBatch = plan->getMaxBatch(step);
-  if (maxBatch > 0 && (batch < 1 || batch > maxBatch))
-    throw std::invalid_argument("batch " + std::to_string(batch) +
-                                " is outside 1.." + std::to_string(maxBatch) +
-                                " for step '" + planStep.name()->str() + "'");
-  if (state.updatesParameters) {
-    ++optimizerStep;
-    // AdamW reads the count from an i64 input the caller binds: the
-    // executor is that caller, so that the count lives in one place.
-    const plan::Tensor *stepInput = findInput(step, "step");
-    if (stepInput && stepInput->dtype() == plan::DType::I64 &&
-        bytesOf(*stepInput) == sizeof(int64_t))
-      setInput(step, "step", &optimizerStep, sizeof(int64_t));
+void Executor::copyPrimaryToReplicas(bool buffersOnly) {
+  const auto *states = plan->get().persistent();
+  std::vector<uint8_t> staging;
+  for (size_t p : primary) {
+    if (copies[p].size() < 2 ||
+        (buffersOnly && states->Get(p)->kind() != plan::PersistentKind::Buffer))
+      continue;
+    staging.resize(persistent[p].size());
+    readPersistent(p, staging.data());
+    writePersistent(p, staging.data());
   }
+}
 
+void Executor::enqueue(int index, int64_t rows, int64_t batch) {
+  StepState &state = *steps[index];
+  const plan::Step &planStep = *state.step;
   auto bind = [&](const flatbuffers::Vector<int32_t> *indices,
                   std::vector<plan::TensorArg> &args) {
     for (flatbuffers::uoffset_t k = 0; indices && k < indices->size(); ++k) {
@@ -224,12 +373,12 @@ void Executor::run(int step, int64_t batch) {
         arg.present = true;
         arg.data = state.data[t];
         arg.dtype = tensor.dtype();
-        arg.dims = runtimeDims(tensor, batch);
+        arg.dims = runtimeDims(tensor, rows);
       }
       args.push_back(std::move(arg));
     }
   };
-  for (auto [s, i] : plan->getEnqueueOrder(step)) {
+  for (auto [s, i] : plan->getEnqueueOrder(index)) {
     const plan::Instruction &instruction =
         *planStep.streams()->Get(s)->instructions()->Get(i);
     Stream &stream = *state.streams[s];
@@ -241,6 +390,7 @@ void Executor::run(int step, int64_t batch) {
     call.instruction = &instruction;
     call.batch = batch;
     call.optimizerStep = optimizerStep;
+    call.communicator = state.communicator;
     bind(instruction.operands(), call.operands);
     bind(instruction.results(), call.results);
     stream.launch(std::move(call));
@@ -248,29 +398,102 @@ void Executor::run(int step, int64_t batch) {
       for (int e : *signals)
         stream.record(*state.events[e]);
   }
+}
 
+void Executor::run(int step, int64_t batch) {
+  StepGroup &group = getGroup(step);
+  if (group.maxBatch > 0 && (batch < 1 || batch > group.maxBatch))
+    throw std::invalid_argument(
+        "batch " + std::to_string(batch) + " is outside 1.." +
+        std::to_string(group.maxBatch) + " for step '" + group.name + "'");
+  size_t numReplicas = group.replicas.size();
+  for (const auto &[name, rows] : group.boundRows)
+    if (rows != batch)
+      throw std::invalid_argument(
+          "input '" + name + "' holds " + std::to_string(rows) +
+          " rows, but step '" + group.name + "' runs " + std::to_string(batch));
+  std::vector<int64_t> split = group.maxBatch > 0
+                                   ? splitBatch(group.shares, batch)
+                                   : std::vector<int64_t>(numReplicas, 0);
+  if (group.updatesParameters) {
+    ++optimizerStep;
+    // AdamW reads the count from an i64 input the caller binds: the
+    // executor is that caller, so that the count lives in one place.
+    const plan::Tensor *stepInput = findBindingOf(group, "step", true);
+    if (stepInput && stepInput->dtype() == plan::DType::I64 &&
+        bytesOf(*stepInput) == sizeof(int64_t))
+      setInput(step, "step", &optimizerStep, sizeof(int64_t));
+  }
+  if (devices.size() > 1)
+    copyPrimaryToReplicas(true);
+
+  // Every replica's work is enqueued before any is waited for: replicas
+  // meet in collectives.
+  for (size_t r = 0; r < numReplicas; ++r)
+    enqueue(group.replicas[r], split[r], batch);
   std::string failure;
-  for (auto &stream : state.streams) {
-    try {
-      stream->synchronize();
-    } catch (const std::exception &error) {
-      if (failure.empty())
-        failure = error.what();
+  for (int r : group.replicas) {
+    for (auto &stream : steps[r]->streams) {
+      try {
+        stream->synchronize();
+      } catch (const std::exception &error) {
+        if (failure.empty())
+          failure = error.what();
+      }
     }
   }
-  state.lastBatch = batch;
-  if (!failure.empty())
-    throw std::runtime_error("step '" + planStep.name()->str() +
-                             "': " + failure);
+  for (size_t r = 0; r < numReplicas; ++r)
+    steps[group.replicas[r]]->lastRows = split[r];
+  group.lastSplit = split;
+  if (!failure.empty()) {
+    // Replicas may have stopped at different points: make them equal.
+    if (numReplicas > 1)
+      copyPrimaryToReplicas(false);
+    throw std::runtime_error("step '" + group.name + "': " + failure);
+  }
+}
+
+size_t Executor::getReplicaOutputBytes(int step, int replica,
+                                       std::string_view name) const {
+  const StepState &state = getStep(getReplicaStep(step, replica));
+  int t = findBinding(state.step->outputs(), name);
+  if (t < 0)
+    throw std::invalid_argument("step '" + state.step->name()->str() +
+                                "' on device " +
+                                std::to_string(state.step->device()) +
+                                " has no output '" + std::string(name) + "'");
+  const plan::Tensor &tensor = *state.step->tensors()->Get(t);
+  return plan::getNumElements(runtimeDims(tensor, state.lastRows)) *
+         plan::getDTypeSize(tensor.dtype());
+}
+
+void Executor::getReplicaOutput(int step, int replica, std::string_view name,
+                                void *data, size_t bytes) const {
+  size_t expected = getReplicaOutputBytes(step, replica, name);
+  if (bytes != expected)
+    throw std::invalid_argument("output '" + std::string(name) + "' has " +
+                                std::to_string(expected) + " bytes, not " +
+                                std::to_string(bytes));
+  const StepState &state = getStep(getReplicaStep(step, replica));
+  int t = findBinding(state.step->outputs(), name);
+  state.device->copyToHost(data, state.data[t], bytes);
 }
 
 size_t Executor::getOutputBytes(int step, std::string_view name) const {
-  const plan::Tensor *tensor = findOutput(step, name);
+  const StepGroup &group = getGroup(step);
+  const plan::Tensor *tensor = findBindingOf(group, name, false);
   if (!tensor)
-    throw std::invalid_argument("step '" + getStep(step).step->name()->str() +
-                                "' has no output '" + std::string(name) + "'");
-  return plan::getNumElements(runtimeDims(*tensor, getStep(step).lastBatch)) *
-         plan::getDTypeSize(tensor->dtype());
+    throw std::invalid_argument("step '" + group.name + "' has no output '" +
+                                std::string(name) + "'");
+  size_t bytes = 0;
+  for (size_t r = 0; r < group.replicas.size(); ++r) {
+    if (findBinding(steps[group.replicas[r]]->step->outputs(), name) < 0)
+      continue;
+    bytes += getReplicaOutputBytes(step, static_cast<int>(r), name);
+    if (!tensor->batch_dim())
+      break;
+  }
+  return bytes;
 }
 
 void Executor::getOutput(int step, std::string_view name, void *data,
@@ -280,48 +503,55 @@ void Executor::getOutput(int step, std::string_view name, void *data,
     throw std::invalid_argument("output '" + std::string(name) + "' has " +
                                 std::to_string(expected) + " bytes, not " +
                                 std::to_string(bytes));
-  StepState &state = getStep(step);
-  for (const plan::Binding *binding : *state.step->outputs())
-    if (binding->name()->string_view() == name) {
-      state.device->copyToHost(data, state.data[binding->tensor()], bytes);
-      return;
-    }
+  const StepGroup &group = getGroup(step);
+  bool rows = findBindingOf(group, name, false)->batch_dim();
+  auto *target = static_cast<uint8_t *>(data);
+  for (size_t r = 0; r < group.replicas.size(); ++r) {
+    if (findBinding(steps[group.replicas[r]]->step->outputs(), name) < 0)
+      continue;
+    size_t part = getReplicaOutputBytes(step, static_cast<int>(r), name);
+    getReplicaOutput(step, static_cast<int>(r), name, target, part);
+    target += part;
+    if (!rows)
+      break;
+  }
+}
+
+std::vector<double>
+Executor::getReplicaScalarOutputs(int step, std::string_view name) const {
+  const StepGroup &group = getGroup(step);
+  const plan::Tensor *tensor = findBindingOf(group, name, false);
+  if (!tensor)
+    throw std::invalid_argument("step '" + group.name + "' has no output '" +
+                                std::string(name) + "'");
+  int64_t count = plan::getNumElements(plan::toDims(tensor->dims()));
+  int64_t size = plan::getDTypeSize(tensor->dtype());
+  size_t numReplicas = group.replicas.size();
+  bool perReplica = count == 1,
+       gathered = numReplicas > 1 && count == int64_t(numReplicas);
+  if (tensor->batch_dim() || (!perReplica && !gathered))
+    throw std::invalid_argument("output '" + std::string(name) +
+                                "' is not a scalar");
+  std::vector<double> values;
+  std::vector<uint8_t> raw(count * size);
+  for (size_t r = 0; r < numReplicas; ++r) {
+    if (findBinding(steps[group.replicas[r]]->step->outputs(), name) < 0)
+      continue;
+    getReplicaOutput(step, static_cast<int>(r), name, raw.data(), raw.size());
+    for (int64_t i = 0; i < count; ++i)
+      values.push_back(
+          readScalar(raw.data() + i * size, tensor->dtype(), name));
+    if (gathered)
+      break; // one entry per replica, in the first replica that has it
+  }
+  return values;
 }
 
 double Executor::getScalarOutput(int step, std::string_view name) const {
-  const plan::Tensor *tensor = findOutput(step, name);
-  size_t bytes = getOutputBytes(step, name);
-  if (!tensor ||
-      bytes != static_cast<size_t>(plan::getDTypeSize(tensor->dtype())))
-    throw std::invalid_argument("output '" + std::string(name) +
-                                "' is not a scalar");
-  uint8_t raw[8];
-  getOutput(step, name, raw, bytes);
-  switch (tensor->dtype()) {
-  case plan::DType::F32: {
-    float value;
-    std::memcpy(&value, raw, 4);
-    return value;
-  }
-  case plan::DType::F64: {
-    double value;
-    std::memcpy(&value, raw, 8);
-    return value;
-  }
-  case plan::DType::I32: {
-    int32_t value;
-    std::memcpy(&value, raw, 4);
-    return value;
-  }
-  case plan::DType::I64: {
-    int64_t value;
-    std::memcpy(&value, raw, 8);
-    return static_cast<double>(value);
-  }
-  default:
-    throw std::invalid_argument("output '" + std::string(name) +
-                                "' has a 16-bit dtype");
-  }
+  double sum = 0;
+  for (double value : getReplicaScalarOutputs(step, name))
+    sum += value;
+  return sum;
 }
 
 size_t Executor::getPersistentBytes(size_t index) const {
@@ -334,8 +564,11 @@ void Executor::readPersistent(size_t index, void *data) const {
 }
 
 void Executor::writePersistent(size_t index, const void *data) {
-  DeviceBuffer &buffer = persistent.at(index);
-  buffer.getDevice()->copyFromHost(buffer.get(), data, buffer.size());
+  persistent.at(index);
+  for (size_t copy : copies[index]) {
+    DeviceBuffer &buffer = persistent[copy];
+    buffer.getDevice()->copyFromHost(buffer.get(), data, buffer.size());
+  }
 }
 
 } // namespace dpc::exec

@@ -8,6 +8,31 @@
 // is waited for, and then waits for all streams. It is generic over
 // Device/Stream/Event: the CPU and a CUDA backend share it.
 //
+// Data parallelism, one process driving every device of the plan: steps of
+// the same name on different devices are the replicas of one step, and the
+// `step` handle of every method below stands for all of them (any replica's
+// index names the step). run() splits the global batch over the replicas
+// (BatchSplit.h), runs them all concurrently and waits for all of them;
+// each replica takes part in collectives through its device's communicator
+// (rank = device index), and each device holds its own copy of the training
+// state (PersistentTensor.device). What the caller sees is global:
+//
+//  - setInput: a batch input takes the global rows, and each replica gets
+//    its contiguous part; any other input goes to every replica.
+//  - getOutput: a batch output is every replica's rows concatenated in row
+//    order; any other output is the first replica's (that binds it).
+//  - getScalarOutput: the sum over the replicas of a one-element output
+//    (losses are already weighted by the global batch, counts add up), or
+//    the sum of the entries of a gathered one-entry-per-replica vector.
+//    getReplicaScalarOutputs gives the per-replica values.
+//  - The training state starts equal on every device (the lowest device's
+//    copy is copied to the others, as DDP broadcasts rank 0's state), and
+//    writePersistent writes every copy. Batch-norm running statistics (and
+//    any other Buffer) may drift apart without sync-bn: before each run the
+//    lowest device's buffers are copied to the others (DDP's
+//    broadcast_buffers). After a failed step the replicas are made equal
+//    again from the lowest device.
+//
 // The executor also holds the plan's optimizer step count: it goes up by
 // one before each run of a step that updates parameters (SGD's first step
 // and AdamW's bias correction use it), and is saved with the training state.
@@ -29,16 +54,21 @@
 #include <string_view>
 #include <vector>
 
+namespace dpc::comm {
+class Communicator;
+}
+
 namespace dpc::exec {
 
-using DeviceFactory =
-    std::function<std::unique_ptr<Device>(const std::string &name)>;
+using DeviceFactory = std::function<std::unique_ptr<Device>(
+    const std::string &name, const DeviceOptions &options)>;
 
 class Executor {
 public:
   /// Creates the plan's devices (by default with createDevice), allocates
-  /// and initializes its memory. Throws plan::PlanError naming the plan for
-  /// a device this runtime lacks.
+  /// and initializes its memory, and an in-process communicator over the
+  /// devices. Throws plan::PlanError naming the plan for a device this
+  /// runtime lacks.
   explicit Executor(std::shared_ptr<const plan::LoadedPlan> plan,
                     const DeviceFactory &factory = createDevice);
   ~Executor();
@@ -46,49 +76,84 @@ public:
   Executor &operator=(const Executor &) = delete;
 
   const plan::LoadedPlan &getPlan() const { return *plan; }
-  /// Index of the step called `name`, or -1.
-  int findStep(std::string_view name) const { return plan->findStep(name); }
-  /// The largest batch step `step` runs (its compiled batch).
-  int64_t getMaxBatch(int step) const { return plan->getMaxBatch(step); }
+  /// The step called `name` (its replica on the lowest device), or -1.
+  int findStep(std::string_view name) const;
+  /// The global batch step `step` runs at most: its replicas' compiled
+  /// batches together.
+  int64_t getMaxBatch(int step) const;
 
-  /// The tensor bound to input/output `name` of `step`, or null.
+  /// The replicas of `step`: their count, and the plan index of replica
+  /// `replica` (ordered by device).
+  int getNumReplicas(int step) const;
+  int getReplicaStep(int step, int replica) const;
+  /// The rows each replica ran in the last run of `step`.
+  const std::vector<int64_t> &getLastSplit(int step) const;
+
+  /// The tensor bound to input/output `name` of `step` (in the first
+  /// replica that binds it), or null.
   const plan::Tensor *findInput(int step, std::string_view name) const;
   const plan::Tensor *findOutput(int step, std::string_view name) const;
 
-  /// Copies `bytes` into input `name` of `step` (at most its compiled size).
-  /// Throws std::invalid_argument for an unknown name or too many bytes.
+  /// Copies `bytes` into input `name` of `step` (at most its compiled size;
+  /// with several replicas a batch input takes whole rows, split like the
+  /// batch). Throws std::invalid_argument for an unknown name or too many
+  /// bytes.
   void setInput(int step, std::string_view name, const void *data,
                 size_t bytes);
-  /// Runs `step` on `batch` rows (1..getMaxBatch, any batch for a step
-  /// without batch tensors) and waits for it. Throws std::runtime_error if
-  /// a kernel fails.
+  /// Runs `step` on `batch` global rows (1..getMaxBatch, any batch for a
+  /// step without batch tensors) on every replica and waits for them.
+  /// With several replicas, batch inputs must have been bound with `batch`
+  /// rows. Throws std::runtime_error if a kernel fails.
   void run(int step, int64_t batch);
   /// Copies output `name` of the last run of `step`, at its batch, into
-  /// `data` (`bytes` must be what getOutputBytes says).
+  /// `data` (`bytes` must be what getOutputBytes says): see above.
   void getOutput(int step, std::string_view name, void *data,
                  size_t bytes) const;
   size_t getOutputBytes(int step, std::string_view name) const;
-  /// A one-element output converted to double, whatever its dtype.
+  /// The global value of a scalar output, converted to double: see above.
   double getScalarOutput(int step, std::string_view name) const;
+  /// Each replica's value of a scalar output (one entry per replica).
+  std::vector<double> getReplicaScalarOutputs(int step,
+                                              std::string_view name) const;
+  /// Output `name` of one replica, as it computed it.
+  void getReplicaOutput(int step, int replica, std::string_view name,
+                        void *data, size_t bytes) const;
+  size_t getReplicaOutputBytes(int step, int replica,
+                               std::string_view name) const;
 
-  /// Training state: persistent tensors by index into Plan.persistent.
+  /// Training state: persistent tensors by index into Plan.persistent (one
+  /// per device holding a copy).
   size_t getNumPersistent() const { return persistent.size(); }
   size_t getPersistentBytes(size_t index) const;
+  /// Reads copy `index`.
   void readPersistent(size_t index, void *data) const;
+  /// Writes `data` to every copy of tensor `index` (on every device).
   void writePersistent(size_t index, const void *data);
+  /// One copy of each persistent tensor -- the one on the lowest device --
+  /// in plan order: what checkpoints and initializers use.
+  const std::vector<size_t> &getPrimaryPersistent() const { return primary; }
   int64_t getOptimizerStep() const { return optimizerStep; }
   void setOptimizerStep(int64_t step) { optimizerStep = step; }
 
 private:
   struct StepState;
+  struct StepGroup;
   StepState &getStep(int step) const;
-  std::vector<int64_t> runtimeDims(const plan::Tensor &tensor,
-                                   int64_t batch) const;
+  StepGroup &getGroup(int step) const;
+  /// Enqueues replica `index` (a plan step) on `rows` of `batch`.
+  void enqueue(int index, int64_t rows, int64_t batch);
+  void copyPrimaryToReplicas(bool buffersOnly);
+  const plan::Tensor *findBindingOf(const StepGroup &group,
+                                    std::string_view name, bool input) const;
 
   std::shared_ptr<const plan::LoadedPlan> plan;
   std::vector<std::unique_ptr<Device>> devices;
+  std::vector<std::unique_ptr<comm::Communicator>> communicators;
   std::vector<DeviceBuffer> persistent;
+  std::vector<size_t> primary;
+  std::vector<std::vector<size_t>> copies; // per persistent: all copies
   std::vector<std::unique_ptr<StepState>> steps;
+  std::vector<std::unique_ptr<StepGroup>> groups;
   int64_t optimizerStep = 0;
 };
 

@@ -6,6 +6,13 @@
 // a device backend turns it into a kernel launch. The loader builds the same
 // thing without data, at the compiled batch, to check shapes.
 //
+// A replica of a data-parallel step may run on 0 rows. A call with an empty
+// (0-element) tensor skips its kernel and writes zeros to its non-empty
+// results: those are sums over the rows (weight and bias gradients, the
+// loss, counts), and every other result is empty too. Operands updated in
+// place (running statistics) are left alone. Collectives are the exception:
+// they always run, since every replica must take part.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_PLAN_KERNELCALL_H
@@ -15,6 +22,10 @@
 
 #include <cstdint>
 #include <vector>
+
+namespace dpc::comm {
+class Communicator;
+}
 
 namespace dpc::plan {
 
@@ -34,12 +45,24 @@ struct KernelCall {
   Kernel kernel = Kernel::Copy;
   const Instruction *instruction = nullptr; // attrs and algorithm
   std::vector<TensorArg> operands, results;
-  /// The step's actual batch: the cross-entropy divisor (the global batch
-  /// on a single device).
+  /// The global run-time batch (every replica's rows together): the
+  /// cross-entropy divisor. The replica's own rows are in the tensors' dims.
   int64_t batch = 0;
   /// 1-based count of optimizer updates, for SGD's first-step rule and
   /// AdamW's bias correction.
   int64_t optimizerStep = 1;
+  /// The replica's handle for collectives (AllReduce); null when checking.
+  comm::Communicator *communicator = nullptr;
+
+  /// True when a present operand or result has no elements (a replica on 0
+  /// rows): see the rule above.
+  bool hasEmptyTensor() const {
+    for (const auto *args : {&operands, &results})
+      for (const TensorArg &arg : *args)
+        if (arg.present && arg.getNumElements() == 0)
+          return true;
+    return false;
+  }
 
   /// A left-out (not present) argument for indices past the end.
   const TensorArg &operand(size_t i) const {

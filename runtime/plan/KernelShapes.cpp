@@ -601,6 +601,30 @@ kernels::AdamWParams getAdamWParams(const KernelCall &call) {
   return p;
 }
 
+ReduceOp getAllReduceOp(const KernelCall &call) {
+  size_t count = call.operands.size();
+  if (count == 0)
+    fail("has no operands");
+  for (size_t i = 0; i < count; ++i) {
+    const TensorArg &arg = call.operand(i);
+    if (!arg.present)
+      fail(describe("operand", i) + " is missing");
+    if (arg.dtype != DType::F32 && arg.dtype != DType::F64 &&
+        arg.dtype != DType::I32 && arg.dtype != DType::I64)
+      fail(describe("operand", i) + " is " + EnumNameDType(arg.dtype) +
+           ", expected F32, F64, I32 or I64");
+    if (arg.getNumElements() < 0)
+      fail(describe("operand", i) + " has invalid dims " +
+           formatDims(arg.dims));
+  }
+  const AllReduceAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_AllReduceAttrs() : nullptr;
+  ReduceOp op = attrs ? attrs->op() : ReduceOp::Sum;
+  if (op != ReduceOp::Sum && op != ReduceOp::Mean && op != ReduceOp::Max)
+    fail("unknown reduce op " + std::to_string(static_cast<int>(op)));
+  return op;
+}
+
 double getFillValue(const KernelCall &call) {
   const FillAttrs *attrs =
       call.instruction ? call.instruction->attrs_as_FillAttrs() : nullptr;
@@ -683,6 +707,9 @@ void checkKernelCall(const KernelCall &call) {
   case Kernel::SgdUpdate:
   case Kernel::AdamWUpdate:
     getOptimizerSize(call);
+    return;
+  case Kernel::AllReduce:
+    getAllReduceOp(call);
     return;
   }
   fail(std::string("kernel ") + EnumNameKernel(call.kernel) +

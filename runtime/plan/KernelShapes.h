@@ -80,6 +80,9 @@ kernels::AdamWParams getAdamWParams(const KernelCall &call);
 /// Sgd/AdamW: the parameter's element count.
 int64_t getOptimizerSize(const KernelCall &call);
 double getFillValue(const KernelCall &call);
+/// AllReduce: every operand present and of a reducible dtype; the op
+/// (Sum without attributes).
+ReduceOp getAllReduceOp(const KernelCall &call);
 
 } // namespace dpc::plan
 

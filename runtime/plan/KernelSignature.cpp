@@ -38,6 +38,8 @@ const KernelSignature *getKernelSignature(Kernel kernel) {
   static const KernelSignature adamw{6, 6, 0, 0, 0, 0, A::AdamWAttrs, false};
   static const KernelSignature fill{0, 0, 1, 1, 0, 0, A::FillAttrs, false};
   static const KernelSignature reduce{1, 1, 1, 1, 0, 0, A::ReduceAttrs, true};
+  static const KernelSignature allReduce{
+      1, 255, 0, 0, 0, 0, A::AllReduceAttrs, false};
 
   switch (kernel) {
   case Kernel::Conv2dForward:
@@ -82,6 +84,8 @@ const KernelSignature *getKernelSignature(Kernel kernel) {
     return &fill;
   case Kernel::ReduceSum:
     return &reduce;
+  case Kernel::AllReduce:
+    return &allReduce;
   case Kernel::GlobalAvgPool2dForward:
   case Kernel::GlobalAvgPool2dBackward:
   case Kernel::ReluForward:

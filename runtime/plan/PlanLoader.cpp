@@ -6,8 +6,10 @@
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/plan/PlanVersion.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -15,6 +17,19 @@ namespace dpc::plan {
 
 void LoadedPlan::fail(const std::string &message) const {
   throw PlanError(name + ": " + message);
+}
+
+std::vector<int> LoadedPlan::findReplicas(std::string_view stepName) const {
+  std::vector<int> replicas;
+  const auto *steps = root->steps();
+  for (flatbuffers::uoffset_t i = 0; steps && i < steps->size(); ++i)
+    if (steps->Get(i)->name() &&
+        steps->Get(i)->name()->string_view() == stepName)
+      replicas.push_back(static_cast<int>(i));
+  std::stable_sort(replicas.begin(), replicas.end(), [&](int a, int b) {
+    return steps->Get(a)->device() < steps->Get(b)->device();
+  });
+  return replicas;
 }
 
 int LoadedPlan::findStep(std::string_view stepName) const {
@@ -61,16 +76,21 @@ public:
     const auto *steps = plan.steps();
     if (!steps || steps->size() == 0)
       loaded.fail("the plan has no steps");
-    std::set<std::string> names;
+    // Steps of the same name on different devices are the replicas of
+    // one data-parallel step.
+    std::set<std::pair<std::string, int>> names;
     for (flatbuffers::uoffset_t s = 0; s < steps->size(); ++s) {
       const Step &step = *steps->Get(s);
       std::string stepName = step.name() ? step.name()->str() : "";
       if (stepName.empty())
         loaded.fail("step " + std::to_string(s) + " has no name");
-      if (!names.insert(stepName).second)
-        loaded.fail("two steps are named '" + stepName + "'");
+      if (!names.insert({stepName, step.device()}).second)
+        loaded.fail("two steps are named '" + stepName + "' on device " +
+                    std::to_string(step.device()));
       checkStep(step);
     }
+    checkReplicas();
+    checkSplit();
   }
 
 private:
@@ -97,7 +117,8 @@ private:
     const auto *persistent = plan.persistent();
     if (!persistent)
       return;
-    std::set<std::string> names;
+    // Each device holds its own copy of the training state.
+    std::set<std::pair<std::string, int>> names;
     for (flatbuffers::uoffset_t i = 0; i < persistent->size(); ++i) {
       const PersistentTensor &p = *persistent->Get(i);
       std::string where = "persistent tensor " + std::to_string(i);
@@ -105,8 +126,14 @@ private:
       if (name.empty())
         loaded.fail(where + " has no name");
       where += " ('" + name + "')";
-      if (!names.insert(name).second)
-        loaded.fail(where + ": the name is used twice");
+      int numDevices = static_cast<int>(plan.devices()->size());
+      if (p.device() < 0 || p.device() >= numDevices)
+        loaded.fail(where + ": device " + std::to_string(p.device()) +
+                    " is out of range (the plan has " +
+                    std::to_string(numDevices) + " devices)");
+      if (!names.insert({name, p.device()}).second)
+        loaded.fail(where + ": the name is used twice on device " +
+                    std::to_string(p.device()));
       int64_t size = getDTypeSize(p.dtype());
       if (size == 0)
         loaded.fail(where + ": unknown dtype");
@@ -235,6 +262,10 @@ private:
                     " " + formatDims(toDims(state.dims())));
       if (tensor.batch_dim())
         loaded.fail(where + ": a persistent tensor has no batch dim");
+      if (state.device() != step.device())
+        loaded.fail(where + ": persistent tensor '" + state.name()->str() +
+                    "' is on device " + std::to_string(state.device()) +
+                    ", the step on device " + std::to_string(step.device()));
       break;
     }
     case Storage::Input:
@@ -386,6 +417,68 @@ private:
     } catch (const ShapeError &error) {
       loaded.fail(where + ": " + error.what());
     }
+    // Replicas run on different numbers of rows: only tensors without a
+    // batch dim have the same size everywhere.
+    if (instruction.kernel() == Kernel::AllReduce)
+      for (int t : *instruction.operands())
+        if (step.tensors()->Get(t)->batch_dim())
+          loaded.fail(where + ": operand tensor " + std::to_string(t) +
+                      " has a batch dim; replicas cannot reduce it");
+  }
+
+  static int countCollectives(const Step &step) {
+    int count = 0;
+    for (flatbuffers::uoffset_t s = 0;
+         step.streams() && s < step.streams()->size(); ++s)
+      if (const auto *instructions = step.streams()->Get(s)->instructions())
+        for (const Instruction *instruction : *instructions)
+          count += instruction->kernel() == Kernel::AllReduce;
+    return count;
+  }
+
+  /// Replicas of a step must issue the same collectives, and a step with
+  /// collectives needs a replica on every device (they all take part).
+  void checkReplicas() {
+    std::map<std::string, std::vector<const Step *>> replicas;
+    for (const Step *step : *plan.steps())
+      replicas[step->name()->str()].push_back(step);
+    size_t numDevices = plan.devices()->size();
+    for (const auto &[name, steps] : replicas) {
+      int collectives = countCollectives(*steps[0]);
+      for (const Step *step : steps)
+        if (countCollectives(*step) != collectives)
+          loaded.fail("step '" + name + "': the replica on device " +
+                      std::to_string(step->device()) + " has " +
+                      std::to_string(countCollectives(*step)) +
+                      " collectives, the one on device " +
+                      std::to_string(steps[0]->device()) + " has " +
+                      std::to_string(collectives));
+      if (collectives > 0 && steps.size() != numDevices)
+        loaded.fail("step '" + name + "' has collectives but replicas on " +
+                    std::to_string(steps.size()) + " of the " +
+                    std::to_string(numDevices) + " devices");
+    }
+  }
+
+  void checkSplit() {
+    const auto *split = plan.split();
+    if (!split || split->size() == 0)
+      return;
+    if (split->size() != plan.devices()->size())
+      loaded.fail("split " + formatDims(toDims(split)) + " has " +
+                  std::to_string(split->size()) + " entries for " +
+                  std::to_string(plan.devices()->size()) + " devices");
+    int64_t sum = 0;
+    for (int64_t share : *split) {
+      if (share < 0)
+        loaded.fail("split " + formatDims(toDims(split)) +
+                    " has a negative share");
+      sum += share;
+    }
+    if (plan.compiled_batch() > 0 && sum != plan.compiled_batch())
+      loaded.fail("split " + formatDims(toDims(split)) + " sums to " +
+                  std::to_string(sum) + ", not the compiled batch " +
+                  std::to_string(plan.compiled_batch()));
   }
 
   /// Round-robin over the streams, taking an instruction once every event

@@ -4,8 +4,10 @@
 // relies on: the "DPCP" identifier, the version, the FlatBuffers verifier,
 // and the cross-references the verifier cannot see (tensor indices, arena
 // bounds, persistent shapes, aliases, kernel signatures and shapes, events
-// that can be ordered). Everything past load() may trust the plan. Each
-// problem is a PlanError whose message is one line that names the file.
+// that can be ordered, replicas and their training state on one device,
+// collectives that every replica issues, the batch split). Everything past
+// load() may trust the plan. Each problem is a PlanError whose message is
+// one line that names the file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,10 +42,13 @@ public:
   const std::string &getName() const { return name; }
   const std::vector<uint8_t> &getBytes() const { return bytes; }
 
-  /// Index of the step called `stepName`, or -1.
+  /// Index of the (first, in plan order) step called `stepName`, or -1.
   int findStep(std::string_view stepName) const;
+  /// Indices of every step called `stepName` -- the replicas of a
+  /// data-parallel step, one per device -- ordered by device.
+  std::vector<int> findReplicas(std::string_view stepName) const;
   /// The batch every batch-dim tensor of step `step` was compiled for (0
-  /// when it has none).
+  /// when it has none): for a replica, its device's share.
   int64_t getMaxBatch(int step) const { return maxBatch[step]; }
   /// Step `step`'s instructions, (stream, instruction) pairs, in an order
   /// that enqueues every event's signal before its waits.

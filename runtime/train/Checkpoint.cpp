@@ -216,7 +216,7 @@ TrainingState loadCheckpoint(const std::string &directory) {
 void captureState(const exec::Executor &executor, TrainingState &state) {
   const auto *persistent = executor.getPlan()->persistent();
   state.tensors.clear();
-  for (size_t i = 0; i < executor.getNumPersistent(); ++i) {
+  for (size_t i : executor.getPrimaryPersistent()) {
     const plan::PersistentTensor &p = *persistent->Get(i);
     SavedTensor t;
     t.name = p.name()->str();
@@ -232,25 +232,28 @@ void captureState(const exec::Executor &executor, TrainingState &state) {
 void restoreState(exec::Executor &executor, const TrainingState &state,
                   const std::string &path) {
   const auto *persistent = executor.getPlan()->persistent();
-  size_t count = executor.getNumPersistent();
+  const std::vector<size_t> &primary = executor.getPrimaryPersistent();
+  size_t count = primary.size();
   if (state.tensors.size() != count)
     throw CheckpointError(path + ": holds " +
                           std::to_string(state.tensors.size()) +
                           " tensors, the plan has " + std::to_string(count) +
                           " (a checkpoint of another plan?)");
-  for (size_t i = 0; i < count; ++i) {
-    const plan::PersistentTensor &p = *persistent->Get(i);
-    const SavedTensor &t = state.tensors[i];
+  for (size_t k = 0; k < count; ++k) {
+    const plan::PersistentTensor &p = *persistent->Get(primary[k]);
+    const SavedTensor &t = state.tensors[k];
     std::vector<int64_t> dims = plan::toDims(p.dims());
     if (t.name != p.name()->str() || t.dtype != int32_t(p.dtype()) ||
-        t.dims != dims || t.bytes.size() != executor.getPersistentBytes(i))
+        t.dims != dims ||
+        t.bytes.size() != executor.getPersistentBytes(primary[k]))
       throw CheckpointError(
           path + ": tensor '" + t.name + "' " + plan::formatDims(t.dims) +
           " does not match the plan's '" + p.name()->str() + "' " +
           plan::formatDims(dims) + " (a checkpoint of another plan?)");
   }
-  for (size_t i = 0; i < count; ++i)
-    executor.writePersistent(i, state.tensors[i].bytes.data());
+  // Every device's copy gets the saved one.
+  for (size_t k = 0; k < count; ++k)
+    executor.writePersistent(primary[k], state.tensors[k].bytes.data());
   executor.setOptimizerStep(state.optimizerStep);
 }
 

@@ -42,7 +42,11 @@ struct TrainingState {
   int64_t optimizerStep = 0;
   uint64_t seed = 0;
   std::vector<EpochMetrics> history;
-  std::vector<SavedTensor> tensors; // in Plan.persistent order
+  /// One copy of each persistent tensor, in Plan.persistent order: the
+  /// lowest device's. Replicas hold the same values, except batch-norm
+  /// running statistics without sync-bn, where device 0's are kept (as
+  /// DDP keeps rank 0's); a restore writes them to every device.
+  std::vector<SavedTensor> tensors;
 };
 
 /// The file a checkpoint directory holds.

@@ -59,7 +59,9 @@ void dpc::train::initializeParameters(exec::Executor &executor,
     return;
   const plan::Plan &plan = executor.getPlan().get();
   std::mt19937_64 random(seed ^ 0x5DEECE66Dull);
-  for (size_t i = 0; i < plan.persistent()->size(); ++i) {
+  // One draw per tensor, written to every device's copy: replicas start
+  // equal, and a plan on N devices starts where the one-device plan does.
+  for (size_t i : executor.getPrimaryPersistent()) {
     const plan::PersistentTensor *tensor = plan.persistent()->Get(i);
     if (tensor->kind() != plan::PersistentKind::Parameter ||
         tensor->dtype() != plan::DType::F32 || !tensor->dims() ||

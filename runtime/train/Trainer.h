@@ -12,6 +12,8 @@
 // (f32 scalar), and output "loss" (the batch mean), optionally "correct"
 // (the count of right predictions, any numeric dtype); optionally an
 // "eval_step" with inputs "images" and "labels" and output "correct".
+// A data-parallel plan has these steps once per device: the trainer binds
+// and reads global values, and the executor splits and sums (Executor.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -8,6 +8,7 @@
 
 #include "runtime/plan/test/TestPlans.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -35,18 +36,29 @@ int main(int argc, char **argv) {
       options.momentum = std::atof(value().c_str());
     else if (arg == "--two-streams")
       options.twoStreams = true;
-    else if (out.empty() && arg[0] != '-')
+    else if (arg == "--split") {
+      // Per-device batches, e.g. 96,160: a data-parallel plan.
+      std::string list = value();
+      for (size_t at = 0; at <= list.size();) {
+        size_t comma = std::min(list.find(',', at), list.size());
+        options.split.push_back(
+            std::atoll(list.substr(at, comma - at).c_str()));
+        at = comma + 1;
+      }
+    } else if (out.empty() && arg[0] != '-')
       out = arg;
     else {
       std::cerr << "usage: dpc-make-test-plan OUT [--batch N] [--hidden N] "
-                   "[--optimizer sgd|adamw] [--momentum M] [--two-streams]\n";
+                   "[--optimizer sgd|adamw] [--momentum M] [--two-streams] "
+                   "[--split B0,B1,...]\n";
       return 1;
     }
   }
   if (out.empty() || options.batch < 1 ||
       (options.optimizer != "sgd" && options.optimizer != "adamw")) {
     std::cerr << "usage: dpc-make-test-plan OUT [--batch N] [--hidden N] "
-                 "[--optimizer sgd|adamw] [--momentum M] [--two-streams]\n";
+                 "[--optimizer sgd|adamw] [--momentum M] [--two-streams] "
+                 "[--split B0,B1,...]\n";
     return 1;
   }
   if (!dpc::plan::test::writeFile(out,

@@ -15,10 +15,11 @@ namespace {
 /// bump allocator (no reuse: tests do not need it).
 class StepBuilder {
 public:
-  StepBuilder(const std::string &name, int64_t batch) : batch(batch) {
+  StepBuilder(const std::string &name, int64_t batch, int device = 0)
+      : batch(batch) {
     step = std::make_unique<StepT>();
     step->name = name;
-    step->device = 0;
+    step->device = device;
   }
 
   int add(const std::string &name, std::vector<int64_t> dims, bool batchDim,
@@ -123,7 +124,13 @@ std::vector<float> xavierUniform(int64_t fanOut, int64_t fanIn, uint32_t seed) {
   return values;
 }
 
-PlanT buildMlpPlanObject(const MlpPlanOptions &o) {
+PlanT buildMlpPlanObject(const MlpPlanOptions &options) {
+  MlpPlanOptions o = options;
+  bool parallel = !o.split.empty();
+  std::vector<int64_t> shares = parallel ? o.split : std::vector{o.batch};
+  o.batch = 0;
+  for (int64_t share : shares)
+    o.batch += share;
   PlanT plan;
   plan.version = kPlanVersion;
   plan.producer = "dpc runtime tests";
@@ -132,9 +139,13 @@ PlanT buildMlpPlanObject(const MlpPlanOptions &o) {
   plan.sample_dims = {o.channels, o.height, o.width};
   plan.num_classes = o.classes;
   plan.optimizer = o.optimizer;
-  auto device = std::make_unique<DeviceT>();
-  device->name = "cpu:0";
-  plan.devices.push_back(std::move(device));
+  if (parallel)
+    plan.split = shares;
+  for (size_t d = 0; d < shares.size(); ++d) {
+    auto device = std::make_unique<DeviceT>();
+    device->name = "cpu:" + std::to_string(d);
+    plan.devices.push_back(std::move(device));
+  }
 
   int64_t features = o.channels * o.height * o.width;
   // Layers: (out, in) per linear layer.
@@ -175,133 +186,182 @@ PlanT buildMlpPlanObject(const MlpPlanOptions &o) {
     }
     stateIndex.push_back(indices);
   }
-
-  auto forward = [&](StepBuilder &b, int &x, std::vector<int> &params,
-                     std::vector<int> &activations) {
-    int images = b.input("images", {o.channels, o.height, o.width}, true);
-    int labels = b.input("labels", {}, true, DType::I32);
-    x = b.alias("x", images, {features}, true);
-    int current = x;
-    for (size_t l = 0; l < layers.size(); ++l) {
-      int w = b.persistent(*plan.persistent[weightIndex[l]], weightIndex[l]);
-      int bias = b.persistent(*plan.persistent[biasIndex[l]], biasIndex[l]);
-      params.push_back(w);
-      params.push_back(bias);
-      bool last = l + 1 == layers.size();
-      int y = b.arena(last ? "logits" : "h" + std::to_string(l + 1),
-                      {layers[l].first}, true);
-      b.emit(0, Kernel::LinearForward, {current, w, bias}, {y});
-      if (!last) {
-        int a = b.arena("a" + std::to_string(l + 1), {layers[l].first}, true);
-        b.emit(0, Kernel::ReluForward, {y}, {a});
-        activations.push_back(a);
-        current = a;
-      } else {
-        activations.push_back(y);
-      }
+  // Every other device's copy of the state, in the same order.
+  size_t perDevice = plan.persistent.size();
+  for (size_t d = 1; d < shares.size(); ++d)
+    for (size_t p = 0; p < perDevice; ++p) {
+      auto copy = std::make_unique<PersistentTensorT>(*plan.persistent[p]);
+      copy->device = static_cast<int>(d);
+      plan.persistent.push_back(std::move(copy));
     }
-    int logits = activations.back();
-    int loss = b.arena("loss", {}, false);
-    int correct = b.arena("correct", {}, false, o.correctDtype);
-    b.emit(0, Kernel::CrossEntropyForward, {logits, labels}, {loss});
-    b.emit(0, Kernel::CorrectCount, {logits, labels}, {correct});
-    b.output("loss", loss);
-    b.output("correct", correct);
-    b.output("logits", logits);
-    return labels;
-  };
 
-  // train_step
-  {
-    StepBuilder b("train_step", o.batch);
-    int x;
-    std::vector<int> params, activations;
-    int labels = forward(b, x, params, activations);
-    int lr = b.input("lr", {}, false);
-    int step =
-        o.optimizer == "adamw" ? b.input("step", {}, false, DType::I64) : -1;
-    int logits = activations.back();
-    int dloss = b.arena("dloss", {}, false);
-    auto &fill = b.emit(0, Kernel::Fill, {}, {dloss});
-    FillAttrsT fillAttrs;
-    fillAttrs.value = 1.0;
-    fill.attrs.Set(fillAttrs);
-    int dy = b.arena("dlogits", {o.classes}, true);
-    b.emit(0, Kernel::CrossEntropyBackward, {logits, labels, dloss}, {dy});
-
-    auto update = [&](int stream, size_t p, int grad) {
-      int param = params[p];
-      std::vector<int32_t> operands = {param, grad};
-      int persistentIndex = b.step->tensors[param]->persistent;
-      std::vector<int> states;
-      for (int s : stateIndex[persistentIndex])
-        states.push_back(b.persistent(*plan.persistent[s], s));
-      if (o.optimizer == "adamw") {
-        operands.insert(operands.end(), {states[0], states[1], lr, step});
-        auto &i = b.emit(stream, Kernel::AdamWUpdate, operands, {});
-        AdamWAttrsT attrs;
-        attrs.weight_decay = o.weightDecay;
-        i.attrs.Set(attrs);
-      } else {
-        operands.push_back(lr);
-        if (!states.empty())
-          operands.push_back(states[0]);
-        auto &i = b.emit(stream, Kernel::SgdUpdate, operands, {});
-        SgdAttrsT attrs;
-        attrs.momentum = o.momentum;
-        attrs.weight_decay = o.weightDecay;
-        i.attrs.Set(attrs);
+  for (size_t d = 0; d < shares.size(); ++d) {
+    // Persistent tensor `p` of device 0 as this device's copy.
+    int offset = static_cast<int>(d * perDevice);
+    auto state = [&](int p) -> std::pair<const PersistentTensorT &, int> {
+      return {*plan.persistent[p + offset], p + offset};
+    };
+    auto forward = [&](StepBuilder &b, int &x, std::vector<int> &params,
+                       std::vector<int> &activations) {
+      int images = b.input("images", {o.channels, o.height, o.width}, true);
+      int labels = b.input("labels", {}, true, DType::I32);
+      x = b.alias("x", images, {features}, true);
+      int current = x;
+      for (size_t l = 0; l < layers.size(); ++l) {
+        auto [wState, wIndex] = state(weightIndex[l]);
+        auto [bState, bIndex] = state(biasIndex[l]);
+        int w = b.persistent(wState, wIndex);
+        int bias = b.persistent(bState, bIndex);
+        params.push_back(w);
+        params.push_back(bias);
+        bool last = l + 1 == layers.size();
+        int y = b.arena(last ? "logits" : "h" + std::to_string(l + 1),
+                        {layers[l].first}, true);
+        b.emit(0, Kernel::LinearForward, {current, w, bias}, {y});
+        if (!last) {
+          int a = b.arena("a" + std::to_string(l + 1), {layers[l].first}, true);
+          b.emit(0, Kernel::ReluForward, {y}, {a});
+          activations.push_back(a);
+          current = a;
+        } else {
+          activations.push_back(y);
+        }
       }
+      int logits = activations.back();
+      int loss = b.arena("loss", {}, false);
+      int correct = b.arena("correct", {}, false, o.correctDtype);
+      b.emit(0, Kernel::CrossEntropyForward, {logits, labels}, {loss});
+      b.emit(0, Kernel::CorrectCount, {logits, labels}, {correct});
+      b.output("loss", loss);
+      b.output("correct", correct);
+      b.output("logits", logits);
+      return labels;
     };
 
-    // Backward through the layers, last first.
-    std::vector<int> grads(params.size());
-    for (size_t l = layers.size(); l-- > 0;) {
-      int in = l == 0 ? x : activations[l - 1];
-      int dw = b.arena("dw" + std::to_string(l + 1),
-                       {layers[l].first, layers[l].second}, false);
-      int db = b.arena("db" + std::to_string(l + 1), {layers[l].first}, false);
-      b.emit(0, Kernel::LinearBackwardWeights, {in, dy}, {dw, db});
-      grads[2 * l] = dw, grads[2 * l + 1] = db;
-      if (l == 0)
-        break;
-      int da = b.arena("da" + std::to_string(l), {layers[l].second}, true);
-      auto &data =
-          b.emit(0, Kernel::LinearBackwardData, {dy, params[2 * l]}, {da});
-      bool split = o.twoStreams && l + 1 == layers.size();
-      if (split) {
-        // The last layer's weights are read for the last time: its update
-        // may run on another stream from here on.
-        data.signal_events.push_back(0);
-        b.step->num_events = 1;
-      }
-      int dh = b.arena("dh" + std::to_string(l), {layers[l].second}, true);
-      b.emit(0, Kernel::ReluBackward, {activations[l - 1], da}, {dh});
-      dy = dh;
-    }
-    if (o.twoStreams && layers.size() > 1) {
-      // Stream 1 waits for the event, then updates the last layer.
-      size_t last = layers.size() - 1;
-      update(1, 2 * last, grads[2 * last]);
-      update(1, 2 * last + 1, grads[2 * last + 1]);
-      b.step->streams[1]->instructions.front()->wait_events.push_back(0);
-      for (size_t p = 0; p < 2 * last; ++p)
-        update(0, p, grads[p]);
-    } else {
-      for (size_t p = 0; p < params.size(); ++p)
-        update(0, p, grads[p]);
-    }
-    plan.steps.push_back(std::move(b.step));
-  }
+    // train_step
+    {
+      StepBuilder b("train_step", shares[d], int(d));
+      int x;
+      std::vector<int> params, activations;
+      int labels = forward(b, x, params, activations);
+      int lr = b.input("lr", {}, false);
+      int step =
+          o.optimizer == "adamw" ? b.input("step", {}, false, DType::I64) : -1;
+      int logits = activations.back();
+      int dloss = b.arena("dloss", {}, false);
+      auto &fill = b.emit(0, Kernel::Fill, {}, {dloss});
+      FillAttrsT fillAttrs;
+      fillAttrs.value = 1.0;
+      fill.attrs.Set(fillAttrs);
+      int dy = b.arena("dlogits", {o.classes}, true);
+      b.emit(0, Kernel::CrossEntropyBackward, {logits, labels, dloss}, {dy});
 
-  // eval_step
-  {
-    StepBuilder b("eval_step", o.batch);
-    int x;
-    std::vector<int> params, activations;
-    forward(b, x, params, activations);
-    plan.steps.push_back(std::move(b.step));
-  }
+      auto update = [&](int stream, size_t p, int grad) {
+        int param = params[p];
+        std::vector<int32_t> operands = {param, grad};
+        int persistentIndex = b.step->tensors[param]->persistent - offset;
+        std::vector<int> states;
+        for (int s : stateIndex[persistentIndex]) {
+          auto [sState, sIndex] = state(s);
+          states.push_back(b.persistent(sState, sIndex));
+        }
+        if (o.optimizer == "adamw") {
+          operands.insert(operands.end(), {states[0], states[1], lr, step});
+          auto &i = b.emit(stream, Kernel::AdamWUpdate, operands, {});
+          AdamWAttrsT attrs;
+          attrs.weight_decay = o.weightDecay;
+          i.attrs.Set(attrs);
+          return &i;
+        } else {
+          operands.push_back(lr);
+          if (!states.empty())
+            operands.push_back(states[0]);
+          auto &i = b.emit(stream, Kernel::SgdUpdate, operands, {});
+          SgdAttrsT attrs;
+          attrs.momentum = o.momentum;
+          attrs.weight_decay = o.weightDecay;
+          i.attrs.Set(attrs);
+          return &i;
+        }
+      };
+      // Data parallel: the gradients of layer l are all-reduced on stream 1
+      // between events 2l (computed) and 2l + 1 (reduced).
+      auto allReduce = [&](size_t l, int dw, int db) {
+        while (b.step->streams.size() < 2)
+          b.step->streams.push_back(std::make_unique<StreamT>());
+        b.step->streams[1]->kind = StreamKind::Communication;
+        auto &i = b.emit(1, Kernel::AllReduce, {dw, db}, {});
+        if (o.allReduceAttrs) {
+          AllReduceAttrsT attrs;
+          attrs.op = o.allReduceOp;
+          i.attrs.Set(attrs);
+        }
+        i.wait_events.push_back(int(2 * l));
+        i.signal_events.push_back(int(2 * l + 1));
+        b.step->num_events = std::max(b.step->num_events, int(2 * l + 2));
+      };
+
+      // Backward through the layers, last first.
+      std::vector<int> grads(params.size());
+      for (size_t l = layers.size(); l-- > 0;) {
+        int in = l == 0 ? x : activations[l - 1];
+        int dw = b.arena("dw" + std::to_string(l + 1),
+                         {layers[l].first, layers[l].second}, false);
+        int db =
+            b.arena("db" + std::to_string(l + 1), {layers[l].first}, false);
+        auto &weights =
+            b.emit(0, Kernel::LinearBackwardWeights, {in, dy}, {dw, db});
+        grads[2 * l] = dw, grads[2 * l + 1] = db;
+        if (parallel) {
+          weights.signal_events.push_back(int(2 * l));
+          allReduce(l, dw, db);
+        }
+        if (l == 0)
+          break;
+        int da = b.arena("da" + std::to_string(l), {layers[l].second}, true);
+        auto &data =
+            b.emit(0, Kernel::LinearBackwardData, {dy, params[2 * l]}, {da});
+        bool split = !parallel && o.twoStreams && l + 1 == layers.size();
+        if (split) {
+          // The last layer's weights are read for the last time: its update
+          // may run on another stream from here on.
+          data.signal_events.push_back(0);
+          b.step->num_events = 1;
+        }
+        int dh = b.arena("dh" + std::to_string(l), {layers[l].second}, true);
+        b.emit(0, Kernel::ReluBackward, {activations[l - 1], da}, {dh});
+        dy = dh;
+      }
+      if (parallel) {
+        for (size_t p = 0; p < params.size(); ++p) {
+          InstructionT *i = update(0, p, grads[p]);
+          if (p % 2 == 0) // a layer's first update waits for its all-reduce
+            i->wait_events.push_back(int(p + 1));
+        }
+      } else if (o.twoStreams && layers.size() > 1) {
+        // Stream 1 waits for the event, then updates the last layer.
+        size_t last = layers.size() - 1;
+        update(1, 2 * last, grads[2 * last]);
+        update(1, 2 * last + 1, grads[2 * last + 1]);
+        b.step->streams[1]->instructions.front()->wait_events.push_back(0);
+        for (size_t p = 0; p < 2 * last; ++p)
+          update(0, p, grads[p]);
+      } else {
+        for (size_t p = 0; p < params.size(); ++p)
+          update(0, p, grads[p]);
+      }
+      plan.steps.push_back(std::move(b.step));
+    }
+
+    // eval_step
+    {
+      StepBuilder b("eval_step", shares[d], int(d));
+      int x;
+      std::vector<int> params, activations;
+      forward(b, x, params, activations);
+      plan.steps.push_back(std::move(b.step));
+    }
+  } // devices
   return plan;
 }
 

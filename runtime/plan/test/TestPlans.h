@@ -8,6 +8,15 @@
 // is what codegen is expected to write; see the conventions in
 // KernelShapes.h and Executor.h.
 //
+// With `split`, the plan is data-parallel, as codegen writes it: devices
+// cpu:0..N-1, each with its own copy of the training state (same names,
+// same initial values, PersistentTensor.device) and its own replicas of
+// both steps (the same instructions at its share of the batch). In the
+// train step, each layer's weight-gradient kernel signals an event; a
+// Communication stream waits for it and all-reduces (Sum) the layer's
+// gradients as one bucket, last layer first, and signals an event the
+// layer's updates wait for: the all-reduce overlaps the rest of backward.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_PLAN_TEST_TESTPLANS_H
@@ -33,10 +42,17 @@ struct MlpPlanOptions {
   /// The last layer's updates on a second stream, after an event.
   bool twoStreams = false;
   DType correctDtype = DType::I64;
+  /// Data parallel: each device's compiled batch (Plan.split); `batch` is
+  /// ignored and becomes their sum. Empty: one device, no collectives.
+  std::vector<int64_t> split;
+  /// AllReduce attributes: none (Sum by default) or this op.
+  bool allReduceAttrs = false;
+  ReduceOp allReduceOp = ReduceOp::Sum;
 };
 
 /// Persistent tensor indices of the MLP plan: w1, b1, then (hidden > 0)
-/// w2, b2, then optimizer state.
+/// w2, b2, then optimizer state; with `split`, that block once per device,
+/// device 0's first.
 PlanT buildMlpPlanObject(const MlpPlanOptions &options);
 std::vector<uint8_t> packPlan(const PlanT &plan);
 inline std::vector<uint8_t> buildMlpPlan(const MlpPlanOptions &options) {

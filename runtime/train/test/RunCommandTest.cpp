@@ -41,7 +41,12 @@ void expectError(const std::vector<std::string> &args,
 class RunCommandTest : public testing::Test {
 protected:
   void SetUp() override {
-    dir = (fs::path(testing::TempDir()) / "dpc_run_command").string();
+    // One directory per test: ctest runs them in parallel processes.
+    dir = (fs::path(testing::TempDir()) /
+           ("dpc_run_command_" +
+            std::string(
+                testing::UnitTest::GetInstance()->current_test_info()->name())))
+              .string();
     fs::remove_all(dir);
     fs::create_directories(dir);
     train = train::test::writeBandDataset(dir + "/train", 100, 8, 8, 4, 1);

@@ -166,14 +166,43 @@ TEST(TrainingTest, ResumeIsBitExactWithAdamW) {
   expectResumeIsBitExact("resume_adamw", o);
 }
 
-TEST(TrainingTest, FashionMnistSubsetLearns) {
+TEST(TrainingTest, ResumeIsBitExactOnTwoDevices) {
+  MlpPlanOptions o = bandPlan();
+  o.split = {7, 9}; // uneven; the last batch of 11 goes 5, 6
+  expectResumeIsBitExact("resume_two_devices", o);
+}
+
+TEST(TrainingTest, TwoDevicesTrainLikeOne) {
+  std::ostringstream out;
+  std::vector<TrainResult> results;
+  for (std::vector<int64_t> split : {std::vector<int64_t>{}, {8, 8}}) {
+    MlpPlanOptions o = bandPlan();
+    o.split = split;
+    Fixture f = makeBandFixture("like_one_" + std::to_string(split.size()), o);
+    RunOptions options = bandOptions(f);
+    options.epochs = 2;
+    options.init = "kaiming"; // drawn once, the same on every device
+    results.push_back(runTraining(options, out));
+  }
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_NEAR(results[1].history[e].trainLoss,
+                results[0].history[e].trainLoss,
+                1e-5 * results[0].history[e].trainLoss);
+    EXPECT_EQ(results[1].history[e].trainAcc, results[0].history[e].trainAcc);
+    EXPECT_EQ(results[1].history[e].testAcc, results[0].history[e].testAcc);
+  }
+}
+
+void expectFashionMnistSubsetLearns(const std::string &name,
+                                    const std::vector<int64_t> &split) {
   if (!fs::exists(std::string(data::kFashionMnistDirectory) +
                   "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST is not installed";
-  std::string dir = freshDirectory("fashion");
+  std::string dir = freshDirectory(name);
   MlpPlanOptions o;
   o.batch = 64;
   o.hidden = 64;
+  o.split = split;
   std::string planPath = dir + "/mlp.dpcplan";
   ASSERT_TRUE(plan::test::writeFile(planPath, plan::test::buildMlpPlan(o)));
   RunOptions options;
@@ -189,6 +218,14 @@ TEST(TrainingTest, FashionMnistSubsetLearns) {
   ASSERT_EQ(result.history.size(), 2u);
   EXPECT_LT(result.history[1].trainLoss, result.history[0].trainLoss);
   EXPECT_GT(result.finalTestAcc, 0.6);
+}
+
+TEST(TrainingTest, FashionMnistSubsetLearns) {
+  expectFashionMnistSubsetLearns("fashion", {});
+}
+
+TEST(TrainingTest, FashionMnistSubsetLearnsOnTwoDevices) {
+  expectFashionMnistSubsetLearns("fashion_two_devices", {32, 32});
 }
 
 } // namespace

@@ -1,0 +1,68 @@
+//===- Communicator.h - collectives across the replicas ---------*- C++ -*-===//
+//
+// A Communicator is one rank's handle on a group of ranks (one rank per
+// device), in the style of an NCCL communicator: each rank calls every
+// collective with its own buffers, and the call returns once this rank's
+// buffers hold the result. Collectives match by order: the n-th call of
+// each rank meets the n-th call of every other rank, so all ranks must issue
+// the same collectives, with the same counts and dtypes, in the same order.
+// One handle must not be used from two threads at once.
+//
+// The in-process backend (InProcessCommunicator.h) serves device threads of
+// one process; a process-per-rank backend (Gloo, MPI, NCCL) implements the
+// same interface with one handle per process.
+//
+// Results are deterministic: the same on every run and, bit for bit, on
+// every rank, so that data-parallel replicas stay identical.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_COMM_COMMUNICATOR_H
+#define DPC_RUNTIME_COMM_COMMUNICATOR_H
+
+#include "runtime/plan/Plan_generated.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+namespace dpc::comm {
+
+using plan::DType;
+using plan::ReduceOp;
+
+/// A mismatch between ranks (counts, dtypes, ops) or an unsupported dtype.
+struct CommError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// `count` elements of `dtype` at `data` (device memory of this rank).
+struct ReduceBuffer {
+  void *data = nullptr;
+  int64_t count = 0;
+  DType dtype = DType::F32;
+};
+
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+  virtual int getRank() const = 0;
+  virtual int getWorldSize() const = 0;
+
+  /// Reduces every buffer elementwise across the ranks, in place: buffer i
+  /// of each rank ends up holding `op` over buffer i of all ranks (Mean:
+  /// the sum divided by the world size; integer division for integers).
+  /// One call may carry several buffers (a gradient bucket): it is one
+  /// collective. Supports F32, F64, I32 and I64; counts may be 0. Throws
+  /// CommError, on every rank, if the ranks disagree.
+  virtual void allReduce(const std::vector<ReduceBuffer> &buffers,
+                         ReduceOp op) = 0;
+
+  void allReduce(float *data, int64_t count, ReduceOp op) {
+    allReduce({{data, count, DType::F32}}, op);
+  }
+};
+
+} // namespace dpc::comm
+
+#endif // DPC_RUNTIME_COMM_COMMUNICATOR_H

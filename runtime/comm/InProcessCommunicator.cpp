@@ -1,0 +1,197 @@
+//===- InProcessCommunicator.cpp - collectives between threads ------------===//
+
+#include "runtime/comm/InProcessCommunicator.h"
+#include "runtime/plan/PlanTypes.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+namespace dpc::comm {
+namespace {
+
+/// Blocks until all `count` threads have arrived; reusable.
+class Barrier {
+public:
+  explicit Barrier(int count) : count(count) {}
+  void arriveAndWait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    uint64_t generation = this->generation;
+    if (++arrived == count) {
+      arrived = 0;
+      ++this->generation;
+      lock.unlock();
+      released.notify_all();
+      return;
+    }
+    released.wait(lock, [&] { return this->generation != generation; });
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable released;
+  int count, arrived = 0;
+  uint64_t generation = 0;
+};
+
+/// What the ranks share: the buffers each one posted for the current call.
+struct Group {
+  explicit Group(int size)
+      : size(size), posted(size), ops(size), barrier(size) {}
+  int size;
+  std::vector<const std::vector<ReduceBuffer> *> posted;
+  std::vector<ReduceOp> ops;
+  Barrier barrier;
+};
+
+/// Elements are handed to ranks in blocks of this many, so that two ranks
+/// never write the same cache line of a f32 buffer.
+constexpr int64_t kBlock = 16;
+
+template <typename T> bool isGreater(T a, T b) {
+  // NaN wins, as in torch.max, and the rule is the same on every rank.
+  return a > b || (a != a && b == b);
+}
+
+/// Reduces elements [begin, end) of buffer `b` across the ranks and writes
+/// the result into every rank's buffer.
+template <typename T>
+void reduceRange(const Group &group, size_t b, int64_t begin, int64_t end,
+                 ReduceOp op) {
+  constexpr int64_t kChunk = 1024;
+  T acc[kChunk];
+  for (int64_t start = begin; start < end; start += kChunk) {
+    int64_t n = std::min(kChunk, end - start);
+    auto at = [&](int rank) {
+      return static_cast<T *>((*group.posted[rank])[b].data) + start;
+    };
+    std::copy_n(at(0), n, acc);
+    for (int rank = 1; rank < group.size; ++rank) {
+      const T *x = at(rank);
+      if (op == ReduceOp::Max) {
+        for (int64_t i = 0; i < n; ++i)
+          acc[i] = isGreater(x[i], acc[i]) ? x[i] : acc[i];
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          acc[i] += x[i];
+      }
+    }
+    if (op == ReduceOp::Mean)
+      for (int64_t i = 0; i < n; ++i)
+        acc[i] /= static_cast<T>(group.size);
+    for (int rank = 0; rank < group.size; ++rank)
+      std::copy_n(acc, n, at(rank));
+  }
+}
+
+/// Empty if every rank posted the same call as rank 0; otherwise why not.
+std::string findMismatch(const Group &group) {
+  const std::vector<ReduceBuffer> &first = *group.posted[0];
+  for (int rank = 1; rank < group.size; ++rank) {
+    const std::vector<ReduceBuffer> &other = *group.posted[rank];
+    std::string where = "all-reduce: rank " + std::to_string(rank);
+    if (group.ops[rank] != group.ops[0])
+      return where + " reduces with another op than rank 0";
+    if (other.size() != first.size())
+      return where + " passed " + std::to_string(other.size()) +
+             " buffers, rank 0 passed " + std::to_string(first.size());
+    for (size_t b = 0; b < first.size(); ++b)
+      if (other[b].count != first[b].count || other[b].dtype != first[b].dtype)
+        return where + " buffer " + std::to_string(b) + " has " +
+               std::to_string(other[b].count) + " " +
+               plan::EnumNameDType(other[b].dtype) + ", rank 0's has " +
+               std::to_string(first[b].count) + " " +
+               plan::EnumNameDType(first[b].dtype);
+  }
+  return {};
+}
+
+class InProcessCommunicator : public Communicator {
+public:
+  InProcessCommunicator(std::shared_ptr<Group> group, int rank)
+      : group(std::move(group)), rank(rank) {}
+
+  int getRank() const override { return rank; }
+  int getWorldSize() const override { return group->size; }
+
+  void allReduce(const std::vector<ReduceBuffer> &buffers,
+                 ReduceOp op) override {
+    // Checked before the barrier: every rank runs the same plan, so every
+    // rank throws here alike and none is left waiting.
+    for (const ReduceBuffer &buffer : buffers)
+      if (buffer.count < 0 ||
+          (buffer.dtype != DType::F32 && buffer.dtype != DType::F64 &&
+           buffer.dtype != DType::I32 && buffer.dtype != DType::I64))
+        throw CommError(std::string("all-reduce: unsupported buffer (") +
+                        plan::EnumNameDType(buffer.dtype) + ", " +
+                        std::to_string(buffer.count) + " elements)");
+    if (op != ReduceOp::Sum && op != ReduceOp::Mean && op != ReduceOp::Max)
+      throw CommError("all-reduce: unknown reduce op");
+    if (group->size == 1)
+      return; // Sum, Mean and Max of one rank are the identity.
+
+    group->posted[rank] = &buffers;
+    group->ops[rank] = op;
+    group->barrier.arriveAndWait();
+    // Every rank sees the same posts, so every rank reaches the same verdict.
+    std::string mismatch = findMismatch(*group);
+    if (mismatch.empty())
+      reduceMySlice(buffers, op);
+    // Nobody may return (and reuse its buffers or its post) before every
+    // rank has finished writing into them.
+    group->barrier.arriveAndWait();
+    if (!mismatch.empty())
+      throw CommError(mismatch);
+  }
+
+private:
+  /// This rank's blocks of the buffers' concatenated elements.
+  void reduceMySlice(const std::vector<ReduceBuffer> &buffers, ReduceOp op) {
+    int64_t total = 0;
+    for (const ReduceBuffer &buffer : buffers)
+      total += buffer.count;
+    int64_t blocks = (total + kBlock - 1) / kBlock;
+    int64_t begin = std::min(total, blocks * rank / group->size * kBlock);
+    int64_t end = std::min(total, blocks * (rank + 1) / group->size * kBlock);
+    int64_t offset = 0;
+    for (size_t b = 0; b < buffers.size() && offset < end; ++b) {
+      int64_t lo = std::max(begin, offset) - offset;
+      int64_t hi = std::min(end, offset + buffers[b].count) - offset;
+      offset += buffers[b].count;
+      if (lo >= hi)
+        continue;
+      switch (buffers[b].dtype) {
+      case DType::F32:
+        reduceRange<float>(*group, b, lo, hi, op);
+        break;
+      case DType::F64:
+        reduceRange<double>(*group, b, lo, hi, op);
+        break;
+      case DType::I32:
+        reduceRange<int32_t>(*group, b, lo, hi, op);
+        break;
+      default:
+        reduceRange<int64_t>(*group, b, lo, hi, op);
+        break;
+      }
+    }
+  }
+
+  std::shared_ptr<Group> group;
+  int rank;
+};
+
+} // namespace
+
+std::vector<std::unique_ptr<Communicator>> createInProcessGroup(int worldSize) {
+  if (worldSize < 1)
+    throw CommError("a communicator group needs at least one rank");
+  auto group = std::make_shared<Group>(worldSize);
+  std::vector<std::unique_ptr<Communicator>> ranks;
+  for (int rank = 0; rank < worldSize; ++rank)
+    ranks.push_back(std::make_unique<InProcessCommunicator>(group, rank));
+  return ranks;
+}
+
+} // namespace dpc::comm
