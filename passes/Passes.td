@@ -92,4 +92,22 @@ def PartitionDataParallel : Pass<"dpc-partition-data-parallel",
   ];
 }
 
+def BucketGradients : Pass<"dpc-bucket-gradients", "mlir::func::FuncOp"> {
+  let summary = "Group gradient all-reduces into buckets, in backward order";
+  let description = [{
+    Sets `bucket = N` on every `dist.all_reduce` of a partitioned step: in
+    program order (the order the backward pass produces gradients), the
+    first bucket holds up to `first-bucket-mb` MiB, the others up to
+    `bucket-mb` MiB (a larger gradient gets a bucket of its own). Codegen
+    reduces each bucket with one collective on the communication stream as
+    soon as its last gradient exists.
+  }];
+  let options = [
+    Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",
+           "The first bucket's size (MiB)">,
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "Every other bucket's size (MiB)">,
+  ];
+}
+
 #endif // DPC_PASSES_PASSES_TD

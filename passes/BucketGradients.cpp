@@ -1,0 +1,55 @@
+//===- BucketGradients.cpp - group gradient all-reduces into buckets ------===//
+//
+// One all-reduce per gradient wastes latency on small tensors; one for all
+// of them waits for the whole backward pass. Like DDP, group the gradients
+// in the order the backward pass produces them: the first bucket small, so
+// communication starts early, the rest `bucket-mb` each. Each bucket is
+// reduced as one collective once its last gradient exists (codegen).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace dpc {
+#define GEN_PASS_DEF_BUCKETGRADIENTS
+#include "passes/Passes.h.inc"
+} // namespace dpc
+
+using namespace mlir;
+
+namespace {
+
+struct BucketGradientsPass
+    : public dpc::impl::BucketGradientsBase<BucketGradientsPass> {
+  using BucketGradientsBase::BucketGradientsBase;
+
+  void runOnOperation() override {
+    if (firstBucketMb <= 0 || bucketMb <= 0) {
+      getOperation().emitError() << "bucket sizes must be > 0 MB";
+      return signalPassFailure();
+    }
+    Builder builder(&getContext());
+    int64_t bucket = 0;
+    double filled = 0, capacity = firstBucketMb * 1024 * 1024;
+    getOperation().walk([&](Operation *op) {
+      if (op->getName().getStringRef() != "dist.all_reduce" ||
+          op->getNumOperands() == 0)
+        return;
+      // One replica's share: every replica's operand has the same type.
+      auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+      double bytes = double(type.getNumElements()) *
+                     ((type.getElementTypeBitWidth() + 7) / 8);
+      if (filled > 0 && filled + bytes > capacity) {
+        ++bucket;
+        filled = 0;
+        capacity = bucketMb * 1024 * 1024;
+      }
+      op->setAttr("bucket", builder.getI64IntegerAttr(bucket));
+      filled += bytes;
+    });
+  }
+};
+
+} // namespace
