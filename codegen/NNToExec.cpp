@@ -302,7 +302,11 @@ LogicalResult StepLowering::inPlace(Value value, Value operand) {
     if (position.lookup(user) > currentPosition)
       return emitError(value.getLoc())
              << "cannot update in place: the old value is read later";
-  buffers[value] = buffer(operand);
+  Value shared = buffer(operand);
+  buffers[value] = shared;
+  // The new value's readers keep the buffer alive too.
+  if (auto it = arenaIndex.find(shared); it != arenaIndex.end())
+    arena[it->second].values.push_back(value);
   return success();
 }
 

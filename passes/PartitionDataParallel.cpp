@@ -81,31 +81,6 @@ FailureOr<int64_t> readBatch(func::FuncOp step) {
   return *batch;
 }
 
-/// A copy of `value` (an op result or argument in replica `replica`) times
-/// `weight`, built at `b`. A constant seed is folded; a weight of 0 gives
-/// zeros outright, since the mean over no rows is NaN.
-Value scale(OpBuilder &b, Location loc, Value value, double weight,
-            int64_t replica) {
-  auto type = cast<RankedTensorType>(value.getType());
-  auto splat = [&](double x) {
-    Operation *op = b.create<ConstantOp>(
-        loc,
-        DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), x)));
-    op->setAttr(DistDialect::kReplicaAttrName, b.getI64IntegerAttr(replica));
-    return op->getResult(0);
-  };
-  if (weight == 0)
-    return splat(0.0);
-  if (auto constant = value.getDefiningOp<ConstantOp>())
-    if (auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue()))
-      if (dense.isSplat())
-        return splat(dense.getSplatValue<APFloat>().convertToDouble() * weight);
-  Value factor = splat(weight);
-  Operation *mul = b.create<MulOp>(loc, value, factor);
-  mul->setAttr(DistDialect::kReplicaAttrName, b.getI64IntegerAttr(replica));
-  return mul->getResult(0);
-}
-
 /// The gradient operand of an optimizer update, or null.
 OpOperand *gradOperand(Operation *op) {
   if (auto sgd = dyn_cast<SgdUpdateOp>(op))
@@ -126,9 +101,6 @@ public:
 
 private:
   size_t numReplicas() const { return replicas.size(); }
-  double share(size_t d) const {
-    return static_cast<double>(partition.split[d]) / partition.batch;
-  }
   LogicalResult distributeArguments();
   LogicalResult cloneReplicas(ArrayRef<Operation *> ops);
   LogicalResult finishResults(func::ReturnOp oldReturn);
@@ -192,16 +164,10 @@ LogicalResult StepPartitioner::cloneReplicas(ArrayRef<Operation *> ops) {
     for (auto [d, mapping] : llvm::enumerate(replicas)) {
       Operation *clone = b.clone(*op, mapping);
       clone->setAttr(DistDialect::kReplicaAttrName, b.getI64IntegerAttr(d));
-      // Each replica's loss counts by its share of the global batch.
-      if (auto lossGrad = dyn_cast<CrossEntropyGradOp>(clone)) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(clone);
-        Value seed = lossGrad.getLossGrad();
-        lossGrad.getLossGradMutable().assign(
-            scale(b, clone->getLoc(), seed, share(d), d));
-        if (Operation *old = seed.getDefiningOp(); old && old->use_empty())
-          old->erase();
-      }
+      // No reweighting of the loss: in a replica, nn.cross_entropy and its
+      // gradient average over the global batch (see the dist dialect), so
+      // the replicas' losses and gradients sum to the global mean for any
+      // split, including the run-time split of a short last batch.
       if (OpOperand *grad = gradOperand(clone))
         grad->set(reduced.lookup(gradOperand(op)->get())[d]);
       if (auto inferable = dyn_cast<InferTypeOpInterface>(clone)) {
@@ -246,9 +212,6 @@ LogicalResult StepPartitioner::finishResults(func::ReturnOp oldReturn) {
                << "output '" << output.getValue()
                << "' is neither a scalar nor batch-major, so it cannot be "
                   "gathered";
-      // Weighted, the replicas' losses sum to the global-batch mean.
-      if (output.getValue() == "loss")
-        part = scale(b, step.getLoc(), part, share(d), d);
       parts.push_back(part);
     }
     auto first = cast<RankedTensorType>(parts.front().getType());

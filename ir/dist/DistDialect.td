@@ -22,6 +22,12 @@ def Dist_Dialect : Dialect {
     named by the step's `dist.devices` attribute (`"cpu:K"` or `"cuda:K"`),
     the batch share of each by `dist.split`, and the replica an op or a
     result belongs to by `dist.replica`.
+
+    In a replica, `nn.cross_entropy` and `nn.cross_entropy_grad` average
+    over the global batch (the sum of every replica's rows at run time), not
+    over the replica's own rows: the replicas' losses and gradients then sum
+    to the global-batch mean whatever the split, so DDP's plain averaging
+    (wrong for uneven splits) is never needed.
   }];
   let hasOperationAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;

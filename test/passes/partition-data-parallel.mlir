@@ -27,11 +27,10 @@
 // CHECK: %[[CE1:.*]] = nn.cross_entropy %[[L1]], %[[YS]]#1 {dist.replica = 1 : i64}
 // CHECK: %[[C0:.*]] = nn.correct_count %[[L0]], %[[YS]]#0
 // CHECK: %[[C1:.*]] = nn.correct_count %[[L1]], %[[YS]]#1
-// Each replica's loss is weighted by its share: the entries sum to the mean.
-// CHECK: %[[H0:.*]] = nn.constant {dist.replica = 0 : i64} dense<5.000000e-01> : tensor<f32>
-// CHECK: %[[WL0:.*]] = nn.mul %[[CE0]], %[[H0]] {dist.replica = 0 : i64}
-// CHECK: %[[WL1:.*]] = nn.mul %[[CE1]], %{{.*}} {dist.replica = 1 : i64}
-// CHECK: %[[LOSS:.*]] = dist.gather %[[WL0]], %[[WL1]] : tensor<f32>, tensor<f32> -> tensor<2xf32>
+// No reweighting: a replica's loss averages over the global batch (see the
+// dist dialect), so the gathered entries sum to the global mean.
+// CHECK-NOT: nn.mul
+// CHECK: %[[LOSS:.*]] = dist.gather %[[CE0]], %[[CE1]] : tensor<f32>, tensor<f32> -> tensor<2xf32>
 // CHECK: %[[CORRECT:.*]] = dist.gather %[[C0]], %[[C1]] : tensor<i64>, tensor<i64> -> tensor<2xi64>
 // CHECK: %[[LOGITS:.*]] = dist.gather %[[L0]], %[[L1]] : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
 // CHECK: return %[[LOSS]], %[[CORRECT]], %[[LOGITS]]
@@ -49,10 +48,10 @@
 // CHECK: %[[W1S:.*]]:2 = dist.replicate %[[W1]]
 // CHECK: %[[M1S:.*]]:2 = dist.replicate %[[M1]]
 // CHECK-NOT: dist.all_reduce
-// The loss gradient seed is the replica's share, 4 / 8.
-// CHECK: %[[SEED0:.*]] = nn.constant {dist.replica = 0 : i64} dense<5.000000e-01> : tensor<f32>
+// Each replica seeds its loss gradient with 1, as one device would.
+// CHECK: %[[SEED0:.*]] = nn.constant {dist.replica = 0 : i64} dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[SEED1:.*]] = nn.constant {dist.replica = 1 : i64} dense<1.000000e+00> : tensor<f32>
 // CHECK: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %[[SEED0]] {dist.replica = 0 : i64} : (tensor<4x3xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x3xf32>
-// CHECK: %[[SEED1:.*]] = nn.constant {dist.replica = 1 : i64} dense<5.000000e-01> : tensor<f32>
 // CHECK: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %[[SEED1]] {dist.replica = 1 : i64}
 // One sum per parameter gradient, right after its last replica computes it.
 // CHECK: %[[DW2_0:.*]] = nn.matmul %{{.*}}, %{{.*}} {dist.replica = 0 : i64} : (tensor<3x4xf32>, tensor<4x16xf32>) -> tensor<3x16xf32>
@@ -74,39 +73,32 @@
 // CHECK: %[[CORRECT:.*]] = dist.gather %{{.*}}, %{{.*}} : tensor<i64>, tensor<i64> -> tensor<2xi64>
 // CHECK: return %[[LOSS]], %[[CORRECT]], %[[NW1_0]], %[[NW1_1]], {{.*}}, %[[NM1_0]], %[[NM1_1]],
 
-// An explicit uneven split: each replica's share of the loss is its own.
+// An explicit uneven split.
 // SPLIT-LABEL: func.func @eval_step
 // SPLIT-SAME: attributes {dist.devices = ["cpu:0", "cuda:1"], dist.split = array<i64: 3, 5>}
 // SPLIT: dist.scatter %arg0 {sizes = array<i64: 3, 5>} : tensor<8x3x2x2xf32> -> tensor<3x3x2x2xf32>, tensor<5x3x2x2xf32>
-// SPLIT: nn.constant {dist.replica = 0 : i64} dense<3.750000e-01>
-// SPLIT: nn.constant {dist.replica = 1 : i64} dense<6.250000e-01>
 // SPLIT: dist.gather %{{.*}}, %{{.*}} : tensor<3x3xf32>, tensor<5x3xf32> -> tensor<8x3xf32>
 // SPLIT-LABEL: func.func @train_step
 // SPLIT: dist.scatter %arg0 {sizes = array<i64: 3, 5>}
-// SPLIT: %[[SEED0:.*]] = nn.constant {dist.replica = 0 : i64} dense<3.750000e-01> : tensor<f32>
-// SPLIT: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %[[SEED0]] {dist.replica = 0 : i64} : (tensor<3x3xf32>, tensor<3xi64>, tensor<f32>) -> tensor<3x3xf32>
-// SPLIT: %[[SEED1:.*]] = nn.constant {dist.replica = 1 : i64} dense<6.250000e-01> : tensor<f32>
-// SPLIT: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %[[SEED1]] {dist.replica = 1 : i64} : (tensor<5x3xf32>, tensor<5xi64>, tensor<f32>) -> tensor<5x3xf32>
+// SPLIT: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {dist.replica = 0 : i64} : (tensor<3x3xf32>, tensor<3xi64>, tensor<f32>) -> tensor<3x3xf32>
+// SPLIT: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {dist.replica = 1 : i64} : (tensor<5x3xf32>, tensor<5xi64>, tensor<f32>) -> tensor<5x3xf32>
 // SPLIT-COUNT-3: dist.all_reduce
 
 // torch.chunk's split of 10 over 4 devices.
 // FOUR-LABEL: func.func @train_step
 // FOUR-SAME: attributes {dist.devices = ["cpu:0", "cpu:1", "cpu:2", "cpu:3"], dist.split = array<i64: 3, 3, 3, 1>}
 // FOUR: dist.scatter %arg0 {sizes = array<i64: 3, 3, 3, 1>} : tensor<10x3x2x2xf32> -> tensor<3x3x2x2xf32>, tensor<3x3x2x2xf32>, tensor<3x3x2x2xf32>, tensor<1x3x2x2xf32>
-// FOUR: nn.constant {dist.replica = 3 : i64} dense<1.000000e-01>
 // FOUR: dist.all_reduce %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {reduction = "sum"} : tensor<3x16xf32>, tensor<3x16xf32>, tensor<3x16xf32>, tensor<3x16xf32>
 // FOUR: dist.gather %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32> -> tensor<4xf32>
 
 // 3 over 4 devices leaves the last one empty: it still takes part in every
-// all-reduce, and its loss weighs exactly 0.
+// all-reduce (its loss over no rows, divided by the global batch, is 0).
 // EMPTY-LABEL: func.func @train_step
 // EMPTY-SAME: dist.split = array<i64: 1, 1, 1, 0>
 // EMPTY: nn.flatten %{{.*}}#3 {dist.replica = 3 : i64} : (tensor<0x3x2x2xf32>) -> tensor<0x12xf32>
-// EMPTY: %[[SEED3:.*]] = nn.constant {dist.replica = 3 : i64} dense<0.000000e+00> : tensor<f32>
-// EMPTY: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %[[SEED3]] {dist.replica = 3 : i64} : (tensor<0x3xf32>, tensor<0xi64>, tensor<f32>) -> tensor<0x3xf32>
+// EMPTY: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {dist.replica = 3 : i64} : (tensor<0x3xf32>, tensor<0xi64>, tensor<f32>) -> tensor<0x3xf32>
 // EMPTY-COUNT-3: dist.all_reduce %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {reduction = "sum"}
-// EMPTY: %[[LOSS3:.*]] = nn.constant {dist.replica = 3 : i64} dense<0.000000e+00> : tensor<f32>
-// EMPTY: dist.gather %{{.*}}, %{{.*}}, %{{.*}}, %[[LOSS3]] : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32> -> tensor<4xf32>
+// EMPTY: dist.gather %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32> -> tensor<4xf32>
 func.func @forward(%x: tensor<?x3x2x2xf32> {nn.input = "x"},
                    %w1: tensor<16x12xf32> {nn.param = "fc1.weight"},
                    %b1: tensor<16xf32> {nn.param = "fc1.bias"},

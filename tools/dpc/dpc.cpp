@@ -46,13 +46,32 @@ static cl::opt<int64_t> batchSize(
              "default to 256)"),
     cl::value_desc("N"), cl::sub(compileCommand));
 
-enum class Stage { NN, Train, Exec };
+static cl::opt<std::string>
+    devices("devices",
+            cl::desc("The devices to train on, comma-separated: cpu:K or "
+                     "cuda:K (default cpu:0)"),
+            cl::init("cpu:0"), cl::sub(compileCommand));
+static cl::list<int64_t>
+    split("split",
+          cl::desc("Each device's share of the batch (default: even, like "
+                   "torch.chunk)"),
+          cl::CommaSeparated, cl::sub(compileCommand));
+static cl::opt<double>
+    bucketMb("bucket-mb",
+             cl::desc("Gradient all-reduce bucket size in MiB (the first "
+                      "bucket is 1 MiB)"),
+             cl::init(25.0), cl::sub(compileCommand));
+
+enum class Stage { NN, Train, Dist, Exec };
 static cl::opt<Stage> emitStage(
     "emit", cl::desc("Print a stage of the compilation as MLIR"),
     cl::values(clEnumValN(Stage::NN, "nn",
                           "the imported forward graph (nn dialect)"),
                clEnumValN(Stage::Train, "train",
                           "the training and evaluation steps (nn dialect)"),
+               clEnumValN(Stage::Dist, "dist",
+                          "the steps partitioned over the devices, with "
+                          "their collectives (nn + dist)"),
                clEnumValN(Stage::Exec, "exec",
                           "the planned steps: buffers and kernel calls")),
     cl::sub(compileCommand));
@@ -175,7 +194,17 @@ static int runCompile() {
     options.weightDecay = weightDecay;
     pm.addPass(dpc::createNNBuildTrainStep(options));
   }
-  if (writesPlan || emitStage == Stage::Exec)
+  bool lowers = writesPlan || emitStage == Stage::Exec;
+  if (lowers || emitStage == Stage::Dist) {
+    dpc::PartitionDataParallelOptions options;
+    options.devices = devices;
+    options.split = split;
+    pm.addPass(dpc::createPartitionDataParallel(options));
+    dpc::BucketGradientsOptions buckets;
+    buckets.bucketMb = bucketMb;
+    pm.addNestedPass<func::FuncOp>(dpc::createBucketGradients(buckets));
+  }
+  if (lowers)
     pm.addPass(dpc::createConvertNNToExec());
   if (failed(pm.run(*module)))
     return 1;

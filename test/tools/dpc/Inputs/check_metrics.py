@@ -2,7 +2,7 @@
 """Asserts what a user checks in dpc run's metrics (JSON lines per epoch).
 
 Usage: check_metrics.py METRICS.jsonl [--epochs N] [--loss-decreases]
-                        [--min-test-acc A]
+                        [--min-test-acc A] [--same-as OTHER.jsonl --rtol R]
 Prints one line per check; exits 1 if any fails.
 """
 import argparse
@@ -19,6 +19,9 @@ def main():
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--loss-decreases", action="store_true")
     parser.add_argument("--min-test-acc", type=float)
+    parser.add_argument("--same-as", help="another run's metrics: the losses "
+                        "and accuracies must agree to --rtol")
+    parser.add_argument("--rtol", type=float, default=1e-4)
     args = parser.parse_args()
     records = [json.loads(line) for line in open(args.metrics)]
     failures = []
@@ -35,6 +38,15 @@ def main():
     if args.min_test_acc is not None and (final is None or
                                           final < args.min_test_acc):
         failures.append(f"final test accuracy {final} < {args.min_test_acc}")
+    if args.same_as:
+        others = [json.loads(line) for line in open(args.same_as)]
+        for mine, other in zip(records, others):
+            for key in ("train_loss", "train_acc", "test_acc"):
+                a, b = mine[key], other[key]
+                if abs(a - b) > args.rtol * max(abs(a), abs(b)):
+                    failures.append(f"epoch {mine['epoch']} {key}: {a} vs {b}")
+        if len(records) != len(others):
+            failures.append(f"{len(records)} epochs vs {len(others)}")
     print(f"epochs {len(records)}, train loss {losses}, "
           f"final test accuracy {final}")
     for failure in failures:
