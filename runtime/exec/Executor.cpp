@@ -3,6 +3,7 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/comm/InProcessCommunicator.h"
 #include "runtime/exec/BatchSplit.h"
+#include "runtime/exec/Trace.h"
 #include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanTypes.h"
 
@@ -393,7 +394,27 @@ void Executor::enqueue(int index, int64_t rows, int64_t batch) {
     call.communicator = state.communicator;
     bind(instruction.operands(), call.operands);
     bind(instruction.results(), call.results);
-    stream.launch(std::move(call));
+    if (!tracer) {
+      stream.launch(std::move(call));
+    } else {
+      // Host functions on the same stream time the kernel as it runs.
+      auto start = std::make_shared<double>();
+      TraceSpan span{plan::EnumNameKernel(instruction.kernel()),
+                     planStep.device(),
+                     int(s),
+                     planStep.streams()->Get(s)->kind() ==
+                         plan::StreamKind::Communication,
+                     0,
+                     0};
+      stream.enqueueHostFunction(
+          [tracer = tracer, start] { *start = tracer->now(); });
+      stream.launch(std::move(call));
+      stream.enqueueHostFunction([tracer = tracer, start, span]() mutable {
+        span.startMicros = *start;
+        span.endMicros = tracer->now();
+        tracer->add(std::move(span));
+      });
+    }
     if (const auto *signals = instruction.signal_events())
       for (int e : *signals)
         stream.record(*state.events[e]);

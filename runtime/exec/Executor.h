@@ -60,6 +60,8 @@ class Communicator;
 
 namespace dpc::exec {
 
+class Tracer;
+
 using DeviceFactory = std::function<std::unique_ptr<Device>(
     const std::string &name, const DeviceOptions &options)>;
 
@@ -135,6 +137,10 @@ public:
   int64_t getOptimizerStep() const { return optimizerStep; }
   void setOptimizerStep(int64_t step) { optimizerStep = step; }
 
+  /// Records when every kernel runs, on which device and stream, from now
+  /// on (null: stop). The tracer must outlive the runs it records.
+  void setTracer(Tracer *newTracer) { tracer = newTracer; }
+
 private:
   struct StepState;
   struct StepGroup;
@@ -147,6 +153,7 @@ private:
                                     std::string_view name, bool input) const;
 
   std::shared_ptr<const plan::LoadedPlan> plan;
+  Tracer *tracer = nullptr;
   std::vector<std::unique_ptr<Device>> devices;
   std::vector<std::unique_ptr<comm::Communicator>> communicators;
   std::vector<DeviceBuffer> persistent;

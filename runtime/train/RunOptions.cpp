@@ -76,7 +76,8 @@ const char *getRunUsage() {
          "         [--init model|kaiming|xavier|normal:STD]\n"
          "         [--epochs E] [--steps S] [--seed S] [--lr LR]\n"
          "         [--lr-schedule constant|step:EVERY:GAMMA|cosine[:WARMUP]]\n"
-         "         [--metrics FILE.jsonl] [--plot FILE.svg]\n"
+         "         [--metrics FILE.jsonl] [--plot FILE.svg] [--trace "
+         "FILE.json]\n"
          "         [--checkpoint DIR] [--resume]\n"
          "         [--train-subset N] [--test-subset N] [--quiet]\n";
 }
@@ -112,7 +113,8 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
     static const char *const valued[] = {
         "--data",       "--epochs",       "--steps",       "--seed",
         "--lr",         "--lr-schedule",  "--metrics",     "--plot",
-        "--checkpoint", "--train-subset", "--test-subset", "--init"};
+        "--checkpoint", "--train-subset", "--test-subset", "--init",
+        "--trace"};
     bool known = false;
     for (const char *name : valued)
       known = known || flag == name;
@@ -143,11 +145,12 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
         throw UsageError("--lr-schedule: " + std::string(error.what()));
       }
     } else if (flag == "--metrics" || flag == "--plot" ||
-               flag == "--checkpoint") {
+               flag == "--checkpoint" || flag == "--trace") {
       if (value.empty())
         throw UsageError(flag + " needs a non-empty path");
       (flag == "--metrics" ? options.metricsPath
        : flag == "--plot"  ? options.plotPath
+       : flag == "--trace" ? options.tracePath
                            : options.checkpointDirectory) = value;
     } else if (flag == "--init") {
       try {

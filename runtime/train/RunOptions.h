@@ -36,6 +36,7 @@ struct RunOptions {
   double lr = 0.1;
   LrSchedule schedule;
   std::string metricsPath, plotPath, checkpointDirectory;
+  std::string tracePath; // --trace: the first train steps, Chrome format
   bool resume = false;
   int64_t trainSubset = -1, testSubset = -1; // first N samples; -1 = all
   bool quiet = false;                        // no progress bar or lines

@@ -4,6 +4,7 @@
 #include "runtime/data/BatchLoader.h"
 #include "runtime/data/Dataset.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/Trace.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Init.h"
@@ -236,6 +237,41 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
       metrics->flush();
     }
 
+    // --trace: the first train steps, as a Chrome trace.
+    constexpr int64_t kTracedSteps = 20;
+    std::unique_ptr<exec::Tracer> tracer;
+    int64_t tracedSteps = 0;
+    if (!options.tracePath.empty()) {
+      tracer = std::make_unique<exec::Tracer>();
+      std::vector<std::string> names;
+      for (const auto *device : *loaded->get().devices())
+        names.push_back(device->name()->str());
+      tracer->setDeviceNames(std::move(names));
+      executor.setTracer(tracer.get());
+    }
+    auto finishTrace = [&] {
+      if (!tracer)
+        return;
+      executor.setTracer(nullptr);
+      std::ofstream file(options.tracePath, std::ios::trunc);
+      tracer->writeChromeTrace(file);
+      if (!file)
+        fail(options.tracePath + ": cannot write the trace");
+      double collective = 0, hidden = 0;
+      for (const exec::Tracer::Overlap &device : tracer->getOverlap())
+        collective += device.communicationMicros, hidden += device.hiddenMicros;
+      if (!options.quiet && collective > 0) {
+        char text[160];
+        std::snprintf(text, sizeof(text),
+                      "communication: %.1f ms in collectives over %lld "
+                      "traced steps, %.0f%% hidden behind compute",
+                      collective / 1000, static_cast<long long>(tracedSteps),
+                      100 * hidden / collective);
+        out << text << std::endl;
+      }
+      tracer.reset();
+    };
+
     Progress progress(out, interactive, options.quiet);
     if (options.resume && !options.quiet)
       out << "resuming from " << getCheckpointPath(options.checkpointDirectory)
@@ -261,6 +297,8 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
         bindBatch(executor, trainStep, *batch);
         executor.setInput(trainStep, "lr", &lr, sizeof(lr));
         executor.run(trainStep, batch->size);
+        if (tracer && ++tracedSteps == kTracedSteps)
+          finishTrace();
         double loss = executor.getScalarOutput(trainStep, "loss");
         if (!std::isfinite(loss))
           fail("the loss diverged (" + std::to_string(loss) + ") in epoch " +
@@ -307,6 +345,7 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
       }
     }
 
+    finishTrace(); // a run shorter than the traced steps
     TrainResult result;
     result.history = state.history;
     result.finalTestAcc =
