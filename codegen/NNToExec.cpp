@@ -517,6 +517,33 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                       {o.getInput(), o.getResultGrad(), o.getScale(),
                        o.getBatchMean(), o.getBatchInvstd()});
       })
+      .Case([&](nn::BatchNormStatsOp o) {
+        return simple("BatchNormStatistics", {o.getInput()});
+      })
+      .Case([&](nn::BatchNormApplyOp o) -> LogicalResult {
+        // As BatchNormTrainingForward: running statistics in place.
+        Value outs[] = {allocate(o.getResult()), allocate(o.getBatchMean()),
+                        allocate(o.getBatchInvstd())};
+        SmallVector<Value> ins;
+        for (Value v : o->getOperands())
+          ins.push_back(buffer(v));
+        kernel("BatchNormApply", ins, outs, bnAttrs(o));
+        if (failed(inPlace(o.getNewRunningMean(), o.getRunningMean())) ||
+            failed(inPlace(o.getNewRunningVar(), o.getRunningVar())))
+          return failure();
+        return success();
+      })
+      .Case([&](nn::BatchNormGradStatsOp o) {
+        return simple("BatchNormGradStatistics",
+                      {o.getInput(), o.getResultGrad(), o.getBatchMean(),
+                       o.getBatchInvstd()});
+      })
+      .Case([&](nn::BatchNormGradApplyOp o) {
+        return simple("BatchNormGradApply",
+                      {o.getInput(), o.getResultGrad(), o.getScale(),
+                       o.getBatchMean(), o.getBatchInvstd(), o.getSumDy(),
+                       o.getSumDyXhat(), o.getCount()});
+      })
       .Case([&](nn::MaxPool2dOp o) {
         return simple(
             "MaxPool2dForward", {o.getInput()},
@@ -742,13 +769,22 @@ LogicalResult StepLowering::lowerDistOp(Operation *op) {
     return success();
   if (name == kAllReduce) {
     // In place: this replica's part is reduced where it lies, once the last
-    // gradient of its bucket exists.
+    // gradient of its bucket exists. A part read again later (a replica's
+    // batch-norm gradient sums, which are also its parameter gradients) is
+    // reduced in a copy.
     Value mine = op->getOperand(replica);
-    if (failed(inPlace(op->getResult(replica), mine)))
+    if (llvm::any_of(mine.getUsers(), [&](Operation *user) {
+          return position.lookup(user) > currentPosition;
+        })) {
+      Value copy = allocate(op->getResult(replica));
+      kernel("Copy", {buffer(mine)}, {copy});
+    } else if (failed(inPlace(op->getResult(replica), mine))) {
       return failure();
+    }
+    Value part = buffer(op->getResult(replica));
     const SmallVector<Operation *> &bucket = analysis.bucketOf.lookup(op);
     SmallVector<Value> &members = bucketBuffers[bucket.front()];
-    members.push_back(buffer(mine));
+    members.push_back(part);
     if (bucket.back() != op)
       return success();
     // On the communication stream, after the compute stream produced the

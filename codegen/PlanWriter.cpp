@@ -97,7 +97,8 @@ fb::KernelAttrsUnion kernelAttrs(fb::Kernel kernel, Operation *op) {
   }
   case fb::Kernel::BatchNormTrainingForward:
   case fb::Kernel::BatchNormInferenceForward:
-  case fb::Kernel::BatchNormBackward: {
+  case fb::Kernel::BatchNormBackward:
+  case fb::Kernel::BatchNormApply: {
     fb::BatchNormAttrsT bn;
     bn.epsilon = floatAttr(op, "epsilon", bn.epsilon);
     bn.momentum = floatAttr(op, "momentum", bn.momentum);

@@ -37,6 +37,10 @@ struct BucketGradientsPass
       if (op->getName().getStringRef() != "dist.all_reduce" ||
           op->getNumOperands() == 0)
         return;
+      // Batch-norm statistics stall the step until reduced: never hold them
+      // back for a bucket to fill.
+      if (op->hasAttr("dist.statistics"))
+        return;
       // One replica's share: every replica's operand has the same type.
       auto type = cast<RankedTensorType>(op->getOperand(0).getType());
       double bytes = double(type.getNumElements()) *

@@ -7,9 +7,12 @@
 // of the backward pass. Replicas are cloned op by op, interleaved, which is
 // what lets one all-reduce follow the gradient of every replica.
 //
-// Batch norm stays per replica: its statistics are those of the replica's
-// own rows, like DDP without SyncBatchNorm. Synchronized statistics
-// (--sync-bn) are future work.
+// Batch norm stays per replica by default: its statistics are those of the
+// replica's own rows, like DDP without SyncBatchNorm. With sync-bn, like
+// SyncBatchNorm, each replica computes per-channel sums of its rows, an
+// all-reduce makes them global, and every replica normalizes (and, in the
+// backward pass, differentiates) with the global batch's statistics, so
+// that N devices compute what one computes on the global batch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,8 +96,8 @@ OpOperand *gradOperand(Operation *op) {
 /// Rewrites one step in place; see the pass description.
 class StepPartitioner {
 public:
-  StepPartitioner(func::FuncOp step, const Partition &partition)
-      : step(step), partition(partition), b(step.getContext()),
+  StepPartitioner(func::FuncOp step, const Partition &partition, bool syncBn)
+      : step(step), partition(partition), syncBn(syncBn), b(step.getContext()),
         replicas(partition.split.size()) {}
 
   LogicalResult run();
@@ -105,9 +108,21 @@ private:
   LogicalResult cloneReplicas(ArrayRef<Operation *> ops);
   LogicalResult finishResults(func::ReturnOp oldReturn);
   void allReduce(Value grad);
+  /// Sums each of `perReplica[i]` (one value per replica) over the replicas
+  /// with its own all-reduce; returns the results, indexed like it.
+  SmallVector<SmallVector<Value>>
+  allReduceStatistics(Location loc, ArrayRef<SmallVector<Value>> perReplica);
+  /// Every replica's batch norm, with statistics synchronized over all.
+  void syncBatchNorm(BatchNormTrainOp op);
+  void syncBatchNormGrad(BatchNormGradOp op);
+  /// Marks `op` as replica `d`'s.
+  void setReplica(Operation *op, int64_t d) {
+    op->setAttr(DistDialect::kReplicaAttrName, b.getI64IntegerAttr(d));
+  }
 
   func::FuncOp step;
   const Partition &partition;
+  bool syncBn;
   OpBuilder b;
   /// Original value -> its counterpart in replica d.
   SmallVector<IRMapping> replicas;
@@ -155,12 +170,96 @@ void StepPartitioner::allReduce(Value grad) {
   reduced[grad] = SmallVector<Value>(op.getResults());
 }
 
+SmallVector<SmallVector<Value>>
+StepPartitioner::allReduceStatistics(Location loc,
+                                     ArrayRef<SmallVector<Value>> perReplica) {
+  SmallVector<SmallVector<Value>> global;
+  for (const SmallVector<Value> &parts : perReplica) {
+    auto op = b.create<dpc::dist::AllReduceOp>(
+        loc, ValueRange(parts).getTypes(), parts, b.getStringAttr("sum"),
+        IntegerAttr());
+    op->setAttr(DistDialect::kStatisticsAttrName, b.getUnitAttr());
+    global.emplace_back(op.getResults());
+  }
+  return global;
+}
+
+void StepPartitioner::syncBatchNorm(BatchNormTrainOp op) {
+  SmallVector<SmallVector<Value>> local(3);
+  for (auto [d, mapping] : llvm::enumerate(replicas)) {
+    auto stats =
+        b.create<BatchNormStatsOp>(op.getLoc(), mapping.lookup(op.getInput()));
+    setReplica(stats, d);
+    for (auto [i, result] : llvm::enumerate(stats->getResults()))
+      local[i].push_back(result);
+  }
+  SmallVector<SmallVector<Value>> global =
+      allReduceStatistics(op.getLoc(), local);
+  for (auto [d, mapping] : llvm::enumerate(replicas)) {
+    auto apply = b.create<BatchNormApplyOp>(
+        op.getLoc(), mapping.lookup(op.getInput()),
+        mapping.lookup(op.getScale()), mapping.lookup(op.getShift()),
+        mapping.lookup(op.getRunningMean()), mapping.lookup(op.getRunningVar()),
+        global[0][d], global[1][d], global[2][d], op.getEpsilonAttr(),
+        op.getMomentumAttr());
+    setReplica(apply, d);
+    mapping.map(op->getResults(), apply->getResults());
+  }
+}
+
+void StepPartitioner::syncBatchNormGrad(BatchNormGradOp op) {
+  // The count is that of the forward batch norm's statistics.
+  auto forward = op.getBatchMean().getDefiningOp<BatchNormTrainOp>();
+  SmallVector<SmallVector<Value>> local(2);
+  for (auto [d, mapping] : llvm::enumerate(replicas)) {
+    auto stats = b.create<BatchNormGradStatsOp>(
+        op.getLoc(), mapping.lookup(op.getResultGrad()),
+        mapping.lookup(op.getInput()), mapping.lookup(op.getBatchMean()),
+        mapping.lookup(op.getBatchInvstd()));
+    setReplica(stats, d);
+    local[0].push_back(stats.getSumDy());
+    local[1].push_back(stats.getSumDyXhat());
+    // The replica's own sums are its parameter gradients: the gradient
+    // all-reduce sums them, so they must not be the global ones.
+    mapping.map(op.getScaleGrad(), stats.getSumDyXhat());
+    mapping.map(op.getShiftGrad(), stats.getSumDy());
+  }
+  SmallVector<SmallVector<Value>> global =
+      allReduceStatistics(op.getLoc(), local);
+  for (auto [d, mapping] : llvm::enumerate(replicas)) {
+    auto apply = mapping.lookup(forward.getBatchMean())
+                     .getDefiningOp<BatchNormApplyOp>();
+    auto gradApply = b.create<BatchNormGradApplyOp>(
+        op.getLoc(), mapping.lookup(op.getResultGrad()),
+        mapping.lookup(op.getInput()), mapping.lookup(op.getScale()),
+        mapping.lookup(op.getBatchMean()), mapping.lookup(op.getBatchInvstd()),
+        global[0][d], global[1][d], apply.getCount());
+    setReplica(gradApply, d);
+    mapping.map(op.getInputGrad(), gradApply.getInputGrad());
+  }
+}
+
 LogicalResult StepPartitioner::cloneReplicas(ArrayRef<Operation *> ops) {
   // Gradients that are arguments are complete from the start.
   for (BlockArgument arg : step.getArguments())
     if (grads.contains(arg))
       allReduce(arg);
   for (Operation *op : ops) {
+    if (auto bn = dyn_cast<BatchNormTrainOp>(op); bn && syncBn) {
+      syncBatchNorm(bn);
+      continue;
+    }
+    if (auto grad = dyn_cast<BatchNormGradOp>(op); grad && syncBn) {
+      if (!grad.getBatchMean().getDefiningOp<BatchNormTrainOp>())
+        return grad.emitOpError()
+               << "cannot be synchronized: its statistics do not come from "
+                  "an nn.batch_norm_train";
+      syncBatchNormGrad(grad);
+      for (Value result : op->getResults())
+        if (grads.contains(result))
+          allReduce(result);
+      continue;
+    }
     for (auto [d, mapping] : llvm::enumerate(replicas)) {
       Operation *clone = b.clone(*op, mapping);
       clone->setAttr(DistDialect::kReplicaAttrName, b.getI64IntegerAttr(d));
@@ -351,7 +450,7 @@ void PartitionDataParallelPass::runOnOperation() {
       return signalPassFailure();
     if (partition.devices.size() == 1)
       continue;
-    if (failed(StepPartitioner(step, partition).run()))
+    if (failed(StepPartitioner(step, partition, syncBn).run()))
       return signalPassFailure();
   }
 }

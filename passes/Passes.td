@@ -80,6 +80,13 @@ def PartitionDataParallel : Pass<"dpc-partition-data-parallel",
     into the full batch, and every state update is returned once per replica
     (result attribute `dist.replica`). The steps get `dist.devices` and
     `dist.split`. With one device the module is left unchanged.
+
+    With `sync-bn`, every replica's `nn.batch_norm_train` becomes
+    `nn.batch_norm_stats`, a `dist.all_reduce` (marked `dist.statistics`) of
+    its sums and count, and `nn.batch_norm_apply` of the global sums; every
+    `nn.batch_norm_grad` becomes `nn.batch_norm_grad_stats`, an all-reduce
+    of its sums and `nn.batch_norm_grad_apply`. The replica's local sums are
+    its scale and shift gradients, which the gradient all-reduce then sums.
   }];
   let dependentDialects = ["::dpc::dist::DistDialect",
                            "::dpc::nn::NNDialect"];
@@ -89,13 +96,18 @@ def PartitionDataParallel : Pass<"dpc-partition-data-parallel",
     ListOption<"split", "split", "int64_t",
                "Each device's share of the batch (summing to it); default: "
                "torch.chunk's, ceil(B / N) each, the last ones smaller">,
+    Option<"syncBn", "sync-bn", "bool", /*default=*/"false",
+           "Synchronize batch-norm statistics over the replicas "
+           "(SyncBatchNorm)">,
   ];
 }
 
 def BucketGradients : Pass<"dpc-bucket-gradients", "mlir::func::FuncOp"> {
   let summary = "Group gradient all-reduces into buckets, in backward order";
   let description = [{
-    Sets `bucket = N` on every `dist.all_reduce` of a partitioned step: in
+    Sets `bucket = N` on every gradient `dist.all_reduce` of a partitioned
+    step (not on those marked `dist.statistics`, which batch norm waits
+    for): in
     program order (the order the backward pass produces gradients), the
     first bucket holds up to `first-bucket-mb` MiB, the others up to
     `bucket-mb` MiB (a larger gradient gets a bucket of its own). Codegen

@@ -89,6 +89,13 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
     return verifySplit(op, attr.getValue());
   if (name == kReplicaAttrName)
     return verifyReplica(op, attr.getValue());
+  if (name == kStatisticsAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        op->getName().getStringRef() != "dist.all_reduce")
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute of dist.all_reduce";
+    return success();
+  }
   return op->emitError() << "unknown dist attribute '" << name << "'";
 }
 

@@ -38,6 +38,10 @@ def Dist_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kSplitAttrName = "dist.split";
     /// Op and result attribute: the replica (device index) it belongs to.
     static constexpr ::llvm::StringLiteral kReplicaAttrName = "dist.replica";
+    /// Unit attribute of a `dist.all_reduce` of batch-norm statistics
+    /// (--sync-bn): on the critical path, so never bucketed with gradients.
+    static constexpr ::llvm::StringLiteral kStatisticsAttrName =
+        "dist.statistics";
   }];
 }
 

@@ -199,6 +199,100 @@ BatchNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   return success();
 }
 
+/// Checks that `count` is a 1-element tensor of the input's element type.
+static LogicalResult checkCount(std::optional<Location> loc,
+                                RankedTensorType input, Value count) {
+  auto type = rankedType(count);
+  if (type.getRank() == 1 && type.getDimSize(0) == 1 &&
+      type.getElementType() == input.getElementType())
+    return success();
+  return emitOptionalError(loc, "count must be tensor<1x",
+                           input.getElementType(), ">, got ", type);
+}
+
+LogicalResult
+BatchNormStatsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                   Adaptor adaptor,
+                                   SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto input = rankedType(adaptor.getInput());
+  if (failed(checkBatchNormOperands(error, input, {})))
+    return failure();
+  auto perChannel =
+      RankedTensorType::get({input.getDimSize(1)}, input.getElementType());
+  inferred.append({perChannel, perChannel,
+                   RankedTensorType::get({1}, input.getElementType())});
+  return success();
+}
+
+LogicalResult
+BatchNormApplyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                   Adaptor adaptor,
+                                   SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto input = rankedType(adaptor.getInput());
+  double epsilon = adaptor.getEpsilon().convertToDouble();
+  double momentum = adaptor.getMomentum().convertToDouble();
+  if (!(epsilon > 0))
+    return emitOptionalError(loc, "'epsilon' must be > 0, got ", epsilon);
+  if (!(momentum >= 0 && momentum <= 1))
+    return emitOptionalError(loc, "'momentum' must be in [0, 1], got ",
+                             momentum);
+  if (failed(checkBatchNormOperands(error, input,
+                                    {{adaptor.getScale(), "scale"},
+                                     {adaptor.getShift(), "shift"},
+                                     {adaptor.getRunningMean(), "running_mean"},
+                                     {adaptor.getRunningVar(), "running_var"},
+                                     {adaptor.getSum(), "sum"},
+                                     {adaptor.getSumSq(), "sum_sq"}})) ||
+      failed(checkCount(loc, input, adaptor.getCount())))
+    return failure();
+  Type stats = adaptor.getRunningMean().getType();
+  inferred.append({input, stats, stats, stats, stats});
+  return success();
+}
+
+LogicalResult BatchNormGradStatsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto input = rankedType(adaptor.getInput());
+  if (adaptor.getResultGrad().getType() != input)
+    return emitOptionalError(loc, "result_grad type ",
+                             adaptor.getResultGrad().getType(),
+                             " differs from the input type ", input);
+  if (failed(
+          checkBatchNormOperands(error, input,
+                                 {{adaptor.getBatchMean(), "batch_mean"},
+                                  {adaptor.getBatchInvstd(), "batch_invstd"}})))
+    return failure();
+  Type stats = adaptor.getBatchMean().getType();
+  inferred.append({stats, stats});
+  return success();
+}
+
+LogicalResult BatchNormGradApplyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto input = rankedType(adaptor.getInput());
+  if (adaptor.getResultGrad().getType() != input)
+    return emitOptionalError(loc, "result_grad type ",
+                             adaptor.getResultGrad().getType(),
+                             " differs from the input type ", input);
+  if (failed(
+          checkBatchNormOperands(error, input,
+                                 {{adaptor.getScale(), "scale"},
+                                  {adaptor.getBatchMean(), "batch_mean"},
+                                  {adaptor.getBatchInvstd(), "batch_invstd"},
+                                  {adaptor.getSumDy(), "sum_dy"},
+                                  {adaptor.getSumDyXhat(), "sum_dy_xhat"}})) ||
+      failed(checkCount(loc, input, adaptor.getCount())))
+    return failure();
+  inferred.push_back(input);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling and padding
 //===----------------------------------------------------------------------===//

@@ -116,6 +116,92 @@ def NN_BatchNormGradOp : NN_Op<"batch_norm_grad", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+// Synchronized batch norm (--sync-bn): the statistics of the training-mode
+// ops above, split into per-replica sums, which an all-reduce makes global,
+// and their application. Sums rather than means, so that replicas of any
+// size (empty included) combine by plain addition.
+
+def NN_BatchNormStatsOp : NN_Op<"batch_norm_stats",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Per-channel sums of x and x^2, and the count per channel";
+  let description = [{
+    Over every dim but 1: `sum = sum(x)`, `sum_sq = sum(x * x)` and
+    `count` (a 1-element tensor) the number of values summed per channel,
+    computed from the run-time shape, so a short or empty batch is counted
+    right.
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$sum, NN_FloatTensor:$sum_sq,
+    NN_FloatTensor:$count);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_BatchNormApplyOp : NN_Op<"batch_norm_apply",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Training-mode batch norm from (global) statistics sums";
+  let description = [{
+    `nn.batch_norm_train` with the statistics given as the sums of
+    `nn.batch_norm_stats` (all-reduced over the replicas):
+    `mean = sum / count`, the biased `var = sum_sq / count - mean^2`
+    normalizes, and the running variance is updated with the unbiased
+    `var * count / (count - 1)`, as PyTorch's SyncBatchNorm does.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$scale,
+    NN_FloatTensor:$shift, NN_FloatTensor:$running_mean,
+    NN_FloatTensor:$running_var, NN_FloatTensor:$sum,
+    NN_FloatTensor:$sum_sq, NN_FloatTensor:$count,
+    DefaultValuedAttr<F64Attr, "1e-5">:$epsilon,
+    DefaultValuedAttr<F64Attr, "0.1">:$momentum);
+  let results = (outs NN_FloatTensor:$result, NN_FloatTensor:$batch_mean,
+    NN_FloatTensor:$batch_invstd, NN_FloatTensor:$new_running_mean,
+    NN_FloatTensor:$new_running_var);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $shift `,` $running_mean `,` $running_var `,` $sum
+    `,` $sum_sq `,` $count attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_BatchNormGradStatsOp : NN_Op<"batch_norm_grad_stats",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Per-channel sums of dy and dy * xhat";
+  let description = [{
+    With `xhat = (x - batch_mean) * batch_invstd` and sums over every dim
+    but 1: `sum_dy = sum(dy)` and `sum_dy_xhat = sum(dy * xhat)`. Over the
+    replica's rows these are its shift and scale gradients; all-reduced
+    they feed `nn.batch_norm_grad_apply`.
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$input,
+    NN_FloatTensor:$batch_mean, NN_FloatTensor:$batch_invstd);
+  let results = (outs NN_FloatTensor:$sum_dy, NN_FloatTensor:$sum_dy_xhat);
+  let assemblyFormat = [{
+    $result_grad `,` $input `,` $batch_mean `,` $batch_invstd attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_BatchNormGradApplyOp : NN_Op<"batch_norm_grad_apply",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Input gradient of batch norm from (global) gradient sums";
+  let description = [{
+    `input_grad = scale * invstd / count *
+    (count * dy - sum_dy - xhat * sum_dy_xhat)`, from the sums of
+    `nn.batch_norm_grad_stats` and the count of `nn.batch_norm_stats`
+    (both all-reduced over the replicas).
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$input,
+    NN_FloatTensor:$scale, NN_FloatTensor:$batch_mean,
+    NN_FloatTensor:$batch_invstd, NN_FloatTensor:$sum_dy,
+    NN_FloatTensor:$sum_dy_xhat, NN_FloatTensor:$count);
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    $result_grad `,` $input `,` $scale `,` $batch_mean `,` $batch_invstd `,`
+    $sum_dy `,` $sum_dy_xhat `,` $count attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling and padding
 //===----------------------------------------------------------------------===//

@@ -149,6 +149,33 @@ void allReduce(const KernelCall &call) {
 void runCpuKernel(KernelContext &context, const KernelCall &call) {
   if (call.kernel == Kernel::AllReduce)
     return allReduce(call);
+  // Synchronized batch norm runs on a replica's empty share too: its sums
+  // are zeros, and it must update the running statistics like the others.
+  switch (call.kernel) {
+  case Kernel::BatchNormStatistics:
+    batchNormStatistics(plan::getBatchNormShape(call), in(call, 0),
+                        out(call, 0), out(call, 1), out(call, 2));
+    return;
+  case Kernel::BatchNormApply:
+    batchNormApply(plan::getBatchNormShape(call),
+                   plan::getBatchNormParams(call), in(call, 0), in(call, 1),
+                   in(call, 2), in(call, 3), in(call, 4), in(call, 5),
+                   in(call, 6), in(call, 7), out(call, 0), out(call, 1),
+                   out(call, 2));
+    return;
+  case Kernel::BatchNormGradStatistics:
+    batchNormGradStatistics(plan::getBatchNormShape(call), in(call, 0),
+                            in(call, 1), in(call, 2), in(call, 3), out(call, 0),
+                            out(call, 1));
+    return;
+  case Kernel::BatchNormGradApply:
+    batchNormGradApply(plan::getBatchNormShape(call), in(call, 0), in(call, 1),
+                       in(call, 2), in(call, 3), in(call, 4), in(call, 5),
+                       in(call, 6), in(call, 7), out(call, 0));
+    return;
+  default:
+    break;
+  }
   if (call.hasEmptyTensor())
     return zeroNonEmptyResults(call);
   switch (call.kernel) {
@@ -362,6 +389,10 @@ void runCpuKernel(KernelContext &context, const KernelCall &call) {
     reduceSum(plan::getReduceShape(call), in(call, 0), out(call, 0));
     return;
   case Kernel::AllReduce:
+  case Kernel::BatchNormStatistics:
+  case Kernel::BatchNormApply:
+  case Kernel::BatchNormGradStatistics:
+  case Kernel::BatchNormGradApply:
     break; // handled above
   }
   throw std::runtime_error(std::string("kernel ") +

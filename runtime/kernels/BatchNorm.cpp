@@ -118,4 +118,97 @@ void batchNormBackward(const BatchNormShape &s, const float *x, const float *dy,
   }
 }
 
+void batchNormStatistics(const BatchNormShape &s, const float *x, float *sum,
+                         float *sumSq, float *count) {
+  int64_t plane = s.h * s.w;
+  count[0] = static_cast<float>(s.n * plane);
+#pragma omp parallel for
+  for (int64_t ch = 0; ch < s.c; ++ch) {
+    double total = 0.0, totalSq = 0.0;
+    forEachPlane(s, ch, [&](int64_t off) {
+      for (int64_t j = 0; j < plane; ++j) {
+        double v = x[off + j];
+        total += v;
+        totalSq += v * v;
+      }
+    });
+    sum[ch] = static_cast<float>(total);
+    sumSq[ch] = static_cast<float>(totalSq);
+  }
+}
+
+void batchNormApply(const BatchNormShape &s, const BatchNormParams &params,
+                    const float *x, const float *scale, const float *shift,
+                    float *runningMean, float *runningVar, const float *sum,
+                    const float *sumSq, const float *count, float *y,
+                    float *saveMean, float *saveInvStd) {
+  int64_t plane = s.h * s.w;
+  double n = count[0];
+#pragma omp parallel for
+  for (int64_t ch = 0; ch < s.c; ++ch) {
+    double mean, var;
+    math::batchNormMoments(sum[ch], sumSq[ch], n, mean, var);
+    float meanF = static_cast<float>(mean);
+    float invStd = static_cast<float>(1.0 / std::sqrt(var + params.eps));
+    saveMean[ch] = meanF;
+    saveInvStd[ch] = invStd;
+    runningMean[ch] =
+        math::runningStatUpdate(runningMean[ch], meanF, params.momentum);
+    runningVar[ch] = math::runningStatUpdate(
+        runningVar[ch], static_cast<float>(math::unbiasedVariance(var, n)),
+        params.momentum);
+    float g = scale[ch], b = shift[ch];
+    forEachPlane(s, ch, [&](int64_t off) {
+      for (int64_t j = 0; j < plane; ++j)
+        y[off + j] = math::batchNormApply(x[off + j], meanF, invStd, g, b);
+    });
+  }
+}
+
+void batchNormGradStatistics(const BatchNormShape &s, const float *x,
+                             const float *dy, const float *saveMean,
+                             const float *saveInvStd, float *sumDy,
+                             float *sumDyXhat) {
+  int64_t plane = s.h * s.w;
+#pragma omp parallel for
+  for (int64_t ch = 0; ch < s.c; ++ch) {
+    float mean = saveMean[ch];
+    double total = 0.0, dotP = 0.0;
+    forEachPlane(s, ch, [&](int64_t off) {
+      for (int64_t j = 0; j < plane; ++j) {
+        total += dy[off + j];
+        dotP += static_cast<double>(dy[off + j]) * (x[off + j] - mean);
+      }
+    });
+    // As batchNormBackward's dShift and dScale.
+    sumDy[ch] = static_cast<float>(total);
+    sumDyXhat[ch] = static_cast<float>(dotP * saveInvStd[ch]);
+  }
+}
+
+void batchNormGradApply(const BatchNormShape &s, const float *x,
+                        const float *dy, const float *scale,
+                        const float *saveMean, const float *saveInvStd,
+                        const float *sumDy, const float *sumDyXhat,
+                        const float *count, float *dx) {
+  int64_t plane = s.h * s.w;
+  double n = count[0];
+  if (s.n == 0 || !(n > 0))
+    return;
+#pragma omp parallel for
+  for (int64_t ch = 0; ch < s.c; ++ch) {
+    float mean = saveMean[ch], invStd = saveInvStd[ch];
+    // sum(dy * (x - mean)) * invStd^2 / n, as batchNormBackward's.
+    float meanDy = static_cast<float>(sumDy[ch] / n);
+    float projScale =
+        static_cast<float>(static_cast<double>(sumDyXhat[ch]) * invStd / n);
+    float g = scale[ch];
+    forEachPlane(s, ch, [&](int64_t off) {
+      for (int64_t j = 0; j < plane; ++j)
+        dx[off + j] = math::batchNormBackwardInput(
+            dy[off + j], x[off + j], mean, invStd, g, meanDy, projScale);
+    });
+  }
+}
+
 } // namespace dpc::kernels

@@ -47,6 +47,36 @@ void batchNormBackward(const BatchNormShape &shape, const float *x,
                        const float *saveMean, const float *saveInvStd,
                        float *dx, float *dScale, float *dShift);
 
+// Synchronized batch norm (SyncBatchNorm): per-replica sums, all-reduced by
+// the caller, then the normalization from the global sums. Any number of
+// rows works, 0 included.
+
+/// Per channel: sum[c] = sum(x), sumSq[c] = sum(x^2); count[0] = n*h*w.
+void batchNormStatistics(const BatchNormShape &shape, const float *x,
+                         float *sum, float *sumSq, float *count);
+
+/// The training forward with the batch statistics from the (global) sums:
+/// y, saveMean, saveInvStd, and the running statistics updated in place.
+void batchNormApply(const BatchNormShape &shape, const BatchNormParams &params,
+                    const float *x, const float *scale, const float *shift,
+                    float *runningMean, float *runningVar, const float *sum,
+                    const float *sumSq, const float *count, float *y,
+                    float *saveMean, float *saveInvStd);
+
+/// Per channel: sumDy[c] = sum(dy), sumDyXhat[c] = sum(dy * xhat): the
+/// replica's dShift and dScale.
+void batchNormGradStatistics(const BatchNormShape &shape, const float *x,
+                             const float *dy, const float *saveMean,
+                             const float *saveInvStd, float *sumDy,
+                             float *sumDyXhat);
+
+/// dx from the (global) gradient sums and count.
+void batchNormGradApply(const BatchNormShape &shape, const float *x,
+                        const float *dy, const float *scale,
+                        const float *saveMean, const float *saveInvStd,
+                        const float *sumDy, const float *sumDyXhat,
+                        const float *count, float *dx);
+
 } // namespace dpc::kernels
 
 #endif // DPC_RUNTIME_KERNELS_BATCHNORM_H

@@ -145,6 +145,23 @@ DPC_HOST_DEVICE inline float runningStatUpdate(float running, float batch,
   return (1.f - momentum) * running + momentum * batch;
 }
 
+/// The mean and biased variance of `count` values from their sum and sum of
+/// squares (synchronized batch norm); an empty batch gives 0 and 0, and
+/// rounding never makes the variance negative.
+DPC_HOST_DEVICE inline void batchNormMoments(double sum, double sumSq,
+                                             double count, double &mean,
+                                             double &var) {
+  mean = count > 0 ? sum / count : 0.0;
+  var = count > 0 ? sumSq / count - mean * mean : 0.0;
+  var = var > 0 ? var : 0.0;
+}
+
+/// The unbiased variance PyTorch keeps as the running one; the biased one
+/// when there is a single value (where PyTorch refuses to train).
+DPC_HOST_DEVICE inline double unbiasedVariance(double var, double count) {
+  return count > 1 ? var * count / (count - 1) : var;
+}
+
 /// dx of training-mode batch norm given the per-channel reductions
 /// meanDy = sum(dy)/n and projScale = sum(dy*(x-mean)) * invStd^2 / n.
 DPC_HOST_DEVICE inline float batchNormBackwardInput(float dy, float x,

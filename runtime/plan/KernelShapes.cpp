@@ -213,6 +213,33 @@ kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
       expectOperandCount(call, i, c);
     expectResultCount(call, 0, count);
     break;
+  case Kernel::BatchNormStatistics:
+    expectResultCount(call, 0, c);
+    expectResultCount(call, 1, c);
+    expectResultCount(call, 2, 1);
+    break;
+  case Kernel::BatchNormApply:
+    for (size_t i = 1; i < 7; ++i)
+      expectOperandCount(call, i, c);
+    expectOperandCount(call, 7, 1);
+    expectResultCount(call, 0, count);
+    expectResultCount(call, 1, c);
+    expectResultCount(call, 2, c);
+    break;
+  case Kernel::BatchNormGradStatistics:
+    expectOperandCount(call, 1, count);
+    expectOperandCount(call, 2, c);
+    expectOperandCount(call, 3, c);
+    expectResultCount(call, 0, c);
+    expectResultCount(call, 1, c);
+    break;
+  case Kernel::BatchNormGradApply:
+    expectOperandCount(call, 1, count);
+    for (size_t i = 2; i < 7; ++i)
+      expectOperandCount(call, i, c);
+    expectOperandCount(call, 7, 1);
+    expectResultCount(call, 0, count);
+    break;
   default: // BatchNormBackward
     expectOperandCount(call, 1, count);
     for (size_t i = 2; i < 5; ++i)
@@ -645,8 +672,14 @@ void checkKernelCall(const KernelCall &call) {
   case Kernel::BatchNormTrainingForward:
   case Kernel::BatchNormInferenceForward:
   case Kernel::BatchNormBackward:
+  case Kernel::BatchNormApply:
     getBatchNormShape(call);
     getBatchNormParams(call);
+    return;
+  case Kernel::BatchNormStatistics:
+  case Kernel::BatchNormGradStatistics:
+  case Kernel::BatchNormGradApply:
+    getBatchNormShape(call);
     return;
   case Kernel::MaxPool2dForward:
   case Kernel::MaxPool2dBackward:

@@ -40,6 +40,12 @@ const KernelSignature *getKernelSignature(Kernel kernel) {
   static const KernelSignature reduce{1, 1, 1, 1, 0, 0, A::ReduceAttrs, true};
   static const KernelSignature allReduce{
       1, 255, 0, 0, 0, 0, A::AllReduceAttrs, false};
+  static const KernelSignature bnStatistics{1, 1, 3, 3, 0, 0, A::NONE, false};
+  static const KernelSignature bnApply{8,    8, 3, 3, 0, 0, A::BatchNormAttrs,
+                                       false};
+  static const KernelSignature bnGradStatistics{4, 4, 2,       2,
+                                                0, 0, A::NONE, false};
+  static const KernelSignature bnGradApply{8, 8, 1, 1, 0, 0, A::NONE, false};
 
   switch (kernel) {
   case Kernel::Conv2dForward:
@@ -86,6 +92,14 @@ const KernelSignature *getKernelSignature(Kernel kernel) {
     return &reduce;
   case Kernel::AllReduce:
     return &allReduce;
+  case Kernel::BatchNormStatistics:
+    return &bnStatistics;
+  case Kernel::BatchNormApply:
+    return &bnApply;
+  case Kernel::BatchNormGradStatistics:
+    return &bnGradStatistics;
+  case Kernel::BatchNormGradApply:
+    return &bnGradApply;
   case Kernel::GlobalAvgPool2dForward:
   case Kernel::GlobalAvgPool2dBackward:
   case Kernel::ReluForward:

@@ -56,6 +56,11 @@ static cl::list<int64_t>
           cl::desc("Each device's share of the batch (default: even, like "
                    "torch.chunk)"),
           cl::CommaSeparated, cl::sub(compileCommand));
+static cl::opt<bool>
+    syncBn("sync-bn",
+           cl::desc("Synchronize batch-norm statistics over the devices "
+                    "(SyncBatchNorm): N devices train like one"),
+           cl::sub(compileCommand));
 static cl::opt<double>
     bucketMb("bucket-mb",
              cl::desc("Gradient all-reduce bucket size in MiB (the first "
@@ -199,6 +204,7 @@ static int runCompile() {
     dpc::PartitionDataParallelOptions options;
     options.devices = devices;
     options.split = split;
+    options.syncBn = syncBn;
     pm.addPass(dpc::createPartitionDataParallel(options));
     dpc::BucketGradientsOptions buckets;
     buckets.bucketMb = bucketMb;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reference data for checking dpc's training step against PyTorch.
 
-For each model (the zoo's MLP and LeNet), writes OUT/NAME/:
+For each model (the zoo's MLP and LeNet, and a small conv + batch-norm net
+whose data-parallel steps match only with --sync-bn), writes OUT/NAME/:
   model.onnx           the model with its initial weights (torch.onnx.export)
   images.npy           a fixed batch, float32 [N, 1, 28, 28]
   labels.npy           its labels, int32 [N]
@@ -11,6 +12,7 @@ For each model (the zoo's MLP and LeNet), writes OUT/NAME/:
 
 Run with Debian's python3 (python3-torch, python3-onnx):
   /usr/bin/python3 tools/reference/make_reference.py --out test/reference
+(--only convbn regenerates the batch-norm net's files alone.)
 The files are committed; the tests need no torch.
 """
 import argparse
@@ -39,6 +41,17 @@ def lenet():
         nn.Linear(16 * 5 * 5, 120), nn.Sigmoid(),
         nn.Linear(120, 84), nn.Sigmoid(),
         nn.Linear(84, 10))
+
+
+def convbn():
+    # ReLU before the batch norm: torch.onnx.export (eval mode) would fold a
+    # batch norm that directly follows a convolution into its weights.
+    return nn.Sequential(
+        nn.Conv2d(1, 4, kernel_size=3, padding=1), nn.ReLU(),
+        nn.BatchNorm2d(4),
+        nn.AvgPool2d(kernel_size=4, stride=4),
+        nn.Flatten(),
+        nn.Linear(4 * 7 * 7, 10))
 
 
 def init_weights(module):
@@ -85,10 +98,17 @@ def write(out, name, model):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
+    # The MLP and LeNet share one seed sequence, so only the batch-norm net,
+    # seeded on its own, can be regenerated alone.
+    parser.add_argument("--only", choices=["convbn"])
     args = parser.parse_args()
-    torch.manual_seed(0)
-    write(args.out, "mlp", mlp())
-    write(args.out, "lenet", lenet())
+    if not args.only:
+        torch.manual_seed(0)
+        write(args.out, "mlp", mlp())
+        write(args.out, "lenet", lenet())
+    if args.only in (None, "convbn"):
+        torch.manual_seed(1)
+        write(args.out, "convbn", convbn())
 
 
 if __name__ == "__main__":

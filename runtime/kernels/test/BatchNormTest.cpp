@@ -129,5 +129,89 @@ TEST(BatchNormTest, TrainingBackwardMatchesFiniteDifferences) {
                 "dBeta");
 }
 
+/// SyncBatchNorm: a batch split into parts, each part's sums added up (the
+/// all-reduce) and applied per part, must train exactly like the whole batch.
+void expectSplitMatchesWhole(int64_t firstRows) {
+  const BatchNormShape whole{5, 3, 4, 4};
+  int64_t plane = whole.h * whole.w, rowSize = whole.c * plane;
+  auto x = randomVector(whole.n * rowSize, 11, -1.f, 3.f);
+  auto dy = randomVector(x.size(), 12);
+  auto gamma = randomVector(whole.c, 13), beta = randomVector(whole.c, 14);
+  BatchNormParams params;
+  params.momentum = 0.3f;
+
+  std::vector<float> y(x.size()), mean(whole.c), invStd(whole.c),
+      runMean(whole.c, 0.5f), runVar(whole.c, 2.f);
+  batchNormTrainingForward(whole, params, x.data(), gamma.data(), beta.data(),
+                           y.data(), mean.data(), invStd.data(), runMean.data(),
+                           runVar.data());
+  std::vector<float> dx(x.size()), dGamma(whole.c), dBeta(whole.c);
+  batchNormBackward(whole, x.data(), dy.data(), gamma.data(), mean.data(),
+                    invStd.data(), dx.data(), dGamma.data(), dBeta.data());
+
+  const BatchNormShape parts[] = {
+      {firstRows, whole.c, whole.h, whole.w},
+      {whole.n - firstRows, whole.c, whole.h, whole.w}};
+  const int64_t offsets[] = {0, firstRows * rowSize};
+  std::vector<float> sum(whole.c), sumSq(whole.c), count(1);
+  for (int p = 0; p < 2; ++p) {
+    std::vector<float> pSum(whole.c), pSumSq(whole.c), pCount(1);
+    batchNormStatistics(parts[p], x.data() + offsets[p], pSum.data(),
+                        pSumSq.data(), pCount.data());
+    for (int64_t c = 0; c < whole.c; ++c) {
+      sum[c] += pSum[c];
+      sumSq[c] += pSumSq[c];
+    }
+    count[0] += pCount[0];
+  }
+  EXPECT_EQ(count[0], float(whole.n * plane));
+
+  std::vector<float> splitY(x.size()), splitDx(x.size());
+  std::vector<float> sumDy(whole.c), sumDyXhat(whole.c);
+  std::vector<std::vector<float>> partMean, partInvStd;
+  for (int p = 0; p < 2; ++p) {
+    std::vector<float> pMean(whole.c), pInvStd(whole.c),
+        pRunMean(whole.c, 0.5f), pRunVar(whole.c, 2.f);
+    batchNormApply(parts[p], params, x.data() + offsets[p], gamma.data(),
+                   beta.data(), pRunMean.data(), pRunVar.data(), sum.data(),
+                   sumSq.data(), count.data(), splitY.data() + offsets[p],
+                   pMean.data(), pInvStd.data());
+    // Every replica ends with the global running statistics.
+    expectAllNear(pRunMean, runMean, 1e-5, 1e-5, "runningMean");
+    expectAllNear(pRunVar, runVar, 1e-5, 1e-5, "runningVar");
+    expectAllNear(pMean, mean, 1e-5, 1e-5, "saveMean");
+    expectAllNear(pInvStd, invStd, 1e-5, 1e-5, "saveInvStd");
+    std::vector<float> pSumDy(whole.c), pSumDyXhat(whole.c);
+    batchNormGradStatistics(parts[p], x.data() + offsets[p],
+                            dy.data() + offsets[p], pMean.data(),
+                            pInvStd.data(), pSumDy.data(), pSumDyXhat.data());
+    for (int64_t c = 0; c < whole.c; ++c) {
+      sumDy[c] += pSumDy[c];
+      sumDyXhat[c] += pSumDyXhat[c];
+    }
+    partMean.push_back(pMean);
+    partInvStd.push_back(pInvStd);
+  }
+  for (int p = 0; p < 2; ++p)
+    batchNormGradApply(parts[p], x.data() + offsets[p], dy.data() + offsets[p],
+                       gamma.data(), partMean[p].data(), partInvStd[p].data(),
+                       sumDy.data(), sumDyXhat.data(), count.data(),
+                       splitDx.data() + offsets[p]);
+  expectAllNear(splitY, y, 1e-5, 1e-5, "y");
+  expectAllNear(splitDx, dx, 1e-5, 1e-5, "dx");
+  // The summed local sums are the whole batch's parameter gradients.
+  expectAllNear(sumDyXhat, dGamma, 1e-5, 1e-5, "dGamma");
+  expectAllNear(sumDy, dBeta, 1e-5, 1e-5, "dBeta");
+}
+
+TEST(BatchNormTest, SyncedStatisticsOfUnevenSplitMatchWholeBatch) {
+  expectSplitMatchesWhole(3);
+}
+
+TEST(BatchNormTest, SyncedStatisticsWithEmptyPartMatchWholeBatch) {
+  expectSplitMatchesWhole(5);
+  expectSplitMatchesWhole(0);
+}
+
 } // namespace
 } // namespace dpc::kernels::test
