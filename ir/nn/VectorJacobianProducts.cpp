@@ -198,17 +198,12 @@ LogicalResult buildVJP(MulOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
-LogicalResult buildVJP(FlattenOp op, OpBuilder &b, ValueRange dys,
-                       SmallVectorImpl<Value> &grads) {
-  FailureOr<Value> grad = reshapeTo(op, b, dys[0], op.getInput().getType());
-  if (failed(grad))
-    return failure();
-  grads.push_back(*grad);
-  return success();
-}
-
-LogicalResult buildVJP(ReshapeOp op, OpBuilder &b, ValueRange dys,
-                       SmallVectorImpl<Value> &grads) {
+/// Flatten and reshape move no data: the gradient takes the input's shape.
+template <typename OpTy>
+std::enable_if_t<llvm::is_one_of<OpTy, FlattenOp, ReshapeOp>::value,
+                 LogicalResult>
+buildVJP(OpTy op, OpBuilder &b, ValueRange dys,
+         SmallVectorImpl<Value> &grads) {
   FailureOr<Value> grad = reshapeTo(op, b, dys[0], op.getInput().getType());
   if (failed(grad))
     return failure();
