@@ -451,18 +451,13 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
 // Softmax and loss
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy> static LogicalResult verifyAxis(OpTy op) {
-  int64_t rank = op.getResult().getType().getRank();
-  int64_t axis = op.getAxis();
-  if (axis < 0 || axis >= rank)
-    return op.emitOpError()
-           << "'axis' must be in [0, " << rank << "), got " << axis;
-  return success();
+LogicalResult SoftmaxGradOp::verify() {
+  return detail::verifySoftmaxAxis(*this, getResult(), getAxis());
 }
 
-LogicalResult SoftmaxGradOp::verify() { return verifyAxis(*this); }
-
-LogicalResult LogSoftmaxGradOp::verify() { return verifyAxis(*this); }
+LogicalResult LogSoftmaxGradOp::verify() {
+  return detail::verifySoftmaxAxis(*this, getResult(), getAxis());
+}
 
 /// Logits [N, C] and labels [N], shared by the loss gradient and metric.
 static LogicalResult checkLogitsAndLabels(const ShapeError &error,

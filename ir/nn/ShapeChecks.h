@@ -81,6 +81,11 @@ mlir::LogicalResult pushResult(mlir::FailureOr<mlir::Type> type,
 /// Product of dims, or kDynamic if any is dynamic.
 int64_t product(llvm::ArrayRef<int64_t> dims);
 
+/// The softmax ops (forward and gradient) keep their type; only the axis
+/// needs checking against the rank of `value`.
+mlir::LogicalResult verifySoftmaxAxis(mlir::Operation *op, mlir::Value value,
+                                      int64_t axis);
+
 } // namespace dpc::nn::detail
 
 #endif // DPC_IR_NN_SHAPECHECKS_H

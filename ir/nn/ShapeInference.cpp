@@ -484,20 +484,22 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
 // Softmax and loss
 //===----------------------------------------------------------------------===//
 
-/// Softmax ops keep their input type (SameOperandsAndResultType); only the
-/// axis needs checking.
-template <typename OpTy> static LogicalResult verifySoftmaxAxis(OpTy op) {
-  int64_t rank = op.getInput().getType().getRank();
-  int64_t axis = op.getAxis();
+LogicalResult dpc::nn::detail::verifySoftmaxAxis(Operation *op, Value value,
+                                                 int64_t axis) {
+  int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
   if (axis < 0 || axis >= rank)
-    return op.emitOpError()
+    return op->emitOpError()
            << "'axis' must be in [0, " << rank << "), got " << axis;
   return success();
 }
 
-LogicalResult SoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+LogicalResult SoftmaxOp::verify() {
+  return detail::verifySoftmaxAxis(*this, getInput(), getAxis());
+}
 
-LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+LogicalResult LogSoftmaxOp::verify() {
+  return detail::verifySoftmaxAxis(*this, getInput(), getAxis());
+}
 
 LogicalResult
 CrossEntropyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
