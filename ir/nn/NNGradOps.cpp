@@ -159,13 +159,9 @@ BatchNormTrainOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                    SmallVectorImpl<Type> &inferred) {
   ShapeError error{loc};
   auto input = rankedType(adaptor.getInput());
-  double epsilon = adaptor.getEpsilon().convertToDouble();
-  double momentum = adaptor.getMomentum().convertToDouble();
-  if (!(epsilon > 0))
-    return emitOptionalError(loc, "'epsilon' must be > 0, got ", epsilon);
-  if (!(momentum >= 0 && momentum <= 1))
-    return emitOptionalError(loc, "'momentum' must be in [0, 1], got ",
-                             momentum);
+  if (failed(checkBatchNormAttrs(loc, adaptor.getEpsilon().convertToDouble(),
+                                 adaptor.getMomentum().convertToDouble())))
+    return failure();
   if (failed(
           checkBatchNormOperands(error, input,
                                  {{adaptor.getScale(), "scale"},
@@ -231,13 +227,9 @@ BatchNormApplyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                    SmallVectorImpl<Type> &inferred) {
   ShapeError error{loc};
   auto input = rankedType(adaptor.getInput());
-  double epsilon = adaptor.getEpsilon().convertToDouble();
-  double momentum = adaptor.getMomentum().convertToDouble();
-  if (!(epsilon > 0))
-    return emitOptionalError(loc, "'epsilon' must be > 0, got ", epsilon);
-  if (!(momentum >= 0 && momentum <= 1))
-    return emitOptionalError(loc, "'momentum' must be in [0, 1], got ",
-                             momentum);
+  if (failed(checkBatchNormAttrs(loc, adaptor.getEpsilon().convertToDouble(),
+                                 adaptor.getMomentum().convertToDouble())))
+    return failure();
   if (failed(checkBatchNormOperands(error, input,
                                     {{adaptor.getScale(), "scale"},
                                      {adaptor.getShift(), "shift"},

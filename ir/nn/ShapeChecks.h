@@ -81,6 +81,11 @@ mlir::LogicalResult pushResult(mlir::FailureOr<mlir::Type> type,
 /// Product of dims, or kDynamic if any is dynamic.
 int64_t product(llvm::ArrayRef<int64_t> dims);
 
+/// Batch norm's epsilon (> 0) and momentum (in [0, 1]), for every form of
+/// the op.
+mlir::LogicalResult checkBatchNormAttrs(std::optional<mlir::Location> loc,
+                                        double epsilon, double momentum);
+
 /// The softmax ops (forward and gradient) keep their type; only the axis
 /// needs checking against the rank of `value`.
 mlir::LogicalResult verifySoftmaxAxis(mlir::Operation *op, mlir::Value value,

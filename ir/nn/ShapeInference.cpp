@@ -241,13 +241,9 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   if (input.getRank() < 2)
     return emitOptionalError(loc, "input must have rank >= 2, got ", input);
-  double epsilon = adaptor.getEpsilon().convertToDouble();
-  double momentum = adaptor.getMomentum().convertToDouble();
-  if (!(epsilon > 0))
-    return emitOptionalError(loc, "'epsilon' must be > 0, got ", epsilon);
-  if (!(momentum >= 0 && momentum <= 1))
-    return emitOptionalError(loc, "'momentum' must be in [0, 1], got ",
-                             momentum);
+  if (failed(checkBatchNormAttrs(loc, adaptor.getEpsilon().convertToDouble(),
+                                 adaptor.getMomentum().convertToDouble())))
+    return failure();
   int64_t channels = input.getDimSize(1);
   Type elementType = input.getElementType();
   if (failed(checkPerChannel(error, adaptor.getScale(), channels, elementType,
@@ -483,6 +479,17 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
 //===----------------------------------------------------------------------===//
 // Softmax and loss
 //===----------------------------------------------------------------------===//
+
+LogicalResult dpc::nn::detail::checkBatchNormAttrs(std::optional<Location> loc,
+                                                   double epsilon,
+                                                   double momentum) {
+  if (!(epsilon > 0))
+    return emitOptionalError(loc, "'epsilon' must be > 0, got ", epsilon);
+  if (!(momentum >= 0 && momentum <= 1))
+    return emitOptionalError(loc, "'momentum' must be in [0, 1], got ",
+                             momentum);
+  return success();
+}
 
 LogicalResult dpc::nn::detail::verifySoftmaxAxis(Operation *op, Value value,
                                                  int64_t axis) {
