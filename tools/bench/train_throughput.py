@@ -8,8 +8,11 @@ Debian's python3-torch is installed), in the same run. Prints images/s and
 the ratio.
 
   /usr/bin/python3 tools/bench/train_throughput.py [--build build]
-      [--models mlp,lenet,resnet18] [--steps 30] [--batch 256]
+      [--models mlp,lenet,resnet18] [--steps 30] [--batch 256] [--devices N]
 
+With --devices N (data parallel), dpc trains on N CPU devices in one
+process (cores shared among them) and PyTorch runs DistributedDataParallel
+(gloo) with N processes of one thread each, each on batch/N rows.
 PyTorch runs with all cores and, where libopenblas0-openmp is installed,
 OpenBLAS instead of Debian's reference BLAS (see TOOLCHAIN.md).
 """
@@ -25,7 +28,7 @@ OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 TORCH_SCRIPT = r'''
 import sys, time, torch
 from torch import nn
-name, batch, steps, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+name, batch, steps, threads, world = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 torch.set_num_threads(threads)
 
 def residual(cin, cout, stride):
@@ -60,29 +63,53 @@ def model():
         return nn.Sequential(*layers)
     raise SystemExit("unknown model " + name)
 
-net = model()
-optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
-loss_fn = nn.CrossEntropyLoss()
-x, y = torch.rand(batch, 1, 28, 28), torch.randint(0, 10, (batch,))
-def step():
-    optimizer.zero_grad()
-    loss_fn(net(x), y).backward()
-    optimizer.step()
-for _ in range(3):
-    step()
-start = time.perf_counter()
-for _ in range(steps):
-    step()
-print(batch * steps / (time.perf_counter() - start))
+def measure(net, rows):
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    loss_fn = nn.CrossEntropyLoss()
+    x, y = torch.rand(rows, 1, 28, 28), torch.randint(0, 10, (rows,))
+    def step():
+        optimizer.zero_grad()
+        loss_fn(net(x), y).backward()
+        optimizer.step()
+    for _ in range(3):
+        step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return time.perf_counter() - start
+
+def ddp_worker(rank, world, port, results):
+    import os, torch.distributed as dist
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    seconds = measure(nn.parallel.DistributedDataParallel(model()), batch // world)
+    results[rank] = seconds
+    dist.barrier()
+    dist.destroy_process_group()  # torch 1.13's gloo may hang at exit otherwise
+
+if __name__ == "__main__":
+    if world == 1:
+        print(batch * steps / measure(model(), batch))
+    else:
+        import socket, torch.multiprocessing as mp
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        results = mp.Manager().dict()
+        mp.spawn(ddp_worker, args=(world, port, results), nprocs=world)
+        print(batch * steps / max(results.values()))
 '''
 
 
-def dpc_images_per_second(build, model, batch, steps, workdir):
+def dpc_images_per_second(build, model, batch, steps, workdir, devices):
     plan = os.path.join(workdir, model + ".plan")
     metrics = os.path.join(workdir, model + ".jsonl")
+    device_list = ",".join(f"cpu:{d}" for d in range(devices))
     subprocess.run([os.path.join(build, "bin", "dpc"), "compile",
                     os.path.join(build, "models", model + ".onnx"),
-                    "--batch", str(batch), "-o", plan], check=True)
+                    "--batch", str(batch), "--devices", device_list,
+                    "-o", plan], check=True)
     subprocess.run([os.path.join(build, "bin", "dpc"), "run", plan,
                     "--data", "fashion-mnist", "--steps", str(steps),
                     "--test-subset", str(batch), "--metrics", metrics,
@@ -91,13 +118,16 @@ def dpc_images_per_second(build, model, batch, steps, workdir):
         return json.loads(f.readlines()[-1])["images_per_second"]
 
 
-def torch_images_per_second(model, batch, steps):
+def torch_images_per_second(model, batch, steps, devices):
     env = dict(os.environ)
     if os.path.isdir(OPENBLAS):
         env["LD_LIBRARY_PATH"] = OPENBLAS
+    script = os.path.join(tempfile.gettempdir(), "dpc_bench_torch.py")
+    with open(script, "w") as f:  # spawned DDP workers re-import a file
+        f.write(TORCH_SCRIPT)
     try:
-        run = subprocess.run(["/usr/bin/python3", "-c", TORCH_SCRIPT, model,
-                              str(batch), str(steps), str(os.cpu_count())],
+        run = subprocess.run(["/usr/bin/python3", script, model, str(batch),
+                              str(steps), str(os.cpu_count()), str(devices)],
                              env=env, capture_output=True, text=True,
                              check=True)
     except (subprocess.CalledProcessError, FileNotFoundError) as error:
@@ -115,16 +145,20 @@ def main():
     parser.add_argument("--models", default="mlp,lenet,resnet18")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--devices", type=int, default=1)
     args = parser.parse_args()
-    print(f"{'model':<10} {'dpc img/s':>12} {'torch img/s':>12} "
-          f"{'dpc/torch':>10}")
+    peer = "torch" if args.devices == 1 else "torch DDP"
+    print(f"{args.devices} device(s), batch {args.batch}, {args.steps} steps")
+    print(f"{'model':<10} {'dpc img/s':>12} {peer + ' img/s':>16} "
+          f"{'dpc/' + peer:>14}")
     with tempfile.TemporaryDirectory() as workdir:
         for model in args.models.split(","):
             ours = dpc_images_per_second(args.build, model, args.batch,
-                                         args.steps, workdir)
-            theirs = torch_images_per_second(model, args.batch, args.steps)
-            ratio = f"{ours / theirs:10.2f}" if theirs else f"{'-':>10}"
-            theirs_text = f"{theirs:12.1f}" if theirs else f"{'n/a':>12}"
+                                         args.steps, workdir, args.devices)
+            theirs = torch_images_per_second(model, args.batch, args.steps,
+                                             args.devices)
+            ratio = f"{ours / theirs:14.2f}" if theirs else f"{'-':>14}"
+            theirs_text = f"{theirs:16.1f}" if theirs else f"{'n/a':>16}"
             print(f"{model:<10} {ours:12.1f} {theirs_text} {ratio}",
                   flush=True)
 
