@@ -93,6 +93,16 @@ OpOperand *gradOperand(Operation *op) {
   return nullptr;
 }
 
+/// Names the step's devices and their batch shares, which codegen and the
+/// plan carry to the runtime.
+void recordDevices(func::FuncOp step, const Partition &partition) {
+  Builder b(step.getContext());
+  step->setAttr(DistDialect::kDevicesAttrName,
+                b.getArrayAttr(partition.devices));
+  step->setAttr(DistDialect::kSplitAttrName,
+                b.getDenseI64ArrayAttr(partition.split));
+}
+
 /// Rewrites one step in place; see the pass description.
 class StepPartitioner {
 public:
@@ -352,10 +362,7 @@ LogicalResult StepPartitioner::run() {
   for (Operation *op : llvm::reverse(ops))
     op->erase();
 
-  step->setAttr(DistDialect::kDevicesAttrName,
-                b.getArrayAttr(partition.devices));
-  step->setAttr(DistDialect::kSplitAttrName,
-                b.getDenseI64ArrayAttr(partition.split));
+  recordDevices(step, partition);
   return success();
 }
 
@@ -424,9 +431,6 @@ void PartitionDataParallelPass::runOnOperation() {
   Partition devicesOnly;
   if (failed(readDevices(module, devicesOnly)))
     return signalPassFailure();
-  // One device: nothing to partition, unless a split asks to be checked.
-  if (devicesOnly.devices.size() == 1 && split.empty())
-    return;
   SmallVector<func::FuncOp> steps;
   for (StringRef name : {"train_step", "eval_step"})
     if (auto step = module.lookupSymbol<func::FuncOp>(name))
@@ -448,8 +452,11 @@ void PartitionDataParallelPass::runOnOperation() {
     partition.batch = *batch;
     if (failed(resolveSplit(step, partition)))
       return signalPassFailure();
-    if (partition.devices.size() == 1)
+    if (partition.devices.size() == 1) {
+      // Nothing to split, but the plan must run where it was asked to.
+      recordDevices(step, partition);
       continue;
+    }
     if (failed(StepPartitioner(step, partition, syncBn).run()))
       return signalPassFailure();
   }

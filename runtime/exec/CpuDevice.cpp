@@ -192,8 +192,10 @@ std::unique_ptr<Device> createDevice(const std::string &name,
     int threads = omp_get_max_threads() / std::max(1, options.numLocalDevices);
     return std::make_unique<CpuDevice>(name, std::max(1, threads));
   }
-  throw std::runtime_error("device '" + name +
-                           "' is not supported by this runtime (CPU only)");
+  throw std::runtime_error(
+      "device '" + name +
+      "' is not available: this runtime has no CUDA backend or GPU; "
+      "compile for --devices cpu:0[,cpu:1,...]");
 }
 
 } // namespace dpc::exec

@@ -3,10 +3,16 @@
 // RUN: dpc-opt %s -split-input-file -nn-set-batch=batch=10 -nn-build-train-step -dpc-partition-data-parallel="devices=cpu:0,cpu:1,cpu:2,cpu:3" | FileCheck %s --check-prefix=FOUR
 // RUN: dpc-opt %s -split-input-file -nn-set-batch=batch=3 -nn-build-train-step -dpc-partition-data-parallel="devices=cpu:0,cpu:1,cpu:2,cpu:3" | FileCheck %s --check-prefix=EMPTY
 
-// One device: the module is left as it is.
-// RUN: dpc-opt %s -split-input-file -nn-set-batch=batch=8 -nn-build-train-step > %t.ref
-// RUN: dpc-opt %s -split-input-file -nn-set-batch=batch=8 -nn-build-train-step -dpc-partition-data-parallel="devices=cuda:0" > %t.one
-// RUN: diff %t.ref %t.one
+// One device: nothing is split or cloned; the steps only record where they
+// run (and the batch, all of it), for codegen and the plan.
+// RUN: dpc-opt %s -split-input-file -nn-set-batch=batch=8 -nn-build-train-step -dpc-partition-data-parallel="devices=cuda:0" | FileCheck %s --check-prefix=ONE
+// ONE-LABEL: func.func @eval_step
+// ONE-SAME: attributes {dist.devices = ["cuda:0"], dist.split = array<i64: 8>}
+// ONE-NOT: dist.scatter
+// ONE-NOT: dist.replica
+// ONE-LABEL: func.func @train_step
+// ONE-SAME: attributes {dist.devices = ["cuda:0"], dist.split = array<i64: 8>}
+// ONE-NOT: dist.all_reduce
 
 // An MLP. @forward is left alone; @eval_step keeps its arguments and gathers
 // its outputs: scalars into one entry per device, logits into the batch.

@@ -261,8 +261,10 @@ TEST(ExecutorTest, UnsupportedDeviceIsAPlanError) {
     Executor executor(loaded);
     FAIL() << "expected an error";
   } catch (const plan::PlanError &error) {
-    EXPECT_STREQ(error.what(), "gpu.plan: device 'cuda:0' is not supported by "
-                               "this runtime (CPU only)");
+    EXPECT_STREQ(error.what(),
+                 "gpu.plan: device 'cuda:0' is not available: this runtime "
+                 "has no CUDA backend or GPU; compile for --devices "
+                 "cpu:0[,cpu:1,...]");
   }
 }
 
