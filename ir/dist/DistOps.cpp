@@ -20,6 +20,16 @@ static LogicalResult verifyDeviceCount(Operation *op, size_t count,
   return success();
 }
 
+/// Collectives with per-device operands and results have one of each per
+/// device.
+static LogicalResult verifyOneResultPerOperand(Operation *op) {
+  if (op->getNumResults() != op->getNumOperands())
+    return op->emitOpError()
+           << "has " << op->getNumOperands() << " operands but "
+           << op->getNumResults() << " results: one each per device";
+  return success();
+}
+
 static LogicalResult verifyReduction(Operation *op, StringRef reduction) {
   if (!llvm::is_contained({"sum", "mean", "max"}, reduction))
     return op->emitOpError()
@@ -134,9 +144,8 @@ LogicalResult AllReduceOp::verify() {
       failed(verifyReduction(*this, getReduction())) ||
       failed(verifySameTypes(*this, getOperandTypes())))
     return failure();
-  if (getNumResults() != getNumOperands())
-    return emitOpError() << "has " << getNumOperands() << " operands but "
-                         << getNumResults() << " results: one each per device";
+  if (failed(verifyOneResultPerOperand(*this)))
+    return failure();
   for (auto [d, type] : llvm::enumerate(getResultTypes()))
     if (type != getOperand(0).getType())
       return emitOpError() << "result " << d << " has type " << type
@@ -165,9 +174,8 @@ LogicalResult ReduceScatterOp::verify() {
       failed(verifyReduction(*this, getReduction())) ||
       failed(verifySameTypes(*this, getOperandTypes())))
     return failure();
-  if (getNumResults() != getNumOperands())
-    return emitOpError() << "has " << getNumOperands() << " operands but "
-                         << getNumResults() << " results: one each per device";
+  if (failed(verifyOneResultPerOperand(*this)))
+    return failure();
   return verifyParts(*this, cast<RankedTensorType>(getOperand(0).getType()),
                      getResultTypes(), getSizes());
 }
@@ -175,9 +183,8 @@ LogicalResult ReduceScatterOp::verify() {
 LogicalResult AllGatherOp::verify() {
   if (failed(verifyDeviceCount(*this, getNumOperands(), "operand")))
     return failure();
-  if (getNumResults() != getNumOperands())
-    return emitOpError() << "has " << getNumOperands() << " operands but "
-                         << getNumResults() << " results: one each per device";
+  if (failed(verifyOneResultPerOperand(*this)))
+    return failure();
   FailureOr<RankedTensorType> expected = gatheredType(*this, getOperandTypes());
   if (failed(expected))
     return failure();
