@@ -46,17 +46,24 @@ LogicalResult checkScalar(const ShapeError &error, Value value,
   return checkRank(error, rankedType(value), 0, what);
 }
 
-/// Checks the operand types shared by the training-mode batch-norm ops.
+/// Checks the operand types shared by the training-mode batch-norm ops:
+/// `perChannel` of the input's element type, `statistics` (the f64 sums of
+/// synchronized batch norm) of f64.
 LogicalResult
 checkBatchNormOperands(const ShapeError &error, RankedTensorType input,
-                       ArrayRef<std::pair<Value, StringRef>> perChannel) {
+                       ArrayRef<std::pair<Value, StringRef>> perChannel,
+                       ArrayRef<std::pair<Value, StringRef>> statistics = {}) {
   if (input.getRank() < 2) {
     error() << "input must have rank >= 2, got " << input;
     return failure();
   }
+  Type f64 = Float64Type::get(input.getContext());
   for (auto [value, what] : perChannel)
     if (failed(checkPerChannel(error, value, input.getDimSize(1),
                                input.getElementType(), what)))
+      return failure();
+  for (auto [value, what] : statistics)
+    if (failed(checkPerChannel(error, value, input.getDimSize(1), f64, what)))
       return failure();
   return success();
 }
@@ -195,15 +202,14 @@ BatchNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   return success();
 }
 
-/// Checks that `count` is a 1-element tensor of the input's element type.
-static LogicalResult checkCount(std::optional<Location> loc,
-                                RankedTensorType input, Value count) {
+/// Checks that `count` is a 1-element f64 tensor, as nn.batch_norm_stats
+/// makes it.
+static LogicalResult checkCount(std::optional<Location> loc, Value count) {
   auto type = rankedType(count);
   if (type.getRank() == 1 && type.getDimSize(0) == 1 &&
-      type.getElementType() == input.getElementType())
+      type.getElementType().isF64())
     return success();
-  return emitOptionalError(loc, "count must be tensor<1x",
-                           input.getElementType(), ">, got ", type);
+  return emitOptionalError(loc, "count must be tensor<1xf64>, got ", type);
 }
 
 LogicalResult
@@ -214,10 +220,11 @@ BatchNormStatsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   auto input = rankedType(adaptor.getInput());
   if (failed(checkBatchNormOperands(error, input, {})))
     return failure();
-  auto perChannel =
-      RankedTensorType::get({input.getDimSize(1)}, input.getElementType());
-  inferred.append({perChannel, perChannel,
-                   RankedTensorType::get({1}, input.getElementType())});
+  // f64, so that the global sums, and the mean and variance derived from
+  // them, round to what one device computes from the whole batch.
+  Type f64 = Float64Type::get(input.getContext());
+  auto perChannel = RankedTensorType::get({input.getDimSize(1)}, f64);
+  inferred.append({perChannel, perChannel, RankedTensorType::get({1}, f64)});
   return success();
 }
 
@@ -234,10 +241,10 @@ BatchNormApplyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                     {{adaptor.getScale(), "scale"},
                                      {adaptor.getShift(), "shift"},
                                      {adaptor.getRunningMean(), "running_mean"},
-                                     {adaptor.getRunningVar(), "running_var"},
-                                     {adaptor.getSum(), "sum"},
+                                     {adaptor.getRunningVar(), "running_var"}},
+                                    {{adaptor.getSum(), "sum"},
                                      {adaptor.getSumSq(), "sum_sq"}})) ||
-      failed(checkCount(loc, input, adaptor.getCount())))
+      failed(checkCount(loc, adaptor.getCount())))
     return failure();
   Type stats = adaptor.getRunningMean().getType();
   inferred.append({input, stats, stats, stats, stats});
@@ -279,7 +286,7 @@ LogicalResult BatchNormGradApplyOp::inferReturnTypes(
                                   {adaptor.getBatchInvstd(), "batch_invstd"},
                                   {adaptor.getSumDy(), "sum_dy"},
                                   {adaptor.getSumDyXhat(), "sum_dy_xhat"}})) ||
-      failed(checkCount(loc, input, adaptor.getCount())))
+      failed(checkCount(loc, adaptor.getCount())))
     return failure();
   inferred.push_back(input);
   return success();

@@ -128,7 +128,10 @@ def NN_BatchNormStatsOp : NN_Op<"batch_norm_stats",
     Over every dim but 1: `sum = sum(x)`, `sum_sq = sum(x * x)` and
     `count` (a 1-element tensor) the number of values summed per channel,
     computed from the run-time shape, so a short or empty batch is counted
-    right.
+    right. All three are f64 whatever the input's type: the mean and
+    variance derived from the global sums then round to the same values as
+    one device's, so that the forward pass of a synchronized replica is
+    what one device computes on the whole batch.
   }];
   let arguments = (ins NN_FloatTensor:$input);
   let results = (outs NN_FloatTensor:$sum, NN_FloatTensor:$sum_sq,

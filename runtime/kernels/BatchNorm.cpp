@@ -118,10 +118,10 @@ void batchNormBackward(const BatchNormShape &s, const float *x, const float *dy,
   }
 }
 
-void batchNormStatistics(const BatchNormShape &s, const float *x, float *sum,
-                         float *sumSq, float *count) {
+void batchNormStatistics(const BatchNormShape &s, const float *x, double *sum,
+                         double *sumSq, double *count) {
   int64_t plane = s.h * s.w;
-  count[0] = static_cast<float>(s.n * plane);
+  count[0] = static_cast<double>(s.n * plane);
 #pragma omp parallel for
   for (int64_t ch = 0; ch < s.c; ++ch) {
     double total = 0.0, totalSq = 0.0;
@@ -132,15 +132,15 @@ void batchNormStatistics(const BatchNormShape &s, const float *x, float *sum,
         totalSq += v * v;
       }
     });
-    sum[ch] = static_cast<float>(total);
-    sumSq[ch] = static_cast<float>(totalSq);
+    sum[ch] = total;
+    sumSq[ch] = totalSq;
   }
 }
 
 void batchNormApply(const BatchNormShape &s, const BatchNormParams &params,
                     const float *x, const float *scale, const float *shift,
-                    float *runningMean, float *runningVar, const float *sum,
-                    const float *sumSq, const float *count, float *y,
+                    float *runningMean, float *runningVar, const double *sum,
+                    const double *sumSq, const double *count, float *y,
                     float *saveMean, float *saveInvStd) {
   int64_t plane = s.h * s.w;
   double n = count[0];
@@ -190,7 +190,7 @@ void batchNormGradApply(const BatchNormShape &s, const float *x,
                         const float *dy, const float *scale,
                         const float *saveMean, const float *saveInvStd,
                         const float *sumDy, const float *sumDyXhat,
-                        const float *count, float *dx) {
+                        const double *count, float *dx) {
   int64_t plane = s.h * s.w;
   double n = count[0];
   if (s.n == 0 || !(n > 0))

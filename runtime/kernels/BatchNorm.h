@@ -51,16 +51,18 @@ void batchNormBackward(const BatchNormShape &shape, const float *x,
 // the caller, then the normalization from the global sums. Any number of
 // rows works, 0 included.
 
-/// Per channel: sum[c] = sum(x), sumSq[c] = sum(x^2); count[0] = n*h*w.
+/// Per channel: sum[c] = sum(x), sumSq[c] = sum(x^2); count[0] = n*h*w. In
+/// f64, so that the mean and variance of the global sums round to the f32
+/// values batchNormTrainingForward computes from the whole batch.
 void batchNormStatistics(const BatchNormShape &shape, const float *x,
-                         float *sum, float *sumSq, float *count);
+                         double *sum, double *sumSq, double *count);
 
 /// The training forward with the batch statistics from the (global) sums:
 /// y, saveMean, saveInvStd, and the running statistics updated in place.
 void batchNormApply(const BatchNormShape &shape, const BatchNormParams &params,
                     const float *x, const float *scale, const float *shift,
-                    float *runningMean, float *runningVar, const float *sum,
-                    const float *sumSq, const float *count, float *y,
+                    float *runningMean, float *runningVar, const double *sum,
+                    const double *sumSq, const double *count, float *y,
                     float *saveMean, float *saveInvStd);
 
 /// Per channel: sumDy[c] = sum(dy), sumDyXhat[c] = sum(dy * xhat): the
@@ -75,7 +77,7 @@ void batchNormGradApply(const BatchNormShape &shape, const float *x,
                         const float *dy, const float *scale,
                         const float *saveMean, const float *saveInvStd,
                         const float *sumDy, const float *sumDyXhat,
-                        const float *count, float *dx);
+                        const double *count, float *dx);
 
 } // namespace dpc::kernels
 

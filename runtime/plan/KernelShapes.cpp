@@ -213,15 +213,18 @@ kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
       expectOperandCount(call, i, c);
     expectResultCount(call, 0, count);
     break;
+  // Synchronized batch norm's statistics sums and count are f64.
   case Kernel::BatchNormStatistics:
-    expectResultCount(call, 0, c);
-    expectResultCount(call, 1, c);
-    expectResultCount(call, 2, 1);
+    expectResultCount(call, 0, c, DType::F64);
+    expectResultCount(call, 1, c, DType::F64);
+    expectResultCount(call, 2, 1, DType::F64);
     break;
   case Kernel::BatchNormApply:
-    for (size_t i = 1; i < 7; ++i)
+    for (size_t i = 1; i < 5; ++i)
       expectOperandCount(call, i, c);
-    expectOperandCount(call, 7, 1);
+    expectOperandCount(call, 5, c, DType::F64);
+    expectOperandCount(call, 6, c, DType::F64);
+    expectOperandCount(call, 7, 1, DType::F64);
     expectResultCount(call, 0, count);
     expectResultCount(call, 1, c);
     expectResultCount(call, 2, c);
@@ -237,7 +240,7 @@ kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
     expectOperandCount(call, 1, count);
     for (size_t i = 2; i < 7; ++i)
       expectOperandCount(call, i, c);
-    expectOperandCount(call, 7, 1);
+    expectOperandCount(call, 7, 1, DType::F64);
     expectResultCount(call, 0, count);
     break;
   default: // BatchNormBackward

@@ -12,11 +12,11 @@
 // CHECK: %[[C0:.*]] = nn.conv2d {{.*}} {dist.replica = 0 : i64
 // CHECK: %[[C1:.*]] = nn.conv2d {{.*}} {dist.replica = 1 : i64
 // CHECK-NOT: nn.batch_norm_train
-// CHECK: %[[S0:.*]], %[[Q0:.*]], %[[N0:.*]] = nn.batch_norm_stats %[[C0]] {dist.replica = 0 : i64} : (tensor<3x4x5x5xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<1xf32>)
-// CHECK-NEXT: %[[S1:.*]], %[[Q1:.*]], %[[N1:.*]] = nn.batch_norm_stats %[[C1]] {dist.replica = 1 : i64} : (tensor<5x4x5x5xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<1xf32>)
-// CHECK-NEXT: %[[SUM:.*]]:2 = dist.all_reduce %[[S0]], %[[S1]] {dist.statistics, reduction = "sum"} : tensor<4xf32>, tensor<4xf32>
-// CHECK-NEXT: %[[SQ:.*]]:2 = dist.all_reduce %[[Q0]], %[[Q1]] {dist.statistics, reduction = "sum"} : tensor<4xf32>, tensor<4xf32>
-// CHECK-NEXT: %[[N:.*]]:2 = dist.all_reduce %[[N0]], %[[N1]] {dist.statistics, reduction = "sum"} : tensor<1xf32>, tensor<1xf32>
+// CHECK: %[[S0:.*]], %[[Q0:.*]], %[[N0:.*]] = nn.batch_norm_stats %[[C0]] {dist.replica = 0 : i64} : (tensor<3x4x5x5xf32>) -> (tensor<4xf64>, tensor<4xf64>, tensor<1xf64>)
+// CHECK-NEXT: %[[S1:.*]], %[[Q1:.*]], %[[N1:.*]] = nn.batch_norm_stats %[[C1]] {dist.replica = 1 : i64} : (tensor<5x4x5x5xf32>) -> (tensor<4xf64>, tensor<4xf64>, tensor<1xf64>)
+// CHECK-NEXT: %[[SUM:.*]]:2 = dist.all_reduce %[[S0]], %[[S1]] {dist.statistics, reduction = "sum"} : tensor<4xf64>, tensor<4xf64>
+// CHECK-NEXT: %[[SQ:.*]]:2 = dist.all_reduce %[[Q0]], %[[Q1]] {dist.statistics, reduction = "sum"} : tensor<4xf64>, tensor<4xf64>
+// CHECK-NEXT: %[[N:.*]]:2 = dist.all_reduce %[[N0]], %[[N1]] {dist.statistics, reduction = "sum"} : tensor<1xf64>, tensor<1xf64>
 // CHECK-NEXT: nn.batch_norm_apply %[[C0]], %{{.*}}#0, %{{.*}}#0, %[[RMS]]#0, %{{.*}}#0, %[[SUM]]#0, %[[SQ]]#0, %[[N]]#0 {dist.replica = 0 : i64}
 // CHECK-NEXT: nn.batch_norm_apply %[[C1]], %{{.*}}#1, %{{.*}}#1, %[[RMS]]#1, %{{.*}}#1, %[[SUM]]#1, %[[SQ]]#1, %[[N]]#1 {dist.replica = 1 : i64}
 // CHECK-NOT: nn.batch_norm_grad {{.*}}:

@@ -10,6 +10,8 @@ Models (initializer names follow torch state_dict names where natural):
   lenet      d2l LeNet with Sigmoid, Xavier-uniform init          (1x28x28)
   lenet_relu d2l LeNet with Relu, Xavier-uniform init             (1x28x28)
   resnet18   d2l ResNet-18 (3x3 stem, no max-pool), 10 classes    (1x28x28)
+  resnet18_narrow  the same with 8 stem channels instead of 64: fast
+             enough for multi-step equivalence tests               (1x28x28)
   resnet50   torchvision ResNet-50 v1.5, 1000 classes             (3x224x224)
 
 Usage:
@@ -156,11 +158,12 @@ def d2l_residual(g, x, prefix, cin, cout, stride, use_1x1conv):
     return g.act(g.node("Add", [y, x]), "Relu")
 
 
-def build_resnet18(g, x):
-    h = g.conv(x, "conv1", 1, 64, 3, 1, 1, bias=False)
-    h = g.act(g.batch_norm(h, "bn1", 64), "Relu")
-    cin = 64
-    for stage, cout in enumerate([64, 128, 256, 512], start=1):
+def build_resnet18(g, x, width=64):
+    h = g.conv(x, "conv1", 1, width, 3, 1, 1, bias=False)
+    h = g.act(g.batch_norm(h, "bn1", width), "Relu")
+    cin = width
+    for stage, cout in enumerate([width, 2 * width, 4 * width, 8 * width],
+                                 start=1):
         for i in range(2):
             first = i == 0 and stage > 1
             h = d2l_residual(g, h, f"layer{stage}.{i}", cin if first else cout,
@@ -168,7 +171,7 @@ def build_resnet18(g, x):
         cin = cout
     h = g.node("GlobalAveragePool", [h])
     h = g.node("Flatten", [h], axis=1)
-    return g.linear(h, "fc", 512, 10, "torch_default")
+    return g.linear(h, "fc", 8 * width, 10, "torch_default")
 
 
 def bottleneck(g, x, prefix, cin, width, stride, downsample):
@@ -211,6 +214,7 @@ MODELS = {
     "lenet": (build_lenet, (1, 28, 28), 10),
     "lenet_relu": (lambda g, x: build_lenet(g, x, "Relu"), (1, 28, 28), 10),
     "resnet18": (build_resnet18, (1, 28, 28), 10),
+    "resnet18_narrow": (lambda g, x: build_resnet18(g, x, 8), (1, 28, 28), 10),
     "resnet50": (build_resnet50, (3, 224, 224), 1000),
 }
 

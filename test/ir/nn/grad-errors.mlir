@@ -36,6 +36,25 @@ func.func @batch_norm_grad_types(%dy: tensor<4x8x5x5xf32>, %x: tensor<4x8x6x6xf3
 
 // -----
 
+// Synchronized batch norm's statistics are f64 sums.
+func.func @batch_norm_apply_f32_sums(%x: tensor<4x8x5x5xf32>, %s: tensor<8xf32>, %n: tensor<1xf64>) {
+  // expected-error @+2 {{sum element type 'f32' differs from 'f64'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %m, %i, %rm, %rv = nn.batch_norm_apply %x, %s, %s, %s, %s, %s, %s, %n : (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<1xf64>) -> (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_grad_apply_f32_count(%x: tensor<4x8x5x5xf32>, %s: tensor<8xf32>, %n: tensor<1xf32>) {
+  // expected-error @+2 {{count must be tensor<1xf64>, got 'tensor<1xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %dx = nn.batch_norm_grad_apply %x, %x, %s, %s, %s, %s, %s, %n : (tensor<4x8x5x5xf32>, tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<1xf32>) -> tensor<4x8x5x5xf32>
+  return
+}
+
+// -----
+
 func.func @max_pool_grad_shape(%dy: tensor<2x4x4x4xf32>, %x: tensor<2x4x7x7xf32>) {
   // expected-error @+2 {{result_grad 'tensor<2x4x4x4xf32>' does not match the forward result 'tensor<2x4x3x3xf32>'}}
   // expected-error @+1 {{failed to infer returned types}}
