@@ -50,6 +50,14 @@ int64_t bytesOf(const plan::Tensor &tensor) {
          plan::getDTypeSize(tensor.dtype());
 }
 
+/// The bytes of one row of a batch-major tensor (whose own share of rows
+/// may be 0).
+int64_t rowBytesOf(const plan::Tensor &tensor) {
+  std::vector<int64_t> dims = plan::toDims(tensor.dims());
+  dims.erase(dims.begin());
+  return plan::getNumElements(dims) * plan::getDTypeSize(tensor.dtype());
+}
+
 using Bindings = flatbuffers::Vector<flatbuffers::Offset<plan::Binding>>;
 
 /// The tensor index `name` is bound to in `list`, or -1.
@@ -329,7 +337,10 @@ void Executor::setInput(int step, std::string_view name, const void *data,
     return;
   }
   // The global rows, each replica's part to its device.
-  int64_t rowBytes = capacity / tensor->dims()->Get(0);
+  int64_t rowBytes = rowBytesOf(*tensor);
+  if (rowBytes == 0)
+    throw std::invalid_argument("input '" + std::string(name) +
+                                "' has empty rows");
   int64_t rows = static_cast<int64_t>(bytes) / rowBytes;
   if (static_cast<int64_t>(bytes) % rowBytes != 0 || rows > group.maxBatch)
     throw std::invalid_argument("input '" + std::string(name) +

@@ -83,9 +83,12 @@ void expectCountResult(const KernelCall &call, size_t index) {
 /// Rows (dims[0]) and the rest flattened, of a tensor of rank >= 1.
 RowsShape rowsOf(const TensorArg &arg, const std::string &what) {
   expectRank(arg, what, 1, 8);
-  int64_t rows = arg.dims[0];
-  int64_t count = arg.getNumElements();
-  return {rows, rows == 0 ? 0 : count / rows};
+  // The columns from the dims, not count / rows: a replica's share may be
+  // 0 rows.
+  int64_t cols = 1;
+  for (size_t i = 1; i < arg.dims.size(); ++i)
+    cols *= arg.dims[i];
+  return {arg.dims[0], cols};
 }
 
 std::vector<int64_t> attrList(const flatbuffers::Vector<int64_t> *values) {
@@ -518,8 +521,10 @@ RowsShape getRowsShape(const KernelCall &call) {
     const TensorArg &x = operand(call, 0);
     expectRank(x, "operand 0", 1, 8);
     int64_t cols = x.dims.back();
-    int64_t count = x.getNumElements();
-    RowsShape s{cols == 0 ? 0 : count / cols, cols};
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < x.dims.size(); ++i)
+      rows *= x.dims[i];
+    RowsShape s{rows, cols};
     getElementwiseSize(call); // every operand and the result alike
     return s;
   }

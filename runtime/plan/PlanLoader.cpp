@@ -172,9 +172,13 @@ private:
 
     const auto *tensors = step.tensors();
     int numTensors = tensors ? static_cast<int>(tensors->size()) : 0;
-    int64_t maxBatch = 0;
+    // -1 until a batch tensor is seen. A replica's share may be 0 rows (a
+    // device given none by --split): it still holds the state and takes
+    // part in the collectives.
+    int64_t maxBatch = -1;
     for (int t = 0; t < numTensors; ++t)
       maxBatch = checkTensor(step, where, t, maxBatch);
+    maxBatch = std::max<int64_t>(maxBatch, 0);
     for (int t = 0; t < numTensors; ++t)
       checkAlias(step, where, t);
     loaded.maxBatch.push_back(maxBatch);
@@ -206,7 +210,8 @@ private:
     checkInstructions(step, where, numTensors, maxBatch);
   }
 
-  /// Checks tensor `t`; returns the step's compiled batch seen so far.
+  /// Checks tensor `t`; returns the step's compiled batch seen so far (-1
+  /// for none).
   int64_t checkTensor(const Step &step, const std::string &stepWhere, int t,
                       int64_t maxBatch) {
     const Tensor &tensor = *step.tensors()->Get(t);
@@ -225,12 +230,12 @@ private:
     if (tensor.batch_dim()) {
       if (dims.empty())
         loaded.fail(where + ": a scalar cannot have a batch dim");
-      if (maxBatch != 0 && dims[0] != maxBatch)
+      if (maxBatch >= 0 && dims[0] != maxBatch)
         loaded.fail(where + ": batch dim " + std::to_string(dims[0]) +
                     " differs from the step's other batch tensors (" +
                     std::to_string(maxBatch) + ")");
-      if (dims[0] < 1)
-        loaded.fail(where + ": the batch dim must be positive");
+      if (dims[0] < 0)
+        loaded.fail(where + ": the batch dim must not be negative");
       maxBatch = dims[0];
     }
     int64_t bytes = count * size;
