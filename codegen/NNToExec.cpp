@@ -649,6 +649,16 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
         return simple("ReduceSum", {o.getInput()},
                       {attr("dims", o.getDimsAttr())});
       })
+      .Case([&](nn::AccumulateOp o) -> LogicalResult {
+        // In place: the accumulator is optimizer state.
+        Value accumulator = buffer(o.getAccumulator());
+        if (o.getFirst())
+          kernel("Copy", {buffer(o.getValue())}, {accumulator});
+        else
+          kernel("AddForward", {accumulator, buffer(o.getValue())},
+                 {accumulator});
+        return inPlace(o.getResult(), o.getAccumulator());
+      })
       .Case([&](nn::SgdUpdateOp o) -> LogicalResult {
         SmallVector<Value> ins = {buffer(o.getParam()), buffer(o.getGrad()),
                                   buffer(o.getLr())};
@@ -840,7 +850,9 @@ struct ConvertNNToExecPass
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> steps;
     for (auto func : module.getOps<func::FuncOp>())
-      if (func.getSymName() == "train_step" || func.getSymName() == "eval_step")
+      if (llvm::is_contained({"train_step", "accum_first", "accum_step",
+                              "eval_step"},
+                             func.getSymName()))
         steps.push_back(func);
     if (steps.empty()) {
       module.emitError() << "no @train_step or @eval_step to lower; run "

@@ -349,6 +349,8 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
   plan.producer = "dpc";
   plan.model = options.modelPath;
   plan.compiled_batch = options.batch;
+  if (auto accumulate = module->getAttrOfType<IntegerAttr>("dpc.grad_accum"))
+    plan.grad_accum = accumulate.getInt();
   SmallVector<StringRef> devices = {"cpu:0"};
   if (auto names = module->getAttrOfType<ArrayAttr>("exec.devices"))
     devices = llvm::to_vector(names.getAsValueRange<StringAttr>());

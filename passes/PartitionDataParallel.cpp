@@ -18,6 +18,7 @@
 
 #include "ir/dist/DistOps.h"
 #include "ir/nn/NNOps.h"
+#include "passes/OptimizerUpdates.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -82,15 +83,6 @@ FailureOr<int64_t> readBatch(func::FuncOp step) {
     return step.emitError()
            << "@" << step.getSymName() << " has a batch of 0: nothing to split";
   return *batch;
-}
-
-/// The gradient operand of an optimizer update, or null.
-OpOperand *gradOperand(Operation *op) {
-  if (auto sgd = dyn_cast<SgdUpdateOp>(op))
-    return &sgd.getGradMutable();
-  if (auto adamw = dyn_cast<AdamWUpdateOp>(op))
-    return &adamw.getGradMutable();
-  return nullptr;
 }
 
 /// Names the step's devices and their batch shares, which codegen and the
@@ -277,8 +269,8 @@ LogicalResult StepPartitioner::cloneReplicas(ArrayRef<Operation *> ops) {
       // gradient average over the global batch (see the dist dialect), so
       // the replicas' losses and gradients sum to the global mean for any
       // split, including the run-time split of a short last batch.
-      if (OpOperand *grad = gradOperand(clone))
-        grad->set(reduced.lookup(gradOperand(op)->get())[d]);
+      if (OpOperand *grad = dpc::getGradOperand(clone))
+        grad->set(reduced.lookup(dpc::getGradOperand(op)->get())[d]);
       if (auto inferable = dyn_cast<InferTypeOpInterface>(clone)) {
         if (failed(inferResultTypes(inferable)))
           return failure();
@@ -349,7 +341,7 @@ LogicalResult StepPartitioner::run() {
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator()) {
     ops.push_back(&op);
-    if (OpOperand *grad = gradOperand(&op))
+    if (OpOperand *grad = dpc::getGradOperand(&op))
       grads.insert(grad->get());
   }
 
@@ -432,7 +424,8 @@ void PartitionDataParallelPass::runOnOperation() {
   if (failed(readDevices(module, devicesOnly)))
     return signalPassFailure();
   SmallVector<func::FuncOp> steps;
-  for (StringRef name : {"train_step", "eval_step"})
+  for (StringRef name :
+       {"train_step", "accum_first", "accum_step", "eval_step"})
     if (auto step = module.lookupSymbol<func::FuncOp>(name))
       steps.push_back(step);
   if (steps.empty()) {

@@ -63,6 +63,39 @@ def NNBuildTrainStep : Pass<"nn-build-train-step", "mlir::ModuleOp"> {
   ];
 }
 
+def AccumulateGradients : Pass<"dpc-accumulate-gradients",
+                               "mlir::ModuleOp"> {
+  let summary = "Split a training step into K micro-batch steps";
+  let description = [{
+    Gradient accumulation, as PyTorch users write it by hand (K backward
+    passes, then one optimizer step; DDP's `no_sync` for all but the last),
+    with the batch of the steps being one micro-batch (set it to B / K
+    before this pass). Next to `@train_step` it builds:
+
+    - `@accum_first`: the forward and backward pass whose parameter
+      gradients start an accumulator per parameter (`nn.accumulate {first}`,
+      optimizer state `<param>.grad_accum`, zero-initialized), instead of
+      updating the parameter;
+    - `@accum_step`: the same, adding to the accumulators;
+
+    and `@train_step` updates each parameter with `accumulator + gradient`.
+    A step of K micro-batches runs `@accum_first`, K - 2 `@accum_step` and
+    `@train_step`; the runtime splits the global batch and normalizes every
+    micro-batch's loss by the global batch, so the update is that of the
+    whole batch. Only `@train_step` has optimizer updates, so data
+    parallelism all-reduces the gradients once per K micro-batches. Batch
+    norm normalizes each micro-batch by its own statistics and updates the
+    running statistics once per micro-batch, as in PyTorch.
+
+    The module gets `dpc.grad_accum = K`. K = 1 leaves it unchanged.
+  }];
+  let dependentDialects = ["::dpc::nn::NNDialect"];
+  let options = [
+    Option<"gradAccum", "grad-accum", "int64_t", /*default=*/"1",
+           "The number of micro-batches per optimizer step (>= 1)">,
+  ];
+}
+
 def PartitionDataParallel : Pass<"dpc-partition-data-parallel",
                                  "mlir::ModuleOp"> {
   let summary = "Partition @train_step and @eval_step over devices";

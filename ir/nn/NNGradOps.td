@@ -381,6 +381,23 @@ def NN_CorrectCountOp : NN_Op<"correct_count", [Pure, InferTypeOpAdaptor]> {
 // Optimizers
 //===----------------------------------------------------------------------===//
 
+def NN_AccumulateOp : NN_Op<"accumulate",
+    [Pure, AllTypesMatch<["accumulator", "value", "result"]>]> {
+  let summary = "Gradient accumulation: accumulator + value";
+  let description = [{
+    `result = accumulator + value`, or `value` alone with `first` (the
+    first micro-batch of a step starts the sum afresh). It lowers to a
+    kernel that updates the accumulator's buffer in place, so `accumulator`
+    must have no later reader.
+  }];
+  let arguments = (ins NN_FloatTensor:$accumulator, NN_FloatTensor:$value,
+    UnitAttr:$first);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $accumulator `,` $value attr-dict `:` type($result)
+  }];
+}
+
 def NN_SgdUpdateOp : NN_Op<"sgd_update",
     [Pure, InferTypeOpAdaptor]> {
   let summary = "One torch.optim.SGD step for one parameter";

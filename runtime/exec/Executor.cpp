@@ -23,7 +23,6 @@ struct Executor::StepState {
   Device *device = nullptr;
   comm::Communicator *communicator = nullptr;
   size_t group = 0;
-  DeviceBuffer arena;
   std::vector<DeviceBuffer> inputs; // by tensor index; empty if not an input
   std::vector<void *> data;         // where each tensor starts
   std::vector<std::unique_ptr<Stream>> streams;
@@ -41,6 +40,18 @@ struct Executor::StepGroup {
   std::vector<int64_t> lastSplit;
   /// Rows last bound to each batch input (several replicas only).
   std::map<std::string, int64_t, std::less<>> boundRows;
+
+  /// Gradient accumulation, for the train step of a plan that has it: the
+  /// global rows of each batch input (and the bytes of one row), held until
+  /// run() splits them into micro-batches, and the scalar outputs of the
+  /// micro-batches before the last.
+  struct Staged {
+    std::vector<uint8_t> bytes;
+    int64_t rowBytes = 0;
+  };
+  bool accumulates = false;
+  std::map<std::string, Staged, std::less<>> staged;
+  std::map<std::string, double, std::less<>> earlierScalars;
 };
 
 namespace {
@@ -182,13 +193,22 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
   }
   copyPrimaryToReplicas(false);
 
+  // Steps never run at the same time (run() waits for its own), so the
+  // steps of a device share one arena: the device needs its largest step's,
+  // which is what `dpc inspect` reports, not their sum.
+  std::vector<int64_t> arenaBytes(devices.size(), 0);
+  for (const plan::Step *step : *root.steps())
+    arenaBytes[step->device()] =
+        std::max(arenaBytes[step->device()], step->arena_bytes());
+  for (size_t d = 0; d < devices.size(); ++d)
+    arenas.emplace_back(*devices[d], arenaBytes[d]);
+
   for (flatbuffers::uoffset_t s = 0; s < root.steps()->size(); ++s) {
     const plan::Step &step = *root.steps()->Get(s);
     auto state = std::make_unique<StepState>();
     state->step = &step;
     state->device = devices[step.device()].get();
     state->communicator = communicators[step.device()].get();
-    state->arena = DeviceBuffer(*state->device, step.arena_bytes());
     state->lastRows = plan->getMaxBatch(s); // outputs before a run
     size_t numTensors = step.tensors() ? step.tensors()->size() : 0;
     state->inputs.resize(numTensors);
@@ -199,7 +219,8 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
       switch (tensor.storage()) {
       case Storage::Arena:
         state->data[t] =
-            static_cast<uint8_t *>(state->arena.get()) + tensor.offset();
+            static_cast<uint8_t *>(arenas[step.device()].get()) +
+            tensor.offset();
         break;
       case Storage::Persistent:
         state->data[t] = persistent[tensor.persistent()].get();
@@ -249,6 +270,16 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
     group->lastSplit = group->shares;
     groups.push_back(std::move(group));
   }
+
+  gradAccum = root.grad_accum();
+  if (gradAccum > 1) {
+    int train = findStep("train_step");
+    if (train < 0 || findStep("accum_first") < 0 ||
+        findStep("accum_step") < 0)
+      plan->fail("grad_accum is " + std::to_string(gradAccum) +
+                 " but the plan lacks train_step, accum_first or accum_step");
+    getGroup(train).accumulates = true;
+  }
 }
 
 Executor::~Executor() {
@@ -274,7 +305,8 @@ int Executor::findStep(std::string_view name) const {
 }
 
 int64_t Executor::getMaxBatch(int step) const {
-  return getGroup(step).maxBatch;
+  const StepGroup &group = getGroup(step);
+  return group.accumulates ? group.maxBatch * gradAccum : group.maxBatch;
 }
 
 int Executor::getNumReplicas(int step) const {
@@ -321,6 +353,28 @@ void Executor::setInput(int step, std::string_view name, const void *data,
   if (!tensor)
     throw std::invalid_argument("step '" + group.name + "' has no input '" +
                                 std::string(name) + "'");
+  if (group.accumulates && tensor->batch_dim()) {
+    // Up to K micro-batches of rows, for run() to split.
+    int64_t rowBytes = rowBytesOf(*tensor);
+    if (rowBytes == 0 || static_cast<int64_t>(bytes) % rowBytes != 0 ||
+        static_cast<int64_t>(bytes) / rowBytes > getMaxBatch(step))
+      throw std::invalid_argument(
+          "input '" + std::string(name) + "' takes up to " +
+          std::to_string(getMaxBatch(step)) + " rows of " +
+          std::to_string(rowBytes) + " bytes, got " + std::to_string(bytes) +
+          " bytes");
+    const auto *source = static_cast<const uint8_t *>(data);
+    group.staged[std::string(name)] = {
+        std::vector<uint8_t>(source, source + bytes), rowBytes};
+    return;
+  }
+  bindInput(group, *tensor, name, data, bytes);
+}
+
+void Executor::bindInput(StepGroup &group, const plan::Tensor &binding,
+                         std::string_view name, const void *data,
+                         size_t bytes) {
+  const plan::Tensor *tensor = &binding;
   const auto *source = static_cast<const uint8_t *>(data);
   int64_t capacity = bytesOf(*tensor);
   if (!tensor->batch_dim() || group.replicas.size() == 1) {
@@ -433,6 +487,65 @@ void Executor::enqueue(int index, int64_t rows, int64_t batch) {
 }
 
 void Executor::run(int step, int64_t batch) {
+  if (getGroup(step).accumulates)
+    runMicroBatches(step, batch);
+  else
+    runReplicas(step, batch, batch);
+}
+
+void Executor::runMicroBatches(int step, int64_t batch) {
+  StepGroup &group = getGroup(step);
+  if (batch < 1 || batch > getMaxBatch(step))
+    throw std::invalid_argument(
+        "batch " + std::to_string(batch) + " is outside 1.." +
+        std::to_string(getMaxBatch(step)) + " for step '" + group.name + "'");
+  for (const auto &[name, staged] : group.staged)
+    if (int64_t(staged.bytes.size()) != batch * staged.rowBytes)
+      throw std::invalid_argument("input '" + name + "' holds " +
+                                  std::to_string(staged.bytes.size() /
+                                                 staged.rowBytes) +
+                                  " rows, but step '" + group.name +
+                                  "' runs " + std::to_string(batch));
+  // torch.chunk's rule; only non-empty micro-batches run, the last one as
+  // the train step itself, which adds the accumulated gradients.
+  std::vector<int64_t> micro;
+  int64_t chunk = (batch + gradAccum - 1) / gradAccum;
+  for (int64_t left = batch; left > 0; left -= chunk)
+    micro.push_back(std::min(chunk, left));
+  if (micro.size() == 1) {
+    // No accum_first ran to restart the sums: start them from zero.
+    for (size_t index : primary) {
+      std::string_view stateName =
+          plan->get().persistent()->Get(index)->name()->string_view();
+      if (stateName.size() > 11 &&
+          stateName.substr(stateName.size() - 11) == ".grad_accum")
+        writePersistent(index,
+                        std::vector<uint8_t>(getPersistentBytes(index)).data());
+    }
+  }
+  group.earlierScalars.clear();
+  int64_t offset = 0;
+  for (size_t m = 0; m < micro.size(); ++m) {
+    bool last = m + 1 == micro.size();
+    int target = last ? step : findStep(m == 0 ? "accum_first" : "accum_step");
+    StepGroup &targetGroup = getGroup(target);
+    for (const auto &[name, staged] : group.staged) {
+      const plan::Tensor *tensor = findBindingOf(targetGroup, name, true);
+      if (tensor)
+        bindInput(targetGroup, *tensor, name,
+                  staged.bytes.data() + offset * staged.rowBytes,
+                  micro[m] * staged.rowBytes);
+    }
+    // Every micro-batch's loss is a share of the global batch's mean.
+    runReplicas(target, micro[m], batch);
+    if (!last)
+      for (const std::string &name : getScalarOutputNames(targetGroup))
+        group.earlierScalars[name] += getScalarOutput(target, name);
+    offset += micro[m];
+  }
+}
+
+void Executor::runReplicas(int step, int64_t batch, int64_t lossBatch) {
   StepGroup &group = getGroup(step);
   if (group.maxBatch > 0 && (batch < 1 || batch > group.maxBatch))
     throw std::invalid_argument(
@@ -462,7 +575,7 @@ void Executor::run(int step, int64_t batch) {
   // Every replica's work is enqueued before any is waited for: replicas
   // meet in collectives.
   for (size_t r = 0; r < numReplicas; ++r)
-    enqueue(group.replicas[r], split[r], batch);
+    enqueue(group.replicas[r], split[r], lossBatch);
   std::string failure;
   for (int r : group.replicas) {
     for (auto &stream : steps[r]->streams) {
@@ -579,8 +692,24 @@ Executor::getReplicaScalarOutputs(int step, std::string_view name) const {
   return values;
 }
 
+std::vector<std::string>
+Executor::getScalarOutputNames(const StepGroup &group) const {
+  std::vector<std::string> names;
+  if (const auto *outputs = steps[group.replicas[0]]->step->outputs())
+    for (const plan::Binding *binding : *outputs) {
+      const plan::Tensor *tensor =
+          findBindingOf(group, binding->name()->string_view(), false);
+      if (tensor && !tensor->batch_dim() &&
+          plan::getNumElements(plan::toDims(tensor->dims())) == 1)
+        names.push_back(binding->name()->str());
+    }
+  return names;
+}
+
 double Executor::getScalarOutput(int step, std::string_view name) const {
-  double sum = 0;
+  const StepGroup &group = getGroup(step);
+  auto earlier = group.earlierScalars.find(name);
+  double sum = earlier == group.earlierScalars.end() ? 0 : earlier->second;
   for (double value : getReplicaScalarOutputs(step, name))
     sum += value;
   return sum;

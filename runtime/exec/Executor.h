@@ -1,9 +1,10 @@
 //===- Executor.h - runs the steps of a loaded plan -------------*- C++ -*-===//
 //
 // The executor owns the memory of a plan -- one allocation per persistent
-// tensor (initialized from the plan), one arena per step, one buffer per
-// input -- and the streams and events of every step. run() enqueues a
-// step's instructions on its streams, each one resolved to a KernelCall at
+// tensor (initialized from the plan), one arena per device (its steps take
+// turns in it, so a step's outputs last until the next run on its device),
+// one buffer per input -- and the streams and events of every step. run()
+// enqueues a step's instructions on its streams, each one resolved to a KernelCall at
 // the run-time batch, in an order where every event is recorded before it
 // is waited for, and then waits for all streams. It is generic over
 // Device/Stream/Event: the CPU and a CUDA backend share it.
@@ -104,6 +105,12 @@ public:
                 size_t bytes);
   /// Runs `step` on `batch` global rows (1..getMaxBatch, any batch for a
   /// step without batch tensors) on every replica and waits for them.
+  /// With gradient accumulation (the plan's grad_accum K > 1), the train
+  /// step takes up to K times its replicas' batch: its batch inputs are
+  /// held on the host, split like torch.chunk into at most K micro-batches,
+  /// run by accum_first, accum_step... and last the train step itself,
+  /// every loss averaged over the whole `batch`; its scalar outputs are then
+  /// summed over the micro-batches.
   /// With several replicas, batch inputs must have been bound with `batch`
   /// rows. Throws std::runtime_error if a kernel fails.
   void run(int step, int64_t batch);
@@ -148,6 +155,16 @@ private:
   StepGroup &getGroup(int step) const;
   /// Enqueues replica `index` (a plan step) on `rows` of `batch`.
   void enqueue(int index, int64_t rows, int64_t batch);
+  /// Runs every replica of `step` on `batch` rows, losses averaged over
+  /// `lossBatch`.
+  void runReplicas(int step, int64_t batch, int64_t lossBatch);
+  /// The train step of a plan with gradient accumulation: see run().
+  void runMicroBatches(int step, int64_t batch);
+  /// Copies the global rows of a batch input (or any other input) to the
+  /// replicas of `group`.
+  void bindInput(StepGroup &group, const plan::Tensor &binding,
+                 std::string_view name, const void *data, size_t bytes);
+  std::vector<std::string> getScalarOutputNames(const StepGroup &group) const;
   void copyPrimaryToReplicas(bool buffersOnly);
   const plan::Tensor *findBindingOf(const StepGroup &group,
                                     std::string_view name, bool input) const;
@@ -155,6 +172,7 @@ private:
   std::shared_ptr<const plan::LoadedPlan> plan;
   Tracer *tracer = nullptr;
   std::vector<std::unique_ptr<Device>> devices;
+  std::vector<DeviceBuffer> arenas; // one per device, shared by its steps
   std::vector<std::unique_ptr<comm::Communicator>> communicators;
   std::vector<DeviceBuffer> persistent;
   std::vector<size_t> primary;
@@ -162,6 +180,7 @@ private:
   std::vector<std::unique_ptr<StepState>> steps;
   std::vector<std::unique_ptr<StepGroup>> groups;
   int64_t optimizerStep = 0;
+  int64_t gradAccum = 1;
 };
 
 } // namespace dpc::exec

@@ -100,6 +100,9 @@ private:
     for (const Device *device : *plan.devices())
       if (!device->name() || device->name()->size() == 0)
         loaded.fail("a device has no name");
+    if (plan.grad_accum() < 1)
+      loaded.fail("grad_accum " + std::to_string(plan.grad_accum()) +
+                  " is not positive");
     if (plan.compiled_batch() < 0 || plan.num_classes() < 0)
       loaded.fail("negative compiled_batch or num_classes");
     if (const auto *sample = plan.sample_dims()) {
@@ -480,10 +483,15 @@ private:
                     " has a negative share");
       sum += share;
     }
-    if (plan.compiled_batch() > 0 && sum != plan.compiled_batch())
+    // With gradient accumulation the shares are those of a micro-batch.
+    if (plan.compiled_batch() > 0 &&
+        sum * plan.grad_accum() != plan.compiled_batch())
       loaded.fail("split " + formatDims(toDims(split)) + " sums to " +
                   std::to_string(sum) + ", not the compiled batch " +
-                  std::to_string(plan.compiled_batch()));
+                  std::to_string(plan.compiled_batch()) +
+                  (plan.grad_accum() > 1
+                       ? " / " + std::to_string(plan.grad_accum())
+                       : std::string()));
   }
 
   /// Round-robin over the streams, taking an instruction once every event

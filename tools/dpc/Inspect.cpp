@@ -108,11 +108,16 @@ std::string megabytes(int64_t bytes) {
 void printText(const plan::LoadedPlan &loaded,
                const std::vector<DeviceSummary> &devices) {
   const plan::Plan &plan = loaded.get();
-  std::printf("plan %s: format version %u, model %s, batch %lld, "
+  std::string accumulation =
+      plan.grad_accum() > 1
+          ? " in " + std::to_string(plan.grad_accum()) + " micro-batches"
+          : "";
+  std::printf("plan %s: format version %u, model %s, batch %lld%s, "
               "optimizer %s\n",
               loaded.getName().c_str(), plan.version(),
               plan.model() ? plan.model()->c_str() : "?",
               static_cast<long long>(plan.compiled_batch()),
+              accumulation.c_str(),
               plan.optimizer() ? plan.optimizer()->c_str() : "none");
   for (const DeviceSummary &device : devices) {
     std::printf("device %s: peak %s (parameters %s, optimizer state %s, "
@@ -141,8 +146,10 @@ void printText(const plan::LoadedPlan &loaded,
 void printJson(const plan::LoadedPlan &loaded,
                const std::vector<DeviceSummary> &devices) {
   const plan::Plan &plan = loaded.get();
-  std::printf("{\"version\": %u, \"compiled_batch\": %lld, \"devices\": [",
-              plan.version(), static_cast<long long>(plan.compiled_batch()));
+  std::printf("{\"version\": %u, \"compiled_batch\": %lld, "
+              "\"grad_accum\": %d, \"devices\": [",
+              plan.version(), static_cast<long long>(plan.compiled_batch()),
+              plan.grad_accum());
   for (size_t d = 0; d < devices.size(); ++d) {
     const DeviceSummary &device = devices[d];
     std::printf("%s{\"name\": \"%s\", \"peak_bytes\": %lld, "

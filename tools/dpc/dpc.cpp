@@ -61,6 +61,12 @@ static cl::opt<bool>
            cl::desc("Synchronize batch-norm statistics over the devices "
                     "(SyncBatchNorm): N devices train like one"),
            cl::sub(compileCommand));
+static cl::opt<int64_t>
+    gradAccum("grad-accum",
+              cl::desc("Micro-batches per optimizer step: each device runs "
+                       "the batch in K parts, accumulating gradients, and "
+                       "all-reduces them once (default 1)"),
+              cl::init(1), cl::value_desc("K"), cl::sub(compileCommand));
 static cl::opt<double>
     bucketMb("bucket-mb",
              cl::desc("Gradient all-reduce bucket size in MiB (the first "
@@ -183,10 +189,18 @@ static int runCompile() {
   int64_t batch = batchSize.getNumOccurrences() ? batchSize.getValue()
                   : training                    ? 256
                                                 : 0;
+  if (gradAccum < 1)
+    return reportError(modelPath, "--grad-accum must be at least 1");
+  if (gradAccum > 1 && (!training || batch % gradAccum != 0))
+    return reportError(modelPath, "--grad-accum " +
+                                      std::to_string(gradAccum) +
+                                      " must divide the batch " +
+                                      std::to_string(batch));
   PassManager pm(&context);
   if (batch) {
     dpc::NNSetBatchOptions options;
-    options.batch = batch;
+    // The steps run one micro-batch; the plan's batch stays the global one.
+    options.batch = batch / gradAccum;
     pm.addNestedPass<func::FuncOp>(dpc::createNNSetBatch(options));
   }
   pm.addPass(createCanonicalizerPass());
@@ -198,6 +212,9 @@ static int runCompile() {
     options.nesterov = nesterov;
     options.weightDecay = weightDecay;
     pm.addPass(dpc::createNNBuildTrainStep(options));
+    dpc::AccumulateGradientsOptions accumulate;
+    accumulate.gradAccum = gradAccum;
+    pm.addPass(dpc::createAccumulateGradients(accumulate));
   }
   bool lowers = writesPlan || emitStage == Stage::Exec;
   if (lowers || emitStage == Stage::Dist) {

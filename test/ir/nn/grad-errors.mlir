@@ -167,3 +167,11 @@ func.func @adamw_state_type(%p: tensor<4xf32>, %m: tensor<5xf32>, %step: tensor<
   %0:3 = nn.adamw_update %p, %p, %m, %p, %step, %lr : (tensor<4xf32>, tensor<4xf32>, tensor<5xf32>, tensor<4xf32>, tensor<i64>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
+
+// -----
+
+func.func @accumulate_types(%acc: tensor<8x4xf32>, %g: tensor<4x8xf32>) {
+  // expected-error @+1 {{all of {accumulator, value, result} have same type}}
+  %0 = "nn.accumulate"(%acc, %g) : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x4xf32>
+  return
+}

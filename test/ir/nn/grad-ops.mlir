@@ -91,3 +91,12 @@ func.func @optimizers(%p: tensor<8x4xbf16>, %g: tensor<8x4xbf16>, %buf: tensor<8
   %3, %4, %5 = nn.adamw_update %p, %g, %m, %v, %step, %lr {beta2 = 0.5} : (tensor<8x4xbf16>, tensor<8x4xbf16>, tensor<8x4xbf16>, tensor<8x4xbf16>, tensor<i64>, tensor<f32>) -> (tensor<8x4xbf16>, tensor<8x4xbf16>, tensor<8x4xbf16>)
   return %0, %1, %3, %4 : tensor<8x4xbf16>, tensor<8x4xbf16>, tensor<8x4xbf16>, tensor<8x4xbf16>
 }
+
+// CHECK-LABEL: func.func @accumulate
+func.func @accumulate(%acc: tensor<8x4xf32>, %g: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  // CHECK: nn.accumulate %{{.*}}, %{{.*}} {first} : tensor<8x4xf32>
+  %0 = nn.accumulate %acc, %g {first} : tensor<8x4xf32>
+  // CHECK: nn.accumulate %{{.*}}, %{{.*}} : tensor<8x4xf32>
+  %1 = nn.accumulate %0, %g : tensor<8x4xf32>
+  return %0, %1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
