@@ -42,12 +42,12 @@ static cl::SubCommand compileCommand("compile",
                                      "Compile a model (.onnx or .mlir)");
 static cl::SubCommand calibrateCommand(
     "calibrate",
-    "Time the training step of a model (or of a one-device plan) on each "
-    "device alone; write the cost file of dpc compile --balance");
+    "Time the training step of a model (or of a one-device plan file) on "
+    "each device alone; write the cost file of dpc compile --balance");
 // The model, the output and the training step are the same for both.
 static cl::opt<std::string>
     modelPath(cl::Positional, cl::Required,
-              cl::desc("<model.onnx|model.mlir> (calibrate: or a plan)"),
+              cl::desc("<model.onnx|model.mlir>"),
               cl::sub(compileCommand), cl::sub(calibrateCommand));
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
@@ -125,11 +125,11 @@ static cl::opt<int64_t> calibrateBatch(
     cl::desc("Rows per timed step (default: 64 for a model, the compiled "
              "batch for a plan)"),
     cl::value_desc("N"), cl::init(0), cl::sub(calibrateCommand));
-static cl::opt<int> calibrateSteps("steps", cl::desc("Timed steps per device"),
+static cl::opt<int> calibrateSteps("steps", cl::desc("Timed steps per device (default 20)"),
                                    cl::value_desc("S"), cl::init(20),
                                    cl::sub(calibrateCommand));
 static cl::opt<int> calibrateWarmup(
-    "warmup", cl::desc("Untimed steps per device before the timed ones"),
+    "warmup", cl::desc("Untimed steps per device first (default 3)"),
     cl::value_desc("W"), cl::init(3), cl::sub(calibrateCommand));
 
 /// Prints `dpc: error: <file>: <message>` and returns the exit code.
