@@ -78,8 +78,8 @@ Expected<dpc::CostModel> dpc::readCostModel(StringRef path) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> file =
       MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (!file)
-    return fail(path + ": cannot read the cost file: " +
-                file.getError().message());
+    return fail(path +
+                ": cannot read the cost file: " + file.getError().message());
   Expected<CostModel> model = parseCostModel((*file)->getBuffer());
   if (!model)
     return fail(path + ": " + toString(model.takeError()));

@@ -1,4 +1,4 @@
-//===- Balance.h - a per-device cost model and the split it gives -*- C++ -*-===//
+//===- Balance.h - a per-device cost model and its split -------*- C++ -*-===//
 //
 // `dpc compile --balance[=COSTS.json]` splits the global batch over the
 // devices in proportion to their training throughput, so that a slow and a

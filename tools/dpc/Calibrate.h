@@ -46,8 +46,8 @@ struct Measurement {
 /// learning rate 0 so that every step computes the same. The devices take
 /// turns of a quarter of the steps each, so that a change in the machine's
 /// load or a process-wide warm-up weighs on all of them alike; each one's
-/// result is the median of its steps. Returns false with a one-line `error` naming
-/// the plan on failure.
+/// result is the median of its steps. Returns false with a one-line `error`
+/// naming the plan on failure.
 bool measureThroughputs(std::vector<CalibrateDevice> devices,
                         const std::string &planName,
                         const CalibrateOptions &options,

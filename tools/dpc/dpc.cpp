@@ -10,8 +10,8 @@
 #include "codegen/Passes.h"
 #include "codegen/PlanWriter.h"
 #include "frontend/onnx/ONNXImporter.h"
-#include "passes/Passes.h"
 #include "ir/dist/DistDialect.h"
+#include "passes/Passes.h"
 #include "runtime/train/RunCommand.h"
 #include "tools/Registration.h"
 #include "tools/dpc/Balance.h"
@@ -45,10 +45,10 @@ static cl::SubCommand calibrateCommand(
     "Time the training step of a model (or of a one-device plan file) on "
     "each device alone; write the cost file of dpc compile --balance");
 // The model, the output and the training step are the same for both.
-static cl::opt<std::string>
-    modelPath(cl::Positional, cl::Required,
-              cl::desc("<model.onnx|model.mlir>"),
-              cl::sub(compileCommand), cl::sub(calibrateCommand));
+static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                      cl::desc("<model.onnx|model.mlir>"),
+                                      cl::sub(compileCommand),
+                                      cl::sub(calibrateCommand));
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::sub(compileCommand),
@@ -125,9 +125,10 @@ static cl::opt<int64_t> calibrateBatch(
     cl::desc("Rows per timed step (default: 64 for a model, the compiled "
              "batch for a plan)"),
     cl::value_desc("N"), cl::init(0), cl::sub(calibrateCommand));
-static cl::opt<int> calibrateSteps("steps", cl::desc("Timed steps per device (default 20)"),
-                                   cl::value_desc("S"), cl::init(20),
-                                   cl::sub(calibrateCommand));
+static cl::opt<int>
+    calibrateSteps("steps", cl::desc("Timed steps per device (default 20)"),
+                   cl::value_desc("S"), cl::init(20),
+                   cl::sub(calibrateCommand));
 static cl::opt<int> calibrateWarmup(
     "warmup", cl::desc("Untimed steps per device first (default 3)"),
     cl::value_desc("W"), cl::init(3), cl::sub(calibrateCommand));
@@ -263,8 +264,8 @@ static FailureOr<SmallVector<std::string>> parseDevices() {
   for (StringRef name : names) {
     name = name.trim();
     if (!dpc::dist::isDeviceName(name)) {
-      reportError("--devices", "bad device '" + name +
-                                   "': expected cpu:K or cuda:K");
+      reportError("--devices",
+                  "bad device '" + name + "': expected cpu:K or cuda:K");
       return failure();
     }
     if (llvm::is_contained(result, name)) {
@@ -360,8 +361,8 @@ static int runCompile() {
     FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, pipeline.batch);
     if (failed(plan))
       return 1;
-    return writeOutput(StringRef(reinterpret_cast<const char *>(plan->data()),
-                                 plan->size()));
+    return writeOutput(
+        StringRef(reinterpret_cast<const char *>(plan->data()), plan->size()));
   }
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -417,8 +418,7 @@ static int runCalibrate() {
       OwningOpRef<ModuleOp> module = compileModel(context, pipeline);
       if (!module)
         return 1;
-      FailureOr<std::vector<uint8_t>> plan =
-          buildPlan(*module, pipeline.batch);
+      FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, pipeline.batch);
       if (failed(plan))
         return 1;
       plans[kind] = std::move(*plan);

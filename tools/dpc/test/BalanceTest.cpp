@@ -61,8 +61,7 @@ TEST(BalanceSplit, SumsToTheBatchAndStaysWithinOneRowOfTheExactShare) {
     int64_t batch = batches(generator);
     std::vector<int64_t> result = split(values, batch);
     ASSERT_EQ(result.size(), values.size());
-    EXPECT_EQ(std::accumulate(result.begin(), result.end(), int64_t(0)),
-              batch);
+    EXPECT_EQ(std::accumulate(result.begin(), result.end(), int64_t(0)), batch);
     double total = std::accumulate(values.begin(), values.end(), 0.0);
     for (size_t d = 0; d < values.size(); ++d) {
       double exact = batch * values[d] / total;
