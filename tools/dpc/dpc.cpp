@@ -1,17 +1,21 @@
 //===- dpc.cpp - the dpc command line -------------------------------------===//
 //
 // `dpc compile` imports a model (ONNX or nn MLIR) and prints a stage of its
-// compilation. Errors a user can cause are one line naming the file, with a
-// non-zero exit.
+// compilation; `dpc calibrate` times its training step on each device for
+// `dpc compile --balance`. Errors a user can cause are one line naming the
+// file, with a non-zero exit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
 #include "codegen/PlanWriter.h"
 #include "frontend/onnx/ONNXImporter.h"
+#include "ir/dist/DistDialect.h"
 #include "passes/Passes.h"
 #include "runtime/train/RunCommand.h"
 #include "tools/Registration.h"
+#include "tools/dpc/Balance.h"
+#include "tools/dpc/Calibrate.h"
 #include "tools/dpc/Inspect.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -23,7 +27,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -34,12 +40,19 @@ namespace cl = llvm::cl;
 
 static cl::SubCommand compileCommand("compile",
                                      "Compile a model (.onnx or .mlir)");
+static cl::SubCommand calibrateCommand(
+    "calibrate",
+    "Time the training step of a model (or of a one-device plan file) on "
+    "each device alone; write the cost file of dpc compile --balance");
+// The model, the output and the training step are the same for both.
 static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
                                       cl::desc("<model.onnx|model.mlir>"),
-                                      cl::sub(compileCommand));
+                                      cl::sub(compileCommand),
+                                      cl::sub(calibrateCommand));
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
-                                       cl::sub(compileCommand));
+                                       cl::sub(compileCommand),
+                                       cl::sub(calibrateCommand));
 static cl::opt<int64_t> batchSize(
     "batch",
     cl::desc("Global batch size (the compiled maximum; training stages "
@@ -50,12 +63,18 @@ static cl::opt<std::string>
     devices("devices",
             cl::desc("The devices to train on, comma-separated: cpu:K or "
                      "cuda:K (default cpu:0)"),
-            cl::init("cpu:0"), cl::sub(compileCommand));
+            cl::init("cpu:0"), cl::sub(compileCommand),
+            cl::sub(calibrateCommand));
 static cl::list<int64_t>
     split("split",
           cl::desc("Each device's share of the batch (default: even, like "
                    "torch.chunk)"),
           cl::CommaSeparated, cl::sub(compileCommand));
+static cl::opt<std::string> balance(
+    "balance",
+    cl::desc("Split the batch in proportion to each device's throughput, "
+             "from a cost file (see dpc calibrate; default: equal)"),
+    cl::value_desc("costs.json"), cl::ValueOptional, cl::sub(compileCommand));
 static cl::opt<bool>
     syncBn("sync-bn",
            cl::desc("Synchronize batch-norm statistics over the devices "
@@ -89,18 +108,36 @@ static cl::opt<Stage> emitStage(
 
 static cl::opt<std::string> lossName("loss", cl::desc("The loss"),
                                      cl::init("cross-entropy"),
-                                     cl::sub(compileCommand));
+                                     cl::sub(compileCommand),
+                                     cl::sub(calibrateCommand));
 static cl::opt<std::string> optimizerName("optimizer", cl::desc("sgd or adamw"),
                                           cl::init("sgd"),
-                                          cl::sub(compileCommand));
+                                          cl::sub(compileCommand),
+                                          cl::sub(calibrateCommand));
 static cl::opt<double> momentum("momentum", cl::desc("SGD momentum"),
-                                cl::init(0.0), cl::sub(compileCommand));
+                                cl::init(0.0), cl::sub(compileCommand),
+                                cl::sub(calibrateCommand));
 static cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
-                              cl::sub(compileCommand));
+                              cl::sub(compileCommand),
+                              cl::sub(calibrateCommand));
 static cl::opt<double>
     weightDecay("weight-decay",
                 cl::desc("Weight decay (default: PyTorch's for the optimizer)"),
-                cl::init(-1.0), cl::sub(compileCommand));
+                cl::init(-1.0), cl::sub(compileCommand),
+                cl::sub(calibrateCommand));
+
+static cl::opt<int64_t> calibrateBatch(
+    "batch",
+    cl::desc("Rows per timed step (default: 64 for a model, the compiled "
+             "batch for a plan)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(calibrateCommand));
+static cl::opt<int>
+    calibrateSteps("steps", cl::desc("Timed steps per device (default 20)"),
+                   cl::value_desc("S"), cl::init(20),
+                   cl::sub(calibrateCommand));
+static cl::opt<int> calibrateWarmup(
+    "warmup", cl::desc("Untimed steps per device first (default 3)"),
+    cl::value_desc("W"), cl::init(3), cl::sub(calibrateCommand));
 
 /// Prints `dpc: error: <file>: <message>` and returns the exit code.
 static int reportError(StringRef file, const Twine &message) {
@@ -130,14 +167,17 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &context) {
   return module;
 }
 
-/// Writes the plan of the exec-level `module` to `outputPath`, with the
-/// parameters' initial values from the model file.
-static int writePlanFile(ModuleOp module, int64_t batch) {
+/// The plan of the exec-level `module`, with the parameters' initial values
+/// from the model file.
+static FailureOr<std::vector<uint8_t>> buildPlan(ModuleOp module,
+                                                 int64_t batch) {
   llvm::StringMap<std::vector<uint8_t>> tensors;
   if (llvm::sys::path::extension(modelPath) == ".onnx") {
     std::string error;
-    if (!dpc::frontend::readONNXTensors(modelPath, tensors, error))
-      return reportError(modelPath, error);
+    if (!dpc::frontend::readONNXTensors(modelPath, tensors, error)) {
+      reportError(modelPath, error);
+      return failure();
+    }
   }
   dpc::PlanOptions options;
   options.modelPath = modelPath;
@@ -147,64 +187,40 @@ static int writePlanFile(ModuleOp module, int64_t batch) {
     return it == tensors.end() ? nullptr : &it->second;
   };
   options.initialValues = lookup;
-  FailureOr<std::vector<uint8_t>> plan = dpc::writePlan(module, options);
-  if (failed(plan))
-    return 1;
+  return dpc::writePlan(module, options);
+}
+
+/// Writes `bytes` to `outputPath`.
+static int writeOutput(StringRef bytes) {
   std::string message;
   auto output = openOutputFile(outputPath, &message);
   if (!output)
     return reportError(outputPath, message);
-  output->os().write(reinterpret_cast<const char *>(plan->data()),
-                     plan->size());
+  output->os() << bytes;
   output->keep();
   return 0;
 }
 
-static int runCompile() {
-  if (batchSize.getNumOccurrences() && batchSize <= 0)
-    return reportError(modelPath, "--batch must be a positive integer, got " +
-                                      Twine(batchSize.getValue()));
-  bool writesPlan = !emitStage.getNumOccurrences();
-  if (writesPlan && outputPath == "-")
-    return reportError(modelPath, "give the plan file with -o PLAN, or "
-                                  "print a stage with --emit");
+/// What the pipeline does to the imported model.
+struct PipelineOptions {
+  int64_t batch = 0; // 0: leave the model's batch as it is
+  bool training = false;
+  bool partitions = false;
+  bool lowers = false;
+  int64_t gradAccum = 1; // micro-batches per optimizer step
+  std::string devices;
+  std::vector<int64_t> split;
+};
 
-  DialectRegistry registry;
-  dpc::registerAllDialects(registry);
-  MLIRContext context(registry);
-  OwningOpRef<ModuleOp> module = loadModel(context);
-  if (!module)
-    return 1;
-
-  // Diagnostics from here on concern the model as a whole.
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error)
-      reportError(modelPath, diag.str());
-    return success();
-  });
-  if (failed(verify(*module)))
-    return 1;
-  // Training stages need a fixed batch: the plan is sized for it.
-  bool training = writesPlan || emitStage != Stage::NN;
-  int64_t batch = batchSize.getNumOccurrences() ? batchSize.getValue()
-                  : training                    ? 256
-                                                : 0;
-  if (gradAccum < 1)
-    return reportError(modelPath, "--grad-accum must be at least 1");
-  if (gradAccum > 1 && (!training || batch % gradAccum != 0))
-    return reportError(modelPath, "--grad-accum " +
-                                      std::to_string(gradAccum) +
-                                      " must divide the batch " +
-                                      std::to_string(batch));
-  PassManager pm(&context);
-  if (batch) {
+static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
+  if (pipeline.batch) {
     dpc::NNSetBatchOptions options;
     // The steps run one micro-batch; the plan's batch stays the global one.
-    options.batch = batch / gradAccum;
+    options.batch = pipeline.batch / pipeline.gradAccum;
     pm.addNestedPass<func::FuncOp>(dpc::createNNSetBatch(options));
   }
   pm.addPass(createCanonicalizerPass());
-  if (training) {
+  if (pipeline.training) {
     dpc::NNBuildTrainStepOptions options;
     options.loss = lossName;
     options.optimizer = optimizerName;
@@ -213,35 +229,259 @@ static int runCompile() {
     options.weightDecay = weightDecay;
     pm.addPass(dpc::createNNBuildTrainStep(options));
     dpc::AccumulateGradientsOptions accumulate;
-    accumulate.gradAccum = gradAccum;
+    accumulate.gradAccum = pipeline.gradAccum;
     pm.addPass(dpc::createAccumulateGradients(accumulate));
   }
-  bool lowers = writesPlan || emitStage == Stage::Exec;
-  if (lowers || emitStage == Stage::Dist) {
+  if (pipeline.partitions) {
     dpc::PartitionDataParallelOptions options;
-    options.devices = devices;
-    options.split = split;
+    options.devices = pipeline.devices;
+    options.split = pipeline.split;
     options.syncBn = syncBn;
     pm.addPass(dpc::createPartitionDataParallel(options));
     dpc::BucketGradientsOptions buckets;
     buckets.bucketMb = bucketMb;
     pm.addNestedPass<func::FuncOp>(dpc::createBucketGradients(buckets));
   }
-  if (lowers)
+  if (pipeline.lowers)
     pm.addPass(dpc::createConvertNNToExec());
-  if (failed(pm.run(*module)))
-    return 1;
-  if (writesPlan)
-    return writePlanFile(*module, batch);
+}
 
-  std::string message;
-  auto output = openOutputFile(outputPath, &message);
-  if (!output)
-    return reportError(outputPath, message);
-  module->print(output->os());
-  output->os() << "\n";
-  output->keep();
-  return 0;
+/// Imports the model and runs `pipeline` on it; null after an error.
+static OwningOpRef<ModuleOp> compileModel(MLIRContext &context,
+                                          const PipelineOptions &pipeline) {
+  OwningOpRef<ModuleOp> module = loadModel(context);
+  if (!module)
+    return nullptr;
+  // Diagnostics from here on concern the model as a whole.
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      reportError(modelPath, diag.str());
+    return success();
+  });
+  if (failed(verify(*module)))
+    return nullptr;
+  PassManager pm(&context);
+  buildPipeline(pm, pipeline);
+  if (failed(pm.run(*module)))
+    return nullptr;
+  return module;
+}
+
+/// The device names of --devices, or an error naming the flag.
+static FailureOr<SmallVector<std::string>> parseDevices() {
+  SmallVector<StringRef> names;
+  StringRef(devices).split(names, ',');
+  SmallVector<std::string> result;
+  for (StringRef name : names) {
+    name = name.trim();
+    if (!dpc::dist::isDeviceName(name)) {
+      reportError("--devices",
+                  "bad device '" + name + "': expected cpu:K or cuda:K");
+      return failure();
+    }
+    if (llvm::is_contained(result, name)) {
+      reportError("--devices", "device '" + name + "' is listed twice");
+      return failure();
+    }
+    result.push_back(name.str());
+  }
+  return result;
+}
+
+/// The split of `batch` that --balance chooses, printed on stderr.
+static FailureOr<std::vector<int64_t>> chooseBalancedSplit(int64_t batch) {
+  FailureOr<SmallVector<std::string>> names = parseDevices();
+  if (failed(names))
+    return failure();
+  dpc::CostModel costs;
+  if (!balance.empty()) {
+    llvm::Expected<dpc::CostModel> read = dpc::readCostModel(balance);
+    if (!read) {
+      llvm::WithColor::error(llvm::errs(), "dpc")
+          << llvm::toString(read.takeError()) << "\n";
+      return failure();
+    }
+    costs = std::move(*read);
+  } else {
+    // No measurements: every device alike.
+    costs.throughput = {{"cpu", 1.0}, {"cuda", 1.0}};
+  }
+  SmallVector<double> throughputs;
+  for (const std::string &name : *names) {
+    llvm::Expected<double> throughput = dpc::lookupThroughput(costs, name);
+    if (!throughput) {
+      reportError(balance, llvm::toString(throughput.takeError()));
+      return failure();
+    }
+    throughputs.push_back(*throughput);
+  }
+  SmallVector<int64_t> split = dpc::balanceSplit(throughputs, batch);
+  llvm::raw_ostream &os = llvm::errs();
+  os << "dpc: balance:";
+  for (size_t d = 0; d < split.size(); ++d) {
+    os << (d ? ", " : " ") << (*names)[d] << " "
+       << llvm::format("%.4g", throughputs[d]);
+    if (!costs.unit.empty())
+      os << " " << costs.unit;
+    os << " -> " << split[d] << " rows";
+  }
+  if (balance.empty())
+    os << " (no cost file: equal throughput)\n";
+  else
+    os << " (" << balance << ")\n";
+  return std::vector<int64_t>(split.begin(), split.end());
+}
+
+static int runCompile() {
+  if (batchSize.getNumOccurrences() && batchSize <= 0)
+    return reportError(modelPath, "--batch must be a positive integer, got " +
+                                      Twine(batchSize.getValue()));
+  if (balance.getNumOccurrences() && split.getNumOccurrences())
+    return reportError("--balance", "cannot be combined with --split: both "
+                                    "choose the split");
+  bool writesPlan = !emitStage.getNumOccurrences();
+  if (writesPlan && outputPath == "-")
+    return reportError(modelPath, "give the plan file with -o PLAN, or "
+                                  "print a stage with --emit");
+
+  // Training stages need a fixed batch: the plan is sized for it.
+  PipelineOptions pipeline;
+  pipeline.training = writesPlan || emitStage != Stage::NN;
+  pipeline.batch = batchSize.getNumOccurrences() ? batchSize.getValue()
+                   : pipeline.training           ? 256
+                                                 : 0;
+  pipeline.lowers = writesPlan || emitStage == Stage::Exec;
+  pipeline.partitions = pipeline.lowers || emitStage == Stage::Dist;
+  pipeline.devices = devices;
+  pipeline.split.assign(split.begin(), split.end());
+  if (gradAccum < 1)
+    return reportError(modelPath, "--grad-accum must be at least 1");
+  if (gradAccum > 1 &&
+      (!pipeline.training || pipeline.batch % gradAccum != 0))
+    return reportError(modelPath, "--grad-accum " + Twine(gradAccum.getValue()) +
+                                      " must divide the batch " +
+                                      Twine(pipeline.batch));
+  pipeline.gradAccum = gradAccum;
+  if (pipeline.partitions && balance.getNumOccurrences()) {
+    // With --grad-accum, the split is that of one micro-batch.
+    FailureOr<std::vector<int64_t>> balanced =
+        chooseBalancedSplit(pipeline.batch / pipeline.gradAccum);
+    if (failed(balanced))
+      return 1;
+    pipeline.split = std::move(*balanced);
+  }
+
+  DialectRegistry registry;
+  dpc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module = compileModel(context, pipeline);
+  if (!module)
+    return 1;
+  if (writesPlan) {
+    FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, pipeline.batch);
+    if (failed(plan))
+      return 1;
+    return writeOutput(
+        StringRef(reinterpret_cast<const char *>(plan->data()), plan->size()));
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  os << "\n";
+  return writeOutput(text);
+}
+
+/// `dpc calibrate`: the training throughput of each device, alone, into a
+/// cost file. A model is compiled once per device kind, for the first device
+/// of that kind, and run as each device of the kind.
+static int runCalibrate() {
+  if (calibrateSteps < 1)
+    return reportError("--steps", "must be at least 1, got " +
+                                      Twine(calibrateSteps.getValue()));
+  if (calibrateWarmup < 0)
+    return reportError("--warmup", "must not be negative, got " +
+                                       Twine(calibrateWarmup.getValue()));
+  if (calibrateBatch < 0)
+    return reportError("--batch", "must be a positive integer, got " +
+                                      Twine(calibrateBatch.getValue()));
+  FailureOr<SmallVector<std::string>> names = parseDevices();
+  if (failed(names))
+    return 1;
+  StringRef extension = llvm::sys::path::extension(modelPath);
+  bool isModel = extension == ".onnx" || extension == ".mlir";
+
+  // The plan each device kind runs.
+  llvm::StringMap<std::vector<uint8_t>> plans;
+  llvm::StringMap<int> devicesOfKind;
+  for (const std::string &name : *names)
+    ++devicesOfKind[StringRef(name).split(':').first];
+  if (!isModel) {
+    auto file = llvm::MemoryBuffer::getFile(modelPath, /*IsText=*/false);
+    if (!file)
+      return reportError(modelPath, "cannot read the plan file: " +
+                                        file.getError().message());
+    StringRef bytes = (*file)->getBuffer();
+    for (const auto &kind : devicesOfKind)
+      plans[kind.getKey()].assign(bytes.begin(), bytes.end());
+  } else {
+    DialectRegistry registry;
+    dpc::registerAllDialects(registry);
+    for (const std::string &name : *names) {
+      StringRef kind = StringRef(name).split(':').first;
+      if (plans.count(kind))
+        continue;
+      PipelineOptions pipeline;
+      pipeline.batch = calibrateBatch ? calibrateBatch.getValue() : 64;
+      pipeline.training = pipeline.partitions = pipeline.lowers = true;
+      pipeline.devices = name;
+      MLIRContext context(registry);
+      OwningOpRef<ModuleOp> module = compileModel(context, pipeline);
+      if (!module)
+        return 1;
+      FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, pipeline.batch);
+      if (failed(plan))
+        return 1;
+      plans[kind] = std::move(*plan);
+    }
+  }
+
+  std::vector<dpc::CalibrateDevice> calibrated;
+  for (const std::string &name : *names) {
+    StringRef kind = StringRef(name).split(':').first;
+    dpc::CalibrateDevice device;
+    device.name = name;
+    device.plan = plans[kind];
+    device.numLocalDevices = devicesOfKind[kind];
+    calibrated.push_back(std::move(device));
+  }
+  dpc::CalibrateOptions options;
+  options.batch = calibrateBatch;
+  options.warmup = calibrateWarmup;
+  options.steps = calibrateSteps;
+  std::vector<dpc::Measurement> measurements;
+  std::string error;
+  if (!dpc::measureThroughputs(std::move(calibrated), modelPath, options,
+                               measurements, error)) {
+    llvm::WithColor::error(llvm::errs(), "dpc") << error << "\n";
+    return 1;
+  }
+
+  dpc::CostModel costs;
+  costs.unit = "images/s";
+  costs.model = modelPath;
+  costs.steps = calibrateSteps;
+  for (size_t d = 0; d < names->size(); ++d) {
+    const dpc::Measurement &measurement = measurements[d];
+    costs.batch = measurement.batch;
+    costs.throughput.emplace_back((*names)[d], measurement.imagesPerSecond);
+    llvm::errs() << "dpc: calibrate: " << (*names)[d] << " "
+                 << llvm::format("%.0f", measurement.imagesPerSecond)
+                 << " images/s (median of " << calibrateSteps.getValue()
+                 << " steps of " << measurement.batch << " rows: "
+                 << llvm::format("%.3f", measurement.medianStepSeconds * 1e3)
+                 << " ms)\n";
+  }
+  return writeOutput(dpc::printCostModel(costs));
 }
 
 int main(int argc, char **argv) {
@@ -257,6 +497,8 @@ int main(int argc, char **argv) {
       "  dpc run PLAN ...   train a plan (see dpc run --help)\n");
   if (compileCommand)
     return runCompile();
+  if (calibrateCommand)
+    return runCalibrate();
   llvm::errs() << "dpc: error: missing command; see 'dpc --help'\n";
   return 1;
 }

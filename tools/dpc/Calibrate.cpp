@@ -1,0 +1,176 @@
+//===- Calibrate.cpp - a device's training throughput, measured -----------===//
+
+#include "tools/dpc/Calibrate.h"
+
+#include "runtime/exec/Device.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/PlanTypes.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <random>
+#include <stdexcept>
+
+using namespace dpc;
+
+namespace {
+
+struct CalibrateError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string kindOf(const std::string &device) {
+  return device.substr(0, device.find(':'));
+}
+
+/// The tensor bound to `name` in `step`, with the expected dtype.
+const plan::Tensor &requireInput(const exec::Executor &executor, int step,
+                                 const char *name, plan::DType dtype) {
+  const plan::Tensor *tensor = executor.findInput(step, name);
+  if (!tensor || tensor->dtype() != dtype)
+    throw CalibrateError(std::string("train_step has no ") +
+                         plan::EnumNameDType(dtype) + " input '" + name + "'");
+  return *tensor;
+}
+
+/// One device's executor, its step and its bound inputs.
+struct Runner {
+  std::string device;
+  std::unique_ptr<exec::Executor> executor;
+  int step = -1;
+  int64_t batch = 0;
+  std::vector<double> seconds;
+};
+
+Runner prepare(CalibrateDevice device, const std::string &planName,
+               int64_t batchOption) {
+  auto loaded = plan::LoadedPlan::fromBytes(std::move(device.plan), planName);
+  const plan::Plan &root = loaded->get();
+  if (root.devices()->size() != 1)
+    throw CalibrateError(
+        "calibrate times one device at a time, but the plan has " +
+        std::to_string(root.devices()->size()) +
+        " devices; compile it with one --devices entry, or calibrate the "
+        "model");
+  std::string planDevice = root.devices()->Get(0)->name()->str();
+  if (kindOf(planDevice) != kindOf(device.name))
+    throw CalibrateError("the plan was compiled for " + planDevice +
+                         ", so it cannot time " + device.name);
+
+  // The plan's one device, run as device.name with the share of the cores
+  // it gets in the real run.
+  exec::DeviceFactory factory = [&](const std::string &,
+                                    const exec::DeviceOptions &) {
+    exec::DeviceOptions options;
+    options.numLocalDevices = device.numLocalDevices;
+    return exec::createDevice(device.name, options);
+  };
+  Runner runner;
+  runner.device = device.name;
+  runner.executor = std::make_unique<exec::Executor>(loaded, factory);
+  exec::Executor &executor = *runner.executor;
+  int step = runner.step = executor.findStep("train_step");
+  if (step < 0)
+    throw CalibrateError("the plan has no train_step");
+  int64_t batch = runner.batch =
+      batchOption ? batchOption : executor.getMaxBatch(step);
+  if (batch < 1 || batch > executor.getMaxBatch(step))
+    throw CalibrateError("batch " + std::to_string(batch) + " is not in 1.." +
+                         std::to_string(executor.getMaxBatch(step)) +
+                         ", the plan's compiled batch");
+
+  const plan::Tensor &images =
+      requireInput(executor, step, "images", plan::DType::F32);
+  requireInput(executor, step, "labels", plan::DType::I32);
+  requireInput(executor, step, "lr", plan::DType::F32);
+  std::vector<int64_t> dims = plan::toDims(images.dims());
+  if (!images.batch_dim() || dims.empty())
+    throw CalibrateError("train_step's images have no batch dim");
+  int64_t sample = plan::getNumElements(dims) / std::max<int64_t>(1, dims[0]);
+  int64_t classes = std::max<int64_t>(1, root.num_classes());
+
+  // Random data with a fixed seed: the same work on every device.
+  std::mt19937 generator(0);
+  std::normal_distribution<float> pixel(0.0f, 1.0f);
+  std::uniform_int_distribution<int32_t> label(0, classes - 1);
+  std::vector<float> imageData(batch * sample);
+  std::vector<int32_t> labelData(batch);
+  for (float &value : imageData)
+    value = pixel(generator);
+  for (int32_t &value : labelData)
+    value = label(generator);
+  float lr = 0.0f;
+  executor.setInput(step, "images", imageData.data(),
+                    imageData.size() * sizeof(float));
+  executor.setInput(step, "labels", labelData.data(),
+                    labelData.size() * sizeof(int32_t));
+  executor.setInput(step, "lr", &lr, sizeof(lr));
+  return runner;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+} // namespace
+
+bool dpc::measureThroughputs(std::vector<CalibrateDevice> devices,
+                             const std::string &planName,
+                             const CalibrateOptions &options,
+                             std::vector<Measurement> &results,
+                             std::string &error) {
+  if (options.steps < 1) {
+    error = "--steps must be at least 1";
+    return false;
+  }
+  std::string current;
+  try {
+    std::vector<Runner> runners;
+    for (CalibrateDevice &device : devices) {
+      current = device.name;
+      runners.push_back(prepare(std::move(device), planName, options.batch));
+    }
+    for (Runner &runner : runners) {
+      current = runner.device;
+      for (int i = 0; i < options.warmup; ++i)
+        runner.executor->run(runner.step, runner.batch);
+    }
+    // Turns of a few steps, each after one untimed step: the first step
+    // after another device's turn pays for that device's threads yielding
+    // the cores.
+    using Clock = std::chrono::steady_clock;
+    int turn = std::max(1, options.steps / 4);
+    for (int done = 0; done < options.steps; done += turn) {
+      for (Runner &runner : runners) {
+        current = runner.device;
+        if (runners.size() > 1)
+          runner.executor->run(runner.step, runner.batch);
+        for (int i = done; i < std::min(done + turn, options.steps); ++i) {
+          Clock::time_point start = Clock::now();
+          runner.executor->run(runner.step, runner.batch);
+          runner.seconds.push_back(
+              std::chrono::duration<double>(Clock::now() - start).count());
+        }
+      }
+    }
+    results.clear();
+    for (const Runner &runner : runners) {
+      Measurement result;
+      result.batch = runner.batch;
+      result.medianStepSeconds = median(runner.seconds);
+      result.imagesPerSecond =
+          static_cast<double>(runner.batch) / result.medianStepSeconds;
+      results.push_back(result);
+    }
+    return true;
+  } catch (const plan::PlanError &failure) {
+    error = failure.what(); // already names the plan
+  } catch (const std::exception &failure) {
+    error = planName + ": " + current + ": " + failure.what();
+  }
+  return false;
+}
