@@ -30,14 +30,13 @@ class ConvPlanCache {
 public:
   ConvPlanCache();
   ~ConvPlanCache();
-  const ConvPlan &get(cudnnHandle_t handle, const kernels::Conv2dShape &shape,
-                      bool bias);
+  const ConvPlan &get(cudnnHandle_t handle, const kernels::Conv2dShape &shape);
 
 private:
   std::mutex mutex;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                      int64_t, int64_t, int64_t, int64_t, bool>,
+                      int64_t, int64_t, int64_t, int64_t>,
            std::unique_ptr<ConvPlan>>
       plans;
 };
