@@ -13,6 +13,7 @@
 #include "runtime/plan/KernelShapes.h"
 
 #include <climits>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -108,14 +109,27 @@ int toInt(int64_t value, const char *what) {
   return static_cast<int>(value);
 }
 
-/// The heuristics' best algorithm that is deterministic and fits the
-/// workspace limit; otherwise the best that succeeds at all.
+/// Non-fused Winograd trades precision for speed (TensorFlow skips it too):
+/// the CPU backend's tolerances would not hold.
+bool isImprecise(cudnnConvolutionFwdAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool isImprecise(cudnnConvolutionBwdDataAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool isImprecise(cudnnConvolutionBwdFilterAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
+/// The heuristics' best (they come sorted by expected speed) algorithm that
+/// is deterministic, precise and fits the workspace limit; otherwise the
+/// best that succeeds at all.
 template <typename Perf> const Perf &pickAlgorithm(const Perf *perf, int count,
                                                    const char *what) {
   for (int i = 0; i < count; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS &&
         perf[i].determinism == CUDNN_DETERMINISTIC &&
-        perf[i].memory <= kMaxWorkspaceBytes)
+        perf[i].memory <= kMaxWorkspaceBytes && !isImprecise(perf[i].algo))
       return perf[i];
   for (int i = 0; i < count; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS)
@@ -209,8 +223,23 @@ const ConvPlan &ConvPlanCache::get(cudnnHandle_t handle,
                              s.padRight, s.dilationH, s.dilationW, s.groups);
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<ConvPlan> &plan = plans[key];
-  if (!plan)
+  if (!plan) {
     plan = makeConvPlan(handle, s);
+    // The choice, once per shape, for whoever wants to see it.
+    if (std::getenv("DPC_CUDA_LOG_ALGORITHMS"))
+      reportLine(currentDeviceName() + ": convolution n" + std::to_string(s.n) +
+                 " c" + std::to_string(s.c) + " " + std::to_string(s.h) + "x" +
+                 std::to_string(s.w) + " k" + std::to_string(s.k) + " " +
+                 std::to_string(s.r) + "x" + std::to_string(s.s) +
+                 ": forward algorithm " + std::to_string(int(plan->forward)) +
+                 " (" + std::to_string(plan->forwardBytes) +
+                 " B), backward-data " +
+                 std::to_string(int(plan->backwardData)) + " (" +
+                 std::to_string(plan->backwardDataBytes) +
+                 " B), backward-filter " +
+                 std::to_string(int(plan->backwardFilter)) + " (" +
+                 std::to_string(plan->backwardFilterBytes) + " B)");
+  }
   return *plan;
 }
 
