@@ -20,6 +20,12 @@ DeviceScope::DeviceScope(int ordinal) {
     DPC_CUDA_CHECK(cudaSetDevice(ordinal));
 }
 
+DeviceScope::DeviceScope(int ordinal, std::nothrow_t) {
+  DPC_CUDA_REPORT(cudaGetDevice(&previous));
+  if (previous != ordinal)
+    DPC_CUDA_REPORT(cudaSetDevice(ordinal));
+}
+
 DeviceScope::~DeviceScope() { DPC_CUDA_REPORT(cudaSetDevice(previous)); }
 
 int getVisibleDeviceCount() {
@@ -105,7 +111,7 @@ CudaStream::CudaStream(CudaDevice &device, plan::StreamKind kind)
 
 CudaStream::~CudaStream() {
   device.drain();
-  DeviceScope scope(device.getOrdinal());
+  DeviceScope scope(device.getOrdinal(), std::nothrow);
   DPC_CUDA_REPORT(cudaStreamSynchronize(stream));
   context.reset();
   DPC_CUDA_REPORT(cudaStreamDestroy(stream));
@@ -224,7 +230,7 @@ CudaDevice::~CudaDevice() {
   }
   changed.notify_all();
   worker.join();
-  DeviceScope scope(ordinal);
+  DeviceScope scope(ordinal, std::nothrow);
   DPC_CUDA_REPORT(cudaStreamDestroy(copyStream));
 }
 
@@ -294,7 +300,7 @@ void *CudaDevice::allocate(size_t bytes) {
 void CudaDevice::deallocate(void *pointer) {
   if (!pointer)
     return;
-  DeviceScope scope(ordinal);
+  DeviceScope scope(ordinal, std::nothrow); // DeviceBuffer's destructor
   DPC_CUDA_REPORT(cudaFree(pointer));
 }
 

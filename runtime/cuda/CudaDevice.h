@@ -33,6 +33,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <thread>
 
 namespace dpc::cuda {
@@ -120,10 +121,12 @@ private:
   std::thread worker;
 };
 
-/// Makes `ordinal` the calling thread's device for a scope.
+/// Makes `ordinal` the calling thread's device for a scope. The nothrow
+/// form (for destructors) reports a failure on stderr instead.
 class DeviceScope {
 public:
   explicit DeviceScope(int ordinal);
+  DeviceScope(int ordinal, std::nothrow_t);
   ~DeviceScope();
 
 private:
