@@ -2,13 +2,14 @@
 //
 // One thread per output element (or per row, plane or channel where a
 // reduction runs in a fixed order), grid-stride loops, 64-bit indices. The
-// formulas are runtime/kernels/KernelMath.h, the CPU's. Where the CPU
-// scatter-adds (pooling backward), these kernels gather instead, visiting
-// the outputs in the CPU's order, so that the float sums round alike.
+// formulas are runtime/kernels/KernelMath.h, the CPU's; the index-heavy
+// element bodies are KernelElements.h, checked on the CPU against the CPU
+// kernels.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaCheck.h"
+#include "runtime/cuda/KernelElements.h"
 #include "runtime/cuda/OwnKernels.h"
 #include "runtime/kernels/KernelMath.h"
 
@@ -116,23 +117,11 @@ __global__ void activationBackwardKernel(Activation kind, int64_t n,
 // Broadcasting binary ops
 //===----------------------------------------------------------------------===//
 
-__device__ int64_t rhsIndexOf(const BroadcastShape &s, int64_t i) {
-  int64_t idx[4];
-  for (int d = 3; d >= 0; --d) {
-    idx[d] = i % s.out[d];
-    i /= s.out[d];
-  }
-  int64_t j = 0;
-  for (int d = 0; d < 4; ++d)
-    j = j * s.rhs[d] + (s.rhs[d] == 1 ? 0 : idx[d]);
-  return j;
-}
-
 __global__ void binaryForwardKernel(BroadcastShape s, bool multiply,
                                     int64_t n, const float *lhs,
                                     const float *rhs, float *out) {
   DPC_GRID_STRIDE(i, n) {
-    float r = rhs[rhsIndexOf(s, i)];
+    float r = rhs[elements::rhsIndexOf(s, i)];
     out[i] = multiply ? lhs[i] * r : lhs[i] + r;
   }
 }
@@ -140,37 +129,13 @@ __global__ void binaryForwardKernel(BroadcastShape s, bool multiply,
 __global__ void mulBackwardLhsKernel(BroadcastShape s, int64_t n,
                                      const float *rhs, const float *dOut,
                                      float *dLhs) {
-  DPC_GRID_STRIDE(i, n) { dLhs[i] = dOut[i] * rhs[rhsIndexOf(s, i)]; }
+  DPC_GRID_STRIDE(i, n) { dLhs[i] = dOut[i] * rhs[elements::rhsIndexOf(s, i)]; }
 }
 
-/// dRhs[j] = sum of dOut (times lhs, when given) over the outputs reading
-/// rhs element j, in double, in the CPU's order.
 __global__ void reduceToRhsKernel(BroadcastShape s, int64_t rhsSize,
                                   const float *dOut, const float *lhs,
                                   float *dRhs) {
-  const int64_t *o = s.out, *r = s.rhs;
-  DPC_GRID_STRIDE(j, rhsSize) {
-    int64_t idx[4], rem = j;
-    for (int d = 3; d >= 0; --d) {
-      idx[d] = rem % r[d];
-      rem /= r[d];
-    }
-    int64_t lo[4], hi[4];
-    for (int d = 0; d < 4; ++d) {
-      bool broadcast = r[d] == 1 && o[d] != 1;
-      lo[d] = broadcast ? 0 : idx[d];
-      hi[d] = broadcast ? o[d] : idx[d] + 1;
-    }
-    double sum = 0.0;
-    for (int64_t a = lo[0]; a < hi[0]; ++a)
-      for (int64_t b = lo[1]; b < hi[1]; ++b)
-        for (int64_t c = lo[2]; c < hi[2]; ++c)
-          for (int64_t d = lo[3]; d < hi[3]; ++d) {
-            int64_t i = ((a * o[1] + b) * o[2] + c) * o[3] + d;
-            sum += lhs ? static_cast<double>(dOut[i]) * lhs[i] : dOut[i];
-          }
-    dRhs[j] = static_cast<float>(sum);
-  }
+  DPC_GRID_STRIDE(j, rhsSize) { dRhs[j] = elements::reduceToRhs(s, j, dOut, lhs); }
 }
 
 int64_t sizeOf(const int64_t dims[4]) {
@@ -183,140 +148,38 @@ int64_t sizeOf(const int64_t dims[4]) {
 
 __global__ void padForwardKernel(Pad2dShape s, float value, int64_t n,
                                  const float *x, float *y) {
-  int64_t oh = s.outH(), ow = s.outW();
-  DPC_GRID_STRIDE(i, n) {
-    int64_t j = i % ow, row = i / ow, p = row / oh;
-    int64_t ih = row % oh - s.padTop, iw = j - s.padLeft;
-    y[i] = ih >= 0 && ih < s.h && iw >= 0 && iw < s.w
-               ? x[(p * s.h + ih) * s.w + iw]
-               : value;
-  }
+  DPC_GRID_STRIDE(i, n) { y[i] = elements::padForward(s, value, i, x); }
 }
 
 __global__ void padBackwardKernel(Pad2dShape s, int64_t n, const float *dy,
                                   float *dx) {
-  int64_t oh = s.outH(), ow = s.outW();
-  DPC_GRID_STRIDE(i, n) {
-    int64_t iw = i % s.w, row = i / s.w, ih = row % s.h, p = row / s.h;
-    dx[i] = dy[(p * oh + ih + s.padTop) * ow + iw + s.padLeft];
-  }
-}
-
-__device__ int64_t maxIndexOf(const Pool2dShape &s, const float *plane,
-                              int64_t oh, int64_t ow) {
-  return math::maxPoolWindowArgMax(plane, s.h, s.w, oh, ow, s.kernelH,
-                                   s.kernelW, s.strideH, s.strideW, s.padTop,
-                                   s.padLeft, s.dilationH, s.dilationW);
+  DPC_GRID_STRIDE(i, n) { dx[i] = elements::padBackward(s, i, dy); }
 }
 
 __global__ void maxPoolForwardKernel(Pool2dShape s, int64_t n, const float *x,
                                      float *y) {
-  int64_t oh = s.outH(), ow = s.outW();
-  DPC_GRID_STRIDE(i, n) {
-    int64_t p = i / (oh * ow), r = i % (oh * ow);
-    const float *plane = x + p * s.h * s.w;
-    int64_t idx = maxIndexOf(s, plane, r / ow, r % ow);
-    y[i] = idx < 0 ? -INFINITY : plane[idx];
-  }
-}
-
-/// The outputs along one axis whose window reads input `in` through some
-/// kernel tap, in increasing order: out = (in + pad - k * dilation) / stride.
-struct Taps {
-  int64_t out[16];
-  int count;
-};
-__device__ Taps tapsOf(int64_t in, int64_t kernel, int64_t stride,
-                       int64_t pad, int64_t dilation, int64_t outSize) {
-  Taps taps;
-  taps.count = 0;
-  for (int64_t k = kernel - 1; k >= 0 && taps.count < 16; --k) {
-    int64_t t = in + pad - k * dilation;
-    if (t >= 0 && t % stride == 0 && t / stride < outSize)
-      taps.out[taps.count++] = t / stride;
-  }
-  return taps;
+  DPC_GRID_STRIDE(i, n) { y[i] = elements::maxPoolForward(s, i, x); }
 }
 
 __global__ void maxPoolBackwardKernel(Pool2dShape s, int64_t n,
                                       const float *x, const float *dy,
                                       float *dx) {
-  int64_t oh = s.outH(), ow = s.outW();
-  DPC_GRID_STRIDE(i, n) {
-    int64_t p = i / (s.h * s.w), pos = i % (s.h * s.w);
-    int64_t ih = pos / s.w, iw = pos % s.w;
-    const float *plane = x + p * s.h * s.w;
-    const float *dOut = dy + p * oh * ow;
-    Taps rows = tapsOf(ih, s.kernelH, s.strideH, s.padTop, s.dilationH, oh);
-    Taps cols = tapsOf(iw, s.kernelW, s.strideW, s.padLeft, s.dilationW, ow);
-    float sum = 0.f;
-    for (int a = 0; a < rows.count; ++a)
-      for (int b = 0; b < cols.count; ++b)
-        if (maxIndexOf(s, plane, rows.out[a], cols.out[b]) == pos)
-          sum += dOut[rows.out[a] * ow + cols.out[b]];
-    dx[i] = sum;
-  }
+  DPC_GRID_STRIDE(i, n) { dx[i] = elements::maxPoolBackward(s, i, x, dy); }
 }
 
 __global__ void avgPoolForwardKernel(Pool2dShape s, int64_t n, const float *x,
                                      float *y) {
-  int64_t oh = s.outH(), ow = s.outW();
-  DPC_GRID_STRIDE(i, n) {
-    int64_t p = i / (oh * ow), r = i % (oh * ow);
-    const float *in = x + p * s.h * s.w;
-    auto wh = math::avgPoolWindow(r / ow, s.h, s.kernelH, s.strideH, s.padTop,
-                                  s.padBottom, s.countIncludePad);
-    auto ww = math::avgPoolWindow(r % ow, s.w, s.kernelW, s.strideW,
-                                  s.padLeft, s.padRight, s.countIncludePad);
-    float sum = 0.f;
-    for (int64_t ih = wh.begin; ih < wh.end; ++ih)
-      for (int64_t iw = ww.begin; iw < ww.end; ++iw)
-        sum += in[ih * s.w + iw];
-    int64_t divisor = wh.count * ww.count;
-    y[i] = divisor > 0 ? sum / static_cast<float>(divisor) : 0.f;
-  }
+  DPC_GRID_STRIDE(i, n) { y[i] = elements::avgPoolForward(s, i, x); }
 }
 
 __global__ void avgPoolBackwardKernel(Pool2dShape s, int64_t n,
                                       const float *dy, float *dx) {
-  int64_t oh = s.outH(), ow = s.outW();
-  DPC_GRID_STRIDE(i, n) {
-    int64_t p = i / (s.h * s.w), pos = i % (s.h * s.w);
-    int64_t ih = pos / s.w, iw = pos % s.w;
-    const float *dOut = dy + p * oh * ow;
-    int64_t rowLo = math::maxI64(0, math::floorDiv(ih + s.padTop - s.kernelH,
-                                                   s.strideH) + 1);
-    int64_t rowHi = math::minI64(oh - 1, math::floorDiv(ih + s.padTop, s.strideH));
-    int64_t colLo = math::maxI64(0, math::floorDiv(iw + s.padLeft - s.kernelW,
-                                                   s.strideW) + 1);
-    int64_t colHi = math::minI64(ow - 1, math::floorDiv(iw + s.padLeft, s.strideW));
-    float sum = 0.f;
-    for (int64_t a = rowLo; a <= rowHi; ++a) {
-      auto wh = math::avgPoolWindow(a, s.h, s.kernelH, s.strideH, s.padTop,
-                                    s.padBottom, s.countIncludePad);
-      if (ih < wh.begin || ih >= wh.end)
-        continue;
-      for (int64_t b = colLo; b <= colHi; ++b) {
-        auto ww = math::avgPoolWindow(b, s.w, s.kernelW, s.strideW, s.padLeft,
-                                      s.padRight, s.countIncludePad);
-        int64_t divisor = wh.count * ww.count;
-        if (iw < ww.begin || iw >= ww.end || divisor == 0)
-          continue;
-        sum += dOut[a * ow + b] / static_cast<float>(divisor);
-      }
-    }
-    dx[i] = sum;
-  }
+  DPC_GRID_STRIDE(i, n) { dx[i] = elements::avgPoolBackward(s, i, dy); }
 }
 
 __global__ void globalAvgPoolForwardKernel(int64_t planes, int64_t size,
                                            const float *x, float *y) {
-  DPC_GRID_STRIDE(p, planes) {
-    double sum = 0.0;
-    for (int64_t j = 0; j < size; ++j)
-      sum += x[p * size + j];
-    y[p] = static_cast<float>(sum / size);
-  }
+  DPC_GRID_STRIDE(p, planes) { y[p] = elements::globalAvgPoolForward(p, size, x); }
 }
 
 __global__ void globalAvgPoolBackwardKernel(int64_t n, int64_t size,
@@ -331,7 +194,7 @@ void checkPool(const Pool2dShape &s, bool average) {
     throw std::invalid_argument("pool2d: invalid shape");
   if (average && (s.dilationH != 1 || s.dilationW != 1))
     throw std::invalid_argument("avg_pool2d: dilation must be 1");
-  if (s.kernelH > 16 || s.kernelW > 16)
+  if (s.kernelH > elements::kMaxTaps || s.kernelW > elements::kMaxTaps)
     throw std::invalid_argument(
         "pool2d: the CUDA backend takes windows of at most 16x16");
 }
@@ -481,30 +344,9 @@ __global__ void transposeKernel(int64_t rows, int64_t cols, const uint32_t *x,
   }
 }
 
-struct ReduceIndex {
-  int keptRank, redRank;
-  int64_t keptDims[8], keptStrides[8], redDims[8], redStrides[8];
-  int64_t kept, reduced;
-};
-
-__device__ int64_t offsetOf(int64_t linear, int rank, const int64_t *dims,
-                            const int64_t *strides) {
-  int64_t offset = 0;
-  for (int d = rank - 1; d >= 0; --d) {
-    offset += linear % dims[d] * strides[d];
-    linear /= dims[d];
-  }
-  return offset;
-}
-
-__global__ void reduceSumKernel(ReduceIndex r, const float *x, float *y) {
-  DPC_GRID_STRIDE(o, r.kept) {
-    int64_t base = offsetOf(o, r.keptRank, r.keptDims, r.keptStrides);
-    double sum = 0.0;
-    for (int64_t k = 0; k < r.reduced; ++k)
-      sum += x[base + offsetOf(k, r.redRank, r.redDims, r.redStrides)];
-    y[o] = static_cast<float>(sum);
-  }
+__global__ void reduceSumKernel(elements::ReduceIndex r, const float *x,
+                                float *y) {
+  DPC_GRID_STRIDE(o, r.kept) { y[o] = elements::reduceSum(r, o, x); }
 }
 
 __global__ void divideKernel(int64_t n, ScalarType type, int divisor,
@@ -919,24 +761,7 @@ void reduceSum(cudaStream_t stream, int rank, const int64_t *dims,
                const bool *reduced, const float *x, float *y) {
   if (rank > 8)
     throw std::invalid_argument("reduce_sum: rank above 8");
-  ReduceIndex r{};
-  r.kept = r.reduced = 1;
-  int64_t strides[8], stride = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    strides[d] = stride;
-    stride *= dims[d];
-  }
-  for (int d = 0; d < rank; ++d) {
-    if (reduced[d]) {
-      r.redDims[r.redRank] = dims[d];
-      r.redStrides[r.redRank++] = strides[d];
-      r.reduced *= dims[d];
-    } else {
-      r.keptDims[r.keptRank] = dims[d];
-      r.keptStrides[r.keptRank++] = strides[d];
-      r.kept *= dims[d];
-    }
-  }
+  elements::ReduceIndex r = elements::makeReduceIndex(rank, dims, reduced);
   launch(stream, r.kept, reduceSumKernel, r, x, y);
 }
 
