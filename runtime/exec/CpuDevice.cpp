@@ -185,17 +185,4 @@ std::unique_ptr<Event> CpuDevice::createEvent() {
   return std::make_unique<CpuEvent>();
 }
 
-std::unique_ptr<Device> createDevice(const std::string &name,
-                                     const DeviceOptions &options) {
-  if (name.rfind("cpu", 0) == 0) {
-    // The creating thread's count: OMP_NUM_THREADS, or the cores.
-    int threads = omp_get_max_threads() / std::max(1, options.numLocalDevices);
-    return std::make_unique<CpuDevice>(name, std::max(1, threads));
-  }
-  throw std::runtime_error(
-      "device '" + name +
-      "' is not available: this runtime has no CUDA backend or GPU; "
-      "compile for --devices cpu:0[,cpu:1,...]");
-}
-
 } // namespace dpc::exec

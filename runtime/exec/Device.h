@@ -27,6 +27,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
+
+namespace dpc::comm {
+class Communicator;
+}
 
 namespace dpc::exec {
 
@@ -106,10 +111,17 @@ struct DeviceOptions {
   int numLocalDevices = 1;
 };
 
-/// The device called `name` ("cpu:0"); throws std::runtime_error for a kind
-/// this runtime was built without.
+/// The device called `name` ("cpu:0", or "cuda:K" in a runtime built with
+/// CUDA: the K-th GPU CUDA_VISIBLE_DEVICES leaves visible); throws
+/// std::runtime_error, in one line, for a kind this runtime was built
+/// without or a GPU it cannot use.
 std::unique_ptr<Device> createDevice(const std::string &name,
                                      const DeviceOptions &options = {});
+
+/// The collectives of one process that drives all of `devices` (rank =
+/// index): NCCL when they are CUDA devices, in-process threads otherwise.
+std::vector<std::unique_ptr<comm::Communicator>>
+createCommunicators(const std::vector<Device *> &devices);
 
 } // namespace dpc::exec
 

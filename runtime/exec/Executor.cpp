@@ -1,7 +1,7 @@
 //===- Executor.cpp - runs the steps of a loaded plan ---------------------===//
 
 #include "runtime/exec/Executor.h"
-#include "runtime/comm/InProcessCommunicator.h"
+#include "runtime/comm/Communicator.h"
 #include "runtime/exec/BatchSplit.h"
 #include "runtime/exec/Trace.h"
 #include "runtime/plan/KernelSignature.h"
@@ -159,7 +159,14 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
       plan->fail(error.what());
     }
   }
-  communicators = comm::createInProcessGroup(static_cast<int>(devices.size()));
+  std::vector<Device *> members;
+  for (const auto &device : devices)
+    members.push_back(device.get());
+  try {
+    communicators = createCommunicators(members);
+  } catch (const std::exception &error) {
+    plan->fail(error.what());
+  }
 
   // Each device's copy of the training state, on that device.
   std::map<std::string, std::vector<size_t>> byName;

@@ -34,9 +34,7 @@ void crossEntropyBackward(int64_t rows, int64_t classes, const float *logits,
     float *dRow = dLogits + i * classes;
     auto lse = math::rowLogSumExp(row, classes);
     for (int64_t j = 0; j < classes; ++j)
-      dRow[j] = (std::exp(math::logSoftmax(row[j], lse)) -
-                 (j == labels[i] ? 1.f : 0.f)) *
-                g;
+      dRow[j] = math::crossEntropyGrad(row[j], lse, j == labels[i], g);
   }
 }
 

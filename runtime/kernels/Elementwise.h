@@ -3,6 +3,8 @@
 #ifndef DPC_RUNTIME_KERNELS_ELEMENTWISE_H
 #define DPC_RUNTIME_KERNELS_ELEMENTWISE_H
 
+#include "runtime/kernels/KernelMath.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -57,8 +59,8 @@ void mulBackward(const BroadcastShape &shape, const float *lhs,
 struct Pad2dShape {
   int64_t n, c, h, w;
   int64_t padTop, padLeft, padBottom, padRight;
-  int64_t outH() const { return h + padTop + padBottom; }
-  int64_t outW() const { return w + padLeft + padRight; }
+  DPC_HOST_DEVICE int64_t outH() const { return h + padTop + padBottom; }
+  DPC_HOST_DEVICE int64_t outW() const { return w + padLeft + padRight; }
 };
 
 void pad2dForward(const Pad2dShape &shape, float value, const float *x,

@@ -1,8 +1,8 @@
 //===- KernelMath.h - Per-element math shared by CPU and CUDA ---*- C++ -*-===//
 //
 // The math of dpc's own (non-oneDNN) kernels, written once. The CPU loops in
-// this folder call these functions; the future CUDA kernels call the same
-// functions from device code, so both backends agree to the last rounding.
+// this folder call these functions; the CUDA kernels (runtime/cuda) call the
+// same functions from device code, so both backends share every formula.
 // Nothing here allocates, loops over a whole tensor or touches a library.
 //
 //===----------------------------------------------------------------------===//
@@ -193,6 +193,30 @@ DPC_HOST_DEVICE inline void sgdStep(float &param, float grad, float &buf,
   param = param - lr * d;
 }
 
+/// AdamW's per-step scalars (see adamwStep), computed in double as torch
+/// does in Python floats and rounded to float once.
+struct AdamWScalars {
+  float decayFactor, stepSize, biasCorrection2Sqrt;
+  float beta1, oneMinusBeta1, beta2, oneMinusBeta2, eps;
+};
+DPC_HOST_DEVICE inline AdamWScalars adamwScalars(double lr, double beta1,
+                                                 double beta2, double eps,
+                                                 double weightDecay,
+                                                 int64_t step) {
+  double biasCorrection1 = 1.0 - pow(beta1, static_cast<double>(step));
+  double biasCorrection2 = 1.0 - pow(beta2, static_cast<double>(step));
+  AdamWScalars s;
+  s.decayFactor = static_cast<float>(1.0 - lr * weightDecay);
+  s.stepSize = static_cast<float>(lr / biasCorrection1);
+  s.biasCorrection2Sqrt = static_cast<float>(sqrt(biasCorrection2));
+  s.beta1 = static_cast<float>(beta1);
+  s.oneMinusBeta1 = static_cast<float>(1.0 - beta1);
+  s.beta2 = static_cast<float>(beta2);
+  s.oneMinusBeta2 = static_cast<float>(1.0 - beta2);
+  s.eps = static_cast<float>(eps);
+  return s;
+}
+
 /// torch.optim.AdamW on one element. The host computes the per-step scalars
 /// in double, as Python does, and rounds each to float once:
 /// decayFactor = 1 - lr*wd, oneMinusBeta = 1 - beta, stepSize = lr / (1 -
@@ -250,6 +274,25 @@ DPC_HOST_DEVICE inline RowLogSumExp rowLogSumExp(const float *row,
 /// log_softmax of one element given its row's RowLogSumExp.
 DPC_HOST_DEVICE inline float logSoftmax(float x, RowLogSumExp r) {
   return (x - r.max) - r.logSum;
+}
+
+/// softmax's dx for one element given the row's sum(dy * y).
+DPC_HOST_DEVICE inline float softmaxBackward(float y, float dy, float dot) {
+  return y * (dy - dot);
+}
+
+/// log_softmax's dx for one element (y = log_softmax) given the row's
+/// sum(dy).
+DPC_HOST_DEVICE inline float logSoftmaxBackward(float y, float dy,
+                                                float sum) {
+  return dy - expf(y) * sum;
+}
+
+/// Cross-entropy's gradient for one logit: (softmax - onehot) * g, where g
+/// is dLoss / divisor.
+DPC_HOST_DEVICE inline float crossEntropyGrad(float x, RowLogSumExp r,
+                                              bool isLabel, float g) {
+  return (expf(logSoftmax(x, r)) - (isLabel ? 1.f : 0.f)) * g;
 }
 
 } // namespace dpc::kernels::math

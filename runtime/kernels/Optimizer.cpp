@@ -35,21 +35,13 @@ void adamwUpdate(int64_t size, const AdamWParams &p, double lr, int64_t step,
                  float *expAvgSq) {
   if (step < 1)
     throw std::invalid_argument("adamw: step counts from 1");
-  // Per-step scalars in double, as torch computes them in Python floats.
-  double biasCorrection1 = 1.0 - std::pow(p.beta1, static_cast<double>(step));
-  double biasCorrection2 = 1.0 - std::pow(p.beta2, static_cast<double>(step));
-  auto f = [](double v) { return static_cast<float>(v); };
-  float decayFactor = f(1.0 - lr * p.weightDecay);
-  float stepSize = f(lr / biasCorrection1);
-  float bc2Sqrt = f(std::sqrt(biasCorrection2));
-  float beta1 = f(p.beta1), oneMinusBeta1 = f(1.0 - p.beta1);
-  float beta2 = f(p.beta2), oneMinusBeta2 = f(1.0 - p.beta2);
-  float eps = f(p.eps);
+  math::AdamWScalars k = math::adamwScalars(lr, p.beta1, p.beta2, p.eps,
+                                            p.weightDecay, step);
 #pragma omp parallel for
   for (int64_t i = 0; i < size; ++i)
-    math::adamwStep(param[i], grad[i], expAvg[i], expAvgSq[i], decayFactor,
-                    beta1, oneMinusBeta1, beta2, oneMinusBeta2, eps, stepSize,
-                    bc2Sqrt);
+    math::adamwStep(param[i], grad[i], expAvg[i], expAvgSq[i], k.decayFactor,
+                    k.beta1, k.oneMinusBeta1, k.beta2, k.oneMinusBeta2, k.eps,
+                    k.stepSize, k.biasCorrection2Sqrt);
 }
 
 } // namespace dpc::kernels

@@ -24,11 +24,11 @@ struct Pool2dShape {
   bool ceilMode = false;
   bool countIncludePad = true; // average pooling only (PyTorch's default)
 
-  int64_t outH() const {
+  DPC_HOST_DEVICE int64_t outH() const {
     return math::poolOutputSize(h, kernelH, strideH, padTop, padBottom,
                                 dilationH, ceilMode);
   }
-  int64_t outW() const {
+  DPC_HOST_DEVICE int64_t outW() const {
     return math::poolOutputSize(w, kernelW, strideW, padLeft, padRight,
                                 dilationW, ceilMode);
   }

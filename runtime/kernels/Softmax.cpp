@@ -27,7 +27,7 @@ void softmaxBackward(int64_t rows, int64_t cols, const float *y,
       dot += static_cast<double>(dyr[j]) * yr[j];
     float dotF = static_cast<float>(dot);
     for (int64_t j = 0; j < cols; ++j)
-      dx[i * cols + j] = yr[j] * (dyr[j] - dotF);
+      dx[i * cols + j] = math::softmaxBackward(yr[j], dyr[j], dotF);
   }
 }
 
@@ -51,7 +51,7 @@ void logSoftmaxBackward(int64_t rows, int64_t cols, const float *y,
       sum += dyr[j];
     float sumF = static_cast<float>(sum);
     for (int64_t j = 0; j < cols; ++j)
-      dx[i * cols + j] = dyr[j] - std::exp(yr[j]) * sumF;
+      dx[i * cols + j] = math::logSoftmaxBackward(yr[j], dyr[j], sumF);
   }
 }
 

@@ -15,6 +15,15 @@ process (cores shared among them) and PyTorch runs DistributedDataParallel
 (gloo) with N processes of one thread each, each on batch/N rows.
 PyTorch runs with all cores and, where libopenblas0-openmp is installed,
 OpenBLAS instead of Debian's reference BLAS (see TOOLCHAIN.md).
+
+  /usr/bin/python3 tools/bench/train_throughput.py --gpu [--build build]
+      [--epochs 10]
+
+With --gpu, the seed's GPU experiment instead: the d2l ResNet-18 on
+Fashion-MNIST, batch 256 on cuda:0 and batch 512 on cuda:0,cuda:1 (SGD,
+lr 0.05 as in d2l), 10 epochs each; prints the final test accuracy and the
+mean seconds per epoch. Without the CUDA backend or a usable GPU it says it
+is skipped, and why, and exits 0.
 """
 import argparse
 import json
@@ -139,6 +148,49 @@ def torch_images_per_second(model, batch, steps, devices):
     return float(run.stdout.strip().splitlines()[-1])
 
 
+def probe_gpus(build):
+    """The number of usable GPUs, or (0, why not)."""
+    probe = os.path.join(build, "bin", "dpc-cuda-probe")
+    if not os.path.exists(probe):
+        return 0, "dpc was built without the CUDA backend (no " + probe + ")"
+    run = subprocess.run([probe], capture_output=True, text=True)
+    line = run.stdout.strip()
+    if run.returncode != 0:
+        return 0, line
+    return int(line.split()[0]), ""
+
+
+def gpu_benchmark(build, epochs):
+    gpus, why = probe_gpus(build)
+    if gpus == 0:
+        print(f"GPU benchmark skipped: {why}")
+        return 0
+    print(f"d2l ResNet-18 on Fashion-MNIST, {epochs} epochs, SGD lr 0.05")
+    print(f"{'devices':<18} {'batch':>6} {'test acc':>9} {'s/epoch':>9}")
+    with tempfile.TemporaryDirectory() as workdir:
+        for count, batch in ((1, 256), (2, 512)):
+            devices = ",".join(f"cuda:{d}" for d in range(count))
+            if count > gpus:
+                print(f"{devices:<18} {batch:>6} skipped: {gpus} GPU(s)")
+                continue
+            plan = os.path.join(workdir, f"resnet18-{count}.plan")
+            metrics = os.path.join(workdir, f"resnet18-{count}.jsonl")
+            subprocess.run([os.path.join(build, "bin", "dpc"), "compile",
+                            os.path.join(build, "models", "resnet18.onnx"),
+                            "--batch", str(batch), "--devices", devices,
+                            "-o", plan], check=True)
+            subprocess.run([os.path.join(build, "bin", "dpc"), "run", plan,
+                            "--data", "fashion-mnist", "--epochs", str(epochs),
+                            "--lr", "0.05", "--metrics", metrics, "--quiet"],
+                           check=True)
+            with open(metrics) as f:
+                rows = [json.loads(line) for line in f if line.strip()]
+            seconds = sum(r["epoch_seconds"] for r in rows) / len(rows)
+            print(f"{devices:<18} {batch:>6} {rows[-1]['test_acc']:>9.4f} "
+                  f"{seconds:>9.2f}", flush=True)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build")
@@ -146,7 +198,12 @@ def main():
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--devices", type=int, default=1)
+    parser.add_argument("--gpu", action="store_true",
+                        help="the ResNet-18 GPU experiment (see above)")
+    parser.add_argument("--epochs", type=int, default=10)
     args = parser.parse_args()
+    if args.gpu:
+        return gpu_benchmark(args.build, args.epochs)
     peer = "torch" if args.devices == 1 else "torch DDP"
     print(f"{args.devices} device(s), batch {args.batch}, {args.steps} steps")
     print(f"{'model':<10} {'dpc img/s':>12} {peer + ' img/s':>16} "

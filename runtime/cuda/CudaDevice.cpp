@@ -1,0 +1,335 @@
+//===- CudaDevice.cpp - the CUDA backend of Device/Stream/Event -----------===//
+
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/NcclCommunicator.h"
+
+#include <cstdlib>
+#include <new>
+#include <stdexcept>
+#include <utility>
+
+namespace dpc::cuda {
+
+//===----------------------------------------------------------------------===//
+// DeviceScope and device discovery
+//===----------------------------------------------------------------------===//
+
+DeviceScope::DeviceScope(int ordinal) {
+  DPC_CUDA_CHECK(cudaGetDevice(&previous));
+  if (previous != ordinal)
+    DPC_CUDA_CHECK(cudaSetDevice(ordinal));
+}
+
+DeviceScope::DeviceScope(int ordinal, std::nothrow_t) {
+  DPC_CUDA_REPORT(cudaGetDevice(&previous));
+  if (previous != ordinal)
+    DPC_CUDA_REPORT(cudaSetDevice(ordinal));
+}
+
+DeviceScope::~DeviceScope() { DPC_CUDA_REPORT(cudaSetDevice(previous)); }
+
+int getVisibleDeviceCount() {
+  int count = 0;
+  DPC_CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (count == 0) // some drivers say so instead of cudaErrorNoDevice
+    throw CudaError("cudaGetDeviceCount found no GPU", true);
+  return count;
+}
+
+std::unique_ptr<exec::Device> createCudaDevice(const std::string &name) {
+  std::string index = name.substr(name.find(':') + 1);
+  if (name.rfind("cuda:", 0) != 0 || index.empty() || index.size() > 6 ||
+      index.find_first_not_of("0123456789") != std::string::npos)
+    throw std::runtime_error("device '" + name +
+                             "' is not a CUDA device name (cuda:K)");
+  int ordinal = std::atoi(index.c_str());
+  int count = getVisibleDeviceCount();
+  if (ordinal >= count) {
+    const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    throw std::runtime_error(
+        "device '" + name + "' is not available: " + std::to_string(count) +
+        " GPU(s) visible" +
+        (visible ? std::string(" (CUDA_VISIBLE_DEVICES=") + visible + ")"
+                 : std::string()));
+  }
+  return std::make_unique<CudaDevice>(name, ordinal);
+}
+
+bool isCudaDevice(const exec::Device &device) {
+  return dynamic_cast<const CudaDevice *>(&device) != nullptr;
+}
+
+std::vector<std::unique_ptr<comm::Communicator>>
+createCudaCommunicators(const std::vector<exec::Device *> &devices) {
+  std::vector<int> ordinals;
+  for (exec::Device *device : devices)
+    if (auto *gpu = dynamic_cast<CudaDevice *>(device))
+      ordinals.push_back(gpu->getOrdinal());
+  if (ordinals.empty())
+    return {};
+  if (ordinals.size() != devices.size())
+    throw std::runtime_error(
+        "a plan cannot mix CUDA and CPU devices in one process");
+  return NcclCommunicator::createGroup(ordinals);
+}
+
+//===----------------------------------------------------------------------===//
+// CudaEvent
+//===----------------------------------------------------------------------===//
+
+CudaEvent::CudaEvent(CudaDevice &device) : device(device) {
+  DeviceScope scope(device.getOrdinal());
+  // No timing: records and waits are cheaper without it.
+  DPC_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+}
+
+CudaEvent::~CudaEvent() {
+  device.drain();
+  DPC_CUDA_REPORT(cudaEventDestroy(event));
+}
+
+void CudaEvent::synchronize() {
+  device.drain(); // the most recent record has been issued
+  DPC_CUDA_CHECK(cudaEventSynchronize(event));
+}
+
+//===----------------------------------------------------------------------===//
+// CudaStream
+//===----------------------------------------------------------------------===//
+
+CudaStream::CudaStream(CudaDevice &device, plan::StreamKind kind)
+    : device(device) {
+  DeviceScope scope(device.getOrdinal());
+  int lowest = 0, highest = 0; // numerically: greatest priority is lowest
+  DPC_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lowest, &highest));
+  int priority = kind == plan::StreamKind::Communication ? highest : lowest;
+  // Non-blocking: no implicit order with the legacy default stream; the
+  // plan's events give all the order there is.
+  DPC_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking,
+                                              priority));
+}
+
+CudaStream::~CudaStream() {
+  device.drain();
+  DeviceScope scope(device.getOrdinal(), std::nothrow);
+  DPC_CUDA_REPORT(cudaStreamSynchronize(stream));
+  context.reset();
+  DPC_CUDA_REPORT(cudaStreamDestroy(stream));
+}
+
+StreamContext &CudaStream::getContext() {
+  if (!context)
+    context = std::make_unique<StreamContext>(stream, device.getConvPlans());
+  return *context;
+}
+
+void CudaStream::fail(std::exception_ptr error) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!failure)
+    failure = std::move(error);
+}
+
+bool CudaStream::hasFailed() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return failure != nullptr;
+}
+
+void CudaStream::launch(plan::KernelCall call) {
+  // A replica that skipped its collective would leave the others waiting.
+  bool isWork = call.kernel != plan::Kernel::AllReduce;
+  device.submit({[this, call = std::move(call)] {
+                   runCudaKernel(getContext(), call);
+                 },
+                 this, isWork});
+}
+
+namespace {
+
+struct HostFunction {
+  std::function<void()> function;
+  CudaStream *stream;
+};
+
+void CUDART_CB runHostFunction(void *data) {
+  std::unique_ptr<HostFunction> host(static_cast<HostFunction *>(data));
+  try {
+    host->function();
+  } catch (...) {
+    host->stream->fail(std::current_exception());
+  }
+}
+
+} // namespace
+
+void CudaStream::enqueueHostFunction(std::function<void()> function) {
+  device.submit({[this, function = std::move(function)] {
+                   auto host = std::make_unique<HostFunction>(
+                       HostFunction{function, this});
+                   // CUDA owns the function from here: it runs once, after
+                   // the work before it, on a CUDA thread (and must not
+                   // call CUDA itself; the executor's do not).
+                   DPC_CUDA_CHECK(
+                       cudaLaunchHostFunc(stream, runHostFunction, host.get()));
+                   host.release();
+                 },
+                 this, true});
+}
+
+void CudaStream::record(exec::Event &event) {
+  cudaEvent_t handle = static_cast<CudaEvent &>(event).get();
+  device.submit({[this, handle] {
+                   DPC_CUDA_CHECK(cudaEventRecord(handle, stream));
+                 },
+                 nullptr, false});
+}
+
+void CudaStream::wait(exec::Event &event) {
+  cudaEvent_t handle = static_cast<CudaEvent &>(event).get();
+  device.submit({[this, handle] {
+                   DPC_CUDA_CHECK(cudaStreamWaitEvent(stream, handle, 0));
+                 },
+                 nullptr, false});
+}
+
+void CudaStream::synchronize() {
+  device.drain();
+  std::exception_ptr error;
+  try {
+    DeviceScope scope(device.getOrdinal());
+    DPC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } catch (...) {
+    error = std::current_exception();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failure)
+      error = std::exchange(failure, nullptr);
+  }
+  if (error)
+    std::rethrow_exception(error);
+}
+
+//===----------------------------------------------------------------------===//
+// CudaDevice
+//===----------------------------------------------------------------------===//
+
+CudaDevice::CudaDevice(std::string name, int ordinal)
+    : name(std::move(name)), ordinal(ordinal) {
+  DeviceScope scope(ordinal);
+  // Creates the context now, so that a GPU that cannot run (no kernel
+  // image for it, out of memory) is reported here, not in a step.
+  DPC_CUDA_CHECK(cudaFree(nullptr));
+  DPC_CUDA_CHECK(cudaStreamCreateWithFlags(&copyStream, cudaStreamNonBlocking));
+  worker = std::thread([this] { dispatch(); });
+}
+
+CudaDevice::~CudaDevice() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  changed.notify_all();
+  worker.join();
+  DeviceScope scope(ordinal, std::nothrow);
+  DPC_CUDA_REPORT(cudaStreamDestroy(copyStream));
+}
+
+void CudaDevice::submit(Task task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    queue.push_back(std::move(task));
+  }
+  changed.notify_all();
+}
+
+void CudaDevice::drain() {
+  std::unique_lock<std::mutex> lock(mutex);
+  changed.wait(lock, [&] { return queue.empty() && !busy; });
+}
+
+void CudaDevice::dispatch() {
+  std::exception_ptr setup;
+  try {
+    DPC_CUDA_CHECK(cudaSetDevice(ordinal));
+  } catch (...) {
+    setup = std::current_exception();
+  }
+  std::unique_lock<std::mutex> lock(mutex);
+  while (true) {
+    changed.wait(lock, [&] { return stopping || !queue.empty(); });
+    if (queue.empty())
+      return; // stopping, and everything submitted has been issued
+    Task task = std::move(queue.front());
+    queue.pop_front();
+    busy = true;
+    lock.unlock();
+    if (setup) {
+      if (task.stream)
+        task.stream->fail(setup);
+    } else if (!(task.isWork && task.stream && task.stream->hasFailed())) {
+      try {
+        task.run();
+      } catch (...) {
+        if (task.stream)
+          task.stream->fail(std::current_exception());
+      }
+    }
+    lock.lock();
+    busy = false;
+    changed.notify_all();
+  }
+}
+
+void *CudaDevice::allocate(size_t bytes) {
+  DeviceScope scope(ordinal);
+  void *pointer = nullptr;
+  cudaError_t status = cudaMalloc(&pointer, bytes ? bytes : 1); // lint: checked
+  if (status == cudaErrorMemoryAllocation) {
+    DPC_CUDA_REPORT(cudaGetLastError()); // clears the (non-sticky) error
+    throw std::bad_alloc();
+  }
+  if (failed(status))
+    throwStatus(status, "cudaMalloc(&pointer, bytes)");
+  // The interface promises zeros (Zeros-initialized training state relies
+  // on it); done before any stream can see the memory.
+  DPC_CUDA_CHECK(cudaMemsetAsync(pointer, 0, bytes, copyStream));
+  DPC_CUDA_CHECK(cudaStreamSynchronize(copyStream));
+  return pointer;
+}
+
+void CudaDevice::deallocate(void *pointer) {
+  if (!pointer)
+    return;
+  DeviceScope scope(ordinal, std::nothrow); // DeviceBuffer's destructor
+  DPC_CUDA_REPORT(cudaFree(pointer));
+}
+
+void CudaDevice::copyFromHost(void *deviceDst, const void *hostSrc,
+                              size_t bytes) {
+  if (!bytes)
+    return;
+  DeviceScope scope(ordinal);
+  DPC_CUDA_CHECK(cudaMemcpyAsync(deviceDst, hostSrc, bytes,
+                                 cudaMemcpyHostToDevice, copyStream));
+  DPC_CUDA_CHECK(cudaStreamSynchronize(copyStream));
+}
+
+void CudaDevice::copyToHost(void *hostDst, const void *deviceSrc,
+                            size_t bytes) {
+  if (!bytes)
+    return;
+  DeviceScope scope(ordinal);
+  DPC_CUDA_CHECK(cudaMemcpyAsync(hostDst, deviceSrc, bytes,
+                                 cudaMemcpyDeviceToHost, copyStream));
+  DPC_CUDA_CHECK(cudaStreamSynchronize(copyStream));
+}
+
+std::unique_ptr<exec::Stream> CudaDevice::createStream(plan::StreamKind kind) {
+  return std::make_unique<CudaStream>(*this, kind);
+}
+
+std::unique_ptr<exec::Event> CudaDevice::createEvent() {
+  return std::make_unique<CudaEvent>(*this);
+}
+
+} // namespace dpc::cuda

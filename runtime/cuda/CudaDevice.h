@@ -1,0 +1,153 @@
+//===- CudaDevice.h - the CUDA backend of Device/Stream/Event ---*- C++ -*-===//
+//
+// A Stream is a cudaStream_t (a Communication stream gets the device's
+// highest priority, so that all-reduce kernels are not queued behind a
+// backward pass), an Event a cudaEvent_t without timing, record/wait are
+// cudaEventRecord/cudaStreamWaitEvent, host functions cudaLaunchHostFunc.
+//
+// Each device has one dispatch thread that issues its streams' work in the
+// order the executor enqueued it, across all its streams: a wait then sees
+// exactly the records enqueued before it (Device.h's rule), kernel launches
+// cost the executor's thread nothing, and each rank issues its NCCL calls
+// from its own thread (NcclCommunicator.h says why that matters). A kernel
+// that fails to enqueue (a bad shape, a library error) marks its stream
+// failed: later kernels of that stream are skipped, its event records and
+// collectives still run, and synchronize() throws the first failure.
+// Errors of kernels that failed while running on the GPU surface, as CUDA
+// reports them, from synchronize().
+//
+// Device memory is cudaMalloc'd and zero-filled; host copies go through a
+// per-device copy stream and return when complete.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_CUDA_CUDADEVICE_H
+#define DPC_RUNTIME_CUDA_CUDADEVICE_H
+
+#include "runtime/comm/Communicator.h"
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/exec/Device.h"
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <new>
+#include <thread>
+
+namespace dpc::cuda {
+
+class CudaDevice;
+
+class CudaEvent : public exec::Event {
+public:
+  explicit CudaEvent(CudaDevice &device);
+  ~CudaEvent() override;
+  void synchronize() override;
+  cudaEvent_t get() const { return event; }
+
+private:
+  CudaDevice &device;
+  cudaEvent_t event = nullptr;
+};
+
+class CudaStream : public exec::Stream {
+public:
+  CudaStream(CudaDevice &device, plan::StreamKind kind);
+  ~CudaStream() override;
+
+  void launch(plan::KernelCall call) override;
+  void enqueueHostFunction(std::function<void()> function) override;
+  void record(exec::Event &event) override;
+  void wait(exec::Event &event) override;
+  void synchronize() override;
+
+  cudaStream_t get() const { return stream; }
+  /// Dispatch thread: the stream's library handles and workspace.
+  StreamContext &getContext();
+  /// Keeps the first failure (any thread).
+  void fail(std::exception_ptr error);
+  bool hasFailed();
+
+private:
+  CudaDevice &device;
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<StreamContext> context;
+  std::mutex mutex;
+  std::exception_ptr failure;
+};
+
+class CudaDevice : public exec::Device {
+public:
+  /// `name` is "cuda:K", `ordinal` K: the K-th GPU CUDA_VISIBLE_DEVICES
+  /// leaves visible. Throws CudaError when the GPU cannot be used.
+  CudaDevice(std::string name, int ordinal);
+  ~CudaDevice() override;
+
+  const std::string &getName() const override { return name; }
+  int getOrdinal() const { return ordinal; }
+  void *allocate(size_t bytes) override;
+  void deallocate(void *pointer) override;
+  void copyFromHost(void *deviceDst, const void *hostSrc,
+                    size_t bytes) override;
+  void copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) override;
+  std::unique_ptr<exec::Stream> createStream(plan::StreamKind kind) override;
+  std::unique_ptr<exec::Event> createEvent() override;
+
+  /// Work for the dispatch thread. `stream`'s failure skips it when
+  /// `isWork` (null: never skipped); what it throws fails `stream`.
+  struct Task {
+    std::function<void()> run;
+    CudaStream *stream;
+    bool isWork;
+  };
+  void submit(Task task);
+  /// Blocks until every task submitted so far has been issued.
+  void drain();
+  ConvPlanCache &getConvPlans() { return convPlans; }
+
+private:
+  void dispatch();
+
+  std::string name;
+  int ordinal;
+  cudaStream_t copyStream = nullptr;
+  ConvPlanCache convPlans;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Task> queue;
+  bool busy = false, stopping = false;
+  std::thread worker;
+};
+
+/// Makes `ordinal` the calling thread's device for a scope. The nothrow
+/// form (for destructors) reports a failure on stderr instead.
+class DeviceScope {
+public:
+  explicit DeviceScope(int ordinal);
+  DeviceScope(int ordinal, std::nothrow_t);
+  ~DeviceScope();
+
+private:
+  int previous = 0;
+};
+
+/// The GPUs this process sees (CUDA_VISIBLE_DEVICES applies). Throws
+/// CudaError (noGpu) when there is no usable driver or device.
+int getVisibleDeviceCount();
+
+/// The device called "cuda:K". Throws CudaError, or std::runtime_error for
+/// a malformed name or a K beyond the visible GPUs.
+std::unique_ptr<exec::Device> createCudaDevice(const std::string &name);
+
+bool isCudaDevice(const exec::Device &device);
+
+/// NCCL communicators over `devices` (rank = index) when all of them are
+/// CUDA devices; empty when none is; throws std::runtime_error when mixed.
+std::vector<std::unique_ptr<comm::Communicator>>
+createCudaCommunicators(const std::vector<exec::Device *> &devices);
+
+} // namespace dpc::cuda
+
+#endif // DPC_RUNTIME_CUDA_CUDADEVICE_H

@@ -1,0 +1,710 @@
+//===- CudaKernels.cpp - a KernelCall on a CUDA stream --------------------===//
+//
+// Layouts: every tensor is plain row-major (NCHW), as the plan says, and
+// float32. cuBLAS is column-major: a row-major [r, c] matrix is the
+// column-major [c, r] one, so C = A·B row-major is computed as Cᵀ = Bᵀ·Aᵀ
+// with the operands swapped and no copy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/NcclCommunicator.h"
+#include "runtime/cuda/OwnKernels.h"
+#include "runtime/plan/KernelShapes.h"
+
+#include <climits>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace dpc::cuda {
+
+using plan::Kernel;
+using plan::KernelCall;
+
+//===----------------------------------------------------------------------===//
+// StreamContext
+//===----------------------------------------------------------------------===//
+
+StreamContext::~StreamContext() {
+  if (cudnn)
+    DPC_CUDA_REPORT(cudnnDestroy(cudnn));
+  if (cublas)
+    DPC_CUDA_REPORT(cublasDestroy(cublas));
+  if (workspace)
+    DPC_CUDA_REPORT(cudaFree(workspace));
+}
+
+cudnnHandle_t StreamContext::getCudnn() {
+  if (!cudnn) {
+    DPC_CUDA_CHECK(cudnnCreate(&cudnn));
+    DPC_CUDA_CHECK(cudnnSetStream(cudnn, stream));
+  }
+  return cudnn;
+}
+
+cublasHandle_t StreamContext::getCublas() {
+  if (!cublas) {
+    DPC_CUDA_CHECK(cublasCreate(&cublas));
+    DPC_CUDA_CHECK(cublasSetStream(cublas, stream));
+    // FP32 compute (no TF32 tensor-core rounding, which the default mode
+    // never picks for Sgemm): results stay within the CPU's tolerances.
+    DPC_CUDA_CHECK(cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH));
+  }
+  return cublas;
+}
+
+void *StreamContext::getWorkspace(size_t bytes) {
+  if (bytes <= workspaceBytes)
+    return workspace;
+  if (workspace) {
+    // Kernels enqueued earlier may still read the old block.
+    DPC_CUDA_CHECK(cudaStreamSynchronize(stream));
+    DPC_CUDA_CHECK(cudaFree(workspace));
+    workspace = nullptr;
+    workspaceBytes = 0;
+  }
+  DPC_CUDA_CHECK(cudaMalloc(&workspace, bytes));
+  workspaceBytes = bytes;
+  return workspace;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions (cuDNN)
+//===----------------------------------------------------------------------===//
+
+struct ConvPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t forward{};
+  cudnnConvolutionBwdDataAlgo_t backwardData{};
+  cudnnConvolutionBwdFilterAlgo_t backwardFilter{};
+  size_t forwardBytes = 0, backwardDataBytes = 0, backwardFilterBytes = 0;
+
+  ~ConvPlan() {
+    if (x)
+      DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(x));
+    if (y)
+      DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(y));
+    if (bias)
+      DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(bias));
+    if (w)
+      DPC_CUDA_REPORT(cudnnDestroyFilterDescriptor(w));
+    if (conv)
+      DPC_CUDA_REPORT(cudnnDestroyConvolutionDescriptor(conv));
+  }
+};
+
+namespace {
+
+/// Workspace above this is not worth it: cuDNN's heuristics rank the
+/// algorithms, and one that needs less usually comes close.
+constexpr size_t kMaxWorkspaceBytes = size_t(1) << 30;
+
+int toInt(int64_t value, const char *what) {
+  if (value < 0 || value > INT_MAX)
+    throw std::runtime_error(std::string("convolution: ") + what +
+                             " does not fit cuDNN's int");
+  return static_cast<int>(value);
+}
+
+/// Non-fused Winograd trades precision for speed (TensorFlow skips it too):
+/// the CPU backend's tolerances would not hold.
+bool isImprecise(cudnnConvolutionFwdAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool isImprecise(cudnnConvolutionBwdDataAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool isImprecise(cudnnConvolutionBwdFilterAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
+/// The heuristics' best (they come sorted by expected speed) algorithm that
+/// is deterministic, precise and fits the workspace limit; otherwise the
+/// best that succeeds at all.
+template <typename Perf> const Perf &pickAlgorithm(const Perf *perf, int count,
+                                                   const char *what) {
+  for (int i = 0; i < count; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS &&
+        perf[i].determinism == CUDNN_DETERMINISTIC &&
+        perf[i].memory <= kMaxWorkspaceBytes && !isImprecise(perf[i].algo))
+      return perf[i];
+  for (int i = 0; i < count; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS)
+      return perf[i];
+  throw std::runtime_error(std::string("cuDNN has no ") + what +
+                           " algorithm for this convolution shape");
+}
+
+std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
+                                       const kernels::Conv2dShape &s) {
+  if (s.padTop != s.padBottom || s.padLeft != s.padRight)
+    throw std::runtime_error(
+        "convolution: the CUDA backend (cuDNN) takes symmetric padding only");
+  auto plan = std::make_unique<ConvPlan>();
+  int n = toInt(s.n, "n"), c = toInt(s.c, "c"), h = toInt(s.h, "h"),
+      w = toInt(s.w, "w"), k = toInt(s.k, "k"), groups = toInt(s.groups, "g");
+  if (groups < 1 || c % groups != 0)
+    throw std::runtime_error("convolution: channels do not split in groups");
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->x));
+  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NCHW,
+                                            CUDNN_DATA_FLOAT, n, c, h, w));
+  DPC_CUDA_CHECK(cudnnCreateFilterDescriptor(&plan->w));
+  DPC_CUDA_CHECK(cudnnSetFilter4dDescriptor(
+      plan->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c / groups,
+      toInt(s.r, "r"), toInt(s.s, "s")));
+  DPC_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&plan->conv));
+  // Cross-correlation is what PyTorch (and oneDNN) call convolution.
+  DPC_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
+      plan->conv, toInt(s.padTop, "padding"), toInt(s.padLeft, "padding"),
+      toInt(s.strideH, "stride"), toInt(s.strideW, "stride"),
+      toInt(s.dilationH, "dilation"), toInt(s.dilationW, "dilation"),
+      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  DPC_CUDA_CHECK(cudnnSetConvolutionGroupCount(plan->conv, groups));
+  // FMA only: no TF32 tensor-core rounding, as cuBLAS above.
+  DPC_CUDA_CHECK(cudnnSetConvolutionMathType(plan->conv, CUDNN_FMA_MATH));
+  int outN, outC, outH, outW;
+  DPC_CUDA_CHECK(cudnnGetConvolution2dForwardOutputDim(
+      plan->conv, plan->x, plan->w, &outN, &outC, &outH, &outW));
+  if (outN != n || outC != k || outH != s.outH() || outW != s.outW())
+    throw std::runtime_error("convolution: cuDNN's output shape differs from "
+                             "the plan's");
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->y));
+  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(
+      plan->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, outN, outC, outH, outW));
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->bias));
+  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan->bias, CUDNN_TENSOR_NCHW,
+                                            CUDNN_DATA_FLOAT, 1, k, 1, 1));
+
+  int returned = 0;
+  cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  DPC_CUDA_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+      handle, plan->x, plan->w, plan->conv, plan->y,
+      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, forward));
+  plan->forward = pickAlgorithm(forward, returned, "forward").algo;
+  DPC_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+      handle, plan->x, plan->w, plan->conv, plan->y, plan->forward,
+      &plan->forwardBytes));
+
+  cudnnConvolutionBwdDataAlgoPerf_t
+      data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  DPC_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+      handle, plan->w, plan->y, plan->conv, plan->x,
+      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, data));
+  plan->backwardData = pickAlgorithm(data, returned, "backward-data").algo;
+  DPC_CUDA_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+      handle, plan->w, plan->y, plan->conv, plan->x, plan->backwardData,
+      &plan->backwardDataBytes));
+
+  cudnnConvolutionBwdFilterAlgoPerf_t
+      filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  DPC_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+      handle, plan->x, plan->y, plan->conv, plan->w,
+      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, filter));
+  plan->backwardFilter =
+      pickAlgorithm(filter, returned, "backward-filter").algo;
+  DPC_CUDA_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+      handle, plan->x, plan->y, plan->conv, plan->w, plan->backwardFilter,
+      &plan->backwardFilterBytes));
+  return plan;
+}
+
+} // namespace
+
+ConvPlanCache::ConvPlanCache() = default;
+ConvPlanCache::~ConvPlanCache() = default;
+
+const ConvPlan &ConvPlanCache::get(cudnnHandle_t handle,
+                                   const kernels::Conv2dShape &s) {
+  auto key = std::make_tuple(s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.strideH,
+                             s.strideW, s.padTop, s.padLeft, s.padBottom,
+                             s.padRight, s.dilationH, s.dilationW, s.groups);
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<ConvPlan> &plan = plans[key];
+  if (!plan) {
+    plan = makeConvPlan(handle, s);
+    // The choice, once per shape, for whoever wants to see it.
+    if (std::getenv("DPC_CUDA_LOG_ALGORITHMS"))
+      reportLine(currentDeviceName() + ": convolution n" + std::to_string(s.n) +
+                 " c" + std::to_string(s.c) + " " + std::to_string(s.h) + "x" +
+                 std::to_string(s.w) + " k" + std::to_string(s.k) + " " +
+                 std::to_string(s.r) + "x" + std::to_string(s.s) +
+                 ": forward algorithm " + std::to_string(int(plan->forward)) +
+                 " (" + std::to_string(plan->forwardBytes) +
+                 " B), backward-data " +
+                 std::to_string(int(plan->backwardData)) + " (" +
+                 std::to_string(plan->backwardDataBytes) +
+                 " B), backward-filter " +
+                 std::to_string(int(plan->backwardFilter)) + " (" +
+                 std::to_string(plan->backwardFilterBytes) + " B)");
+  }
+  return *plan;
+}
+
+namespace {
+
+const float kOne = 1.f, kZero = 0.f;
+
+void conv2dForward(StreamContext &ctx, const kernels::Conv2dShape &s,
+                   const float *x, const float *w, const float *bias,
+                   float *y) {
+  cudnnHandle_t handle = ctx.getCudnn();
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s);
+  void *workspace = ctx.getWorkspace(p.forwardBytes);
+  DPC_CUDA_CHECK(cudnnConvolutionForward(
+      handle, &kOne, p.x, x, p.w, w, p.conv, p.forward, workspace,
+      p.forwardBytes, &kZero, p.y, y));
+  if (bias)
+    DPC_CUDA_CHECK(
+        cudnnAddTensor(handle, &kOne, p.bias, bias, &kOne, p.y, y));
+}
+
+void conv2dBackwardData(StreamContext &ctx, const kernels::Conv2dShape &s,
+                        const float *dy, const float *w, float *dx) {
+  cudnnHandle_t handle = ctx.getCudnn();
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s);
+  void *workspace = ctx.getWorkspace(p.backwardDataBytes);
+  DPC_CUDA_CHECK(cudnnConvolutionBackwardData(
+      handle, &kOne, p.w, w, p.y, dy, p.conv, p.backwardData, workspace,
+      p.backwardDataBytes, &kZero, p.x, dx));
+}
+
+void conv2dBackwardWeights(StreamContext &ctx, const kernels::Conv2dShape &s,
+                           const float *x, const float *dy, float *dw,
+                           float *dBias) {
+  cudnnHandle_t handle = ctx.getCudnn();
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s);
+  void *workspace = ctx.getWorkspace(p.backwardFilterBytes);
+  DPC_CUDA_CHECK(cudnnConvolutionBackwardFilter(
+      handle, &kOne, p.x, x, p.y, dy, p.conv, p.backwardFilter, workspace,
+      p.backwardFilterBytes, &kZero, p.w, dw));
+  if (dBias)
+    DPC_CUDA_CHECK(cudnnConvolutionBackwardBias(handle, &kOne, p.y, dy,
+                                                &kZero, p.bias, dBias));
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalization (cuDNN, spatial mode; own kernels otherwise)
+//===----------------------------------------------------------------------===//
+
+/// x [n, c, h, w] and the per-channel [1, c, 1, 1] descriptor.
+struct BatchNormDescs {
+  cudnnTensorDescriptor_t x = nullptr, channel = nullptr;
+  explicit BatchNormDescs(const kernels::BatchNormShape &s) {
+    DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&x));
+    DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&channel));
+    DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(
+        x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, toInt(s.n, "n"),
+        toInt(s.c, "c"), toInt(s.h, "h"), toInt(s.w, "w")));
+    DPC_CUDA_CHECK(
+        cudnnDeriveBNTensorDescriptor(channel, x, CUDNN_BATCHNORM_SPATIAL));
+  }
+  ~BatchNormDescs() {
+    DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(x));
+    DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(channel));
+  }
+};
+
+/// cuDNN's training batch norm keeps PyTorch's statistics (unbiased running
+/// variance, momentum as the exponential average factor) except with one
+/// value per channel, where the CPU falls back to the biased variance.
+bool useCudnnBatchNorm(const kernels::BatchNormShape &s,
+                       const kernels::BatchNormParams &params) {
+  return s.n * s.h * s.w > 1 && params.eps >= CUDNN_BN_MIN_EPSILON &&
+         s.n <= INT_MAX && s.c <= INT_MAX && s.h <= INT_MAX && s.w <= INT_MAX;
+}
+
+void batchNormTrainingForward(StreamContext &ctx,
+                              const kernels::BatchNormShape &s,
+                              const kernels::BatchNormParams &params,
+                              const float *x, const float *scale,
+                              const float *shift, float *y, float *saveMean,
+                              float *saveInvStd, float *runningMean,
+                              float *runningVar) {
+  if (!useCudnnBatchNorm(s, params) || !runningMean || !runningVar)
+    return cuda::batchNormTrainingForward(ctx.getStream(), s, params, x,
+                                          scale, shift, y, saveMean,
+                                          saveInvStd, runningMean, runningVar);
+  BatchNormDescs d(s);
+  DPC_CUDA_CHECK(cudnnBatchNormalizationForwardTraining(
+      ctx.getCudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, d.x, x, d.x, y,
+      d.channel, scale, shift, params.momentum, runningMean, runningVar,
+      params.eps, saveMean, saveInvStd));
+}
+
+void batchNormInferenceForward(StreamContext &ctx,
+                               const kernels::BatchNormShape &s,
+                               const kernels::BatchNormParams &params,
+                               const float *x, const float *scale,
+                               const float *shift, const float *runningMean,
+                               const float *runningVar, float *y) {
+  if (!useCudnnBatchNorm(s, params))
+    return cuda::batchNormInferenceForward(ctx.getStream(), s, params, x,
+                                           scale, shift, runningMean,
+                                           runningVar, y);
+  BatchNormDescs d(s);
+  DPC_CUDA_CHECK(cudnnBatchNormalizationForwardInference(
+      ctx.getCudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, d.x, x, d.x, y,
+      d.channel, scale, shift, runningMean, runningVar, params.eps));
+}
+
+void batchNormBackward(StreamContext &ctx, const kernels::BatchNormShape &s,
+                       const kernels::BatchNormParams &params, const float *x,
+                       const float *dy, const float *scale,
+                       const float *saveMean, const float *saveInvStd,
+                       float *dx, float *dScale, float *dShift) {
+  if (!useCudnnBatchNorm(s, params))
+    return cuda::batchNormBackward(ctx.getStream(), s, x, dy, scale, saveMean,
+                                   saveInvStd, dx, dScale, dShift);
+  BatchNormDescs d(s);
+  DPC_CUDA_CHECK(cudnnBatchNormalizationBackward(
+      ctx.getCudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero,
+      d.x, x, d.x, dy, d.x, dx, d.channel, scale, dScale, dShift, params.eps,
+      saveMean, saveInvStd));
+}
+
+//===----------------------------------------------------------------------===//
+// Linear layers and matmuls (cuBLAS)
+//===----------------------------------------------------------------------===//
+
+int toGemmInt(int64_t value) {
+  if (value <= 0 || value > INT_MAX)
+    throw std::runtime_error("gemm: dimension " + std::to_string(value) +
+                             " does not fit cuBLAS's int");
+  return static_cast<int>(value);
+}
+
+/// Row-major C[rows, cols] = op(A)[rows, inner] · op(B)[inner, cols], where
+/// `aTransposed` means A is stored as its transpose [inner, rows].
+void gemmRowMajor(StreamContext &ctx, int64_t rows, int64_t cols,
+                  int64_t inner, bool aTransposed, bool bTransposed,
+                  const float *a, const float *b, float *c) {
+  int m = toGemmInt(cols), n = toGemmInt(rows), k = toGemmInt(inner);
+  // Column-major: Cᵀ[cols, rows] = op(B)ᵀ · op(A)ᵀ.
+  int ldb = bTransposed ? k : m; // B stored [inner, cols] or [cols, inner]
+  int lda = aTransposed ? n : k; // A stored [rows, inner] or [inner, rows]
+  DPC_CUDA_CHECK(cublasSgemm(ctx.getCublas(),
+                             bTransposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+                             aTransposed ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k,
+                             &kOne, b, ldb, a, lda, &kZero, c, m));
+}
+
+void linearForward(StreamContext &ctx, const kernels::LinearShape &s,
+                   const float *x, const float *w, const float *bias,
+                   float *y) {
+  // y[n, out] = x[n, in] · W[out, in]ᵀ
+  gemmRowMajor(ctx, s.n, s.out, s.in, false, true, x, w, y);
+  if (bias)
+    addRowBias(ctx.getStream(), s.n, s.out, bias, y);
+}
+
+void linearBackwardData(StreamContext &ctx, const kernels::LinearShape &s,
+                        const float *dy, const float *w, float *dx) {
+  // dx[n, in] = dy[n, out] · W[out, in]
+  gemmRowMajor(ctx, s.n, s.in, s.out, false, false, dy, w, dx);
+}
+
+void linearBackwardWeights(StreamContext &ctx, const kernels::LinearShape &s,
+                           const float *x, const float *dy, float *dw,
+                           float *dBias) {
+  // dW[out, in] = dy[n, out]ᵀ · x[n, in]
+  gemmRowMajor(ctx, s.out, s.in, s.n, true, false, dy, x, dw);
+  if (dBias)
+    columnSums(ctx.getStream(), s.n, s.out, dy, dBias);
+}
+
+void matmulForward(StreamContext &ctx, const kernels::MatmulShape &s,
+                   const float *a, const float *b, float *c) {
+  gemmRowMajor(ctx, s.n, s.m, s.k, false, false, a, b, c);
+}
+
+void matmulBackward(StreamContext &ctx, const kernels::MatmulShape &s,
+                    const float *a, const float *b, const float *dc,
+                    float *da, float *db) {
+  if (da) // da[n, k] = dc[n, m] · b[k, m]ᵀ
+    gemmRowMajor(ctx, s.n, s.k, s.m, false, true, dc, b, da);
+  if (db) // db[k, m] = a[n, k]ᵀ · dc[n, m]
+    gemmRowMajor(ctx, s.k, s.m, s.n, true, false, a, dc, db);
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+float *in(const KernelCall &call, size_t i) {
+  return call.operand(i).present ? call.operand(i).f32() : nullptr;
+}
+float *out(const KernelCall &call, size_t i) {
+  return call.result(i).present ? call.result(i).f32() : nullptr;
+}
+
+ScalarType scalarTypeOf(const plan::TensorArg &arg) {
+  switch (arg.dtype) {
+  case plan::DType::F32:
+    return ScalarType::F32;
+  case plan::DType::F64:
+    return ScalarType::F64;
+  case plan::DType::I32:
+    return ScalarType::I32;
+  case plan::DType::I64:
+    return ScalarType::I64;
+  default:
+    throw std::runtime_error("the CUDA backend has no 16-bit scalars yet");
+  }
+}
+
+void zeroNonEmptyResults(StreamContext &ctx, const KernelCall &call) {
+  for (const plan::TensorArg &result : call.results)
+    if (result.present && result.getNumElements() > 0)
+      DPC_CUDA_CHECK(cudaMemsetAsync(result.data, 0, result.getNumBytes(),
+                                     ctx.getStream()));
+}
+
+void allReduce(StreamContext &ctx, const KernelCall &call) {
+  plan::ReduceOp op = plan::getAllReduceOp(call);
+  auto *nccl = dynamic_cast<NcclCommunicator *>(call.communicator);
+  if (!nccl)
+    throw std::runtime_error(
+        "AllReduce on a CUDA device needs the NCCL communicator");
+  std::vector<comm::ReduceBuffer> buffers;
+  for (const plan::TensorArg &arg : call.operands)
+    buffers.push_back({arg.data, arg.getNumElements(), arg.dtype});
+  nccl->enqueueAllReduce(buffers, op, ctx.getStream());
+}
+
+} // namespace
+
+void runCudaKernel(StreamContext &ctx, const KernelCall &call) {
+  cudaStream_t stream = ctx.getStream();
+  if (call.kernel == Kernel::AllReduce)
+    return allReduce(ctx, call);
+  // As on the CPU: synchronized batch norm runs on an empty share too.
+  switch (call.kernel) {
+  case Kernel::BatchNormStatistics:
+    return batchNormStatistics(stream, plan::getBatchNormShape(call),
+                               in(call, 0), out(call, 0), out(call, 1),
+                               out(call, 2));
+  case Kernel::BatchNormApply:
+    return batchNormApply(stream, plan::getBatchNormShape(call),
+                          plan::getBatchNormParams(call), in(call, 0),
+                          in(call, 1), in(call, 2), in(call, 3), in(call, 4),
+                          in(call, 5), in(call, 6), in(call, 7), out(call, 0),
+                          out(call, 1), out(call, 2));
+  case Kernel::BatchNormGradStatistics:
+    return batchNormGradStatistics(stream, plan::getBatchNormShape(call),
+                                   in(call, 0), in(call, 1), in(call, 2),
+                                   in(call, 3), out(call, 0), out(call, 1));
+  case Kernel::BatchNormGradApply:
+    return batchNormGradApply(stream, plan::getBatchNormShape(call),
+                              in(call, 0), in(call, 1), in(call, 2),
+                              in(call, 3), in(call, 4), in(call, 5),
+                              in(call, 6), in(call, 7), out(call, 0));
+  default:
+    break;
+  }
+  if (call.hasEmptyTensor())
+    return zeroNonEmptyResults(ctx, call);
+  switch (call.kernel) {
+  case Kernel::Conv2dForward:
+    return conv2dForward(ctx, plan::getConv2dShape(call), in(call, 0),
+                         in(call, 1), in(call, 2), out(call, 0));
+  case Kernel::Conv2dBackwardData:
+    return conv2dBackwardData(ctx, plan::getConv2dShape(call), in(call, 0),
+                              in(call, 1), out(call, 0));
+  case Kernel::Conv2dBackwardWeights:
+    return conv2dBackwardWeights(ctx, plan::getConv2dShape(call), in(call, 0),
+                                 in(call, 1), out(call, 0), out(call, 1));
+  case Kernel::BatchNormTrainingForward:
+    return batchNormTrainingForward(
+        ctx, plan::getBatchNormShape(call), plan::getBatchNormParams(call),
+        in(call, 0), in(call, 1), in(call, 2), out(call, 0), out(call, 1),
+        out(call, 2), in(call, 3), in(call, 4));
+  case Kernel::BatchNormInferenceForward:
+    return batchNormInferenceForward(
+        ctx, plan::getBatchNormShape(call), plan::getBatchNormParams(call),
+        in(call, 0), in(call, 1), in(call, 2), in(call, 3), in(call, 4),
+        out(call, 0));
+  case Kernel::BatchNormBackward:
+    return batchNormBackward(ctx, plan::getBatchNormShape(call),
+                             plan::getBatchNormParams(call), in(call, 0),
+                             in(call, 1), in(call, 2), in(call, 3),
+                             in(call, 4), out(call, 0), out(call, 1),
+                             out(call, 2));
+  case Kernel::MaxPool2dForward:
+    return maxPool2dForward(stream, plan::getPool2dShape(call), in(call, 0),
+                            out(call, 0));
+  case Kernel::MaxPool2dBackward:
+    return maxPool2dBackward(stream, plan::getPool2dShape(call), in(call, 0),
+                             in(call, 1), out(call, 0));
+  case Kernel::AvgPool2dForward:
+    return avgPool2dForward(stream, plan::getPool2dShape(call), in(call, 0),
+                            out(call, 0));
+  case Kernel::AvgPool2dBackward:
+    return avgPool2dBackward(stream, plan::getPool2dShape(call), in(call, 0),
+                             out(call, 0));
+  case Kernel::GlobalAvgPool2dForward: {
+    plan::Nchw s = plan::getGlobalAvgPoolShape(call);
+    return globalAvgPool2dForward(stream, s.n * s.c, s.h * s.w, in(call, 0),
+                                  out(call, 0));
+  }
+  case Kernel::GlobalAvgPool2dBackward: {
+    plan::Nchw s = plan::getGlobalAvgPoolShape(call);
+    return globalAvgPool2dBackward(stream, s.n * s.c, s.h * s.w, in(call, 0),
+                                   out(call, 0));
+  }
+  case Kernel::PadForward:
+    return pad2dForward(stream, plan::getPad2dShape(call),
+                        plan::getPadValue(call), in(call, 0), out(call, 0));
+  case Kernel::PadBackward:
+    return pad2dBackward(stream, plan::getPad2dShape(call), in(call, 0),
+                         out(call, 0));
+  case Kernel::LinearForward:
+    return linearForward(ctx, plan::getLinearShape(call), in(call, 0),
+                         in(call, 1), in(call, 2), out(call, 0));
+  case Kernel::LinearBackwardData:
+    return linearBackwardData(ctx, plan::getLinearShape(call), in(call, 0),
+                              in(call, 1), out(call, 0));
+  case Kernel::LinearBackwardWeights:
+    return linearBackwardWeights(ctx, plan::getLinearShape(call), in(call, 0),
+                                 in(call, 1), out(call, 0), out(call, 1));
+  case Kernel::MatmulForward:
+    return matmulForward(ctx, plan::getMatmulShape(call), in(call, 0),
+                         in(call, 1), out(call, 0));
+  case Kernel::MatmulBackward:
+    return matmulBackward(ctx, plan::getMatmulShape(call), in(call, 0),
+                          in(call, 1), in(call, 2), out(call, 0),
+                          out(call, 1));
+  case Kernel::MatmulTransposedA:
+    return matmulBackward(ctx, plan::getMatmulShape(call), in(call, 0),
+                          nullptr, in(call, 1), nullptr, out(call, 0));
+  case Kernel::ReluForward:
+    return activationForward(stream, Activation::Relu,
+                             plan::getElementwiseSize(call), in(call, 0),
+                             out(call, 0));
+  case Kernel::ReluBackward:
+    return activationBackward(stream, Activation::Relu,
+                              plan::getElementwiseSize(call), in(call, 0),
+                              in(call, 1), out(call, 0));
+  case Kernel::SigmoidForward:
+    return activationForward(stream, Activation::Sigmoid,
+                             plan::getElementwiseSize(call), in(call, 0),
+                             out(call, 0));
+  case Kernel::SigmoidBackward:
+    return activationBackward(stream, Activation::Sigmoid,
+                              plan::getElementwiseSize(call), in(call, 0),
+                              in(call, 1), out(call, 0));
+  case Kernel::TanhForward:
+    return activationForward(stream, Activation::Tanh,
+                             plan::getElementwiseSize(call), in(call, 0),
+                             out(call, 0));
+  case Kernel::TanhBackward:
+    return activationBackward(stream, Activation::Tanh,
+                              plan::getElementwiseSize(call), in(call, 0),
+                              in(call, 1), out(call, 0));
+  case Kernel::AddForward:
+    return addForward(stream, plan::getBroadcastShape(call), in(call, 0),
+                      in(call, 1), out(call, 0));
+  case Kernel::AddBackward:
+    return addBackward(stream, plan::getBroadcastShape(call), in(call, 0),
+                       out(call, 0), out(call, 1));
+  case Kernel::MulForward:
+    return mulForward(stream, plan::getBroadcastShape(call), in(call, 0),
+                      in(call, 1), out(call, 0));
+  case Kernel::MulBackward:
+    return mulBackward(stream, plan::getBroadcastShape(call), in(call, 0),
+                       in(call, 1), in(call, 2), out(call, 0), out(call, 1));
+  case Kernel::SoftmaxForward: {
+    plan::RowsShape s = plan::getRowsShape(call);
+    return softmaxForward(stream, s.rows, s.cols, in(call, 0), out(call, 0));
+  }
+  case Kernel::SoftmaxBackward: {
+    plan::RowsShape s = plan::getRowsShape(call);
+    return softmaxBackward(stream, s.rows, s.cols, in(call, 0), in(call, 1),
+                           out(call, 0));
+  }
+  case Kernel::LogSoftmaxForward: {
+    plan::RowsShape s = plan::getRowsShape(call);
+    return logSoftmaxForward(stream, s.rows, s.cols, in(call, 0),
+                             out(call, 0));
+  }
+  case Kernel::LogSoftmaxBackward: {
+    plan::RowsShape s = plan::getRowsShape(call);
+    return logSoftmaxBackward(stream, s.rows, s.cols, in(call, 0),
+                              in(call, 1), out(call, 0));
+  }
+  case Kernel::CrossEntropyForward: {
+    plan::RowsShape s = plan::getRowsShape(call);
+    const plan::TensorArg &correct = call.result(1);
+    return crossEntropyForward(
+        stream, s.rows, s.cols, in(call, 0), call.operand(1).as<int32_t>(),
+        static_cast<float>(call.batch), out(call, 0),
+        correct.present ? correct.data : nullptr,
+        correct.present ? scalarTypeOf(correct) : ScalarType::F32);
+  }
+  case Kernel::CrossEntropyBackward: {
+    plan::RowsShape s = plan::getRowsShape(call);
+    return crossEntropyBackward(stream, s.rows, s.cols, in(call, 0),
+                                call.operand(1).as<int32_t>(), in(call, 2),
+                                static_cast<float>(call.batch), out(call, 0));
+  }
+  case Kernel::CorrectCount: {
+    plan::RowsShape s = plan::getRowsShape(call);
+    return correctCount(stream, s.rows, s.cols, in(call, 0),
+                        call.operand(1).as<int32_t>(), call.result(0).data,
+                        scalarTypeOf(call.result(0)));
+  }
+  case Kernel::SgdUpdate:
+    return sgdUpdate(stream, plan::getOptimizerSize(call),
+                     plan::getSgdParams(call), in(call, 2), call.optimizerStep,
+                     in(call, 0), in(call, 1), in(call, 3));
+  case Kernel::AdamWUpdate:
+    return adamwUpdate(stream, plan::getOptimizerSize(call),
+                       plan::getAdamWParams(call), in(call, 4),
+                       call.operand(5).as<int64_t>(), in(call, 0), in(call, 1),
+                       in(call, 2), in(call, 3));
+  case Kernel::Copy: {
+    int64_t size = plan::getElementwiseSize(call);
+    if (call.result(0).data == call.operand(0).data)
+      return;
+    DPC_CUDA_CHECK(cudaMemcpyAsync(
+        call.result(0).data, call.operand(0).data,
+        size * plan::getDTypeSize(call.operand(0).dtype),
+        cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  case Kernel::Fill:
+    return fill(stream, plan::getElementwiseSize(call),
+                scalarTypeOf(call.result(0)), plan::getFillValue(call),
+                call.result(0).data);
+  case Kernel::Accumulate:
+    return accumulate(stream, plan::getElementwiseSize(call), in(call, 0),
+                      out(call, 0));
+  case Kernel::Transpose2d: {
+    plan::RowsShape s = plan::getTransposeShape(call);
+    return transpose2d(stream, s.rows, s.cols,
+                       call.operand(0).as<uint32_t>(),
+                       call.result(0).as<uint32_t>());
+  }
+  case Kernel::ReduceSum: {
+    plan::ReduceShape s = plan::getReduceShape(call);
+    bool reduced[8] = {};
+    for (size_t d = 0; d < s.reduced.size() && d < 8; ++d)
+      reduced[d] = s.reduced[d];
+    return reduceSum(stream, static_cast<int>(s.dims.size()), s.dims.data(),
+                     reduced, in(call, 0), out(call, 0));
+  }
+  case Kernel::AllReduce:
+  case Kernel::BatchNormStatistics:
+  case Kernel::BatchNormApply:
+  case Kernel::BatchNormGradStatistics:
+  case Kernel::BatchNormGradApply:
+    break; // handled above
+  }
+  throw std::runtime_error(std::string("kernel ") +
+                           plan::EnumNameKernel(call.kernel) +
+                           " is not supported on CUDA");
+}
+
+} // namespace dpc::cuda

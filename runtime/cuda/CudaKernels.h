@@ -1,0 +1,78 @@
+//===- CudaKernels.h - a KernelCall on a CUDA stream ------------*- C++ -*-===//
+//
+// The CUDA twin of runtime/exec/CpuKernels.h: turns one KernelCall into
+// cuDNN (convolutions, batch norm), cuBLAS (linear layers, matmuls), NCCL
+// (AllReduce) or dpc's own kernels (OwnKernels.h), enqueued on one stream.
+// Nothing here waits for the GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_CUDA_CUDAKERNELS_H
+#define DPC_RUNTIME_CUDA_CUDAKERNELS_H
+
+#include "runtime/cuda/CudaCheck.h"
+#include "runtime/kernels/Conv.h"
+#include "runtime/plan/KernelCall.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+namespace dpc::cuda {
+
+/// A convolution shape's cuDNN descriptors and its algorithms, chosen once.
+struct ConvPlan;
+
+/// Per device: convolution algorithms by shape (the first call of a shape
+/// asks cuDNN's heuristics; later calls reuse the answer).
+class ConvPlanCache {
+public:
+  ConvPlanCache();
+  ~ConvPlanCache();
+  const ConvPlan &get(cudnnHandle_t handle, const kernels::Conv2dShape &shape);
+
+private:
+  std::mutex mutex;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                      int64_t, int64_t, int64_t, int64_t>,
+           std::unique_ptr<ConvPlan>>
+      plans;
+};
+
+/// What one stream's kernels need: library handles bound to the stream
+/// and a workspace that grows to the largest request. Created and used on
+/// the device's dispatch thread only.
+class StreamContext {
+public:
+  StreamContext(cudaStream_t stream, ConvPlanCache &convPlans)
+      : stream(stream), convPlans(convPlans) {}
+  ~StreamContext();
+  StreamContext(const StreamContext &) = delete;
+  StreamContext &operator=(const StreamContext &) = delete;
+
+  cudaStream_t getStream() const { return stream; }
+  cudnnHandle_t getCudnn();
+  cublasHandle_t getCublas();
+  /// At least `bytes` of scratch memory, valid until the next call.
+  void *getWorkspace(size_t bytes);
+  ConvPlanCache &getConvPlans() { return convPlans; }
+
+private:
+  cudaStream_t stream;
+  ConvPlanCache &convPlans;
+  cudnnHandle_t cudnn = nullptr;
+  cublasHandle_t cublas = nullptr;
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
+};
+
+/// Enqueues `call` on the context's stream. Throws std::runtime_error (a
+/// ShapeError, a CudaError, an unsupported attribute) before enqueueing
+/// anything that could touch memory it should not.
+void runCudaKernel(StreamContext &context, const plan::KernelCall &call);
+
+} // namespace dpc::cuda
+
+#endif // DPC_RUNTIME_CUDA_CUDAKERNELS_H

@@ -1,0 +1,281 @@
+//===- KernelElements.h - one output element of dpc's CUDA kernels -*- C++ -*-===//
+//
+// The body of each index-heavy CUDA kernel (OwnKernels.cu) for one output
+// element, as host/device functions: the kernels call them per thread, and
+// a CPU test (KernelElementsTest.cpp, built with or without CUDA) calls them
+// for every element and compares with the CPU kernels in runtime/kernels --
+// bit for bit where the CPU sums in the same order. No CUDA header here.
+//
+// Where the CPU scatter-adds (pooling backward), these gather: input
+// element i visits the outputs whose window reads it, in the CPU's
+// row-major order, so that the float sums round alike.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_CUDA_KERNELELEMENTS_H
+#define DPC_RUNTIME_CUDA_KERNELELEMENTS_H
+
+#include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/KernelMath.h"
+#include "runtime/kernels/Pool.h"
+
+#include <cmath>
+#include <cstdint>
+
+namespace dpc::cuda::elements {
+
+namespace math = kernels::math;
+using kernels::BroadcastShape;
+using kernels::Pad2dShape;
+using kernels::Pool2dShape;
+
+//===----------------------------------------------------------------------===//
+// Broadcasting binary ops
+//===----------------------------------------------------------------------===//
+
+/// The rhs element that output element i reads.
+DPC_HOST_DEVICE inline int64_t rhsIndexOf(const BroadcastShape &s, int64_t i) {
+  int64_t idx[4];
+  for (int d = 3; d >= 0; --d) {
+    idx[d] = i % s.out[d];
+    i /= s.out[d];
+  }
+  int64_t j = 0;
+  for (int d = 0; d < 4; ++d)
+    j = j * s.rhs[d] + (s.rhs[d] == 1 ? 0 : idx[d]);
+  return j;
+}
+
+/// dRhs[j]: the sum of dOut (times lhs, when given) over the outputs that
+/// read rhs element j, in double, in row-major order.
+DPC_HOST_DEVICE inline float reduceToRhs(const BroadcastShape &s, int64_t j,
+                                         const float *dOut, const float *lhs) {
+  const int64_t *o = s.out, *r = s.rhs;
+  int64_t idx[4], rem = j;
+  for (int d = 3; d >= 0; --d) {
+    idx[d] = rem % r[d];
+    rem /= r[d];
+  }
+  int64_t lo[4], hi[4];
+  for (int d = 0; d < 4; ++d) {
+    bool broadcast = r[d] == 1 && o[d] != 1;
+    lo[d] = broadcast ? 0 : idx[d];
+    hi[d] = broadcast ? o[d] : idx[d] + 1;
+  }
+  double sum = 0.0;
+  for (int64_t a = lo[0]; a < hi[0]; ++a)
+    for (int64_t b = lo[1]; b < hi[1]; ++b)
+      for (int64_t c = lo[2]; c < hi[2]; ++c)
+        for (int64_t d = lo[3]; d < hi[3]; ++d) {
+          int64_t i = ((a * o[1] + b) * o[2] + c) * o[3] + d;
+          sum += lhs ? static_cast<double>(dOut[i]) * lhs[i] : dOut[i];
+        }
+  return static_cast<float>(sum);
+}
+
+//===----------------------------------------------------------------------===//
+// Padding
+//===----------------------------------------------------------------------===//
+
+/// y[i] of the padded [n, c, outH, outW].
+DPC_HOST_DEVICE inline float padForward(const Pad2dShape &s, float value,
+                                        int64_t i, const float *x) {
+  int64_t oh = s.outH(), ow = s.outW();
+  int64_t j = i % ow, row = i / ow, p = row / oh;
+  int64_t ih = row % oh - s.padTop, iw = j - s.padLeft;
+  return ih >= 0 && ih < s.h && iw >= 0 && iw < s.w
+             ? x[(p * s.h + ih) * s.w + iw]
+             : value;
+}
+
+/// dx[i] of [n, c, h, w]: the interior of dy.
+DPC_HOST_DEVICE inline float padBackward(const Pad2dShape &s, int64_t i,
+                                         const float *dy) {
+  int64_t oh = s.outH(), ow = s.outW();
+  int64_t iw = i % s.w, row = i / s.w, ih = row % s.h, p = row / s.h;
+  return dy[(p * oh + ih + s.padTop) * ow + iw + s.padLeft];
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// The outputs along one axis whose window reads input `in` through some
+/// tap (out * stride - pad + k * dilation == in), in increasing order. At
+/// most kMaxTaps: launchers reject larger windows.
+constexpr int kMaxTaps = 16;
+struct Taps {
+  int64_t out[kMaxTaps];
+  int count;
+};
+DPC_HOST_DEVICE inline Taps tapsOf(int64_t in, int64_t kernel, int64_t stride,
+                                   int64_t pad, int64_t dilation,
+                                   int64_t outSize) {
+  Taps taps;
+  taps.count = 0;
+  for (int64_t k = kernel - 1; k >= 0 && taps.count < kMaxTaps; --k) {
+    int64_t t = in + pad - k * dilation;
+    if (t >= 0 && t % stride == 0 && t / stride < outSize)
+      taps.out[taps.count++] = t / stride;
+  }
+  return taps;
+}
+
+DPC_HOST_DEVICE inline int64_t maxIndexOf(const Pool2dShape &s,
+                                          const float *plane, int64_t oh,
+                                          int64_t ow) {
+  return math::maxPoolWindowArgMax(plane, s.h, s.w, oh, ow, s.kernelH,
+                                   s.kernelW, s.strideH, s.strideW, s.padTop,
+                                   s.padLeft, s.dilationH, s.dilationW);
+}
+
+/// y[i] of [n, c, outH, outW].
+DPC_HOST_DEVICE inline float maxPoolForward(const Pool2dShape &s, int64_t i,
+                                            const float *x) {
+  int64_t oh = s.outH(), ow = s.outW();
+  int64_t p = i / (oh * ow), r = i % (oh * ow);
+  const float *plane = x + p * s.h * s.w;
+  int64_t idx = maxIndexOf(s, plane, r / ow, r % ow);
+  return idx < 0 ? -INFINITY : plane[idx];
+}
+
+/// dx[i] of [n, c, h, w]: the dy of every window whose first maximum is i.
+DPC_HOST_DEVICE inline float maxPoolBackward(const Pool2dShape &s, int64_t i,
+                                             const float *x,
+                                             const float *dy) {
+  int64_t oh = s.outH(), ow = s.outW();
+  int64_t p = i / (s.h * s.w), pos = i % (s.h * s.w);
+  const float *plane = x + p * s.h * s.w;
+  const float *dOut = dy + p * oh * ow;
+  Taps rows = tapsOf(pos / s.w, s.kernelH, s.strideH, s.padTop, s.dilationH,
+                     oh);
+  Taps cols = tapsOf(pos % s.w, s.kernelW, s.strideW, s.padLeft, s.dilationW,
+                     ow);
+  float sum = 0.f;
+  for (int a = 0; a < rows.count; ++a)
+    for (int b = 0; b < cols.count; ++b)
+      if (maxIndexOf(s, plane, rows.out[a], cols.out[b]) == pos)
+        sum += dOut[rows.out[a] * ow + cols.out[b]];
+  return sum;
+}
+
+/// y[i] of [n, c, outH, outW] (dilation 1).
+DPC_HOST_DEVICE inline float avgPoolForward(const Pool2dShape &s, int64_t i,
+                                            const float *x) {
+  int64_t oh = s.outH(), ow = s.outW();
+  int64_t p = i / (oh * ow), r = i % (oh * ow);
+  const float *in = x + p * s.h * s.w;
+  auto wh = math::avgPoolWindow(r / ow, s.h, s.kernelH, s.strideH, s.padTop,
+                                s.padBottom, s.countIncludePad);
+  auto ww = math::avgPoolWindow(r % ow, s.w, s.kernelW, s.strideW, s.padLeft,
+                                s.padRight, s.countIncludePad);
+  float sum = 0.f;
+  for (int64_t ih = wh.begin; ih < wh.end; ++ih)
+    for (int64_t iw = ww.begin; iw < ww.end; ++iw)
+      sum += in[ih * s.w + iw];
+  int64_t divisor = wh.count * ww.count;
+  return divisor > 0 ? sum / static_cast<float>(divisor) : 0.f;
+}
+
+/// dx[i] of [n, c, h, w]: dy / divisor of every window that covers i.
+DPC_HOST_DEVICE inline float avgPoolBackward(const Pool2dShape &s, int64_t i,
+                                             const float *dy) {
+  int64_t oh = s.outH(), ow = s.outW();
+  int64_t p = i / (s.h * s.w), pos = i % (s.h * s.w);
+  int64_t ih = pos / s.w, iw = pos % s.w;
+  const float *dOut = dy + p * oh * ow;
+  // Windows start at out * stride - pad and span kernel: the candidates.
+  int64_t rowLo = math::maxI64(
+      0, math::floorDiv(ih + s.padTop - s.kernelH, s.strideH) + 1);
+  int64_t rowHi =
+      math::minI64(oh - 1, math::floorDiv(ih + s.padTop, s.strideH));
+  int64_t colLo = math::maxI64(
+      0, math::floorDiv(iw + s.padLeft - s.kernelW, s.strideW) + 1);
+  int64_t colHi =
+      math::minI64(ow - 1, math::floorDiv(iw + s.padLeft, s.strideW));
+  float sum = 0.f;
+  for (int64_t a = rowLo; a <= rowHi; ++a) {
+    auto wh = math::avgPoolWindow(a, s.h, s.kernelH, s.strideH, s.padTop,
+                                  s.padBottom, s.countIncludePad);
+    if (ih < wh.begin || ih >= wh.end)
+      continue;
+    for (int64_t b = colLo; b <= colHi; ++b) {
+      auto ww = math::avgPoolWindow(b, s.w, s.kernelW, s.strideW, s.padLeft,
+                                    s.padRight, s.countIncludePad);
+      int64_t divisor = wh.count * ww.count;
+      if (iw < ww.begin || iw >= ww.end || divisor == 0)
+        continue;
+      sum += dOut[a * ow + b] / static_cast<float>(divisor);
+    }
+  }
+  return sum;
+}
+
+/// y[p] = the mean of plane p (of `size` elements), summed in double.
+DPC_HOST_DEVICE inline float globalAvgPoolForward(int64_t p, int64_t size,
+                                                  const float *x) {
+  double sum = 0.0;
+  for (int64_t j = 0; j < size; ++j)
+    sum += x[p * size + j];
+  return static_cast<float>(sum / size);
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceSum
+//===----------------------------------------------------------------------===//
+
+/// x's dims split into kept and reduced index spaces, with their strides.
+struct ReduceIndex {
+  int keptRank, redRank;
+  int64_t keptDims[8], keptStrides[8], redDims[8], redStrides[8];
+  int64_t kept, reduced;
+};
+
+/// Host side: `rank` <= 8 (the caller checks).
+inline ReduceIndex makeReduceIndex(int rank, const int64_t *dims,
+                                   const bool *reduced) {
+  ReduceIndex r{};
+  r.kept = r.reduced = 1;
+  int64_t strides[8], stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= dims[d];
+  }
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      r.redDims[r.redRank] = dims[d];
+      r.redStrides[r.redRank++] = strides[d];
+      r.reduced *= dims[d];
+    } else {
+      r.keptDims[r.keptRank] = dims[d];
+      r.keptStrides[r.keptRank++] = strides[d];
+      r.kept *= dims[d];
+    }
+  }
+  return r;
+}
+
+DPC_HOST_DEVICE inline int64_t offsetOf(int64_t linear, int rank,
+                                        const int64_t *dims,
+                                        const int64_t *strides) {
+  int64_t offset = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    offset += linear % dims[d] * strides[d];
+    linear /= dims[d];
+  }
+  return offset;
+}
+
+/// y[o]: the sum over the reduced dims, in double, in row-major order.
+DPC_HOST_DEVICE inline float reduceSum(const ReduceIndex &r, int64_t o,
+                                       const float *x) {
+  int64_t base = offsetOf(o, r.keptRank, r.keptDims, r.keptStrides);
+  double sum = 0.0;
+  for (int64_t k = 0; k < r.reduced; ++k)
+    sum += x[base + offsetOf(k, r.redRank, r.redDims, r.redStrides)];
+  return static_cast<float>(sum);
+}
+
+} // namespace dpc::cuda::elements
+
+#endif // DPC_RUNTIME_CUDA_KERNELELEMENTS_H

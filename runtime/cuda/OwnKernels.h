@@ -1,0 +1,160 @@
+//===- OwnKernels.h - dpc's own CUDA kernels, host-side launchers -*- C++ -*-===//
+//
+// Launchers for the kernels that are not cuDNN or cuBLAS calls. Each one
+// enqueues its kernel(s) on `stream` and returns; shapes come from
+// runtime/plan/KernelShapes.h, already checked. The per-element math is
+// runtime/kernels/KernelMath.h, shared with the CPU loops. Reductions run in
+// a fixed order (one thread, or a fixed block tree, per output), so results
+// do not vary from run to run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_CUDA_OWNKERNELS_H
+#define DPC_RUNTIME_CUDA_OWNKERNELS_H
+
+#include "runtime/kernels/BatchNorm.h"
+#include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Optimizer.h"
+#include "runtime/kernels/Pool.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace dpc::cuda {
+
+enum class Activation { Relu, Sigmoid, Tanh };
+
+/// How a scalar result is stored (the plan's DType numbering).
+enum class ScalarType { F32 = 0, F64 = 1, I32 = 4, I64 = 5 };
+
+void activationForward(cudaStream_t stream, Activation kind, int64_t size,
+                       const float *x, float *y);
+void activationBackward(cudaStream_t stream, Activation kind, int64_t size,
+                        const float *y, const float *dy, float *dx);
+
+void addForward(cudaStream_t stream, const kernels::BroadcastShape &shape,
+                const float *lhs, const float *rhs, float *out);
+void addBackward(cudaStream_t stream, const kernels::BroadcastShape &shape,
+                 const float *dOut, float *dLhs, float *dRhs);
+void mulForward(cudaStream_t stream, const kernels::BroadcastShape &shape,
+                const float *lhs, const float *rhs, float *out);
+void mulBackward(cudaStream_t stream, const kernels::BroadcastShape &shape,
+                 const float *lhs, const float *rhs, const float *dOut,
+                 float *dLhs, float *dRhs);
+
+void pad2dForward(cudaStream_t stream, const kernels::Pad2dShape &shape,
+                  float value, const float *x, float *y);
+void pad2dBackward(cudaStream_t stream, const kernels::Pad2dShape &shape,
+                   const float *dy, float *dx);
+
+void maxPool2dForward(cudaStream_t stream, const kernels::Pool2dShape &shape,
+                      const float *x, float *y);
+void maxPool2dBackward(cudaStream_t stream, const kernels::Pool2dShape &shape,
+                       const float *x, const float *dy, float *dx);
+void avgPool2dForward(cudaStream_t stream, const kernels::Pool2dShape &shape,
+                      const float *x, float *y);
+void avgPool2dBackward(cudaStream_t stream, const kernels::Pool2dShape &shape,
+                       const float *dy, float *dx);
+void globalAvgPool2dForward(cudaStream_t stream, int64_t planes,
+                            int64_t planeSize, const float *x, float *y);
+void globalAvgPool2dBackward(cudaStream_t stream, int64_t planes,
+                             int64_t planeSize, const float *dy, float *dx);
+
+void softmaxForward(cudaStream_t stream, int64_t rows, int64_t cols,
+                    const float *x, float *y);
+void softmaxBackward(cudaStream_t stream, int64_t rows, int64_t cols,
+                     const float *y, const float *dy, float *dx);
+void logSoftmaxForward(cudaStream_t stream, int64_t rows, int64_t cols,
+                       const float *x, float *y);
+void logSoftmaxBackward(cudaStream_t stream, int64_t rows, int64_t cols,
+                        const float *y, const float *dy, float *dx);
+
+/// loss = -sum over rows of log_softmax(row)[label] / divisor; `correct`
+/// (may be null) gets the number of rows whose first maximum is the label.
+/// A label outside the classes makes the loss NaN (it is never read).
+void crossEntropyForward(cudaStream_t stream, int64_t rows, int64_t classes,
+                         const float *logits, const int32_t *labels,
+                         float divisor, float *loss, void *correct,
+                         ScalarType correctType);
+/// `dLoss` may be null (1).
+void crossEntropyBackward(cudaStream_t stream, int64_t rows, int64_t classes,
+                          const float *logits, const int32_t *labels,
+                          const float *dLoss, float divisor, float *dLogits);
+void correctCount(cudaStream_t stream, int64_t rows, int64_t classes,
+                  const float *logits, const int32_t *labels, void *count,
+                  ScalarType countType);
+
+/// `lr` is the device scalar the plan feeds.
+void sgdUpdate(cudaStream_t stream, int64_t size,
+               const kernels::SgdParams &params, const float *lr, int64_t step,
+               float *param, const float *grad, float *momentumBuffer);
+/// `step` is the plan's device i64 step count.
+void adamwUpdate(cudaStream_t stream, int64_t size,
+                 const kernels::AdamWParams &params, const float *lr,
+                 const int64_t *step, float *param, const float *grad,
+                 float *expAvg, float *expAvgSq);
+
+/// `count` elements of `type` set to `value`.
+void fill(cudaStream_t stream, int64_t count, ScalarType type, double value,
+          void *y);
+void accumulate(cudaStream_t stream, int64_t size, const float *x, float *y);
+void transpose2d(cudaStream_t stream, int64_t rows, int64_t cols,
+                 const uint32_t *x, uint32_t *y);
+/// y = x summed over the dims with reduced[d] (rank <= 8).
+void reduceSum(cudaStream_t stream, int rank, const int64_t *dims,
+               const bool *reduced, const float *x, float *y);
+/// x /= divisor elementwise (the Mean of an all-reduce).
+void divide(cudaStream_t stream, int64_t count, ScalarType type, int divisor,
+            void *x);
+
+/// y[r, :] += bias (linear layers; y [rows, cols]).
+void addRowBias(cudaStream_t stream, int64_t rows, int64_t cols,
+                const float *bias, float *y);
+/// sums[c] = sum over rows of x[r, c].
+void columnSums(cudaStream_t stream, int64_t rows, int64_t cols,
+                const float *x, float *sums);
+
+// Batch normalization: the CPU's semantics (runtime/kernels/BatchNorm.h).
+void batchNormTrainingForward(cudaStream_t stream,
+                              const kernels::BatchNormShape &shape,
+                              const kernels::BatchNormParams &params,
+                              const float *x, const float *scale,
+                              const float *shift, float *y, float *saveMean,
+                              float *saveInvStd, float *runningMean,
+                              float *runningVar);
+void batchNormInferenceForward(cudaStream_t stream,
+                               const kernels::BatchNormShape &shape,
+                               const kernels::BatchNormParams &params,
+                               const float *x, const float *scale,
+                               const float *shift, const float *runningMean,
+                               const float *runningVar, float *y);
+void batchNormBackward(cudaStream_t stream,
+                       const kernels::BatchNormShape &shape, const float *x,
+                       const float *dy, const float *scale,
+                       const float *saveMean, const float *saveInvStd,
+                       float *dx, float *dScale, float *dShift);
+void batchNormStatistics(cudaStream_t stream,
+                         const kernels::BatchNormShape &shape, const float *x,
+                         float *sum, float *sumSq, float *count);
+void batchNormApply(cudaStream_t stream, const kernels::BatchNormShape &shape,
+                    const kernels::BatchNormParams &params, const float *x,
+                    const float *scale, const float *shift, float *runningMean,
+                    float *runningVar, const float *sum, const float *sumSq,
+                    const float *count, float *y, float *saveMean,
+                    float *saveInvStd);
+void batchNormGradStatistics(cudaStream_t stream,
+                             const kernels::BatchNormShape &shape,
+                             const float *x, const float *dy,
+                             const float *saveMean, const float *saveInvStd,
+                             float *sumDy, float *sumDyXhat);
+void batchNormGradApply(cudaStream_t stream,
+                        const kernels::BatchNormShape &shape, const float *x,
+                        const float *dy, const float *scale,
+                        const float *saveMean, const float *saveInvStd,
+                        const float *sumDy, const float *sumDyXhat,
+                        const float *count, float *dx);
+
+} // namespace dpc::cuda
+
+#endif // DPC_RUNTIME_CUDA_OWNKERNELS_H

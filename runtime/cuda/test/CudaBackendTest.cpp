@@ -1,0 +1,336 @@
+//===- CudaBackendTest.cpp - the CUDA backend against the CPU one ---------===//
+//
+// Without a GPU (this project's CI): the status wrappers' messages, and the
+// one-line "no usable GPU" error of createDevice, run for real; every test
+// that needs a GPU says it is skipped, and why.
+//
+// With GPUs: the CPU suite's MLP plans (SGD with momentum, AdamW, two
+// streams, data parallel over NCCL) train on cuda:* devices and must match
+// the CPU backend's losses, outputs and parameters; streams and events keep
+// Device.h's order; NCCL all-reduces like the in-process communicator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/comm/Communicator.h"
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/NcclCommunicator.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/plan/test/TestPlans.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <thread>
+
+namespace dpc::cuda {
+namespace {
+
+using plan::test::MlpPlanOptions;
+
+/// The number of usable GPUs, or 0 with the reason in `why`.
+int countGpus(std::string &why) {
+  try {
+    return getVisibleDeviceCount();
+  } catch (const std::exception &error) {
+    why = error.what();
+    return 0;
+  }
+}
+
+#define REQUIRE_GPUS(n)                                                        \
+  do {                                                                         \
+    std::string why;                                                           \
+    int gpus = countGpus(why);                                                 \
+    if (gpus < (n))                                                            \
+      GTEST_SKIP() << "needs " << (n) << " GPU(s), this machine has " << gpus \
+                   << (why.empty() ? "" : ": " + why);                         \
+  } while (false)
+
+//===----------------------------------------------------------------------===//
+// Without a GPU
+//===----------------------------------------------------------------------===//
+
+TEST(CudaCheckTest, StatusesBecomeOneLineWithCallAndMeaning) {
+  EXPECT_EQ(describeStatus(cudaErrorInvalidValue),
+            "cudaErrorInvalidValue (invalid argument)");
+  EXPECT_NE(describeStatus(CUBLAS_STATUS_NOT_INITIALIZED)
+                .find("CUBLAS_STATUS_NOT_INITIALIZED"),
+            std::string::npos);
+  EXPECT_NE(describeStatus(CUDNN_STATUS_BAD_PARAM).find("CUDNN_STATUS_BAD_PARAM"),
+            std::string::npos);
+  EXPECT_NE(describeStatus(ncclInvalidArgument).find("invalid argument"),
+            std::string::npos);
+  EXPECT_TRUE(meansNoGpu(cudaErrorInsufficientDriver));
+  EXPECT_TRUE(meansNoGpu(cudaErrorNoDevice));
+  EXPECT_FALSE(meansNoGpu(cudaErrorInvalidValue));
+  EXPECT_TRUE(meansNoGpu(CUBLAS_STATUS_NOT_INITIALIZED));
+  EXPECT_TRUE(meansNoGpu(CUDNN_STATUS_NOT_INITIALIZED));
+  EXPECT_TRUE(meansNoGpu(ncclUnhandledCudaError));
+
+  // A real failing call: a null stream pointer is invalid with or without
+  // a GPU (without one, the missing driver is reported first).
+  try {
+    DPC_CUDA_CHECK(cudaStreamCreate(nullptr));
+    FAIL() << "cudaStreamCreate(nullptr) succeeded";
+  } catch (const CudaError &error) {
+    std::string line = error.what();
+    EXPECT_NE(line.find("cudaStreamCreate(nullptr) failed: cuda"),
+              std::string::npos)
+        << line;
+    EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  }
+}
+
+TEST(CudaDeviceTest, WithoutAGpuCreateDeviceSaysSoInOneLine) {
+  std::string why;
+  if (countGpus(why) > 0)
+    GTEST_SKIP() << "this machine has a GPU";
+  // Every library agrees there is no GPU.
+  cublasHandle_t cublas = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  try {
+    DPC_CUDA_CHECK(cublasCreate(&cublas));
+    FAIL() << "cublasCreate succeeded without a GPU";
+  } catch (const CudaError &error) {
+    EXPECT_TRUE(error.noGpu) << error.what();
+  }
+  try {
+    DPC_CUDA_CHECK(cudnnCreate(&cudnn));
+    FAIL() << "cudnnCreate succeeded without a GPU";
+  } catch (const CudaError &error) {
+    EXPECT_TRUE(error.noGpu) << error.what();
+  }
+  for (const char *name : {"cuda:0", "cuda:1"}) {
+    try {
+      exec::createDevice(name);
+      FAIL() << name << " was created without a GPU";
+    } catch (const std::runtime_error &error) {
+      std::string line = error.what();
+      EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+      EXPECT_EQ(line.rfind(std::string("device '") + name +
+                               "' is not available: no usable GPU (",
+                           0),
+                0u)
+          << line;
+      EXPECT_NE(line.find("; compile for --devices cpu:0[,cpu:1,...]"),
+                std::string::npos)
+          << line;
+    }
+  }
+}
+
+TEST(CudaDeviceTest, MalformedNamesAreRejected) {
+  for (const char *name : {"cuda:", "cuda:x", "cuda:-1", "cudax"}) {
+    try {
+      exec::createDevice(name);
+      FAIL() << name << " was accepted";
+    } catch (const std::runtime_error &error) {
+      EXPECT_NE(std::string(error.what()).find(name), std::string::npos)
+          << error.what();
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Streams and events
+//===----------------------------------------------------------------------===//
+
+TEST(CudaStreamTest, WaitsSeeTheRecordsEnqueuedBeforeThem) {
+  REQUIRE_GPUS(1);
+  CudaDevice device("cuda:0", 0);
+  auto a = device.createStream(plan::StreamKind::Compute);
+  auto b = device.createStream(plan::StreamKind::Communication);
+  auto event = device.createEvent();
+  std::atomic<int> counter{0};
+  int seenByB = -1;
+  // a: a slow host function, then the record; b waits, then reads.
+  a->enqueueHostFunction([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    counter = 1;
+  });
+  a->record(*event);
+  b->wait(*event);
+  b->enqueueHostFunction([&] { seenByB = counter.load(); });
+  b->synchronize();
+  a->synchronize();
+  EXPECT_EQ(seenByB, 1);
+  // A wait for an event never recorded is a no-op.
+  auto fresh = device.createEvent();
+  b->wait(*fresh);
+  b->synchronize();
+  event->synchronize();
+}
+
+TEST(CudaStreamTest, MemoryIsZeroedAndCopiesRoundTrip) {
+  REQUIRE_GPUS(1);
+  CudaDevice device("cuda:0", 0);
+  exec::DeviceBuffer buffer(device, 4096);
+  std::vector<uint8_t> host(4096, 0xff);
+  device.copyToHost(host.data(), buffer.get(), host.size());
+  EXPECT_EQ(std::accumulate(host.begin(), host.end(), 0), 0);
+  std::iota(host.begin(), host.end(), uint8_t(0));
+  device.copyFromHost(buffer.get(), host.data(), host.size());
+  std::vector<uint8_t> back(4096);
+  device.copyToHost(back.data(), buffer.get(), back.size());
+  EXPECT_EQ(back, host);
+}
+
+TEST(NcclCommunicatorTest, AllReduceLikeTheInProcessCommunicator) {
+  REQUIRE_GPUS(1);
+  std::string why;
+  int gpus = std::min(countGpus(why), 4);
+  std::vector<std::unique_ptr<CudaDevice>> devices;
+  std::vector<int> ordinals;
+  for (int d = 0; d < gpus; ++d) {
+    devices.push_back(
+        std::make_unique<CudaDevice>("cuda:" + std::to_string(d), d));
+    ordinals.push_back(d);
+  }
+  auto comms = NcclCommunicator::createGroup(ordinals);
+  std::vector<exec::DeviceBuffer> floats, ints;
+  for (int d = 0; d < gpus; ++d) {
+    std::vector<float> f = {float(d + 1), -2.f * d, 0.5f};
+    std::vector<int32_t> i = {d + 1, 7, -d};
+    floats.emplace_back(*devices[d], 12);
+    ints.emplace_back(*devices[d], 12);
+    devices[d]->copyFromHost(floats[d].get(), f.data(), 12);
+    devices[d]->copyFromHost(ints[d].get(), i.data(), 12);
+  }
+  // One thread per rank, as the devices' dispatch threads call it.
+  std::vector<std::thread> ranks;
+  for (int d = 0; d < gpus; ++d)
+    ranks.emplace_back([&, d] {
+      comms[d]->allReduce({{floats[d].get(), 3, plan::DType::F32},
+                           {ints[d].get(), 3, plan::DType::I32}},
+                          plan::ReduceOp::Mean);
+    });
+  for (std::thread &t : ranks)
+    t.join();
+  double n = gpus;
+  for (int d = 0; d < gpus; ++d) {
+    std::vector<float> f(3);
+    std::vector<int32_t> i(3);
+    devices[d]->copyToHost(f.data(), floats[d].get(), 12);
+    devices[d]->copyToHost(i.data(), ints[d].get(), 12);
+    EXPECT_FLOAT_EQ(f[0], float((n + 1) / 2));
+    EXPECT_FLOAT_EQ(f[1], float(-(n - 1)));
+    EXPECT_FLOAT_EQ(f[2], 0.5f);
+    EXPECT_EQ(i[0], int32_t(gpus * (gpus + 1) / 2 / gpus));
+    EXPECT_EQ(i[1], 7);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Plans: the CPU suite's MLP on GPUs
+//===----------------------------------------------------------------------===//
+
+struct Batch {
+  std::vector<float> images;
+  std::vector<int32_t> labels;
+};
+
+Batch randomBatch(const MlpPlanOptions &o, int64_t rows, uint32_t seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> pixel(0.f, 1.f);
+  Batch batch;
+  batch.images.resize(rows * o.channels * o.height * o.width);
+  for (float &p : batch.images)
+    p = pixel(random);
+  for (int64_t i = 0; i < rows; ++i)
+    batch.labels.push_back(int32_t(random() % o.classes));
+  return batch;
+}
+
+/// Every device of the plan on the GPU of the same index.
+std::unique_ptr<exec::Device> onGpu(const std::string &name,
+                                    const exec::DeviceOptions &) {
+  return createCudaDevice("cuda:" + name.substr(name.find(':') + 1));
+}
+
+struct Trained {
+  std::vector<double> losses;
+  std::vector<std::vector<float>> state;
+};
+
+Trained train(const MlpPlanOptions &o, bool gpu, const std::vector<Batch> &batches) {
+  auto plan =
+      plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(o), "test.plan");
+  exec::Executor executor(plan, gpu ? exec::DeviceFactory(onGpu)
+                                    : exec::DeviceFactory(exec::createDevice));
+  int step = executor.findStep("train_step");
+  Trained result;
+  float lr = 0.1f;
+  for (const Batch &batch : batches) {
+    executor.setInput(step, "images", batch.images.data(),
+                      batch.images.size() * 4);
+    executor.setInput(step, "labels", batch.labels.data(),
+                      batch.labels.size() * 4);
+    executor.setInput(step, "lr", &lr, 4);
+    executor.run(step, int64_t(batch.labels.size()));
+    result.losses.push_back(executor.getScalarOutput(step, "loss"));
+  }
+  for (size_t p = 0; p < executor.getNumPersistent(); ++p) {
+    std::vector<float> values(executor.getPersistentBytes(p) / 4);
+    executor.readPersistent(p, values.data());
+    result.state.push_back(std::move(values));
+  }
+  return result;
+}
+
+void expectGpuMatchesCpu(MlpPlanOptions o, std::vector<int64_t> rows) {
+  std::vector<Batch> batches;
+  for (int64_t r : rows)
+    batches.push_back(randomBatch(o, r, uint32_t(100 + batches.size())));
+  Trained cpu = train(o, false, batches), gpu = train(o, true, batches);
+  ASSERT_EQ(cpu.losses.size(), gpu.losses.size());
+  for (size_t i = 0; i < cpu.losses.size(); ++i)
+    EXPECT_NEAR(gpu.losses[i], cpu.losses[i], 1e-5 * std::fabs(cpu.losses[i]))
+        << "step " << i;
+  ASSERT_EQ(cpu.state.size(), gpu.state.size());
+  for (size_t p = 0; p < cpu.state.size(); ++p)
+    for (size_t i = 0; i < cpu.state[p].size(); ++i)
+      ASSERT_NEAR(gpu.state[p][i], cpu.state[p][i],
+                  1e-5 * std::max(1.f, std::fabs(cpu.state[p][i])))
+          << "tensor " << p << " element " << i;
+}
+
+MlpPlanOptions smallMlp() {
+  MlpPlanOptions o;
+  o.batch = 8;
+  o.channels = 1, o.height = 4, o.width = 4;
+  o.hidden = 6;
+  o.classes = 3;
+  return o;
+}
+
+TEST(CudaPlanTest, SgdMomentumMatchesCpu) {
+  REQUIRE_GPUS(1);
+  MlpPlanOptions o = smallMlp();
+  o.momentum = 0.9;
+  o.weightDecay = 1e-3;
+  expectGpuMatchesCpu(o, {8, 8, 8, 5, 1});
+}
+
+TEST(CudaPlanTest, AdamWOnTwoStreamsMatchesCpu) {
+  REQUIRE_GPUS(1);
+  MlpPlanOptions o = smallMlp();
+  o.optimizer = "adamw";
+  o.twoStreams = true;
+  o.correctDtype = plan::DType::F32;
+  expectGpuMatchesCpu(o, {8, 8, 3});
+}
+
+TEST(CudaPlanTest, DataParallelOverNcclMatchesCpu) {
+  REQUIRE_GPUS(2);
+  MlpPlanOptions o = smallMlp();
+  o.momentum = 0.9;
+  o.split = {3, 5};
+  // Full batches, a ragged one, and one where device 0 gets no rows.
+  expectGpuMatchesCpu(o, {8, 8, 5, 1});
+}
+
+} // namespace
+} // namespace dpc::cuda

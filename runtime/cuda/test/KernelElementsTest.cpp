@@ -1,0 +1,193 @@
+//===- KernelElementsTest.cpp - the CUDA kernels' bodies on the CPU -------===//
+//
+// runtime/cuda/KernelElements.h holds what each index-heavy CUDA kernel
+// computes for one output element; the kernels call it per thread. Here the
+// same functions run on the CPU for every element and must equal the CPU
+// kernels of runtime/kernels -- bit for bit, since both sum in the same
+// order (pooling backward gathers where the CPU scatters). Built with or
+// without the CUDA backend: no GPU is needed to check the GPU's algorithms.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/KernelElements.h"
+#include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Pool.h"
+#include "runtime/kernels/test/TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+namespace dpc::cuda::elements {
+namespace {
+
+using kernels::test::randomVector;
+
+/// Bitwise equality (NaN and -inf included), with the first difference.
+void expectSameBits(const std::vector<float> &actual,
+                    const std::vector<float> &expected, const char *what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  for (size_t i = 0; i < actual.size(); ++i)
+    ASSERT_EQ(std::memcmp(&actual[i], &expected[i], sizeof(float)), 0)
+        << what << " element " << i << ": " << actual[i] << " vs "
+        << expected[i];
+}
+
+Pool2dShape pool(int64_t h, int64_t w, int64_t k, int64_t stride,
+                 int64_t padBegin, int64_t padEnd, int64_t dilation,
+                 bool ceil, bool includePad) {
+  Pool2dShape s;
+  s.n = 2, s.c = 3, s.h = h, s.w = w;
+  s.kernelH = s.kernelW = k;
+  s.strideH = s.strideW = stride;
+  s.padTop = s.padLeft = padBegin;
+  s.padBottom = s.padRight = padEnd;
+  s.dilationH = s.dilationW = dilation;
+  s.ceilMode = ceil;
+  s.countIncludePad = includePad;
+  return s;
+}
+
+std::vector<Pool2dShape> poolShapes(bool average) {
+  std::vector<Pool2dShape> shapes = {
+      pool(8, 8, 2, 2, 0, 0, 1, false, true),  // LeNet's
+      pool(7, 9, 3, 2, 1, 1, 1, false, true),  // overlapping, padded
+      pool(7, 7, 3, 2, 1, 1, 1, true, true),   // ceil mode
+      pool(6, 5, 3, 1, 1, 1, 1, false, false), // stride 1, no pad count
+      pool(9, 9, 3, 3, 1, 1, 1, true, false),
+      pool(8, 7, 2, 3, 1, 0, 1, true, true), // stride above kernel
+  };
+  if (!average) {
+    shapes.push_back(pool(9, 9, 3, 2, 1, 1, 2, false, true)); // dilated
+    shapes.push_back(pool(10, 8, 2, 1, 0, 1, 3, true, true));
+  }
+  return shapes;
+}
+
+TEST(KernelElementsTest, MaxPoolingMatchesTheCpuKernelBitForBit) {
+  for (const Pool2dShape &s : poolShapes(false)) {
+    int64_t in = s.n * s.c * s.h * s.w, out = s.n * s.c * s.outH() * s.outW();
+    // Ties (rounded values) test the first-maximum rule.
+    std::vector<float> x = randomVector(in, 1);
+    for (float &v : x)
+      v = std::round(v * 4.f) / 4.f;
+    std::vector<float> dy = randomVector(out, 2);
+    std::vector<float> y(out), dx(in), gotY(out), gotDx(in);
+    kernels::maxPool2dForward(s, x.data(), y.data());
+    kernels::maxPool2dBackward(s, x.data(), dy.data(), dx.data());
+    for (int64_t i = 0; i < out; ++i)
+      gotY[i] = maxPoolForward(s, i, x.data());
+    for (int64_t i = 0; i < in; ++i)
+      gotDx[i] = maxPoolBackward(s, i, x.data(), dy.data());
+    expectSameBits(gotY, y, "max pool forward");
+    expectSameBits(gotDx, dx, "max pool backward");
+  }
+}
+
+TEST(KernelElementsTest, AvgPoolingMatchesTheCpuKernelBitForBit) {
+  for (const Pool2dShape &s : poolShapes(true)) {
+    int64_t in = s.n * s.c * s.h * s.w, out = s.n * s.c * s.outH() * s.outW();
+    std::vector<float> x = randomVector(in, 3), dy = randomVector(out, 4);
+    std::vector<float> y(out), dx(in), gotY(out), gotDx(in);
+    kernels::avgPool2dForward(s, x.data(), y.data());
+    kernels::avgPool2dBackward(s, dy.data(), dx.data());
+    for (int64_t i = 0; i < out; ++i)
+      gotY[i] = avgPoolForward(s, i, x.data());
+    for (int64_t i = 0; i < in; ++i)
+      gotDx[i] = avgPoolBackward(s, i, dy.data());
+    expectSameBits(gotY, y, "avg pool forward");
+    expectSameBits(gotDx, dx, "avg pool backward");
+  }
+}
+
+TEST(KernelElementsTest, GlobalAvgPoolingMatchesTheCpuKernel) {
+  int64_t n = 3, c = 4, h = 5, w = 6;
+  std::vector<float> x = randomVector(n * c * h * w, 5), y(n * c),
+                     got(n * c);
+  kernels::globalAvgPool2dForward(n, c, h, w, x.data(), y.data());
+  for (int64_t p = 0; p < n * c; ++p)
+    got[p] = globalAvgPoolForward(p, h * w, x.data());
+  expectSameBits(got, y, "global avg pool");
+}
+
+TEST(KernelElementsTest, PaddingMatchesTheCpuKernel) {
+  kernels::Pad2dShape s{2, 3, 4, 5, 1, 2, 0, 3};
+  int64_t in = s.n * s.c * s.h * s.w, out = s.n * s.c * s.outH() * s.outW();
+  std::vector<float> x = randomVector(in, 6), dy = randomVector(out, 7);
+  std::vector<float> y(out), dx(in), gotY(out), gotDx(in);
+  kernels::pad2dForward(s, -2.5f, x.data(), y.data());
+  kernels::pad2dBackward(s, dy.data(), dx.data());
+  for (int64_t i = 0; i < out; ++i)
+    gotY[i] = padForward(s, -2.5f, i, x.data());
+  for (int64_t i = 0; i < in; ++i)
+    gotDx[i] = padBackward(s, i, dy.data());
+  expectSameBits(gotY, y, "pad forward");
+  expectSameBits(gotDx, dx, "pad backward");
+}
+
+TEST(KernelElementsTest, BroadcastingMatchesTheCpuKernels) {
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{2, 3, 4, 5}, {3, 1, 1}}, // a per-channel bias
+      {{2, 3, 4, 5}, {5}},       // the last dim
+      {{6, 7}, {6, 1}},          // a column
+      {{2, 3, 4, 5}, {2, 3, 4, 5}},
+      {{4, 5}, {1}}};
+  for (const auto &[lhsDims, rhsDims] : cases) {
+    BroadcastShape s = kernels::makeBroadcastShape(lhsDims, rhsDims);
+    int64_t out = s.out[0] * s.out[1] * s.out[2] * s.out[3];
+    int64_t rhs = s.rhs[0] * s.rhs[1] * s.rhs[2] * s.rhs[3];
+    std::vector<float> a = randomVector(out, 8), b = randomVector(rhs, 9),
+                       dOut = randomVector(out, 10);
+    std::vector<float> sum(out), product(out), gotSum(out), gotProduct(out);
+    kernels::addForward(s, a.data(), b.data(), sum.data());
+    kernels::mulForward(s, a.data(), b.data(), product.data());
+    for (int64_t i = 0; i < out; ++i) {
+      gotSum[i] = a[i] + b[rhsIndexOf(s, i)];
+      gotProduct[i] = a[i] * b[rhsIndexOf(s, i)];
+    }
+    expectSameBits(gotSum, sum, "add forward");
+    expectSameBits(gotProduct, product, "mul forward");
+
+    std::vector<float> dA(out), dB(rhs), mulDa(out), mulDb(rhs), gotDb(rhs),
+        gotMulDb(rhs);
+    kernels::addBackward(s, dOut.data(), dA.data(), dB.data());
+    kernels::mulBackward(s, a.data(), b.data(), dOut.data(), mulDa.data(),
+                         mulDb.data());
+    for (int64_t j = 0; j < rhs; ++j) {
+      gotDb[j] = reduceToRhs(s, j, dOut.data(), nullptr);
+      gotMulDb[j] = reduceToRhs(s, j, dOut.data(), a.data());
+    }
+    expectSameBits(gotDb, dB, "add backward (rhs)");
+    expectSameBits(gotMulDb, mulDb, "mul backward (rhs)");
+  }
+}
+
+TEST(KernelElementsTest, ReduceSumSumsTheReducedDims) {
+  std::vector<int64_t> dims = {3, 4, 5, 2};
+  std::vector<float> x = randomVector(3 * 4 * 5 * 2, 11);
+  for (int mask = 1; mask < 16; ++mask) {
+    bool reduced[4];
+    for (int d = 0; d < 4; ++d)
+      reduced[d] = mask >> d & 1;
+    ReduceIndex r = makeReduceIndex(4, dims.data(), reduced);
+    // Reference: accumulate every element into its kept position.
+    std::vector<double> expected(r.kept, 0.0);
+    for (int64_t a = 0; a < 3; ++a)
+      for (int64_t b = 0; b < 4; ++b)
+        for (int64_t c = 0; c < 5; ++c)
+          for (int64_t d = 0; d < 2; ++d) {
+            int64_t idx[4] = {a, b, c, d}, kept = 0;
+            for (int k = 0; k < 4; ++k)
+              if (!reduced[k])
+                kept = kept * dims[k] + idx[k];
+            expected[kept] += x[((a * 4 + b) * 5 + c) * 2 + d];
+          }
+    for (int64_t o = 0; o < r.kept; ++o)
+      EXPECT_NEAR(reduceSum(r, o, x.data()), expected[o], 1e-5)
+          << "mask " << mask << " output " << o;
+  }
+}
+
+} // namespace
+} // namespace dpc::cuda::elements

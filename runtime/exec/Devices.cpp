@@ -1,0 +1,61 @@
+//===- Devices.cpp - devices and communicators by name --------------------===//
+//
+// The one place that knows which backends this runtime was built with.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/comm/InProcessCommunicator.h"
+#include "runtime/exec/CpuDevice.h"
+
+#ifdef DPC_HAVE_CUDA
+#include "runtime/cuda/CudaDevice.h"
+#endif
+
+#include <algorithm>
+#include <omp.h>
+#include <stdexcept>
+
+namespace dpc::exec {
+
+namespace {
+const char *const kUseCpu = "; compile for --devices cpu:0[,cpu:1,...]";
+} // namespace
+
+std::unique_ptr<Device> createDevice(const std::string &name,
+                                     const DeviceOptions &options) {
+  if (name.rfind("cpu", 0) == 0) {
+    // The creating thread's count: OMP_NUM_THREADS, or the cores.
+    int threads = omp_get_max_threads() / std::max(1, options.numLocalDevices);
+    return std::make_unique<CpuDevice>(name, std::max(1, threads));
+  }
+#ifdef DPC_HAVE_CUDA
+  if (name.rfind("cuda", 0) == 0) {
+    try {
+      return cuda::createCudaDevice(name);
+    } catch (const cuda::CudaError &error) {
+      throw std::runtime_error(
+          "device '" + name + "' is not available: " +
+          (error.noGpu ? "no usable GPU (" + std::string(error.what()) + ")"
+                       : std::string(error.what())) +
+          kUseCpu);
+    } catch (const std::exception &error) {
+      throw std::runtime_error(error.what() + std::string(kUseCpu));
+    }
+  }
+#endif
+  throw std::runtime_error(
+      "device '" + name +
+      "' is not available: this runtime has no CUDA backend or GPU" + kUseCpu);
+}
+
+std::vector<std::unique_ptr<comm::Communicator>>
+createCommunicators(const std::vector<Device *> &devices) {
+#ifdef DPC_HAVE_CUDA
+  auto group = cuda::createCudaCommunicators(devices);
+  if (!group.empty())
+    return group;
+#endif
+  return comm::createInProcessGroup(static_cast<int>(devices.size()));
+}
+
+} // namespace dpc::exec
