@@ -484,23 +484,24 @@ void runCudaKernel(StreamContext &ctx, const KernelCall &call) {
   switch (call.kernel) {
   case Kernel::BatchNormStatistics:
     return batchNormStatistics(stream, plan::getBatchNormShape(call),
-                               in(call, 0), out(call, 0), out(call, 1),
-                               out(call, 2));
+                               in(call, 0), call.result(0).as<double>(),
+                               call.result(1).as<double>(),
+                               call.result(2).as<double>());
   case Kernel::BatchNormApply:
-    return batchNormApply(stream, plan::getBatchNormShape(call),
-                          plan::getBatchNormParams(call), in(call, 0),
-                          in(call, 1), in(call, 2), in(call, 3), in(call, 4),
-                          in(call, 5), in(call, 6), in(call, 7), out(call, 0),
-                          out(call, 1), out(call, 2));
+    return batchNormApply(
+        stream, plan::getBatchNormShape(call), plan::getBatchNormParams(call),
+        in(call, 0), in(call, 1), in(call, 2), in(call, 3), in(call, 4),
+        call.operand(5).as<double>(), call.operand(6).as<double>(),
+        call.operand(7).as<double>(), out(call, 0), out(call, 1), out(call, 2));
   case Kernel::BatchNormGradStatistics:
     return batchNormGradStatistics(stream, plan::getBatchNormShape(call),
                                    in(call, 0), in(call, 1), in(call, 2),
                                    in(call, 3), out(call, 0), out(call, 1));
   case Kernel::BatchNormGradApply:
-    return batchNormGradApply(stream, plan::getBatchNormShape(call),
-                              in(call, 0), in(call, 1), in(call, 2),
-                              in(call, 3), in(call, 4), in(call, 5),
-                              in(call, 6), in(call, 7), out(call, 0));
+    return batchNormGradApply(
+        stream, plan::getBatchNormShape(call), in(call, 0), in(call, 1),
+        in(call, 2), in(call, 3), in(call, 4), in(call, 5), in(call, 6),
+        call.operand(7).as<double>(), out(call, 0));
   default:
     break;
   }

@@ -480,7 +480,7 @@ __global__ void bnBackwardKernel(BatchNormShape s, const float *x,
 }
 
 __global__ void bnStatisticsKernel(BatchNormShape s, const float *x,
-                                   float *sum, float *sumSq, float *count) {
+                                   double *sum, double *sumSq, double *count) {
   int64_t ch = blockIdx.x, total = s.n * s.h * s.w;
   double a = 0.0, b = 0.0;
   DPC_CHANNEL_LOOP(k, total) {
@@ -491,19 +491,19 @@ __global__ void bnStatisticsKernel(BatchNormShape s, const float *x,
   a = blockSum(a);
   b = blockSum(b);
   if (threadIdx.x == 0) {
-    sum[ch] = static_cast<float>(a);
-    sumSq[ch] = static_cast<float>(b);
+    sum[ch] = a;
+    sumSq[ch] = b;
     if (ch == 0)
-      count[0] = static_cast<float>(total);
+      count[0] = static_cast<double>(total);
   }
 }
 
 __global__ void bnApplyKernel(BatchNormShape s, BatchNormParams p,
                               const float *x, const float *scale,
                               const float *shift, float *runningMean,
-                              float *runningVar, const float *sum,
-                              const float *sumSq, const float *count, float *y,
-                              float *saveMean, float *saveInvStd) {
+                              float *runningVar, const double *sum,
+                              const double *sumSq, const double *count,
+                              float *y, float *saveMean, float *saveInvStd) {
   int64_t ch = blockIdx.x, total = s.n * s.h * s.w;
   double n = count[0], mean, var;
   math::batchNormMoments(sum[ch], sumSq[ch], n, mean, var);
@@ -549,7 +549,7 @@ __global__ void bnGradApplyKernel(BatchNormShape s, const float *x,
                                   const float *dy, const float *scale,
                                   const float *saveMean,
                                   const float *saveInvStd, const float *sumDy,
-                                  const float *sumDyXhat, const float *count,
+                                  const float *sumDyXhat, const double *count,
                                   float *dx) {
   int64_t ch = blockIdx.x, total = s.n * s.h * s.w;
   double n = count[0];
@@ -808,16 +808,16 @@ void batchNormBackward(cudaStream_t stream, const BatchNormShape &s,
 }
 
 void batchNormStatistics(cudaStream_t stream, const BatchNormShape &s,
-                         const float *x, float *sum, float *sumSq,
-                         float *count) {
+                         const float *x, double *sum, double *sumSq,
+                         double *count) {
   launchBlocks(stream, s.c, bnStatisticsKernel, s, x, sum, sumSq, count);
 }
 
 void batchNormApply(cudaStream_t stream, const BatchNormShape &s,
                     const BatchNormParams &p, const float *x,
                     const float *scale, const float *shift, float *runningMean,
-                    float *runningVar, const float *sum, const float *sumSq,
-                    const float *count, float *y, float *saveMean,
+                    float *runningVar, const double *sum, const double *sumSq,
+                    const double *count, float *y, float *saveMean,
                     float *saveInvStd) {
   launchBlocks(stream, s.c, bnApplyKernel, s, p, x, scale, shift, runningMean,
                runningVar, sum, sumSq, count, y, saveMean, saveInvStd);
@@ -835,7 +835,7 @@ void batchNormGradApply(cudaStream_t stream, const BatchNormShape &s,
                         const float *x, const float *dy, const float *scale,
                         const float *saveMean, const float *saveInvStd,
                         const float *sumDy, const float *sumDyXhat,
-                        const float *count, float *dx) {
+                        const double *count, float *dx) {
   if (s.n == 0)
     return;
   launchBlocks(stream, s.c, bnGradApplyKernel, s, x, dy, scale, saveMean,

@@ -136,12 +136,12 @@ void batchNormBackward(cudaStream_t stream,
                        float *dx, float *dScale, float *dShift);
 void batchNormStatistics(cudaStream_t stream,
                          const kernels::BatchNormShape &shape, const float *x,
-                         float *sum, float *sumSq, float *count);
+                         double *sum, double *sumSq, double *count);
 void batchNormApply(cudaStream_t stream, const kernels::BatchNormShape &shape,
                     const kernels::BatchNormParams &params, const float *x,
                     const float *scale, const float *shift, float *runningMean,
-                    float *runningVar, const float *sum, const float *sumSq,
-                    const float *count, float *y, float *saveMean,
+                    float *runningVar, const double *sum, const double *sumSq,
+                    const double *count, float *y, float *saveMean,
                     float *saveInvStd);
 void batchNormGradStatistics(cudaStream_t stream,
                              const kernels::BatchNormShape &shape,
@@ -153,7 +153,7 @@ void batchNormGradApply(cudaStream_t stream,
                         const float *dy, const float *scale,
                         const float *saveMean, const float *saveInvStd,
                         const float *sumDy, const float *sumDyXhat,
-                        const float *count, float *dx);
+                        const double *count, float *dx);
 
 } // namespace dpc::cuda
 

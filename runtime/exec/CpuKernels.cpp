@@ -24,12 +24,6 @@ float *in(const KernelCall &call, size_t i) {
 float *out(const KernelCall &call, size_t i) {
   return call.result(i).present ? call.result(i).f32() : nullptr;
 }
-double *inF64(const KernelCall &call, size_t i) {
-  return static_cast<double *>(call.operand(i).data);
-}
-double *outF64(const KernelCall &call, size_t i) {
-  return static_cast<double *>(call.result(i).data);
-}
 
 /// The labels index rows of the logits: one outside the classes would read
 /// out of bounds, so it is an error here (the trainer checks data sets, but
@@ -159,15 +153,16 @@ void runCpuKernel(KernelContext &context, const KernelCall &call) {
   // are zeros, and it must update the running statistics like the others.
   switch (call.kernel) {
   case Kernel::BatchNormStatistics:
-    batchNormStatistics(plan::getBatchNormShape(call), in(call, 0),
-                        outF64(call, 0), outF64(call, 1), outF64(call, 2));
+    batchNormStatistics(
+        plan::getBatchNormShape(call), in(call, 0), call.result(0).as<double>(),
+        call.result(1).as<double>(), call.result(2).as<double>());
     return;
   case Kernel::BatchNormApply:
-    batchNormApply(plan::getBatchNormShape(call),
-                   plan::getBatchNormParams(call), in(call, 0), in(call, 1),
-                   in(call, 2), in(call, 3), in(call, 4), inF64(call, 5),
-                   inF64(call, 6), inF64(call, 7), out(call, 0), out(call, 1),
-                   out(call, 2));
+    batchNormApply(
+        plan::getBatchNormShape(call), plan::getBatchNormParams(call),
+        in(call, 0), in(call, 1), in(call, 2), in(call, 3), in(call, 4),
+        call.operand(5).as<double>(), call.operand(6).as<double>(),
+        call.operand(7).as<double>(), out(call, 0), out(call, 1), out(call, 2));
     return;
   case Kernel::BatchNormGradStatistics:
     batchNormGradStatistics(plan::getBatchNormShape(call), in(call, 0),
@@ -177,7 +172,7 @@ void runCpuKernel(KernelContext &context, const KernelCall &call) {
   case Kernel::BatchNormGradApply:
     batchNormGradApply(plan::getBatchNormShape(call), in(call, 0), in(call, 1),
                        in(call, 2), in(call, 3), in(call, 4), in(call, 5),
-                       in(call, 6), inF64(call, 7), out(call, 0));
+                       in(call, 6), call.operand(7).as<double>(), out(call, 0));
     return;
   default:
     break;
