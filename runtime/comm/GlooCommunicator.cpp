@@ -113,16 +113,6 @@ public:
     buffer->recv(peer, tag);
     return std::make_unique<GlooRequest>(std::move(buffer), false);
   }
-  std::unique_ptr<Request> receiveAny(void *data, size_t bytes,
-                                      uint32_t tag) override {
-    std::vector<int> peers;
-    for (int r = 0; r < context->size; ++r)
-      if (r != context->rank)
-        peers.push_back(r);
-    auto buffer = context->createUnboundBuffer(data, bytes);
-    buffer->recv(peers, tag);
-    return std::make_unique<GlooRequest>(std::move(buffer), false);
-  }
 
 private:
   std::unique_ptr<TcpStoreServer> server; // rank 0 only

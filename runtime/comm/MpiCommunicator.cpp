@@ -42,6 +42,14 @@ public:
   }
   MPI_Request request = MPI_REQUEST_NULL;
 
+  std::optional<bool> isDone() override {
+    int done = 0;
+    MPI_Status status;
+    if (MPI_Test(&request, &done, &status) != MPI_SUCCESS)
+      return std::nullopt;
+    return done != 0;
+  }
+
   bool wait(Clock::time_point deadline, int *source) override {
     // Spin briefly, then back off: the cores are shared with the kernels.
     auto pause = std::chrono::microseconds(2);
@@ -91,10 +99,6 @@ public:
     check(MPI_Irecv(data, countOf(bytes), MPI_BYTE, peer, int(tag),
                     MPI_COMM_WORLD, &request->request));
     return request;
-  }
-  std::unique_ptr<Request> receiveAny(void *data, size_t bytes,
-                                      uint32_t tag) override {
-    return receive(MPI_ANY_SOURCE, data, bytes, tag);
   }
 
 private:

@@ -95,15 +95,17 @@ public:
     // Reduce-scatter: block r of every rank to rank r.
     outgoing.resize(worldSize);
     incoming.resize(worldSize);
-    std::vector<Transport::Request *> sends, receives(worldSize);
+    std::vector<std::pair<Transport::Request *, int>> sends;
+    std::vector<Transport::Request *> receives(worldSize);
     for (int peer = 0; peer < worldSize; ++peer) {
       if (peer == rank)
         continue;
       outgoing[peer] = pack(buffers, peer);
       incoming[peer].assign(sliceBytes(buffers, rank), 0);
       if (!outgoing[peer].empty())
-        sends.push_back(track(transport->send(peer, outgoing[peer].data(),
-                                              outgoing[peer].size(), tag(1))));
+        sends.push_back({track(transport->send(peer, outgoing[peer].data(),
+                                              outgoing[peer].size(), tag(1))),
+                         peer});
       if (!incoming[peer].empty())
         receives[peer] = track(transport->receive(
             peer, incoming[peer].data(), incoming[peer].size(), tag(1)));
@@ -122,8 +124,9 @@ public:
         continue;
       incoming[peer].assign(sliceBytes(buffers, peer), 0);
       if (!reduced.empty())
-        sends.push_back(track(
-            transport->send(peer, reduced.data(), reduced.size(), tag(2))));
+        sends.push_back({track(
+            transport->send(peer, reduced.data(), reduced.size(), tag(2))),
+                         peer});
       if (!incoming[peer].empty())
         receives[peer] = track(transport->receive(
             peer, incoming[peer].data(), incoming[peer].size(), tag(2)));
@@ -162,11 +165,12 @@ public:
         std::memcpy(at, buffer.data, bytesOf(buffer));
         at += bytesOf(buffer);
       }
-      std::vector<Transport::Request *> sends;
+      std::vector<std::pair<Transport::Request *, int>> sends;
       for (int peer = 0; peer < worldSize; ++peer)
         if (peer != root)
           sends.push_back(
-              track(transport->send(peer, staging.data(), total, tag(2))));
+              {track(transport->send(peer, staging.data(), total, tag(2))),
+               peer});
       waitForSends(sends, deadline);
       pending.clear();
       return;
@@ -324,41 +328,41 @@ private:
     }
     headers.assign(worldSize, Header());
     headers[rank] = mine;
-    arrivals.assign(worldSize, Header());
-    std::vector<Transport::Request *> sends;
+    std::vector<std::pair<Transport::Request *, int>> sends;
     for (int peer = 0; peer < worldSize; ++peer)
       if (peer != rank)
-        sends.push_back(track(transport->send(peer, &headers[rank],
-                                              sizeof(Header), tag(0))));
-    // Headers in arrival order, so that a timeout knows who is missing.
-    std::vector<bool> arrived(worldSize, false);
-    arrived[rank] = true;
-    for (int i = 1; i < worldSize; ++i) {
-      Header &header = arrivals[i];
-      Transport::Request *receive =
-          track(transport->receiveAny(&header, sizeof(Header), tag(0)));
-      int source = -1;
+        sends.push_back({track(transport->send(peer, &headers[rank],
+                                              sizeof(Header), tag(0))),
+                         peer});
+    // Headers from each peer; on a timeout, name the first that did not
+    // arrive and every other one the backend can tell is missing.
+    std::vector<Transport::Request *> receives(worldSize, nullptr);
+    for (int peer = 0; peer < worldSize; ++peer)
+      if (peer != rank)
+        receives[peer] = track(
+            transport->receive(peer, &headers[peer], sizeof(Header), tag(0)));
+    for (int peer = 0; peer < worldSize; ++peer) {
+      if (peer == rank)
+        continue;
       bool done;
       try {
-        done = receive->wait(deadline, &source);
+        done = receives[peer]->wait(deadline, nullptr);
       } catch (const CommError &error) {
         broken = true;
-        throw CommError(describe(operation) + ": " + error.what() +
-                        " (waiting for " + formatRanks(missing(arrived)) +
-                        ")");
+        throw CommError(describe(operation) +
+                        ": lost the connection to rank " +
+                        std::to_string(peer) + " (" + error.what() + ")");
       }
       if (!done) {
         broken = true;
+        std::vector<int> missing{peer};
+        for (int later = peer + 1; later < worldSize; ++later)
+          if (later != rank && receives[later]->isDone() == false)
+            missing.push_back(later);
         throw CommError(describe(operation) + ": timed out after " +
-                        formatSeconds() + ": " +
-                        formatRanks(missing(arrived)) + " did not arrive");
+                        formatSeconds() + ": " + formatRanks(missing) +
+                        " did not arrive");
       }
-      if (source < 0 || source >= worldSize || arrived[source])
-        throw CommError(describe(operation) +
-                        ": a header came from an unexpected rank " +
-                        std::to_string(source));
-      arrived[source] = true;
-      headers[source] = header;
     }
     waitForSends(sends, deadline);
     pending.clear();
@@ -393,14 +397,6 @@ private:
     return deadline;
   }
 
-  std::vector<int> missing(const std::vector<bool> &arrived) const {
-    std::vector<int> ranks;
-    for (int r = 0; r < worldSize; ++r)
-      if (!arrived[r])
-        ranks.push_back(r);
-    return ranks;
-  }
-
   std::string formatSeconds() const {
     double seconds = timeout.count() / 1000.0;
     char text[32];
@@ -420,8 +416,8 @@ private:
     try {
       done = request.wait(deadline, nullptr);
     } catch (const CommError &error) {
-      throw CommError(describe(current) + ": " + error.what() +
-                      " (waiting for rank " + std::to_string(peer) + ")");
+      throw CommError(describe(current) + ": lost the connection to rank " +
+                      std::to_string(peer) + " (" + error.what() + ")");
     }
     if (!done)
       throw CommError(describe(current) + ": timed out after " +
@@ -430,21 +426,10 @@ private:
     broken = false;
   }
 
-  void waitForSends(std::vector<Transport::Request *> &sends,
+  void waitForSends(std::vector<std::pair<Transport::Request *, int>> &sends,
                     Clock::time_point deadline) {
-    for (Transport::Request *send : sends) {
-      bool done;
-      broken = true; // until it is done
-      try {
-        done = send->wait(deadline, nullptr);
-      } catch (const CommError &error) {
-        throw CommError(describe(current) + ": " + error.what());
-      }
-      if (!done)
-        throw CommError(describe(current) + ": timed out after " +
-                        formatSeconds() + " sending");
-      broken = false;
-    }
+    for (auto [send, peer] : sends)
+      waitFor(*send, peer, deadline, "took what this rank sent");
     sends.clear();
   }
 
@@ -456,7 +441,7 @@ private:
   bool broken = false; // a collective failed: its requests may be pending
   // Message memory lives here, so that it outlives a failed collective.
   std::vector<std::unique_ptr<Transport::Request>> pending;
-  std::vector<Header> headers, arrivals;
+  std::vector<Header> headers;
   std::vector<std::vector<uint8_t>> outgoing, incoming;
   std::vector<uint8_t> reduced, accumulator;
 };

@@ -8,7 +8,10 @@
 //     layout) to every other rank and receives theirs. A rank whose header
 //     differs is named in a CommError on every rank (instead of a crash or
 //     a hang on mismatched message sizes); a rank that does not send its
-//     header within the timeout is named as one that did not arrive.
+//     header within the timeout is named as one that did not arrive, and
+//     a rank whose connection closes (it died) is named too. (Headers are
+//     received per peer, not from any rank: Gloo reports a closed
+//     connection only to the receives posted on it.)
 //  2. All-reduce: each buffer is cut into the same per-rank blocks as in
 //     InProcessCommunicator; rank r receives block r of every rank, reduces
 //     it in rank order 0, 1, ..., N-1 (the in-process order, so the bits are
@@ -29,6 +32,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace dpc::comm {
@@ -48,6 +52,9 @@ public:
     /// (false). Sets *source for a receive. Throws CommError if the
     /// connection broke.
     virtual bool wait(Clock::time_point deadline, int *source) = 0;
+    /// Whether it is done, without waiting, if the backend can tell (after
+    /// a timeout, to name every rank that did not arrive).
+    virtual std::optional<bool> isDone() { return std::nullopt; }
   };
 
   virtual ~Transport() = default;
@@ -59,9 +66,6 @@ public:
                                         size_t bytes, uint32_t tag) = 0;
   virtual std::unique_ptr<Request> receive(int peer, void *data, size_t bytes,
                                            uint32_t tag) = 0;
-  /// Receives one message of `bytes` with `tag` from any rank but this one.
-  virtual std::unique_ptr<Request> receiveAny(void *data, size_t bytes,
-                                              uint32_t tag) = 0;
 };
 
 /// A Communicator over `transport`; collectives time out after `timeout`.

@@ -32,7 +32,9 @@ int readInt(const char *name, int fallback, int min) {
 
 RankEnvironment readRankEnvironment() {
   RankEnvironment environment;
-  if (lookup("RANK") || lookup("WORLD_SIZE")) {
+  // mpirun's variables win over a stray WORLD_SIZE, but not over RANK.
+  bool mpirun = lookup("OMPI_COMM_WORLD_RANK") && !lookup("RANK");
+  if (!mpirun && (lookup("RANK") || lookup("WORLD_SIZE"))) {
     environment.launcher = Launcher::Torchrun;
     if (!lookup("RANK") || !lookup("WORLD_SIZE"))
       throw CommError(std::string(lookup("RANK") ? "WORLD_SIZE" : "RANK") +
@@ -44,7 +46,7 @@ RankEnvironment readRankEnvironment() {
     environment.localRank = readInt("LOCAL_RANK", environment.rank, 0);
     environment.localWorldSize =
         readInt("LOCAL_WORLD_SIZE", environment.worldSize, 1);
-  } else if (lookup("OMPI_COMM_WORLD_RANK")) {
+  } else if (mpirun) {
     environment.launcher = Launcher::Mpirun;
     environment.worldSize = readInt("OMPI_COMM_WORLD_SIZE", 1, 1);
     environment.rank = readInt("OMPI_COMM_WORLD_RANK", 0, 0);
@@ -104,7 +106,7 @@ connectProcessGroup(const RankEnvironment &environment, Backend backend,
 }
 
 void checkSameOnEveryRank(Communicator &communicator, uint64_t value,
-                          const std::string &what) {
+                          const std::string &what, const std::string &detail) {
   // Each rank's value in its own slot (as two 32-bit halves, exact in i64):
   // a sum then shows every rank every value.
   int size = communicator.getWorldSize(), rank = communicator.getRank();
@@ -115,8 +117,9 @@ void checkSameOnEveryRank(Communicator &communicator, uint64_t value,
                          ReduceOp::Sum);
   for (int r = 1; r < size; ++r)
     if (slots[2 * r] != slots[0] || slots[2 * r + 1] != slots[1])
-      throw CommError("rank " + std::to_string(r) + " " + what +
-                      " differs from rank 0's");
+      throw CommError("rank " + std::to_string(r) + "'s " + what +
+                      " differs from rank 0's" +
+                      (detail.empty() ? "" : " (" + detail + ")"));
 }
 
 } // namespace dpc::comm

@@ -54,10 +54,11 @@ connectProcessGroup(const RankEnvironment &environment, Backend backend,
                     std::chrono::milliseconds timeout);
 
 /// Whether every rank agrees on `value` (a hash of something each loaded
-/// itself): a collective. Throws CommError on every rank naming `what` and
-/// the first rank whose value differs from rank 0's.
+/// itself): a collective. Throws CommError on every rank naming `what`,
+/// the first rank whose value differs from rank 0's, and `detail`.
 void checkSameOnEveryRank(Communicator &communicator, uint64_t value,
-                          const std::string &what);
+                          const std::string &what,
+                          const std::string &detail = {});
 
 /// Backend-specific parts (GlooCommunicator.cpp, MpiCommunicator.cpp).
 std::unique_ptr<Communicator>

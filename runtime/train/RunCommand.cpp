@@ -31,7 +31,9 @@ int runCommand(const std::vector<std::string> &args, std::ostream &out,
     if (!rank)
       rank = std::getenv("OMPI_COMM_WORLD_RANK");
     if (rank && *rank) {
-      err << "rank " << rank << ": " << error.what() << std::endl;
+      // One write, so that the ranks' lines do not interleave.
+      std::string line = "rank " + std::string(rank) + ": " + error.what();
+      err << line + "\n" << std::flush;
       out.flush();
       std::_Exit(1);
     }

@@ -180,14 +180,13 @@ exec::ProcessRank joinProcessGroup(const RunOptions &options,
   rank.localWorldSize = environment.localWorldSize;
   // Before the first step: the same plan and flags everywhere.
   const std::vector<uint8_t> &bytes = loaded.getBytes();
-  comm::checkSameOnEveryRank(*rank.communicator,
-                             fnv1a(bytes.data(), bytes.size()),
-                             "plan (a hash of the plan file; this rank "
-                             "loaded " + loaded.getName() + ")");
   comm::checkSameOnEveryRank(
-      *rank.communicator, hashRunOptions(options),
-      "flags (--seed --epochs --steps --lr --init --train-subset "
-      "--test-subset --last-batch --resume)");
+      *rank.communicator, fnv1a(bytes.data(), bytes.size()), "plan",
+      "by a hash of the plan file; this rank loaded " + loaded.getName());
+  comm::checkSameOnEveryRank(*rank.communicator, hashRunOptions(options),
+                             "flags", "--seed --epochs --steps --lr --init "
+                             "--train-subset --test-subset --last-batch "
+                             "--resume must agree");
   return rank;
 }
 
