@@ -180,17 +180,24 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
   store->set("dpc/arrived/" + std::to_string(rank),
              std::vector<char>(mySize.begin(), mySize.end()));
   std::vector<int> missing;
+  std::string who = " (rank " + std::to_string(rank) + " of " +
+                    std::to_string(size) + ")";
   for (int r = 0; r < size; ++r) {
     auto left = std::chrono::duration_cast<milliseconds>(deadline -
                                                          Clock::now());
-    if (!store->waitFor("dpc/arrived/" + std::to_string(r),
-                        std::max(left, milliseconds(0))))
-      missing.push_back(r);
+    try {
+      if (!store->waitFor("dpc/arrived/" + std::to_string(r),
+                          std::max(left, milliseconds(0))))
+        missing.push_back(r);
+    } catch (const CommError &) {
+      throw CommError("rendezvous at " + where + who +
+                      ": lost the store (rank 0 serves it) while waiting "
+                      "for rank " + std::to_string(r));
+    }
   }
   if (!missing.empty())
-    throw CommError("rendezvous at " + where + " (rank " +
-                    std::to_string(rank) + " of " + std::to_string(size) +
-                    "): " + formatRanks(missing) + " did not arrive within " +
+    throw CommError("rendezvous at " + where + who + ": " +
+                    formatRanks(missing) + " did not arrive within " +
                     formatSeconds(timeout));
   for (int r = 0; r < size; ++r) {
     std::vector<char> theirs =

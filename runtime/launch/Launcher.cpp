@@ -257,8 +257,7 @@ int launchWorkers(const LaunchOptions &options, std::ostream &err) {
           err << "; stopping the other " << alive() << " worker"
               << (alive() == 1 ? "" : "s");
         err << std::endl;
-        exitStatus = WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                         : WEXITSTATUS(status);
+        exitStatus = 1; // as torchrun: the line above says why
         stopping = true;
         signalAll(SIGTERM);
         killAt = std::chrono::steady_clock::now() +

@@ -7,7 +7,8 @@
 // passes through), forwards SIGINT and SIGTERM to them, and waits. When a
 // worker fails (a non-zero exit or a signal), it names the worker's rank
 // and status, stops the others (SIGTERM, then SIGKILL after a grace
-// period) and exits non-zero: 128 + the signal, or the worker's status.
+// period) and exits with status 1 (128 + the signal when the launcher
+// itself was interrupted).
 //
 // A command whose first word is `dpc` runs this very executable, so
 // `dpc launch ... -- dpc run PLAN ...` needs no dpc on PATH.
