@@ -16,7 +16,9 @@
 //     InProcessCommunicator; rank r receives block r of every rank, reduces
 //     it in rank order 0, 1, ..., N-1 (the in-process order, so the bits are
 //     the same) and sends the result to every rank (a reduce-scatter and an
-//     all-gather, 2 (N-1)/N of the data in and out per rank).
+//     all-gather, 2 (N-1)/N of the data in and out per rank). With 2 ranks,
+//     or few bytes, every rank sends its whole buffers to every rank instead
+//     and each reduces everything in the same order: one round, same bits.
 //  3. Broadcast: the root sends its buffers to every rank.
 //
 // Every wait has the deadline `timeout` after the collective began; a

@@ -7,6 +7,7 @@
 #include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanTypes.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -41,6 +42,9 @@ struct Executor::StepGroup {
   std::vector<int64_t> lastSplit;
   /// Rows last bound to each batch input (several replicas only).
   std::map<std::string, int64_t, std::less<>> boundRows;
+  /// Rank mode: every scalar output of the last run, gathered at once.
+  std::map<std::string, std::vector<double>, std::less<>> scalars;
+  bool scalarsGathered = false;
 };
 
 namespace {
@@ -586,6 +590,7 @@ void Executor::run(int step, int64_t batch) {
     if (isLocal(group.replicas[r]))
       steps[group.replicas[r]]->lastRows = split[r];
   group.lastSplit = split;
+  group.scalarsGathered = false;
   if (!failure.empty()) {
     // Replicas may have stopped at different points: make them equal (in
     // rank mode a failed collective ends the run instead).
@@ -661,21 +666,27 @@ void Executor::getOutput(int step, std::string_view name, void *data,
   }
 }
 
-std::vector<double>
-Executor::getReplicaScalarOutputs(int step, std::string_view name) const {
-  const StepGroup &group = getGroup(step);
-  const plan::Tensor *tensor = findBindingOf(group, name, false);
-  if (!tensor)
-    throw std::invalid_argument("step '" + group.name + "' has no output '" +
-                                std::string(name) + "'");
+/// Output `name` of `group` as scalars, if it is one (see getScalarOutput):
+/// the tensor and its entry count, or {null, 0}.
+static std::pair<const plan::Tensor *, int64_t>
+asScalar(const plan::Tensor *tensor, size_t numReplicas) {
+  if (!tensor || tensor->batch_dim() ||
+      plan::getDTypeSize(tensor->dtype()) < 4)
+    return {nullptr, 0};
   int64_t count = plan::getNumElements(plan::toDims(tensor->dims()));
-  int64_t size = plan::getDTypeSize(tensor->dtype());
-  size_t numReplicas = group.replicas.size();
   bool perReplica = count == 1,
        gathered = numReplicas > 1 && count == int64_t(numReplicas);
-  if (tensor->batch_dim() || (!perReplica && !gathered))
-    throw std::invalid_argument("output '" + std::string(name) +
-                                "' is not a scalar");
+  return perReplica || gathered ? std::make_pair(tensor, count)
+                                : std::make_pair(nullptr, int64_t(0));
+}
+
+std::vector<double> Executor::readScalars(int step, std::string_view name,
+                                          const plan::Tensor &tensor,
+                                          int64_t count) const {
+  const StepGroup &group = getGroup(step);
+  size_t numReplicas = group.replicas.size();
+  bool gathered = numReplicas > 1 && count == int64_t(numReplicas);
+  int64_t size = plan::getDTypeSize(tensor.dtype());
   std::vector<double> values;
   std::vector<uint8_t> raw(count * size);
   for (size_t r = 0; r < numReplicas; ++r) {
@@ -690,17 +701,66 @@ Executor::getReplicaScalarOutputs(int step, std::string_view name) const {
                        raw.size());
       for (int64_t i = 0; i < count; ++i)
         values[first + i] =
-            readScalar(raw.data() + i * size, tensor->dtype(), name);
+            readScalar(raw.data() + i * size, tensor.dtype(), name);
     }
     if (gathered)
       break; // one entry per replica, in the first replica that has it
   }
-  // x + 0 is x: summing the ranks' vectors (in rank order) gathers them.
-  if (localDevice >= 0 && numReplicas > 1)
-    communicators[localDevice]->allReduce(
-        {{values.data(), int64_t(values.size()), plan::DType::F64}},
-        plan::ReduceOp::Sum);
   return values;
+}
+
+std::vector<double>
+Executor::getReplicaScalarOutputs(int step, std::string_view name) const {
+  StepGroup &group = getGroup(step);
+  size_t numReplicas = group.replicas.size();
+  const plan::Tensor *binding = findBindingOf(group, name, false);
+  if (!binding)
+    throw std::invalid_argument("step '" + group.name + "' has no output '" +
+                                std::string(name) + "'");
+  auto [tensor, count] = asScalar(binding, numReplicas);
+  if (!tensor)
+    throw std::invalid_argument("output '" + std::string(name) +
+                                "' is not a scalar");
+  if (localDevice < 0 || numReplicas == 1)
+    return readScalars(step, name, *tensor, count);
+
+  // Rank mode: every scalar output of the last run at once, in one
+  // collective (the plan fixes the list, so every rank builds the same).
+  // x + 0 is x: summing the ranks' vectors, in rank order, gathers them.
+  if (!group.scalarsGathered) {
+    std::vector<std::string> names;
+    std::vector<double> all;
+    std::vector<size_t> ends;
+    for (int r : group.replicas) {
+      const auto *outputs = plan->get().steps()->Get(r)->outputs();
+      for (flatbuffers::uoffset_t o = 0; outputs && o < outputs->size(); ++o) {
+        std::string output = outputs->Get(o)->name()->str();
+        auto [scalar, entries] =
+            asScalar(findBindingOf(group, output, false), numReplicas);
+        if (!scalar ||
+            std::find(names.begin(), names.end(), output) != names.end())
+          continue;
+        std::vector<double> values = readScalars(step, output, *scalar,
+                                                 entries);
+        all.insert(all.end(), values.begin(), values.end());
+        names.push_back(output);
+        ends.push_back(all.size());
+      }
+    }
+    communicators[localDevice]->allReduce(
+        {{all.data(), int64_t(all.size()), plan::DType::F64}},
+        plan::ReduceOp::Sum);
+    group.scalars.clear();
+    for (size_t i = 0; i < names.size(); ++i)
+      group.scalars[names[i]] = std::vector<double>(
+          all.begin() + (i ? ends[i - 1] : 0), all.begin() + ends[i]);
+    group.scalarsGathered = true;
+  }
+  auto found = group.scalars.find(name);
+  if (found == group.scalars.end())
+    throw std::logic_error("output '" + std::string(name) +
+                           "' was not gathered");
+  return found->second;
 }
 
 double Executor::getScalarOutput(int step, std::string_view name) const {

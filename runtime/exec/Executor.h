@@ -42,9 +42,10 @@
 //  - setInput: a batch input takes only this rank's rows of the global
 //    batch, getLocalRows(step, batch) of them (the other ranks bind theirs);
 //    run(step, batch) still takes the global batch.
-//  - getScalarOutput / getReplicaScalarOutputs: global, through a collective
-//    (every rank must ask for the same outputs in the same order); values
-//    and their sum are bit for bit those of the one-process run.
+//  - getScalarOutput / getReplicaScalarOutputs: global, through one
+//    collective per run that gathers every scalar output at once (so every
+//    rank must ask for scalars after the same runs); values and their sum
+//    are bit for bit those of the one-process run.
 //  - getOutput / getReplicaOutput: this rank's replica only.
 //  - Training state: one copy, on device R. Before the first run rank 0's
 //    state is broadcast to every rank, and before every run its buffers
@@ -188,6 +189,11 @@ private:
   bool isLocal(int planStep) const;
   /// Rank mode: the index of this rank's replica in `group`.
   size_t getLocalReplica(const StepGroup &group) const;
+  /// Output `name` (`count` scalars) of every replica of `step` binding it,
+  /// in replica order; another rank's replicas' entries are 0.
+  std::vector<double> readScalars(int step, std::string_view name,
+                                  const plan::Tensor &tensor,
+                                  int64_t count) const;
   const plan::Tensor *findBindingOf(const StepGroup &group,
                                     std::string_view name, bool input) const;
 
