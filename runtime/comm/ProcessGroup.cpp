@@ -67,6 +67,12 @@ RankEnvironment readRankEnvironment() {
   if (environment.masterPort > 65535)
     throw CommError("MASTER_PORT: " + std::to_string(environment.masterPort) +
                     " is not a port number");
+  // torchrun's agent already serves its own (torch) store on MASTER_PORT
+  // and says so to its workers: dpc's store takes the next port.
+  const char *agentStore = lookup("TORCHELASTIC_USE_AGENT_STORE");
+  if (agentStore && std::string(agentStore) == "True" &&
+      environment.masterPort > 0 && environment.masterPort < 65535)
+    ++environment.masterPort;
   return environment;
 }
 

@@ -4,7 +4,9 @@
 // Who this process is comes from the environment its launcher set:
 //
 //  - torchrun or `dpc launch`: RANK, WORLD_SIZE, LOCAL_RANK,
-//    LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT;
+//    LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT (under torchrun, whose
+//    agent serves its own store on MASTER_PORT and sets
+//    TORCHELASTIC_USE_AGENT_STORE=True, dpc's store is on MASTER_PORT + 1);
 //  - mpirun (Open MPI): OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE,
 //    OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_SIZE.
 //

@@ -63,6 +63,7 @@
 #ifndef DPC_RUNTIME_EXEC_EXECUTOR_H
 #define DPC_RUNTIME_EXEC_EXECUTOR_H
 
+#include "runtime/comm/Communicator.h"
 #include "runtime/exec/Device.h"
 #include "runtime/plan/PlanLoader.h"
 
@@ -72,10 +73,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-namespace dpc::comm {
-class Communicator;
-}
 
 namespace dpc::exec {
 
