@@ -108,12 +108,6 @@ TEST(TcpStoreTest, UnreachableStoreIsNamed) {
   }
 }
 
-template <typename T> DType dtypeOf();
-template <> DType dtypeOf<float>() { return DType::F32; }
-template <> DType dtypeOf<double>() { return DType::F64; }
-template <> DType dtypeOf<int32_t>() { return DType::I32; }
-template <> DType dtypeOf<int64_t>() { return DType::I64; }
-
 /// One rank's buffers of one round: bytes, with their dtype and count.
 struct Buffers {
   std::vector<std::vector<uint8_t>> bytes;
@@ -189,10 +183,11 @@ void checkSameAsInProcess(int size, int rounds, uint32_t seed) {
     for (auto *group : {&gloo, &local}) {
       auto &buffers = group == &gloo ? viaGloo : viaThreads;
       onEveryRank(size, [&](int rank) {
-        if (broadcast)
+        if (broadcast) {
           (*group)[rank]->broadcast(buffers[rank].view(), root);
-        else
+        } else {
           (*group)[rank]->allReduce(buffers[rank].view(), op);
+        }
       });
     }
     for (int rank = 0; rank < size; ++rank)
@@ -200,8 +195,9 @@ void checkSameAsInProcess(int size, int rounds, uint32_t seed) {
         ASSERT_EQ(viaGloo[rank].bytes[b], viaThreads[rank].bytes[b])
             << "round " << round << " rank " << rank << " buffer " << b;
         ASSERT_EQ(viaGloo[rank].bytes[b], viaGloo[0].bytes[b]);
-        if (broadcast)
+        if (broadcast) {
           ASSERT_EQ(viaGloo[rank].bytes[b], rootInput.bytes[b]);
+        }
       }
   }
 }
