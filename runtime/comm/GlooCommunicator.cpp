@@ -66,8 +66,8 @@ public:
       : buffer(std::move(buffer)), sending(sending) {}
 
   bool wait(Clock::time_point deadline, int *source) override {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline -
-                                                         Clock::now());
+    auto left =
+        std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     left = std::max(left, milliseconds(1));
     try {
       // Gloo gives up with an exception (and poisons the context, which is
@@ -180,11 +180,11 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
   store->set("dpc/arrived/" + std::to_string(rank),
              std::vector<char>(mySize.begin(), mySize.end()));
   std::vector<int> missing;
-  std::string who = " (rank " + std::to_string(rank) + " of " +
-                    std::to_string(size) + ")";
+  std::string who =
+      " (rank " + std::to_string(rank) + " of " + std::to_string(size) + ")";
   for (int r = 0; r < size; ++r) {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline -
-                                                         Clock::now());
+    auto left =
+        std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     try {
       if (!store->waitFor("dpc/arrived/" + std::to_string(r),
                           std::max(left, milliseconds(0))))
@@ -192,7 +192,8 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
     } catch (const CommError &) {
       throw CommError("rendezvous at " + where + who +
                       ": lost the store (rank 0 serves it) while waiting "
-                      "for rank " + std::to_string(r));
+                      "for rank " +
+                      std::to_string(r));
     }
   }
   if (!missing.empty())
@@ -203,10 +204,10 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
     std::vector<char> theirs =
         store->get("dpc/arrived/" + std::to_string(r), timeout);
     if (std::string(theirs.begin(), theirs.end()) != mySize)
-      throw CommError("rendezvous at " + where + ": rank " +
-                      std::to_string(r) + " has WORLD_SIZE " +
-                      std::string(theirs.begin(), theirs.end()) +
-                      ", rank " + std::to_string(rank) + " has " + mySize);
+      throw CommError("rendezvous at " + where + ": rank " + std::to_string(r) +
+                      " has WORLD_SIZE " +
+                      std::string(theirs.begin(), theirs.end()) + ", rank " +
+                      std::to_string(rank) + " has " + mySize);
   }
 
   gloo::transport::tcp::attr attributes;

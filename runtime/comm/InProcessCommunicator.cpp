@@ -149,8 +149,7 @@ public:
       throw CommError(mismatch);
   }
 
-  void broadcast(const std::vector<ReduceBuffer> &buffers,
-                 int root) override {
+  void broadcast(const std::vector<ReduceBuffer> &buffers, int root) override {
     if (root < 0 || root >= group->size)
       throw CommError("broadcast: root " + std::to_string(root) +
                       " is not a rank of " + std::to_string(group->size));

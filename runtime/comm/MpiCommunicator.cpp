@@ -130,8 +130,7 @@ std::unique_ptr<Communicator> connectMpi(const RankEnvironment &environment,
   check(MPI_Comm_size(MPI_COMM_WORLD, &size));
   if (rank != environment.rank || size != environment.worldSize)
     throw CommError("mpi: MPI_COMM_WORLD says rank " + std::to_string(rank) +
-                    " of " + std::to_string(size) +
-                    ", the environment rank " +
+                    " of " + std::to_string(size) + ", the environment rank " +
                     std::to_string(environment.rank) + " of " +
                     std::to_string(environment.worldSize));
   return createPeerCommunicator(std::make_unique<MpiTransport>(rank, size),

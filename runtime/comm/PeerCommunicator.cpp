@@ -58,8 +58,7 @@ template <typename T> bool isGreater(T a, T b) {
 }
 
 /// acc = reduce(acc, x) over n elements.
-template <typename T>
-void combine(T *acc, const T *x, int64_t n, ReduceOp op) {
+template <typename T> void combine(T *acc, const T *x, int64_t n, ReduceOp op) {
   if (op == ReduceOp::Max) {
     for (int64_t i = 0; i < n; ++i)
       acc[i] = isGreater(x[i], acc[i]) ? x[i] : acc[i];
@@ -117,7 +116,7 @@ public:
       incoming[peer].assign(sliceBytes(buffers, rank), 0);
       if (!outgoing[peer].empty())
         sends.push_back({track(transport->send(peer, outgoing[peer].data(),
-                                              outgoing[peer].size(), tag(1))),
+                                               outgoing[peer].size(), tag(1))),
                          peer});
       if (!incoming[peer].empty())
         receives[peer] = track(transport->receive(
@@ -142,8 +141,8 @@ public:
         continue;
       incoming[peer].assign(sliceBytes(buffers, peer), 0);
       if (!reduced.empty())
-        sends.push_back({track(
-            transport->send(peer, reduced.data(), reduced.size(), tag(2))),
+        sends.push_back({track(transport->send(peer, reduced.data(),
+                                               reduced.size(), tag(2))),
                          peer});
       if (!incoming[peer].empty())
         receives[peer] = track(transport->receive(
@@ -158,8 +157,7 @@ public:
     pending.clear();
   }
 
-  void broadcast(const std::vector<ReduceBuffer> &buffers,
-                 int root) override {
+  void broadcast(const std::vector<ReduceBuffer> &buffers, int root) override {
     if (root < 0 || root >= worldSize)
       throw CommError("broadcast: root " + std::to_string(root) +
                       " is not a rank of " + std::to_string(worldSize));
@@ -214,8 +212,7 @@ public:
 
 private:
   static size_t bytesOf(const ReduceBuffer &buffer) {
-    return static_cast<size_t>(buffer.count) *
-           plan::getDTypeSize(buffer.dtype);
+    return static_cast<size_t>(buffer.count) * plan::getDTypeSize(buffer.dtype);
   }
 
   /// Rank `r`'s element range of a buffer of `count` elements.
@@ -352,7 +349,7 @@ private:
     for (int peer = 0; peer < worldSize; ++peer)
       if (peer != rank)
         sends.push_back({track(transport->send(peer, &headers[rank],
-                                              sizeof(Header), tag(0))),
+                                               sizeof(Header), tag(0))),
                          peer});
     // Headers from each peer; on a timeout, name the first that did not
     // arrive and every other one the backend can tell is missing.
@@ -369,8 +366,7 @@ private:
         done = receives[peer]->wait(deadline, nullptr);
       } catch (const CommError &error) {
         broken = true;
-        throw CommError(describe(operation) +
-                        ": lost the connection to rank " +
+        throw CommError(describe(operation) + ": lost the connection to rank " +
                         std::to_string(peer) + " (" + error.what() + ")");
       }
       if (!done) {
@@ -394,9 +390,8 @@ private:
       if (other.sequence != headers[0].sequence ||
           other.operation != headers[0].operation)
         throw CommError(what + " is at " +
-                        nameOf(static_cast<Operation>(other.operation)) +
-                        " #" + std::to_string(other.sequence) +
-                        ", rank 0 at " +
+                        nameOf(static_cast<Operation>(other.operation)) + " #" +
+                        std::to_string(other.sequence) + ", rank 0 at " +
                         nameOf(static_cast<Operation>(headers[0].operation)) +
                         " #" + std::to_string(headers[0].sequence));
       if (other.argument != headers[0].argument)
@@ -458,7 +453,7 @@ private:
   int rank, worldSize;
   uint64_t sequence = 0;
   Operation current = Operation::AllReduce;
-  bool whole = false; // this all-reduce exchanges whole buffers
+  bool whole = false;  // this all-reduce exchanges whole buffers
   bool broken = false; // a collective failed: its requests may be pending
   // Message memory lives here, so that it outlives a failed collective.
   std::vector<std::unique_ptr<Transport::Request>> pending;

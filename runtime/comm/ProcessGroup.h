@@ -1,4 +1,4 @@
-//===- ProcessGroup.h - this process's rank, from its environment -*- C++ -*-===//
+//===- ProcessGroup.h - this process's rank and its group -------*- C++ -*-===//
 //
 // A process-per-device run: each process is one rank and drives one device.
 // Who this process is comes from the environment its launcher set:
@@ -63,12 +63,10 @@ void checkSameOnEveryRank(Communicator &communicator, uint64_t value,
                           const std::string &detail = {});
 
 /// Backend-specific parts (GlooCommunicator.cpp, MpiCommunicator.cpp).
-std::unique_ptr<Communicator>
-connectGloo(const RankEnvironment &environment,
-            std::chrono::milliseconds timeout);
-std::unique_ptr<Communicator>
-connectMpi(const RankEnvironment &environment,
-           std::chrono::milliseconds timeout);
+std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
+                                          std::chrono::milliseconds timeout);
+std::unique_ptr<Communicator> connectMpi(const RankEnvironment &environment,
+                                         std::chrono::milliseconds timeout);
 
 } // namespace dpc::comm
 

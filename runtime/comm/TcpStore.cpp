@@ -72,8 +72,8 @@ TcpStoreServer::TcpStoreServer(int requestedPort) {
     std::string reason = std::strerror(errno);
     ::close(listener);
     throw CommError("rendezvous store: cannot listen on port " +
-                    std::to_string(requestedPort) + " (MASTER_PORT): " +
-                    reason);
+                    std::to_string(requestedPort) +
+                    " (MASTER_PORT): " + reason);
   }
   socklen_t length = sizeof(address);
   ::getsockname(listener, reinterpret_cast<sockaddr *>(&address), &length);
@@ -183,8 +183,8 @@ TcpStore::TcpStore(const std::string &host, int port,
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo *found = nullptr;
-  int status = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(),
-                             &hints, &found);
+  int status =
+      ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
   if (status != 0)
     throw CommError("rendezvous store " + address +
                     " (MASTER_ADDR:MASTER_PORT): cannot resolve '" + host +
@@ -225,8 +225,7 @@ void TcpStore::set(const std::string &key, const std::vector<char> &value) {
   uint32_t keyLength = key.size();
   uint64_t valueLength = value.size();
   if (!writeAll(fd, &kind, 1) || !writeAll(fd, &keyLength, 4) ||
-      !writeAll(fd, key.data(), key.size()) ||
-      !writeAll(fd, &valueLength, 8) ||
+      !writeAll(fd, key.data(), key.size()) || !writeAll(fd, &valueLength, 8) ||
       !writeAll(fd, value.data(), value.size()) || !readAll(fd, &ok, 1) ||
       ok != 1)
     throw CommError("rendezvous store " + address +

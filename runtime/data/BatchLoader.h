@@ -30,7 +30,7 @@
 namespace dpc::data {
 
 struct Batch {
-  int64_t size = 0; // global rows; the last batch of an epoch may be short
+  int64_t size = 0;     // global rows; the last batch of an epoch may be short
   int64_t firstRow = 0; // of the rows below, in the global batch
   std::vector<float> images; // this process's rows (all without a RowSlice)
   std::vector<int32_t> labels;

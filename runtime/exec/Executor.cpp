@@ -463,9 +463,9 @@ void Executor::broadcastState(bool buffersOnly) {
     const plan::PersistentTensor &state = *states->Get(p);
     if (buffersOnly && state.kind() != plan::PersistentKind::Buffer)
       continue;
-    buffers.push_back(
-        {persistent[p].get(), plan::getNumElements(plan::toDims(state.dims())),
-         state.dtype()});
+    buffers.push_back({persistent[p].get(),
+                       plan::getNumElements(plan::toDims(state.dims())),
+                       state.dtype()});
   }
   if (!buffers.empty())
     communicators[localDevice]->broadcast(buffers, 0);
@@ -542,9 +542,9 @@ void Executor::run(int step, int64_t batch) {
                                    ? splitBatch(group.shares, batch)
                                    : std::vector<int64_t>(numReplicas, 0);
   // Rank mode binds this rank's rows; otherwise the global ones.
-  int64_t expectedRows =
-      localDevice >= 0 && numReplicas > 1 ? split[getLocalReplica(group)]
-                                          : batch;
+  int64_t expectedRows = localDevice >= 0 && numReplicas > 1
+                             ? split[getLocalReplica(group)]
+                             : batch;
   for (const auto &[name, rows] : group.boundRows)
     if (rows != expectedRows)
       throw std::invalid_argument(
@@ -670,8 +670,7 @@ void Executor::getOutput(int step, std::string_view name, void *data,
 /// the tensor and its entry count, or {null, 0}.
 static std::pair<const plan::Tensor *, int64_t>
 asScalar(const plan::Tensor *tensor, size_t numReplicas) {
-  if (!tensor || tensor->batch_dim() ||
-      plan::getDTypeSize(tensor->dtype()) < 4)
+  if (!tensor || tensor->batch_dim() || plan::getDTypeSize(tensor->dtype()) < 4)
     return {nullptr, 0};
   int64_t count = plan::getNumElements(plan::toDims(tensor->dims()));
   bool perReplica = count == 1,
@@ -697,8 +696,7 @@ std::vector<double> Executor::readScalars(int step, std::string_view name,
     values.resize(first + count, 0.0);
     // Rank mode: each rank fills its replica's entries, the others 0.
     if (isLocal(group.replicas[r])) {
-      getReplicaOutput(step, static_cast<int>(r), name, raw.data(),
-                       raw.size());
+      getReplicaOutput(step, static_cast<int>(r), name, raw.data(), raw.size());
       for (int64_t i = 0; i < count; ++i)
         values[first + i] =
             readScalar(raw.data() + i * size, tensor.dtype(), name);
@@ -740,8 +738,8 @@ Executor::getReplicaScalarOutputs(int step, std::string_view name) const {
         if (!scalar ||
             std::find(names.begin(), names.end(), output) != names.end())
           continue;
-        std::vector<double> values = readScalars(step, output, *scalar,
-                                                 entries);
+        std::vector<double> values =
+            readScalars(step, output, *scalar, entries);
         all.insert(all.end(), values.begin(), values.end());
         names.push_back(output);
         ends.push_back(all.size());

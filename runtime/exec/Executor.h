@@ -200,9 +200,9 @@ private:
   std::vector<std::unique_ptr<comm::Communicator>> communicators;
   std::vector<DeviceBuffer> persistent;
   std::vector<size_t> primary;
-  std::vector<std::vector<size_t>> copies; // per persistent: all copies
+  std::vector<std::vector<size_t>> copies;       // per persistent: all copies
   std::vector<std::unique_ptr<StepState>> steps; // null: another rank's
-  std::vector<size_t> groupOf;                    // by plan step
+  std::vector<size_t> groupOf;                   // by plan step
   std::vector<std::unique_ptr<StepGroup>> groups;
   int localDevice = -1;     // rank mode: this process's device
   bool stateShared = false; // rank mode: rank 0's state broadcast

@@ -125,8 +125,8 @@ LaunchOptions parseLaunchOptions(const std::vector<std::string> &args) {
       char *end = nullptr;
       options.graceSeconds = std::strtod(value.c_str(), &end);
       if (value.empty() || *end != '\0' || !(options.graceSeconds >= 0))
-        throw LaunchUsageError("--grace: expected seconds >= 0, got '" +
-                               value + "'");
+        throw LaunchUsageError("--grace: expected seconds >= 0, got '" + value +
+                               "'");
     } else {
       throw LaunchUsageError("unknown flag '" + arg + "'");
     }

@@ -35,7 +35,7 @@ struct LaunchOptions {
   int nnodes = 1;
   int nodeRank = 0;
   std::string masterAddr = "127.0.0.1";
-  int masterPort = 29500; // 0: a free port (one node only)
+  int masterPort = 29500;  // 0: a free port (one node only)
   double graceSeconds = 5; // --grace: SIGTERM to SIGKILL
   std::vector<std::string> command;
   bool help = false;

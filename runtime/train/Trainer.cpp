@@ -143,7 +143,8 @@ double evaluate(Executor &executor, int evalStep, data::BatchLoader &loader,
   return correct / static_cast<double>(count);
 }
 
-uint64_t fnv1a(const void *data, size_t size, uint64_t hash = 0xcbf29ce484222325ull) {
+uint64_t fnv1a(const void *data, size_t size,
+               uint64_t hash = 0xcbf29ce484222325ull) {
   const auto *bytes = static_cast<const uint8_t *>(data);
   for (size_t i = 0; i < size; ++i)
     hash = (hash ^ bytes[i]) * 0x100000001b3ull;
@@ -175,8 +176,7 @@ exec::ProcessRank joinProcessGroup(const RunOptions &options,
   comm::Backend backend = options.backend.empty()
                               ? comm::Backend::Default
                               : comm::parseBackend(options.backend);
-  rank.communicator =
-      comm::connectProcessGroup(environment, backend, timeout);
+  rank.communicator = comm::connectProcessGroup(environment, backend, timeout);
   rank.localWorldSize = environment.localWorldSize;
   // Before the first step: the same plan and flags everywhere.
   const std::vector<uint8_t> &bytes = loaded.getBytes();
@@ -184,7 +184,8 @@ exec::ProcessRank joinProcessGroup(const RunOptions &options,
       *rank.communicator, fnv1a(bytes.data(), bytes.size()), "plan",
       "by a hash of the plan file; this rank loaded " + loaded.getName());
   comm::checkSameOnEveryRank(*rank.communicator, hashRunOptions(options),
-                             "flags", "--seed --epochs --steps --lr --init "
+                             "flags",
+                             "--seed --epochs --steps --lr --init "
                              "--train-subset --test-subset --last-batch "
                              "--resume must agree");
   return rank;

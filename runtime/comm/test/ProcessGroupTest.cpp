@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/comm/InProcessCommunicator.h"
 #include "runtime/comm/ProcessGroup.h"
+#include "runtime/comm/InProcessCommunicator.h"
 #include "runtime/comm/TcpStore.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-//===- RankModeTest.cpp - one executor per device, as one process per rank -===//
+//===- RankModeTest.cpp - one executor per device, ranks on threads -------===//
 //
 // Rank mode (Executor.h) with the ranks on threads over an in-process group:
 // each rank's executor drives one device and binds only its rows, and the
@@ -74,8 +74,7 @@ Record train(Executor &executor, const std::vector<Batch> &batches,
     auto [first, count] = executor.getLocalRows(step, rows);
     executor.setInput(step, "images", batch.images.data() + first * pixels,
                       count * pixels * 4);
-    executor.setInput(step, "labels", batch.labels.data() + first,
-                      count * 4);
+    executor.setInput(step, "labels", batch.labels.data() + first, count * 4);
     float lr = 0.1f;
     executor.setInput(step, "lr", &lr, 4);
     executor.run(step, rows);
@@ -160,8 +159,7 @@ TEST(RankModeTest, LocalRowsFollowTheSplit) {
     rank1.run(step, 5);
     FAIL() << "expected an error";
   } catch (const std::invalid_argument &error) {
-    EXPECT_NE(std::string(error.what()).find("runs 3 of 5"),
-              std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("runs 3 of 5"), std::string::npos)
         << error.what();
   }
 }
