@@ -9,8 +9,9 @@
 // One handle must not be used from two threads at once.
 //
 // The in-process backend (InProcessCommunicator.h) serves device threads of
-// one process; a process-per-rank backend (Gloo, MPI, NCCL) implements the
-// same interface with one handle per process.
+// one process; the process-per-rank backends (PeerCommunicator.h: Gloo and
+// MPI; NCCL for CUDA) implement the same interface with one handle per
+// process, and compute the same bits as the in-process one.
 //
 // Results are deterministic: the same on every run and, bit for bit, on
 // every rank, so that data-parallel replicas stay identical.
@@ -61,6 +62,12 @@ public:
   void allReduce(float *data, int64_t count, ReduceOp op) {
     allReduce({{data, count, DType::F32}}, op);
   }
+
+  /// Copies every buffer of rank `root` into the same buffer of every other
+  /// rank (any dtype; counts as in allReduce). One collective. Throws
+  /// CommError, on every rank, if the ranks disagree.
+  virtual void broadcast(const std::vector<ReduceBuffer> &buffers,
+                         int root) = 0;
 };
 
 } // namespace dpc::comm

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -38,10 +39,11 @@ private:
 /// What the ranks share: the buffers each one posted for the current call.
 struct Group {
   explicit Group(int size)
-      : size(size), posted(size), ops(size), barrier(size) {}
+      : size(size), posted(size), ops(size), roots(size), barrier(size) {}
   int size;
   std::vector<const std::vector<ReduceBuffer> *> posted;
   std::vector<ReduceOp> ops;
+  std::vector<int> roots; // broadcast
   Barrier barrier;
 };
 
@@ -86,11 +88,13 @@ void reduceRange(const Group &group, size_t b, int64_t begin, int64_t end,
 }
 
 /// Empty if every rank posted the same call as rank 0; otherwise why not.
-std::string findMismatch(const Group &group) {
+std::string findMismatch(const Group &group,
+                         const char *operation = "all-reduce") {
   const std::vector<ReduceBuffer> &first = *group.posted[0];
   for (int rank = 1; rank < group.size; ++rank) {
     const std::vector<ReduceBuffer> &other = *group.posted[rank];
-    std::string where = "all-reduce: rank " + std::to_string(rank);
+    std::string where =
+        std::string(operation) + ": rank " + std::to_string(rank);
     if (group.ops[rank] != group.ops[0])
       return where + " reduces with another op than rank 0";
     if (other.size() != first.size())
@@ -140,6 +144,32 @@ public:
       reduceMySlice(buffers, op);
     // Nobody may return (and reuse its buffers or its post) before every
     // rank has finished writing into them.
+    group->barrier.arriveAndWait();
+    if (!mismatch.empty())
+      throw CommError(mismatch);
+  }
+
+  void broadcast(const std::vector<ReduceBuffer> &buffers, int root) override {
+    if (root < 0 || root >= group->size)
+      throw CommError("broadcast: root " + std::to_string(root) +
+                      " is not a rank of " + std::to_string(group->size));
+    if (group->size == 1)
+      return;
+    group->posted[rank] = &buffers;
+    group->roots[rank] = root;
+    group->ops[rank] = ReduceOp::Sum; // not compared: no op
+    group->barrier.arriveAndWait();
+    std::string mismatch = findMismatch(*group, "broadcast");
+    for (int r = 1; r < group->size && mismatch.empty(); ++r)
+      if (group->roots[r] != group->roots[0])
+        mismatch = "broadcast: rank " + std::to_string(r) +
+                   " broadcasts from another root than rank 0";
+    if (mismatch.empty() && rank != root) {
+      const std::vector<ReduceBuffer> &source = *group->posted[root];
+      for (size_t b = 0; b < buffers.size(); ++b)
+        std::memcpy(buffers[b].data, source[b].data,
+                    buffers[b].count * plan::getDTypeSize(buffers[b].dtype));
+    }
     group->barrier.arriveAndWait();
     if (!mismatch.empty())
       throw CommError(mismatch);

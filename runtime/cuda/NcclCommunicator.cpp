@@ -3,6 +3,7 @@
 #include "runtime/cuda/NcclCommunicator.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/OwnKernels.h"
+#include "runtime/plan/PlanTypes.h"
 
 #include <string>
 
@@ -85,14 +86,44 @@ void NcclCommunicator::enqueueAllReduce(
              worldSize, buffer.data);
 }
 
-void NcclCommunicator::allReduce(const std::vector<comm::ReduceBuffer> &buffers,
-                                 comm::ReduceOp op) {
-  DeviceScope scope(ordinal);
+cudaStream_t NcclCommunicator::getOwnStream() {
   if (!ownStream)
     DPC_CUDA_CHECK(
         cudaStreamCreateWithFlags(&ownStream, cudaStreamNonBlocking));
-  enqueueAllReduce(buffers, op, ownStream);
-  DPC_CUDA_CHECK(cudaStreamSynchronize(ownStream));
+  return ownStream;
+}
+
+void NcclCommunicator::allReduce(const std::vector<comm::ReduceBuffer> &buffers,
+                                 comm::ReduceOp op) {
+  DeviceScope scope(ordinal);
+  cudaStream_t stream = getOwnStream();
+  enqueueAllReduce(buffers, op, stream);
+  DPC_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void NcclCommunicator::broadcast(const std::vector<comm::ReduceBuffer> &buffers,
+                                 int root) {
+  if (root < 0 || root >= worldSize)
+    throw comm::CommError("broadcast: root " + std::to_string(root) +
+                          " is not a rank of " + std::to_string(worldSize));
+  DeviceScope scope(ordinal);
+  cudaStream_t stream = getOwnStream();
+  // sendbuff == recvbuff: in place (NCCL's "In-place Operations").
+  DPC_CUDA_CHECK(ncclGroupStart());
+  try {
+    for (const comm::ReduceBuffer &buffer : buffers)
+      if (buffer.count > 0)
+        DPC_CUDA_CHECK(ncclBroadcast(
+            buffer.data, buffer.data,
+            static_cast<size_t>(buffer.count) *
+                plan::getDTypeSize(buffer.dtype),
+            ncclInt8, root, comm, stream));
+  } catch (...) {
+    DPC_CUDA_REPORT(ncclGroupEnd());
+    throw;
+  }
+  DPC_CUDA_CHECK(ncclGroupEnd());
+  DPC_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 } // namespace dpc::cuda

@@ -62,6 +62,10 @@ public:
   void allReduce(const std::vector<comm::ReduceBuffer> &buffers,
                  comm::ReduceOp op) override;
   using comm::Communicator::allReduce;
+  /// Synchronous, like allReduce: rank `root`'s bytes to every rank, in
+  /// place (any dtype: NCCL copies them as bytes).
+  void broadcast(const std::vector<comm::ReduceBuffer> &buffers,
+                 int root) override;
 
 private:
   NcclCommunicator(ncclComm_t comm, int rank, int worldSize, int ordinal)
@@ -70,6 +74,8 @@ private:
   ncclComm_t comm;
   int rank, worldSize, ordinal;
   cudaStream_t ownStream = nullptr;
+  /// The stream the synchronous collectives run on, created on first use.
+  cudaStream_t getOwnStream();
 };
 
 } // namespace dpc::cuda

@@ -34,8 +34,10 @@ std::vector<int64_t> dpc::data::epochOrder(int64_t count, uint64_t seed,
 }
 
 BatchLoader::BatchLoader(const Dataset &dataset, int64_t batchSize,
-                         bool shuffle, uint64_t seed)
-    : dataset(dataset), batchSize(batchSize), shuffle(shuffle), seed(seed) {
+                         bool shuffle, uint64_t seed, LastBatch last,
+                         RowSlice slice)
+    : dataset(dataset), batchSize(batchSize), shuffle(shuffle), seed(seed),
+      last(last), slice(std::move(slice)) {
   if (batchSize <= 0)
     throw std::invalid_argument("batch size must be > 0");
   for (int i = 0; i < kPrefetchDepth + 1; ++i)
@@ -53,6 +55,8 @@ BatchLoader::~BatchLoader() {
 }
 
 int64_t BatchLoader::batchesPerEpoch() const {
+  if (last == LastBatch::Drop)
+    return dataset.count / batchSize;
   return (dataset.count + batchSize - 1) / batchSize;
 }
 
@@ -96,13 +100,18 @@ const Batch *BatchLoader::next() {
 void BatchLoader::fill(Batch &batch, int64_t index,
                        const std::vector<int64_t> &sampleOrder) const {
   int64_t begin = index * batchSize;
-  int64_t rows = std::min(batchSize, dataset.count - begin);
+  int64_t rows = last == LastBatch::Pad
+                     ? batchSize
+                     : std::min(batchSize, dataset.count - begin);
+  auto [first, count] = slice ? slice(rows) : std::make_pair(int64_t(0), rows);
   int64_t imageSize = dataset.imageSize();
   batch.size = rows;
-  batch.images.resize(rows * imageSize);
-  batch.labels.resize(rows);
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t sample = sampleOrder[begin + r];
+  batch.firstRow = first;
+  batch.images.resize(count * imageSize);
+  batch.labels.resize(count);
+  for (int64_t r = 0; r < count; ++r) {
+    // Padding wraps around to the start of the epoch's order.
+    int64_t sample = sampleOrder[(begin + first + r) % dataset.count];
     std::memcpy(&batch.images[r * imageSize],
                 &dataset.images[sample * imageSize], imageSize * sizeof(float));
     batch.labels[r] = dataset.labels[sample];

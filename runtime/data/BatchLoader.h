@@ -5,6 +5,12 @@
 // The order of epoch E depends only on (seed, E), so a run resumed at epoch E
 // sees exactly the batches an uninterrupted run would have seen.
 //
+// A process-per-device run shards each global batch (DistributedSampler's
+// role): every rank walks the same global order and assembles only its own
+// rows of each batch, those the RowSlice says. When the data set does not
+// divide into batches, the last one is short (as in a one-process run),
+// dropped, or padded with samples from the start of the epoch's order.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_DATA_BATCHLOADER_H
@@ -15,6 +21,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -23,10 +30,17 @@
 namespace dpc::data {
 
 struct Batch {
-  int64_t size = 0; // rows; the last batch of an epoch may be short
-  std::vector<float> images;
+  int64_t size = 0;     // global rows; the last batch of an epoch may be short
+  int64_t firstRow = 0; // of the rows below, in the global batch
+  std::vector<float> images; // this process's rows (all without a RowSlice)
   std::vector<int32_t> labels;
 };
+
+/// What happens to the last batch of an epoch when it is not full.
+enum class LastBatch { Short, Drop, Pad };
+
+/// This process's rows of a global batch of `rows` rows: {first, count}.
+using RowSlice = std::function<std::pair<int64_t, int64_t>(int64_t rows)>;
 
 /// The permutation of [0, count) used for epoch `epoch`: Fisher-Yates driven
 /// by a fixed-definition generator, so it is the same on every platform.
@@ -35,7 +49,8 @@ std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch);
 class BatchLoader {
 public:
   BatchLoader(const Dataset &dataset, int64_t batchSize, bool shuffle,
-              uint64_t seed);
+              uint64_t seed, LastBatch last = LastBatch::Short,
+              RowSlice slice = {});
   ~BatchLoader();
   BatchLoader(const BatchLoader &) = delete;
   BatchLoader &operator=(const BatchLoader &) = delete;
@@ -57,6 +72,8 @@ private:
   const int64_t batchSize;
   const bool shuffle;
   const uint64_t seed;
+  const LastBatch last;
+  const RowSlice slice;
 
   std::mutex mutex;
   std::condition_variable changed;

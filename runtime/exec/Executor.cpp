@@ -7,6 +7,7 @@
 #include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanTypes.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -52,6 +53,9 @@ struct Executor::StepGroup {
   bool accumulates = false;
   std::map<std::string, Staged, std::less<>> staged;
   std::map<std::string, double, std::less<>> earlierScalars;
+  /// Rank mode: every scalar output of the last run, gathered at once.
+  std::map<std::string, std::vector<double>, std::less<>> scalars;
+  bool scalarsGathered = false;
 };
 
 namespace {
@@ -147,31 +151,56 @@ void fillOnes(uint8_t *bytes, int64_t count, plan::DType dtype) {
 } // namespace
 
 Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
-                   const DeviceFactory &factory)
+                   const DeviceFactory &factory, ProcessRank rank)
     : plan(std::move(loaded)) {
   const plan::Plan &root = plan->get();
+  int numDevices = static_cast<int>(root.devices()->size());
   DeviceOptions options;
-  options.numLocalDevices = static_cast<int>(root.devices()->size());
-  for (const plan::Device *device : *root.devices()) {
+  options.numLocalDevices = numDevices;
+  if (rank.communicator) {
+    int worldSize = rank.communicator->getWorldSize();
+    if (worldSize != numDevices)
+      plan->fail("the plan has " + std::to_string(numDevices) +
+                 " device(s), but WORLD_SIZE is " + std::to_string(worldSize) +
+                 " (a process-per-device run needs one rank per device)");
+    localDevice = rank.communicator->getRank();
+    options.numLocalDevices = std::max(1, rank.localWorldSize);
+  }
+  for (int d = 0; d < numDevices; ++d) {
+    if (localDevice >= 0 && d != localDevice) {
+      devices.push_back(nullptr); // another rank's
+      continue;
+    }
     try {
-      devices.push_back(factory(device->name()->str(), options));
+      devices.push_back(
+          factory(root.devices()->Get(d)->name()->str(), options));
     } catch (const std::exception &error) {
       plan->fail(error.what());
     }
   }
-  std::vector<Device *> members;
-  for (const auto &device : devices)
-    members.push_back(device.get());
-  try {
-    communicators = createCommunicators(members);
-  } catch (const std::exception &error) {
-    plan->fail(error.what());
+  if (localDevice >= 0) {
+    communicators.resize(numDevices);
+    communicators[localDevice] = std::move(rank.communicator);
+  } else {
+    // In-process for CPU devices, NCCL for GPUs.
+    std::vector<Device *> members;
+    for (const auto &device : devices)
+      members.push_back(device.get());
+    try {
+      communicators = createCommunicators(members);
+    } catch (const std::exception &error) {
+      plan->fail(error.what());
+    }
   }
 
   // Each device's copy of the training state, on that device.
   std::map<std::string, std::vector<size_t>> byName;
   if (const auto *states = root.persistent()) {
     for (const plan::PersistentTensor *state : *states) {
+      if (!devices[state->device()]) {
+        persistent.emplace_back(); // another rank's copy
+        continue;
+      }
       Device &home = *devices[state->device()];
       int64_t count = plan::getNumElements(plan::toDims(state->dims()));
       int64_t size = plan::getDTypeSize(state->dtype());
@@ -188,6 +217,8 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
     }
     copies.resize(persistent.size());
     for (size_t i = 0; i < persistent.size(); ++i) {
+      if (!devices[states->Get(i)->device()])
+        continue;
       const std::vector<size_t> &all = byName[states->Get(i)->name()->str()];
       copies[i] = all;
       size_t lowest = all[0];
@@ -207,11 +238,17 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
   for (const plan::Step *step : *root.steps())
     arenaBytes[step->device()] =
         std::max(arenaBytes[step->device()], step->arena_bytes());
+  arenas.resize(devices.size());
   for (size_t d = 0; d < devices.size(); ++d)
-    arenas.emplace_back(*devices[d], arenaBytes[d]);
+    if (devices[d]) // not another rank's
+      arenas[d] = DeviceBuffer(*devices[d], arenaBytes[d]);
 
   for (flatbuffers::uoffset_t s = 0; s < root.steps()->size(); ++s) {
     const plan::Step &step = *root.steps()->Get(s);
+    if (!devices[step.device()]) {
+      steps.push_back(nullptr); // another rank's replica
+      continue;
+    }
     auto state = std::make_unique<StepState>();
     state->step = &step;
     state->device = devices[step.device()].get();
@@ -256,18 +293,21 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
 
   // Group the replicas, in the order their names first appear.
   std::vector<bool> grouped(steps.size(), false);
+  groupOf.assign(steps.size(), 0);
   for (size_t s = 0; s < steps.size(); ++s) {
     if (grouped[s])
       continue;
     auto group = std::make_unique<StepGroup>();
-    group->name = steps[s]->step->name()->str();
+    group->name = root.steps()->Get(s)->name()->str();
     group->replicas = plan->findReplicas(group->name);
     for (int r : group->replicas) {
       grouped[r] = true;
-      steps[r]->group = groups.size();
+      groupOf[r] = groups.size();
+      if (steps[r])
+        steps[r]->group = groups.size();
       group->shares.push_back(plan->getMaxBatch(r));
       group->maxBatch += plan->getMaxBatch(r);
-      if (const auto *streams = steps[r]->step->streams())
+      if (const auto *streams = root.steps()->Get(r)->streams())
         for (const plan::Stream *stream : *streams)
           if (const auto *instructions = stream->instructions())
             for (const plan::Instruction *instruction : *instructions)
@@ -279,6 +319,10 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
   }
 
   gradAccum = root.grad_accum();
+  if (gradAccum > 1 && localDevice >= 0)
+    plan->fail("gradient accumulation (grad_accum " +
+               std::to_string(gradAccum) +
+               ") runs in one process only, not one process per device yet");
   if (gradAccum > 1) {
     int train = findStep("train_step");
     if (train < 0 || findStep("accum_first") < 0 ||
@@ -292,18 +336,52 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
 Executor::~Executor() {
   // Streams stop before the memory their work points to is freed.
   for (auto &step : steps)
-    step->streams.clear();
+    if (step)
+      step->streams.clear();
 }
 
 Executor::StepState &Executor::getStep(int step) const {
   if (step < 0 || static_cast<size_t>(step) >= steps.size())
     throw std::invalid_argument("step index " + std::to_string(step) +
                                 " is out of range");
+  if (!steps[step])
+    throw std::invalid_argument(
+        "step " + std::to_string(step) + " runs on device " +
+        std::to_string(plan->get().steps()->Get(step)->device()) +
+        ", in another rank's process");
   return *steps[step];
 }
 
 Executor::StepGroup &Executor::getGroup(int step) const {
-  return *groups[getStep(step).group];
+  if (step < 0 || static_cast<size_t>(step) >= steps.size())
+    throw std::invalid_argument("step index " + std::to_string(step) +
+                                " is out of range");
+  return *groups[groupOf[step]];
+}
+
+bool Executor::isLocal(int planStep) const {
+  return steps[planStep] != nullptr;
+}
+
+size_t Executor::getLocalReplica(const StepGroup &group) const {
+  for (size_t r = 0; r < group.replicas.size(); ++r)
+    if (isLocal(group.replicas[r]))
+      return r;
+  throw std::logic_error("step '" + group.name + "' has no replica on device " +
+                         std::to_string(localDevice));
+}
+
+std::pair<int64_t, int64_t> Executor::getLocalRows(int step,
+                                                   int64_t batch) const {
+  const StepGroup &group = getGroup(step);
+  if (localDevice < 0 || group.replicas.size() == 1 || group.maxBatch == 0)
+    return {0, batch};
+  std::vector<int64_t> split = splitBatch(group.shares, batch);
+  size_t local = getLocalReplica(group);
+  int64_t first = 0;
+  for (size_t r = 0; r < local; ++r)
+    first += split[r];
+  return {first, split[local]};
 }
 
 int Executor::findStep(std::string_view name) const {
@@ -336,7 +414,7 @@ const plan::Tensor *Executor::findBindingOf(const StepGroup &group,
                                             std::string_view name,
                                             bool input) const {
   for (int r : group.replicas) {
-    const plan::Step &s = *steps[r]->step;
+    const plan::Step &s = *plan->get().steps()->Get(r);
     int t = findBinding(input ? s.inputs() : s.outputs(), name);
     if (t >= 0)
       return s.tensors()->Get(t);
@@ -390,11 +468,38 @@ void Executor::bindInput(StepGroup &group, const plan::Tensor &binding,
                                   std::to_string(capacity) + " bytes, got " +
                                   std::to_string(bytes));
     for (int r : group.replicas) {
+      if (!isLocal(r))
+        continue;
       StepState &state = *steps[r];
       int t = findBinding(state.step->inputs(), name);
       if (t >= 0)
         state.device->copyFromHost(state.data[t], source, bytes);
     }
+    return;
+  }
+  if (localDevice >= 0) {
+    // This rank's rows only (getLocalRows).
+    StepState &state = *steps[group.replicas[getLocalReplica(group)]];
+    int t = findBinding(state.step->inputs(), name);
+    int64_t rowBytes = rowBytesOf(*tensor);
+    if (rowBytes == 0)
+      throw std::invalid_argument("input '" + std::string(name) +
+                                  "' has empty rows");
+    int64_t rows = static_cast<int64_t>(bytes) / rowBytes;
+    if (t < 0) {
+      group.boundRows[std::string(name)] = rows;
+      return;
+    }
+    const plan::Tensor &local = *state.step->tensors()->Get(t);
+    if (static_cast<int64_t>(bytes) % rowBytes != 0 ||
+        static_cast<int64_t>(bytes) > bytesOf(local))
+      throw std::invalid_argument(
+          "input '" + std::string(name) + "' takes up to " +
+          std::to_string(bytesOf(local) / rowBytes) + " rows of " +
+          std::to_string(rowBytes) + " bytes on this rank, got " +
+          std::to_string(bytes) + " bytes");
+    state.device->copyFromHost(state.data[t], source, bytes);
+    group.boundRows[std::string(name)] = rows;
     return;
   }
   // The global rows, each replica's part to its device.
@@ -431,6 +536,21 @@ void Executor::copyPrimaryToReplicas(bool buffersOnly) {
     readPersistent(p, staging.data());
     writePersistent(p, staging.data());
   }
+}
+
+void Executor::broadcastState(bool buffersOnly) {
+  const auto *states = plan->get().persistent();
+  std::vector<comm::ReduceBuffer> buffers;
+  for (size_t p : primary) {
+    const plan::PersistentTensor &state = *states->Get(p);
+    if (buffersOnly && state.kind() != plan::PersistentKind::Buffer)
+      continue;
+    buffers.push_back({persistent[p].get(),
+                       plan::getNumElements(plan::toDims(state.dims())),
+                       state.dtype()});
+  }
+  if (!buffers.empty())
+    communicators[localDevice]->broadcast(buffers, 0);
 }
 
 void Executor::enqueue(int index, int64_t rows, int64_t batch) {
@@ -559,14 +679,20 @@ void Executor::runReplicas(int step, int64_t batch, int64_t lossBatch) {
         "batch " + std::to_string(batch) + " is outside 1.." +
         std::to_string(group.maxBatch) + " for step '" + group.name + "'");
   size_t numReplicas = group.replicas.size();
-  for (const auto &[name, rows] : group.boundRows)
-    if (rows != batch)
-      throw std::invalid_argument(
-          "input '" + name + "' holds " + std::to_string(rows) +
-          " rows, but step '" + group.name + "' runs " + std::to_string(batch));
   std::vector<int64_t> split = group.maxBatch > 0
                                    ? splitBatch(group.shares, batch)
                                    : std::vector<int64_t>(numReplicas, 0);
+  // Rank mode binds this rank's rows; otherwise the global ones.
+  int64_t expectedRows = localDevice >= 0 && numReplicas > 1
+                             ? split[getLocalReplica(group)]
+                             : batch;
+  for (const auto &[name, rows] : group.boundRows)
+    if (rows != expectedRows)
+      throw std::invalid_argument(
+          "input '" + name + "' holds " + std::to_string(rows) +
+          " rows, but step '" + group.name + "' runs " +
+          std::to_string(expectedRows) +
+          (expectedRows != batch ? " of " + std::to_string(batch) : ""));
   if (group.updatesParameters) {
     ++optimizerStep;
     // AdamW reads the count from an i64 input the caller binds: the
@@ -576,15 +702,22 @@ void Executor::runReplicas(int step, int64_t batch, int64_t lossBatch) {
         bytesOf(*stepInput) == sizeof(int64_t))
       setInput(step, "step", &optimizerStep, sizeof(int64_t));
   }
-  if (devices.size() > 1)
+  if (localDevice >= 0 && devices.size() > 1) {
+    broadcastState(stateShared);
+    stateShared = true;
+  } else if (devices.size() > 1) {
     copyPrimaryToReplicas(true);
+  }
 
   // Every replica's work is enqueued before any is waited for: replicas
   // meet in collectives.
   for (size_t r = 0; r < numReplicas; ++r)
-    enqueue(group.replicas[r], split[r], lossBatch);
+    if (isLocal(group.replicas[r]))
+      enqueue(group.replicas[r], split[r], lossBatch);
   std::string failure;
   for (int r : group.replicas) {
+    if (!isLocal(r))
+      continue;
     for (auto &stream : steps[r]->streams) {
       try {
         stream->synchronize();
@@ -595,11 +728,14 @@ void Executor::runReplicas(int step, int64_t batch, int64_t lossBatch) {
     }
   }
   for (size_t r = 0; r < numReplicas; ++r)
-    steps[group.replicas[r]]->lastRows = split[r];
+    if (isLocal(group.replicas[r]))
+      steps[group.replicas[r]]->lastRows = split[r];
   group.lastSplit = split;
+  group.scalarsGathered = false;
   if (!failure.empty()) {
-    // Replicas may have stopped at different points: make them equal.
-    if (numReplicas > 1)
+    // Replicas may have stopped at different points: make them equal (in
+    // rank mode a failed collective ends the run instead).
+    if (numReplicas > 1 && localDevice < 0)
       copyPrimaryToReplicas(false);
     throw std::runtime_error("step '" + group.name + "': " + failure);
   }
@@ -639,7 +775,8 @@ size_t Executor::getOutputBytes(int step, std::string_view name) const {
                                 std::string(name) + "'");
   size_t bytes = 0;
   for (size_t r = 0; r < group.replicas.size(); ++r) {
-    if (findBinding(steps[group.replicas[r]]->step->outputs(), name) < 0)
+    if (!isLocal(group.replicas[r]) ||
+        findBinding(steps[group.replicas[r]]->step->outputs(), name) < 0)
       continue;
     bytes += getReplicaOutputBytes(step, static_cast<int>(r), name);
     if (!tensor->batch_dim())
@@ -659,7 +796,8 @@ void Executor::getOutput(int step, std::string_view name, void *data,
   bool rows = findBindingOf(group, name, false)->batch_dim();
   auto *target = static_cast<uint8_t *>(data);
   for (size_t r = 0; r < group.replicas.size(); ++r) {
-    if (findBinding(steps[group.replicas[r]]->step->outputs(), name) < 0)
+    if (!isLocal(group.replicas[r]) ||
+        findBinding(steps[group.replicas[r]]->step->outputs(), name) < 0)
       continue;
     size_t part = getReplicaOutputBytes(step, static_cast<int>(r), name);
     getReplicaOutput(step, static_cast<int>(r), name, target, part);
@@ -669,30 +807,41 @@ void Executor::getOutput(int step, std::string_view name, void *data,
   }
 }
 
-std::vector<double>
-Executor::getReplicaScalarOutputs(int step, std::string_view name) const {
-  const StepGroup &group = getGroup(step);
-  const plan::Tensor *tensor = findBindingOf(group, name, false);
-  if (!tensor)
-    throw std::invalid_argument("step '" + group.name + "' has no output '" +
-                                std::string(name) + "'");
+/// Output `name` of `group` as scalars, if it is one (see getScalarOutput):
+/// the tensor and its entry count, or {null, 0}.
+static std::pair<const plan::Tensor *, int64_t>
+asScalar(const plan::Tensor *tensor, size_t numReplicas) {
+  if (!tensor || tensor->batch_dim() || plan::getDTypeSize(tensor->dtype()) < 4)
+    return {nullptr, 0};
   int64_t count = plan::getNumElements(plan::toDims(tensor->dims()));
-  int64_t size = plan::getDTypeSize(tensor->dtype());
-  size_t numReplicas = group.replicas.size();
   bool perReplica = count == 1,
        gathered = numReplicas > 1 && count == int64_t(numReplicas);
-  if (tensor->batch_dim() || (!perReplica && !gathered))
-    throw std::invalid_argument("output '" + std::string(name) +
-                                "' is not a scalar");
+  return perReplica || gathered ? std::make_pair(tensor, count)
+                                : std::make_pair(nullptr, int64_t(0));
+}
+
+std::vector<double> Executor::readScalars(int step, std::string_view name,
+                                          const plan::Tensor &tensor,
+                                          int64_t count) const {
+  const StepGroup &group = getGroup(step);
+  size_t numReplicas = group.replicas.size();
+  bool gathered = numReplicas > 1 && count == int64_t(numReplicas);
+  int64_t size = plan::getDTypeSize(tensor.dtype());
   std::vector<double> values;
   std::vector<uint8_t> raw(count * size);
   for (size_t r = 0; r < numReplicas; ++r) {
-    if (findBinding(steps[group.replicas[r]]->step->outputs(), name) < 0)
+    const plan::Step &replica = *plan->get().steps()->Get(group.replicas[r]);
+    if (findBinding(replica.outputs(), name) < 0)
       continue;
-    getReplicaOutput(step, static_cast<int>(r), name, raw.data(), raw.size());
-    for (int64_t i = 0; i < count; ++i)
-      values.push_back(
-          readScalar(raw.data() + i * size, tensor->dtype(), name));
+    size_t first = values.size();
+    values.resize(first + count, 0.0);
+    // Rank mode: each rank fills its replica's entries, the others 0.
+    if (isLocal(group.replicas[r])) {
+      getReplicaOutput(step, static_cast<int>(r), name, raw.data(), raw.size());
+      for (int64_t i = 0; i < count; ++i)
+        values[first + i] =
+            readScalar(raw.data() + i * size, tensor.dtype(), name);
+    }
     if (gathered)
       break; // one entry per replica, in the first replica that has it
   }
@@ -703,14 +852,66 @@ std::vector<std::string>
 Executor::getScalarOutputNames(const StepGroup &group) const {
   std::vector<std::string> names;
   if (const auto *outputs = steps[group.replicas[0]]->step->outputs())
-    for (const plan::Binding *binding : *outputs) {
-      const plan::Tensor *tensor =
-          findBindingOf(group, binding->name()->string_view(), false);
-      if (tensor && !tensor->batch_dim() &&
-          plan::getNumElements(plan::toDims(tensor->dims())) == 1)
+    for (const plan::Binding *binding : *outputs)
+      if (asScalar(findBindingOf(group, binding->name()->string_view(), false),
+                   group.replicas.size())
+              .first)
         names.push_back(binding->name()->str());
-    }
   return names;
+}
+
+std::vector<double>
+Executor::getReplicaScalarOutputs(int step, std::string_view name) const {
+  StepGroup &group = getGroup(step);
+  size_t numReplicas = group.replicas.size();
+  const plan::Tensor *binding = findBindingOf(group, name, false);
+  if (!binding)
+    throw std::invalid_argument("step '" + group.name + "' has no output '" +
+                                std::string(name) + "'");
+  auto [tensor, count] = asScalar(binding, numReplicas);
+  if (!tensor)
+    throw std::invalid_argument("output '" + std::string(name) +
+                                "' is not a scalar");
+  if (localDevice < 0 || numReplicas == 1)
+    return readScalars(step, name, *tensor, count);
+
+  // Rank mode: every scalar output of the last run at once, in one
+  // collective (the plan fixes the list, so every rank builds the same).
+  // x + 0 is x: summing the ranks' vectors, in rank order, gathers them.
+  if (!group.scalarsGathered) {
+    std::vector<std::string> names;
+    std::vector<double> all;
+    std::vector<size_t> ends;
+    for (int r : group.replicas) {
+      const auto *outputs = plan->get().steps()->Get(r)->outputs();
+      for (flatbuffers::uoffset_t o = 0; outputs && o < outputs->size(); ++o) {
+        std::string output = outputs->Get(o)->name()->str();
+        auto [scalar, entries] =
+            asScalar(findBindingOf(group, output, false), numReplicas);
+        if (!scalar ||
+            std::find(names.begin(), names.end(), output) != names.end())
+          continue;
+        std::vector<double> values =
+            readScalars(step, output, *scalar, entries);
+        all.insert(all.end(), values.begin(), values.end());
+        names.push_back(output);
+        ends.push_back(all.size());
+      }
+    }
+    communicators[localDevice]->allReduce(
+        {{all.data(), int64_t(all.size()), plan::DType::F64}},
+        plan::ReduceOp::Sum);
+    group.scalars.clear();
+    for (size_t i = 0; i < names.size(); ++i)
+      group.scalars[names[i]] = std::vector<double>(
+          all.begin() + (i ? ends[i - 1] : 0), all.begin() + ends[i]);
+    group.scalarsGathered = true;
+  }
+  auto found = group.scalars.find(name);
+  if (found == group.scalars.end())
+    throw std::logic_error("output '" + std::string(name) +
+                           "' was not gathered");
+  return found->second;
 }
 
 double Executor::getScalarOutput(int step, std::string_view name) const {
@@ -728,6 +929,9 @@ size_t Executor::getPersistentBytes(size_t index) const {
 
 void Executor::readPersistent(size_t index, void *data) const {
   const DeviceBuffer &buffer = persistent.at(index);
+  if (!buffer.getDevice())
+    throw std::invalid_argument("persistent tensor " + std::to_string(index) +
+                                " lives in another rank's process");
   buffer.getDevice()->copyToHost(data, buffer.get(), buffer.size());
 }
 
@@ -735,7 +939,8 @@ void Executor::writePersistent(size_t index, const void *data) {
   persistent.at(index);
   for (size_t copy : copies[index]) {
     DeviceBuffer &buffer = persistent[copy];
-    buffer.getDevice()->copyFromHost(buffer.get(), data, buffer.size());
+    if (buffer.getDevice()) // not another rank's
+      buffer.getDevice()->copyFromHost(buffer.get(), data, buffer.size());
   }
 }
 

@@ -34,6 +34,25 @@
 //    broadcast_buffers). After a failed step the replicas are made equal
 //    again from the lowest device.
 //
+// Data parallelism, one process per device (rank mode: `dpc launch`,
+// torchrun, mpirun): the executor is given this process's communicator, of
+// rank R in a world of as many ranks as the plan has devices, and drives
+// only device R -- its replica of each step and its copy of the training
+// state. The same calls keep their global meaning, with these differences:
+//
+//  - setInput: a batch input takes only this rank's rows of the global
+//    batch, getLocalRows(step, batch) of them (the other ranks bind theirs);
+//    run(step, batch) still takes the global batch.
+//  - getScalarOutput / getReplicaScalarOutputs: global, through one
+//    collective per run that gathers every scalar output at once (so every
+//    rank must ask for scalars after the same runs); values and their sum
+//    are bit for bit those of the one-process run.
+//  - getOutput / getReplicaOutput: this rank's replica only.
+//  - Training state: one copy, on device R. Before the first run rank 0's
+//    state is broadcast to every rank, and before every run its buffers
+//    (DDP's broadcast_buffers), so that a rank that initialized or restored
+//    differently still starts from rank 0's state.
+//
 // The executor also holds the plan's optimizer step count: it goes up by
 // one before each run of a step that updates parameters (SGD's first step
 // and AdamW's bias correction use it), and is saved with the training state.
@@ -45,6 +64,7 @@
 #ifndef DPC_RUNTIME_EXEC_EXECUTOR_H
 #define DPC_RUNTIME_EXEC_EXECUTOR_H
 
+#include "runtime/comm/Communicator.h"
 #include "runtime/exec/Device.h"
 #include "runtime/plan/PlanLoader.h"
 
@@ -55,10 +75,6 @@
 #include <string_view>
 #include <vector>
 
-namespace dpc::comm {
-class Communicator;
-}
-
 namespace dpc::exec {
 
 class Tracer;
@@ -66,14 +82,24 @@ class Tracer;
 using DeviceFactory = std::function<std::unique_ptr<Device>(
     const std::string &name, const DeviceOptions &options)>;
 
+/// This process's part in a process-per-device run (see above).
+struct ProcessRank {
+  /// Of rank R (the plan's device R) in a world of one rank per device.
+  std::unique_ptr<comm::Communicator> communicator;
+  /// Ranks on this host: they share its cores.
+  int localWorldSize = 1;
+};
+
 class Executor {
 public:
   /// Creates the plan's devices (by default with createDevice), allocates
   /// and initializes its memory, and an in-process communicator over the
-  /// devices. Throws plan::PlanError naming the plan for a device this
-  /// runtime lacks.
+  /// devices; with `rank`'s communicator, only device R and its memory (rank
+  /// mode). Throws plan::PlanError naming the plan for a device this
+  /// runtime lacks, or a world size other than the plan's device count.
   explicit Executor(std::shared_ptr<const plan::LoadedPlan> plan,
-                    const DeviceFactory &factory = createDevice);
+                    const DeviceFactory &factory = createDevice,
+                    ProcessRank rank = {});
   ~Executor();
   Executor(const Executor &) = delete;
   Executor &operator=(const Executor &) = delete;
@@ -91,6 +117,12 @@ public:
   int getReplicaStep(int step, int replica) const;
   /// The rows each replica ran in the last run of `step`.
   const std::vector<int64_t> &getLastSplit(int step) const;
+
+  /// Rank mode: this process's device (its rank); -1 otherwise.
+  int getLocalDevice() const { return localDevice; }
+  /// The rows of a global batch of `batch` rows that this process binds:
+  /// {first row, count} (all of them outside rank mode).
+  std::pair<int64_t, int64_t> getLocalRows(int step, int64_t batch) const;
 
   /// The tensor bound to input/output `name` of `step` (in the first
   /// replica that binds it), or null.
@@ -166,6 +198,16 @@ private:
                  std::string_view name, const void *data, size_t bytes);
   std::vector<std::string> getScalarOutputNames(const StepGroup &group) const;
   void copyPrimaryToReplicas(bool buffersOnly);
+  /// Rank mode: rank 0's training state (or its buffers) to every rank.
+  void broadcastState(bool buffersOnly);
+  bool isLocal(int planStep) const;
+  /// Rank mode: the index of this rank's replica in `group`.
+  size_t getLocalReplica(const StepGroup &group) const;
+  /// Output `name` (`count` scalars) of every replica of `step` binding it,
+  /// in replica order; another rank's replicas' entries are 0.
+  std::vector<double> readScalars(int step, std::string_view name,
+                                  const plan::Tensor &tensor,
+                                  int64_t count) const;
   const plan::Tensor *findBindingOf(const StepGroup &group,
                                     std::string_view name, bool input) const;
 
@@ -176,9 +218,12 @@ private:
   std::vector<std::unique_ptr<comm::Communicator>> communicators;
   std::vector<DeviceBuffer> persistent;
   std::vector<size_t> primary;
-  std::vector<std::vector<size_t>> copies; // per persistent: all copies
-  std::vector<std::unique_ptr<StepState>> steps;
+  std::vector<std::vector<size_t>> copies;       // per persistent: all copies
+  std::vector<std::unique_ptr<StepState>> steps; // null: another rank's
+  std::vector<size_t> groupOf;                   // by plan step
   std::vector<std::unique_ptr<StepGroup>> groups;
+  int localDevice = -1;     // rank mode: this process's device
+  bool stateShared = false; // rank mode: rank 0's state broadcast
   int64_t optimizerStep = 0;
   int64_t gradAccum = 1;
 };

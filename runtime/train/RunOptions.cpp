@@ -79,7 +79,11 @@ const char *getRunUsage() {
          "         [--metrics FILE.jsonl] [--plot FILE.svg] [--trace "
          "FILE.json]\n"
          "         [--checkpoint DIR] [--resume]\n"
-         "         [--train-subset N] [--test-subset N] [--quiet]\n";
+         "         [--train-subset N] [--test-subset N] [--quiet]\n"
+         "         [--last-batch short|drop|pad]\n"
+         "         [--backend gloo|mpi] [--timeout SECONDS]   (one process "
+         "per device:\n"
+         "         started by dpc launch, torchrun or mpirun)\n";
 }
 
 RunOptions parseRunOptions(const std::vector<std::string> &args) {
@@ -114,7 +118,7 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
         "--data",       "--epochs",       "--steps",       "--seed",
         "--lr",         "--lr-schedule",  "--metrics",     "--plot",
         "--checkpoint", "--train-subset", "--test-subset", "--init",
-        "--trace"};
+        "--trace",      "--backend",      "--timeout",     "--last-batch"};
     bool known = false;
     for (const char *name : valued)
       known = known || flag == name;
@@ -159,6 +163,18 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
         throw UsageError("--init: " + std::string(error.what()));
       }
       options.init = value;
+    } else if (flag == "--backend") {
+      if (value != "gloo" && value != "mpi")
+        throw UsageError("--backend: expected gloo or mpi, got '" + value +
+                         "'");
+      options.backend = value;
+    } else if (flag == "--timeout") {
+      options.timeoutSeconds = parsePositive(flag, value);
+    } else if (flag == "--last-batch") {
+      if (value != "short" && value != "drop" && value != "pad")
+        throw UsageError("--last-batch: expected short, drop or pad, got '" +
+                         value + "'");
+      options.lastBatch = value;
     } else if (flag == "--train-subset") {
       options.trainSubset = parseCount(flag, value, 1);
     } else {

@@ -40,6 +40,11 @@ struct RunOptions {
   bool resume = false;
   int64_t trainSubset = -1, testSubset = -1; // first N samples; -1 = all
   bool quiet = false;                        // no progress bar or lines
+  // Process-per-device runs (RANK/WORLD_SIZE or mpirun in the environment):
+  std::string backend;         // --backend gloo|mpi; empty: by launcher
+  double timeoutSeconds = 300; // --timeout: rendezvous and collectives
+  // --last-batch short|drop|pad: an epoch's last, partial batch.
+  std::string lastBatch = "short";
   bool help = false;
 };
 

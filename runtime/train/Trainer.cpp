@@ -1,6 +1,7 @@
 //===- Trainer.cpp - the training loop of `dpc run` -----------------------===//
 
 #include "runtime/train/Trainer.h"
+#include "runtime/comm/ProcessGroup.h"
 #include "runtime/data/BatchLoader.h"
 #include "runtime/data/Dataset.h"
 #include "runtime/exec/Executor.h"
@@ -142,6 +143,60 @@ double evaluate(Executor &executor, int evalStep, data::BatchLoader &loader,
   return correct / static_cast<double>(count);
 }
 
+uint64_t fnv1a(const void *data, size_t size,
+               uint64_t hash = 0xcbf29ce484222325ull) {
+  const auto *bytes = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < size; ++i)
+    hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+  return hash;
+}
+
+/// The flags every rank of a process-per-device run must agree on.
+uint64_t hashRunOptions(const RunOptions &options) {
+  std::string text = std::to_string(options.seed) + "/" +
+                     std::to_string(options.epochs) + "/" +
+                     std::to_string(options.maxSteps) + "/" +
+                     std::to_string(options.lr) + "/" + options.init + "/" +
+                     std::to_string(options.trainSubset) + "/" +
+                     std::to_string(options.testSubset) + "/" +
+                     options.lastBatch + "/" + (options.resume ? "r" : "-");
+  return fnv1a(text.data(), text.size());
+}
+
+/// Connects this process to the other ranks when its environment says it
+/// is one of several (see ProcessGroup.h); an empty ProcessRank otherwise.
+exec::ProcessRank joinProcessGroup(const RunOptions &options,
+                                   const plan::LoadedPlan &loaded) {
+  exec::ProcessRank rank;
+  comm::RankEnvironment environment = comm::readRankEnvironment();
+  if (environment.launcher == comm::Launcher::None)
+    return rank;
+  auto timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(options.timeoutSeconds * 1000));
+  comm::Backend backend = options.backend.empty()
+                              ? comm::Backend::Default
+                              : comm::parseBackend(options.backend);
+  rank.communicator = comm::connectProcessGroup(environment, backend, timeout);
+  rank.localWorldSize = environment.localWorldSize;
+  // Before the first step: the same plan and flags everywhere.
+  const std::vector<uint8_t> &bytes = loaded.getBytes();
+  comm::checkSameOnEveryRank(
+      *rank.communicator, fnv1a(bytes.data(), bytes.size()), "plan",
+      "by a hash of the plan file; this rank loaded " + loaded.getName());
+  comm::checkSameOnEveryRank(*rank.communicator, hashRunOptions(options),
+                             "flags",
+                             "--seed --epochs --steps --lr --init "
+                             "--train-subset --test-subset --last-batch "
+                             "--resume must agree");
+  return rank;
+}
+
+data::LastBatch parseLastBatch(const std::string &name) {
+  return name == "drop"  ? data::LastBatch::Drop
+         : name == "pad" ? data::LastBatch::Pad
+                         : data::LastBatch::Short;
+}
+
 } // namespace
 
 TrainResult runTraining(const RunOptions &options, std::ostream &out,
@@ -149,8 +204,19 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
   using Clock = std::chrono::steady_clock;
   try {
     auto loaded = plan::LoadedPlan::load(options.planPath);
-    Executor executor(loaded);
+    exec::ProcessRank rank = joinProcessGroup(options, *loaded);
+    bool rankMode = rank.communicator != nullptr;
+    bool leader = !rankMode || rank.communicator->getRank() == 0;
+    Executor executor(loaded, exec::createDevice, std::move(rank));
     const std::string &planName = loaded->getName();
+    // Rank 0 alone reports and writes files.
+    RunOptions local = options;
+    if (!leader) {
+      local.quiet = true;
+      local.metricsPath.clear();
+      local.plotPath.clear();
+      local.tracePath.clear();
+    }
 
     int trainStep = executor.findStep("train_step");
     if (trainStep < 0)
@@ -215,23 +281,37 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
     }
 
     int64_t batchSize = executor.getMaxBatch(trainStep);
-    data::BatchLoader trainLoader(train.dataset, batchSize, true, state.seed);
+    // Each rank assembles only its rows of every global batch.
+    auto sliceOf = [&](int step) -> data::RowSlice {
+      if (!rankMode)
+        return {};
+      return [&executor, step](int64_t rows) {
+        return executor.getLocalRows(step, rows);
+      };
+    };
+    data::BatchLoader trainLoader(train.dataset, batchSize, true, state.seed,
+                                  parseLastBatch(options.lastBatch),
+                                  sliceOf(trainStep));
     std::unique_ptr<data::BatchLoader> testLoader;
     if (hasTest && evalStep >= 0)
       testLoader = std::make_unique<data::BatchLoader>(
           test.dataset, std::max<int64_t>(1, executor.getMaxBatch(evalStep)),
-          false, 0);
+          false, 0, data::LastBatch::Short, sliceOf(evalStep));
     int64_t stepsPerEpoch = trainLoader.batchesPerEpoch();
+    if (stepsPerEpoch == 0)
+      fail(train.imagesPath + ": --last-batch drop leaves no batch (" +
+           std::to_string(train.dataset.count) + " samples, batch " +
+           std::to_string(batchSize) + ")");
     int64_t epochs = options.epochs;
     if (options.maxSteps > 0 && !options.epochsGiven)
       epochs = (options.maxSteps + stepsPerEpoch - 1) / stepsPerEpoch;
 
     std::unique_ptr<std::ofstream> metrics;
-    if (!options.metricsPath.empty()) {
+    if (!local.metricsPath.empty()) {
       metrics =
-          std::make_unique<std::ofstream>(options.metricsPath, std::ios::trunc);
+          std::make_unique<std::ofstream>(local.metricsPath, std::ios::trunc);
       if (!*metrics)
-        fail(options.metricsPath + ": cannot write the file");
+        fail(local.metricsPath + ": cannot write the file");
       for (const EpochMetrics &m : state.history)
         *metrics << toJsonLine(m) << "\n";
       metrics->flush();
@@ -241,7 +321,7 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
     constexpr int64_t kTracedSteps = 20;
     std::unique_ptr<exec::Tracer> tracer;
     int64_t tracedSteps = 0;
-    if (!options.tracePath.empty()) {
+    if (!local.tracePath.empty()) {
       tracer = std::make_unique<exec::Tracer>();
       std::vector<std::string> names;
       for (const auto *device : *loaded->get().devices())
@@ -253,14 +333,14 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
       if (!tracer)
         return;
       executor.setTracer(nullptr);
-      std::ofstream file(options.tracePath, std::ios::trunc);
+      std::ofstream file(local.tracePath, std::ios::trunc);
       tracer->writeChromeTrace(file);
       if (!file)
-        fail(options.tracePath + ": cannot write the trace");
+        fail(local.tracePath + ": cannot write the trace");
       double collective = 0, hidden = 0;
       for (const exec::Tracer::Overlap &device : tracer->getOverlap())
         collective += device.communicationMicros, hidden += device.hiddenMicros;
-      if (!options.quiet && collective > 0) {
+      if (!local.quiet && collective > 0) {
         char text[160];
         std::snprintf(text, sizeof(text),
                       "communication: %.1f ms in collectives over %lld "
@@ -272,8 +352,8 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
       tracer.reset();
     };
 
-    Progress progress(out, interactive, options.quiet);
-    if (options.resume && !options.quiet)
+    Progress progress(out, interactive, local.quiet);
+    if (options.resume && !local.quiet)
       out << "resuming from " << getCheckpointPath(options.checkpointDirectory)
           << " after epoch " << state.epochsDone << std::endl;
     auto stepsLeft = [&] {
@@ -334,11 +414,11 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
         *metrics << toJsonLine(m) << "\n";
         metrics->flush();
       }
-      if (!options.plotPath.empty())
-        writeTextFile(options.plotPath, renderSvgPlot(state.history, epochs));
+      if (!local.plotPath.empty())
+        writeTextFile(local.plotPath, renderSvgPlot(state.history, epochs));
       if (complete) {
         state.epochsDone = epoch + 1;
-        if (!options.checkpointDirectory.empty()) {
+        if (leader && !options.checkpointDirectory.empty()) {
           captureState(executor, state);
           saveCheckpoint(options.checkpointDirectory, state);
         }
@@ -350,7 +430,7 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
     result.history = state.history;
     result.finalTestAcc =
         state.history.empty() ? kNaN : state.history.back().testAcc;
-    if (!options.quiet) {
+    if (!local.quiet) {
       if (std::isfinite(result.finalTestAcc)) {
         char text[32];
         std::snprintf(text, sizeof(text), "%.4f", result.finalTestAcc);

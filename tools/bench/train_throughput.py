@@ -8,7 +8,8 @@ Debian's python3-torch is installed), in the same run. Prints images/s and
 the ratio.
 
   /usr/bin/python3 tools/bench/train_throughput.py [--build build]
-      [--models mlp,lenet,resnet18] [--steps 30] [--batch 256] [--devices N]
+      [--models mlp,lenet,resnet18] [--steps 30] [--batch 256]
+      [--devices N | --launch N]
 
 With --devices N (data parallel), dpc trains on N CPU devices in one
 process (cores shared among them) and PyTorch runs DistributedDataParallel
@@ -24,6 +25,12 @@ Fashion-MNIST, batch 256 on cuda:0 and batch 512 on cuda:0,cuda:1 (SGD,
 lr 0.05 as in d2l), 10 epochs each; prints the final test accuracy and the
 mean seconds per epoch. Without the CUDA backend or a usable GPU it says it
 is skipped, and why, and exits 0.
+
+With --launch N (one process per device), the same N-device plan runs
+three ways in the same run: dpc in one process, `dpc launch
+--nproc-per-node N` (Gloo, N processes sharing the cores) and PyTorch DDP
+(gloo, N processes); dpc's processes idle with OMP_WAIT_POLICY=passive, in
+both dpc columns.
 """
 import argparse
 import json
@@ -111,7 +118,8 @@ if __name__ == "__main__":
 '''
 
 
-def dpc_images_per_second(build, model, batch, steps, workdir, devices):
+def dpc_images_per_second(build, model, batch, steps, workdir, devices,
+                          launch=False, env=None):
     plan = os.path.join(workdir, model + ".plan")
     metrics = os.path.join(workdir, model + ".jsonl")
     device_list = ",".join(f"cpu:{d}" for d in range(devices))
@@ -119,10 +127,13 @@ def dpc_images_per_second(build, model, batch, steps, workdir, devices):
                     os.path.join(build, "models", model + ".onnx"),
                     "--batch", str(batch), "--devices", device_list,
                     "-o", plan], check=True)
-    subprocess.run([os.path.join(build, "bin", "dpc"), "run", plan,
-                    "--data", "fashion-mnist", "--steps", str(steps),
-                    "--test-subset", str(batch), "--metrics", metrics,
-                    "--quiet"], check=True)
+    dpc = os.path.join(build, "bin", "dpc")
+    prefix = [dpc, "launch", "--nproc-per-node", str(devices),
+              "--master-port", "0", "--"] if launch else []
+    subprocess.run(prefix + [dpc, "run", plan,
+                             "--data", "fashion-mnist", "--steps", str(steps),
+                             "--test-subset", str(batch), "--metrics", metrics,
+                             "--quiet"], check=True, env=env)
     with open(metrics) as f:
         return json.loads(f.readlines()[-1])["images_per_second"]
 
@@ -191,6 +202,26 @@ def gpu_benchmark(build, epochs):
     return 0
 
 
+def compare_launch(args):
+    n = args.launch
+    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    print(f"{n} devices, batch {args.batch}, {args.steps} steps; images/s")
+    print(f"{'model':<10} {'dpc 1 proc':>12} {'dpc launch':>12} "
+          f"{'torch DDP':>12} {'launch/DDP':>12}")
+    with tempfile.TemporaryDirectory() as workdir:
+        for model in args.models.split(","):
+            single = dpc_images_per_second(args.build, model, args.batch,
+                                           args.steps, workdir, n, env=env)
+            launched = dpc_images_per_second(args.build, model, args.batch,
+                                             args.steps, workdir, n,
+                                             launch=True, env=env)
+            theirs = torch_images_per_second(model, args.batch, args.steps, n)
+            ratio = f"{launched / theirs:12.2f}" if theirs else f"{'-':>12}"
+            theirs_text = f"{theirs:12.1f}" if theirs else f"{'n/a':>12}"
+            print(f"{model:<10} {single:12.1f} {launched:12.1f} "
+                  f"{theirs_text} {ratio}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build")
@@ -201,9 +232,14 @@ def main():
     parser.add_argument("--gpu", action="store_true",
                         help="the ResNet-18 GPU experiment (see above)")
     parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--launch", type=int, default=0,
+                        help="N: dpc in one process, dpc launch with N "
+                        "processes and torch DDP with N processes")
     args = parser.parse_args()
     if args.gpu:
         return gpu_benchmark(args.build, args.epochs)
+    if args.launch:
+        return compare_launch(args)
     peer = "torch" if args.devices == 1 else "torch DDP"
     print(f"{args.devices} device(s), batch {args.batch}, {args.steps} steps")
     print(f"{'model':<10} {'dpc img/s':>12} {peer + ' img/s':>16} "

@@ -12,6 +12,7 @@
 #include "frontend/onnx/ONNXImporter.h"
 #include "ir/dist/DistDialect.h"
 #include "passes/Passes.h"
+#include "runtime/launch/Launcher.h"
 #include "runtime/train/RunCommand.h"
 #include "tools/Registration.h"
 #include "tools/dpc/Balance.h"
@@ -490,11 +491,15 @@ int main(int argc, char **argv) {
     return dpc::runtime::runCommand(argc - 1, argv + 1);
   if (argc > 1 && StringRef(argv[1]) == "inspect")
     return dpc::inspectCommand(argc - 1, argv + 1);
+  if (argc > 1 && StringRef(argv[1]) == "launch")
+    return dpc::launch::launchCommand(argc - 1, argv + 1);
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(
       argc, argv,
       "dpc: data-parallel training compiler\n\n"
-      "  dpc run PLAN ...   train a plan (see dpc run --help)\n");
+      "  dpc run PLAN ...   train a plan (see dpc run --help)\n"
+      "  dpc launch --nproc-per-node N -- dpc run PLAN ...   one process per\n"
+      "                     device (see dpc launch --help)\n");
   if (compileCommand)
     return runCompile();
   if (calibrateCommand)

@@ -206,6 +206,66 @@ TEST_F(DataTest, RestartingAnEpochMidwayStartsOver) {
   EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
 }
 
+TEST_F(DataTest, LastBatchDropOrPad) {
+  writeSmallSet(10);
+  Dataset data = loadIdx(path("images.gz"), path("labels"));
+  BatchLoader drop(data, 4, /*shuffle=*/false, 0, LastBatch::Drop);
+  EXPECT_EQ(drop.batchesPerEpoch(), 2);
+  BatchLoader pad(data, 4, /*shuffle=*/true, 5, LastBatch::Pad);
+  EXPECT_EQ(pad.batchesPerEpoch(), 3);
+  pad.startEpoch(1);
+  std::vector<int64_t> seen;
+  while (const Batch *batch = pad.next()) {
+    EXPECT_EQ(batch->size, 4);
+    for (int64_t r = 0; r < batch->size; ++r)
+      seen.push_back(int64_t(batch->images[r * 6] * 255.0f + 0.5f));
+  }
+  // The order, then its first two samples again.
+  std::vector<int64_t> expected = epochOrder(10, 5, 1);
+  expected.push_back(expected[0]);
+  expected.push_back(expected[1]);
+  EXPECT_EQ(seen, expected);
+}
+
+TEST_F(DataTest, RanksAssembleTheirRowsOfTheSameGlobalBatches) {
+  // Three ranks with torch.chunk-like slices: together they see exactly
+  // the one-process batches, each rank only its rows.
+  writeSmallSet(10);
+  Dataset data = loadIdx(path("images.gz"), path("labels"));
+  auto sliceFor = [](int rank) -> RowSlice {
+    return [rank](int64_t rows) {
+      int64_t each = (rows + 2) / 3;
+      int64_t first = std::min(rows, each * rank);
+      return std::make_pair(first, std::min(rows, first + each) - first);
+    };
+  };
+  BatchLoader whole(data, 4, true, 9);
+  std::vector<std::unique_ptr<BatchLoader>> ranks;
+  for (int rank = 0; rank < 3; ++rank)
+    ranks.push_back(std::make_unique<BatchLoader>(
+        data, 4, true, 9, LastBatch::Short, sliceFor(rank)));
+  whole.startEpoch(2);
+  for (auto &rank : ranks)
+    rank->startEpoch(2);
+  while (const Batch *batch = whole.next()) {
+    std::vector<int32_t> labels;
+    std::vector<float> images;
+    for (int rank = 0; rank < 3; ++rank) {
+      const Batch *part = ranks[rank]->next();
+      ASSERT_NE(part, nullptr);
+      EXPECT_EQ(part->size, batch->size);
+      EXPECT_EQ(part->firstRow, int64_t(labels.size()));
+      EXPECT_EQ(part->images.size(), part->labels.size() * 6);
+      labels.insert(labels.end(), part->labels.begin(), part->labels.end());
+      images.insert(images.end(), part->images.begin(), part->images.end());
+    }
+    EXPECT_EQ(labels, batch->labels);
+    EXPECT_EQ(images, batch->images);
+  }
+  for (auto &rank : ranks)
+    EXPECT_EQ(rank->next(), nullptr);
+}
+
 /// A version-1 .npy file of `bytes` with NumPy's header for dtype/shape.
 static std::vector<uint8_t> npy(const std::string &descr,
                                 const std::string &shape,

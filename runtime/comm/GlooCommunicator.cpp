@@ -1,0 +1,241 @@
+//===- GlooCommunicator.cpp - collectives over Gloo's TCP transport -------===//
+//
+// Rendezvous: rank 0 serves a TcpStore on MASTER_PORT; every rank announces
+// itself there ("dpc/arrived/R") and waits for the others, so that a missing
+// rank is named; then Gloo's full-mesh rendezvous runs over the same store
+// and the PeerCommunicator algorithm runs over Gloo's unbound buffers.
+//
+// The address this rank listens on for its peers: the interface named by
+// GLOO_SOCKET_IFNAME if set, 127.0.0.1 if the master is on loopback, else
+// the local address the kernel routes MASTER_ADDR through.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/comm/PeerCommunicator.h"
+#include "runtime/comm/ProcessGroup.h"
+#include "runtime/comm/TcpStore.h"
+
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+
+#include <arpa/inet.h>
+#include <cstdlib>
+#include <cstring>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace dpc::comm {
+namespace {
+
+using std::chrono::milliseconds;
+
+/// Gloo's view of a TcpStore: its keys under "gloo/".
+class GlooStore : public gloo::rendezvous::Store {
+public:
+  GlooStore(TcpStore &store, milliseconds timeout)
+      : store(store), timeout(timeout) {}
+  void set(const std::string &key, const std::vector<char> &data) override {
+    store.set("gloo/" + key, data);
+  }
+  std::vector<char> get(const std::string &key) override {
+    return store.get("gloo/" + key, timeout);
+  }
+  void wait(const std::vector<std::string> &keys) override {
+    wait(keys, timeout);
+  }
+  void wait(const std::vector<std::string> &keys,
+            const milliseconds &limit) override {
+    for (const std::string &key : keys)
+      if (!store.waitFor("gloo/" + key, limit))
+        throw CommError("rendezvous store " + store.getAddress() +
+                        ": gloo's key '" + key + "' was not set in time");
+  }
+
+private:
+  TcpStore &store;
+  milliseconds timeout;
+};
+
+class GlooRequest : public Transport::Request {
+public:
+  GlooRequest(std::unique_ptr<gloo::transport::UnboundBuffer> buffer,
+              bool sending)
+      : buffer(std::move(buffer)), sending(sending) {}
+
+  bool wait(Clock::time_point deadline, int *source) override {
+    auto left =
+        std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    left = std::max(left, milliseconds(1));
+    try {
+      // Gloo gives up with an exception (and poisons the context, which is
+      // fine: a timeout ends the run).
+      if (sending)
+        buffer->waitSend(source, left);
+      else
+        buffer->waitRecv(source, left);
+      return true;
+    } catch (const std::exception &error) {
+      if (Clock::now() >= deadline)
+        return false;
+      throw CommError(std::string("gloo: ") + error.what());
+    }
+  }
+
+private:
+  std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+  bool sending;
+};
+
+class GlooTransport : public Transport {
+public:
+  GlooTransport(std::unique_ptr<TcpStoreServer> server,
+                std::unique_ptr<TcpStore> store,
+                std::shared_ptr<gloo::rendezvous::Context> context)
+      : server(std::move(server)), store(std::move(store)),
+        context(std::move(context)) {}
+
+  int getRank() const override { return context->rank; }
+  int getWorldSize() const override { return context->size; }
+  const char *getName() const override { return "gloo"; }
+
+  std::unique_ptr<Request> send(int peer, const void *data, size_t bytes,
+                                uint32_t tag) override {
+    auto buffer = context->createUnboundBuffer(const_cast<void *>(data), bytes);
+    buffer->send(peer, tag);
+    return std::make_unique<GlooRequest>(std::move(buffer), true);
+  }
+  std::unique_ptr<Request> receive(int peer, void *data, size_t bytes,
+                                   uint32_t tag) override {
+    auto buffer = context->createUnboundBuffer(data, bytes);
+    buffer->recv(peer, tag);
+    return std::make_unique<GlooRequest>(std::move(buffer), false);
+  }
+
+private:
+  std::unique_ptr<TcpStoreServer> server; // rank 0 only
+  std::unique_ptr<TcpStore> store;
+  std::shared_ptr<gloo::rendezvous::Context> context;
+};
+
+bool isLoopback(const std::string &host) {
+  if (host == "localhost")
+    return true;
+  in_addr address{};
+  return ::inet_pton(AF_INET, host.c_str(), &address) == 1 &&
+         (ntohl(address.s_addr) >> 24) == 127;
+}
+
+/// The local IPv4 address the kernel would use to reach `host`:`port`.
+std::string routeTo(const std::string &host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo *found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints,
+                    &found) != 0)
+    return {};
+  std::string local;
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd >= 0 && ::connect(fd, found->ai_addr, found->ai_addrlen) == 0) {
+    sockaddr_in address{};
+    socklen_t length = sizeof(address);
+    char text[INET_ADDRSTRLEN];
+    if (::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) ==
+            0 &&
+        ::inet_ntop(AF_INET, &address.sin_addr, text, sizeof(text)))
+      local = text;
+  }
+  if (fd >= 0)
+    ::close(fd);
+  ::freeaddrinfo(found);
+  return local;
+}
+
+std::string formatSeconds(milliseconds timeout) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g s", timeout.count() / 1000.0);
+  return text;
+}
+
+} // namespace
+
+std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
+                                          milliseconds timeout) {
+  const std::string &host = environment.masterAddr;
+  int port = environment.masterPort;
+  std::string where = host + ":" + std::to_string(port);
+  int rank = environment.rank, size = environment.worldSize;
+
+  std::unique_ptr<TcpStoreServer> server;
+  if (rank == 0)
+    server = std::make_unique<TcpStoreServer>(port);
+  auto store = std::make_unique<TcpStore>(host, port, timeout);
+
+  // Everyone announces itself and its world size, then waits for the rest.
+  auto deadline = Clock::now() + timeout;
+  std::string mySize = std::to_string(size);
+  store->set("dpc/arrived/" + std::to_string(rank),
+             std::vector<char>(mySize.begin(), mySize.end()));
+  std::vector<int> missing;
+  std::string who =
+      " (rank " + std::to_string(rank) + " of " + std::to_string(size) + ")";
+  for (int r = 0; r < size; ++r) {
+    auto left =
+        std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    try {
+      if (!store->waitFor("dpc/arrived/" + std::to_string(r),
+                          std::max(left, milliseconds(0))))
+        missing.push_back(r);
+    } catch (const CommError &) {
+      throw CommError("rendezvous at " + where + who +
+                      ": lost the store (rank 0 serves it) while waiting "
+                      "for rank " +
+                      std::to_string(r));
+    }
+  }
+  if (!missing.empty())
+    throw CommError("rendezvous at " + where + who + ": " +
+                    formatRanks(missing) + " did not arrive within " +
+                    formatSeconds(timeout));
+  for (int r = 0; r < size; ++r) {
+    std::vector<char> theirs =
+        store->get("dpc/arrived/" + std::to_string(r), timeout);
+    if (std::string(theirs.begin(), theirs.end()) != mySize)
+      throw CommError("rendezvous at " + where + ": rank " + std::to_string(r) +
+                      " has WORLD_SIZE " +
+                      std::string(theirs.begin(), theirs.end()) + ", rank " +
+                      std::to_string(rank) + " has " + mySize);
+  }
+
+  gloo::transport::tcp::attr attributes;
+  if (const char *iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface)
+    attributes.iface = iface;
+  else if (isLoopback(host))
+    attributes.hostname = "127.0.0.1";
+  else if (std::string local = routeTo(host, port); !local.empty())
+    attributes.hostname = local;
+  else
+    throw CommError("rendezvous at " + where +
+                    ": no local address routes to MASTER_ADDR; set "
+                    "GLOO_SOCKET_IFNAME to the interface to use");
+  try {
+    auto device = gloo::transport::tcp::CreateDevice(attributes);
+    auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    context->setTimeout(timeout);
+    GlooStore glooStore(*store, timeout);
+    context->connectFullMesh(glooStore, device);
+    return createPeerCommunicator(
+        std::make_unique<GlooTransport>(std::move(server), std::move(store),
+                                        std::move(context)),
+        timeout);
+  } catch (const CommError &) {
+    throw;
+  } catch (const std::exception &error) {
+    throw CommError("rendezvous at " + where + ": gloo: " + error.what());
+  }
+}
+
+} // namespace dpc::comm

@@ -1,0 +1,473 @@
+//===- PeerCommunicator.cpp - collectives between processes ---------------===//
+
+#include "runtime/comm/PeerCommunicator.h"
+#include "runtime/plan/PlanTypes.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dpc::comm {
+
+std::string formatRanks(const std::vector<int> &ranks) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(ranks[i]);
+  return text;
+}
+
+namespace {
+
+/// Elements are handed to ranks in blocks of this many: the same split as
+/// InProcessCommunicator (which only the reduction order needs to match).
+constexpr int64_t kBlock = 16;
+
+/// Up to this many bytes (and always with 2 ranks, where it moves no more
+/// data), an all-reduce sends every rank's whole buffers to every rank, and
+/// each reduces all of it, in the same order: one round of messages instead
+/// of two. Each round costs thread wake-ups that dominate small collectives
+/// on busy cores.
+constexpr size_t kExchangeAllBytes = 256 << 10;
+
+enum class Operation : uint32_t { AllReduce = 1, Broadcast = 2 };
+
+const char *nameOf(Operation operation) {
+  return operation == Operation::AllReduce ? "all-reduce" : "broadcast";
+}
+
+/// What every rank says about a collective before any data moves.
+struct Header {
+  uint64_t sequence = 0;
+  uint32_t operation = 0;
+  uint32_t argument = 0; // the reduce op, or the broadcast root
+  uint64_t numBuffers = 0;
+  uint64_t totalElements = 0;
+  uint64_t layoutHash = 0; // of every buffer's count and dtype
+  bool operator==(const Header &other) const {
+    return std::memcmp(this, &other, sizeof(Header)) == 0;
+  }
+};
+static_assert(sizeof(Header) == 40, "Header travels as raw bytes");
+
+bool isSupported(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::I32 ||
+         dtype == DType::I64;
+}
+
+template <typename T> bool isGreater(T a, T b) {
+  return a > b || (a != a && b == b); // as InProcessCommunicator
+}
+
+/// acc = reduce(acc, x) over n elements.
+template <typename T> void combine(T *acc, const T *x, int64_t n, ReduceOp op) {
+  if (op == ReduceOp::Max) {
+    for (int64_t i = 0; i < n; ++i)
+      acc[i] = isGreater(x[i], acc[i]) ? x[i] : acc[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      acc[i] += x[i];
+  }
+}
+
+template <typename T> void divide(T *acc, int64_t n, int worldSize) {
+  for (int64_t i = 0; i < n; ++i)
+    acc[i] /= static_cast<T>(worldSize);
+}
+
+class PeerCommunicator : public Communicator {
+public:
+  PeerCommunicator(std::unique_ptr<Transport> transport,
+                   std::chrono::milliseconds timeout)
+      : transport(std::move(transport)), timeout(timeout),
+        rank(this->transport->getRank()),
+        worldSize(this->transport->getWorldSize()) {}
+
+  int getRank() const override { return rank; }
+  int getWorldSize() const override { return worldSize; }
+
+  void allReduce(const std::vector<ReduceBuffer> &buffers,
+                 ReduceOp op) override {
+    for (const ReduceBuffer &buffer : buffers)
+      if (buffer.count < 0 || !isSupported(buffer.dtype))
+        throw CommError(std::string("all-reduce: unsupported buffer (") +
+                        plan::EnumNameDType(buffer.dtype) + ", " +
+                        std::to_string(buffer.count) + " elements)");
+    if (op != ReduceOp::Sum && op != ReduceOp::Mean && op != ReduceOp::Max)
+      throw CommError("all-reduce: unknown reduce op");
+    if (worldSize == 1)
+      return;
+    Clock::time_point deadline =
+        begin(Operation::AllReduce, static_cast<uint32_t>(op), buffers);
+
+    size_t totalBytes = 0;
+    for (const ReduceBuffer &buffer : buffers)
+      totalBytes += bytesOf(buffer);
+    whole = worldSize == 2 || totalBytes <= kExchangeAllBytes;
+
+    // Reduce-scatter: block r of every rank to rank r (every block, when
+    // `whole`).
+    outgoing.resize(worldSize);
+    incoming.resize(worldSize);
+    std::vector<std::pair<Transport::Request *, int>> sends;
+    std::vector<Transport::Request *> receives(worldSize);
+    for (int peer = 0; peer < worldSize; ++peer) {
+      if (peer == rank)
+        continue;
+      outgoing[peer] = pack(buffers, peer);
+      incoming[peer].assign(sliceBytes(buffers, rank), 0);
+      if (!outgoing[peer].empty())
+        sends.push_back({track(transport->send(peer, outgoing[peer].data(),
+                                               outgoing[peer].size(), tag(1))),
+                         peer});
+      if (!incoming[peer].empty())
+        receives[peer] = track(transport->receive(
+            peer, incoming[peer].data(), incoming[peer].size(), tag(1)));
+    }
+    for (int peer = 0; peer < worldSize; ++peer)
+      if (receives[peer])
+        waitFor(*receives[peer], peer, deadline, "sent its part");
+    waitForSends(sends, deadline);
+    reduceMySlice(buffers, incoming, op);
+    if (whole) {
+      whole = false;
+      pending.clear();
+      return;
+    }
+
+    // All-gather: the reduced block r from rank r to every rank.
+    reduced = pack(buffers, rank);
+    for (int peer = 0; peer < worldSize; ++peer) {
+      receives[peer] = nullptr;
+      if (peer == rank)
+        continue;
+      incoming[peer].assign(sliceBytes(buffers, peer), 0);
+      if (!reduced.empty())
+        sends.push_back({track(transport->send(peer, reduced.data(),
+                                               reduced.size(), tag(2))),
+                         peer});
+      if (!incoming[peer].empty())
+        receives[peer] = track(transport->receive(
+            peer, incoming[peer].data(), incoming[peer].size(), tag(2)));
+    }
+    for (int peer = 0; peer < worldSize; ++peer)
+      if (receives[peer]) {
+        waitFor(*receives[peer], peer, deadline, "sent its result");
+        unpack(buffers, peer, incoming[peer]);
+      }
+    waitForSends(sends, deadline);
+    pending.clear();
+  }
+
+  void broadcast(const std::vector<ReduceBuffer> &buffers, int root) override {
+    if (root < 0 || root >= worldSize)
+      throw CommError("broadcast: root " + std::to_string(root) +
+                      " is not a rank of " + std::to_string(worldSize));
+    for (const ReduceBuffer &buffer : buffers)
+      if (buffer.count < 0)
+        throw CommError("broadcast: a buffer has a negative count");
+    if (worldSize == 1)
+      return;
+    Clock::time_point deadline =
+        begin(Operation::Broadcast, static_cast<uint32_t>(root), buffers);
+    size_t total = 0;
+    for (const ReduceBuffer &buffer : buffers)
+      total += bytesOf(buffer);
+    if (total == 0)
+      return;
+    std::vector<uint8_t> &staging = reduced;
+    staging.resize(total);
+    if (rank == root) {
+      uint8_t *at = staging.data();
+      for (const ReduceBuffer &buffer : buffers) {
+        std::memcpy(at, buffer.data, bytesOf(buffer));
+        at += bytesOf(buffer);
+      }
+      std::vector<std::pair<Transport::Request *, int>> sends;
+      for (int peer = 0; peer < worldSize; ++peer)
+        if (peer != root)
+          sends.push_back(
+              {track(transport->send(peer, staging.data(), total, tag(2))),
+               peer});
+      waitForSends(sends, deadline);
+      pending.clear();
+      return;
+    }
+    Transport::Request *receive =
+        track(transport->receive(root, staging.data(), total, tag(2)));
+    waitFor(*receive, root, deadline, "sent its buffers");
+    pending.clear();
+    const uint8_t *at = staging.data();
+    for (const ReduceBuffer &buffer : buffers) {
+      std::memcpy(buffer.data, at, bytesOf(buffer));
+      at += bytesOf(buffer);
+    }
+  }
+
+  ~PeerCommunicator() override {
+    // After a failed collective, requests may still point into our memory:
+    // leave them (and the memory) to the process's end rather than block.
+    if (broken)
+      for (auto &request : pending)
+        request.release();
+  }
+
+private:
+  static size_t bytesOf(const ReduceBuffer &buffer) {
+    return static_cast<size_t>(buffer.count) * plan::getDTypeSize(buffer.dtype);
+  }
+
+  /// Rank `r`'s element range of a buffer of `count` elements.
+  std::pair<int64_t, int64_t> sliceOf(int64_t count, int r) const {
+    if (whole)
+      return {0, count};
+    int64_t blocks = (count + kBlock - 1) / kBlock;
+    return {std::min(count, blocks * r / worldSize * kBlock),
+            std::min(count, blocks * (r + 1) / worldSize * kBlock)};
+  }
+
+  size_t sliceBytes(const std::vector<ReduceBuffer> &buffers, int r) const {
+    size_t bytes = 0;
+    for (const ReduceBuffer &buffer : buffers) {
+      auto [lo, hi] = sliceOf(buffer.count, r);
+      bytes += (hi - lo) * plan::getDTypeSize(buffer.dtype);
+    }
+    return bytes;
+  }
+
+  /// Rank `r`'s slices of the buffers, back to back.
+  std::vector<uint8_t> pack(const std::vector<ReduceBuffer> &buffers,
+                            int r) const {
+    std::vector<uint8_t> bytes(sliceBytes(buffers, r));
+    uint8_t *at = bytes.data();
+    for (const ReduceBuffer &buffer : buffers) {
+      auto [lo, hi] = sliceOf(buffer.count, r);
+      int64_t size = plan::getDTypeSize(buffer.dtype);
+      std::memcpy(at, static_cast<const uint8_t *>(buffer.data) + lo * size,
+                  (hi - lo) * size);
+      at += (hi - lo) * size;
+    }
+    return bytes;
+  }
+
+  void unpack(const std::vector<ReduceBuffer> &buffers, int r,
+              const std::vector<uint8_t> &bytes) const {
+    const uint8_t *at = bytes.data();
+    for (const ReduceBuffer &buffer : buffers) {
+      auto [lo, hi] = sliceOf(buffer.count, r);
+      int64_t size = plan::getDTypeSize(buffer.dtype);
+      std::memcpy(static_cast<uint8_t *>(buffer.data) + lo * size, at,
+                  (hi - lo) * size);
+      at += (hi - lo) * size;
+    }
+  }
+
+  /// Reduces this rank's slices in rank order into its own buffers;
+  /// `incoming[r]` holds rank r's slices (packed), this rank's are in place.
+  void reduceMySlice(const std::vector<ReduceBuffer> &buffers,
+                     const std::vector<std::vector<uint8_t>> &incoming,
+                     ReduceOp op) {
+    size_t offset = 0; // into every incoming[r]
+    for (const ReduceBuffer &buffer : buffers) {
+      auto [lo, hi] = sliceOf(buffer.count, rank);
+      int64_t size = plan::getDTypeSize(buffer.dtype);
+      if (hi > lo) {
+        uint8_t *mine = static_cast<uint8_t *>(buffer.data) + lo * size;
+        auto partOf = [&](int r) -> const uint8_t * {
+          return r == rank ? mine : incoming[r].data() + offset;
+        };
+        switch (buffer.dtype) {
+        case DType::F32:
+          reduceRange<float>(partOf, mine, hi - lo, op);
+          break;
+        case DType::F64:
+          reduceRange<double>(partOf, mine, hi - lo, op);
+          break;
+        case DType::I32:
+          reduceRange<int32_t>(partOf, mine, hi - lo, op);
+          break;
+        default:
+          reduceRange<int64_t>(partOf, mine, hi - lo, op);
+          break;
+        }
+      }
+      offset += (hi - lo) * size;
+    }
+  }
+
+  template <typename T, typename PartOf>
+  void reduceRange(const PartOf &partOf, uint8_t *target, int64_t n,
+                   ReduceOp op) {
+    accumulator.resize(n * sizeof(T));
+    T *acc = reinterpret_cast<T *>(accumulator.data());
+    std::memcpy(acc, partOf(0), n * sizeof(T));
+    for (int r = 1; r < worldSize; ++r) {
+      const uint8_t *part = partOf(r);
+      // Packed parts need not be aligned for T: combine from a copy.
+      std::vector<T> x(n);
+      std::memcpy(x.data(), part, n * sizeof(T));
+      combine(acc, x.data(), n, op);
+    }
+    if (op == ReduceOp::Mean)
+      divide(acc, n, worldSize);
+    std::memcpy(target, acc, n * sizeof(T));
+  }
+
+  /// A tag for `phase` (0: header, 1: reduce-scatter, 2: gather/broadcast)
+  /// of the current collective; MPI guarantees tags up to 32767.
+  uint32_t tag(uint32_t phase) const {
+    return static_cast<uint32_t>(sequence % 8192) * 4 + phase;
+  }
+
+  std::string describe(Operation operation) const {
+    return std::string(nameOf(operation)) + " #" + std::to_string(sequence) +
+           " (" + transport->getName() + ", rank " + std::to_string(rank) +
+           " of " + std::to_string(worldSize) + ")";
+  }
+
+  /// Starts a collective: exchanges headers; returns its deadline.
+  Clock::time_point begin(Operation operation, uint32_t argument,
+                          const std::vector<ReduceBuffer> &buffers) {
+    if (broken)
+      throw CommError(std::string(nameOf(operation)) +
+                      ": an earlier collective of this rank failed");
+    ++sequence;
+    current = operation;
+    Clock::time_point deadline = Clock::now() + timeout;
+    Header mine;
+    mine.sequence = sequence;
+    mine.operation = static_cast<uint32_t>(operation);
+    mine.argument = argument;
+    mine.numBuffers = buffers.size();
+    mine.layoutHash = 0xcbf29ce484222325ull;
+    for (const ReduceBuffer &buffer : buffers) {
+      mine.totalElements += buffer.count;
+      for (uint64_t word : {uint64_t(buffer.count), uint64_t(buffer.dtype)})
+        mine.layoutHash = (mine.layoutHash ^ word) * 0x100000001b3ull;
+    }
+    headers.assign(worldSize, Header());
+    headers[rank] = mine;
+    std::vector<std::pair<Transport::Request *, int>> sends;
+    for (int peer = 0; peer < worldSize; ++peer)
+      if (peer != rank)
+        sends.push_back({track(transport->send(peer, &headers[rank],
+                                               sizeof(Header), tag(0))),
+                         peer});
+    // Headers from each peer; on a timeout, name the first that did not
+    // arrive and every other one the backend can tell is missing.
+    std::vector<Transport::Request *> receives(worldSize, nullptr);
+    for (int peer = 0; peer < worldSize; ++peer)
+      if (peer != rank)
+        receives[peer] = track(
+            transport->receive(peer, &headers[peer], sizeof(Header), tag(0)));
+    for (int peer = 0; peer < worldSize; ++peer) {
+      if (peer == rank)
+        continue;
+      bool done;
+      try {
+        done = receives[peer]->wait(deadline, nullptr);
+      } catch (const CommError &error) {
+        broken = true;
+        throw CommError(describe(operation) + ": lost the connection to rank " +
+                        std::to_string(peer) + " (" + error.what() + ")");
+      }
+      if (!done) {
+        broken = true;
+        std::vector<int> missing{peer};
+        for (int later = peer + 1; later < worldSize; ++later)
+          if (later != rank && receives[later]->isDone() == false)
+            missing.push_back(later);
+        throw CommError(describe(operation) + ": timed out after " +
+                        formatSeconds() + ": " + formatRanks(missing) +
+                        " did not arrive");
+      }
+    }
+    waitForSends(sends, deadline);
+    pending.clear();
+    for (int r = 0; r < worldSize; ++r) {
+      const Header &other = headers[r];
+      if (other == headers[0])
+        continue;
+      std::string what = describe(operation) + ": rank " + std::to_string(r);
+      if (other.sequence != headers[0].sequence ||
+          other.operation != headers[0].operation)
+        throw CommError(what + " is at " +
+                        nameOf(static_cast<Operation>(other.operation)) + " #" +
+                        std::to_string(other.sequence) + ", rank 0 at " +
+                        nameOf(static_cast<Operation>(headers[0].operation)) +
+                        " #" + std::to_string(headers[0].sequence));
+      if (other.argument != headers[0].argument)
+        throw CommError(what +
+                        (operation == Operation::AllReduce
+                             ? " reduces with another op than rank 0"
+                             : " broadcasts from another root than rank 0"));
+      throw CommError(what + " passed " + std::to_string(other.numBuffers) +
+                      " buffers of " + std::to_string(other.totalElements) +
+                      " elements, rank 0 passed " +
+                      std::to_string(headers[0].numBuffers) + " of " +
+                      std::to_string(headers[0].totalElements) +
+                      (other.numBuffers == headers[0].numBuffers &&
+                               other.totalElements == headers[0].totalElements
+                           ? " (counts or dtypes differ)"
+                           : ""));
+    }
+    return deadline;
+  }
+
+  std::string formatSeconds() const {
+    double seconds = timeout.count() / 1000.0;
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g s", seconds);
+    return text;
+  }
+
+  Transport::Request *track(std::unique_ptr<Transport::Request> request) {
+    pending.push_back(std::move(request));
+    return pending.back().get();
+  }
+
+  void waitFor(Transport::Request &request, int peer,
+               Clock::time_point deadline, const char *what) {
+    bool done;
+    broken = true; // until it is done
+    try {
+      done = request.wait(deadline, nullptr);
+    } catch (const CommError &error) {
+      throw CommError(describe(current) + ": lost the connection to rank " +
+                      std::to_string(peer) + " (" + error.what() + ")");
+    }
+    if (!done)
+      throw CommError(describe(current) + ": timed out after " +
+                      formatSeconds() + ": rank " + std::to_string(peer) +
+                      " never " + what);
+    broken = false;
+  }
+
+  void waitForSends(std::vector<std::pair<Transport::Request *, int>> &sends,
+                    Clock::time_point deadline) {
+    for (auto [send, peer] : sends)
+      waitFor(*send, peer, deadline, "took what this rank sent");
+    sends.clear();
+  }
+
+  std::unique_ptr<Transport> transport;
+  std::chrono::milliseconds timeout;
+  int rank, worldSize;
+  uint64_t sequence = 0;
+  Operation current = Operation::AllReduce;
+  bool whole = false;  // this all-reduce exchanges whole buffers
+  bool broken = false; // a collective failed: its requests may be pending
+  // Message memory lives here, so that it outlives a failed collective.
+  std::vector<std::unique_ptr<Transport::Request>> pending;
+  std::vector<Header> headers;
+  std::vector<std::vector<uint8_t>> outgoing, incoming;
+  std::vector<uint8_t> reduced, accumulator;
+};
+
+} // namespace
+
+std::unique_ptr<Communicator>
+createPeerCommunicator(std::unique_ptr<Transport> transport,
+                       std::chrono::milliseconds timeout) {
+  return std::make_unique<PeerCommunicator>(std::move(transport), timeout);
+}
+
+} // namespace dpc::comm

@@ -1,0 +1,206 @@
+//===- RankModeTest.cpp - one executor per device, ranks on threads -------===//
+//
+// Rank mode (Executor.h) with the ranks on threads over an in-process group:
+// each rank's executor drives one device and binds only its rows, and the
+// ranks together must compute, bit for bit, what one executor driving every
+// device computes -- losses, counts and the training state -- with even and
+// uneven splits and ragged batches. Also: the world size must match the
+// plan, and rank 0's state wins over a rank that starts elsewhere.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/comm/InProcessCommunicator.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/plan/test/TestPlans.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+#include <thread>
+
+namespace dpc::exec {
+namespace {
+
+using plan::test::MlpPlanOptions;
+using Rows = std::vector<int64_t>;
+
+MlpPlanOptions smallMlp(Rows split) {
+  MlpPlanOptions o;
+  o.batch = 8;
+  o.channels = 1, o.height = 4, o.width = 4;
+  o.hidden = 6;
+  o.classes = 3;
+  o.momentum = 0.9;
+  o.split = std::move(split);
+  return o;
+}
+
+struct Batch {
+  std::vector<float> images;
+  std::vector<int32_t> labels;
+};
+
+Batch randomBatch(const MlpPlanOptions &o, int64_t rows, uint32_t seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> pixel(0.f, 1.f);
+  Batch batch;
+  batch.images.resize(rows * o.channels * o.height * o.width);
+  for (float &p : batch.images)
+    p = pixel(random);
+  for (int64_t i = 0; i < rows; ++i)
+    batch.labels.push_back(int32_t(random() % o.classes));
+  return batch;
+}
+
+std::shared_ptr<const plan::LoadedPlan> loadPlan(const MlpPlanOptions &o) {
+  return plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(o), "dp.plan");
+}
+
+/// What the run saw: per step the global loss and count, then the state.
+struct Record {
+  std::vector<double> losses, counts;
+  std::vector<std::vector<uint8_t>> state;
+};
+
+/// Trains `batches` on `executor`, binding rows [first, first + count) of
+/// each (all of them outside rank mode).
+Record train(Executor &executor, const std::vector<Batch> &batches,
+             int64_t pixels) {
+  Record record;
+  int step = executor.findStep("train_step");
+  for (const Batch &batch : batches) {
+    int64_t rows = int64_t(batch.labels.size());
+    auto [first, count] = executor.getLocalRows(step, rows);
+    executor.setInput(step, "images", batch.images.data() + first * pixels,
+                      count * pixels * 4);
+    executor.setInput(step, "labels", batch.labels.data() + first, count * 4);
+    float lr = 0.1f;
+    executor.setInput(step, "lr", &lr, 4);
+    executor.run(step, rows);
+    record.losses.push_back(executor.getScalarOutput(step, "loss"));
+    record.counts.push_back(executor.getScalarOutput(step, "correct"));
+  }
+  for (size_t index : executor.getPrimaryPersistent()) {
+    std::vector<uint8_t> bytes(executor.getPersistentBytes(index));
+    executor.readPersistent(index, bytes.data());
+    record.state.push_back(std::move(bytes));
+  }
+  return record;
+}
+
+void onEveryRank(int ranks, const std::function<void(int)> &body) {
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < ranks; ++rank)
+    threads.emplace_back(body, rank);
+  for (std::thread &thread : threads)
+    thread.join();
+}
+
+void expectRanksMatchOneProcess(const Rows &split) {
+  MlpPlanOptions o = smallMlp(split);
+  auto loaded = loadPlan(o);
+  int64_t pixels = o.channels * o.height * o.width;
+  std::vector<Batch> batches;
+  uint32_t seed = 1;
+  for (int64_t rows : {8, 8, 5, 1, 8, 7})
+    batches.push_back(randomBatch(o, rows, seed++));
+
+  Record expected;
+  {
+    Executor one(loaded);
+    expected = train(one, batches, pixels);
+  }
+  int ranks = int(split.size());
+  auto group = comm::createInProcessGroup(ranks);
+  std::vector<Record> records(ranks);
+  std::vector<std::string> errors(ranks);
+  onEveryRank(ranks, [&](int rank) {
+    try {
+      Executor mine(loaded, createDevice, {std::move(group[rank]), ranks});
+      EXPECT_EQ(mine.getLocalDevice(), rank);
+      records[rank] = train(mine, batches, pixels);
+    } catch (const std::exception &error) {
+      errors[rank] = error.what();
+    }
+  });
+  for (int rank = 0; rank < ranks; ++rank) {
+    ASSERT_EQ(errors[rank], "");
+    EXPECT_EQ(records[rank].losses, expected.losses) << "rank " << rank;
+    EXPECT_EQ(records[rank].counts, expected.counts) << "rank " << rank;
+    ASSERT_EQ(records[rank].state.size(), expected.state.size());
+    for (size_t t = 0; t < expected.state.size(); ++t)
+      EXPECT_EQ(records[rank].state[t], expected.state[t])
+          << "rank " << rank << " tensor " << t;
+  }
+}
+
+TEST(RankModeTest, TwoRanksUnevenSplitMatchOneProcess) {
+  expectRanksMatchOneProcess({3, 5});
+}
+
+TEST(RankModeTest, ThreeRanksMatchOneProcess) {
+  expectRanksMatchOneProcess({3, 3, 2});
+}
+
+TEST(RankModeTest, LocalRowsFollowTheSplit) {
+  auto loaded = loadPlan(smallMlp({3, 5}));
+  auto group = comm::createInProcessGroup(2);
+  Executor rank1(loaded, createDevice, {std::move(group[1]), 2});
+  int step = rank1.findStep("train_step");
+  EXPECT_EQ(rank1.getLocalRows(step, 8), std::make_pair(int64_t(3), 5l));
+  EXPECT_EQ(rank1.getLocalRows(step, 5), std::make_pair(int64_t(2), 3l));
+  // Binding the global rows instead of this rank's is caught by run().
+  std::vector<float> images(5 * 16);
+  std::vector<int32_t> labels(5);
+  rank1.setInput(step, "images", images.data(), images.size() * 4);
+  rank1.setInput(step, "labels", labels.data(), labels.size() * 4);
+  try {
+    rank1.run(step, 5);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument &error) {
+    EXPECT_NE(std::string(error.what()).find("runs 3 of 5"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(RankModeTest, WorldSizeMustMatchThePlan) {
+  auto loaded = loadPlan(smallMlp({4, 4}));
+  auto group = comm::createInProcessGroup(3);
+  try {
+    Executor executor(loaded, createDevice, {std::move(group[0]), 3});
+    FAIL() << "expected an error";
+  } catch (const plan::PlanError &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "dp.plan: the plan has 2 device(s), but WORLD_SIZE is 3 (a "
+              "process-per-device run needs one rank per device)");
+  }
+}
+
+TEST(RankModeTest, RankZerosStateWins) {
+  // Rank 1 starts from other weights: the first run broadcasts rank 0's.
+  MlpPlanOptions o = smallMlp({4, 4});
+  auto loaded = loadPlan(o);
+  std::vector<Batch> batches = {randomBatch(o, 8, 3)};
+  Record expected;
+  {
+    Executor one(loaded);
+    expected = train(one, batches, 16);
+  }
+  auto group = comm::createInProcessGroup(2);
+  std::vector<Record> records(2);
+  onEveryRank(2, [&](int rank) {
+    Executor mine(loaded, createDevice, {std::move(group[rank]), 2});
+    if (rank == 1)
+      for (size_t index : mine.getPrimaryPersistent()) {
+        std::vector<uint8_t> noise(mine.getPersistentBytes(index), 0x3f);
+        mine.writePersistent(index, noise.data());
+      }
+    records[rank] = train(mine, batches, 16);
+  });
+  EXPECT_EQ(records[1].state, expected.state);
+  EXPECT_EQ(records[1].losses, expected.losses);
+}
+
+} // namespace
+} // namespace dpc::exec

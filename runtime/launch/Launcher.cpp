@@ -1,0 +1,291 @@
+//===- Launcher.cpp - `dpc launch`: one process per local device ----------===//
+
+#include "runtime/launch/Launcher.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace dpc::launch {
+namespace {
+
+int parseInt(const std::string &flag, const std::string &value, int min,
+             int max) {
+  char *end = nullptr;
+  errno = 0;
+  long parsed = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno == ERANGE || parsed < min ||
+      parsed > max)
+    throw LaunchUsageError(flag + ": expected a whole number in " +
+                           std::to_string(min) + ".." + std::to_string(max) +
+                           ", got '" + value + "'");
+  return static_cast<int>(parsed);
+}
+
+/// torchrun's underscores and dpc's dashes name the same flags.
+std::string normalize(std::string flag) {
+  for (char &c : flag)
+    if (c == '_')
+      c = '-';
+  return flag;
+}
+
+/// A port nobody listens on now (the workers' rank 0 binds it soon after).
+int pickFreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  if (fd < 0 ||
+      ::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) ||
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length)) {
+    if (fd >= 0)
+      ::close(fd);
+    return -1;
+  }
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::string describeStatus(int status) {
+  if (WIFSIGNALED(status)) {
+    int signal = WTERMSIG(status);
+    const char *name = strsignal(signal);
+    return "was killed by signal " + std::to_string(signal) + " (" +
+           (name ? name : "?") + ")";
+  }
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+bool failed(int status) {
+  return WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
+}
+
+} // namespace
+
+const char *getLaunchUsage() {
+  return "usage: dpc launch --nproc-per-node N [--nnodes M --node-rank R]\n"
+         "         [--master-addr ADDR] [--master-port PORT] [--grace SECONDS]"
+         "\n         -- COMMAND [ARGS...]   (e.g. -- dpc run PLAN --data ...)\n"
+         "  Starts N workers with torchrun's environment (RANK, LOCAL_RANK,\n"
+         "  WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT). Port 0\n"
+         "  picks a free port (one node only); the default is 29500.\n";
+}
+
+LaunchOptions parseLaunchOptions(const std::vector<std::string> &args) {
+  LaunchOptions options;
+  bool nprocGiven = false, portGiven = false;
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      return options;
+    }
+    if (arg.rfind("--", 0) != 0)
+      break; // the command starts here (torchrun allows no "--")
+    std::string flag = normalize(arg), value;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      flag = normalize(arg.substr(0, eq));
+      value = arg.substr(eq + 1);
+    } else {
+      if (i + 1 >= args.size())
+        throw LaunchUsageError(flag + " needs a value");
+      value = args[++i];
+    }
+    if (flag == "--nproc-per-node") {
+      options.nprocPerNode = parseInt(flag, value, 1, 4096);
+      nprocGiven = true;
+    } else if (flag == "--nnodes") {
+      options.nnodes = parseInt(flag, value, 1, 65536);
+    } else if (flag == "--node-rank") {
+      options.nodeRank = parseInt(flag, value, 0, 65535);
+    } else if (flag == "--master-addr") {
+      if (value.empty())
+        throw LaunchUsageError("--master-addr needs a host name or address");
+      options.masterAddr = value;
+    } else if (flag == "--master-port") {
+      options.masterPort = parseInt(flag, value, 0, 65535);
+      portGiven = true;
+    } else if (flag == "--grace") {
+      char *end = nullptr;
+      options.graceSeconds = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(options.graceSeconds >= 0))
+        throw LaunchUsageError("--grace: expected seconds >= 0, got '" + value +
+                               "'");
+    } else {
+      throw LaunchUsageError("unknown flag '" + arg + "'");
+    }
+  }
+  options.command.assign(args.begin() + i, args.end());
+  if (!nprocGiven)
+    throw LaunchUsageError("missing --nproc-per-node N");
+  if (options.command.empty())
+    throw LaunchUsageError("missing the command to run (dpc launch "
+                           "--nproc-per-node N -- dpc run PLAN ...)");
+  if (options.nodeRank >= options.nnodes)
+    throw LaunchUsageError("--node-rank " + std::to_string(options.nodeRank) +
+                           " is not below --nnodes " +
+                           std::to_string(options.nnodes));
+  if (options.masterPort == 0 && options.nnodes > 1)
+    throw LaunchUsageError("--master-port 0 (a free port) works on one node "
+                           "only: give every node the same port");
+  (void)portGiven;
+  return options;
+}
+
+int launchWorkers(const LaunchOptions &options, std::ostream &err) {
+  int port = options.masterPort;
+  if (port == 0 && (port = pickFreePort()) < 0) {
+    err << "dpc launch: cannot find a free port: " << std::strerror(errno)
+        << std::endl;
+    return 1;
+  }
+  // The signals the launcher handles arrive through sigtimedwait; workers
+  // get the default dispositions back before exec.
+  sigset_t handled, previous;
+  sigemptyset(&handled);
+  for (int signal : {SIGINT, SIGTERM, SIGCHLD, SIGHUP})
+    sigaddset(&handled, signal);
+  sigprocmask(SIG_BLOCK, &handled, &previous);
+
+  std::vector<std::string> command = options.command;
+  if (command[0] == "dpc") {
+    char self[4096];
+    ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (length > 0)
+      command[0] = std::string(self, length);
+  }
+  std::vector<char *> argv;
+  for (std::string &word : command)
+    argv.push_back(word.data());
+  argv.push_back(nullptr);
+
+  int worldSize = options.nprocPerNode * options.nnodes;
+  std::vector<pid_t> workers(options.nprocPerNode, -1);
+  std::vector<bool> running(options.nprocPerNode, false);
+  std::cout.flush();
+  err.flush();
+  for (int local = 0; local < options.nprocPerNode; ++local) {
+    int rank = options.nodeRank * options.nprocPerNode + local;
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      err << "dpc launch: cannot start rank " << rank << ": "
+          << std::strerror(errno) << std::endl;
+      for (int r = 0; r < local; ++r)
+        ::kill(workers[r], SIGKILL);
+      return 1;
+    }
+    if (pid == 0) {
+      auto set = [](const char *name, int value) {
+        ::setenv(name, std::to_string(value).c_str(), 1);
+      };
+      set("RANK", rank);
+      set("LOCAL_RANK", local);
+      set("WORLD_SIZE", worldSize);
+      set("LOCAL_WORLD_SIZE", options.nprocPerNode);
+      set("GROUP_RANK", options.nodeRank);
+      set("GROUP_WORLD_SIZE", options.nnodes);
+      set("ROLE_RANK", rank);
+      set("ROLE_WORLD_SIZE", worldSize);
+      set("MASTER_PORT", port);
+      ::setenv("MASTER_ADDR", options.masterAddr.c_str(), 1);
+      sigprocmask(SIG_SETMASK, &previous, nullptr);
+      ::execvp(argv[0], argv.data());
+      std::fprintf(stderr, "dpc launch: cannot run '%s': %s\n", argv[0],
+                   std::strerror(errno));
+      std::_Exit(127);
+    }
+    workers[local] = pid;
+    running[local] = true;
+  }
+
+  auto alive = [&] {
+    int count = 0;
+    for (bool r : running)
+      count += r;
+    return count;
+  };
+  auto signalAll = [&](int signal) {
+    for (int local = 0; local < options.nprocPerNode; ++local)
+      if (running[local])
+        ::kill(workers[local], signal);
+  };
+  int exitStatus = 0;
+  bool stopping = false;
+  std::chrono::steady_clock::time_point killAt;
+  while (alive() > 0) {
+    timespec wait{0, 100 * 1000 * 1000};
+    int signal = sigtimedwait(&handled, nullptr, &wait);
+    if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) {
+      signalAll(signal); // forwarded; workers decide how to stop
+      if (!stopping) {
+        stopping = true;
+        exitStatus = 128 + signal;
+        killAt = std::chrono::steady_clock::now() +
+                 std::chrono::milliseconds(
+                     static_cast<int64_t>(options.graceSeconds * 1000));
+      }
+    }
+    int status;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      for (int local = 0; local < options.nprocPerNode; ++local) {
+        if (workers[local] != pid || !running[local])
+          continue;
+        running[local] = false;
+        if (!failed(status) || stopping)
+          break;
+        int rank = options.nodeRank * options.nprocPerNode + local;
+        err << "dpc launch: rank " << rank << " (pid " << pid << ") "
+            << describeStatus(status);
+        if (alive() > 0)
+          err << "; stopping the other " << alive() << " worker"
+              << (alive() == 1 ? "" : "s");
+        err << std::endl;
+        exitStatus = 1; // as torchrun: the line above says why
+        stopping = true;
+        signalAll(SIGTERM);
+        killAt = std::chrono::steady_clock::now() +
+                 std::chrono::milliseconds(
+                     static_cast<int64_t>(options.graceSeconds * 1000));
+      }
+    }
+    if (stopping && std::chrono::steady_clock::now() >= killAt)
+      signalAll(SIGKILL);
+  }
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
+  return exitStatus;
+}
+
+int launchCommand(int argc, char **argv) {
+  std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  try {
+    LaunchOptions options = parseLaunchOptions(args);
+    if (options.help) {
+      std::cout << getLaunchUsage();
+      return 0;
+    }
+    return launchWorkers(options, std::cerr);
+  } catch (const LaunchUsageError &error) {
+    std::cerr << "dpc launch: " << error.what() << " (see dpc launch --help)"
+              << std::endl;
+    return 1;
+  }
+}
+
+} // namespace dpc::launch
