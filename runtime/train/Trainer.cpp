@@ -5,6 +5,7 @@
 #include "runtime/data/Dataset.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/Trace.h"
+#include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Init.h"
@@ -149,6 +150,8 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
   using Clock = std::chrono::steady_clock;
   try {
     auto loaded = plan::LoadedPlan::load(options.planPath);
+    // Before any arena is allocated: a plan too big says so in one line.
+    plan::checkDeviceMemory(*loaded);
     Executor executor(loaded);
     const std::string &planName = loaded->getName();
 

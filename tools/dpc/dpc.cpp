@@ -10,6 +10,8 @@
 #include "codegen/PlanWriter.h"
 #include "frontend/onnx/ONNXImporter.h"
 #include "passes/Passes.h"
+#include "passes/RematSupport.h"
+#include "runtime/plan/ByteSize.h"
 #include "runtime/train/RunCommand.h"
 #include "tools/Registration.h"
 #include "tools/dpc/Inspect.h"
@@ -66,6 +68,18 @@ static cl::opt<double>
              cl::desc("Gradient all-reduce bucket size in MiB (the first "
                       "bucket is 1 MiB)"),
              cl::init(25.0), cl::sub(compileCommand));
+
+static cl::opt<std::string> remat(
+    "remat",
+    cl::desc("Recompute activations in the backward pass: none, auto (fit "
+             "the device's memory), budget=SIZE (e.g. 1.5GiB, per device) or "
+             "segments=K"),
+    cl::init("none"), cl::sub(compileCommand));
+static cl::opt<bool> reportMemory(
+    "report-memory",
+    cl::desc("Print each device's planned peak memory by kind, the tensors "
+             "alive at the peak and the FLOPs recomputation adds"),
+    cl::sub(compileCommand));
 
 enum class Stage { NN, Train, Dist, Exec };
 static cl::opt<Stage> emitStage(
@@ -124,9 +138,10 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &context) {
   return module;
 }
 
-/// Writes the plan of the exec-level `module` to `outputPath`, with the
-/// parameters' initial values from the model file.
-static int writePlanFile(ModuleOp module, int64_t batch) {
+/// Writes the plan of the exec-level `module` to `outputPath` (unless only
+/// the memory report is asked for), with the parameters' initial values
+/// from the model file.
+static int writePlanFile(ModuleOp module, int64_t batch, bool write) {
   llvm::StringMap<std::vector<uint8_t>> tensors;
   if (llvm::sys::path::extension(modelPath) == ".onnx") {
     std::string error;
@@ -144,6 +159,15 @@ static int writePlanFile(ModuleOp module, int64_t batch) {
   FailureOr<std::vector<uint8_t>> plan = dpc::writePlan(module, options);
   if (failed(plan))
     return 1;
+  if (reportMemory) {
+    // The report goes where it cannot mix with a printed stage.
+    int status = dpc::printMemoryReport(*plan, modelPath,
+                                        write ? stdout : stderr);
+    if (status != 0 || !write)
+      return status;
+  }
+  if (!write)
+    return 0;
   std::string message;
   auto output = openOutputFile(outputPath, &message);
   if (!output)
@@ -159,6 +183,33 @@ static int runCompile() {
     return reportError(modelPath, "--batch must be a positive integer, got " +
                                       Twine(batchSize.getValue()));
   bool writesPlan = !emitStage.getNumOccurrences();
+  dpc::RematerializeOptions rematOptions;
+  {
+    StringRef spec = remat;
+    if (spec.consume_front("segments=")) {
+      if (spec.getAsInteger(10, rematOptions.segments) ||
+          rematOptions.segments < 2)
+        return reportError(modelPath, "--remat=segments=K needs an integer "
+                                      "K > 1, got '" +
+                                          spec + "'");
+    } else if (spec.consume_front("budget=")) {
+      if (!dpc::plan::parseByteSize(spec.str()))
+        return reportError(modelPath, "--remat=budget=SIZE: '" + spec +
+                                          "' is not a size (e.g. 1.5GiB, "
+                                          "300MiB, bytes)");
+      rematOptions.budget = spec.str();
+    } else if (spec == "auto") {
+      rematOptions.budget = "auto";
+    } else if (spec != "none") {
+      return reportError(modelPath, "--remat: expected none, auto, "
+                                    "budget=SIZE or segments=K, got '" +
+                                        spec + "'");
+    }
+  }
+  if (reportMemory && emitStage.getNumOccurrences() &&
+      emitStage != Stage::Exec)
+    return reportError(modelPath, "--report-memory needs the planned steps: "
+                                  "write a plan or use --emit=exec");
   if (writesPlan && outputPath == "-")
     return reportError(modelPath, "give the plan file with -o PLAN, or "
                                   "print a stage with --emit");
@@ -210,12 +261,21 @@ static int runCompile() {
     buckets.bucketMb = bucketMb;
     pm.addNestedPass<func::FuncOp>(dpc::createBucketGradients(buckets));
   }
+  // On the partitioned step, so that each device's replica fits its own
+  // share; before the lowering, whose planner measures it.
+  if (lowers || emitStage == Stage::Dist ||
+      (emitStage == Stage::Train && remat != "none"))
+    pm.addPass(dpc::createRematerialize(rematOptions));
   if (lowers)
     pm.addPass(dpc::createConvertNNToExec());
   if (failed(pm.run(*module)))
     return 1;
-  if (writesPlan)
-    return writePlanFile(*module, batch);
+  if (writesPlan || reportMemory) {
+    if (int status = writePlanFile(*module, batch, writesPlan))
+      return status;
+    if (writesPlan)
+      return 0;
+  }
 
   std::string message;
   auto output = openOutputFile(outputPath, &message);

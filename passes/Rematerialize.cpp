@@ -1,0 +1,566 @@
+//===- Rematerialize.cpp - recompute activations under a memory budget ---===//
+//
+// Gradient checkpointing as a compile-time decision. The memory it saves is
+// measured with the lowering's own arena planner (codegen/StepMemory.h) on
+// a trial copy of the step, so the budget is met by the plan that runs, not
+// by a second estimate. See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/StepMemory.h"
+#include "ir/nn/NNOps.h"
+#include "passes/Passes.h"
+#include "passes/RematSupport.h"
+#include "runtime/plan/ByteSize.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace dpc {
+#define GEN_PASS_DEF_REMATERIALIZE
+#include "passes/Passes.h.inc"
+} // namespace dpc
+
+using namespace mlir;
+using namespace dpc;
+
+namespace {
+
+using OpSet = llvm::SetVector<Operation *>;
+
+std::string formatBytes(int64_t bytes) {
+  return llvm::formatv("{0:F2} MiB", bytes / 1048576.0).str();
+}
+
+/// Where each replica's forward pass ends, and which ops may be recomputed.
+class StepRegions {
+public:
+  explicit StepRegions(func::FuncOp step) : body(&step.getBody().front()) {
+    int64_t index = 0;
+    for (Operation &op : *body)
+      position[&op] = index++;
+    int64_t replicas = 1;
+    if (auto devices = step->getAttrOfType<ArrayAttr>("dist.devices"))
+      replicas = devices.size();
+    for (int64_t r = 0; r < replicas; ++r) {
+      Operation *loss = findLossOp(step, r);
+      lossPosition.push_back(loss ? position[loss] : -1);
+    }
+  }
+
+  int64_t numReplicas() const { return lossPosition.size(); }
+  int64_t replicaOf(Operation *op) const {
+    auto attr = op->getAttrOfType<IntegerAttr>("dist.replica");
+    return attr ? attr.getInt() : 0;
+  }
+  int64_t positionOf(Operation *op) const { return position.lookup(op); }
+
+  /// A forward nn op of a replica with a backward pass.
+  bool isForward(Operation *op) const {
+    if (!op || op->getBlock() != body ||
+        op->getName().getDialectNamespace() != "nn")
+      return false;
+    int64_t loss = lossPosition[replicaOf(op)];
+    return loss >= 0 && positionOf(op) < loss;
+  }
+  /// A forward op whose clone computes the same results: every nn forward
+  /// op is pure, batch norm included once its running statistics are
+  /// redirected (see clone below).
+  bool isRecomputable(Operation *op) const {
+    return isForward(op) && op->getNumResults() > 0 &&
+           !isa<nn::CrossEntropyOp>(op);
+  }
+  /// An op of the backward pass (or the optimizer) that reads forward
+  /// values: an nn op after its replica's loss.
+  bool isBackward(Operation *op) const {
+    if (op->getName().getDialectNamespace() != "nn" ||
+        op->getBlock() != body)
+      return false;
+    int64_t loss = lossPosition[replicaOf(op)];
+    return loss >= 0 && positionOf(op) > loss;
+  }
+  /// Whether the backward pass reads `value` (a forward value).
+  bool isStashed(Value value) const {
+    return llvm::any_of(value.getUsers(),
+                        [&](Operation *user) { return isBackward(user); });
+  }
+
+  /// The forward ops of replica `r`, in order.
+  SmallVector<Operation *> forwardOps(int64_t r) const {
+    SmallVector<Operation *> ops;
+    for (Operation &op : *body)
+      if (replicaOf(&op) == r && isForward(&op))
+        ops.push_back(&op);
+    return ops;
+  }
+
+private:
+  Block *body;
+  DenseMap<Operation *, int64_t> position;
+  SmallVector<int64_t> lossPosition;
+};
+
+/// Rewrites `step` so that the backward ops read clones of the ops in
+/// `recompute` instead of the originals, each cloned right before the first
+/// backward op that reads it and reused by the later ones. A clone that
+/// only feeds other clones is reused by later backward ops too if
+/// `shareIntermediates` (segments: a run is recomputed once), else it is
+/// used once and recomputed where needed again (budget: short-lived
+/// intermediates, at the price of FLOPs). Returns the FLOPs the clones add.
+int64_t applyRecomputation(func::FuncOp step, const OpSet &recompute,
+                           bool shareIntermediates) {
+  StepRegions regions(step);
+  OpBuilder b(step.getContext());
+  // Clones the backward ops read, and clones that feed only other clones
+  // (forgotten after each backward op unless shared).
+  DenseMap<Value, Value> recomputed, intermediates;
+  int64_t flops = 0;
+  std::function<Value(Value, Operation *, bool)> materialize =
+      [&](Value value, Operation *before, bool direct) -> Value {
+    if (Value done = recomputed.lookup(value))
+      return done;
+    if (Value done = intermediates.lookup(value)) {
+      if (direct)
+        recomputed[value] = done;
+      return done;
+    }
+    Operation *def = value.getDefiningOp();
+    if (!def || !recompute.contains(def))
+      return value;
+    IRMapping mapping;
+    for (Value operand : def->getOperands())
+      mapping.map(operand, materialize(operand, before, /*direct=*/false));
+    b.setInsertionPoint(before);
+    // A recomputed batch norm must not update the running statistics a
+    // second time: it writes them to scratch zeros instead.
+    auto scratch = [&](Value stat) {
+      Operation *zeros = b.create<nn::ConstantOp>(
+          def->getLoc(), stat.getType(),
+          cast<ElementsAttr>(b.getZeroAttr(stat.getType())));
+      zeros->setAttr(kRematAttrName, b.getUnitAttr());
+      mapping.map(stat, zeros->getResult(0));
+    };
+    if (auto bn = dyn_cast<nn::BatchNormTrainOp>(def)) {
+      scratch(bn.getRunningMean());
+      scratch(bn.getRunningVar());
+    } else if (auto bn = dyn_cast<nn::BatchNormApplyOp>(def)) {
+      scratch(bn.getRunningMean());
+      scratch(bn.getRunningVar());
+    }
+    Operation *clone = b.clone(*def, mapping);
+    clone->setAttr(kRematAttrName, b.getUnitAttr());
+    flops += estimateFlops(clone);
+    for (auto [original, copy] :
+         llvm::zip_equal(def->getResults(), clone->getResults()))
+      (direct ? recomputed : intermediates)[original] = copy;
+    return clone->getResult(cast<OpResult>(value).getResultNumber());
+  };
+
+  SmallVector<Operation *> backward;
+  for (Operation &op : step.getBody().front())
+    if (regions.isBackward(&op))
+      backward.push_back(&op);
+  for (Operation *op : backward) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      Operation *def = operand.get().getDefiningOp();
+      if (def && recompute.contains(def))
+        operand.set(materialize(operand.get(), op, /*direct=*/true));
+    }
+    if (!shareIntermediates)
+      intermediates.clear();
+  }
+  return flops;
+}
+
+/// segments=K: every forward value of the first K - 1 runs that does not
+/// cross into a later run.
+OpSet segmentRecomputeSet(const StepRegions &regions, int64_t segments) {
+  OpSet recompute;
+  for (int64_t r = 0; r < regions.numReplicas(); ++r) {
+    SmallVector<Operation *> ops = regions.forwardOps(r);
+    int64_t n = ops.size();
+    if (n == 0)
+      continue;
+    DenseMap<Operation *, int64_t> segmentOf;
+    for (auto [i, op] : llvm::enumerate(ops))
+      segmentOf[op] = int64_t(i) * segments / n;
+    // A value crossing into a later run (or into anything that is not a
+    // forward op of this replica, such as a collective) is kept.
+    auto crosses = [&](Operation *op) {
+      for (Value result : op->getResults())
+        for (Operation *user : result.getUsers()) {
+          // The step's results (running statistics) stay the original's.
+          if (regions.isBackward(user) || isa<func::ReturnOp>(user))
+            continue;
+          auto it = segmentOf.find(user);
+          if (it == segmentOf.end() || it->second != segmentOf[op])
+            return true;
+        }
+      return false;
+    };
+    for (Operation *op : ops)
+      if (segmentOf[op] < segments - 1 && regions.isRecomputable(op) &&
+          !crosses(op))
+        recompute.insert(op);
+  }
+  return recompute;
+}
+
+/// Bytes of training state one device holds: every replica keeps a copy.
+int64_t stateBytes(func::FuncOp step) {
+  int64_t bytes = 0;
+  for (BlockArgument arg : step.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (!step.getArgAttr(i, nn::NNDialect::kParamAttrName) &&
+        !step.getArgAttr(i, nn::NNDialect::kBufferAttrName) &&
+        !step.getArgAttr(i, "nn.opt_state"))
+      continue;
+    auto type = cast<RankedTensorType>(arg.getType());
+    bytes += type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  }
+  return bytes;
+}
+
+/// Cheap ops (elementwise, normalization, pooling: at most 16 FLOPs per
+/// result element) are recomputed rather than kept where a value needs
+/// them; convolutions and matrix products are kept.
+bool isCheap(Operation *op) {
+  int64_t elements = 0;
+  for (Value result : op->getResults())
+    if (auto type = dyn_cast<RankedTensorType>(result.getType()))
+      elements = std::max(elements, type.getNumElements());
+  return estimateFlops(op) <= 16 * std::max<int64_t>(elements, 1);
+}
+
+/// The longest chain of recomputed ops budget=SIZE builds.
+constexpr int64_t kMaxChain = 8;
+
+/// The greedy search of budget=SIZE.
+///
+/// The recompute set grows by closures: to free a value the backward pass
+/// reads, recompute its op and whatever it reads that is not kept anyway;
+/// a cheap value it reads that the backward pass also reads is recomputed
+/// with it (one level deep), freeing that too. What a closure reads and
+/// does not recompute becomes a checkpoint: kept for good, never
+/// recomputed later, so recomputation chains stay as short as they were
+/// planned (without this, recomputing a residual stream value by value
+/// would chain through a whole stage at once).
+class BudgetSearch {
+public:
+  BudgetSearch(ModuleOp module, func::FuncOp step, int64_t budget)
+      : module(module), step(step), regions(step), budget(budget) {}
+
+  /// The recompute set that fits, or failure (diagnosed).
+  FailureOr<OpSet> run();
+
+private:
+  /// Plans every replica's arena with the recompute set applied to a copy
+  /// of the step; `original` maps the copy's ops back.
+  FailureOr<std::vector<ReplicaMemory>>
+  trial(DenseMap<Operation *, Operation *> &original,
+        OwningOpRef<func::FuncOp> &copy);
+  /// The ops to add to the recompute set so that the backward pass needs
+  /// none of `values`, and the stashed values that frees; none if a value
+  /// is a checkpoint or cannot be recomputed.
+  std::optional<std::pair<OpSet, SmallVector<Value>>>
+  closure(ArrayRef<Value> values);
+  /// Adds a closure's ops and makes what they read checkpoints.
+  void accept(const OpSet &ops);
+
+  ModuleOp module;
+  func::FuncOp step;
+  StepRegions regions;
+  int64_t budget;
+  OpSet recompute;
+  DenseSet<Value> checkpoints;
+};
+
+FailureOr<std::vector<ReplicaMemory>>
+BudgetSearch::trial(DenseMap<Operation *, Operation *> &original,
+                    OwningOpRef<func::FuncOp> &copy) {
+  copy = cast<func::FuncOp>(step->clone());
+  DenseMap<Operation *, Operation *> toCopy;
+  for (auto [a, b] : llvm::zip_equal(step.getBody().front(),
+                                     copy->getBody().front())) {
+    original[&b] = &a;
+    toCopy[&a] = &b;
+  }
+  OpSet mapped;
+  for (Operation *op : recompute)
+    mapped.insert(toCopy.lookup(op));
+  applyRecomputation(*copy, mapped, /*shareIntermediates=*/false);
+  return planStepMemory(*copy);
+}
+
+std::optional<std::pair<OpSet, SmallVector<Value>>>
+BudgetSearch::closure(ArrayRef<Value> values) {
+  OpSet added;
+  SmallVector<Value> freed;
+  SmallVector<std::pair<Operation *, int>> worklist; // op, stashed depth
+  auto add = [&](Operation *op, int depth) {
+    if (!recompute.contains(op) && added.insert(op))
+      worklist.push_back({op, depth});
+  };
+  for (Value value : values) {
+    Operation *def = value.getDefiningOp();
+    if (checkpoints.contains(value) || !regions.isRecomputable(def))
+      return std::nullopt;
+    add(def, 0);
+  }
+  while (!worklist.empty()) {
+    auto [op, depth] = worklist.pop_back_val();
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || !regions.isRecomputable(def) ||
+          checkpoints.contains(operand))
+        continue;
+      if (!regions.isStashed(operand)) {
+        add(def, depth); // freed after the forward pass anyway
+      } else if (depth == 0 && isCheap(def) &&
+                 !llvm::is_contained(values, operand)) {
+        add(def, depth + 1);
+        freed.push_back(operand);
+      }
+    }
+  }
+  // Recomputing a value recomputes the chain of recomputed ops back to
+  // kept values, at every backward op that needs it: keep chains short.
+  DenseMap<Operation *, int64_t> depth;
+  std::function<int64_t(Operation *)> chain = [&](Operation *op) -> int64_t {
+    if (auto it = depth.find(op); it != depth.end())
+      return it->second;
+    int64_t longest = 0;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && (recompute.contains(def) || added.contains(def)))
+        longest = std::max(longest, chain(def));
+    return depth[op] = longest + 1;
+  };
+  for (Operation *op : added)
+    if (chain(op) > kMaxChain)
+      return std::nullopt;
+  for (Value value : values)
+    freed.push_back(value);
+  return std::make_pair(std::move(added), std::move(freed));
+}
+
+void BudgetSearch::accept(const OpSet &ops) {
+  for (Operation *op : ops)
+    recompute.insert(op);
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && regions.isForward(def) && !recompute.contains(def))
+        checkpoints.insert(operand);
+}
+
+FailureOr<OpSet> BudgetSearch::run() {
+  int64_t state = stateBytes(step);
+  // The eval step's arena counts towards the peak too; recomputation cannot
+  // shrink it.
+  int64_t evalArena = 0;
+  if (auto eval = module.lookupSymbol<func::FuncOp>("eval_step")) {
+    FailureOr<std::vector<ReplicaMemory>> evalMemory = planStepMemory(eval);
+    if (failed(evalMemory))
+      return failure();
+    for (const ReplicaMemory &replica : *evalMemory)
+      evalArena = std::max(evalArena, replica.arenaBytes);
+  }
+  auto devices = step->getAttrOfType<ArrayAttr>("dist.devices");
+  auto deviceName = [&](int64_t replica) {
+    return devices ? cast<StringAttr>(devices[replica]).str()
+                   : std::string("cpu:0");
+  };
+
+  int64_t bestPeak = INT64_MAX;
+  std::string bestDevice;
+  while (true) {
+    DenseMap<Operation *, Operation *> original;
+    OwningOpRef<func::FuncOp> copy;
+    FailureOr<std::vector<ReplicaMemory>> memory = trial(original, copy);
+    if (failed(memory))
+      return failure();
+    // Each original value's arena bytes (views count with their source).
+    DenseMap<Value, int64_t> bytesOf;
+    auto originalValue = [&](Value value) -> Value {
+      Operation *def = original.lookup(value.getDefiningOp());
+      return def ? def->getResult(cast<OpResult>(value).getResultNumber())
+                 : Value();
+    };
+    for (const ReplicaMemory &replica : *memory)
+      for (const PlannedBuffer &buffer : replica.buffers)
+        if (Value value = originalValue(buffer.values.front()))
+          bytesOf[value] = buffer.bytes;
+
+    int64_t worstPeak = 0;
+    std::string worstDevice;
+    bool progress = false;
+    for (const ReplicaMemory &replica : *memory) {
+      int64_t peak = state + std::max(replica.arenaBytes, evalArena);
+      if (peak > worstPeak) {
+        worstPeak = peak;
+        worstDevice = deviceName(replica.replica);
+      }
+      if (peak <= budget)
+        continue;
+      // Candidates: the forward values alive at the peak that the backward
+      // pass reads (an arena buffer: a value and its views).
+      struct Candidate {
+        SmallVector<Value> values;
+        double bytesPerFlop;
+      };
+      SmallVector<Candidate> candidates;
+      for (const PlannedBuffer &buffer : replica.buffers) {
+        if (!buffer.liveAt(replica.peakPosition))
+          continue;
+        SmallVector<Value> values;
+        for (Value value : buffer.values)
+          values.push_back(originalValue(value));
+        if (llvm::is_contained(values, Value()) ||
+            llvm::none_of(values,
+                          [&](Value v) { return regions.isStashed(v); }))
+          continue; // a clone, an argument, or not kept for the backward
+        auto ops = closure(values);
+        if (!ops)
+          continue;
+        int64_t flops = 0, bytes = 0;
+        for (Operation *op : ops->first)
+          flops += estimateFlops(op);
+        for (Value value : ops->second)
+          bytes += bytesOf.lookup(value);
+        candidates.push_back({values, double(bytes) / double(flops + 1)});
+      }
+      llvm::stable_sort(candidates, [](const Candidate &a,
+                                       const Candidate &b) {
+        return a.bytesPerFlop > b.bytesPerFlop;
+      });
+      // Accept the best until what they free covers the excess; each
+      // closure again, as earlier ones may have made checkpoints.
+      int64_t excess = peak - budget, freed = 0;
+      for (const Candidate &candidate : candidates) {
+        if (freed >= excess)
+          break;
+        auto ops = closure(candidate.values);
+        if (!ops || ops->first.empty())
+          continue;
+        accept(ops->first);
+        for (Value value : ops->second)
+          freed += bytesOf.lookup(value);
+        progress = true;
+      }
+    }
+    if (std::getenv("DPC_REMAT_DEBUG")) {
+      llvm::errs() << "round: worst peak " << formatBytes(worstPeak)
+                   << ", recompute " << recompute.size() << " ops\n";
+      for (const ReplicaMemory &replica : *memory) {
+        llvm::errs() << " replica " << replica.replica << " arena "
+                     << formatBytes(replica.arenaBytes) << " live "
+                     << formatBytes(replica.liveBytesAtPeak) << " at "
+                     << replica.peakPosition << "\n";
+        for (const PlannedBuffer &buffer : replica.buffers)
+          if (buffer.liveAt(replica.peakPosition)) {
+            Operation *def = buffer.values.front().getDefiningOp();
+            llvm::errs() << "   " << formatBytes(buffer.bytes) << " "
+                         << (def ? def->getName().getStringRef() : "arg")
+                         << (def && def->hasAttr(kRematAttrName) ? " remat"
+                                                                 : "")
+                         << " " << buffer.first << ".." << buffer.last
+                         << "\n";
+          }
+      }
+    }
+    if (worstPeak < bestPeak) {
+      bestPeak = worstPeak;
+      bestDevice = worstDevice;
+    }
+    if (worstPeak <= budget)
+      return recompute;
+    if (!progress) {
+      step.emitError() << "cannot fit the memory budget of "
+                       << formatBytes(budget)
+                       << " per device: the smallest planned peak "
+                          "rematerialization reaches is "
+                       << formatBytes(bestPeak) << " (" << bestDevice
+                       << ", of which " << formatBytes(state)
+                       << " training state)";
+      return failure();
+    }
+  }
+}
+
+/// auto: DPC_DEVICE_MEMORY if set, else 75% of physical memory, shared by
+/// the CPU devices.
+FailureOr<int64_t> autoBudget(func::FuncOp step) {
+  int64_t devices = 1;
+  if (auto list = step->getAttrOfType<ArrayAttr>("dist.devices")) {
+    devices = list.size();
+    for (Attribute device : list)
+      if (!cast<StringAttr>(device).getValue().starts_with("cpu:") &&
+          !std::getenv("DPC_DEVICE_MEMORY"))
+        return step.emitError()
+               << "--remat=auto: the memory of " << device
+               << " is not known at compile time; give budget=SIZE (or set "
+                  "DPC_DEVICE_MEMORY)";
+  }
+  if (const char *fake = std::getenv("DPC_DEVICE_MEMORY")) {
+    if (std::optional<int64_t> bytes = plan::parseByteSize(fake))
+      return *bytes;
+    return step.emitError() << "DPC_DEVICE_MEMORY: '" << fake
+                            << "' is not a size (e.g. 1.5GiB, 300MiB)";
+  }
+  int64_t physical =
+      int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGESIZE));
+  return int64_t(0.75 * double(physical)) / devices;
+}
+
+struct RematerializePass
+    : public dpc::impl::RematerializeBase<RematerializePass> {
+  using RematerializeBase::RematerializeBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (segments != 0 && !budget.empty()) {
+      module.emitError() << "dpc-rematerialize: give segments or budget, "
+                            "not both";
+      return signalPassFailure();
+    }
+    if (segments < 0 || segments == 1) {
+      module.emitError() << "dpc-rematerialize: segments must be > 1, got "
+                         << segments;
+      return signalPassFailure();
+    }
+    auto step = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!step || (segments == 0 && budget.empty()))
+      return;
+    if (segments > 0) {
+      applyRecomputation(step,
+                         segmentRecomputeSet(StepRegions(step), segments),
+                         /*shareIntermediates=*/true);
+      return;
+    }
+    FailureOr<int64_t> bytes = failure();
+    if (budget == "auto") {
+      bytes = autoBudget(step);
+    } else if (std::optional<int64_t> parsed = plan::parseByteSize(budget)) {
+      bytes = *parsed;
+    } else {
+      module.emitError() << "dpc-rematerialize: budget '" << budget
+                         << "' is not a size (e.g. 1.5GiB, 300MiB) or auto";
+    }
+    if (failed(bytes))
+      return signalPassFailure();
+    FailureOr<OpSet> recompute = BudgetSearch(module, step, *bytes).run();
+    if (failed(recompute))
+      return signalPassFailure();
+    applyRecomputation(step, *recompute, /*shareIntermediates=*/false);
+  }
+};
+
+} // namespace
