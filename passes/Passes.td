@@ -154,7 +154,9 @@ def Rematerialize : Pass<"dpc-rematerialize", "mlir::ModuleOp"> {
     plan again and repeat. When nothing alive at the peak can be recomputed
     and it is still over, the pass fails with the smallest peak it reached.
   }];
-  let dependentDialects = ["::dpc::nn::NNDialect"];
+  // Trial plans build exec ops in a scratch module.
+  let dependentDialects = ["::dpc::nn::NNDialect", "::dpc::exec::ExecDialect",
+                           "::mlir::memref::MemRefDialect"];
   let options = [
     Option<"segments", "segments", "int64_t", /*default=*/"0",
            "Checkpoint this many evenly spaced segments (> 1)">,

@@ -8,11 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/StepMemory.h"
+#include "ir/exec/ExecDialect.h"
 #include "ir/nn/NNOps.h"
 #include "passes/Passes.h"
 #include "passes/RematSupport.h"
 #include "runtime/plan/ByteSize.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -36,7 +38,13 @@ namespace {
 using OpSet = llvm::SetVector<Operation *>;
 
 std::string formatBytes(int64_t bytes) {
-  return llvm::formatv("{0:F2} MiB", bytes / 1048576.0).str();
+  if (bytes >= (int64_t(1) << 30))
+    return llvm::formatv("{0:F2} GiB", bytes / 1073741824.0).str();
+  if (bytes >= (int64_t(1) << 20))
+    return llvm::formatv("{0:F2} MiB", bytes / 1048576.0).str();
+  if (bytes >= 1024)
+    return llvm::formatv("{0:F2} KiB", bytes / 1024.0).str();
+  return llvm::formatv("{0} bytes", bytes).str();
 }
 
 /// Where each replica's forward pass ends, and which ops may be recomputed.
@@ -533,7 +541,7 @@ struct RematerializePass
     }
     if (segments < 0 || segments == 1) {
       module.emitError() << "dpc-rematerialize: segments must be > 1, got "
-                         << segments;
+                         << int64_t(segments);
       return signalPassFailure();
     }
     auto step = module.lookupSymbol<func::FuncOp>("train_step");
