@@ -857,11 +857,21 @@ LogicalResult StepLowering::run() {
     return failure();
   for (Operation &op : func.getBody().front()) {
     currentPosition = position.lookup(&op);
+    Block *body = builder.getInsertionBlock();
+    Operation *last = body->empty() ? nullptr : &body->back();
     LogicalResult lowered = isDistOp(&op)    ? lowerDistOp(&op)
                             : inReplica(&op) ? lowerOp(&op)
                                              : success();
     if (failed(lowered))
       return failure();
+    // The kernels that recompute a forward op say so (the runtime ignores
+    // it).
+    if (op.hasAttr(kRematAttrName))
+      for (Operation &emitted : llvm::make_range(
+               last ? std::next(last->getIterator()) : body->begin(),
+               body->end()))
+        if (isa<ex::KernelOp>(emitted))
+          emitted.setAttr("remat", builder.getUnitAttr());
   }
   return failure(failed(declareOutputs()) || failed(planArena()));
 }

@@ -121,15 +121,14 @@ private:
 /// only feeds other clones is reused by later backward ops too if
 /// `shareIntermediates` (segments: a run is recomputed once), else it is
 /// used once and recomputed where needed again (budget: short-lived
-/// intermediates, at the price of FLOPs). Returns the FLOPs the clones add.
-int64_t applyRecomputation(func::FuncOp step, const OpSet &recompute,
+/// intermediates, at the price of FLOPs).
+void applyRecomputation(func::FuncOp step, const OpSet &recompute,
                            bool shareIntermediates) {
   StepRegions regions(step);
   OpBuilder b(step.getContext());
   // Clones the backward ops read, and clones that feed only other clones
   // (forgotten after each backward op unless shared).
   DenseMap<Value, Value> recomputed, intermediates;
-  int64_t flops = 0;
   std::function<Value(Value, Operation *, bool)> materialize =
       [&](Value value, Operation *before, bool direct) -> Value {
     if (Value done = recomputed.lookup(value))
@@ -164,7 +163,6 @@ int64_t applyRecomputation(func::FuncOp step, const OpSet &recompute,
     }
     Operation *clone = b.clone(*def, mapping);
     clone->setAttr(kRematAttrName, b.getUnitAttr());
-    flops += estimateFlops(clone);
     for (auto [original, copy] :
          llvm::zip_equal(def->getResults(), clone->getResults()))
       (direct ? recomputed : intermediates)[original] = copy;
@@ -184,7 +182,6 @@ int64_t applyRecomputation(func::FuncOp step, const OpSet &recompute,
     if (!shareIntermediates)
       intermediates.clear();
   }
-  return flops;
 }
 
 /// segments=K: every forward value of the first K - 1 runs that does not
@@ -462,26 +459,6 @@ FailureOr<OpSet> BudgetSearch::run() {
         for (Value value : ops->second)
           freed += bytesOf.lookup(value);
         progress = true;
-      }
-    }
-    if (std::getenv("DPC_REMAT_DEBUG")) {
-      llvm::errs() << "round: worst peak " << formatBytes(worstPeak)
-                   << ", recompute " << recompute.size() << " ops\n";
-      for (const ReplicaMemory &replica : *memory) {
-        llvm::errs() << " replica " << replica.replica << " arena "
-                     << formatBytes(replica.arenaBytes) << " live "
-                     << formatBytes(replica.liveBytesAtPeak) << " at "
-                     << replica.peakPosition << "\n";
-        for (const PlannedBuffer &buffer : replica.buffers)
-          if (buffer.liveAt(replica.peakPosition)) {
-            Operation *def = buffer.values.front().getDefiningOp();
-            llvm::errs() << "   " << formatBytes(buffer.bytes) << " "
-                         << (def ? def->getName().getStringRef() : "arg")
-                         << (def && def->hasAttr(kRematAttrName) ? " remat"
-                                                                 : "")
-                         << " " << buffer.first << ".." << buffer.last
-                         << "\n";
-          }
       }
     }
     if (worstPeak < bestPeak) {

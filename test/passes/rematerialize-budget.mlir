@@ -46,9 +46,15 @@
 // NONE-NOT: nn.remat
 
 // The plan holds less and says what recomputation costs: 64x32 relus
-// (twice for a1, once for a3), a 64x32x32 linear and a sigmoid.
+// (twice for a1, once for a3), a 64x32x32 linear and a sigmoid; the
+// kernels that recompute are marked.
 // EXEC0: exec.step "train_step" device(0) batch(64) arena(51840) attributes {activation_bytes = {{[0-9]+}} : i64, gradient_bytes = {{[0-9]+}} : i64, live_at_peak = [{{.*}}], remat_flops = 0 : i64}
 // EXEC: exec.step "train_step" device(0) batch(64) arena(38272) attributes {activation_bytes = {{[0-9]+}} : i64, gradient_bytes = {{[0-9]+}} : i64, live_at_peak = [{{.*}}(recomputed){{.*}}], remat_flops = 139264 : i64}
+// EXEC: exec.kernel "ReluForward" {{.*}} {remat}
+// EXEC: exec.kernel "ReluForward" {{.*}} {remat}
+// EXEC: exec.kernel "LinearForward" {{.*}} {remat}
+// EXEC: exec.kernel "SigmoidForward" {{.*}} {remat}
+// EXEC: exec.kernel "ReluForward" {{.*}} {remat}
 func.func @forward(%x: tensor<64x16xf32> {nn.input = "x"},
                    %w1: tensor<32x16xf32> {nn.param = "fc1.weight"},
                    %w2: tensor<32x32xf32> {nn.param = "fc2.weight"},
