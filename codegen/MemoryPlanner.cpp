@@ -70,6 +70,5 @@ MemoryPlan dpc::planMemory(llvm::ArrayRef<BufferLifetime> buffers,
   // rematerialized backward pass around the long-lived ones.
   MemoryPlan firstFit = placeInOrder(buffers, byFirstWrite, alignment);
   MemoryPlan largestFirst = placeInOrder(buffers, bySize, alignment);
-  return largestFirst.peakBytes < firstFit.peakBytes ? largestFirst
-                                                     : firstFit;
+  return largestFirst.peakBytes < firstFit.peakBytes ? largestFirst : firstFit;
 }

@@ -749,8 +749,7 @@ LogicalResult StepLowering::planArena() {
 
   memory.replica = replica;
   memory.arenaBytes = plan.peakBytes;
-  for (auto [buf, lifetime] : llvm::zip_equal(arena, lifetimes))
-  {
+  for (auto [buf, lifetime] : llvm::zip_equal(arena, lifetimes)) {
     PlannedBuffer &planned = memory.buffers.emplace_back();
     planned.values.assign(buf.values.begin(), buf.values.end());
     planned.bytes = lifetime.size;
@@ -789,8 +788,8 @@ void StepLowering::reportMemory() {
           return "gradient";
       }
     Operation *def = buf.values.front().getDefiningOp();
-    if (def && (position.lookup(def) < lossPosition ||
-                def->hasAttr(kRematAttrName)))
+    if (def &&
+        (position.lookup(def) < lossPosition || def->hasAttr(kRematAttrName)))
       return "activation";
     return "workspace";
   };

@@ -1,4 +1,4 @@
-//===- StepMemory.h - the arena plan of a step, without lowering it -*- C++ -*-===//
+//===- StepMemory.h - a step's arena plan, without lowering --*- C++ -*-===//
 //
 // The lowering (NNToExec.cpp) decides which tensors get arena buffers, which
 // are views or updated in place, and plans their offsets from liveness.

@@ -151,8 +151,12 @@ def Rematerialize : Pass<"dpc-rematerialize", "mlir::ModuleOp"> {
     alive at its peak that the backward pass reads, recompute those with the
     most bytes freed per recomputed FLOP (a value's FLOPs include those of
     the unkept values it needs), until the bytes freed cover the excess;
-    plan again and repeat. When nothing alive at the peak can be recomputed
-    and it is still over, the pass fails with the smallest peak it reached.
+    plan again and repeat; what a recomputation reads is kept from then on,
+    so recomputation chains stay short (in practice: cheap values such as
+    batch norm, relu and additions, recomputed from kept convolution
+    outputs). If that cannot fit, the segment schemes (K = 2 to 32) are tried and the one
+    that fits with the fewest recomputed FLOPs wins. If none fits, the pass
+    fails with the smallest peak any of them reached.
   }];
   // Trial plans build exec ops in a scratch module.
   let dependentDialects = ["::dpc::nn::NNDialect", "::dpc::exec::ExecDialect",

@@ -6,7 +6,6 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
-
 using namespace mlir;
 using namespace dpc;
 
@@ -38,9 +37,8 @@ int64_t dpc::estimateFlops(Operation *op) {
       .Case<nn::BatchNormTrainOp, nn::BatchNormApplyOp>(
           [&](auto o) { return 6 * numElements(o.getInput()); })
       .Case([&](nn::BatchNormOp o) { return 2 * out; })
-      .Case([&](nn::BatchNormStatsOp o) {
-        return 3 * numElements(o.getInput());
-      })
+      .Case(
+          [&](nn::BatchNormStatsOp o) { return 3 * numElements(o.getInput()); })
       .Case<nn::MaxPool2dOp, nn::AvgPool2dOp>([&](auto o) {
         ArrayRef<int64_t> kernel = o.getKernelSize();
         return out * kernel[0] * kernel[1];

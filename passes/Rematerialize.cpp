@@ -88,8 +88,7 @@ public:
   /// An op of the backward pass (or the optimizer) that reads forward
   /// values: an nn op after its replica's loss.
   bool isBackward(Operation *op) const {
-    if (op->getName().getDialectNamespace() != "nn" ||
-        op->getBlock() != body)
+    if (op->getName().getDialectNamespace() != "nn" || op->getBlock() != body)
       return false;
     int64_t loss = lossPosition[replicaOf(op)];
     return loss >= 0 && positionOf(op) > loss;
@@ -123,7 +122,7 @@ private:
 /// used once and recomputed where needed again (budget: short-lived
 /// intermediates, at the price of FLOPs).
 void applyRecomputation(func::FuncOp step, const OpSet &recompute,
-                           bool shareIntermediates) {
+                        bool shareIntermediates) {
   StepRegions regions(step);
   OpBuilder b(step.getContext());
   // Clones the backward ops read, and clones that feed only other clones
@@ -244,6 +243,13 @@ bool isCheap(Operation *op) {
   return estimateFlops(op) <= 16 * std::max<int64_t>(elements, 1);
 }
 
+/// What to recompute, and whether intermediates are shared (see
+/// applyRecomputation).
+struct RecomputePlan {
+  OpSet ops;
+  bool shareIntermediates = false;
+};
+
 /// The longest chain of recomputed ops budget=SIZE builds.
 constexpr int64_t kMaxChain = 8;
 
@@ -262,15 +268,24 @@ public:
   BudgetSearch(ModuleOp module, func::FuncOp step, int64_t budget)
       : module(module), step(step), regions(step), budget(budget) {}
 
-  /// The recompute set that fits, or failure (diagnosed).
-  FailureOr<OpSet> run();
+  /// The recomputation that fits, or failure (diagnosed).
+  FailureOr<RecomputePlan> run();
 
 private:
-  /// Plans every replica's arena with the recompute set applied to a copy
-  /// of the step; `original` maps the copy's ops back.
+  /// The greedy search; failure (not diagnosed) if it does not fit.
+  FailureOr<RecomputePlan> greedy();
+  /// The segment scheme with the fewest recomputed FLOPs that fits.
+  FailureOr<RecomputePlan> segments();
+  /// Plans every replica's arena with `plan` applied to a copy of the step;
+  /// `original` maps the copy's ops back. Notes the worst peak.
   FailureOr<std::vector<ReplicaMemory>>
-  trial(DenseMap<Operation *, Operation *> &original,
+  trial(const RecomputePlan &plan,
+        DenseMap<Operation *, Operation *> &original,
         OwningOpRef<func::FuncOp> &copy);
+  /// A device's peak: training state and its largest arena.
+  int64_t peakOf(const ReplicaMemory &replica) const {
+    return state + std::max(replica.arenaBytes, evalArena);
+  }
   /// The ops to add to the recompute set so that the backward pass needs
   /// none of `values`, and the stashed values that frees; none if a value
   /// is a checkpoint or cannot be recomputed.
@@ -283,25 +298,43 @@ private:
   func::FuncOp step;
   StepRegions regions;
   int64_t budget;
+  int64_t state = 0, evalArena = 0;
   OpSet recompute;
   DenseSet<Value> checkpoints;
+  /// The smallest worst-device peak any trial reached, and that device.
+  int64_t bestPeak = INT64_MAX;
+  std::string bestDevice;
 };
 
 FailureOr<std::vector<ReplicaMemory>>
-BudgetSearch::trial(DenseMap<Operation *, Operation *> &original,
+BudgetSearch::trial(const RecomputePlan &plan,
+                    DenseMap<Operation *, Operation *> &original,
                     OwningOpRef<func::FuncOp> &copy) {
   copy = cast<func::FuncOp>(step->clone());
   DenseMap<Operation *, Operation *> toCopy;
-  for (auto [a, b] : llvm::zip_equal(step.getBody().front(),
-                                     copy->getBody().front())) {
+  for (auto [a, b] :
+       llvm::zip_equal(step.getBody().front(), copy->getBody().front())) {
     original[&b] = &a;
     toCopy[&a] = &b;
   }
   OpSet mapped;
-  for (Operation *op : recompute)
+  for (Operation *op : plan.ops)
     mapped.insert(toCopy.lookup(op));
-  applyRecomputation(*copy, mapped, /*shareIntermediates=*/false);
-  return planStepMemory(*copy);
+  applyRecomputation(*copy, mapped, plan.shareIntermediates);
+  FailureOr<std::vector<ReplicaMemory>> memory = planStepMemory(*copy);
+  if (failed(memory))
+    return failure();
+  const ReplicaMemory *worst = nullptr;
+  for (const ReplicaMemory &replica : *memory)
+    if (!worst || peakOf(replica) > peakOf(*worst))
+      worst = &replica;
+  if (worst && peakOf(*worst) < bestPeak) {
+    auto devices = step->getAttrOfType<ArrayAttr>("dist.devices");
+    bestPeak = peakOf(*worst);
+    bestDevice = devices ? cast<StringAttr>(devices[worst->replica]).str()
+                         : std::string("cpu:0");
+  }
+  return memory;
 }
 
 std::optional<std::pair<OpSet, SmallVector<Value>>>
@@ -323,8 +356,7 @@ BudgetSearch::closure(ArrayRef<Value> values) {
     auto [op, depth] = worklist.pop_back_val();
     for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (!def || !regions.isRecomputable(def) ||
-          checkpoints.contains(operand))
+      if (!def || !regions.isRecomputable(def) || checkpoints.contains(operand))
         continue;
       if (!regions.isStashed(operand)) {
         add(def, depth); // freed after the forward pass anyway
@@ -366,11 +398,10 @@ void BudgetSearch::accept(const OpSet &ops) {
         checkpoints.insert(operand);
 }
 
-FailureOr<OpSet> BudgetSearch::run() {
-  int64_t state = stateBytes(step);
+FailureOr<RecomputePlan> BudgetSearch::run() {
+  state = stateBytes(step);
   // The eval step's arena counts towards the peak too; recomputation cannot
   // shrink it.
-  int64_t evalArena = 0;
   if (auto eval = module.lookupSymbol<func::FuncOp>("eval_step")) {
     FailureOr<std::vector<ReplicaMemory>> evalMemory = planStepMemory(eval);
     if (failed(evalMemory))
@@ -378,18 +409,64 @@ FailureOr<OpSet> BudgetSearch::run() {
     for (const ReplicaMemory &replica : *evalMemory)
       evalArena = std::max(evalArena, replica.arenaBytes);
   }
-  auto devices = step->getAttrOfType<ArrayAttr>("dist.devices");
-  auto deviceName = [&](int64_t replica) {
-    return devices ? cast<StringAttr>(devices[replica]).str()
-                   : std::string("cpu:0");
-  };
+  // The greedy recomputes cheap values and keeps what convolutions and
+  // matrix products compute; below that, whole segments (convolutions
+  // included) must be recomputed.
+  if (succeeded(greedy()))
+    return RecomputePlan{recompute, /*shareIntermediates=*/false};
+  if (FailureOr<RecomputePlan> plan = segments(); succeeded(plan))
+    return plan;
+  if (bestPeak == INT64_MAX)
+    return failure(); // a trial failed, diagnosed
+  step.emitError() << "cannot fit the memory budget of " << formatBytes(budget)
+                   << " per device: the smallest planned peak "
+                      "rematerialization reaches is "
+                   << formatBytes(bestPeak) << " (" << bestDevice
+                   << ", of which " << formatBytes(state)
+                   << " training state)";
+  return failure();
+}
 
-  int64_t bestPeak = INT64_MAX;
-  std::string bestDevice;
+FailureOr<RecomputePlan> BudgetSearch::segments() {
+  int64_t forward = 0;
+  for (int64_t r = 0; r < regions.numReplicas(); ++r)
+    forward = std::max<int64_t>(forward, regions.forwardOps(r).size());
+  std::optional<RecomputePlan> best;
+  int64_t bestFlops = INT64_MAX;
+  for (int64_t k = 2; k <= std::min<int64_t>(forward, 32); ++k) {
+    RecomputePlan plan{segmentRecomputeSet(regions, k),
+                       /*shareIntermediates=*/true};
+    DenseMap<Operation *, Operation *> original;
+    OwningOpRef<func::FuncOp> copy;
+    FailureOr<std::vector<ReplicaMemory>> memory =
+        trial(plan, original, copy);
+    if (failed(memory))
+      return failure();
+    if (llvm::any_of(*memory, [&](const ReplicaMemory &replica) {
+          return peakOf(replica) > budget;
+        }))
+      continue;
+    int64_t flops = 0;
+    copy->walk([&](Operation *op) {
+      if (op->hasAttr(kRematAttrName))
+        flops += estimateFlops(op);
+    });
+    if (flops < bestFlops) {
+      bestFlops = flops;
+      best = std::move(plan);
+    }
+  }
+  if (!best)
+    return failure();
+  return std::move(*best);
+}
+
+FailureOr<RecomputePlan> BudgetSearch::greedy() {
   while (true) {
     DenseMap<Operation *, Operation *> original;
     OwningOpRef<func::FuncOp> copy;
-    FailureOr<std::vector<ReplicaMemory>> memory = trial(original, copy);
+    FailureOr<std::vector<ReplicaMemory>> memory =
+        trial(RecomputePlan{recompute, false}, original, copy);
     if (failed(memory))
       return failure();
     // Each original value's arena bytes (views count with their source).
@@ -405,14 +482,10 @@ FailureOr<OpSet> BudgetSearch::run() {
           bytesOf[value] = buffer.bytes;
 
     int64_t worstPeak = 0;
-    std::string worstDevice;
     bool progress = false;
     for (const ReplicaMemory &replica : *memory) {
-      int64_t peak = state + std::max(replica.arenaBytes, evalArena);
-      if (peak > worstPeak) {
-        worstPeak = peak;
-        worstDevice = deviceName(replica.replica);
-      }
+      int64_t peak = peakOf(replica);
+      worstPeak = std::max(worstPeak, peak);
       if (peak <= budget)
         continue;
       // Candidates: the forward values alive at the peak that the backward
@@ -442,8 +515,7 @@ FailureOr<OpSet> BudgetSearch::run() {
           bytes += bytesOf.lookup(value);
         candidates.push_back({values, double(bytes) / double(flops + 1)});
       }
-      llvm::stable_sort(candidates, [](const Candidate &a,
-                                       const Candidate &b) {
+      llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
         return a.bytesPerFlop > b.bytesPerFlop;
       });
       // Accept the best until what they free covers the excess; each
@@ -461,22 +533,10 @@ FailureOr<OpSet> BudgetSearch::run() {
         progress = true;
       }
     }
-    if (worstPeak < bestPeak) {
-      bestPeak = worstPeak;
-      bestDevice = worstDevice;
-    }
     if (worstPeak <= budget)
-      return recompute;
-    if (!progress) {
-      step.emitError() << "cannot fit the memory budget of "
-                       << formatBytes(budget)
-                       << " per device: the smallest planned peak "
-                          "rematerialization reaches is "
-                       << formatBytes(bestPeak) << " (" << bestDevice
-                       << ", of which " << formatBytes(state)
-                       << " training state)";
+      return RecomputePlan{recompute, false};
+    if (!progress)
       return failure();
-    }
   }
 }
 
@@ -525,8 +585,7 @@ struct RematerializePass
     if (!step || (segments == 0 && budget.empty()))
       return;
     if (segments > 0) {
-      applyRecomputation(step,
-                         segmentRecomputeSet(StepRegions(step), segments),
+      applyRecomputation(step, segmentRecomputeSet(StepRegions(step), segments),
                          /*shareIntermediates=*/true);
       return;
     }
@@ -541,10 +600,10 @@ struct RematerializePass
     }
     if (failed(bytes))
       return signalPassFailure();
-    FailureOr<OpSet> recompute = BudgetSearch(module, step, *bytes).run();
-    if (failed(recompute))
+    FailureOr<RecomputePlan> plan = BudgetSearch(module, step, *bytes).run();
+    if (failed(plan))
       return signalPassFailure();
-    applyRecomputation(step, *recompute, /*shareIntermediates=*/false);
+    applyRecomputation(step, plan->ops, plan->shareIntermediates);
   }
 };
 

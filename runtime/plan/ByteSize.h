@@ -25,10 +25,12 @@ inline std::optional<int64_t> parseByteSize(std::string text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
     text.pop_back();
   static const std::pair<const char *, double> units[] = {
-      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-      {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
-      {"TB", 1e12}, {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0},
-      {"B", 1.0}};
+      {"KiB", 1024.0},       {"MiB", 1048576.0},
+      {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+      {"KB", 1e3},           {"MB", 1e6},
+      {"GB", 1e9},           {"TB", 1e12},
+      {"K", 1024.0},         {"M", 1048576.0},
+      {"G", 1073741824.0},   {"B", 1.0}};
   double scale = 1.0;
   for (auto [suffix, factor] : units) {
     size_t n = std::char_traits<char>::length(suffix);

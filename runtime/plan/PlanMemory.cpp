@@ -18,8 +18,8 @@ std::vector<DeviceMemory> dpc::plan::summarizeMemory(const Plan &plan) {
     devices[d].name = plan.devices()->Get(d)->name()->str();
   for (const PersistentTensor *tensor : *plan.persistent()) {
     DeviceMemory &device = devices.at(tensor->device());
-    int64_t bytes = getNumElements(toDims(tensor->dims())) *
-                    getDTypeSize(tensor->dtype());
+    int64_t bytes =
+        getNumElements(toDims(tensor->dims())) * getDTypeSize(tensor->dtype());
     switch (tensor->kind()) {
     case PersistentKind::Parameter:
       device.parameterBytes += bytes;
@@ -41,9 +41,8 @@ std::vector<DeviceMemory> dpc::plan::summarizeMemory(const Plan &plan) {
     device.peakStep = step->name()->str();
     device.activationBytes = step->activation_bytes();
     device.gradientBytes = step->gradient_bytes();
-    device.workspaceBytes =
-        std::max<int64_t>(0, device.arenaBytes - device.activationBytes -
-                                 device.gradientBytes);
+    device.workspaceBytes = std::max<int64_t>(
+        0, device.arenaBytes - device.activationBytes - device.gradientBytes);
     device.liveAtPeak.clear();
     if (step->live_at_peak())
       for (const LiveTensor *tensor : *step->live_at_peak())

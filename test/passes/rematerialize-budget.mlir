@@ -1,5 +1,6 @@
 // RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=60000" | FileCheck %s --check-prefix=LOOSE
 // RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=50000" | FileCheck %s --check-prefix=TIGHT
+// RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=48000" | FileCheck %s --check-prefix=SEGMENTS
 // RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=1MiB" | FileCheck %s --check-prefix=NONE
 // RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=50000" -convert-nn-to-exec | FileCheck %s --check-prefix=EXEC
 // RUN: dpc-opt %s -nn-build-train-step -convert-nn-to-exec | FileCheck %s --check-prefix=EXEC0
@@ -40,6 +41,19 @@
 // TIGHT-NEXT: nn.matmul %{{.*}}, %[[A1R]]
 // TIGHT-NOT: {nn.remat}
 // TIGHT: return
+
+// 48000 bytes: below the 49792 the greedy reaches (it keeps what linears
+// compute). The segment schemes are tried next; of those that fit, the
+// fewest recomputed FLOPs: two runs, fc1 and relu1 recomputed from x.
+// SEGMENTS-LABEL: func.func @train_step
+// SEGMENTS: nn.cross_entropy_grad
+// SEGMENTS-NOT: nn.remat
+// SEGMENTS: %[[H1R:.*]] = nn.linear %arg0, %arg3 {nn.remat}
+// SEGMENTS-NEXT: %[[A1R:.*]] = nn.relu %[[H1R]] {nn.remat}
+// SEGMENTS-NEXT: nn.matmul %{{.*}}, %[[A1R]]
+// SEGMENTS-NEXT: nn.relu_grad %{{.*}}, %[[H1R]]
+// SEGMENTS-NOT: nn.remat
+// SEGMENTS: return
 
 // A budget the plan already fits changes nothing.
 // NONE-LABEL: func.func @train_step

@@ -166,12 +166,11 @@ void printJson(const plan::LoadedPlan &loaded,
                 ll(memory.rematFlops), memory.peakStep.c_str());
     for (size_t t = 0; t < memory.liveAtPeak.size(); ++t) {
       const plan::LiveTensor *tensor = memory.liveAtPeak[t];
-      std::printf("%s{\"name\": \"%s\", \"kind\": \"%s\", \"bytes\": %lld}",
-                  t ? ", " : "",
-                  jsonEscape(tensor->name() ? tensor->name()->str() : "")
-                      .c_str(),
-                  tensor->kind() ? tensor->kind()->c_str() : "",
-                  ll(tensor->bytes()));
+      std::printf(
+          "%s{\"name\": \"%s\", \"kind\": \"%s\", \"bytes\": %lld}",
+          t ? ", " : "",
+          jsonEscape(tensor->name() ? tensor->name()->str() : "").c_str(),
+          tensor->kind() ? tensor->kind()->c_str() : "", ll(tensor->bytes()));
     }
     std::printf("], \"steps\": [");
     const DeviceSummary &device = devices[d];
@@ -201,7 +200,8 @@ int dpc::printMemoryReport(const std::vector<uint8_t> &planBytes,
                            const std::string &name, std::FILE *out) {
   try {
     auto loaded = plan::LoadedPlan::fromBytes(planBytes, name);
-    for (const plan::DeviceMemory &memory : plan::summarizeMemory(loaded->get()))
+    for (const plan::DeviceMemory &memory :
+         plan::summarizeMemory(loaded->get()))
       printDeviceMemory(out, memory);
   } catch (const std::exception &error) {
     std::fprintf(stderr, "%s\n", error.what());

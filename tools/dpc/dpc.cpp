@@ -161,8 +161,8 @@ static int writePlanFile(ModuleOp module, int64_t batch, bool write) {
     return 1;
   if (reportMemory) {
     // The report goes where it cannot mix with a printed stage.
-    int status = dpc::printMemoryReport(*plan, modelPath,
-                                        write ? stdout : stderr);
+    int status =
+        dpc::printMemoryReport(*plan, modelPath, write ? stdout : stderr);
     if (status != 0 || !write)
       return status;
   }
@@ -206,8 +206,7 @@ static int runCompile() {
                                         spec + "'");
     }
   }
-  if (reportMemory && emitStage.getNumOccurrences() &&
-      emitStage != Stage::Exec)
+  if (reportMemory && emitStage.getNumOccurrences() && emitStage != Stage::Exec)
     return reportError(modelPath, "--report-memory needs the planned steps: "
                                   "write a plan or use --emit=exec");
   if (writesPlan && outputPath == "-")
