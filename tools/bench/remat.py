@@ -6,7 +6,9 @@ Compiles the model at batch 256 without recomputation, then with
 given with --also), reads the planned memory from `dpc inspect --json`,
 and times `dpc run PLAN --data fashion-mnist --steps N` for each plan,
 alternating the plans --repeats times and keeping each plan's fastest run
-(the machine may be shared). Prints a table and the two ratios the issue
+(the machine may be shared). Besides wall time per step it reports CPU time
+per step (user + system of the run, over the steps), which other processes
+on a shared machine disturb less. Prints a table and the two ratios the issue
 asks about: planned activations with the budget over those without
 (target <= 0.50) and step time with the budget over step time without
 (target <= 1.35).
@@ -18,6 +20,7 @@ asks about: planned activations with the budget over those without
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -39,14 +42,20 @@ def compile_plan(build, model, batch, remat, plan):
 
 
 def step_seconds(build, plan, batch, steps, workdir):
+    """Wall seconds per training step (from the run's metrics) and CPU
+    seconds per step (the whole run's, data loading and the short eval
+    included)."""
     metrics = os.path.join(workdir, "metrics.jsonl")
     if os.path.exists(metrics):
         os.remove(metrics)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     dpc(build, "run", plan, "--data", "fashion-mnist", "--steps", str(steps),
         "--test-subset", str(batch), "--metrics", metrics, "--quiet")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     with open(metrics) as f:
         images_per_second = json.loads(f.readlines()[-1])["images_per_second"]
-    return batch / images_per_second
+    return batch / images_per_second, cpu / steps
 
 
 def mib(n):
@@ -91,19 +100,24 @@ def main():
           f"{args.repeats}; budget = {args.fraction} x unconstrained peak = "
           f"{budget} bytes")
     print(f"{'--remat':<22} {'peak MiB':>9} {'activ. MiB':>10} "
-          f"{'remat GFLOP':>11} {'s/step':>8}")
+          f"{'remat GFLOP':>11} {'s/step':>8} {'CPU s/step':>10}  all runs "
+          f"(wall/CPU)")
     for remat, device in plans.items():
+        runs = " ".join(f"{w:.2f}/{c:.2f}" for w, c in times[remat])
         print(f"{remat:<22} {mib(device['peak_bytes']):>9} "
               f"{mib(device['activations_bytes']):>10} "
-              f"{device['remat_flops'] / 1e9:11.2f} {min(times[remat]):8.3f}")
+              f"{device['remat_flops'] / 1e9:11.2f} "
+              f"{min(w for w, _ in times[remat]):8.3f} "
+              f"{min(c for _, c in times[remat]):10.3f}  {runs}")
     key = f"budget={budget}"
     activations = plans[key]["activations_bytes"] / base["activations_bytes"]
-    slowdown = min(times[key]) / min(times["none"])
+    wall = min(w for w, _ in times[key]) / min(w for w, _ in times["none"])
+    cpu = min(c for _, c in times[key]) / min(c for _, c in times["none"])
     print(f"activations with the budget / without: {activations:.3f} "
           f"(target <= 0.50)")
-    print(f"step time with the budget / without:   {slowdown:.3f} "
-          f"(target <= 1.35)")
-    return 0 if activations <= 0.5 and slowdown <= 1.35 else 1
+    print(f"step time with the budget / without:   {wall:.3f} wall, "
+          f"{cpu:.3f} CPU (target <= 1.35)")
+    return 0 if activations <= 0.5 and wall <= 1.35 else 1
 
 
 if __name__ == "__main__":
