@@ -25,9 +25,10 @@ struct MemoryPlan {
 
 /// Places every buffer in one arena so that no two buffers alive at the same
 /// position overlap; a buffer read by the op that writes another stays alive
-/// there, so no kernel's output aliases its input. Greedy first fit in
-/// order of first write, larger buffers first on ties; offsets are multiples
-/// of `alignment`.
+/// there, so no kernel's output aliases its input. Greedy: each buffer at
+/// the lowest offset that fits, in order of first write (larger first on
+/// ties) and, separately, largest first; the smaller arena wins. Offsets
+/// are multiples of `alignment`.
 MemoryPlan planMemory(llvm::ArrayRef<BufferLifetime> buffers,
                       int64_t alignment = 64);
 

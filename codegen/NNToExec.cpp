@@ -14,9 +14,11 @@
 
 #include "codegen/MemoryPlanner.h"
 #include "codegen/Passes.h"
+#include "codegen/StepMemory.h"
 #include "ir/exec/ExecOps.h"
 #include "ir/nn/NNOps.h"
 #include "passes/Passes.h"
+#include "passes/RematSupport.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -84,11 +86,16 @@ public:
 
   LogicalResult run();
 
+  /// The arena as planned by run().
+  const ReplicaMemory &getMemory() const { return memory; }
+
 private:
   LogicalResult declareArguments();
   LogicalResult lowerOp(Operation *op);
   LogicalResult declareOutputs();
   LogicalResult planArena();
+  /// Records on the step what its arena holds at its peak.
+  void reportMemory();
 
   /// The memref a tensor value lives in: the batch dim, if any, is `?`.
   MemRefType bufferType(Value value) const;
@@ -152,6 +159,7 @@ private:
   std::vector<ArenaBuffer> arena;
   DenseMap<Value, size_t> arenaIndex; // buffer value -> index into arena
   int64_t currentPosition = 0;
+  ReplicaMemory memory;
 };
 
 LogicalResult StepAnalysis::run(func::FuncOp func) {
@@ -748,25 +756,131 @@ LogicalResult StepLowering::planArena() {
   for (auto [buf, offset] : llvm::zip_equal(arena, plan.offsets))
     buf.op.setOffset(offset);
   step.setArenaBytes(plan.peakBytes);
+
+  memory.replica = replica;
+  memory.arenaBytes = plan.peakBytes;
+  for (auto [buf, lifetime] : llvm::zip_equal(arena, lifetimes)) {
+    PlannedBuffer &planned = memory.buffers.emplace_back();
+    planned.values.assign(buf.values.begin(), buf.values.end());
+    planned.bytes = lifetime.size;
+    planned.first = lifetime.first;
+    planned.last = lifetime.last;
+  }
+  // The peak of the live bytes: +size at first, -size after last.
+  std::map<int64_t, int64_t> delta;
+  for (const BufferLifetime &lifetime : lifetimes) {
+    delta[lifetime.first] += lifetime.size;
+    delta[lifetime.last + 1] -= lifetime.size;
+  }
+  int64_t live = 0;
+  for (auto [position, change] : delta) {
+    live += change;
+    if (live > memory.liveBytesAtPeak) {
+      memory.liveBytesAtPeak = live;
+      memory.peakPosition = position;
+    }
+  }
+  reportMemory();
   return success();
 }
 
+void StepLowering::reportMemory() {
+  Operation *loss = findLossOp(func, replica);
+  int64_t lossPosition = loss ? position.lookup(loss) : INT64_MAX;
+  auto kindOf = [&](const PlannedBuffer &buf) -> StringRef {
+    for (Value v : buf.values)
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        if ((isa<nn::SgdUpdateOp, nn::AdamWUpdateOp>(user) &&
+             use.getOperandNumber() == 1) ||
+            (user->getName().getStringRef() == kAllReduce &&
+             !user->hasAttr("dist.statistics")))
+          return "gradient";
+      }
+    Operation *def = buf.values.front().getDefiningOp();
+    if (def &&
+        (position.lookup(def) < lossPosition || def->hasAttr(kRematAttrName)))
+      return "activation";
+    return "workspace";
+  };
+  int64_t activations = 0, gradients = 0;
+  SmallVector<std::pair<int64_t, DictionaryAttr>> live;
+  for (const PlannedBuffer &buf : memory.buffers) {
+    if (!buf.liveAt(memory.peakPosition))
+      continue;
+    StringRef kind = kindOf(buf);
+    if (kind == "activation")
+      activations += buf.bytes;
+    else if (kind == "gradient")
+      gradients += buf.bytes;
+    // Named by the model's node where the importer recorded it.
+    Value value = buf.values.front();
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    if (Operation *def = value.getDefiningOp()) {
+      os << def->getName().getStringRef();
+      if (auto loc = dyn_cast<NameLoc>(def->getLoc()))
+        os << " " << loc.getName().getValue();
+      if (def->hasAttr(kRematAttrName))
+        os << " (recomputed)";
+    }
+    os << " " << value.getType();
+    live.push_back(
+        {buf.bytes,
+         builder.getDictionaryAttr(
+             {attr("name", builder.getStringAttr(name)),
+              attr("kind", builder.getStringAttr(kind)),
+              attr("bytes", builder.getI64IntegerAttr(buf.bytes))})});
+  }
+  // The largest first; ten say where the memory goes.
+  llvm::stable_sort(live, [](auto &a, auto &b) { return a.first > b.first; });
+  if (live.size() > 10)
+    live.resize(10);
+  SmallVector<Attribute> liveAttrs;
+  for (auto &[bytes, dict] : live)
+    liveAttrs.push_back(dict);
+  int64_t rematFlops = 0;
+  for (Operation &op : func.getBody().front())
+    if (op.hasAttr(kRematAttrName) && inReplica(&op))
+      rematFlops += estimateFlops(&op);
+  step.setActivationBytes(activations);
+  step.setGradientBytes(gradients);
+  step.setRematFlops(rematFlops);
+  step.setLiveAtPeakAttr(builder.getArrayAttr(liveAttrs));
+}
+
 LogicalResult StepLowering::run() {
-  builder.setInsertionPoint(func);
+  // In place of the function, or at the end of a scratch module.
+  if (func->getParentOp() == module.getOperation())
+    builder.setInsertionPoint(func);
+  else
+    builder.setInsertionPointToEnd(module.getBody());
   step = builder.create<ex::StepOp>(
       func.getLoc(), func.getSymName(), /*device=*/replica,
-      /*batch=*/analysis.split[replica], /*arena_bytes=*/0);
+      /*batch=*/analysis.split[replica], /*arena_bytes=*/0,
+      /*activation_bytes=*/nullptr, /*gradient_bytes=*/nullptr,
+      /*remat_flops=*/nullptr, /*live_at_peak=*/nullptr);
   step.getBody().emplaceBlock();
   builder.setInsertionPointToStart(&step.getBody().front());
   if (failed(declareArguments()))
     return failure();
   for (Operation &op : func.getBody().front()) {
     currentPosition = position.lookup(&op);
+    Block *body = builder.getInsertionBlock();
+    Operation *last = body->empty() ? nullptr : &body->back();
     LogicalResult lowered = isDistOp(&op)    ? lowerDistOp(&op)
                             : inReplica(&op) ? lowerOp(&op)
                                              : success();
     if (failed(lowered))
       return failure();
+    // The kernels that recompute a forward op say so (the runtime ignores
+    // it).
+    if (op.hasAttr(kRematAttrName))
+      for (Operation &emitted : llvm::make_range(
+               last ? std::next(last->getIterator()) : body->begin(),
+               body->end()))
+        if (isa<ex::KernelOp>(emitted))
+          emitted.setAttr("remat", builder.getUnitAttr());
   }
   return failure(failed(declareOutputs()) || failed(planArena()));
 }
@@ -843,6 +957,26 @@ LogicalResult lowerStep(ModuleOp module, func::FuncOp func) {
   func.erase();
   return success();
 }
+
+} // namespace
+
+FailureOr<std::vector<ReplicaMemory>> dpc::planStepMemory(func::FuncOp step) {
+  StepAnalysis analysis;
+  if (failed(analysis.run(step)))
+    return failure();
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(step.getLoc());
+  std::vector<ReplicaMemory> replicas;
+  for (int64_t replica = 0; replica < int64_t(analysis.split.size());
+       ++replica) {
+    StepLowering lowering(*scratch, step, analysis, replica);
+    if (failed(lowering.run()))
+      return failure();
+    replicas.push_back(lowering.getMemory());
+  }
+  return replicas;
+}
+
+namespace {
 
 struct ConvertNNToExecPass
     : public dpc::impl::ConvertNNToExecBase<ConvertNNToExecPass> {

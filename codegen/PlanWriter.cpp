@@ -222,6 +222,20 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
   step->name = op.getName().str();
   step->device = op.getDevice();
   step->arena_bytes = op.getArenaBytes();
+  step->activation_bytes = op.getActivationBytes().value_or(0);
+  step->gradient_bytes = op.getGradientBytes().value_or(0);
+  step->remat_flops = op.getRematFlops().value_or(0);
+  if (ArrayAttr live = op.getLiveAtPeakAttr())
+    for (auto entry : live.getAsRange<DictionaryAttr>()) {
+      auto tensor = std::make_unique<fb::LiveTensorT>();
+      if (auto name = entry.getAs<StringAttr>("name"))
+        tensor->name = name.str();
+      if (auto kind = entry.getAs<StringAttr>("kind"))
+        tensor->kind = kind.str();
+      if (auto bytes = entry.getAs<IntegerAttr>("bytes"))
+        tensor->bytes = bytes.getInt();
+      step->live_at_peak.push_back(std::move(tensor));
+    }
   // Stream 0 computes; stream 1 (if used) communicates.
   SmallVector<std::unique_ptr<fb::StreamT>> streams;
   auto streamFor = [&](int64_t index) -> fb::StreamT & {

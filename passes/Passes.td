@@ -155,4 +155,54 @@ def BucketGradients : Pass<"dpc-bucket-gradients", "mlir::func::FuncOp"> {
   ];
 }
 
+def Rematerialize : Pass<"dpc-rematerialize", "mlir::ModuleOp"> {
+  let summary = "Recompute forward values in the backward pass to save memory";
+  let description = [{
+    Gradient checkpointing, planned statically, on `@train_step` (and
+    `@accum_first` and `@accum_step`, each on its own, with gradient
+    accumulation: a device's steps share its arena), after the
+    data-parallel partition (each replica is planned on its own, for its
+    device's share of the batch) and before the lowering. A forward op
+    chosen for recomputation gets a clone (unit attribute `nn.remat`) right
+    before the first backward op that reads it; the backward ops read the
+    clone, so the original is freed after its last forward use. Clones read
+    kept values or other clones; a recomputed batch norm writes its running
+    statistics to a scratch zero tensor (also `nn.remat`), so the step
+    updates them once. Collectives are never recomputed: their results are
+    kept.
+
+    With `segments=K`, each replica's forward ops are cut into K runs of
+    equal op count; the values that cross from one run into a later one are
+    kept and every other forward value of the first K - 1 runs is recomputed
+    (the last run's are needed at once, as in torch's
+    `checkpoint_sequential`), so the backward pass holds one run's values
+    at a time.
+
+    With `budget=SIZE` ("1.5GiB", "300MiB", bytes; or `auto`: the
+    `DPC_DEVICE_MEMORY` environment variable if set, else 75% of the
+    physical memory shared by the CPU devices), every replica's planned peak
+    (training state plus its largest arena, as the lowering plans it) must
+    fit. Greedy: while a replica's peak is over, among the forward values
+    alive at its peak that the backward pass reads, recompute those with the
+    most bytes freed per recomputed FLOP (a value's FLOPs include those of
+    the unkept values it needs), until the bytes freed cover the excess;
+    plan again and repeat; what a recomputation reads is kept from then on,
+    so recomputation chains stay short (in practice: cheap values such as
+    batch norm, relu and additions, recomputed from kept convolution
+    outputs). If that cannot fit, the segment schemes (K = 2 to 32) are tried and the one
+    that fits with the fewest recomputed FLOPs wins. If none fits, the pass
+    fails with the smallest peak any of them reached.
+  }];
+  // Trial plans build exec ops in a scratch module.
+  let dependentDialects = ["::dpc::nn::NNDialect", "::dpc::exec::ExecDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let options = [
+    Option<"segments", "segments", "int64_t", /*default=*/"0",
+           "Checkpoint this many evenly spaced segments (> 1)">,
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "The per-device memory budget: SIZE (1.5GiB, 300MiB, bytes) "
+           "or auto">,
+  ];
+}
+
 #endif // DPC_PASSES_PASSES_TD

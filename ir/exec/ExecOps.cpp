@@ -47,6 +47,10 @@ LogicalResult StepOp::verify() {
     return emitOpError() << "arena size must be >= 0";
   if (static_cast<int64_t>(getBatch()) < 0)
     return emitOpError() << "batch must be >= 0";
+  for (std::optional<uint64_t> bytes :
+       {getActivationBytes(), getGradientBytes(), getRematFlops()})
+    if (bytes && static_cast<int64_t>(*bytes) < 0)
+      return emitOpError() << "memory report sizes must be >= 0";
   return success();
 }
 

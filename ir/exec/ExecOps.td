@@ -37,9 +37,18 @@ def Exec_StepOp : Exec_Op<"step", [NoTerminator, SingleBlock]> {
     Replicas of a data-parallel step are the steps of one `name` on several
     devices. `batch` is the batch the step is compiled for (its share of the
     global batch): the size of its buffers' `?` dims.
+
+    The memory report, from the arena's liveness: at the position where the
+    most arena bytes are alive, `activation_bytes` (forward values, kept for
+    the backward pass or recomputed), `gradient_bytes` (parameter
+    gradients) and the largest tensors alive there (`live_at_peak`,
+    dictionaries with `name`, `kind` and `bytes`); `remat_flops` is what
+    recomputation (ops marked `nn.remat`) adds to the step.
   }];
   let arguments = (ins StrAttr:$name, I64Attr:$device, I64Attr:$batch,
-    I64Attr:$arena_bytes);
+    I64Attr:$arena_bytes, OptionalAttr<I64Attr>:$activation_bytes,
+    OptionalAttr<I64Attr>:$gradient_bytes, OptionalAttr<I64Attr>:$remat_flops,
+    OptionalAttr<DictArrayAttr>:$live_at_peak);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $name `device` `(` $device `)` `batch` `(` $batch `)` `arena` `(`

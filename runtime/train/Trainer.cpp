@@ -6,6 +6,7 @@
 #include "runtime/data/Dataset.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/Trace.h"
+#include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Init.h"
@@ -204,6 +205,8 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
   using Clock = std::chrono::steady_clock;
   try {
     auto loaded = plan::LoadedPlan::load(options.planPath);
+    // Before any arena is allocated: a plan too big says so in one line.
+    plan::checkDeviceMemory(*loaded);
     exec::ProcessRank rank = joinProcessGroup(options, *loaded);
     bool rankMode = rank.communicator != nullptr;
     bool leader = !rankMode || rank.communicator->getRank() == 0;

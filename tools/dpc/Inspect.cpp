@@ -2,8 +2,10 @@
 //
 // dpc inspect PLAN [--json]
 //
-// Per device: the training state by kind, each step's planned arena, the
-// peak (state + the largest arena), the streams and the all-reduce buckets.
+// Per device: the planned peak (state + the largest arena) split into
+// parameters, buffers, optimizer state, gradients, activations and
+// workspace, the tensors alive at the peak, the FLOPs recomputation adds,
+// each step's arena, streams and all-reduce buckets.
 // Reads the plan through the runtime's loader, so what it shows has passed
 // the same validation `dpc run` applies.
 //
@@ -12,6 +14,7 @@
 #include "tools/dpc/Inspect.h"
 
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanTypes.h"
 
 #include <cstdio>
@@ -33,19 +36,8 @@ struct StepSummary {
 };
 
 struct DeviceSummary {
-  std::string name;
-  int64_t parameterBytes = 0, bufferBytes = 0, optimizerBytes = 0;
+  plan::DeviceMemory memory;
   std::vector<StepSummary> steps;
-
-  int64_t stateBytes() const {
-    return parameterBytes + bufferBytes + optimizerBytes;
-  }
-  int64_t peakBytes() const {
-    int64_t arena = 0;
-    for (const StepSummary &step : steps)
-      arena = std::max(arena, step.arenaBytes);
-    return stateBytes() + arena;
-  }
 };
 
 int64_t tensorBytes(const plan::Tensor &tensor, int64_t batch) {
@@ -56,25 +48,9 @@ int64_t tensorBytes(const plan::Tensor &tensor, int64_t batch) {
 }
 
 std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
-  std::vector<DeviceSummary> devices(plan.devices()->size());
-  for (size_t d = 0; d < devices.size(); ++d)
-    devices[d].name = plan.devices()->Get(d)->name()->str();
-  for (const plan::PersistentTensor *tensor : *plan.persistent()) {
-    DeviceSummary &device = devices.at(tensor->device());
-    int64_t bytes = plan::getNumElements(plan::toDims(tensor->dims())) *
-                    plan::getDTypeSize(tensor->dtype());
-    switch (tensor->kind()) {
-    case plan::PersistentKind::Parameter:
-      device.parameterBytes += bytes;
-      break;
-    case plan::PersistentKind::Buffer:
-      device.bufferBytes += bytes;
-      break;
-    case plan::PersistentKind::OptimizerState:
-      device.optimizerBytes += bytes;
-      break;
-    }
-  }
+  std::vector<DeviceSummary> devices;
+  for (plan::DeviceMemory &memory : plan::summarizeMemory(plan))
+    devices.push_back({std::move(memory), {}});
   for (const plan::Step *step : *plan.steps()) {
     StepSummary summary;
     summary.name = step->name()->str();
@@ -105,6 +81,31 @@ std::string megabytes(int64_t bytes) {
   return text;
 }
 
+/// The peak of one device, by kind, and what is alive there.
+void printDeviceMemory(std::FILE *out, const plan::DeviceMemory &memory) {
+  std::fprintf(out,
+               "device %s: peak %s (parameters %s, buffers %s, optimizer "
+               "state %s, gradients %s, activations %s, workspace %s)\n",
+               memory.name.c_str(), megabytes(memory.peakBytes()).c_str(),
+               megabytes(memory.parameterBytes).c_str(),
+               megabytes(memory.bufferBytes).c_str(),
+               megabytes(memory.optimizerBytes).c_str(),
+               megabytes(memory.gradientBytes).c_str(),
+               megabytes(memory.activationBytes).c_str(),
+               megabytes(memory.workspaceBytes).c_str());
+  std::fprintf(out, "  recomputation: %.3f GFLOP per step\n",
+               memory.rematFlops / 1e9);
+  if (memory.liveAtPeak.empty())
+    return;
+  std::fprintf(out, "  largest tensors alive at the %s peak:\n",
+               memory.peakStep.c_str());
+  for (const plan::LiveTensor *tensor : memory.liveAtPeak)
+    std::fprintf(out, "    %10s  %-10s  %s\n",
+                 megabytes(tensor->bytes()).c_str(),
+                 tensor->kind() ? tensor->kind()->c_str() : "?",
+                 tensor->name() ? tensor->name()->c_str() : "?");
+}
+
 void printText(const plan::LoadedPlan &loaded,
                const std::vector<DeviceSummary> &devices) {
   const plan::Plan &plan = loaded.get();
@@ -120,12 +121,7 @@ void printText(const plan::LoadedPlan &loaded,
               accumulation.c_str(),
               plan.optimizer() ? plan.optimizer()->c_str() : "none");
   for (const DeviceSummary &device : devices) {
-    std::printf("device %s: peak %s (parameters %s, optimizer state %s, "
-                "buffers %s)\n",
-                device.name.c_str(), megabytes(device.peakBytes()).c_str(),
-                megabytes(device.parameterBytes).c_str(),
-                megabytes(device.optimizerBytes).c_str(),
-                megabytes(device.bufferBytes).c_str());
+    printDeviceMemory(stdout, device.memory);
     for (const StepSummary &step : device.steps) {
       std::printf("  %s: batch %lld, arena %s, %lld kernels on %lld "
                   "stream(s)",
@@ -143,6 +139,17 @@ void printText(const plan::LoadedPlan &loaded,
   }
 }
 
+std::string jsonEscape(const std::string &text) {
+  std::string escaped;
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      escaped += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20)
+      escaped += c;
+  }
+  return escaped;
+}
+
 void printJson(const plan::LoadedPlan &loaded,
                const std::vector<DeviceSummary> &devices) {
   const plan::Plan &plan = loaded.get();
@@ -151,15 +158,29 @@ void printJson(const plan::LoadedPlan &loaded,
               plan.version(), static_cast<long long>(plan.compiled_batch()),
               plan.grad_accum());
   for (size_t d = 0; d < devices.size(); ++d) {
-    const DeviceSummary &device = devices[d];
+    const plan::DeviceMemory &memory = devices[d].memory;
+    auto ll = [](int64_t value) { return static_cast<long long>(value); };
     std::printf("%s{\"name\": \"%s\", \"peak_bytes\": %lld, "
-                "\"parameters_bytes\": %lld, \"optimizer_bytes\": %lld, "
-                "\"buffers_bytes\": %lld, \"steps\": [",
-                d ? ", " : "", device.name.c_str(),
-                static_cast<long long>(device.peakBytes()),
-                static_cast<long long>(device.parameterBytes),
-                static_cast<long long>(device.optimizerBytes),
-                static_cast<long long>(device.bufferBytes));
+                "\"parameters_bytes\": %lld, \"buffers_bytes\": %lld, "
+                "\"optimizer_bytes\": %lld, \"gradients_bytes\": %lld, "
+                "\"activations_bytes\": %lld, \"workspace_bytes\": %lld, "
+                "\"remat_flops\": %lld, \"peak_step\": \"%s\", "
+                "\"live_at_peak\": [",
+                d ? ", " : "", memory.name.c_str(), ll(memory.peakBytes()),
+                ll(memory.parameterBytes), ll(memory.bufferBytes),
+                ll(memory.optimizerBytes), ll(memory.gradientBytes),
+                ll(memory.activationBytes), ll(memory.workspaceBytes),
+                ll(memory.rematFlops), memory.peakStep.c_str());
+    for (size_t t = 0; t < memory.liveAtPeak.size(); ++t) {
+      const plan::LiveTensor *tensor = memory.liveAtPeak[t];
+      std::printf(
+          "%s{\"name\": \"%s\", \"kind\": \"%s\", \"bytes\": %lld}",
+          t ? ", " : "",
+          jsonEscape(tensor->name() ? tensor->name()->str() : "").c_str(),
+          tensor->kind() ? tensor->kind()->c_str() : "", ll(tensor->bytes()));
+    }
+    std::printf("], \"steps\": [");
+    const DeviceSummary &device = devices[d];
     for (size_t s = 0; s < device.steps.size(); ++s) {
       const StepSummary &step = device.steps[s];
       std::printf("%s{\"name\": \"%s\", \"batch\": %lld, \"arena_bytes\": "
@@ -181,6 +202,20 @@ void printJson(const plan::LoadedPlan &loaded,
 }
 
 } // namespace
+
+int dpc::printMemoryReport(const std::vector<uint8_t> &planBytes,
+                           const std::string &name, std::FILE *out) {
+  try {
+    auto loaded = plan::LoadedPlan::fromBytes(planBytes, name);
+    for (const plan::DeviceMemory &memory :
+         plan::summarizeMemory(loaded->get()))
+      printDeviceMemory(out, memory);
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    return 1;
+  }
+  return 0;
+}
 
 int dpc::inspectCommand(int argc, char **argv) {
   std::string path;

@@ -3,10 +3,20 @@
 #ifndef DPC_TOOLS_DPC_INSPECT_H
 #define DPC_TOOLS_DPC_INSPECT_H
 
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
 namespace dpc {
 /// `dpc inspect PLAN [--json]` (argv[0] is "inspect"). Never throws; errors
 /// are one line on stderr and exit code 1.
 int inspectCommand(int argc, char **argv);
+/// `dpc compile --report-memory`: each device's memory in the plan
+/// `planBytes` (`name` stands for it in messages), as `dpc inspect` shows
+/// it. Returns the exit code.
+int printMemoryReport(const std::vector<uint8_t> &planBytes,
+                      const std::string &name, std::FILE *out);
 } // namespace dpc
 
 #endif // DPC_TOOLS_DPC_INSPECT_H

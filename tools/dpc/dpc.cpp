@@ -12,6 +12,8 @@
 #include "frontend/onnx/ONNXImporter.h"
 #include "ir/dist/DistDialect.h"
 #include "passes/Passes.h"
+#include "passes/RematSupport.h"
+#include "runtime/plan/ByteSize.h"
 #include "runtime/launch/Launcher.h"
 #include "runtime/train/RunCommand.h"
 #include "tools/Registration.h"
@@ -92,6 +94,18 @@ static cl::opt<double>
              cl::desc("Gradient all-reduce bucket size in MiB (the first "
                       "bucket is 1 MiB)"),
              cl::init(25.0), cl::sub(compileCommand));
+
+static cl::opt<std::string> remat(
+    "remat",
+    cl::desc("Recompute activations in the backward pass: none, auto (fit "
+             "the device's memory), budget=SIZE (e.g. 1.5GiB, per device) or "
+             "segments=K"),
+    cl::init("none"), cl::sub(compileCommand));
+static cl::opt<bool> reportMemory(
+    "report-memory",
+    cl::desc("Print each device's planned peak memory by kind, the tensors "
+             "alive at the peak and the FLOPs recomputation adds"),
+    cl::sub(compileCommand));
 
 enum class Stage { NN, Train, Dist, Exec };
 static cl::opt<Stage> emitStage(
@@ -211,6 +225,8 @@ struct PipelineOptions {
   int64_t gradAccum = 1; // micro-batches per optimizer step
   std::string devices;
   std::vector<int64_t> split;
+  bool rematerializes = false;
+  dpc::RematerializeOptions remat;
 };
 
 static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
@@ -243,6 +259,10 @@ static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
     buckets.bucketMb = bucketMb;
     pm.addNestedPass<func::FuncOp>(dpc::createBucketGradients(buckets));
   }
+  // On the partitioned step, so that each device's replica fits its own
+  // share; before the lowering, whose planner measures it.
+  if (pipeline.rematerializes)
+    pm.addPass(dpc::createRematerialize(pipeline.remat));
   if (pipeline.lowers)
     pm.addPass(dpc::createConvertNNToExec());
 }
@@ -341,6 +361,32 @@ static int runCompile() {
     return reportError("--balance", "cannot be combined with --split: both "
                                     "choose the split");
   bool writesPlan = !emitStage.getNumOccurrences();
+  dpc::RematerializeOptions rematOptions;
+  {
+    StringRef spec = remat;
+    if (spec.consume_front("segments=")) {
+      if (spec.getAsInteger(10, rematOptions.segments) ||
+          rematOptions.segments < 2)
+        return reportError(modelPath, "--remat=segments=K needs an integer "
+                                      "K > 1, got '" +
+                                          spec + "'");
+    } else if (spec.consume_front("budget=")) {
+      if (!dpc::plan::parseByteSize(spec.str()))
+        return reportError(modelPath, "--remat=budget=SIZE: '" + spec +
+                                          "' is not a size (e.g. 1.5GiB, "
+                                          "300MiB, bytes)");
+      rematOptions.budget = spec.str();
+    } else if (spec == "auto") {
+      rematOptions.budget = "auto";
+    } else if (spec != "none") {
+      return reportError(modelPath, "--remat: expected none, auto, "
+                                    "budget=SIZE or segments=K, got '" +
+                                        spec + "'");
+    }
+  }
+  if (reportMemory && emitStage.getNumOccurrences() && emitStage != Stage::Exec)
+    return reportError(modelPath, "--report-memory needs the planned steps: "
+                                  "write a plan or use --emit=exec");
   if (writesPlan && outputPath == "-")
     return reportError(modelPath, "give the plan file with -o PLAN, or "
                                   "print a stage with --emit");
@@ -363,6 +409,9 @@ static int runCompile() {
                                       " must divide the batch " +
                                       Twine(pipeline.batch));
   pipeline.gradAccum = gradAccum;
+  pipeline.rematerializes = pipeline.partitions ||
+                            (emitStage == Stage::Train && remat != "none");
+  pipeline.remat = rematOptions;
   if (pipeline.partitions && balance.getNumOccurrences()) {
     // With --grad-accum, the split is that of one micro-batch.
     FailureOr<std::vector<int64_t>> balanced =
@@ -378,12 +427,18 @@ static int runCompile() {
   OwningOpRef<ModuleOp> module = compileModel(context, pipeline);
   if (!module)
     return 1;
-  if (writesPlan) {
+  if (writesPlan || reportMemory) {
     FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, pipeline.batch);
     if (failed(plan))
       return 1;
-    return writeOutput(
-        StringRef(reinterpret_cast<const char *>(plan->data()), plan->size()));
+    // The report goes where it cannot mix with a printed stage.
+    if (reportMemory)
+      if (int status = dpc::printMemoryReport(*plan, modelPath,
+                                              writesPlan ? stdout : stderr))
+        return status;
+    if (writesPlan)
+      return writeOutput(StringRef(reinterpret_cast<const char *>(plan->data()),
+                                   plan->size()));
   }
   std::string text;
   llvm::raw_string_ostream os(text);
