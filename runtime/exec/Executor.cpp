@@ -165,6 +165,13 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
                  " (a process-per-device run needs one rank per device)");
     localDevice = rank.communicator->getRank();
     options.numLocalDevices = std::max(1, rank.localWorldSize);
+    // Gloo and MPI move host memory: GPU buffers need NCCL across
+    // processes, which is not there yet.
+    std::string name = root.devices()->Get(localDevice)->name()->str();
+    if (name.rfind("cpu:", 0) != 0)
+      plan->fail("device '" + name +
+                 "': one process per device drives CPU devices only for "
+                 "now; run a GPU plan in one process (NCCL between its GPUs)");
   }
   for (int d = 0; d < numDevices; ++d) {
     if (localDevice >= 0 && d != localDevice) {
