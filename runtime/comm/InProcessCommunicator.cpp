@@ -1,6 +1,7 @@
 //===- InProcessCommunicator.cpp - collectives between threads ------------===//
 
 #include "runtime/comm/InProcessCommunicator.h"
+#include "runtime/comm/Reduction.h"
 #include "runtime/plan/PlanTypes.h"
 
 #include <algorithm>
@@ -51,11 +52,6 @@ struct Group {
 /// never write the same cache line of a f32 buffer.
 constexpr int64_t kBlock = 16;
 
-template <typename T> bool isGreater(T a, T b) {
-  // NaN wins, as in torch.max, and the rule is the same on every rank.
-  return a > b || (a != a && b == b);
-}
-
 /// Reduces elements [begin, end) of buffer `b` across the ranks and writes
 /// the result into every rank's buffer.
 template <typename T>
@@ -69,16 +65,8 @@ void reduceRange(const Group &group, size_t b, int64_t begin, int64_t end,
       return static_cast<T *>((*group.posted[rank])[b].data) + start;
     };
     std::copy_n(at(0), n, acc);
-    for (int rank = 1; rank < group.size; ++rank) {
-      const T *x = at(rank);
-      if (op == ReduceOp::Max) {
-        for (int64_t i = 0; i < n; ++i)
-          acc[i] = isGreater(x[i], acc[i]) ? x[i] : acc[i];
-      } else {
-        for (int64_t i = 0; i < n; ++i)
-          acc[i] += x[i];
-      }
-    }
+    for (int rank = 1; rank < group.size; ++rank)
+      combine(acc, at(rank), n, op);
     if (op == ReduceOp::Mean)
       for (int64_t i = 0; i < n; ++i)
         acc[i] /= static_cast<T>(group.size);

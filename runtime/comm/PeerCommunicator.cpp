@@ -1,6 +1,7 @@
 //===- PeerCommunicator.cpp - collectives between processes ---------------===//
 
 #include "runtime/comm/PeerCommunicator.h"
+#include "runtime/comm/Reduction.h"
 #include "runtime/plan/PlanTypes.h"
 
 #include <algorithm>
@@ -51,21 +52,6 @@ static_assert(sizeof(Header) == 40, "Header travels as raw bytes");
 bool isSupported(DType dtype) {
   return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::I32 ||
          dtype == DType::I64;
-}
-
-template <typename T> bool isGreater(T a, T b) {
-  return a > b || (a != a && b == b); // as InProcessCommunicator
-}
-
-/// acc = reduce(acc, x) over n elements.
-template <typename T> void combine(T *acc, const T *x, int64_t n, ReduceOp op) {
-  if (op == ReduceOp::Max) {
-    for (int64_t i = 0; i < n; ++i)
-      acc[i] = isGreater(x[i], acc[i]) ? x[i] : acc[i];
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      acc[i] += x[i];
-  }
 }
 
 template <typename T> void divide(T *acc, int64_t n, int worldSize) {

@@ -721,14 +721,7 @@ void correctCount(cudaStream_t stream, int64_t rows, int64_t classes,
 void sgdUpdate(cudaStream_t stream, int64_t size,
                const kernels::SgdParams &p, const float *lr, int64_t step,
                float *param, const float *grad, float *momentumBuffer) {
-  // The CPU kernel's checks (runtime/kernels/Optimizer.cpp).
-  if (step < 1)
-    throw std::invalid_argument("sgd: step counts from 1");
-  if (p.momentum != 0.0 && !momentumBuffer)
-    throw std::invalid_argument("sgd: momentum needs a buffer");
-  if (p.nesterov && (p.momentum <= 0.0 || p.dampening != 0.0))
-    throw std::invalid_argument(
-        "sgd: nesterov needs momentum and zero dampening");
+  kernels::checkSgdArguments(p, step, momentumBuffer != nullptr);
   launch(stream, size, sgdKernel, size, static_cast<float>(p.momentum),
          static_cast<float>(1.0 - p.dampening),
          static_cast<float>(p.weightDecay), p.nesterov, step == 1, lr, param,

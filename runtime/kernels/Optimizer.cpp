@@ -10,13 +10,7 @@ namespace dpc::kernels {
 
 void sgdUpdate(int64_t size, const SgdParams &p, double lr, int64_t step,
                float *param, const float *grad, float *momentumBuffer) {
-  if (step < 1)
-    throw std::invalid_argument("sgd: step counts from 1");
-  if (p.momentum != 0.0 && !momentumBuffer)
-    throw std::invalid_argument("sgd: momentum needs a buffer");
-  if (p.nesterov && (p.momentum <= 0.0 || p.dampening != 0.0))
-    throw std::invalid_argument(
-        "sgd: nesterov needs momentum and zero dampening");
+  checkSgdArguments(p, step, momentumBuffer != nullptr);
   bool first = step == 1;
   float momentum = static_cast<float>(p.momentum);
   float oneMinusDampening = static_cast<float>(1.0 - p.dampening);

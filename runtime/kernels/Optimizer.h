@@ -11,6 +11,7 @@
 #define DPC_RUNTIME_KERNELS_OPTIMIZER_H
 
 #include <cstdint>
+#include <stdexcept>
 
 namespace dpc::kernels {
 
@@ -23,6 +24,18 @@ struct SgdParams {
   double weightDecay = 0.0;
   bool nesterov = false;
 };
+
+/// What torch.optim.SGD refuses; the CPU and CUDA updates both check it.
+inline void checkSgdArguments(const SgdParams &p, int64_t step,
+                              bool hasMomentumBuffer) {
+  if (step < 1)
+    throw std::invalid_argument("sgd: step counts from 1");
+  if (p.momentum != 0.0 && !hasMomentumBuffer)
+    throw std::invalid_argument("sgd: momentum needs a buffer");
+  if (p.nesterov && (p.momentum <= 0.0 || p.dampening != 0.0))
+    throw std::invalid_argument(
+        "sgd: nesterov needs momentum and zero dampening");
+}
 
 /// At step 1 the momentum buffer is set to the gradient (PyTorch's
 /// first-step rule); `momentumBuffer` may be null when momentum is 0.
