@@ -12,6 +12,7 @@
 #include "runtime/kernels/KernelMath.h"
 
 #include <cmath>
+#include <vector>
 
 namespace dpc::kernels {
 
@@ -27,48 +28,20 @@ void forEachPlane(const BatchNormShape &s, int64_t ch, Fn &&f) {
 
 } // namespace
 
+// One device's training batch norm is the synchronized one over a single
+// replica: the same sums, the same formulas, so that N synchronized devices
+// round to exactly what one device computes.
+
 void batchNormTrainingForward(const BatchNormShape &s,
                               const BatchNormParams &params, const float *x,
                               const float *scale, const float *shift, float *y,
                               float *saveMean, float *saveInvStd,
                               float *runningMean, float *runningVar) {
-  int64_t plane = s.h * s.w;
-  int64_t count = s.n * plane;
-#pragma omp parallel for
-  for (int64_t ch = 0; ch < s.c; ++ch) {
-    double sum = 0.0;
-    forEachPlane(s, ch, [&](int64_t off) {
-      for (int64_t j = 0; j < plane; ++j)
-        sum += x[off + j];
-    });
-    double mean = sum / count;
-    double sqSum = 0.0;
-    forEachPlane(s, ch, [&](int64_t off) {
-      for (int64_t j = 0; j < plane; ++j) {
-        double d = x[off + j] - mean;
-        sqSum += d * d;
-      }
-    });
-    double var = sqSum / count;
-    float meanF = static_cast<float>(mean);
-    float invStd = static_cast<float>(1.0 / std::sqrt(var + params.eps));
-    saveMean[ch] = meanF;
-    saveInvStd[ch] = invStd;
-    if (runningMean && runningVar) {
-      // PyTorch divides by count-1; with one value per channel it refuses
-      // to train, we fall back to the biased variance instead of inf.
-      double unbiased = count > 1 ? sqSum / (count - 1) : var;
-      runningMean[ch] =
-          math::runningStatUpdate(runningMean[ch], meanF, params.momentum);
-      runningVar[ch] = math::runningStatUpdate(
-          runningVar[ch], static_cast<float>(unbiased), params.momentum);
-    }
-    float g = scale[ch], b = shift[ch];
-    forEachPlane(s, ch, [&](int64_t off) {
-      for (int64_t j = 0; j < plane; ++j)
-        y[off + j] = math::batchNormApply(x[off + j], meanF, invStd, g, b);
-    });
-  }
+  std::vector<double> sum(s.c), sumSq(s.c);
+  double count;
+  batchNormStatistics(s, x, sum.data(), sumSq.data(), &count);
+  batchNormApply(s, params, x, scale, shift, runningMean, runningVar,
+                 sum.data(), sumSq.data(), &count, y, saveMean, saveInvStd);
 }
 
 void batchNormInferenceForward(const BatchNormShape &s,
@@ -92,30 +65,10 @@ void batchNormBackward(const BatchNormShape &s, const float *x, const float *dy,
                        const float *scale, const float *saveMean,
                        const float *saveInvStd, float *dx, float *dScale,
                        float *dShift) {
-  int64_t plane = s.h * s.w;
-  int64_t count = s.n * plane;
-#pragma omp parallel for
-  for (int64_t ch = 0; ch < s.c; ++ch) {
-    float mean = saveMean[ch], invStd = saveInvStd[ch];
-    double sumDy = 0.0, dotP = 0.0;
-    forEachPlane(s, ch, [&](int64_t off) {
-      for (int64_t j = 0; j < plane; ++j) {
-        sumDy += dy[off + j];
-        dotP += static_cast<double>(dy[off + j]) * (x[off + j] - mean);
-      }
-    });
-    dScale[ch] = static_cast<float>(dotP * invStd);
-    dShift[ch] = static_cast<float>(sumDy);
-    float meanDy = static_cast<float>(sumDy / count);
-    float projScale =
-        static_cast<float>(dotP / count * invStd * static_cast<double>(invStd));
-    float g = scale[ch];
-    forEachPlane(s, ch, [&](int64_t off) {
-      for (int64_t j = 0; j < plane; ++j)
-        dx[off + j] = math::batchNormBackwardInput(
-            dy[off + j], x[off + j], mean, invStd, g, meanDy, projScale);
-    });
-  }
+  batchNormGradStatistics(s, x, dy, saveMean, saveInvStd, dShift, dScale);
+  double count = static_cast<double>(s.n * s.h * s.w);
+  batchNormGradApply(s, x, dy, scale, saveMean, saveInvStd, dShift, dScale,
+                     &count, dx);
 }
 
 void batchNormStatistics(const BatchNormShape &s, const float *x, double *sum,
@@ -152,11 +105,13 @@ void batchNormApply(const BatchNormShape &s, const BatchNormParams &params,
     float invStd = static_cast<float>(1.0 / std::sqrt(var + params.eps));
     saveMean[ch] = meanF;
     saveInvStd[ch] = invStd;
-    runningMean[ch] =
-        math::runningStatUpdate(runningMean[ch], meanF, params.momentum);
-    runningVar[ch] = math::runningStatUpdate(
-        runningVar[ch], static_cast<float>(math::unbiasedVariance(var, n)),
-        params.momentum);
+    if (runningMean && runningVar) {
+      runningMean[ch] =
+          math::runningStatUpdate(runningMean[ch], meanF, params.momentum);
+      runningVar[ch] = math::runningStatUpdate(
+          runningVar[ch], static_cast<float>(math::unbiasedVariance(var, n)),
+          params.momentum);
+    }
     float g = scale[ch], b = shift[ch];
     forEachPlane(s, ch, [&](int64_t off) {
       for (int64_t j = 0; j < plane; ++j)

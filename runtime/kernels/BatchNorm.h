@@ -58,7 +58,8 @@ void batchNormStatistics(const BatchNormShape &shape, const float *x,
                          double *sum, double *sumSq, double *count);
 
 /// The training forward with the batch statistics from the (global) sums:
-/// y, saveMean, saveInvStd, and the running statistics updated in place.
+/// y, saveMean, saveInvStd, and the running statistics (if not null)
+/// updated in place. batchNormTrainingForward is this over one replica.
 void batchNormApply(const BatchNormShape &shape, const BatchNormParams &params,
                     const float *x, const float *scale, const float *shift,
                     float *runningMean, float *runningVar, const double *sum,

@@ -2,9 +2,11 @@
 //
 // Not part of the public API: the definition of KernelContext::Impl, the
 // primitive cache and the helpers that wrap raw pointers in dnnl::memory.
-// Memory layout is decided here and only here (plain row-major tags today);
-// blocked layouts chosen at compile time will add a layout argument to
-// plainDesc's callers without touching the kernels' math.
+// Memory layout is decided here and only here: callers hand over plain
+// row-major buffers; a primitive created with `format_tag::any` (the
+// convolutions) runs in the blocked layout oneDNN prefers, and execute()
+// reorders its arguments to and from it around the call. (Keeping tensors
+// blocked across ops, chosen at compile time, would save those reorders.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,7 +51,16 @@ struct PrimitiveKeyHash {
 struct CachedPrimitive {
   dnnl::primitive primitive;
   size_t scratchpadBytes = 0;
+  /// The layout the primitive expects for each tensor argument.
+  std::unordered_map<int, dnnl::memory::desc> layouts;
 };
+
+/// The tensor arguments of the primitives we create, and whether each is
+/// written (reordered back after the call) or read.
+inline constexpr std::pair<int, bool> kTensorArgs[] = {
+    {DNNL_ARG_SRC, false},     {DNNL_ARG_WEIGHTS, false},
+    {DNNL_ARG_DST, true},      {DNNL_ARG_DIFF_DST, false},
+    {DNNL_ARG_DIFF_SRC, true}, {DNNL_ARG_DIFF_WEIGHTS, true}};
 
 class PrimitiveCache {
 public:
@@ -62,7 +73,13 @@ public:
     if (it != entries.end())
       return it->second;
     auto pd = create();
-    CachedPrimitive entry{dnnl::primitive(pd), pd.scratchpad_desc().get_size()};
+    CachedPrimitive entry{
+        dnnl::primitive(pd), pd.scratchpad_desc().get_size(), {}};
+    for (auto [arg, written] : kTensorArgs) {
+      dnnl::memory::desc desc = pd.query_md(dnnl::query::exec_arg_md, arg);
+      if (desc.get_size() > 0)
+        entry.layouts.emplace(arg, desc);
+    }
     return entries.emplace(key, std::move(entry)).first->second;
   }
   size_t size() const { return entries.size(); }
@@ -84,13 +101,17 @@ struct KernelContext::Impl {
   ~Impl() { releaseScratchpad(); }
 
   /// Runs `prim` on this context's stream with `args` plus the scratchpad,
-  /// and waits: kernels return with their outputs written.
+  /// and waits: kernels return with their outputs written. An argument in
+  /// another layout than the primitive's goes through a reorder into (and,
+  /// if written, back out of) a buffer of the context.
   void execute(const CachedPrimitive &prim,
                std::unordered_map<int, dnnl::memory> args);
 
 private:
   void *scratchpad = nullptr;
   size_t scratchpadCapacity = 0;
+  /// Reordered arguments, one growing buffer per argument kind.
+  std::unordered_map<int, std::vector<float>> layoutBuffers;
 };
 
 /// Attributes every cached primitive is created with.

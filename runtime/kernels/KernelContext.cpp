@@ -3,6 +3,7 @@
 #include "runtime/kernels/KernelContext.h"
 #include "runtime/kernels/DnnlSupport.h"
 
+#include <memory>
 #include <new>
 
 namespace dpc::kernels {
@@ -49,7 +50,35 @@ void KernelContext::Impl::execute(const CachedPrimitive &prim,
         DNNL_ARG_SCRATCHPAD,
         dnnl::memory(desc, engine, getScratchpad(prim.scratchpadBytes)));
   }
+  // Plain arguments to the primitive's own layouts, and back for outputs.
+  std::vector<std::pair<dnnl::memory, dnnl::memory>> writeBack;
+  for (auto [arg, written] : kTensorArgs) {
+    auto layout = prim.layouts.find(arg);
+    auto given = args.find(arg);
+    if (layout == prim.layouts.end() || given == args.end() ||
+        given->second.get_desc() == layout->second)
+      continue;
+    // Cache-line aligned, as oneDNN's own buffers are.
+    constexpr size_t kAlign = 64 / sizeof(float);
+    std::vector<float> &buffer = layoutBuffers[arg];
+    size_t floats =
+        (layout->second.get_size() + sizeof(float) - 1) / sizeof(float);
+    if (buffer.size() < floats + kAlign)
+      buffer.resize(floats + kAlign);
+    void *start = buffer.data();
+    size_t space = buffer.size() * sizeof(float);
+    std::align(64, floats * sizeof(float), start, space);
+    dnnl::memory reordered(layout->second, engine, start);
+    if (written)
+      writeBack.emplace_back(reordered, given->second);
+    else
+      dnnl::reorder(given->second, reordered)
+          .execute(stream, given->second, reordered);
+    given->second = reordered;
+  }
   prim.primitive.execute(stream, args);
+  for (auto &[from, to] : writeBack)
+    dnnl::reorder(from, to).execute(stream, from, to);
   stream.wait();
 }
 

@@ -11,6 +11,13 @@
 // the last loss: prints one line per tensor with its relative error
 // (max |a - b| / max |b|) and exits 1 if any exceeds the tolerance.
 //
+// With --resync, every step is compared on its own: after each step the
+// errors are taken (the worst over the steps is printed), and B continues
+// from A's training state. Deep ReLU nets are chaotic at rounding level (a
+// pre-activation within rounding of 0 flips), so two equally correct
+// trainings drift apart over steps; this checks that each step computes
+// the same thing, however many steps.
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/data/Npy.h"
@@ -19,7 +26,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,34 +36,30 @@ using namespace dpc;
 
 namespace {
 
-struct Trained {
+/// One plan's executor, trained step by step.
+struct Trainer {
+  explicit Trainer(const std::string &path)
+      : executor(
+            std::make_unique<exec::Executor>(plan::LoadedPlan::load(path))),
+        trainStep(executor->findStep("train_step")) {}
+
+  /// One step on rows [row, row + rows).
+  void step(const std::vector<float> &images,
+            const std::vector<int32_t> &labels, int64_t imageSize, int64_t row,
+            int64_t rows, float lr) {
+    executor->setInput(trainStep, "images", &images[row * imageSize],
+                       rows * imageSize * sizeof(float));
+    executor->setInput(trainStep, "labels", &labels[row],
+                       rows * sizeof(int32_t));
+    executor->setInput(trainStep, "lr", &lr, sizeof(lr));
+    executor->run(trainStep, rows);
+    lastLoss = executor->getScalarOutput(trainStep, "loss");
+  }
+
   std::unique_ptr<exec::Executor> executor;
+  int trainStep;
   double lastLoss = 0;
 };
-
-Trained train(const std::string &path, const std::vector<float> &images,
-              const std::vector<int32_t> &labels, int64_t imageSize,
-              int64_t batch, int64_t steps, float lr) {
-  Trained result;
-  result.executor =
-      std::make_unique<exec::Executor>(plan::LoadedPlan::load(path));
-  exec::Executor &executor = *result.executor;
-  int step = executor.findStep("train_step");
-  int64_t count = labels.size(), row = 0;
-  for (int64_t s = 0; s < steps; ++s) {
-    if (row >= count)
-      row = 0;
-    int64_t rows = std::min(batch, count - row);
-    executor.setInput(step, "images", &images[row * imageSize],
-                      rows * imageSize * sizeof(float));
-    executor.setInput(step, "labels", &labels[row], rows * sizeof(int32_t));
-    executor.setInput(step, "lr", &lr, sizeof(lr));
-    executor.run(step, rows);
-    result.lastLoss = executor.getScalarOutput(step, "loss");
-    row += rows;
-  }
-  return result;
-}
 
 std::vector<float> read(const exec::Executor &executor, size_t index) {
   std::vector<float> values(executor.getPersistentBytes(index) / 4);
@@ -66,13 +71,21 @@ int compare(int argc, char **argv) {
   if (argc < 5) {
     std::fprintf(stderr, "usage: dpc-compare-plans A.plan B.plan IMAGES.npy "
                          "LABELS.npy --batch N [--steps K] [--lr LR] "
-                         "[--tolerance T]\n");
+                         "[--tolerance T] [--resync]\n");
     return 2;
   }
   int64_t batch = 0, steps = 3;
   double lr = 0.1, tolerance = 1e-5;
-  for (int i = 5; i + 1 < argc; i += 2) {
+  bool resync = false;
+  for (int i = 5; i < argc; i += 2) {
     std::string flag = argv[i];
+    if (flag == "--resync") {
+      resync = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc)
+      throw std::invalid_argument(flag + " needs a value");
     if (flag == "--batch")
       batch = std::stoll(argv[i + 1]);
     else if (flag == "--steps")
@@ -86,8 +99,52 @@ int compare(int argc, char **argv) {
   std::vector<float> images = imageArray.as<float>();
   std::vector<int32_t> labels = data::readNpy(argv[4]).as<int32_t>();
   int64_t imageSize = images.size() / labels.size();
-  Trained a = train(argv[1], images, labels, imageSize, batch, steps, lr);
-  Trained b = train(argv[2], images, labels, imageSize, batch, steps, lr);
+  Trainer a(argv[1]), b(argv[2]);
+  const plan::Plan &planA = a.executor->getPlan().get();
+  const plan::Plan &planB = b.executor->getPlan().get();
+  // Every tensor of A's state and its index in B, by name.
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t ia : a.executor->getPrimaryPersistent())
+    for (size_t ib : b.executor->getPrimaryPersistent())
+      if (planA.persistent()->Get(ia)->name()->str() ==
+          planB.persistent()->Get(ib)->name()->str())
+        pairs.emplace_back(ia, ib);
+
+  std::map<std::string, double> errors; // worst over the compared steps
+  double lossError = 0;
+  auto compareStates = [&] {
+    lossError = std::max(lossError, std::fabs(a.lastLoss - b.lastLoss) /
+                                        std::fabs(b.lastLoss));
+    for (auto [ia, ib] : pairs) {
+      const auto *tensor = planA.persistent()->Get(ia);
+      if (tensor->kind() == plan::PersistentKind::OptimizerState)
+        continue;
+      std::vector<float> x = read(*a.executor, ia), y = read(*b.executor, ib);
+      double diff = 0, scale = 0;
+      for (size_t k = 0; k < x.size(); ++k) {
+        diff = std::max(diff, std::fabs(double(x[k]) - y[k]));
+        scale = std::max(scale, std::fabs(double(y[k])));
+      }
+      double &error = errors[tensor->name()->str()];
+      error = std::max(error, scale == 0 ? diff : diff / scale);
+    }
+  };
+  int64_t count = labels.size(), row = 0;
+  for (int64_t s = 0; s < steps; ++s) {
+    if (row >= count)
+      row = 0;
+    int64_t rows = std::min(batch, count - row);
+    a.step(images, labels, imageSize, row, rows, lr);
+    b.step(images, labels, imageSize, row, rows, lr);
+    row += rows;
+    if (!resync)
+      continue;
+    compareStates();
+    for (auto [ia, ib] : pairs) // B goes on from A's state
+      b.executor->writePersistent(ib, read(*a.executor, ia).data());
+  }
+  if (!resync)
+    compareStates();
 
   bool ok = true;
   auto report = [&](const std::string &what, double error) {
@@ -96,28 +153,10 @@ int compare(int argc, char **argv) {
     std::printf("%-36s relative error %.3g %s\n", what.c_str(), error,
                 pass ? "ok" : "TOO LARGE");
   };
-  report("loss", std::fabs(a.lastLoss - b.lastLoss) / std::fabs(b.lastLoss));
-  const plan::Plan &planA = a.executor->getPlan().get();
-  const plan::Plan &planB = b.executor->getPlan().get();
-  size_t compared = 0;
-  for (size_t ia : a.executor->getPrimaryPersistent()) {
-    const auto *tensor = planA.persistent()->Get(ia);
-    if (tensor->kind() == plan::PersistentKind::OptimizerState)
-      continue;
-    std::string name = tensor->name()->str();
-    for (size_t ib : b.executor->getPrimaryPersistent()) {
-      if (planB.persistent()->Get(ib)->name()->str() != name)
-        continue;
-      std::vector<float> x = read(*a.executor, ia), y = read(*b.executor, ib);
-      double diff = 0, scale = 0;
-      for (size_t k = 0; k < x.size(); ++k) {
-        diff = std::max(diff, std::fabs(double(x[k]) - y[k]));
-        scale = std::max(scale, std::fabs(double(y[k])));
-      }
-      report(name, scale == 0 ? diff : diff / scale);
-      ++compared;
-    }
-  }
+  report("loss", lossError);
+  for (const auto &[name, error] : errors)
+    report(name, error);
+  size_t compared = errors.size();
   std::printf("%zu tensors compared after %lld steps: %s\n", compared,
               static_cast<long long>(steps), ok ? "all match" : "MISMATCH");
   return ok ? 0 : 1;
