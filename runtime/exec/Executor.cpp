@@ -647,12 +647,14 @@ void Executor::runMicroBatches(int step, int64_t batch) {
   for (int64_t left = batch; left > 0; left -= chunk)
     micro.push_back(std::min(chunk, left));
   if (micro.size() == 1) {
-    // No accum_first ran to restart the sums: start them from zero.
+    // No accum_first ran to restart the sums (optimizer state
+    // "<param>.grad_accum"): start them from zero.
+    constexpr std::string_view kSuffix = ".grad_accum";
     for (size_t index : primary) {
       std::string_view stateName =
           plan->get().persistent()->Get(index)->name()->string_view();
-      if (stateName.size() > 11 &&
-          stateName.substr(stateName.size() - 11) == ".grad_accum")
+      if (stateName.size() > kSuffix.size() &&
+          stateName.substr(stateName.size() - kSuffix.size()) == kSuffix)
         writePersistent(index,
                         std::vector<uint8_t>(getPersistentBytes(index)).data());
     }
