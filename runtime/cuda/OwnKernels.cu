@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaCheck.h"
-#include "runtime/cuda/KernelElements.h"
 #include "runtime/cuda/OwnKernels.h"
+#include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/KernelMath.h"
 
 #include <algorithm>
@@ -18,6 +18,8 @@
 #include <stdexcept>
 
 namespace dpc::cuda {
+
+namespace elements = kernels::elements;
 
 namespace math = kernels::math;
 using kernels::BatchNormParams;

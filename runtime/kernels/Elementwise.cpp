@@ -1,6 +1,7 @@
 //===- Elementwise.cpp - Activations, binary ops, padding -----------------===//
 
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/KernelMath.h"
 
 #include <algorithm>
@@ -97,31 +98,14 @@ template <typename Fn> void forEachBroadcast(const BroadcastShape &s, Fn f) {
 /// dRhs[j] = sum of term(outIndex) over the output elements that read rhs
 /// element j. Parallel over rhs elements, each summed in double in a fixed
 /// order.
-template <typename Fn>
-void reduceToRhs(const BroadcastShape &s, float *dRhs, Fn term) {
-  const int64_t *o = s.out, *r = s.rhs;
-  int64_t rhsSize = numElements(r);
+/// dRhs[j] for every rhs element: the per-element body the CUDA kernel runs
+/// too (KernelElements.h), over the outputs that read j in row-major order.
+void reduceToRhs(const BroadcastShape &s, const float *dOut, const float *lhs,
+                 float *dRhs) {
+  int64_t rhsSize = numElements(s.rhs);
 #pragma omp parallel for
-  for (int64_t j = 0; j < rhsSize; ++j) {
-    int64_t idx[4], rem = j;
-    for (int d = 3; d >= 0; --d) {
-      idx[d] = rem % r[d];
-      rem /= r[d];
-    }
-    int64_t lo[4], hi[4];
-    for (int d = 0; d < 4; ++d) {
-      bool broadcast = r[d] == 1 && o[d] != 1;
-      lo[d] = broadcast ? 0 : idx[d];
-      hi[d] = broadcast ? o[d] : idx[d] + 1;
-    }
-    double sum = 0.0;
-    for (int64_t a = lo[0]; a < hi[0]; ++a)
-      for (int64_t b = lo[1]; b < hi[1]; ++b)
-        for (int64_t c = lo[2]; c < hi[2]; ++c)
-          for (int64_t d = lo[3]; d < hi[3]; ++d)
-            sum += term(((a * o[1] + b) * o[2] + c) * o[3] + d);
-    dRhs[j] = static_cast<float>(sum);
-  }
+  for (int64_t j = 0; j < rhsSize; ++j)
+    dRhs[j] = elements::reduceToRhs(s, j, dOut, lhs);
 }
 
 } // namespace
@@ -136,7 +120,7 @@ void addBackward(const BroadcastShape &s, const float *dOut, float *dLhs,
   if (dLhs && dLhs != dOut)
     std::copy(dOut, dOut + numElements(s.out), dLhs);
   if (dRhs)
-    reduceToRhs(s, dRhs, [=](int64_t i) { return dOut[i]; });
+    reduceToRhs(s, dOut, nullptr, dRhs);
 }
 
 void mulForward(const BroadcastShape &s, const float *lhs, const float *rhs,
@@ -148,9 +132,7 @@ void mulBackward(const BroadcastShape &s, const float *lhs, const float *rhs,
                  const float *dOut, float *dLhs, float *dRhs) {
   // dRhs first: dLhs may alias dOut.
   if (dRhs)
-    reduceToRhs(s, dRhs, [=](int64_t i) {
-      return static_cast<double>(dOut[i]) * lhs[i];
-    });
+    reduceToRhs(s, dOut, lhs, dRhs);
   if (dLhs)
     forEachBroadcast(s,
                      [=](int64_t i, int64_t j) { dLhs[i] = dOut[i] * rhs[j]; });

@@ -1,6 +1,6 @@
 //===- KernelElementsTest.cpp - the CUDA kernels' bodies on the CPU -------===//
 //
-// runtime/cuda/KernelElements.h holds what each index-heavy CUDA kernel
+// runtime/kernels/KernelElements.h holds what each index-heavy CUDA kernel
 // computes for one output element; the kernels call it per thread. Here the
 // same functions run on the CPU for every element and must equal the CPU
 // kernels of runtime/kernels -- bit for bit, since both sum in the same
@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/cuda/KernelElements.h"
+#include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/Pool.h"
 #include "runtime/kernels/test/TestUtil.h"
@@ -19,7 +19,7 @@
 #include <cstring>
 #include <vector>
 
-namespace dpc::cuda::elements {
+namespace dpc::kernels::elements {
 namespace {
 
 using kernels::test::randomVector;
@@ -190,4 +190,4 @@ TEST(KernelElementsTest, ReduceSumSumsTheReducedDims) {
 }
 
 } // namespace
-} // namespace dpc::cuda::elements
+} // namespace dpc::kernels::elements

@@ -1,10 +1,13 @@
-//===- KernelElements.h - one output element of dpc's CUDA kernels -*- C++ -*-===//
+//===- KernelElements.h - one output element of index-heavy kernels -*- C++
+//-*-===//
 //
-// The body of each index-heavy CUDA kernel (OwnKernels.cu) for one output
-// element, as host/device functions: the kernels call them per thread, and
-// a CPU test (KernelElementsTest.cpp, built with or without CUDA) calls them
-// for every element and compares with the CPU kernels in runtime/kernels --
-// bit for bit where the CPU sums in the same order. No CUDA header here.
+// The body of each index-heavy kernel for one output element, as host/device
+// functions: the CUDA kernels (runtime/cuda/OwnKernels.cu) call them per
+// thread, the CPU kernels where they share the loop (the broadcast
+// reduction), and a CPU test (runtime/cuda/test/KernelElementsTest.cpp,
+// built with or without CUDA) calls them for every element and compares
+// with the CPU kernels -- bit for bit where the CPU sums in the same order.
+// No CUDA header here.
 //
 // Where the CPU scatter-adds (pooling backward), these gather: input
 // element i visits the outputs whose window reads it, in the CPU's
@@ -12,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_CUDA_KERNELELEMENTS_H
-#define DPC_RUNTIME_CUDA_KERNELELEMENTS_H
+#ifndef DPC_RUNTIME_KERNELS_KERNELELEMENTS_H
+#define DPC_RUNTIME_KERNELS_KERNELELEMENTS_H
 
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/KernelMath.h"
@@ -22,12 +25,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace dpc::cuda::elements {
-
-namespace math = kernels::math;
-using kernels::BroadcastShape;
-using kernels::Pad2dShape;
-using kernels::Pool2dShape;
+namespace dpc::kernels::elements {
 
 //===----------------------------------------------------------------------===//
 // Broadcasting binary ops
@@ -121,9 +119,8 @@ DPC_HOST_DEVICE inline Taps tapsOf(int64_t in, int64_t kernel, int64_t stride,
   return taps;
 }
 
-DPC_HOST_DEVICE inline int64_t maxIndexOf(const Pool2dShape &s,
-                                          const float *plane, int64_t oh,
-                                          int64_t ow) {
+DPC_HOST_DEVICE inline int64_t
+maxIndexOf(const Pool2dShape &s, const float *plane, int64_t oh, int64_t ow) {
   return math::maxPoolWindowArgMax(plane, s.h, s.w, oh, ow, s.kernelH,
                                    s.kernelW, s.strideH, s.strideW, s.padTop,
                                    s.padLeft, s.dilationH, s.dilationW);
@@ -141,16 +138,15 @@ DPC_HOST_DEVICE inline float maxPoolForward(const Pool2dShape &s, int64_t i,
 
 /// dx[i] of [n, c, h, w]: the dy of every window whose first maximum is i.
 DPC_HOST_DEVICE inline float maxPoolBackward(const Pool2dShape &s, int64_t i,
-                                             const float *x,
-                                             const float *dy) {
+                                             const float *x, const float *dy) {
   int64_t oh = s.outH(), ow = s.outW();
   int64_t p = i / (s.h * s.w), pos = i % (s.h * s.w);
   const float *plane = x + p * s.h * s.w;
   const float *dOut = dy + p * oh * ow;
-  Taps rows = tapsOf(pos / s.w, s.kernelH, s.strideH, s.padTop, s.dilationH,
-                     oh);
-  Taps cols = tapsOf(pos % s.w, s.kernelW, s.strideW, s.padLeft, s.dilationW,
-                     ow);
+  Taps rows =
+      tapsOf(pos / s.w, s.kernelH, s.strideH, s.padTop, s.dilationH, oh);
+  Taps cols =
+      tapsOf(pos % s.w, s.kernelW, s.strideW, s.padLeft, s.dilationW, ow);
   float sum = 0.f;
   for (int a = 0; a < rows.count; ++a)
     for (int b = 0; b < cols.count; ++b)
@@ -185,8 +181,8 @@ DPC_HOST_DEVICE inline float avgPoolBackward(const Pool2dShape &s, int64_t i,
   int64_t ih = pos / s.w, iw = pos % s.w;
   const float *dOut = dy + p * oh * ow;
   // Windows start at out * stride - pad and span kernel: the candidates.
-  int64_t rowLo = math::maxI64(
-      0, math::floorDiv(ih + s.padTop - s.kernelH, s.strideH) + 1);
+  int64_t rowLo =
+      math::maxI64(0, math::floorDiv(ih + s.padTop - s.kernelH, s.strideH) + 1);
   int64_t rowHi =
       math::minI64(oh - 1, math::floorDiv(ih + s.padTop, s.strideH));
   int64_t colLo = math::maxI64(
@@ -276,6 +272,6 @@ DPC_HOST_DEVICE inline float reduceSum(const ReduceIndex &r, int64_t o,
   return static_cast<float>(sum);
 }
 
-} // namespace dpc::cuda::elements
+} // namespace dpc::kernels::elements
 
-#endif // DPC_RUNTIME_CUDA_KERNELELEMENTS_H
+#endif // DPC_RUNTIME_KERNELS_KERNELELEMENTS_H
