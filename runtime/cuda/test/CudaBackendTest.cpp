@@ -28,7 +28,9 @@
 namespace dpc::cuda {
 namespace {
 
+using plan::test::Batch;
 using plan::test::MlpPlanOptions;
+using plan::test::randomBatch;
 
 /// The number of usable GPUs, or 0 with the reason in `why`.
 int countGpus(std::string &why) {
@@ -226,23 +228,6 @@ TEST(NcclCommunicatorTest, AllReduceLikeTheInProcessCommunicator) {
 //===----------------------------------------------------------------------===//
 // Plans: the CPU suite's MLP on GPUs
 //===----------------------------------------------------------------------===//
-
-struct Batch {
-  std::vector<float> images;
-  std::vector<int32_t> labels;
-};
-
-Batch randomBatch(const MlpPlanOptions &o, int64_t rows, uint32_t seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> pixel(0.f, 1.f);
-  Batch batch;
-  batch.images.resize(rows * o.channels * o.height * o.width);
-  for (float &p : batch.images)
-    p = pixel(random);
-  for (int64_t i = 0; i < rows; ++i)
-    batch.labels.push_back(int32_t(random() % o.classes));
-  return batch;
-}
 
 /// Every device of the plan on the GPU of the same index.
 std::unique_ptr<exec::Device> onGpu(const std::string &name,

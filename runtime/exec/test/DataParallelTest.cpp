@@ -25,7 +25,9 @@
 namespace dpc::exec {
 namespace {
 
+using plan::test::Batch;
 using plan::test::MlpPlanOptions;
+using plan::test::randomBatch;
 using Rows = std::vector<int64_t>;
 
 TEST(BatchSplitTest, EqualSharesFollowTorchChunk) {
@@ -57,11 +59,6 @@ TEST(BatchSplitTest, UnequalSharesAreProportionalWithinEachShare) {
   EXPECT_THROW(splitBatch({4, 4}, 9), std::invalid_argument);
 }
 
-struct Batch {
-  std::vector<float> images;
-  std::vector<int32_t> labels;
-};
-
 MlpPlanOptions smallMlp(Rows split = {}) {
   MlpPlanOptions o;
   o.batch = 8;
@@ -71,18 +68,6 @@ MlpPlanOptions smallMlp(Rows split = {}) {
   o.momentum = 0.9;
   o.split = std::move(split);
   return o;
-}
-
-Batch randomBatch(const MlpPlanOptions &o, int64_t rows, uint32_t seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> pixel(0.f, 1.f);
-  Batch batch;
-  batch.images.resize(rows * o.channels * o.height * o.width);
-  for (float &p : batch.images)
-    p = pixel(random);
-  for (int64_t i = 0; i < rows; ++i)
-    batch.labels.push_back(int32_t(random() % o.classes));
-  return batch;
 }
 
 std::unique_ptr<Executor> makeExecutor(const MlpPlanOptions &o) {

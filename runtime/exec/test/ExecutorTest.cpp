@@ -18,7 +18,9 @@
 namespace dpc::exec {
 namespace {
 
+using plan::test::Batch;
 using plan::test::MlpPlanOptions;
+using plan::test::randomBatch;
 
 MlpPlanOptions smallMlp() {
   MlpPlanOptions o;
@@ -27,24 +29,6 @@ MlpPlanOptions smallMlp() {
   o.hidden = 6;
   o.classes = 3;
   return o;
-}
-
-struct Batch {
-  std::vector<float> images;
-  std::vector<int32_t> labels;
-};
-
-Batch randomBatch(const MlpPlanOptions &o, int64_t rows, uint32_t seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> pixel(0.f, 1.f);
-  std::uniform_int_distribution<int32_t> label(0, int32_t(o.classes) - 1);
-  Batch batch;
-  batch.images.resize(rows * o.channels * o.height * o.width);
-  for (float &p : batch.images)
-    p = pixel(random);
-  for (int64_t i = 0; i < rows; ++i)
-    batch.labels.push_back(label(random));
-  return batch;
 }
 
 std::shared_ptr<const plan::LoadedPlan> load(const MlpPlanOptions &o) {

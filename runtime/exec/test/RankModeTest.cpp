@@ -22,7 +22,9 @@
 namespace dpc::exec {
 namespace {
 
+using plan::test::Batch;
 using plan::test::MlpPlanOptions;
+using plan::test::randomBatch;
 using Rows = std::vector<int64_t>;
 
 MlpPlanOptions smallMlp(Rows split) {
@@ -34,23 +36,6 @@ MlpPlanOptions smallMlp(Rows split) {
   o.momentum = 0.9;
   o.split = std::move(split);
   return o;
-}
-
-struct Batch {
-  std::vector<float> images;
-  std::vector<int32_t> labels;
-};
-
-Batch randomBatch(const MlpPlanOptions &o, int64_t rows, uint32_t seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> pixel(0.f, 1.f);
-  Batch batch;
-  batch.images.resize(rows * o.channels * o.height * o.width);
-  for (float &p : batch.images)
-    p = pixel(random);
-  for (int64_t i = 0; i < rows; ++i)
-    batch.labels.push_back(int32_t(random() % o.classes));
-  return batch;
 }
 
 std::shared_ptr<const plan::LoadedPlan> loadPlan(const MlpPlanOptions &o) {

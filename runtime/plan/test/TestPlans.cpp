@@ -378,4 +378,16 @@ bool writeFile(const std::string &path, const std::vector<uint8_t> &bytes) {
   return static_cast<bool>(file);
 }
 
+Batch randomBatch(const MlpPlanOptions &o, int64_t rows, uint32_t seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> pixel(0.f, 1.f);
+  Batch batch;
+  batch.images.resize(rows * o.channels * o.height * o.width);
+  for (float &p : batch.images)
+    p = pixel(random);
+  for (int64_t i = 0; i < rows; ++i)
+    batch.labels.push_back(int32_t(random() % o.classes));
+  return batch;
+}
+
 } // namespace dpc::plan::test

@@ -58,6 +58,14 @@ std::vector<uint8_t> packPlan(const PlanT &plan);
 inline std::vector<uint8_t> buildMlpPlan(const MlpPlanOptions &options) {
   return packPlan(buildMlpPlanObject(options));
 }
+
+/// `rows` samples for a plan of `options`: pixels uniform in [0, 1),
+/// labels uniform over the classes, from `seed`.
+struct Batch {
+  std::vector<float> images;
+  std::vector<int32_t> labels;
+};
+Batch randomBatch(const MlpPlanOptions &options, int64_t rows, uint32_t seed);
 /// Writes `bytes` to `path`; returns false on failure.
 bool writeFile(const std::string &path, const std::vector<uint8_t> &bytes);
 
