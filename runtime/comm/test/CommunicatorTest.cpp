@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/comm/InProcessCommunicator.h"
+#include "runtime/comm/test/OnEveryRank.h"
 
 #include <gtest/gtest.h>
 
@@ -19,14 +20,7 @@
 namespace dpc::comm {
 namespace {
 
-/// Runs `body(rank)` on one thread per rank and joins them.
-void onEveryRank(int ranks, const std::function<void(int)> &body) {
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < ranks; ++rank)
-    threads.emplace_back(body, rank);
-  for (std::thread &thread : threads)
-    thread.join();
-}
+using test::onEveryRank;
 
 template <typename T>
 std::vector<T> expected(const std::vector<std::vector<T>> &inputs,

@@ -11,6 +11,7 @@
 #include "runtime/comm/ProcessGroup.h"
 #include "runtime/comm/InProcessCommunicator.h"
 #include "runtime/comm/TcpStore.h"
+#include "runtime/comm/test/OnEveryRank.h"
 
 #include <gtest/gtest.h>
 
@@ -38,13 +39,7 @@ int freePort() {
   return ntohs(address.sin_port);
 }
 
-void onEveryRank(int ranks, const std::function<void(int)> &body) {
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < ranks; ++rank)
-    threads.emplace_back(body, rank);
-  for (std::thread &thread : threads)
-    thread.join();
-}
+using test::onEveryRank;
 
 /// A Gloo group of `size` ranks on loopback, rank i at index i.
 std::vector<std::unique_ptr<Communicator>> connectGroup(int size,

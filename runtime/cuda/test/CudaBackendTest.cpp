@@ -31,6 +31,7 @@ namespace {
 using plan::test::Batch;
 using plan::test::MlpPlanOptions;
 using plan::test::randomBatch;
+using plan::test::smallMlp;
 
 /// The number of usable GPUs, or 0 with the reason in `why`.
 int countGpus(std::string &why) {
@@ -280,15 +281,6 @@ void expectGpuMatchesCpu(MlpPlanOptions o, std::vector<int64_t> rows) {
       ASSERT_NEAR(gpu.state[p][i], cpu.state[p][i],
                   1e-5 * std::max(1.f, std::fabs(cpu.state[p][i])))
           << "tensor " << p << " element " << i;
-}
-
-MlpPlanOptions smallMlp() {
-  MlpPlanOptions o;
-  o.batch = 8;
-  o.channels = 1, o.height = 4, o.width = 4;
-  o.hidden = 6;
-  o.classes = 3;
-  return o;
 }
 
 TEST(CudaPlanTest, SgdMomentumMatchesCpu) {

@@ -60,14 +60,7 @@ TEST(BatchSplitTest, UnequalSharesAreProportionalWithinEachShare) {
 }
 
 MlpPlanOptions smallMlp(Rows split = {}) {
-  MlpPlanOptions o;
-  o.batch = 8;
-  o.channels = 1, o.height = 4, o.width = 4;
-  o.hidden = 6;
-  o.classes = 3;
-  o.momentum = 0.9;
-  o.split = std::move(split);
-  return o;
+  return plan::test::smallMlp(std::move(split), /*momentum=*/0.9);
 }
 
 std::unique_ptr<Executor> makeExecutor(const MlpPlanOptions &o) {

@@ -21,15 +21,7 @@ namespace {
 using plan::test::Batch;
 using plan::test::MlpPlanOptions;
 using plan::test::randomBatch;
-
-MlpPlanOptions smallMlp() {
-  MlpPlanOptions o;
-  o.batch = 8;
-  o.channels = 1, o.height = 4, o.width = 4;
-  o.hidden = 6;
-  o.classes = 3;
-  return o;
-}
+using plan::test::smallMlp;
 
 std::shared_ptr<const plan::LoadedPlan> load(const MlpPlanOptions &o) {
   return plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(o), "test.plan");

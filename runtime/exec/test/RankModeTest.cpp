@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/comm/InProcessCommunicator.h"
+#include "runtime/comm/test/OnEveryRank.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/test/TestPlans.h"
 
@@ -28,14 +29,7 @@ using plan::test::randomBatch;
 using Rows = std::vector<int64_t>;
 
 MlpPlanOptions smallMlp(Rows split) {
-  MlpPlanOptions o;
-  o.batch = 8;
-  o.channels = 1, o.height = 4, o.width = 4;
-  o.hidden = 6;
-  o.classes = 3;
-  o.momentum = 0.9;
-  o.split = std::move(split);
-  return o;
+  return plan::test::smallMlp(std::move(split), /*momentum=*/0.9);
 }
 
 std::shared_ptr<const plan::LoadedPlan> loadPlan(const MlpPlanOptions &o) {
@@ -74,13 +68,7 @@ Record train(Executor &executor, const std::vector<Batch> &batches,
   return record;
 }
 
-void onEveryRank(int ranks, const std::function<void(int)> &body) {
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < ranks; ++rank)
-    threads.emplace_back(body, rank);
-  for (std::thread &thread : threads)
-    thread.join();
-}
+using comm::test::onEveryRank;
 
 void expectRanksMatchOneProcess(const Rows &split) {
   MlpPlanOptions o = smallMlp(split);

@@ -59,6 +59,20 @@ inline std::vector<uint8_t> buildMlpPlan(const MlpPlanOptions &options) {
   return packPlan(buildMlpPlanObject(options));
 }
 
+/// The MLP the executor tests train: batch 8 of 1x4x4 images, 6 hidden
+/// units, 3 classes, SGD with `momentum`; `split` as in MlpPlanOptions.
+inline MlpPlanOptions smallMlp(std::vector<int64_t> split = {},
+                               double momentum = 0.0) {
+  MlpPlanOptions o;
+  o.batch = 8;
+  o.channels = 1, o.height = 4, o.width = 4;
+  o.hidden = 6;
+  o.classes = 3;
+  o.momentum = momentum;
+  o.split = std::move(split);
+  return o;
+}
+
 /// `rows` samples for a plan of `options`: pixels uniform in [0, 1),
 /// labels uniform over the classes, from `seed`.
 struct Batch {
