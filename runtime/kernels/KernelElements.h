@@ -1,13 +1,12 @@
-//===- KernelElements.h - one output element of index-heavy kernels -*- C++
-//-*-===//
+//===- KernelElements.h - one output element of a kernel -------*- C++ -*-===//
 //
 // The body of each index-heavy kernel for one output element, as host/device
 // functions: the CUDA kernels (runtime/cuda/OwnKernels.cu) call them per
 // thread, the CPU kernels where they share the loop (the broadcast
-// reduction), and a CPU test (runtime/cuda/test/KernelElementsTest.cpp,
-// built with or without CUDA) calls them for every element and compares
-// with the CPU kernels -- bit for bit where the CPU sums in the same order.
-// No CUDA header here.
+// reduction, the pooling forwards), and a CPU test
+// (runtime/cuda/test/KernelElementsTest.cpp, built with or without CUDA)
+// calls them for every element and compares with the CPU kernels -- bit for
+// bit where the CPU sums in the same order. No CUDA header here.
 //
 // Where the CPU scatter-adds (pooling backward), these gather: input
 // element i visits the outputs whose window reads it, in the CPU's

@@ -7,9 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/kernels/Pool.h"
+#include "runtime/kernels/KernelElements.h"
 
 #include <algorithm>
-#include <limits>
 #include <stdexcept>
 
 namespace dpc::kernels {
@@ -23,29 +23,17 @@ void checkShape(const Pool2dShape &s) {
     throw std::invalid_argument("pool2d: invalid shape");
 }
 
-int64_t maxWindowIndex(const Pool2dShape &s, const float *plane, int64_t oh,
-                       int64_t ow) {
-  return math::maxPoolWindowArgMax(plane, s.h, s.w, oh, ow, s.kernelH,
-                                   s.kernelW, s.strideH, s.strideW, s.padTop,
-                                   s.padLeft, s.dilationH, s.dilationW);
-}
-
 } // namespace
+
+// The forward passes are one output element at a time, the same bodies the
+// CUDA kernels run (KernelElements.h).
 
 void maxPool2dForward(const Pool2dShape &s, const float *x, float *y) {
   checkShape(s);
-  int64_t oh = s.outH(), ow = s.outW();
+  int64_t count = s.n * s.c * s.outH() * s.outW();
 #pragma omp parallel for
-  for (int64_t p = 0; p < s.n * s.c; ++p) {
-    const float *in = x + p * s.h * s.w;
-    float *out = y + p * oh * ow;
-    for (int64_t i = 0; i < oh; ++i)
-      for (int64_t j = 0; j < ow; ++j) {
-        int64_t idx = maxWindowIndex(s, in, i, j);
-        out[i * ow + j] =
-            idx < 0 ? -std::numeric_limits<float>::infinity() : in[idx];
-      }
-  }
+  for (int64_t i = 0; i < count; ++i)
+    y[i] = elements::maxPoolForward(s, i, x);
 }
 
 void maxPool2dBackward(const Pool2dShape &s, const float *x, const float *dy,
@@ -60,7 +48,7 @@ void maxPool2dBackward(const Pool2dShape &s, const float *x, const float *dy,
     std::fill(dIn, dIn + s.h * s.w, 0.f);
     for (int64_t i = 0; i < oh; ++i)
       for (int64_t j = 0; j < ow; ++j) {
-        int64_t idx = maxWindowIndex(s, in, i, j);
+        int64_t idx = elements::maxIndexOf(s, in, i, j);
         if (idx >= 0)
           dIn[idx] += dOut[i * ow + j];
       }
@@ -71,26 +59,10 @@ void avgPool2dForward(const Pool2dShape &s, const float *x, float *y) {
   checkShape(s);
   if (s.dilationH != 1 || s.dilationW != 1)
     throw std::invalid_argument("avg_pool2d: dilation must be 1");
-  int64_t oh = s.outH(), ow = s.outW();
+  int64_t count = s.n * s.c * s.outH() * s.outW();
 #pragma omp parallel for
-  for (int64_t p = 0; p < s.n * s.c; ++p) {
-    const float *in = x + p * s.h * s.w;
-    float *out = y + p * oh * ow;
-    for (int64_t i = 0; i < oh; ++i) {
-      auto wh = math::avgPoolWindow(i, s.h, s.kernelH, s.strideH, s.padTop,
-                                    s.padBottom, s.countIncludePad);
-      for (int64_t j = 0; j < ow; ++j) {
-        auto ww = math::avgPoolWindow(j, s.w, s.kernelW, s.strideW, s.padLeft,
-                                      s.padRight, s.countIncludePad);
-        float sum = 0.f;
-        for (int64_t ih = wh.begin; ih < wh.end; ++ih)
-          for (int64_t iw = ww.begin; iw < ww.end; ++iw)
-            sum += in[ih * s.w + iw];
-        int64_t divisor = wh.count * ww.count;
-        out[i * ow + j] = divisor > 0 ? sum / static_cast<float>(divisor) : 0.f;
-      }
-    }
-  }
+  for (int64_t i = 0; i < count; ++i)
+    y[i] = elements::avgPoolForward(s, i, x);
 }
 
 void avgPool2dBackward(const Pool2dShape &s, const float *dy, float *dx) {
