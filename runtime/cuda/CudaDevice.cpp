@@ -4,6 +4,7 @@
 #include "runtime/cuda/NcclCommunicator.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <utility>
@@ -175,6 +176,21 @@ void CudaStream::enqueueHostFunction(std::function<void()> function) {
                  this, true});
 }
 
+void CudaStream::copyFromHost(void *deviceDst, const void *hostSrc,
+                              size_t bytes) {
+  if (!bytes)
+    return;
+  device.submit({[this, deviceDst, hostSrc, bytes] {
+                   // Ordered on this stream like a kernel; from page-locked
+                   // memory the copy engine runs it while other streams'
+                   // kernels run.
+                   DPC_CUDA_CHECK(cudaMemcpyAsync(deviceDst, hostSrc, bytes,
+                                                  cudaMemcpyHostToDevice,
+                                                  stream));
+                 },
+                 this, true});
+}
+
 void CudaStream::record(exec::Event &event) {
   cudaEvent_t handle = static_cast<CudaEvent &>(event).get();
   device.submit({[this, handle] {
@@ -280,16 +296,26 @@ void CudaDevice::dispatch() {
   }
 }
 
-void *CudaDevice::allocate(size_t bytes) {
-  DeviceScope scope(ordinal);
-  void *pointer = nullptr;
-  cudaError_t status = cudaMalloc(&pointer, bytes ? bytes : 1); // lint: checked
+namespace {
+
+/// An allocation's status: out of memory is std::bad_alloc, as the Device
+/// interface promises; anything else a CudaError naming `call`.
+void checkAllocation(cudaError_t status, const char *call) {
   if (status == cudaErrorMemoryAllocation) {
     DPC_CUDA_REPORT(cudaGetLastError()); // clears the (non-sticky) error
     throw std::bad_alloc();
   }
   if (failed(status))
-    throwStatus(status, "cudaMalloc(&pointer, bytes)");
+    throwStatus(status, call);
+}
+
+} // namespace
+
+void *CudaDevice::allocate(size_t bytes) {
+  DeviceScope scope(ordinal);
+  void *pointer = nullptr;
+  checkAllocation(cudaMalloc(&pointer, bytes ? bytes : 1), // lint: checked
+                  "cudaMalloc(&pointer, bytes)");
   // The interface promises zeros (Zeros-initialized training state relies
   // on it); done before any stream can see the memory.
   DPC_CUDA_CHECK(cudaMemsetAsync(pointer, 0, bytes, copyStream));
@@ -302,6 +328,23 @@ void CudaDevice::deallocate(void *pointer) {
     return;
   DeviceScope scope(ordinal, std::nothrow); // DeviceBuffer's destructor
   DPC_CUDA_REPORT(cudaFree(pointer));
+}
+
+void *CudaDevice::allocateHost(size_t bytes) {
+  DeviceScope scope(ordinal);
+  void *pointer = nullptr;
+  // Portable: page-locked for every CUDA context, so that any device's
+  // stream may copy from it.
+  checkAllocation(cudaHostAlloc(&pointer, bytes ? bytes : 1, // lint: checked
+                                cudaHostAllocPortable),
+                  "cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable)");
+  std::memset(pointer, 0, bytes);
+  return pointer;
+}
+
+void CudaDevice::deallocateHost(void *pointer) {
+  if (pointer)
+    DPC_CUDA_REPORT(cudaFreeHost(pointer));
 }
 
 void CudaDevice::copyFromHost(void *deviceDst, const void *hostSrc,

@@ -16,8 +16,11 @@
 // Errors of kernels that failed while running on the GPU surface, as CUDA
 // reports them, from synchronize().
 //
-// Device memory is cudaMalloc'd and zero-filled; host copies go through a
-// per-device copy stream and return when complete.
+// Device memory is cudaMalloc'd and zero-filled; synchronous host copies go
+// through a per-device copy stream and return when complete. Host memory
+// for asynchronous uploads (Stream::copyFromHost) is page-locked
+// (cudaHostAlloc): only from such memory is cudaMemcpyAsync truly
+// asynchronous with the host and able to overlap kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +62,8 @@ public:
 
   void launch(plan::KernelCall call) override;
   void enqueueHostFunction(std::function<void()> function) override;
+  void copyFromHost(void *deviceDst, const void *hostSrc,
+                    size_t bytes) override;
   void record(exec::Event &event) override;
   void wait(exec::Event &event) override;
   void synchronize() override;
@@ -89,6 +94,8 @@ public:
   int getOrdinal() const { return ordinal; }
   void *allocate(size_t bytes) override;
   void deallocate(void *pointer) override;
+  void *allocateHost(size_t bytes) override;
+  void deallocateHost(void *pointer) override;
   void copyFromHost(void *deviceDst, const void *hostSrc,
                     size_t bytes) override;
   void copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) override;

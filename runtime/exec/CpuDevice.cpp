@@ -86,6 +86,14 @@ void CpuStream::enqueueHostFunction(std::function<void()> function) {
         true});
 }
 
+void CpuStream::copyFromHost(void *deviceDst, const void *hostSrc,
+                             size_t bytes) {
+  push({[=](kernels::KernelContext &) {
+          std::memcpy(deviceDst, hostSrc, bytes);
+        },
+        true});
+}
+
 void CpuStream::record(Event &event) {
   auto &cpuEvent = static_cast<CpuEvent &>(event);
   uint64_t record = cpuEvent.addRecord();

@@ -56,6 +56,8 @@ public:
 
   void launch(plan::KernelCall call) override;
   void enqueueHostFunction(std::function<void()> function) override;
+  void copyFromHost(void *deviceDst, const void *hostSrc,
+                    size_t bytes) override;
   void record(Event &event) override;
   void wait(Event &event) override;
   void synchronize() override;
@@ -87,6 +89,9 @@ public:
   const std::string &getName() const override { return name; }
   void *allocate(size_t bytes) override;
   void deallocate(void *pointer) override;
+  /// Device memory is host memory: the same allocation.
+  void *allocateHost(size_t bytes) override { return allocate(bytes); }
+  void deallocateHost(void *pointer) override { deallocate(pointer); }
   void copyFromHost(void *deviceDst, const void *hostSrc,
                     size_t bytes) override;
   void copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) override;

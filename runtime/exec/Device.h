@@ -50,6 +50,11 @@ public:
   virtual void launch(plan::KernelCall call) = 0;
   /// Enqueues a host function (cudaLaunchHostFunc on CUDA).
   virtual void enqueueHostFunction(std::function<void()> function) = 0;
+  /// Enqueues a copy from host memory to device memory (cudaMemcpyAsync on
+  /// CUDA): neither may be touched until it has run. From memory of
+  /// Device::allocateHost it runs without blocking the host.
+  virtual void copyFromHost(void *deviceDst, const void *hostSrc,
+                            size_t bytes) = 0;
   virtual void record(Event &event) = 0;
   virtual void wait(Event &event) = 0;
   /// Blocks until all enqueued work is done; throws the first failure of a
@@ -66,6 +71,10 @@ public:
   /// std::bad_alloc.
   virtual void *allocate(size_t bytes) = 0;
   virtual void deallocate(void *pointer) = 0;
+  /// Host memory that streams copy from asynchronously (page-locked on
+  /// CUDA), zero-filled. Throws std::bad_alloc.
+  virtual void *allocateHost(size_t bytes) = 0;
+  virtual void deallocateHost(void *pointer) = 0;
   /// Synchronous copies and fills; no stream may be using the memory.
   virtual void copyFromHost(void *deviceDst, const void *hostSrc,
                             size_t bytes) = 0;
@@ -76,22 +85,28 @@ public:
   virtual std::unique_ptr<Event> createEvent() = 0;
 };
 
-/// Device memory owned by one object.
+/// Device memory (or the device's host memory) owned by one object.
 class DeviceBuffer {
 public:
+  enum Kind { OnDevice, OnHost };
   DeviceBuffer() = default;
-  DeviceBuffer(Device &device, size_t bytes)
-      : device(&device), bytes(bytes),
-        pointer(bytes ? device.allocate(bytes) : nullptr) {}
+  DeviceBuffer(Device &device, size_t bytes, Kind kind = OnDevice)
+      : device(&device), bytes(bytes), kind(kind),
+        pointer(!bytes           ? nullptr
+                : kind == OnHost ? device.allocateHost(bytes)
+                                 : device.allocate(bytes)) {}
   DeviceBuffer(DeviceBuffer &&other) noexcept { *this = std::move(other); }
   DeviceBuffer &operator=(DeviceBuffer &&other) noexcept {
     std::swap(device, other.device);
     std::swap(bytes, other.bytes);
+    std::swap(kind, other.kind);
     std::swap(pointer, other.pointer);
     return *this;
   }
   ~DeviceBuffer() {
-    if (pointer)
+    if (pointer && kind == OnHost)
+      device->deallocateHost(pointer);
+    else if (pointer)
       device->deallocate(pointer);
   }
 
@@ -102,6 +117,7 @@ public:
 private:
   Device *device = nullptr;
   size_t bytes = 0;
+  Kind kind = OnDevice;
   void *pointer = nullptr;
 };
 

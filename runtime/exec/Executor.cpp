@@ -24,10 +24,24 @@ struct Executor::StepState {
   Device *device = nullptr;
   comm::Communicator *communicator = nullptr;
   size_t group = 0;
-  std::vector<DeviceBuffer> inputs; // by tensor index; empty if not an input
-  std::vector<void *> data;         // where each tensor starts
+  /// Inputs are double-buffered, so that the next run's inputs upload
+  /// while a run reads the current ones: a run reads slot `slot`, and the
+  /// caller binds into the slot the next run will read.
+  struct Input {
+    DeviceBuffer device[2];
+    DeviceBuffer staging[2];          // host copies the uploads read
+    std::unique_ptr<Event> staged[2]; // the last upload from staging[s]
+    bool current[2] = {false, false}; // device[s] holds the latest binding
+    int latest = -1;                  // the staging of the latest binding
+    size_t bytes = 0;                 // its size
+  };
+  std::map<int, Input> inputs; // by tensor index
+  std::vector<void *> data[2]; // per slot: where each tensor starts
+  int slot = 0;                // the slot the next run reads
+  int lastSlot = 0;            // the slot the last run read
   std::vector<std::unique_ptr<Stream>> streams;
   std::vector<std::unique_ptr<Event>> events;
+  std::unique_ptr<Event> uploaded; // after this replica's uploads
   int64_t lastRows = 0;
 };
 
@@ -118,6 +132,20 @@ double readScalar(const uint8_t *raw, plan::DType dtype,
     throw std::invalid_argument("output '" + std::string(name) +
                                 "' has a 16-bit dtype");
   }
+}
+
+/// Enqueues `work` on `stream` between host functions on the same stream
+/// that time it as the stream runs it.
+void enqueueTimed(Tracer &tracer, Stream &stream, TraceSpan span,
+                  const std::function<void()> &work) {
+  auto start = std::make_shared<double>();
+  stream.enqueueHostFunction([&tracer, start] { *start = tracer.now(); });
+  work();
+  stream.enqueueHostFunction([&tracer, start, span]() mutable {
+    span.startMicros = *start;
+    span.endMicros = tracer.now();
+    tracer.add(std::move(span));
+  });
 }
 
 void fillOnes(uint8_t *bytes, int64_t count, plan::DType dtype) {
@@ -246,9 +274,13 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
     arenaBytes[step->device()] =
         std::max(arenaBytes[step->device()], step->arena_bytes());
   arenas.resize(devices.size());
-  for (size_t d = 0; d < devices.size(); ++d)
-    if (devices[d]) // not another rank's
-      arenas[d] = DeviceBuffer(*devices[d], arenaBytes[d]);
+  uploadStreams.resize(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (!devices[d]) // another rank's
+      continue;
+    arenas[d] = DeviceBuffer(*devices[d], arenaBytes[d]);
+    uploadStreams[d] = devices[d]->createStream(plan::StreamKind::Compute);
+  }
 
   for (flatbuffers::uoffset_t s = 0; s < root.steps()->size(); ++s) {
     const plan::Step &step = *root.steps()->Get(s);
@@ -262,34 +294,42 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
     state->communicator = communicators[step.device()].get();
     state->lastRows = plan->getMaxBatch(s); // outputs before a run
     size_t numTensors = step.tensors() ? step.tensors()->size() : 0;
-    state->inputs.resize(numTensors);
-    state->data.assign(numTensors, nullptr);
-    // Real storage first, then aliases (which the loader proved acyclic).
-    for (size_t t = 0; t < numTensors; ++t) {
-      const plan::Tensor &tensor = *step.tensors()->Get(t);
-      switch (tensor.storage()) {
-      case Storage::Arena:
-        state->data[t] =
-            static_cast<uint8_t *>(arenas[step.device()].get()) +
-            tensor.offset();
-        break;
-      case Storage::Persistent:
-        state->data[t] = persistent[tensor.persistent()].get();
-        break;
-      case Storage::Input:
-        state->inputs[t] = DeviceBuffer(*state->device, bytesOf(tensor));
-        state->data[t] = state->inputs[t].get();
-        break;
-      default:
-        break;
+    for (int s = 0; s < 2; ++s) {
+      std::vector<void *> &data = state->data[s];
+      data.assign(numTensors, nullptr);
+      // Real storage first, then aliases (which the loader proved acyclic).
+      for (size_t t = 0; t < numTensors; ++t) {
+        const plan::Tensor &tensor = *step.tensors()->Get(t);
+        switch (tensor.storage()) {
+        case Storage::Arena:
+          data[t] = static_cast<uint8_t *>(arenas[step.device()].get()) +
+                    tensor.offset();
+          break;
+        case Storage::Persistent:
+          data[t] = persistent[tensor.persistent()].get();
+          break;
+        case Storage::Input: {
+          StepState::Input &input = state->inputs[t];
+          Device &device = *state->device;
+          input.device[s] = DeviceBuffer(device, bytesOf(tensor));
+          input.staging[s] =
+              DeviceBuffer(device, bytesOf(tensor), DeviceBuffer::OnHost);
+          input.staged[s] = device.createEvent();
+          data[t] = input.device[s].get();
+          break;
+        }
+        default:
+          break;
+        }
+      }
+      for (size_t t = 0; t < numTensors; ++t) {
+        size_t base = t;
+        while (step.tensors()->Get(base)->storage() == Storage::Alias)
+          base = step.tensors()->Get(base)->alias();
+        data[t] = data[base];
       }
     }
-    for (size_t t = 0; t < numTensors; ++t) {
-      size_t base = t;
-      while (step.tensors()->Get(base)->storage() == Storage::Alias)
-        base = step.tensors()->Get(base)->alias();
-      state->data[t] = state->data[base];
-    }
+    state->uploaded = state->device->createEvent();
     if (const auto *streams = step.streams())
       for (const plan::Stream *stream : *streams)
         state->streams.push_back(state->device->createStream(stream->kind()));
@@ -345,6 +385,7 @@ Executor::~Executor() {
   for (auto &step : steps)
     if (step)
       step->streams.clear();
+  uploadStreams.clear();
 }
 
 Executor::StepState &Executor::getStep(int step) const {
@@ -480,7 +521,7 @@ void Executor::bindInput(StepGroup &group, const plan::Tensor &binding,
       StepState &state = *steps[r];
       int t = findBinding(state.step->inputs(), name);
       if (t >= 0)
-        state.device->copyFromHost(state.data[t], source, bytes);
+        upload(state, t, source, bytes);
     }
     return;
   }
@@ -505,7 +546,7 @@ void Executor::bindInput(StepGroup &group, const plan::Tensor &binding,
           std::to_string(bytesOf(local) / rowBytes) + " rows of " +
           std::to_string(rowBytes) + " bytes on this rank, got " +
           std::to_string(bytes) + " bytes");
-    state.device->copyFromHost(state.data[t], source, bytes);
+    upload(state, t, source, bytes);
     group.boundRows[std::string(name)] = rows;
     return;
   }
@@ -526,10 +567,54 @@ void Executor::bindInput(StepGroup &group, const plan::Tensor &binding,
     StepState &state = *steps[group.replicas[r]];
     int t = findBinding(state.step->inputs(), name);
     if (t >= 0)
-      state.device->copyFromHost(state.data[t], source, split[r] * rowBytes);
+      upload(state, t, source, split[r] * rowBytes);
     source += split[r] * rowBytes;
   }
   group.boundRows[std::string(name)] = rows;
+}
+
+void Executor::upload(StepState &state, int tensor, const void *data,
+                      size_t bytes) {
+  StepState::Input &input = state.inputs.at(tensor);
+  int s = state.slot;
+  // The staging buffer may still feed an earlier upload.
+  input.staged[s]->synchronize();
+  if (bytes)
+    std::memcpy(input.staging[s].get(), data, bytes);
+  Stream &stream = *uploadStreams[state.step->device()];
+  auto copy = [&] {
+    stream.copyFromHost(input.device[s].get(), input.staging[s].get(), bytes);
+  };
+  if (tracer)
+    enqueueTimed(*tracer, stream,
+                 {"upload " + flatbuffers::GetString(
+                                  state.step->tensors()->Get(tensor)->name()),
+                  state.step->device(), -1, SpanKind::Upload, 0, 0},
+                 copy);
+  else
+    copy();
+  stream.record(*input.staged[s]);
+  input.current[s] = true;
+  input.current[1 - s] = false;
+  input.latest = s;
+  input.bytes = bytes;
+}
+
+void Executor::finishUploads(StepState &state) {
+  Stream &stream = *uploadStreams[state.step->device()];
+  int s = state.slot;
+  for (auto &[tensor, input] : state.inputs) {
+    if (input.current[s] || input.latest < 0)
+      continue;
+    // Bound before the last run and not since: the run reads it again.
+    stream.copyFromHost(input.device[s].get(),
+                        input.staging[input.latest].get(), input.bytes);
+    stream.record(*input.staged[input.latest]);
+    input.current[s] = true;
+  }
+  stream.record(*state.uploaded);
+  for (auto &compute : state.streams)
+    compute->wait(*state.uploaded);
 }
 
 void Executor::copyPrimaryToReplicas(bool buffersOnly) {
@@ -571,7 +656,7 @@ void Executor::enqueue(int index, int64_t rows, int64_t batch) {
       if (t >= 0) {
         const plan::Tensor &tensor = *planStep.tensors()->Get(t);
         arg.present = true;
-        arg.data = state.data[t];
+        arg.data = state.data[state.slot][t];
         arg.dtype = tensor.dtype();
         arg.dims = runtimeDims(tensor, rows);
       }
@@ -596,23 +681,14 @@ void Executor::enqueue(int index, int64_t rows, int64_t batch) {
     if (!tracer) {
       stream.launch(std::move(call));
     } else {
-      // Host functions on the same stream time the kernel as it runs.
-      auto start = std::make_shared<double>();
-      TraceSpan span{plan::EnumNameKernel(instruction.kernel()),
-                     planStep.device(),
-                     int(s),
-                     planStep.streams()->Get(s)->kind() ==
-                         plan::StreamKind::Communication,
-                     0,
-                     0};
-      stream.enqueueHostFunction(
-          [tracer = tracer, start] { *start = tracer->now(); });
-      stream.launch(std::move(call));
-      stream.enqueueHostFunction([tracer = tracer, start, span]() mutable {
-        span.startMicros = *start;
-        span.endMicros = tracer->now();
-        tracer->add(std::move(span));
-      });
+      bool collective =
+          planStep.streams()->Get(s)->kind() == plan::StreamKind::Communication;
+      enqueueTimed(*tracer, stream,
+                   {plan::EnumNameKernel(instruction.kernel()),
+                    planStep.device(), int(s),
+                    collective ? SpanKind::Communication : SpanKind::Compute, 0,
+                    0},
+                   [&] { stream.launch(std::move(call)); });
     }
     if (const auto *signals = instruction.signal_events())
       for (int e : *signals)
@@ -621,13 +697,37 @@ void Executor::enqueue(int index, int64_t rows, int64_t batch) {
 }
 
 void Executor::run(int step, int64_t batch) {
-  if (getGroup(step).accumulates)
-    runMicroBatches(step, batch);
-  else
-    runReplicas(step, batch, batch);
+  start(step, batch);
+  finish(step);
 }
 
-void Executor::runMicroBatches(int step, int64_t batch) {
+void Executor::start(int step, int64_t batch) {
+  StepGroup &group = getGroup(step);
+  if (running)
+    throw std::logic_error("step '" + running->name +
+                           "' is still running: finish it before step '" +
+                           group.name + "' starts");
+  if (group.accumulates)
+    startMicroBatches(step, batch);
+  else
+    startReplicas(step, batch, batch);
+}
+
+void Executor::finish(int step) {
+  StepGroup &group = getGroup(step);
+  if (running != &group)
+    throw std::logic_error("step '" + group.name + "' was not started");
+  finishReplicas(group);
+}
+
+void Executor::checkIdle(std::string_view what) const {
+  if (running)
+    throw std::logic_error("step '" + running->name +
+                           "' is running: finish it before " +
+                           std::string(what));
+}
+
+void Executor::startMicroBatches(int step, int64_t batch) {
   StepGroup &group = getGroup(step);
   if (batch < 1 || batch > getMaxBatch(step))
     throw std::invalid_argument(
@@ -673,15 +773,17 @@ void Executor::runMicroBatches(int step, int64_t batch) {
                   micro[m] * staged.rowBytes);
     }
     // Every micro-batch's loss is a share of the global batch's mean.
-    runReplicas(target, micro[m], batch);
-    if (!last)
-      for (const std::string &name : getScalarOutputNames(targetGroup))
-        group.earlierScalars[name] += getScalarOutput(target, name);
+    startReplicas(target, micro[m], batch);
+    if (last)
+      break; // finish() waits for it
+    finishReplicas(targetGroup);
+    for (const std::string &name : getScalarOutputNames(targetGroup))
+      group.earlierScalars[name] += getScalarOutput(target, name);
     offset += micro[m];
   }
 }
 
-void Executor::runReplicas(int step, int64_t batch, int64_t lossBatch) {
+void Executor::startReplicas(int step, int64_t batch, int64_t lossBatch) {
   StepGroup &group = getGroup(step);
   if (group.maxBatch > 0 && (batch < 1 || batch > group.maxBatch))
     throw std::invalid_argument(
@@ -720,9 +822,24 @@ void Executor::runReplicas(int step, int64_t batch, int64_t lossBatch) {
 
   // Every replica's work is enqueued before any is waited for: replicas
   // meet in collectives.
-  for (size_t r = 0; r < numReplicas; ++r)
-    if (isLocal(group.replicas[r]))
-      enqueue(group.replicas[r], split[r], lossBatch);
+  for (size_t r = 0; r < numReplicas; ++r) {
+    if (!isLocal(group.replicas[r]))
+      continue;
+    StepState &state = *steps[group.replicas[r]];
+    finishUploads(state);
+    enqueue(group.replicas[r], split[r], lossBatch);
+    state.lastSlot = state.slot;
+    state.slot = 1 - state.slot;
+    state.lastRows = split[r];
+  }
+  group.lastSplit = split;
+  group.scalarsGathered = false;
+  running = &group;
+}
+
+void Executor::finishReplicas(StepGroup &group) {
+  running = nullptr;
+  size_t numReplicas = group.replicas.size();
   std::string failure;
   for (int r : group.replicas) {
     if (!isLocal(r))
@@ -736,11 +853,6 @@ void Executor::runReplicas(int step, int64_t batch, int64_t lossBatch) {
       }
     }
   }
-  for (size_t r = 0; r < numReplicas; ++r)
-    if (isLocal(group.replicas[r]))
-      steps[group.replicas[r]]->lastRows = split[r];
-  group.lastSplit = split;
-  group.scalarsGathered = false;
   if (!failure.empty()) {
     // Replicas may have stopped at different points: make them equal (in
     // rank mode a failed collective ends the run instead).
@@ -771,9 +883,10 @@ void Executor::getReplicaOutput(int step, int replica, std::string_view name,
     throw std::invalid_argument("output '" + std::string(name) + "' has " +
                                 std::to_string(expected) + " bytes, not " +
                                 std::to_string(bytes));
+  checkIdle("reading outputs");
   const StepState &state = getStep(getReplicaStep(step, replica));
   int t = findBinding(state.step->outputs(), name);
-  state.device->copyToHost(data, state.data[t], bytes);
+  state.device->copyToHost(data, state.data[state.lastSlot][t], bytes);
 }
 
 size_t Executor::getOutputBytes(int step, std::string_view name) const {
@@ -937,6 +1050,7 @@ size_t Executor::getPersistentBytes(size_t index) const {
 }
 
 void Executor::readPersistent(size_t index, void *data) const {
+  checkIdle("reading the training state");
   const DeviceBuffer &buffer = persistent.at(index);
   if (!buffer.getDevice())
     throw std::invalid_argument("persistent tensor " + std::to_string(index) +
@@ -945,6 +1059,7 @@ void Executor::readPersistent(size_t index, void *data) const {
 }
 
 void Executor::writePersistent(size_t index, const void *data) {
+  checkIdle("writing the training state");
   persistent.at(index);
   for (size_t copy : copies[index]) {
     DeviceBuffer &buffer = persistent[copy];

@@ -3,8 +3,9 @@
 // The executor owns the memory of a plan -- one allocation per persistent
 // tensor (initialized from the plan), one arena per device (its steps take
 // turns in it, so a step's outputs last until the next run on its device),
-// one buffer per input -- and the streams and events of every step. run()
-// enqueues a step's instructions on its streams, each one resolved to a KernelCall at
+// two buffers per input (one that a run reads, one that the caller fills
+// meanwhile) -- and the streams and events of every step. run() enqueues a
+// step's instructions on its streams, each one resolved to a KernelCall at
 // the run-time batch, in an order where every event is recorded before it
 // is waited for, and then waits for all streams. It is generic over
 // Device/Stream/Event: the CPU and a CUDA backend share it.
@@ -146,6 +147,17 @@ public:
   /// With several replicas, batch inputs must have been bound with `batch`
   /// rows. Throws std::runtime_error if a kernel fails.
   void run(int step, int64_t batch);
+  /// run() in two halves, so that the host overlaps a run: start() returns
+  /// once the run is enqueued, and until finish() the caller may bind the
+  /// next run's inputs -- inputs are double-buffered, and each setInput
+  /// copies into page-locked host memory and uploads from there on its own
+  /// stream, which the next run's streams wait for. Reading outputs or the
+  /// training state, or starting any step, before finish() throws
+  /// std::logic_error: one run at a time (a device's steps share its
+  /// arena). With gradient accumulation, start() runs every micro-batch but
+  /// the last. finish() throws what run() throws.
+  void start(int step, int64_t batch);
+  void finish(int step);
   /// Copies output `name` of the last run of `step`, at its batch, into
   /// `data` (`bytes` must be what getOutputBytes says): see above.
   void getOutput(int step, std::string_view name, void *data,
@@ -187,11 +199,20 @@ private:
   StepGroup &getGroup(int step) const;
   /// Enqueues replica `index` (a plan step) on `rows` of `batch`.
   void enqueue(int index, int64_t rows, int64_t batch);
-  /// Runs every replica of `step` on `batch` rows, losses averaged over
-  /// `lossBatch`.
-  void runReplicas(int step, int64_t batch, int64_t lossBatch);
+  /// Starts every replica of `step` on `batch` rows, losses averaged over
+  /// `lossBatch`; finishReplicas waits for them.
+  void startReplicas(int step, int64_t batch, int64_t lossBatch);
+  void finishReplicas(StepGroup &group);
   /// The train step of a plan with gradient accumulation: see run().
-  void runMicroBatches(int step, int64_t batch);
+  void startMicroBatches(int step, int64_t batch);
+  /// Throws std::logic_error while a run is in flight.
+  void checkIdle(std::string_view what) const;
+  /// Copies `bytes` for input tensor `tensor` of a replica into the slot
+  /// its next run reads, through page-locked host memory.
+  void upload(StepState &state, int tensor, const void *data, size_t bytes);
+  /// Before a replica's run: re-uploads inputs bound before the last run
+  /// into the slot this run reads, and makes its streams wait for them.
+  void finishUploads(StepState &state);
   /// Copies the global rows of a batch input (or any other input) to the
   /// replicas of `group`.
   void bindInput(StepGroup &group, const plan::Tensor &binding,
@@ -215,6 +236,7 @@ private:
   Tracer *tracer = nullptr;
   std::vector<std::unique_ptr<Device>> devices;
   std::vector<DeviceBuffer> arenas; // one per device, shared by its steps
+  std::vector<std::unique_ptr<Stream>> uploadStreams; // per device: inputs
   std::vector<std::unique_ptr<comm::Communicator>> communicators;
   std::vector<DeviceBuffer> persistent;
   std::vector<size_t> primary;
@@ -222,7 +244,8 @@ private:
   std::vector<std::unique_ptr<StepState>> steps; // null: another rank's
   std::vector<size_t> groupOf;                   // by plan step
   std::vector<std::unique_ptr<StepGroup>> groups;
-  int localDevice = -1;     // rank mode: this process's device
+  StepGroup *running = nullptr; // started and not finished
+  int localDevice = -1;         // rank mode: this process's device
   bool stateShared = false; // rank mode: rank 0's state broadcast
   int64_t optimizerStep = 0;
   int64_t gradAccum = 1;

@@ -29,6 +29,18 @@ static std::string escape(const std::string &text) {
   return out;
 }
 
+static const char *nameOf(SpanKind kind) {
+  switch (kind) {
+  case SpanKind::Compute:
+    return "compute";
+  case SpanKind::Communication:
+    return "communication";
+  case SpanKind::Upload:
+    return "upload";
+  }
+  return "?";
+}
+
 void Tracer::writeChromeTrace(std::ostream &out) const {
   std::vector<TraceSpan> all = getSpans();
   out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [";
@@ -58,8 +70,10 @@ void Tracer::writeChromeTrace(std::ostream &out) const {
     separator();
     out << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << span.device
         << ", \"tid\": " << span.stream << ", \"args\": {\"name\": \""
-        << (span.communication ? "communication" : "compute") << " "
-        << span.stream << "\"}}";
+        << nameOf(span.kind);
+    if (span.kind != SpanKind::Upload)
+      out << " " << span.stream;
+    out << "\"}}";
     tracks.erase(it);
   }
   char number[64];
@@ -68,8 +82,7 @@ void Tracer::writeChromeTrace(std::ostream &out) const {
     std::snprintf(number, sizeof(number), "%.3f, \"dur\": %.3f",
                   span.startMicros, span.endMicros - span.startMicros);
     out << "{\"ph\": \"X\", \"name\": \"" << escape(span.name)
-        << "\", \"cat\": \""
-        << (span.communication ? "communication" : "compute")
+        << "\", \"cat\": \"" << nameOf(span.kind)
         << "\", \"pid\": " << span.device << ", \"tid\": " << span.stream
         << ", \"ts\": " << number << "}";
   }
@@ -86,7 +99,7 @@ std::vector<Tracer::Overlap> Tracer::getOverlap() const {
     // The union of the device's compute spans, as sorted disjoint intervals.
     std::vector<std::pair<double, double>> compute;
     for (const TraceSpan &span : all)
-      if (span.device == d && !span.communication)
+      if (span.device == d && span.kind == SpanKind::Compute)
         compute.push_back({span.startMicros, span.endMicros});
     std::sort(compute.begin(), compute.end());
     std::vector<std::pair<double, double>> merged;
@@ -97,7 +110,7 @@ std::vector<Tracer::Overlap> Tracer::getOverlap() const {
         merged.push_back(interval);
     }
     for (const TraceSpan &span : all) {
-      if (span.device != d || !span.communication)
+      if (span.device != d || span.kind != SpanKind::Communication)
         continue;
       overlap[d].communicationMicros += span.endMicros - span.startMicros;
       for (auto [begin, end] : merged)

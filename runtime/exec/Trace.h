@@ -4,7 +4,8 @@
 // same stream (cudaLaunchHostFunc on CUDA), so the spans are the stream's
 // own view of when each kernel ran, on any device. The trace is written in
 // the Chrome/Perfetto JSON format: one process per device, one thread per
-// stream, so all-reduce overlapping the backward pass is visible.
+// stream, so all-reduce overlapping the backward pass is visible, and one
+// for the uploads of the next step's inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,11 +21,15 @@
 
 namespace dpc::exec {
 
+/// What a track shows: a compute or communication stream of the plan, or
+/// the device's input uploads (Executor::setInput).
+enum class SpanKind { Compute, Communication, Upload };
+
 struct TraceSpan {
   std::string name;
   int device;
-  int stream;
-  bool communication;
+  int stream; // the plan's stream index; -1 for uploads
+  SpanKind kind;
   double startMicros, endMicros;
 };
 

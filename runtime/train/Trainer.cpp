@@ -136,10 +136,20 @@ double evaluate(Executor &executor, int evalStep, data::BatchLoader &loader,
     return kNaN;
   loader.startEpoch(0);
   double correct = 0;
-  while (const data::Batch *batch = loader.next()) {
+  const data::Batch *batch = loader.next();
+  if (batch) {
     bindBatch(executor, evalStep, *batch);
-    executor.run(evalStep, batch->size);
+    executor.start(evalStep, batch->size);
+  }
+  while (batch) {
+    // The next batch uploads while this one runs.
+    batch = loader.next();
+    if (batch)
+      bindBatch(executor, evalStep, *batch);
+    executor.finish(evalStep);
     correct += executor.getScalarOutput(evalStep, "correct");
+    if (batch)
+      executor.start(evalStep, batch->size);
   }
   return correct / static_cast<double>(count);
 }
@@ -371,15 +381,26 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
       EpochMetrics m;
       m.epoch = epoch + 1;
       m.lr = options.schedule.at(options.lr, epoch, 0, stepsPerEpoch, epochs);
-      while (stepsLeft()) {
+      // Step k+1's batch is bound (and uploads) while step k runs.
+      auto startNext = [&](int64_t index) -> int64_t {
+        if (options.maxSteps >= 0 &&
+            state.stepsDone + (index - step) >= options.maxSteps)
+          return 0;
         const data::Batch *batch = trainLoader.next();
         if (!batch)
-          break;
+          return 0;
         float lr = static_cast<float>(options.schedule.at(
-            options.lr, epoch, step, stepsPerEpoch, epochs));
+            options.lr, epoch, index, stepsPerEpoch, epochs));
         bindBatch(executor, trainStep, *batch);
         executor.setInput(trainStep, "lr", &lr, sizeof(lr));
-        executor.run(trainStep, batch->size);
+        return batch->size;
+      };
+      int64_t rows = startNext(step);
+      if (rows)
+        executor.start(trainStep, rows);
+      while (rows) {
+        int64_t nextRows = startNext(step + 1);
+        executor.finish(trainStep);
         if (tracer && ++tracedSteps == kTracedSteps)
           finishTrace();
         double loss = executor.getScalarOutput(trainStep, "loss");
@@ -387,12 +408,15 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
           fail("the loss diverged (" + std::to_string(loss) + ") in epoch " +
                std::to_string(epoch + 1) + ", step " +
                std::to_string(step + 1) + "; try a smaller --lr");
-        lossSum += loss * static_cast<double>(batch->size);
+        lossSum += loss * static_cast<double>(rows);
         if (trainCounts)
           correct += executor.getScalarOutput(trainStep, "correct");
-        seen += batch->size;
+        seen += rows;
         ++step;
         ++state.stepsDone;
+        rows = nextRows;
+        if (rows)
+          executor.start(trainStep, rows);
         double seconds =
             std::chrono::duration<double>(Clock::now() - start).count();
         progress.update(epoch + 1, epochs, step, stepsPerEpoch, lossSum / seen,

@@ -1,5 +1,4 @@
-//===- TraceTest.cpp - the Chrome trace and the overlap measure
-//------------===//
+//===- TraceTest.cpp - the Chrome trace and the overlap measure ----------===//
 
 #include "runtime/exec/Trace.h"
 
@@ -15,14 +14,16 @@ TEST(TraceTest, OverlapIsTheCollectivesTimeUnderTheDevicesCompute) {
   Tracer tracer;
   // Device 0 computes over [0, 10) and [20, 30); its all-reduce runs over
   // [5, 25): 5 + 5 of its 20 us are hidden.
-  tracer.add({"Conv2dBackwardWeights", 0, 0, false, 0, 10});
-  tracer.add({"Conv2dBackwardData", 0, 0, false, 20, 30});
-  tracer.add({"AllReduce", 0, 1, true, 5, 25});
+  tracer.add({"Conv2dBackwardWeights", 0, 0, SpanKind::Compute, 0, 10});
+  tracer.add({"Conv2dBackwardData", 0, 0, SpanKind::Compute, 20, 30});
+  tracer.add({"AllReduce", 0, 1, SpanKind::Communication, 5, 25});
   // Device 1's compute does not hide device 0's collectives.
-  tracer.add({"Conv2dBackwardData", 1, 0, false, 10, 20});
+  tracer.add({"Conv2dBackwardData", 1, 0, SpanKind::Compute, 10, 20});
   // Overlapping compute spans count once.
-  tracer.add({"ReluBackward", 1, 0, false, 12, 18});
-  tracer.add({"AllReduce", 1, 1, true, 0, 40});
+  tracer.add({"ReluBackward", 1, 0, SpanKind::Compute, 12, 18});
+  tracer.add({"AllReduce", 1, 1, SpanKind::Communication, 0, 40});
+  // Uploads are neither communication nor compute that hides it.
+  tracer.add({"upload images", 0, -1, SpanKind::Upload, 0, 40});
   std::vector<Tracer::Overlap> overlap = tracer.getOverlap();
   ASSERT_EQ(overlap.size(), 2u);
   EXPECT_DOUBLE_EQ(overlap[0].communicationMicros, 20);
@@ -34,8 +35,9 @@ TEST(TraceTest, OverlapIsTheCollectivesTimeUnderTheDevicesCompute) {
 TEST(TraceTest, WritesOneTrackPerDeviceStream) {
   Tracer tracer;
   tracer.setDeviceNames({"cpu:0", "cpu:1"});
-  tracer.add({"LinearForward", 1, 0, false, 1, 2.5});
-  tracer.add({"AllReduce", 1, 1, true, 3, 4});
+  tracer.add({"LinearForward", 1, 0, SpanKind::Compute, 1, 2.5});
+  tracer.add({"AllReduce", 1, 1, SpanKind::Communication, 3, 4});
+  tracer.add({"upload images", 1, -1, SpanKind::Upload, 0, 1});
   std::ostringstream out;
   tracer.writeChromeTrace(out);
   std::string json = out.str();
@@ -49,6 +51,9 @@ TEST(TraceTest, WritesOneTrackPerDeviceStream) {
   EXPECT_NE(json.find("{\"ph\": \"X\", \"name\": \"LinearForward\", \"cat\": "
                       "\"compute\", \"pid\": 1, \"tid\": 0, \"ts\": 1.000, "
                       "\"dur\": 1.500}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"tid\": -1, \"args\": {\"name\": \"upload\"}"),
             std::string::npos)
       << json;
 }
