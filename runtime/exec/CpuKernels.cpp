@@ -2,6 +2,7 @@
 
 #include "runtime/exec/CpuKernels.h"
 #include "runtime/comm/Communicator.h"
+#include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/KernelMath.h"
 #include "runtime/kernels/Kernels.h"
 #include "runtime/plan/KernelShapes.h"
@@ -88,42 +89,20 @@ void transpose2d(int64_t rows, int64_t cols, const uint32_t *x, uint32_t *y) {
       y[j * rows + i] = x[i * cols + j];
 }
 
-/// Sums x over the reduced dims in double, each output in a fixed order.
+/// Sums x over the reduced dims in double, each output in a fixed order:
+/// the same per-output body as the CUDA kernel.
 void reduceSum(const plan::ReduceShape &shape, const float *x, float *y) {
-  size_t rank = shape.dims.size();
-  // Split x's dims into kept and reduced index spaces with their strides.
-  std::vector<int64_t> keptDims, keptStrides, redDims, redStrides;
-  int64_t stride = 1;
-  std::vector<int64_t> strides(rank);
-  for (size_t d = rank; d-- > 0;) {
-    strides[d] = stride;
-    stride *= shape.dims[d];
-  }
-  int64_t kept = 1, reduced = 1;
-  for (size_t d = 0; d < rank; ++d) {
-    auto &dims = shape.reduced[d] ? redDims : keptDims;
-    auto &strs = shape.reduced[d] ? redStrides : keptStrides;
-    dims.push_back(shape.dims[d]);
-    strs.push_back(strides[d]);
-    (shape.reduced[d] ? reduced : kept) *= shape.dims[d];
-  }
-  auto offsetOf = [](int64_t linear, const std::vector<int64_t> &dims,
-                     const std::vector<int64_t> &strs) {
-    int64_t offset = 0;
-    for (size_t d = dims.size(); d-- > 0;) {
-      offset += linear % dims[d] * strs[d];
-      linear /= dims[d];
-    }
-    return offset;
-  };
+  int rank = static_cast<int>(shape.dims.size());
+  if (rank > 8)
+    throw std::invalid_argument("reduce_sum: rank above 8");
+  bool reduced[8] = {};
+  for (int d = 0; d < rank; ++d)
+    reduced[d] = shape.reduced[d];
+  kernels::elements::ReduceIndex r =
+      kernels::elements::makeReduceIndex(rank, shape.dims.data(), reduced);
 #pragma omp parallel for
-  for (int64_t o = 0; o < kept; ++o) {
-    int64_t base = offsetOf(o, keptDims, keptStrides);
-    double sum = 0.0;
-    for (int64_t r = 0; r < reduced; ++r)
-      sum += x[base + offsetOf(r, redDims, redStrides)];
-    y[o] = static_cast<float>(sum);
-  }
+  for (int64_t o = 0; o < r.kept; ++o)
+    y[o] = kernels::elements::reduceSum(r, o, x);
 }
 
 /// A replica on 0 rows (see KernelCall.h): zeros for every non-empty

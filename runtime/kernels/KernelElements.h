@@ -154,22 +154,36 @@ DPC_HOST_DEVICE inline float maxPoolBackward(const Pool2dShape &s, int64_t i,
   return sum;
 }
 
+/// The mean of the window rows `wh` x columns `ww` of one [h, w] plane.
+DPC_HOST_DEVICE inline float avgPoolMean(const float *plane, int64_t w,
+                                         const math::AvgWindow &wh,
+                                         const math::AvgWindow &ww) {
+  float sum = 0.f;
+  for (int64_t ih = wh.begin; ih < wh.end; ++ih)
+    for (int64_t iw = ww.begin; iw < ww.end; ++iw)
+      sum += plane[ih * w + iw];
+  int64_t divisor = wh.count * ww.count;
+  return divisor > 0 ? sum / static_cast<float>(divisor) : 0.f;
+}
+
+DPC_HOST_DEVICE inline math::AvgWindow avgPoolRows(const Pool2dShape &s,
+                                                   int64_t oh) {
+  return math::avgPoolWindow(oh, s.h, s.kernelH, s.strideH, s.padTop,
+                             s.padBottom, s.countIncludePad);
+}
+DPC_HOST_DEVICE inline math::AvgWindow avgPoolCols(const Pool2dShape &s,
+                                                   int64_t ow) {
+  return math::avgPoolWindow(ow, s.w, s.kernelW, s.strideW, s.padLeft,
+                             s.padRight, s.countIncludePad);
+}
+
 /// y[i] of [n, c, outH, outW] (dilation 1).
 DPC_HOST_DEVICE inline float avgPoolForward(const Pool2dShape &s, int64_t i,
                                             const float *x) {
   int64_t oh = s.outH(), ow = s.outW();
   int64_t p = i / (oh * ow), r = i % (oh * ow);
-  const float *in = x + p * s.h * s.w;
-  auto wh = math::avgPoolWindow(r / ow, s.h, s.kernelH, s.strideH, s.padTop,
-                                s.padBottom, s.countIncludePad);
-  auto ww = math::avgPoolWindow(r % ow, s.w, s.kernelW, s.strideW, s.padLeft,
-                                s.padRight, s.countIncludePad);
-  float sum = 0.f;
-  for (int64_t ih = wh.begin; ih < wh.end; ++ih)
-    for (int64_t iw = ww.begin; iw < ww.end; ++iw)
-      sum += in[ih * s.w + iw];
-  int64_t divisor = wh.count * ww.count;
-  return divisor > 0 ? sum / static_cast<float>(divisor) : 0.f;
+  return avgPoolMean(x + p * s.h * s.w, s.w, avgPoolRows(s, r / ow),
+                     avgPoolCols(s, r % ow));
 }
 
 /// dx[i] of [n, c, h, w]: dy / divisor of every window that covers i.
@@ -219,7 +233,9 @@ DPC_HOST_DEVICE inline float globalAvgPoolForward(int64_t p, int64_t size,
 // ReduceSum
 //===----------------------------------------------------------------------===//
 
-/// x's dims split into kept and reduced index spaces, with their strides.
+/// x's dims split into kept and reduced index spaces, with their strides;
+/// adjacent dims of the same kind merged (fewer, longer loops; the same
+/// row-major order).
 struct ReduceIndex {
   int keptRank, redRank;
   int64_t keptDims[8], keptStrides[8], redDims[8], redStrides[8];
@@ -237,15 +253,18 @@ inline ReduceIndex makeReduceIndex(int rank, const int64_t *dims,
     stride *= dims[d];
   }
   for (int d = 0; d < rank; ++d) {
-    if (reduced[d]) {
-      r.redDims[r.redRank] = dims[d];
-      r.redStrides[r.redRank++] = strides[d];
-      r.reduced *= dims[d];
-    } else {
-      r.keptDims[r.keptRank] = dims[d];
-      r.keptStrides[r.keptRank++] = strides[d];
-      r.kept *= dims[d];
+    bool red = reduced[d];
+    int &count = red ? r.redRank : r.keptRank;
+    int64_t *space = red ? r.redDims : r.keptDims;
+    int64_t *spaceStrides = red ? r.redStrides : r.keptStrides;
+    (red ? r.reduced : r.kept) *= dims[d];
+    if (d > 0 && reduced[d - 1] == red) { // row-major: strides nest
+      space[count - 1] *= dims[d];
+      spaceStrides[count - 1] = strides[d];
+      continue;
     }
+    space[count] = dims[d];
+    spaceStrides[count++] = strides[d];
   }
   return r;
 }
@@ -264,10 +283,28 @@ DPC_HOST_DEVICE inline int64_t offsetOf(int64_t linear, int rank,
 /// y[o]: the sum over the reduced dims, in double, in row-major order.
 DPC_HOST_DEVICE inline float reduceSum(const ReduceIndex &r, int64_t o,
                                        const float *x) {
-  int64_t base = offsetOf(o, r.keptRank, r.keptDims, r.keptStrides);
+  int64_t offset = offsetOf(o, r.keptRank, r.keptDims, r.keptStrides);
+  if (r.reduced == 0)
+    return 0.f;
+  if (r.redRank == 0)
+    return x[offset];
+  // The innermost reduced dim in a loop, the outer ones as an odometer: no
+  // division per element.
+  int inner = r.redRank - 1;
+  int64_t length = r.redDims[inner], step = r.redStrides[inner];
+  int64_t index[8] = {};
   double sum = 0.0;
-  for (int64_t k = 0; k < r.reduced; ++k)
-    sum += x[base + offsetOf(k, r.redRank, r.redDims, r.redStrides)];
+  for (int64_t outer = r.reduced / length; outer > 0; --outer) {
+    for (int64_t k = 0; k < length; ++k)
+      sum += x[offset + k * step];
+    for (int d = inner - 1; d >= 0; --d) {
+      offset += r.redStrides[d];
+      if (++index[d] < r.redDims[d])
+        break;
+      offset -= r.redStrides[d] * r.redDims[d];
+      index[d] = 0;
+    }
+  }
   return static_cast<float>(sum);
 }
 

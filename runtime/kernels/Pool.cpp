@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 namespace dpc::kernels {
 
@@ -59,10 +60,22 @@ void avgPool2dForward(const Pool2dShape &s, const float *x, float *y) {
   checkShape(s);
   if (s.dilationH != 1 || s.dilationW != 1)
     throw std::invalid_argument("avg_pool2d: dilation must be 1");
-  int64_t count = s.n * s.c * s.outH() * s.outW();
+  // elements::avgPoolForward's body, with each row's and column's window
+  // worked out once.
+  int64_t oh = s.outH(), ow = s.outW();
+  std::vector<math::AvgWindow> rows(oh), cols(ow);
+  for (int64_t i = 0; i < oh; ++i)
+    rows[i] = elements::avgPoolRows(s, i);
+  for (int64_t j = 0; j < ow; ++j)
+    cols[j] = elements::avgPoolCols(s, j);
 #pragma omp parallel for
-  for (int64_t i = 0; i < count; ++i)
-    y[i] = elements::avgPoolForward(s, i, x);
+  for (int64_t p = 0; p < s.n * s.c; ++p) {
+    const float *plane = x + p * s.h * s.w;
+    float *out = y + p * oh * ow;
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j)
+        out[i * ow + j] = elements::avgPoolMean(plane, s.w, rows[i], cols[j]);
+  }
 }
 
 void avgPool2dBackward(const Pool2dShape &s, const float *dy, float *dx) {
