@@ -103,18 +103,24 @@ void BatchLoader::fill(Batch &batch, int64_t index,
   int64_t rows = last == LastBatch::Pad
                      ? batchSize
                      : std::min(batchSize, dataset.count - begin);
-  auto [first, count] = slice ? slice(rows) : std::make_pair(int64_t(0), rows);
+  RowRanges ranges = slice ? slice(rows) : RowRanges{{0, rows}};
   int64_t imageSize = dataset.imageSize();
+  int64_t count = 0;
+  for (auto [first, length] : ranges)
+    count += length;
   batch.size = rows;
-  batch.firstRow = first;
   batch.images.resize(count * imageSize);
   batch.labels.resize(count);
-  for (int64_t r = 0; r < count; ++r) {
-    // Padding wraps around to the start of the epoch's order.
-    int64_t sample = sampleOrder[(begin + first + r) % dataset.count];
-    std::memcpy(&batch.images[r * imageSize],
-                &dataset.images[sample * imageSize], imageSize * sizeof(float));
-    batch.labels[r] = dataset.labels[sample];
+  int64_t r = 0;
+  for (auto [first, length] : ranges) {
+    for (int64_t row = first; row < first + length; ++row, ++r) {
+      // Padding wraps around to the start of the epoch's order.
+      int64_t sample = sampleOrder[(begin + row) % dataset.count];
+      std::memcpy(&batch.images[r * imageSize],
+                  &dataset.images[sample * imageSize],
+                  imageSize * sizeof(float));
+      batch.labels[r] = dataset.labels[sample];
+    }
   }
 }
 

@@ -30,8 +30,7 @@
 namespace dpc::data {
 
 struct Batch {
-  int64_t size = 0;     // global rows; the last batch of an epoch may be short
-  int64_t firstRow = 0; // of the rows below, in the global batch
+  int64_t size = 0; // global rows; the last batch of an epoch may be short
   std::vector<float> images; // this process's rows (all without a RowSlice)
   std::vector<int32_t> labels;
 };
@@ -39,8 +38,11 @@ struct Batch {
 /// What happens to the last batch of an epoch when it is not full.
 enum class LastBatch { Short, Drop, Pad };
 
-/// This process's rows of a global batch of `rows` rows: {first, count}.
-using RowSlice = std::function<std::pair<int64_t, int64_t>(int64_t rows)>;
+/// Rows [first, first + count) of a global batch, as {first, count}.
+using RowRanges = std::vector<std::pair<int64_t, int64_t>>;
+/// This process's rows of a global batch of `rows` rows, in order: one
+/// range, or one per micro-batch with gradient accumulation.
+using RowSlice = std::function<RowRanges(int64_t rows)>;
 
 /// The permutation of [0, count) used for epoch `epoch`: Fisher-Yates driven
 /// by a fixed-definition generator, so it is the same on every platform.

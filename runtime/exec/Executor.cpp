@@ -148,6 +148,16 @@ void enqueueTimed(Tracer &tracer, Stream &stream, TraceSpan span,
   });
 }
 
+/// torch.chunk's rule: ceil(batch / parts) rows per chunk, the last one
+/// shorter, so that there may be fewer than `parts` chunks.
+std::vector<int64_t> chunkBatch(int64_t batch, int64_t parts) {
+  std::vector<int64_t> chunks;
+  int64_t chunk = (batch + parts - 1) / parts;
+  for (int64_t left = batch; left > 0; left -= chunk)
+    chunks.push_back(std::min(chunk, left));
+  return chunks;
+}
+
 void fillOnes(uint8_t *bytes, int64_t count, plan::DType dtype) {
   int64_t size = plan::getDTypeSize(dtype);
   for (int64_t i = 0; i < count; ++i) {
@@ -366,10 +376,6 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
   }
 
   gradAccum = root.grad_accum();
-  if (gradAccum > 1 && localDevice >= 0)
-    plan->fail("gradient accumulation (grad_accum " +
-               std::to_string(gradAccum) +
-               ") runs in one process only, not one process per device yet");
   if (gradAccum > 1) {
     int train = findStep("train_step");
     if (train < 0 || findStep("accum_first") < 0 ||
@@ -419,17 +425,24 @@ size_t Executor::getLocalReplica(const StepGroup &group) const {
                          std::to_string(localDevice));
 }
 
-std::pair<int64_t, int64_t> Executor::getLocalRows(int step,
-                                                   int64_t batch) const {
+Executor::RowRanges Executor::getLocalRows(int step, int64_t batch) const {
   const StepGroup &group = getGroup(step);
   if (localDevice < 0 || group.replicas.size() == 1 || group.maxBatch == 0)
-    return {0, batch};
-  std::vector<int64_t> split = splitBatch(group.shares, batch);
+    return {{0, batch}};
   size_t local = getLocalReplica(group);
-  int64_t first = 0;
-  for (size_t r = 0; r < local; ++r)
-    first += split[r];
-  return {first, split[local]};
+  std::vector<int64_t> micro = group.accumulates ? chunkBatch(batch, gradAccum)
+                                                 : std::vector<int64_t>{batch};
+  RowRanges ranges;
+  int64_t offset = 0;
+  for (int64_t rows : micro) {
+    std::vector<int64_t> split = splitBatch(group.shares, rows);
+    int64_t first = offset;
+    for (size_t r = 0; r < local; ++r)
+      first += split[r];
+    ranges.push_back({first, split[local]});
+    offset += rows;
+  }
+  return ranges;
 }
 
 int Executor::findStep(std::string_view name) const {
@@ -733,19 +746,27 @@ void Executor::startMicroBatches(int step, int64_t batch) {
     throw std::invalid_argument(
         "batch " + std::to_string(batch) + " is outside 1.." +
         std::to_string(getMaxBatch(step)) + " for step '" + group.name + "'");
-  for (const auto &[name, staged] : group.staged)
-    if (int64_t(staged.bytes.size()) != batch * staged.rowBytes)
-      throw std::invalid_argument("input '" + name + "' holds " +
-                                  std::to_string(staged.bytes.size() /
-                                                 staged.rowBytes) +
-                                  " rows, but step '" + group.name +
-                                  "' runs " + std::to_string(batch));
   // torch.chunk's rule; only non-empty micro-batches run, the last one as
-  // the train step itself, which adds the accumulated gradients.
-  std::vector<int64_t> micro;
-  int64_t chunk = (batch + gradAccum - 1) / gradAccum;
-  for (int64_t left = batch; left > 0; left -= chunk)
-    micro.push_back(std::min(chunk, left));
+  // the train step itself, which adds the accumulated gradients. Rank mode
+  // holds this rank's part of each (getLocalRows).
+  std::vector<int64_t> micro = chunkBatch(batch, gradAccum);
+  std::vector<int64_t> held = micro;
+  if (localDevice >= 0 && group.replicas.size() > 1) {
+    RowRanges ranges = getLocalRows(step, batch);
+    for (size_t m = 0; m < micro.size(); ++m)
+      held[m] = ranges[m].second;
+  }
+  int64_t heldRows = 0;
+  for (int64_t rows : held)
+    heldRows += rows;
+  for (const auto &[name, staged] : group.staged)
+    if (int64_t(staged.bytes.size()) != heldRows * staged.rowBytes)
+      throw std::invalid_argument(
+          "input '" + name + "' holds " +
+          std::to_string(staged.bytes.size() / staged.rowBytes) +
+          " rows, but step '" + group.name + "' runs " +
+          std::to_string(heldRows) +
+          (heldRows != batch ? " of " + std::to_string(batch) : ""));
   if (micro.size() == 1) {
     // No accum_first ran to restart the sums (optimizer state
     // "<param>.grad_accum"): start them from zero.
@@ -770,7 +791,7 @@ void Executor::startMicroBatches(int step, int64_t batch) {
       if (tensor)
         bindInput(targetGroup, *tensor, name,
                   staged.bytes.data() + offset * staged.rowBytes,
-                  micro[m] * staged.rowBytes);
+                  held[m] * staged.rowBytes);
     }
     // Every micro-batch's loss is a share of the global batch's mean.
     startReplicas(target, micro[m], batch);
@@ -779,7 +800,7 @@ void Executor::startMicroBatches(int step, int64_t batch) {
     finishReplicas(targetGroup);
     for (const std::string &name : getScalarOutputNames(targetGroup))
       group.earlierScalars[name] += getScalarOutput(target, name);
-    offset += micro[m];
+    offset += held[m];
   }
 }
 
@@ -973,7 +994,9 @@ std::vector<double> Executor::readScalars(int step, std::string_view name,
 std::vector<std::string>
 Executor::getScalarOutputNames(const StepGroup &group) const {
   std::vector<std::string> names;
-  if (const auto *outputs = steps[group.replicas[0]]->step->outputs())
+  // The plan's step, not steps[]: in rank mode replica 0 is rank 0's.
+  if (const auto *outputs =
+          plan->get().steps()->Get(group.replicas[0])->outputs())
     for (const plan::Binding *binding : *outputs)
       if (asScalar(findBindingOf(group, binding->name()->string_view(), false),
                    group.replicas.size())

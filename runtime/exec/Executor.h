@@ -42,8 +42,9 @@
 // state. The same calls keep their global meaning, with these differences:
 //
 //  - setInput: a batch input takes only this rank's rows of the global
-//    batch, getLocalRows(step, batch) of them (the other ranks bind theirs);
-//    run(step, batch) still takes the global batch.
+//    batch, getLocalRows(step, batch) of them, concatenated (the other
+//    ranks bind theirs; with gradient accumulation, its rows of every
+//    micro-batch); run(step, batch) still takes the global batch.
 //  - getScalarOutput / getReplicaScalarOutputs: global, through one
 //    collective per run that gathers every scalar output at once (so every
 //    rank must ask for scalars after the same runs); values and their sum
@@ -121,9 +122,11 @@ public:
 
   /// Rank mode: this process's device (its rank); -1 otherwise.
   int getLocalDevice() const { return localDevice; }
-  /// The rows of a global batch of `batch` rows that this process binds:
-  /// {first row, count} (all of them outside rank mode).
-  std::pair<int64_t, int64_t> getLocalRows(int step, int64_t batch) const;
+  /// The rows of a global batch of `batch` rows that this process binds,
+  /// as {first row, count} ranges in order: all of them outside rank mode;
+  /// with gradient accumulation, one range per micro-batch.
+  using RowRanges = std::vector<std::pair<int64_t, int64_t>>;
+  RowRanges getLocalRows(int step, int64_t batch) const;
 
   /// The tensor bound to input/output `name` of `step` (in the first
   /// replica that binds it), or null.

@@ -236,7 +236,7 @@ TEST_F(DataTest, RanksAssembleTheirRowsOfTheSameGlobalBatches) {
     return [rank](int64_t rows) {
       int64_t each = (rows + 2) / 3;
       int64_t first = std::min(rows, each * rank);
-      return std::make_pair(first, std::min(rows, first + each) - first);
+      return RowRanges{{first, std::min(rows, first + each) - first}};
     };
   };
   BatchLoader whole(data, 4, true, 9);
@@ -254,7 +254,6 @@ TEST_F(DataTest, RanksAssembleTheirRowsOfTheSameGlobalBatches) {
       const Batch *part = ranks[rank]->next();
       ASSERT_NE(part, nullptr);
       EXPECT_EQ(part->size, batch->size);
-      EXPECT_EQ(part->firstRow, int64_t(labels.size()));
       EXPECT_EQ(part->images.size(), part->labels.size() * 6);
       labels.insert(labels.end(), part->labels.begin(), part->labels.end());
       images.insert(images.end(), part->images.begin(), part->images.end());
@@ -264,6 +263,31 @@ TEST_F(DataTest, RanksAssembleTheirRowsOfTheSameGlobalBatches) {
   }
   for (auto &rank : ranks)
     EXPECT_EQ(rank->next(), nullptr);
+}
+
+TEST_F(DataTest, ARankMayTakeSeveralRangesOfABatch) {
+  // Gradient accumulation in rank mode: one range per micro-batch.
+  writeSmallSet(10);
+  Dataset data = loadIdx(path("images.gz"), path("labels"));
+  BatchLoader whole(data, 6, true, 3);
+  BatchLoader part(data, 6, true, 3, LastBatch::Short, [](int64_t rows) {
+    return RowRanges{{0, 1}, {rows / 2, 2}};
+  });
+  whole.startEpoch(1);
+  part.startEpoch(1);
+  while (const Batch *batch = whole.next()) {
+    const Batch *mine = part.next();
+    ASSERT_NE(mine, nullptr);
+    int64_t half = batch->size / 2;
+    std::vector<int32_t> expected = {batch->labels[0], batch->labels[half],
+                                     batch->labels[half + 1]};
+    EXPECT_EQ(mine->labels, expected);
+    EXPECT_EQ(
+        std::vector<float>(mine->images.begin() + 6, mine->images.begin() + 12),
+        std::vector<float>(batch->images.begin() + half * 6,
+                           batch->images.begin() + half * 6 + 6));
+  }
+  EXPECT_EQ(part.next(), nullptr);
 }
 
 /// A version-1 .npy file of `bytes` with NumPy's header for dtype/shape.

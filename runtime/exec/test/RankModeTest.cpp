@@ -50,7 +50,7 @@ Record train(Executor &executor, const std::vector<Batch> &batches,
   int step = executor.findStep("train_step");
   for (const Batch &batch : batches) {
     int64_t rows = int64_t(batch.labels.size());
-    auto [first, count] = executor.getLocalRows(step, rows);
+    auto [first, count] = executor.getLocalRows(step, rows).at(0);
     executor.setInput(step, "images", batch.images.data() + first * pixels,
                       count * pixels * 4);
     executor.setInput(step, "labels", batch.labels.data() + first, count * 4);
@@ -121,8 +121,9 @@ TEST(RankModeTest, LocalRowsFollowTheSplit) {
   auto group = comm::createInProcessGroup(2);
   Executor rank1(loaded, createDevice, {std::move(group[1]), 2});
   int step = rank1.findStep("train_step");
-  EXPECT_EQ(rank1.getLocalRows(step, 8), std::make_pair(int64_t(3), 5l));
-  EXPECT_EQ(rank1.getLocalRows(step, 5), std::make_pair(int64_t(2), 3l));
+  using Ranges = Executor::RowRanges;
+  EXPECT_EQ(rank1.getLocalRows(step, 8), (Ranges{{3, 5}}));
+  EXPECT_EQ(rank1.getLocalRows(step, 5), (Ranges{{2, 3}}));
   // Binding the global rows instead of this rank's is caught by run().
   std::vector<float> images(5 * 16);
   std::vector<int32_t> labels(5);
