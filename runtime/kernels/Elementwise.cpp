@@ -1,6 +1,7 @@
 //===- Elementwise.cpp - Activations, binary ops, padding -----------------===//
 
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/IsaLoops.h"
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/KernelMath.h"
 
@@ -26,9 +27,11 @@ void reluBackward(int64_t size, const float *y, const float *dy, float *dx) {
 }
 
 void sigmoidForward(int64_t size, const float *x, float *y) {
+  auto loop = getIsaLoops().sigmoidForward;
+  constexpr int64_t kBlock = 4096;
 #pragma omp parallel for
-  for (int64_t i = 0; i < size; ++i)
-    y[i] = math::sigmoidForward(x[i]);
+  for (int64_t begin = 0; begin < size; begin += kBlock)
+    loop(std::min(kBlock, size - begin), x + begin, y + begin);
 }
 
 void sigmoidBackward(int64_t size, const float *y, const float *dy, float *dx) {

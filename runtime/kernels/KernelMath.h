@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #ifdef __CUDACC__
 #define DPC_HOST_DEVICE __host__ __device__
@@ -119,8 +120,48 @@ DPC_HOST_DEVICE inline float reluForward(float x) { return x > 0.f ? x : 0.f; }
 DPC_HOST_DEVICE inline float reluBackward(float dy, float y) {
   return y > 0.f ? dy : 0.f;
 }
+/// The float with bits `bits`.
+DPC_HOST_DEVICE inline float floatFromBits(uint32_t bits) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(bits);
+#else
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+#endif
+}
+
+/// e^x, in straight-line code that a CPU loop vectorizes (libm's expf is a
+/// call per element): Cephes' expf -- x = n ln2 + r with ln2 in two parts,
+/// e^r by a degree-7 polynomial, 2^n as two exponent-bit factors so that
+/// results overflow to inf and underflow through the subnormals as e^x
+/// does -- within 2 ulp of the exact value (KernelMathTest measures it).
+/// NaN gives NaN. No branches, no selects after the clamp: GCC if-converts
+/// only a few per loop.
+DPC_HOST_DEVICE inline float expStraight(float x) {
+  // Past these, e^x is inf or rounds to 0 anyway; n stays in [-150, 128].
+  float c = x > 88.8f ? 88.8f : x;
+  c = c < -104.f ? -104.f : c;
+  // NaN goes on through r (a float-to-int conversion of NaN is undefined).
+  float t = (c == c ? c : 0.f) * 1.44269504088896341f + 0.5f;
+  int32_t n = static_cast<int32_t>(t);
+  n -= static_cast<float>(n) > t; // floor, for negative t too
+  float fn = static_cast<float>(n);
+  float r = c - fn * 0.693359375f + fn * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.f;
+  int32_t half = n >> 1; // both factors normal floats
+  return p * floatFromBits(static_cast<uint32_t>(half + 127) << 23) *
+         floatFromBits(static_cast<uint32_t>(n - half + 127) << 23);
+}
+
 DPC_HOST_DEVICE inline float sigmoidForward(float x) {
-  return 1.f / (1.f + expf(-x));
+  return 1.f / (1.f + expStraight(-x));
 }
 DPC_HOST_DEVICE inline float sigmoidBackward(float dy, float y) {
   return dy * y * (1.f - y);
@@ -283,8 +324,7 @@ DPC_HOST_DEVICE inline float softmaxBackward(float y, float dy, float dot) {
 
 /// log_softmax's dx for one element (y = log_softmax) given the row's
 /// sum(dy).
-DPC_HOST_DEVICE inline float logSoftmaxBackward(float y, float dy,
-                                                float sum) {
+DPC_HOST_DEVICE inline float logSoftmaxBackward(float y, float dy, float sum) {
   return dy - expf(y) * sum;
 }
 

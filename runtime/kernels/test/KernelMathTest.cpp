@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -24,8 +25,7 @@ namespace m = math;
 
 /// Relative-or-absolute closeness for float results of double references.
 void expectNear(double expected, float actual, double tolerance = 2e-6) {
-  EXPECT_NEAR(actual, expected,
-              tolerance * std::max(1.0, std::fabs(expected)));
+  EXPECT_NEAR(actual, expected, tolerance * std::max(1.0, std::fabs(expected)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -66,14 +66,14 @@ TEST(KernelMathTest, PoolOutputSizeMatchesPyTorch) {
     int64_t in, kernel, stride, pad;
     bool ceil;
     int64_t out;
-  } cases[] = {{5, 2, 2, 0, false, 2}, {5, 2, 2, 0, true, 3},
-               {6, 3, 2, 1, true, 4},  {7, 3, 2, 1, true, 4},
+  } cases[] = {{5, 2, 2, 0, false, 2},   {5, 2, 2, 0, true, 3},
+               {6, 3, 2, 1, true, 4},    {7, 3, 2, 1, true, 4},
                {28, 2, 2, 0, false, 14}, {8, 3, 3, 1, true, 3},
-               {4, 3, 2, 1, true, 3},  {1, 3, 2, 1, true, 1}};
+               {4, 3, 2, 1, true, 3},    {1, 3, 2, 1, true, 1}};
   for (const Case &c : cases)
-    EXPECT_EQ(m::poolOutputSize(c.in, c.kernel, c.stride, c.pad, c.pad, 1,
-                                c.ceil),
-              c.out)
+    EXPECT_EQ(
+        m::poolOutputSize(c.in, c.kernel, c.stride, c.pad, c.pad, 1, c.ceil),
+        c.out)
         << c.in << " " << c.kernel << " " << c.stride << " " << c.pad;
 }
 
@@ -128,23 +128,61 @@ TEST(KernelMathTest, MaxPoolWindowArgMaxScansLikePyTorch) {
                   best = ih * w + iw;
               }
             EXPECT_EQ(m::maxPoolWindowArgMax(plane.data(), h, w, oh, ow, 3, 3,
-                                             stride, stride, pad, pad,
-                                             dilation, dilation),
+                                             stride, stride, pad, pad, dilation,
+                                             dilation),
                       best);
           }
   // A window of padding only has no maximum; NaN wins and stops the scan.
-  EXPECT_EQ(m::maxPoolWindowArgMax(plane.data(), h, w, 0, 0, 1, 1, 1, 1, 1, 1,
-                                   1, 1),
-            -1);
+  EXPECT_EQ(
+      m::maxPoolWindowArgMax(plane.data(), h, w, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+      -1);
   plane[7] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_EQ(m::maxPoolWindowArgMax(plane.data(), h, w, 0, 0, 3, 3, 1, 1, 0, 0,
-                                   1, 1),
-            7);
+  EXPECT_EQ(
+      m::maxPoolWindowArgMax(plane.data(), h, w, 0, 0, 3, 3, 1, 1, 0, 0, 1, 1),
+      7);
 }
 
 //===----------------------------------------------------------------------===//
 // Activations
 //===----------------------------------------------------------------------===//
+
+/// Units in the last place between `got` and the float nearest `exact`.
+double ulpError(float got, double exact) {
+  float nearest = static_cast<float>(exact);
+  float ulp = std::nextafter(std::fabs(nearest), INFINITY) -
+              std::fabs(nearest); // subnormal spacing below 2^-126
+  return std::fabs(double(got) - exact) / ulp;
+}
+
+TEST(KernelMathTest, ExpStraightIsWithinTwoUlpOfExp) {
+  double worst = 0;
+  float worstX = 0;
+  // Every 97th float of the range where e^x is a float, subnormals too.
+  for (float x = -103.9f; x < 88.72f;) {
+    double error = ulpError(m::expStraight(x), std::exp(double(x)));
+    if (error > worst)
+      worst = error, worstX = x;
+    uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    // By the sign bit (-0 < 0 is false): towards -0, then on from +0.
+    if (bits & 0x80000000u)
+      bits = bits - 0x80000000u < 97 ? 0 : bits - 97;
+    else
+      bits += 97;
+    std::memcpy(&x, &bits, 4);
+  }
+  EXPECT_LE(worst, 2.0) << "at x = " << worstX;
+  EXPECT_EQ(m::expStraight(0.f), 1.f);
+  EXPECT_EQ(m::expStraight(89.f), INFINITY);
+  EXPECT_EQ(m::expStraight(INFINITY), INFINITY);
+  EXPECT_EQ(m::expStraight(88.8f), INFINITY);
+  EXPECT_EQ(m::expStraight(-105.f), 0.f);
+  EXPECT_EQ(m::expStraight(-INFINITY), 0.f);
+  EXPECT_TRUE(std::isnan(m::expStraight(NAN)));
+  EXPECT_TRUE(std::isnan(m::sigmoidForward(NAN)));
+  EXPECT_EQ(m::sigmoidForward(-110.f), 0.f);
+  EXPECT_EQ(m::sigmoidForward(100.f), 1.f);
+}
 
 TEST(KernelMathTest, ActivationsMatchTheirDefinitions) {
   std::vector<float> xs = test::randomVector(200, 3, -8.f, 8.f);
@@ -226,8 +264,11 @@ TEST(KernelMathTest, SgdStepFollowsTorchOptim) {
   struct Config {
     double momentum, dampening, weightDecay;
     bool nesterov;
-  } configs[] = {{0, 0, 0, false},   {0.9, 0, 0, false}, {0.9, 0, 1e-2, true},
-                 {0.8, 0.1, 0, false}, {0, 0, 5e-3, false}};
+  } configs[] = {{0, 0, 0, false},
+                 {0.9, 0, 0, false},
+                 {0.9, 0, 1e-2, true},
+                 {0.8, 0.1, 0, false},
+                 {0, 0, 5e-3, false}};
   std::vector<float> grads = test::randomVector(5, 21);
   for (const Config &c : configs) {
     float param = 0.7f, buf = 0.f;
@@ -261,7 +302,8 @@ TEST(KernelMathTest, AdamWStepFollowsTorchOptim) {
     refAvg = beta1 * refAvg + (1 - beta1) * g;
     refAvgSq = beta2 * refAvgSq + (1 - beta2) * g * g;
     double bc1 = 1 - std::pow(beta1, step), bc2 = 1 - std::pow(beta2, step);
-    refParam -= lr / bc1 * refAvg / (std::sqrt(refAvgSq) / std::sqrt(bc2) + eps);
+    refParam -=
+        lr / bc1 * refAvg / (std::sqrt(refAvgSq) / std::sqrt(bc2) + eps);
 
     m::AdamWScalars k = m::adamwScalars(lr, beta1, beta2, eps, wd, step);
     expectNear(1 - lr * wd, k.decayFactor, 1e-7);
