@@ -26,6 +26,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <map>
 
 namespace dpc {
@@ -101,6 +102,13 @@ private:
   MemRefType bufferType(Value value) const;
   /// Allocates an arena buffer for `value`, defined at the current op.
   Value allocate(Value value);
+  /// Allocates `bytes` of scratch for the current op's kernel alone.
+  Value allocateWorkspace(int64_t bytes);
+  /// Whether this replica runs on a GPU (cuDNN wants a workspace).
+  bool onCudaDevice() const {
+    return analysis.partitioned() &&
+           StringRef(analysis.devices[replica]).starts_with("cuda:");
+  }
   /// `value` lives in `buffer`, which the current op updates in place; the
   /// operand it replaces must have no later reader.
   LogicalResult inPlace(Value value, Value operand);
@@ -108,7 +116,8 @@ private:
   /// `value` is `source` under another shape: same bytes, same lifetime.
   LogicalResult view(Value value, Value source);
   ex::KernelOp kernel(StringRef name, ValueRange ins, ValueRange outs,
-                      ArrayRef<NamedAttribute> attrs = {});
+                      ArrayRef<NamedAttribute> attrs = {},
+                      Value workspace = {});
   NamedAttribute attr(StringRef name, Attribute value) {
     return builder.getNamedAttr(name, value);
   }
@@ -149,7 +158,7 @@ private:
   DenseMap<Value, int64_t> pendingReduction;
   int64_t numEvents = 0;
   /// Arena buffers: the exec.arena op and the values living in it (views
-  /// included), for liveness.
+  /// included), for liveness; none for a kernel's workspace.
   struct ArenaBuffer {
     ex::ArenaOp op;
     int64_t size;
@@ -294,6 +303,15 @@ Value StepLowering::allocate(Value value) {
   return op.getBuffer();
 }
 
+Value StepLowering::allocateWorkspace(int64_t bytes) {
+  auto op = builder.create<ex::ArenaOp>(
+      builder.getUnknownLoc(), MemRefType::get({bytes}, builder.getI8Type()),
+      builder.getI64IntegerAttr(0));
+  arenaIndex[op.getBuffer()] = arena.size();
+  arena.push_back({op, bytes, currentPosition, {}});
+  return op.getBuffer();
+}
+
 LogicalResult StepLowering::view(Value value, Value source) {
   Value sourceBuffer = buffer(source);
   buffers[value] = builder.create<ex::ViewOp>(value.getLoc(), bufferType(value),
@@ -320,9 +338,10 @@ LogicalResult StepLowering::inPlace(Value value, Value operand) {
 
 ex::KernelOp StepLowering::kernel(StringRef name, ValueRange ins,
                                   ValueRange outs,
-                                  ArrayRef<NamedAttribute> attrs) {
-  auto op =
-      builder.create<ex::KernelOp>(builder.getUnknownLoc(), name, ins, outs);
+                                  ArrayRef<NamedAttribute> attrs,
+                                  Value workspace) {
+  auto op = builder.create<ex::KernelOp>(builder.getUnknownLoc(), name, ins,
+                                         outs, workspace);
   for (NamedAttribute a : attrs)
     op->setAttr(a.getName(), a.getValue());
   // A compute kernel that touches a buffer still being all-reduced on the
@@ -423,6 +442,21 @@ LogicalResult StepLowering::declareArguments() {
   return success();
 }
 
+/// The scratch a convolution kernel gets on a GPU: cuDNN's faster algorithms
+/// (precomputed implicit GEMM, FFT tiling, Winograd) need workspace, and the
+/// kernel picks the fastest that fits what the plan gives it. As much as the
+/// call's largest tensor -- at most doubling what the call itself touches,
+/// and alive during the call only -- within [4 MiB, 1 GiB].
+int64_t convWorkspaceBytes(Operation *op) {
+  int64_t largest = 0;
+  for (ValueRange values :
+       {ValueRange(op->getOperands()), ValueRange(op->getResults())})
+    for (Value value : values)
+      largest =
+          std::max(largest, byteSize(cast<RankedTensorType>(value.getType())));
+  return std::clamp<int64_t>(largest, int64_t(4) << 20, int64_t(1) << 30);
+}
+
 /// The attributes of a 2-D convolution, as the plan names them.
 template <typename OpTy>
 SmallVector<NamedAttribute> convAttrs(OpBuilder &b, OpTy op) {
@@ -452,15 +486,22 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
             attr("momentum", bn.getMomentumAttr())};
   };
   auto simple = [&](StringRef name, ValueRange ins,
-                    ArrayRef<NamedAttribute> attrs = {}) {
+                    ArrayRef<NamedAttribute> attrs = {},
+                    int64_t workspaceBytes = 0) {
     SmallVector<Value> inBuffers;
     for (Value v : ins)
       inBuffers.push_back(buffer(v));
     SmallVector<Value> outs;
     for (Value result : op->getResults())
       outs.push_back(allocate(result));
-    kernel(name, inBuffers, outs, attrs);
+    kernel(name, inBuffers, outs, attrs,
+           workspaceBytes ? allocateWorkspace(workspaceBytes) : Value());
     return success();
+  };
+  // On a GPU a convolution gets cuDNN's workspace; the CPU's needs none.
+  auto convolution = [&](StringRef name, ValueRange ins, auto conv) {
+    return simple(name, ins, convAttrs(b, conv),
+                  onCudaDevice() ? convWorkspaceBytes(op) : 0);
   };
   auto isTranspose2d = [](Value v) -> Value {
     auto t = v.getDefiningOp<nn::TransposeOp>();
@@ -493,15 +534,15 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                       value.getSplatValue<APFloat>().convertToDouble()))});
       })
       .Case([&](nn::Conv2dOp o) {
-        return simple("Conv2dForward", o->getOperands(), convAttrs(b, o));
+        return convolution("Conv2dForward", o->getOperands(), o);
       })
       .Case([&](nn::Conv2dGradInputOp o) {
-        return simple("Conv2dBackwardData", {o.getResultGrad(), o.getFilter()},
-                      convAttrs(b, o));
+        return convolution("Conv2dBackwardData",
+                           {o.getResultGrad(), o.getFilter()}, o);
       })
       .Case([&](nn::Conv2dGradFilterOp o) {
-        return simple("Conv2dBackwardWeights",
-                      {o.getInput(), o.getResultGrad()}, convAttrs(b, o));
+        return convolution("Conv2dBackwardWeights",
+                           {o.getInput(), o.getResultGrad()}, o);
       })
       .Case([&](nn::BatchNormOp o) {
         return simple("BatchNormInferenceForward", o->getOperands(),
@@ -788,6 +829,8 @@ void StepLowering::reportMemory() {
   Operation *loss = findLossOp(func, replica);
   int64_t lossPosition = loss ? position.lookup(loss) : INT64_MAX;
   auto kindOf = [&](const PlannedBuffer &buf) -> StringRef {
+    if (buf.values.empty()) // a kernel's own scratch
+      return "workspace";
     for (Value v : buf.values)
       for (OpOperand &use : v.getUses()) {
         Operation *user = use.getOwner();
@@ -814,17 +857,21 @@ void StepLowering::reportMemory() {
     else if (kind == "gradient")
       gradients += buf.bytes;
     // Named by the model's node where the importer recorded it.
-    Value value = buf.values.front();
     std::string name;
     llvm::raw_string_ostream os(name);
-    if (Operation *def = value.getDefiningOp()) {
-      os << def->getName().getStringRef();
-      if (auto loc = dyn_cast<NameLoc>(def->getLoc()))
-        os << " " << loc.getName().getValue();
-      if (def->hasAttr(kRematAttrName))
-        os << " (recomputed)";
+    if (buf.values.empty()) {
+      os << "a kernel's workspace";
+    } else {
+      Value value = buf.values.front();
+      if (Operation *def = value.getDefiningOp()) {
+        os << def->getName().getStringRef();
+        if (auto loc = dyn_cast<NameLoc>(def->getLoc()))
+          os << " " << loc.getName().getValue();
+        if (def->hasAttr(kRematAttrName))
+          os << " (recomputed)";
+      }
+      os << " " << value.getType();
     }
-    os << " " << value.getType();
     live.push_back(
         {buf.bytes,
          builder.getDictionaryAttr(
@@ -923,8 +970,9 @@ LogicalResult StepLowering::lowerDistOp(Operation *op) {
         attr("signal", builder.getDenseI64ArrayAttr({reduced}))};
     if (auto reduction = op->getAttrOfType<StringAttr>("reduction"))
       attrs.push_back(attr("op", reduction));
-    auto allReduce = builder.create<ex::KernelOp>(op->getLoc(), "AllReduce",
-                                                  members, ValueRange{});
+    auto allReduce =
+        builder.create<ex::KernelOp>(op->getLoc(), "AllReduce", members,
+                                     ValueRange{}, /*workspace=*/Value());
     for (NamedAttribute a : attrs)
       allReduce->setAttr(a.getName(), a.getValue());
     for (Value reducedBuffer : members)
@@ -984,9 +1032,9 @@ struct ConvertNNToExecPass
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> steps;
     for (auto func : module.getOps<func::FuncOp>())
-      if (llvm::is_contained({"train_step", "accum_first", "accum_step",
-                              "eval_step"},
-                             func.getSymName()))
+      if (llvm::is_contained(
+              {"train_step", "accum_first", "accum_step", "eval_step"},
+              func.getSymName()))
         steps.push_back(func);
     if (steps.empty()) {
       module.emitError() << "no @train_step or @eval_step to lower; run "

@@ -36,6 +36,8 @@ FailureOr<fb::DType> dtypeOf(Type type, Location loc) {
     return fb::DType::I32;
   if (type.isInteger(64))
     return fb::DType::I64;
+  if (type.isInteger(8)) // raw bytes: a kernel's workspace
+    return fb::DType::U8;
   return emitError(loc) << "element type " << type << " has no plan equivalent";
 }
 
@@ -311,6 +313,8 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
         instruction->operands.push_back(tensorIndex.lookup(in));
       for (Value out : kernel.getOuts())
         instruction->results.push_back(tensorIndex.lookup(out));
+      if (Value workspace = kernel.getWorkspace())
+        instruction->workspace = tensorIndex.lookup(workspace);
       instruction->attrs = kernelAttrs(*kind, kernel);
       if (auto algorithm = kernel->getAttrOfType<StringAttr>("algorithm"))
         instruction->algorithm = algorithm.str();

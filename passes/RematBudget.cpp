@@ -77,8 +77,7 @@ private:
   /// Plans every replica's arena with `plan` applied to a copy of the step;
   /// `original` maps the copy's ops back. Notes the worst peak.
   FailureOr<std::vector<ReplicaMemory>>
-  trial(const RecomputePlan &plan,
-        DenseMap<Operation *, Operation *> &original,
+  trial(const RecomputePlan &plan, DenseMap<Operation *, Operation *> &original,
         OwningOpRef<func::FuncOp> &copy);
   /// A device's peak: training state and its largest arena.
   int64_t peakOf(const ReplicaMemory &replica) const {
@@ -220,8 +219,7 @@ FailureOr<RecomputePlan> BudgetSearch::run() {
                    << " per device: the smallest planned peak "
                       "rematerialization reaches is "
                    << formatBytes(bestPeak) << " (" << bestDevice
-                   << ", of which " << formatBytes(state)
-                   << " training state)";
+                   << ", of which " << formatBytes(state) << " training state)";
   return failure();
 }
 
@@ -236,8 +234,7 @@ FailureOr<RecomputePlan> BudgetSearch::segments() {
                        /*shareIntermediates=*/true};
     DenseMap<Operation *, Operation *> original;
     OwningOpRef<func::FuncOp> copy;
-    FailureOr<std::vector<ReplicaMemory>> memory =
-        trial(plan, original, copy);
+    FailureOr<std::vector<ReplicaMemory>> memory = trial(plan, original, copy);
     if (failed(memory))
       return failure();
     if (llvm::any_of(*memory, [&](const ReplicaMemory &replica) {
@@ -276,8 +273,9 @@ FailureOr<RecomputePlan> BudgetSearch::greedy() {
     };
     for (const ReplicaMemory &replica : *memory)
       for (const PlannedBuffer &buffer : replica.buffers)
-        if (Value value = originalValue(buffer.values.front()))
-          bytesOf[value] = buffer.bytes;
+        if (!buffer.values.empty()) // not a kernel's workspace
+          if (Value value = originalValue(buffer.values.front()))
+            bytesOf[value] = buffer.bytes;
 
     int64_t worstPeak = 0;
     bool progress = false;
@@ -340,8 +338,7 @@ FailureOr<RecomputePlan> BudgetSearch::greedy() {
 
 } // namespace
 
-FailureOr<RecomputePlan> dpc::remat::planForBudget(ModuleOp module,
-                                                   func::FuncOp step,
-                                                   int64_t budget) {
+FailureOr<RecomputePlan>
+dpc::remat::planForBudget(ModuleOp module, func::FuncOp step, int64_t budget) {
   return BudgetSearch(module, step, budget).run();
 }

@@ -103,6 +103,12 @@ LogicalResult KernelOp::verify() {
     return emitOpError() << getKernel() << " writes "
                          << range(signature->minResults, signature->maxResults)
                          << " outputs, got " << outs;
+  if (Value workspace = getWorkspace()) {
+    if (!signature->takesWorkspace)
+      return emitOpError() << getKernel() << " takes no workspace";
+    if (!workspace.getDefiningOp<ArenaOp>())
+      return emitOpError() << "workspace must be an arena buffer";
+  }
   return success();
 }
 

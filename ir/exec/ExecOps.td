@@ -95,12 +95,18 @@ def Exec_KernelOp : Exec_Op<"kernel", [AttrSizedOperandSegments]> {
     runtime's own table (runtime/plan/KernelSignature.h). Kernel attributes (strides,
     momentum, ...) are the op's other attributes; `algorithm` records the
     implementation chosen at compile time.
+
+    `workspace`, for the kernels whose signature allows one, is a 1-D `i8`
+    arena buffer the kernel may use as scratch while it runs (cuDNN's
+    convolution workspace): planned like any other buffer, alive at this
+    kernel only.
   }];
   let arguments = (ins StrAttr:$kernel, Variadic<AnyMemRef>:$ins,
-    Variadic<AnyMemRef>:$outs);
+    Variadic<AnyMemRef>:$outs, Optional<MemRefRankOf<[I8], [1]>>:$workspace);
   let assemblyFormat = [{
     $kernel (`ins` `(` $ins^ `:` type($ins) `)`)?
-    (`outs` `(` $outs^ `:` type($outs) `)`)? attr-dict
+    (`outs` `(` $outs^ `:` type($outs) `)`)?
+    (`workspace` `(` $workspace^ `:` type($workspace) `)`)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -86,6 +86,7 @@ CudaEvent::CudaEvent(CudaDevice &device) : device(device) {
 
 CudaEvent::~CudaEvent() {
   device.drain();
+  DeviceScope scope(device.getOrdinal(), std::nothrow);
   DPC_CUDA_REPORT(cudaEventDestroy(event));
 }
 
@@ -106,8 +107,8 @@ CudaStream::CudaStream(CudaDevice &device, plan::StreamKind kind)
   int priority = kind == plan::StreamKind::Communication ? highest : lowest;
   // Non-blocking: no implicit order with the legacy default stream; the
   // plan's events give all the order there is.
-  DPC_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking,
-                                              priority));
+  DPC_CUDA_CHECK(
+      cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, priority));
 }
 
 CudaStream::~CudaStream() {
@@ -138,10 +139,9 @@ bool CudaStream::hasFailed() {
 void CudaStream::launch(plan::KernelCall call) {
   // A replica that skipped its collective would leave the others waiting.
   bool isWork = call.kernel != plan::Kernel::AllReduce;
-  device.submit({[this, call = std::move(call)] {
-                   runCudaKernel(getContext(), call);
-                 },
-                 this, isWork});
+  device.submit(
+      {[this, call = std::move(call)] { runCudaKernel(getContext(), call); },
+       this, isWork});
 }
 
 namespace {
@@ -193,10 +193,9 @@ void CudaStream::copyFromHost(void *deviceDst, const void *hostSrc,
 
 void CudaStream::record(exec::Event &event) {
   cudaEvent_t handle = static_cast<CudaEvent &>(event).get();
-  device.submit({[this, handle] {
-                   DPC_CUDA_CHECK(cudaEventRecord(handle, stream));
-                 },
-                 nullptr, false});
+  device.submit(
+      {[this, handle] { DPC_CUDA_CHECK(cudaEventRecord(handle, stream)); },
+       this, /*isWork=*/false}); // never skipped; a failure kept
 }
 
 void CudaStream::wait(exec::Event &event) {
@@ -204,7 +203,7 @@ void CudaStream::wait(exec::Event &event) {
   device.submit({[this, handle] {
                    DPC_CUDA_CHECK(cudaStreamWaitEvent(stream, handle, 0));
                  },
-                 nullptr, false});
+                 this, /*isWork=*/false}); // a lost wait would be a race
 }
 
 void CudaStream::synchronize() {
@@ -302,7 +301,8 @@ namespace {
 /// interface promises; anything else a CudaError naming `call`.
 void checkAllocation(cudaError_t status, const char *call) {
   if (status == cudaErrorMemoryAllocation) {
-    DPC_CUDA_REPORT(cudaGetLastError()); // clears the (non-sticky) error
+    // Clears the (non-sticky) error, which it returns: nothing to report.
+    (void)cudaGetLastError(); // lint: allowed
     throw std::bad_alloc();
   }
   if (failed(status))

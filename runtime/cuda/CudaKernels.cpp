@@ -31,8 +31,6 @@ StreamContext::~StreamContext() {
     DPC_CUDA_REPORT(cudnnDestroy(cudnn));
   if (cublas)
     DPC_CUDA_REPORT(cublasDestroy(cublas));
-  if (workspace)
-    DPC_CUDA_REPORT(cudaFree(workspace));
 }
 
 cudnnHandle_t StreamContext::getCudnn() {
@@ -52,21 +50,6 @@ cublasHandle_t StreamContext::getCublas() {
     DPC_CUDA_CHECK(cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH));
   }
   return cublas;
-}
-
-void *StreamContext::getWorkspace(size_t bytes) {
-  if (bytes <= workspaceBytes)
-    return workspace;
-  if (workspace) {
-    // Kernels enqueued earlier may still read the old block.
-    DPC_CUDA_CHECK(cudaStreamSynchronize(stream));
-    DPC_CUDA_CHECK(cudaFree(workspace));
-    workspace = nullptr;
-    workspaceBytes = 0;
-  }
-  DPC_CUDA_CHECK(cudaMalloc(&workspace, bytes));
-  workspaceBytes = bytes;
-  return workspace;
 }
 
 //===----------------------------------------------------------------------===//
@@ -98,10 +81,6 @@ struct ConvPlan {
 
 namespace {
 
-/// Workspace above this is not worth it: cuDNN's heuristics rank the
-/// algorithms, and one that needs less usually comes close.
-constexpr size_t kMaxWorkspaceBytes = size_t(1) << 30;
-
 int toInt(int64_t value, const char *what) {
   if (value < 0 || value > INT_MAX)
     throw std::runtime_error(std::string("convolution: ") + what +
@@ -121,25 +100,37 @@ bool isImprecise(cudnnConvolutionBwdFilterAlgo_t algo) {
   return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
 }
 
-/// The heuristics' best (they come sorted by expected speed) algorithm that
-/// is deterministic, precise and fits the workspace limit; otherwise the
-/// best that succeeds at all.
-template <typename Perf> const Perf &pickAlgorithm(const Perf *perf, int count,
-                                                   const char *what) {
-  for (int i = 0; i < count; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS &&
-        perf[i].determinism == CUDNN_DETERMINISTIC &&
-        perf[i].memory <= kMaxWorkspaceBytes && !isImprecise(perf[i].algo))
-      return perf[i];
-  for (int i = 0; i < count; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS)
-      return perf[i];
+/// The heuristics' fastest (they come sorted by expected speed) algorithm
+/// whose workspace -- `workspaceOf(algo)`, cuDNN's own size query -- fits
+/// `limit`, the plan's workspace for the call: deterministic if any fits.
+/// Never the imprecise one, nor one rated for tensor-op math (the
+/// descriptor runs FMA math only; PyTorch filters the same way). Sets
+/// `bytes` to its workspace.
+template <typename Perf, typename WorkspaceOf>
+auto pickAlgorithm(const Perf *perf, int count, size_t limit,
+                   WorkspaceOf workspaceOf, size_t &bytes, const char *what) {
+  for (bool strict : {true, false})
+    for (int i = 0; i < count; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS || isImprecise(perf[i].algo) ||
+          perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
+          perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
+          (strict && perf[i].determinism != CUDNN_DETERMINISTIC))
+        continue;
+      size_t needed = workspaceOf(perf[i].algo);
+      if (needed <= limit) {
+        bytes = needed;
+        return perf[i].algo;
+      }
+    }
   throw std::runtime_error(std::string("cuDNN has no ") + what +
-                           " algorithm for this convolution shape");
+                           " algorithm for this convolution shape within "
+                           "the plan's workspace of " +
+                           std::to_string(limit) + " bytes");
 }
 
 std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
-                                       const kernels::Conv2dShape &s) {
+                                       const kernels::Conv2dShape &s,
+                                       size_t limit) {
   if (s.padTop != s.padBottom || s.padLeft != s.padRight)
     throw std::runtime_error(
         "convolution: the CUDA backend (cuDNN) takes symmetric padding only");
@@ -152,9 +143,9 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
   DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NCHW,
                                             CUDNN_DATA_FLOAT, n, c, h, w));
   DPC_CUDA_CHECK(cudnnCreateFilterDescriptor(&plan->w));
-  DPC_CUDA_CHECK(cudnnSetFilter4dDescriptor(
-      plan->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c / groups,
-      toInt(s.r, "r"), toInt(s.s, "s")));
+  DPC_CUDA_CHECK(cudnnSetFilter4dDescriptor(plan->w, CUDNN_DATA_FLOAT,
+                                            CUDNN_TENSOR_NCHW, k, c / groups,
+                                            toInt(s.r, "r"), toInt(s.s, "s")));
   DPC_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&plan->conv));
   // Cross-correlation is what PyTorch (and oneDNN) call convolution.
   DPC_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
@@ -183,31 +174,44 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
   DPC_CUDA_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
       handle, plan->x, plan->w, plan->conv, plan->y,
       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, forward));
-  plan->forward = pickAlgorithm(forward, returned, "forward").algo;
-  DPC_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-      handle, plan->x, plan->w, plan->conv, plan->y, plan->forward,
-      &plan->forwardBytes));
+  plan->forward = pickAlgorithm(
+      forward, returned, limit,
+      [&](cudnnConvolutionFwdAlgo_t algo) {
+        size_t bytes = 0;
+        DPC_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+            handle, plan->x, plan->w, plan->conv, plan->y, algo, &bytes));
+        return bytes;
+      },
+      plan->forwardBytes, "forward");
 
-  cudnnConvolutionBwdDataAlgoPerf_t
-      data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
   DPC_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
       handle, plan->w, plan->y, plan->conv, plan->x,
       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, data));
-  plan->backwardData = pickAlgorithm(data, returned, "backward-data").algo;
-  DPC_CUDA_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-      handle, plan->w, plan->y, plan->conv, plan->x, plan->backwardData,
-      &plan->backwardDataBytes));
+  plan->backwardData = pickAlgorithm(
+      data, returned, limit,
+      [&](cudnnConvolutionBwdDataAlgo_t algo) {
+        size_t bytes = 0;
+        DPC_CUDA_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+            handle, plan->w, plan->y, plan->conv, plan->x, algo, &bytes));
+        return bytes;
+      },
+      plan->backwardDataBytes, "backward-data");
 
   cudnnConvolutionBwdFilterAlgoPerf_t
       filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
   DPC_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
       handle, plan->x, plan->y, plan->conv, plan->w,
       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, filter));
-  plan->backwardFilter =
-      pickAlgorithm(filter, returned, "backward-filter").algo;
-  DPC_CUDA_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-      handle, plan->x, plan->y, plan->conv, plan->w, plan->backwardFilter,
-      &plan->backwardFilterBytes));
+  plan->backwardFilter = pickAlgorithm(
+      filter, returned, limit,
+      [&](cudnnConvolutionBwdFilterAlgo_t algo) {
+        size_t bytes = 0;
+        DPC_CUDA_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            handle, plan->x, plan->y, plan->conv, plan->w, algo, &bytes));
+        return bytes;
+      },
+      plan->backwardFilterBytes, "backward-filter");
   return plan;
 }
 
@@ -217,23 +221,26 @@ ConvPlanCache::ConvPlanCache() = default;
 ConvPlanCache::~ConvPlanCache() = default;
 
 const ConvPlan &ConvPlanCache::get(cudnnHandle_t handle,
-                                   const kernels::Conv2dShape &s) {
-  auto key = std::make_tuple(s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.strideH,
-                             s.strideW, s.padTop, s.padLeft, s.padBottom,
-                             s.padRight, s.dilationH, s.dilationW, s.groups);
+                                   const kernels::Conv2dShape &s,
+                                   size_t workspaceBytes) {
+  auto key =
+      std::make_tuple(s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.strideH, s.strideW,
+                      s.padTop, s.padLeft, s.padBottom, s.padRight, s.dilationH,
+                      s.dilationW, s.groups, workspaceBytes);
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<ConvPlan> &plan = plans[key];
   if (!plan) {
-    plan = makeConvPlan(handle, s);
+    plan = makeConvPlan(handle, s, workspaceBytes);
     // The choice, once per shape, for whoever wants to see it.
     if (std::getenv("DPC_CUDA_LOG_ALGORITHMS"))
       reportLine(currentDeviceName() + ": convolution n" + std::to_string(s.n) +
                  " c" + std::to_string(s.c) + " " + std::to_string(s.h) + "x" +
                  std::to_string(s.w) + " k" + std::to_string(s.k) + " " +
-                 std::to_string(s.r) + "x" + std::to_string(s.s) +
-                 ": forward algorithm " + std::to_string(int(plan->forward)) +
-                 " (" + std::to_string(plan->forwardBytes) +
-                 " B), backward-data " +
+                 std::to_string(s.r) + "x" + std::to_string(s.s) + " within " +
+                 std::to_string(workspaceBytes) +
+                 " B of workspace: forward algorithm " +
+                 std::to_string(int(plan->forward)) + " (" +
+                 std::to_string(plan->forwardBytes) + " B), backward-data " +
                  std::to_string(int(plan->backwardData)) + " (" +
                  std::to_string(plan->backwardDataBytes) +
                  " B), backward-filter " +
@@ -247,42 +254,51 @@ namespace {
 
 const float kOne = 1.f, kZero = 0.f;
 
+/// The call's scratch memory: the plan's arena slot (none: 0 bytes).
+struct Workspace {
+  void *data = nullptr;
+  size_t bytes = 0;
+  explicit Workspace(const plan::TensorArg &arg) {
+    if (arg.present) {
+      data = arg.data;
+      bytes = static_cast<size_t>(arg.getNumBytes());
+    }
+  }
+};
+
 void conv2dForward(StreamContext &ctx, const kernels::Conv2dShape &s,
-                   const float *x, const float *w, const float *bias,
-                   float *y) {
+                   Workspace workspace, const float *x, const float *w,
+                   const float *bias, float *y) {
   cudnnHandle_t handle = ctx.getCudnn();
-  const ConvPlan &p = ctx.getConvPlans().get(handle, s);
-  void *workspace = ctx.getWorkspace(p.forwardBytes);
-  DPC_CUDA_CHECK(cudnnConvolutionForward(
-      handle, &kOne, p.x, x, p.w, w, p.conv, p.forward, workspace,
-      p.forwardBytes, &kZero, p.y, y));
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
+  DPC_CUDA_CHECK(cudnnConvolutionForward(handle, &kOne, p.x, x, p.w, w, p.conv,
+                                         p.forward, workspace.data,
+                                         p.forwardBytes, &kZero, p.y, y));
   if (bias)
-    DPC_CUDA_CHECK(
-        cudnnAddTensor(handle, &kOne, p.bias, bias, &kOne, p.y, y));
+    DPC_CUDA_CHECK(cudnnAddTensor(handle, &kOne, p.bias, bias, &kOne, p.y, y));
 }
 
 void conv2dBackwardData(StreamContext &ctx, const kernels::Conv2dShape &s,
-                        const float *dy, const float *w, float *dx) {
+                        Workspace workspace, const float *dy, const float *w,
+                        float *dx) {
   cudnnHandle_t handle = ctx.getCudnn();
-  const ConvPlan &p = ctx.getConvPlans().get(handle, s);
-  void *workspace = ctx.getWorkspace(p.backwardDataBytes);
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
   DPC_CUDA_CHECK(cudnnConvolutionBackwardData(
-      handle, &kOne, p.w, w, p.y, dy, p.conv, p.backwardData, workspace,
+      handle, &kOne, p.w, w, p.y, dy, p.conv, p.backwardData, workspace.data,
       p.backwardDataBytes, &kZero, p.x, dx));
 }
 
 void conv2dBackwardWeights(StreamContext &ctx, const kernels::Conv2dShape &s,
-                           const float *x, const float *dy, float *dw,
-                           float *dBias) {
+                           Workspace workspace, const float *x, const float *dy,
+                           float *dw, float *dBias) {
   cudnnHandle_t handle = ctx.getCudnn();
-  const ConvPlan &p = ctx.getConvPlans().get(handle, s);
-  void *workspace = ctx.getWorkspace(p.backwardFilterBytes);
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
   DPC_CUDA_CHECK(cudnnConvolutionBackwardFilter(
-      handle, &kOne, p.x, x, p.y, dy, p.conv, p.backwardFilter, workspace,
+      handle, &kOne, p.x, x, p.y, dy, p.conv, p.backwardFilter, workspace.data,
       p.backwardFilterBytes, &kZero, p.w, dw));
   if (dBias)
-    DPC_CUDA_CHECK(cudnnConvolutionBackwardBias(handle, &kOne, p.y, dy,
-                                                &kZero, p.bias, dBias));
+    DPC_CUDA_CHECK(cudnnConvolutionBackwardBias(handle, &kOne, p.y, dy, &kZero,
+                                                p.bias, dBias));
 }
 
 //===----------------------------------------------------------------------===//
@@ -310,10 +326,15 @@ struct BatchNormDescs {
 /// cuDNN's training batch norm keeps PyTorch's statistics (unbiased running
 /// variance, momentum as the exponential average factor) except with one
 /// value per channel, where the CPU falls back to the biased variance.
+/// Outside the limits PyTorch also keeps (Normalization.cpp: cuDNN answers
+/// NOT_SUPPORTED past 65535 rows in inference, 880801 in training, and
+/// some of its kernels index with 32 bits) the own kernels run instead;
+/// forward and backward decide alike, and their saved statistics agree.
 bool useCudnnBatchNorm(const kernels::BatchNormShape &s,
-                       const kernels::BatchNormParams &params) {
-  return s.n * s.h * s.w > 1 && params.eps >= CUDNN_BN_MIN_EPSILON &&
-         s.n <= INT_MAX && s.c <= INT_MAX && s.h <= INT_MAX && s.w <= INT_MAX;
+                       const kernels::BatchNormParams &params, bool training) {
+  int64_t rows = s.n * s.h * s.w;
+  return rows > 1 && params.eps >= CUDNN_BN_MIN_EPSILON &&
+         rows * s.c < int64_t(INT_MAX) && s.n <= (training ? 880801 : 65535);
 }
 
 void batchNormTrainingForward(StreamContext &ctx,
@@ -323,10 +344,10 @@ void batchNormTrainingForward(StreamContext &ctx,
                               const float *shift, float *y, float *saveMean,
                               float *saveInvStd, float *runningMean,
                               float *runningVar) {
-  if (!useCudnnBatchNorm(s, params) || !runningMean || !runningVar)
-    return cuda::batchNormTrainingForward(ctx.getStream(), s, params, x,
-                                          scale, shift, y, saveMean,
-                                          saveInvStd, runningMean, runningVar);
+  if (!useCudnnBatchNorm(s, params, true) || !runningMean || !runningVar)
+    return cuda::batchNormTrainingForward(ctx.getStream(), s, params, x, scale,
+                                          shift, y, saveMean, saveInvStd,
+                                          runningMean, runningVar);
   BatchNormDescs d(s);
   DPC_CUDA_CHECK(cudnnBatchNormalizationForwardTraining(
       ctx.getCudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, d.x, x, d.x, y,
@@ -340,10 +361,9 @@ void batchNormInferenceForward(StreamContext &ctx,
                                const float *x, const float *scale,
                                const float *shift, const float *runningMean,
                                const float *runningVar, float *y) {
-  if (!useCudnnBatchNorm(s, params))
-    return cuda::batchNormInferenceForward(ctx.getStream(), s, params, x,
-                                           scale, shift, runningMean,
-                                           runningVar, y);
+  if (!useCudnnBatchNorm(s, params, false))
+    return cuda::batchNormInferenceForward(ctx.getStream(), s, params, x, scale,
+                                           shift, runningMean, runningVar, y);
   BatchNormDescs d(s);
   DPC_CUDA_CHECK(cudnnBatchNormalizationForwardInference(
       ctx.getCudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, d.x, x, d.x, y,
@@ -355,7 +375,7 @@ void batchNormBackward(StreamContext &ctx, const kernels::BatchNormShape &s,
                        const float *dy, const float *scale,
                        const float *saveMean, const float *saveInvStd,
                        float *dx, float *dScale, float *dShift) {
-  if (!useCudnnBatchNorm(s, params))
+  if (!useCudnnBatchNorm(s, params, true))
     return cuda::batchNormBackward(ctx.getStream(), s, x, dy, scale, saveMean,
                                    saveInvStd, dx, dScale, dShift);
   BatchNormDescs d(s);
@@ -378,9 +398,9 @@ int toGemmInt(int64_t value) {
 
 /// Row-major C[rows, cols] = op(A)[rows, inner] · op(B)[inner, cols], where
 /// `aTransposed` means A is stored as its transpose [inner, rows].
-void gemmRowMajor(StreamContext &ctx, int64_t rows, int64_t cols,
-                  int64_t inner, bool aTransposed, bool bTransposed,
-                  const float *a, const float *b, float *c) {
+void gemmRowMajor(StreamContext &ctx, int64_t rows, int64_t cols, int64_t inner,
+                  bool aTransposed, bool bTransposed, const float *a,
+                  const float *b, float *c) {
   int m = toGemmInt(cols), n = toGemmInt(rows), k = toGemmInt(inner);
   // Column-major: Cᵀ[cols, rows] = op(B)ᵀ · op(A)ᵀ.
   int ldb = bTransposed ? k : m; // B stored [inner, cols] or [cols, inner]
@@ -421,8 +441,8 @@ void matmulForward(StreamContext &ctx, const kernels::MatmulShape &s,
 }
 
 void matmulBackward(StreamContext &ctx, const kernels::MatmulShape &s,
-                    const float *a, const float *b, const float *dc,
-                    float *da, float *db) {
+                    const float *a, const float *b, const float *dc, float *da,
+                    float *db) {
   if (da) // da[n, k] = dc[n, m] · b[k, m]ᵀ
     gemmRowMajor(ctx, s.n, s.k, s.m, false, true, dc, b, da);
   if (db) // db[k, m] = a[n, k]ᵀ · dc[n, m]
@@ -509,13 +529,16 @@ void runCudaKernel(StreamContext &ctx, const KernelCall &call) {
     return zeroNonEmptyResults(ctx, call);
   switch (call.kernel) {
   case Kernel::Conv2dForward:
-    return conv2dForward(ctx, plan::getConv2dShape(call), in(call, 0),
-                         in(call, 1), in(call, 2), out(call, 0));
+    return conv2dForward(ctx, plan::getConv2dShape(call),
+                         Workspace(call.workspace), in(call, 0), in(call, 1),
+                         in(call, 2), out(call, 0));
   case Kernel::Conv2dBackwardData:
-    return conv2dBackwardData(ctx, plan::getConv2dShape(call), in(call, 0),
+    return conv2dBackwardData(ctx, plan::getConv2dShape(call),
+                              Workspace(call.workspace), in(call, 0),
                               in(call, 1), out(call, 0));
   case Kernel::Conv2dBackwardWeights:
-    return conv2dBackwardWeights(ctx, plan::getConv2dShape(call), in(call, 0),
+    return conv2dBackwardWeights(ctx, plan::getConv2dShape(call),
+                                 Workspace(call.workspace), in(call, 0),
                                  in(call, 1), out(call, 0), out(call, 1));
   case Kernel::BatchNormTrainingForward:
     return batchNormTrainingForward(
@@ -523,16 +546,15 @@ void runCudaKernel(StreamContext &ctx, const KernelCall &call) {
         in(call, 0), in(call, 1), in(call, 2), out(call, 0), out(call, 1),
         out(call, 2), in(call, 3), in(call, 4));
   case Kernel::BatchNormInferenceForward:
-    return batchNormInferenceForward(
-        ctx, plan::getBatchNormShape(call), plan::getBatchNormParams(call),
-        in(call, 0), in(call, 1), in(call, 2), in(call, 3), in(call, 4),
-        out(call, 0));
+    return batchNormInferenceForward(ctx, plan::getBatchNormShape(call),
+                                     plan::getBatchNormParams(call),
+                                     in(call, 0), in(call, 1), in(call, 2),
+                                     in(call, 3), in(call, 4), out(call, 0));
   case Kernel::BatchNormBackward:
     return batchNormBackward(ctx, plan::getBatchNormShape(call),
                              plan::getBatchNormParams(call), in(call, 0),
-                             in(call, 1), in(call, 2), in(call, 3),
-                             in(call, 4), out(call, 0), out(call, 1),
-                             out(call, 2));
+                             in(call, 1), in(call, 2), in(call, 3), in(call, 4),
+                             out(call, 0), out(call, 1), out(call, 2));
   case Kernel::MaxPool2dForward:
     return maxPool2dForward(stream, plan::getPool2dShape(call), in(call, 0),
                             out(call, 0));
@@ -575,11 +597,10 @@ void runCudaKernel(StreamContext &ctx, const KernelCall &call) {
                          in(call, 1), out(call, 0));
   case Kernel::MatmulBackward:
     return matmulBackward(ctx, plan::getMatmulShape(call), in(call, 0),
-                          in(call, 1), in(call, 2), out(call, 0),
-                          out(call, 1));
+                          in(call, 1), in(call, 2), out(call, 0), out(call, 1));
   case Kernel::MatmulTransposedA:
-    return matmulBackward(ctx, plan::getMatmulShape(call), in(call, 0),
-                          nullptr, in(call, 1), nullptr, out(call, 0));
+    return matmulBackward(ctx, plan::getMatmulShape(call), in(call, 0), nullptr,
+                          in(call, 1), nullptr, out(call, 0));
   case Kernel::ReluForward:
     return activationForward(stream, Activation::Relu,
                              plan::getElementwiseSize(call), in(call, 0),
@@ -627,13 +648,12 @@ void runCudaKernel(StreamContext &ctx, const KernelCall &call) {
   }
   case Kernel::LogSoftmaxForward: {
     plan::RowsShape s = plan::getRowsShape(call);
-    return logSoftmaxForward(stream, s.rows, s.cols, in(call, 0),
-                             out(call, 0));
+    return logSoftmaxForward(stream, s.rows, s.cols, in(call, 0), out(call, 0));
   }
   case Kernel::LogSoftmaxBackward: {
     plan::RowsShape s = plan::getRowsShape(call);
-    return logSoftmaxBackward(stream, s.rows, s.cols, in(call, 0),
-                              in(call, 1), out(call, 0));
+    return logSoftmaxBackward(stream, s.rows, s.cols, in(call, 0), in(call, 1),
+                              out(call, 0));
   }
   case Kernel::CrossEntropyForward: {
     plan::RowsShape s = plan::getRowsShape(call);
@@ -669,10 +689,10 @@ void runCudaKernel(StreamContext &ctx, const KernelCall &call) {
     int64_t size = plan::getElementwiseSize(call);
     if (call.result(0).data == call.operand(0).data)
       return;
-    DPC_CUDA_CHECK(cudaMemcpyAsync(
-        call.result(0).data, call.operand(0).data,
-        size * plan::getDTypeSize(call.operand(0).dtype),
-        cudaMemcpyDeviceToDevice, stream));
+    DPC_CUDA_CHECK(
+        cudaMemcpyAsync(call.result(0).data, call.operand(0).data,
+                        size * plan::getDTypeSize(call.operand(0).dtype),
+                        cudaMemcpyDeviceToDevice, stream));
     return;
   }
   case Kernel::Fill:
@@ -684,8 +704,7 @@ void runCudaKernel(StreamContext &ctx, const KernelCall &call) {
                       out(call, 0));
   case Kernel::Transpose2d: {
     plan::RowsShape s = plan::getTransposeShape(call);
-    return transpose2d(stream, s.rows, s.cols,
-                       call.operand(0).as<uint32_t>(),
+    return transpose2d(stream, s.rows, s.cols, call.operand(0).as<uint32_t>(),
                        call.result(0).as<uint32_t>());
   }
   case Kernel::ReduceSum: {

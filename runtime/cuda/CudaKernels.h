@@ -24,26 +24,28 @@ namespace dpc::cuda {
 /// A convolution shape's cuDNN descriptors and its algorithms, chosen once.
 struct ConvPlan;
 
-/// Per device: convolution algorithms by shape (the first call of a shape
-/// asks cuDNN's heuristics; later calls reuse the answer).
+/// Per device: convolution algorithms by shape and workspace (the first
+/// call of a shape asks cuDNN's heuristics for the fastest algorithms that
+/// fit the workspace the plan gives the call; later calls reuse them).
 class ConvPlanCache {
 public:
   ConvPlanCache();
   ~ConvPlanCache();
-  const ConvPlan &get(cudnnHandle_t handle, const kernels::Conv2dShape &shape);
+  const ConvPlan &get(cudnnHandle_t handle, const kernels::Conv2dShape &shape,
+                      size_t workspaceBytes);
 
 private:
   std::mutex mutex;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                      int64_t, int64_t, int64_t, int64_t>,
+                      int64_t, int64_t, int64_t, int64_t, size_t>,
            std::unique_ptr<ConvPlan>>
       plans;
 };
 
-/// What one stream's kernels need: library handles bound to the stream
-/// and a workspace that grows to the largest request. Created and used on
-/// the device's dispatch thread only.
+/// What one stream's kernels need: library handles bound to the stream.
+/// Scratch memory is the plan's (KernelCall::workspace, in the arena).
+/// Created and used on the device's dispatch thread only.
 class StreamContext {
 public:
   StreamContext(cudaStream_t stream, ConvPlanCache &convPlans)
@@ -55,8 +57,6 @@ public:
   cudaStream_t getStream() const { return stream; }
   cudnnHandle_t getCudnn();
   cublasHandle_t getCublas();
-  /// At least `bytes` of scratch memory, valid until the next call.
-  void *getWorkspace(size_t bytes);
   ConvPlanCache &getConvPlans() { return convPlans; }
 
 private:
@@ -64,8 +64,6 @@ private:
   ConvPlanCache &convPlans;
   cudnnHandle_t cudnn = nullptr;
   cublasHandle_t cublas = nullptr;
-  void *workspace = nullptr;
-  size_t workspaceBytes = 0;
 };
 
 /// Enqueues `call` on the context's stream. Throws std::runtime_error (a

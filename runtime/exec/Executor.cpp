@@ -661,20 +661,21 @@ void Executor::broadcastState(bool buffersOnly) {
 void Executor::enqueue(int index, int64_t rows, int64_t batch) {
   StepState &state = *steps[index];
   const plan::Step &planStep = *state.step;
+  auto argOf = [&](int t) {
+    plan::TensorArg arg;
+    if (t >= 0) {
+      const plan::Tensor &tensor = *planStep.tensors()->Get(t);
+      arg.present = true;
+      arg.data = state.data[state.slot][t];
+      arg.dtype = tensor.dtype();
+      arg.dims = runtimeDims(tensor, rows);
+    }
+    return arg;
+  };
   auto bind = [&](const flatbuffers::Vector<int32_t> *indices,
                   std::vector<plan::TensorArg> &args) {
-    for (flatbuffers::uoffset_t k = 0; indices && k < indices->size(); ++k) {
-      int t = indices->Get(k);
-      plan::TensorArg arg;
-      if (t >= 0) {
-        const plan::Tensor &tensor = *planStep.tensors()->Get(t);
-        arg.present = true;
-        arg.data = state.data[state.slot][t];
-        arg.dtype = tensor.dtype();
-        arg.dims = runtimeDims(tensor, rows);
-      }
-      args.push_back(std::move(arg));
-    }
+    for (flatbuffers::uoffset_t k = 0; indices && k < indices->size(); ++k)
+      args.push_back(argOf(indices->Get(k)));
   };
   for (auto [s, i] : plan->getEnqueueOrder(index)) {
     const plan::Instruction &instruction =
@@ -691,6 +692,7 @@ void Executor::enqueue(int index, int64_t rows, int64_t batch) {
     call.communicator = state.communicator;
     bind(instruction.operands(), call.operands);
     bind(instruction.results(), call.results);
+    call.workspace = argOf(instruction.workspace());
     if (!tracer) {
       stream.launch(std::move(call));
     } else {

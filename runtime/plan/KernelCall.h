@@ -45,6 +45,8 @@ struct KernelCall {
   Kernel kernel = Kernel::Copy;
   const Instruction *instruction = nullptr; // attrs and algorithm
   std::vector<TensorArg> operands, results;
+  /// Scratch (U8) the kernel may use while it runs; not present: none.
+  TensorArg workspace;
   /// The global run-time batch (every replica's rows together): the
   /// cross-entropy divisor. The replica's own rows are in the tensors' dims.
   int64_t batch = 0;

@@ -6,15 +6,17 @@ namespace dpc::plan {
 
 const KernelSignature *getKernelSignature(Kernel kernel) {
   using A = KernelAttrs;
-  // {minOps, maxOps, minRes, maxRes, optionalOps, optionalRes, attrs, req}
+  // {minOps, maxOps, minRes, maxRes, optionalOps, optionalRes, attrs, req,
+  //  workspace}
   static const KernelSignature unary{1, 1, 1, 1, 0, 0, A::NONE, false};
   static const KernelSignature binary{2, 2, 1, 1, 0, 0, A::NONE, false};
-  static const KernelSignature convForward{2,    3, 1, 1, 0, 0, A::Conv2dAttrs,
-                                           false};
-  static const KernelSignature convData{2,    2, 1, 1, 0, 0, A::Conv2dAttrs,
-                                        false};
-  static const KernelSignature convWeights{2,    2, 1, 2, 0, 0, A::Conv2dAttrs,
-                                           false};
+  // Convolutions may take a workspace (cuDNN's, planned in the arena).
+  static const KernelSignature convForward{
+      2, 3, 1, 1, 0, 0, A::Conv2dAttrs, false, true};
+  static const KernelSignature convData{2,     2,   1, 1, 0, 0, A::Conv2dAttrs,
+                                        false, true};
+  static const KernelSignature convWeights{
+      2, 2, 1, 2, 0, 0, A::Conv2dAttrs, false, true};
   // Running statistics (operands 3, 4) may be left out together.
   static const KernelSignature bnTraining{
       5, 5, 3, 3, 0b11000, 0, A::BatchNormAttrs, false};

@@ -23,6 +23,8 @@ struct KernelSignature {
   KernelAttrs attrs;
   /// False when every attribute has a default, so NONE is accepted.
   bool attrsRequired;
+  /// Whether an instruction may name a scratch workspace tensor.
+  bool takesWorkspace = false;
 
   bool isOptionalOperand(size_t i) const {
     return i >= minOperands || (optionalOperands >> i & 1);

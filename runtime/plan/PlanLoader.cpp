@@ -412,6 +412,21 @@ private:
     bind(instruction.results(), "result", signature->minResults,
          signature->maxResults, &KernelSignature::isOptionalResult,
          call.results);
+    if (int w = instruction.workspace(); w != -1) {
+      if (!signature->takesWorkspace)
+        loaded.fail(where + ": " + EnumNameKernel(instruction.kernel()) +
+                    " takes no workspace");
+      if (w < 0 || w >= numTensors)
+        loaded.fail(where + ": workspace is tensor " + std::to_string(w) +
+                    ", but the step has " + std::to_string(numTensors) +
+                    " tensors");
+      const Tensor &tensor = *step.tensors()->Get(w);
+      std::vector<int64_t> dims = toDims(tensor.dims());
+      if (tensor.dtype() != DType::U8 || dims.size() != 1 || tensor.batch_dim())
+        loaded.fail(where + ": workspace tensor " + std::to_string(w) +
+                    " is not a 1-D U8 buffer of a fixed size");
+      call.workspace = {true, nullptr, DType::U8, dims};
+    }
     KernelAttrs attrs = instruction.attrs_type();
     if (attrs != signature->attrs &&
         (attrs != KernelAttrs::NONE || signature->attrsRequired))

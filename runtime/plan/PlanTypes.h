@@ -23,6 +23,8 @@ inline int64_t getDTypeSize(DType dtype) {
   case DType::F16:
   case DType::BF16:
     return 2;
+  case DType::U8:
+    return 1;
   }
   return 0;
 }

@@ -79,7 +79,9 @@ TEST(PlanLoaderTest, WrongVersion) {
   PlanT plan = test::buildMlpPlanObject(smallMlp());
   plan.version = 7;
   EXPECT_EQ(loadError(plan), "bad.plan: plan format version 7, this runtime "
-                             "reads version 1; recompile the model");
+                             "reads version " +
+                                 std::to_string(kPlanVersion) +
+                                 "; recompile the model");
 }
 
 TEST(PlanLoaderTest, Truncated) {
@@ -217,6 +219,36 @@ TEST(PlanLoaderTest, OperandCount) {
   EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step', stream 0, "
                              "instruction 1 (ReluForward): has 2 operands, "
                              "expected 1");
+}
+
+TEST(PlanLoaderTest, WorkspaceIsAFixedU8BufferOfAKernelThatTakesOne) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  StepT &step = *plan.steps[0];
+  auto scratch = std::make_unique<TensorT>();
+  scratch->name = "scratch";
+  scratch->dtype = DType::U8;
+  scratch->dims = {16};
+  step.tensors.push_back(std::move(scratch));
+  int workspace = int(step.tensors.size()) - 1;
+  InstructionT &linear = *step.streams[0]->instructions[0];
+  const std::string where = "bad.plan: step 'train_step', stream 0, "
+                            "instruction 0 ";
+  linear.workspace = workspace;
+  EXPECT_EQ(loadError(plan),
+            where + "(LinearForward): LinearForward takes no workspace");
+
+  // A convolution may take one, but only of raw bytes.
+  linear.kernel = Kernel::Conv2dForward;
+  linear.workspace = 99;
+  EXPECT_EQ(loadError(plan), where +
+                                 "(Conv2dForward): workspace is tensor 99, "
+                                 "but the step has " +
+                                 std::to_string(step.tensors.size()) +
+                                 " tensors");
+  linear.workspace = linear.operands[1]; // the f32 weights
+  EXPECT_EQ(loadError(plan), where + "(Conv2dForward): workspace tensor " +
+                                 std::to_string(linear.workspace) +
+                                 " is not a 1-D U8 buffer of a fixed size");
 }
 
 TEST(PlanLoaderTest, EventsThatCanNeverBeSignalled) {

@@ -71,3 +71,34 @@ exec.step "s" device(0) batch(1) arena(64) {
   // expected-error @+1 {{'exec.arena' op offset must be >= 0}}
   %x = exec.arena[-64] : memref<4xf32>
 }
+
+// -----
+
+exec.step "s" device(0) batch(1) arena(128) {
+  %x = exec.arena[0] : memref<4xf32>
+  %ws = exec.arena[64] : memref<64xi8>
+  // expected-error @+1 {{'exec.kernel' op ReluForward takes no workspace}}
+  exec.kernel "ReluForward" ins(%x : memref<4xf32>) outs(%x : memref<4xf32>) workspace(%ws : memref<64xi8>)
+}
+
+// -----
+
+exec.step "s" device(0) batch(1) arena(256) {
+  %x = exec.arena[0] : memref<1x1x4x4xf32>
+  %w = exec.arena[64] : memref<1x1x1x1xf32>
+  %y = exec.arena[128] : memref<1x1x4x4xf32>
+  %ws = exec.input "scratch" : memref<64xi8>
+  // expected-error @+1 {{'exec.kernel' op workspace must be an arena buffer}}
+  exec.kernel "Conv2dForward" ins(%x, %w : memref<1x1x4x4xf32>, memref<1x1x1x1xf32>) outs(%y : memref<1x1x4x4xf32>) workspace(%ws : memref<64xi8>)
+}
+
+// -----
+
+exec.step "s" device(0) batch(1) arena(256) {
+  %x = exec.arena[0] : memref<1x1x4x4xf32>
+  %w = exec.arena[64] : memref<1x1x1x1xf32>
+  %y = exec.arena[128] : memref<1x1x4x4xf32>
+  %ws = exec.arena[192] : memref<16xf32>
+  // expected-error @+1 {{'exec.kernel' op operand #3 must be 1D memref of 8-bit signless integer values}}
+  exec.kernel "Conv2dForward" ins(%x, %w : memref<1x1x4x4xf32>, memref<1x1x1x1xf32>) outs(%y : memref<1x1x4x4xf32>) workspace(%ws : memref<16xf32>)
+}

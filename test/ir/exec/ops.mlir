@@ -27,3 +27,15 @@ exec.step "train_step" device(0) batch(8) arena(256) {
   // CHECK: exec.output "logits", %{{.*}} : memref<?x4xf32>
   exec.output "logits", %y : memref<?x4xf32>
 }
+
+// A convolution with its workspace (cuDNN's scratch) in the arena.
+// CHECK-LABEL: exec.step "conv_step" device(0) batch(2) arena(4096)
+exec.step "conv_step" device(0) batch(2) arena(4096) {
+  %x = exec.input "images" : memref<?x1x4x4xf32>
+  %w = exec.arena[0] : memref<2x1x3x3xf32>
+  %y = exec.arena[128] : memref<?x2x2x2xf32>
+  // CHECK: %[[WS:.*]] = exec.arena[1024] : memref<2048xi8>
+  %ws = exec.arena[1024] : memref<2048xi8>
+  // CHECK: exec.kernel "Conv2dForward" ins(%{{.*}}, %{{.*}} : memref<?x1x4x4xf32>, memref<2x1x3x3xf32>) outs(%{{.*}} : memref<?x2x2x2xf32>) workspace(%[[WS]] : memref<2048xi8>) {algorithm = "direct"}
+  exec.kernel "Conv2dForward" ins(%x, %w : memref<?x1x4x4xf32>, memref<2x1x3x3xf32>) outs(%y : memref<?x2x2x2xf32>) workspace(%ws : memref<2048xi8>) {algorithm = "direct"}
+}
