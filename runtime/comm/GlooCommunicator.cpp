@@ -89,6 +89,19 @@ private:
   bool sending;
 };
 
+/// A send or receive that Gloo refused to start (the peer's connection is
+/// closed already): it fails when waited for, where the communicator names
+/// the peer it lost.
+class FailedRequest : public Transport::Request {
+public:
+  explicit FailedRequest(const std::exception &error)
+      : message(std::string("gloo: ") + error.what()) {}
+  bool wait(Clock::time_point, int *) override { throw CommError(message); }
+
+private:
+  std::string message;
+};
+
 class GlooTransport : public Transport {
 public:
   GlooTransport(std::unique_ptr<TcpStoreServer> server,
@@ -103,15 +116,24 @@ public:
 
   std::unique_ptr<Request> send(int peer, const void *data, size_t bytes,
                                 uint32_t tag) override {
-    auto buffer = context->createUnboundBuffer(const_cast<void *>(data), bytes);
-    buffer->send(peer, tag);
-    return std::make_unique<GlooRequest>(std::move(buffer), true);
+    try {
+      auto buffer =
+          context->createUnboundBuffer(const_cast<void *>(data), bytes);
+      buffer->send(peer, tag);
+      return std::make_unique<GlooRequest>(std::move(buffer), true);
+    } catch (const std::exception &error) {
+      return std::make_unique<FailedRequest>(error);
+    }
   }
   std::unique_ptr<Request> receive(int peer, void *data, size_t bytes,
                                    uint32_t tag) override {
-    auto buffer = context->createUnboundBuffer(data, bytes);
-    buffer->recv(peer, tag);
-    return std::make_unique<GlooRequest>(std::move(buffer), false);
+    try {
+      auto buffer = context->createUnboundBuffer(data, bytes);
+      buffer->recv(peer, tag);
+      return std::make_unique<GlooRequest>(std::move(buffer), false);
+    } catch (const std::exception &error) {
+      return std::make_unique<FailedRequest>(error);
+    }
   }
 
 private:
