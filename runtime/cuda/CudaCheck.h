@@ -55,6 +55,13 @@ inline bool failed(cublasStatus_t status) {
 }
 inline bool failed(ncclResult_t status) { return status != ncclSuccess; }
 
+/// Statuses that say "not done yet" rather than "failed": a nonblocking NCCL
+/// communicator's call going on in the background, a stream still busy.
+inline bool isPending(ncclResult_t status) { return status == ncclInProgress; }
+inline bool isPending(cudaError_t status) {
+  return status == cudaErrorNotReady;
+}
+
 /// "cuda:K" for the calling thread's current device, "cuda:?" without one.
 std::string currentDeviceName();
 
@@ -63,6 +70,15 @@ template <typename Status>
   throw CudaError(currentDeviceName() + ": " + call + " failed: " +
                       describeStatus(status),
                   meansNoGpu(status));
+}
+
+/// DPC_CUDA_PENDING's check: true for a pending status, false for success.
+template <typename Status> bool checkPending(Status status, const char *call) {
+  if (isPending(status))
+    return true;
+  if (failed(status))
+    throwStatus(status, call);
+  return false;
 }
 
 /// For destructors, which must not throw: prints the line to stderr.
@@ -83,6 +99,11 @@ template <typename Status> void reportStatus(Status status, const char *call) {
     if (::dpc::cuda::failed(dpcStatus_))                                       \
       ::dpc::cuda::throwStatus(dpcStatus_, #call);                             \
   } while (false)
+
+/// As DPC_CUDA_CHECK, but a "not done yet" status (ncclInProgress,
+/// cudaErrorNotReady: see isPending) is no failure: evaluates to true for it,
+/// to false for success; the caller polls until done.
+#define DPC_CUDA_PENDING(call) ::dpc::cuda::checkPending((call), #call)
 
 /// As DPC_CUDA_CHECK, but reports on stderr instead of throwing.
 #define DPC_CUDA_REPORT(call)                                                  \

@@ -74,6 +74,15 @@ createCudaCommunicators(const std::vector<exec::Device *> &devices) {
   return NcclCommunicator::createGroup(ordinals);
 }
 
+std::unique_ptr<comm::Communicator>
+createCudaRankCommunicator(exec::Device &device, comm::Communicator &host,
+                           std::chrono::milliseconds timeout) {
+  auto *gpu = dynamic_cast<CudaDevice *>(&device);
+  if (!gpu)
+    return nullptr;
+  return NcclCommunicator::createForRank(host, gpu->getOrdinal(), timeout);
+}
+
 //===----------------------------------------------------------------------===//
 // CudaEvent
 //===----------------------------------------------------------------------===//

@@ -31,6 +31,7 @@
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/exec/Device.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -154,6 +155,13 @@ bool isCudaDevice(const exec::Device &device);
 /// CUDA devices; empty when none is; throws std::runtime_error when mixed.
 std::vector<std::unique_ptr<comm::Communicator>>
 createCudaCommunicators(const std::vector<exec::Device *> &devices);
+
+/// Rank mode: the NCCL communicator of this process's `device` in `host`'s
+/// group (NcclCommunicator::createForRank); null when `device` is not a
+/// CUDA device.
+std::unique_ptr<comm::Communicator>
+createCudaRankCommunicator(exec::Device &device, comm::Communicator &host,
+                           std::chrono::milliseconds timeout);
 
 } // namespace dpc::cuda
 

@@ -1,7 +1,10 @@
-//===- NcclCommunicator.h - collectives across local GPUs (NCCL) -*- C++ -*-===//
+//===- NcclCommunicator.h - collectives across GPUs (NCCL) ------*- C++ -*-===//
 //
 // One process drives every local GPU of the plan: ncclCommInitAll makes one
 // NCCL communicator per device (rank = the device's index in the plan).
+// Or one process per GPU (rank mode: `dpc launch`, torchrun, mpirun):
+// createForRank makes this process's communicator, rank 0's ncclUniqueId
+// reaching the others through the host communicator (Gloo or MPI).
 //
 // How an all-reduce reaches the communication stream. The Communicator
 // interface is synchronous: on the CPU a collective runs on its stream's
@@ -20,12 +23,27 @@
 // group rule (NCCL: one thread per communicator is allowed), and calls
 // match by order, as the interface requires.
 //
-// allReduce() (the interface) is for host callers: it enqueues on the
-// communicator's own stream and waits for it.
+// allReduce() and broadcast() (the interface) are for host callers: they
+// enqueue on the communicator's own stream and wait for it.
 //
 // NCCL cannot tell ranks that disagree (other counts or dtypes) apart from
-// ranks that have not arrived yet: such a plan hangs instead of throwing
-// CommError. dpc's plans issue the same collectives on every device.
+// ranks that have not arrived yet: either way the GPU waits. In one process
+// dpc's plans issue the same collectives on every device, and the group
+// waits as CUDA does. Across processes a rank may be late, stopped or gone,
+// so a rank's communicator is nonblocking (NCCL's config.blocking = 0):
+// every NCCL call returns at once, possibly with ncclInProgress, meaning
+// that NCCL goes on in the background until ncclCommGetAsyncError says
+// ncclSuccess (or an error); no other call may touch the communicator
+// before that. So each call here is followed by that poll -- also on the
+// dispatch thread, since the stream must hold the collective before the
+// event records that follow it -- and the waits for NCCL (init, the host
+// callers' stream) give up after the run's --timeout: the communicator is
+// then aborted (ncclCommAbort, which also stops its kernels) and the call
+// throws comm::CommError naming the operation; any later call throws too.
+// Not covered yet: a step's own streams are waited for by CudaStream, with
+// no deadline, so a rank that stops in the middle of a step's all-reduce
+// stalls the others there.
+//
 // Results are the same on every rank (NCCL reduces each element once and
 // broadcasts it); Mean is a sum divided by the world size, as on the CPU.
 //
@@ -37,7 +55,11 @@
 #include "runtime/comm/Communicator.h"
 #include "runtime/cuda/CudaCheck.h"
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace dpc::cuda {
@@ -47,6 +69,13 @@ public:
   /// One communicator per CUDA device ordinal in `ordinals` (all distinct).
   static std::vector<std::unique_ptr<comm::Communicator>>
   createGroup(const std::vector<int> &ordinals);
+  /// Rank mode: this process's rank of `host`'s group, on GPU `ordinal`:
+  /// a nonblocking communicator whose waits give up after `timeout` (see
+  /// above). A collective of `host` (every rank must call it). Throws
+  /// comm::CommError, or CudaError before NCCL is reached.
+  static std::unique_ptr<NcclCommunicator>
+  createForRank(comm::Communicator &host, int ordinal,
+                std::chrono::milliseconds timeout);
   ~NcclCommunicator() override;
 
   int getRank() const override { return rank; }
@@ -68,12 +97,55 @@ public:
                  int root) override;
 
 private:
+  using Clock = std::chrono::steady_clock;
+
   NcclCommunicator(ncclComm_t comm, int rank, int worldSize, int ordinal)
       : comm(comm), rank(rank), worldSize(worldSize), ordinal(ordinal) {}
+
+  bool isNonblocking() const { return timeout.count() > 0; }
+  /// "all-reduce #3 (nccl, rank 0 of 2)": for messages.
+  std::string describe(const std::string &operation) const;
+  /// Starts collective `operation`: throws if the communicator was aborted;
+  /// returns its deadline (none when blocking).
+  Clock::time_point begin(const std::string &operation);
+  /// Runs `body` (NCCL calls of `operation`); in rank mode, a CUDA or NCCL
+  /// failure aborts the communicator and throws CommError instead.
+  template <typename Body>
+  void guard(const std::string &operation, const Body &body);
+  /// The NCCL calls `body` makes, as one group, issued to their streams by
+  /// the time it returns (a nonblocking ncclGroupEnd may still be issuing).
+  template <typename Body>
+  void issueGroup(const std::string &operation, Clock::time_point deadline,
+                  const Body &body);
+  /// Polls ncclCommGetAsyncError until NCCL is done with the last call.
+  void waitForNccl(const std::string &operation, Clock::time_point deadline);
+  /// Aborts the communicator and throws CommError: `operation`: `why`.
+  [[noreturn]] void fail(const std::string &operation, const std::string &why);
+  [[noreturn]] void failTimedOut(const std::string &operation);
+  /// Polls NCCL's state: true while its last call is still in progress;
+  /// throws CudaError when NCCL reports an error.
+  bool isNcclBusy();
+  /// Issues one all-reduce of `buffers` on `stream` (see enqueueAllReduce).
+  void issueAllReduce(const std::vector<comm::ReduceBuffer> &buffers,
+                      comm::ReduceOp op, cudaStream_t stream,
+                      const std::string &operation, Clock::time_point deadline);
+  /// The host callers' wait for their stream.
+  void synchronize(cudaStream_t stream, const std::string &operation,
+                   Clock::time_point deadline);
+  /// Rank mode, at the end: ncclCommFinalize, polled until done or the
+  /// timeout; false if it did not finish.
+  bool finalize() noexcept;
 
   ncclComm_t comm;
   int rank, worldSize, ordinal;
   cudaStream_t ownStream = nullptr;
+  /// Rank mode (nonblocking): how long a wait for NCCL may take; 0 in one
+  /// process (blocking).
+  std::chrono::milliseconds timeout{0};
+  /// Collectives begun, for messages; the dispatch thread and the host
+  /// callers take turns, never at once.
+  uint64_t sequence = 0;
+  std::atomic<bool> aborted{false};
   /// The stream the synchronous collectives run on, created on first use.
   cudaStream_t getOwnStream();
 };

@@ -23,6 +23,7 @@
 
 #include "runtime/plan/KernelCall.h"
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -138,6 +139,15 @@ std::unique_ptr<Device> createDevice(const std::string &name,
 /// index): NCCL when they are CUDA devices, in-process threads otherwise.
 std::vector<std::unique_ptr<comm::Communicator>>
 createCommunicators(const std::vector<Device *> &devices);
+
+/// One process per device (rank mode): the communicator for collectives in
+/// `device`'s memory -- NCCL for a CUDA device, made through `host` (the
+/// Gloo or MPI group, a collective of it), whose waits give up after
+/// `timeout` -- or null when `host` serves (a CPU device's memory is host
+/// memory). Throws comm::CommError or std::runtime_error in one line.
+std::unique_ptr<comm::Communicator>
+createRankCommunicator(Device &device, comm::Communicator &host,
+                       std::chrono::milliseconds timeout);
 
 } // namespace dpc::exec
 

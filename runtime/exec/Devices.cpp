@@ -58,4 +58,15 @@ createCommunicators(const std::vector<Device *> &devices) {
   return comm::createInProcessGroup(static_cast<int>(devices.size()));
 }
 
+std::unique_ptr<comm::Communicator>
+createRankCommunicator([[maybe_unused]] Device &device,
+                       [[maybe_unused]] comm::Communicator &host,
+                       [[maybe_unused]] std::chrono::milliseconds timeout) {
+#ifdef DPC_HAVE_CUDA
+  return cuda::createCudaRankCommunicator(device, host, timeout);
+#else
+  return nullptr; // only CPU devices: host memory
+#endif
+}
+
 } // namespace dpc::exec

@@ -186,7 +186,37 @@ void fillOnes(uint8_t *bytes, int64_t count, plan::DType dtype) {
   }
 }
 
+/// "cuda" for "cuda:1".
+std::string_view kindOf(std::string_view name) {
+  return name.substr(0, name.find(':'));
+}
+
+/// Rank mode: one device kind. (A GPU rank's communicator is NCCL, made
+/// with every rank; a CPU rank's is the host one.)
+void checkOneDeviceKind(const LoadedPlan &plan) {
+  const auto &names = *plan.get().devices();
+  std::string_view first = names.Get(0)->name()->string_view();
+  for (const plan::Device *device : names)
+    if (kindOf(device->name()->string_view()) != kindOf(first))
+      plan.fail("devices '" + std::string(first) + "' and '" +
+                device->name()->str() +
+                "': one process per device runs plans of one device kind, "
+                "CPU or GPU, not both");
+}
+
 } // namespace
+
+std::string getRankDeviceName(const std::string &name, int rank,
+                              int localRank) {
+  const std::string prefix = "cuda:";
+  std::string index = name.substr(std::min(name.size(), prefix.size()));
+  if (localRank < 0 || localRank == rank || name.rfind(prefix, 0) != 0 ||
+      index.empty() || index.size() > 6 ||
+      index.find_first_not_of("0123456789") != std::string::npos)
+    return name;
+  int ordinal = localRank + (std::stoi(index) - rank);
+  return ordinal < 0 ? name : prefix + std::to_string(ordinal);
+}
 
 Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
                    const DeviceFactory &factory, ProcessRank rank)
@@ -203,29 +233,29 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
                  " (a process-per-device run needs one rank per device)");
     localDevice = rank.communicator->getRank();
     options.numLocalDevices = std::max(1, rank.localWorldSize);
-    // Gloo and MPI move host memory: GPU buffers need NCCL across
-    // processes, which is not there yet.
-    std::string name = root.devices()->Get(localDevice)->name()->str();
-    if (name.rfind("cpu:", 0) != 0)
-      plan->fail("device '" + name +
-                 "': one process per device drives CPU devices only for "
-                 "now; run a GPU plan in one process (NCCL between its GPUs)");
+    checkOneDeviceKind(*plan);
   }
   for (int d = 0; d < numDevices; ++d) {
     if (localDevice >= 0 && d != localDevice) {
       devices.push_back(nullptr); // another rank's
       continue;
     }
+    std::string name = root.devices()->Get(d)->name()->str();
+    if (localDevice >= 0)
+      name = getRankDeviceName(name, localDevice, rank.localRank);
     try {
-      devices.push_back(
-          factory(root.devices()->Get(d)->name()->str(), options));
+      devices.push_back(factory(name, options));
     } catch (const std::exception &error) {
       plan->fail(error.what());
     }
   }
   if (localDevice >= 0) {
+    // Every rank gets here with a device of the same kind, so that all or
+    // none take part in making a GPU communicator (a host collective).
     communicators.resize(numDevices);
-    communicators[localDevice] = std::move(rank.communicator);
+    hostCommunicator = std::move(rank.communicator);
+    communicators[localDevice] = createRankCommunicator(
+        *devices[localDevice], *hostCommunicator, rank.timeout);
   } else {
     // In-process for CPU devices, NCCL for GPUs.
     std::vector<Device *> members;
@@ -301,7 +331,7 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
     auto state = std::make_unique<StepState>();
     state->step = &step;
     state->device = devices[step.device()].get();
-    state->communicator = communicators[step.device()].get();
+    state->communicator = getCommunicator(step.device());
     state->lastRows = plan->getMaxBatch(s); // outputs before a run
     size_t numTensors = step.tensors() ? step.tensors()->size() : 0;
     for (int s = 0; s < 2; ++s) {
@@ -643,6 +673,13 @@ void Executor::copyPrimaryToReplicas(bool buffersOnly) {
   }
 }
 
+comm::Communicator *Executor::getCommunicator(int device) const {
+  // Rank mode on a CPU device: its memory is host memory.
+  if (device == localDevice && !communicators[device])
+    return hostCommunicator.get();
+  return communicators[device].get();
+}
+
 void Executor::broadcastState(bool buffersOnly) {
   const auto *states = plan->get().persistent();
   std::vector<comm::ReduceBuffer> buffers;
@@ -655,7 +692,7 @@ void Executor::broadcastState(bool buffersOnly) {
                        state.dtype()});
   }
   if (!buffers.empty())
-    communicators[localDevice]->broadcast(buffers, 0);
+    getCommunicator(localDevice)->broadcast(buffers, 0);
 }
 
 void Executor::enqueue(int index, int64_t rows, int64_t batch) {
@@ -1045,7 +1082,8 @@ Executor::getReplicaScalarOutputs(int step, std::string_view name) const {
         ends.push_back(all.size());
       }
     }
-    communicators[localDevice]->allReduce(
+    // Host memory: the host communicator, whatever the device.
+    hostCommunicator->allReduce(
         {{all.data(), int64_t(all.size()), plan::DType::F64}},
         plan::ReduceOp::Sum);
     group.scalars.clear();

@@ -36,10 +36,15 @@
 //    again from the lowest device.
 //
 // Data parallelism, one process per device (rank mode: `dpc launch`,
-// torchrun, mpirun): the executor is given this process's communicator, of
-// rank R in a world of as many ranks as the plan has devices, and drives
-// only device R -- its replica of each step and its copy of the training
-// state. The same calls keep their global meaning, with these differences:
+// torchrun, mpirun): the executor is given this process's host communicator
+// (Gloo or MPI), of rank R in a world of as many ranks as the plan has
+// devices, and drives only device R -- its replica of each step and its
+// copy of the training state. Collectives in device memory (all-reduce
+// kernels, the state broadcast) go through the device's communicator:
+// the host one for a CPU device, NCCL for a GPU (made through the host one,
+// createRankCommunicator); host-side ones (the scalar outputs) through the
+// host communicator. A plan must not mix CPU and GPU devices here. The same
+// calls keep their global meaning, with these differences:
 //
 //  - setInput: a batch input takes only this rank's rows of the global
 //    batch, getLocalRows(step, batch) of them, concatenated (the other
@@ -70,6 +75,7 @@
 #include "runtime/exec/Device.h"
 #include "runtime/plan/PlanLoader.h"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -86,19 +92,35 @@ using DeviceFactory = std::function<std::unique_ptr<Device>(
 
 /// This process's part in a process-per-device run (see above).
 struct ProcessRank {
-  /// Of rank R (the plan's device R) in a world of one rank per device.
+  /// Of rank R (the plan's device R) in a world of one rank per device:
+  /// the host communicator (Gloo, MPI).
   std::unique_ptr<comm::Communicator> communicator;
   /// Ranks on this host: they share its cores.
   int localWorldSize = 1;
+  /// This rank's index on its host (LOCAL_RANK), -1 for R: which GPU a
+  /// plan's cuda:K is on this host (see getRankDeviceName).
+  int localRank = -1;
+  /// How long waits for a GPU communicator may take (--timeout).
+  std::chrono::milliseconds timeout{300000};
 };
+
+/// Rank mode: the device rank `rank` (`localRank` on its host) creates for
+/// the plan's device `name`. A plan's cuda:K counts the GPUs of all hosts
+/// in rank order, so on this host it is GPU LOCAL_RANK + (K - R): for the
+/// usual plan (cuda:0, cuda:1, ... for ranks 0, 1, ...) rank R drives
+/// cuda:LOCAL_RANK, as torchrun's workers do, and on one host cuda:K itself.
+/// Other names are kept.
+std::string getRankDeviceName(const std::string &name, int rank, int localRank);
 
 class Executor {
 public:
   /// Creates the plan's devices (by default with createDevice), allocates
   /// and initializes its memory, and an in-process communicator over the
   /// devices; with `rank`'s communicator, only device R and its memory (rank
-  /// mode). Throws plan::PlanError naming the plan for a device this
-  /// runtime lacks, or a world size other than the plan's device count.
+  /// mode, with its device's communicator). Throws plan::PlanError naming
+  /// the plan for a device this runtime lacks, a world size other than the
+  /// plan's device count, or (rank mode) a plan mixing CPU and GPU devices;
+  /// comm::CommError when the GPU communicator cannot be made.
   explicit Executor(std::shared_ptr<const plan::LoadedPlan> plan,
                     const DeviceFactory &factory = createDevice,
                     ProcessRank rank = {});
@@ -225,6 +247,8 @@ private:
   /// Rank mode: rank 0's training state (or its buffers) to every rank.
   void broadcastState(bool buffersOnly);
   bool isLocal(int planStep) const;
+  /// The communicator for collectives in device `device`'s memory.
+  comm::Communicator *getCommunicator(int device) const;
   /// Rank mode: the index of this rank's replica in `group`.
   size_t getLocalReplica(const StepGroup &group) const;
   /// Output `name` (`count` scalars) of every replica of `step` binding it,
@@ -241,6 +265,9 @@ private:
   std::vector<DeviceBuffer> arenas; // one per device, shared by its steps
   std::vector<std::unique_ptr<Stream>> uploadStreams; // per device: inputs
   std::vector<std::unique_ptr<comm::Communicator>> communicators;
+  /// Rank mode: Gloo/MPI, for host memory; communicators[localDevice] is
+  /// NCCL on a GPU, null on a CPU device (getCommunicator).
+  std::unique_ptr<comm::Communicator> hostCommunicator;
   std::vector<DeviceBuffer> persistent;
   std::vector<size_t> primary;
   std::vector<std::vector<size_t>> copies;       // per persistent: all copies

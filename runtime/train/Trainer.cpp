@@ -189,6 +189,8 @@ exec::ProcessRank joinProcessGroup(const RunOptions &options,
                               : comm::parseBackend(options.backend);
   rank.communicator = comm::connectProcessGroup(environment, backend, timeout);
   rank.localWorldSize = environment.localWorldSize;
+  rank.localRank = environment.localRank;
+  rank.timeout = timeout;
   // Before the first step: the same plan and flags everywhere.
   const std::vector<uint8_t> &bytes = loaded.getBytes();
   comm::checkSameOnEveryRank(

@@ -3,9 +3,11 @@
 
 Every call of a function named cuda*/cudnn*/cublas*/nccl* in the given
 files (or the C++/CUDA sources under the given folders) must be the whole
-argument of DPC_CUDA_CHECK(...) or DPC_CUDA_REPORT(...)
-(runtime/cuda/CudaCheck.h), so that the wrapper sees its status
-(DPC_CUDA_CHECK(cudaFoo(...) == x) hides it and is rejected). Exceptions:
+argument of DPC_CUDA_CHECK(...), DPC_CUDA_REPORT(...) or
+DPC_CUDA_PENDING(...) (runtime/cuda/CudaCheck.h; the last for calls that may
+say "not done yet": a nonblocking NCCL communicator's, cudaStreamQuery), so
+that the wrapper sees its status (DPC_CUDA_CHECK(cudaFoo(...) == x) hides
+it and is rejected). Exceptions:
   - functions that return no status (the error-string helpers);
   - a line marked `// lint: checked` (the status is kept and tested by
     hand) or `// lint: allowed` (a call whose failure is deliberately
@@ -20,7 +22,7 @@ import os
 import re
 import sys
 
-WRAPPERS = ("DPC_CUDA_CHECK", "DPC_CUDA_REPORT")
+WRAPPERS = ("DPC_CUDA_CHECK", "DPC_CUDA_REPORT", "DPC_CUDA_PENDING")
 NO_STATUS = {
     "cudaGetErrorString", "cudaGetErrorName", "cudnnGetErrorString",
     "cudnnGetLastErrorString", "cublasGetStatusString",

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/comm/InProcessCommunicator.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/NcclCommunicator.h"
 #include "runtime/exec/Executor.h"
@@ -224,6 +225,56 @@ TEST(NcclCommunicatorTest, AllReduceLikeTheInProcessCommunicator) {
     EXPECT_EQ(i[0], int32_t(gpus * (gpus + 1) / 2 / gpus));
     EXPECT_EQ(i[1], 7);
   }
+}
+
+TEST(NcclCommunicatorTest, RanksMeetThroughTheHostGroupAndTimeOut) {
+  REQUIRE_GPUS(2);
+  // Rank mode on threads: each rank's NCCL communicator is made through its
+  // host communicator (here in-process), one GPU each.
+  auto host = comm::createInProcessGroup(2);
+  std::vector<std::unique_ptr<CudaDevice>> devices;
+  std::vector<exec::DeviceBuffer> buffers;
+  for (int d = 0; d < 2; ++d) {
+    devices.push_back(
+        std::make_unique<CudaDevice>("cuda:" + std::to_string(d), d));
+    std::vector<float> values = {float(d + 1), float(10 * d)};
+    buffers.emplace_back(*devices[d], 8);
+    devices[d]->copyFromHost(buffers[d].get(), values.data(), 8);
+  }
+  std::vector<std::vector<float>> results(2, std::vector<float>(2));
+  std::string timeoutError;
+  std::atomic<bool> rankZeroDone{false};
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.emplace_back([&, r] {
+      auto nccl = NcclCommunicator::createForRank(
+          *host[r], r, std::chrono::milliseconds(500));
+      comm::ReduceBuffer buffer{buffers[r].get(), 2, plan::DType::F32};
+      nccl->broadcast({buffer}, 1);                   // {2, 10} everywhere
+      nccl->allReduce({buffer}, plan::ReduceOp::Sum); // {4, 20}
+      devices[r]->copyToHost(results[r].data(), buffers[r].get(), 8);
+      if (r == 0) {
+        // Rank 1 never joins: rank 0 gives up after the timeout.
+        try {
+          nccl->broadcast({buffer}, 0);
+        } catch (const comm::CommError &error) {
+          timeoutError = error.what();
+        }
+        rankZeroDone = true;
+      } else {
+        while (!rankZeroDone)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    });
+  for (std::thread &t : ranks)
+    t.join();
+  for (int r = 0; r < 2; ++r)
+    EXPECT_EQ(results[r], (std::vector<float>{4.f, 20.f})) << "rank " << r;
+  EXPECT_EQ(timeoutError.rfind("broadcast #3 (nccl, rank 0 of 2, cuda:0): "
+                               "timed out after 0.5 s",
+                               0),
+            0u)
+      << timeoutError;
 }
 
 //===----------------------------------------------------------------------===//

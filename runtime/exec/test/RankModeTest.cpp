@@ -151,6 +151,21 @@ TEST(RankModeTest, WorldSizeMustMatchThePlan) {
   }
 }
 
+TEST(RankModeTest, CudaDeviceNamesCountFromTheHostsLocalRank) {
+  // One host: the plan's name itself (rank r of cuda:0,cuda:1 drives cuda:r).
+  EXPECT_EQ(getRankDeviceName("cuda:1", 1, 1), "cuda:1");
+  EXPECT_EQ(getRankDeviceName("cuda:0", 1, 1), "cuda:0");
+  EXPECT_EQ(getRankDeviceName("cuda:1", 1, -1), "cuda:1");
+  // Two hosts of two GPUs, cuda:0..cuda:3: ranks 2 and 3 drive their host's
+  // cuda:0 and cuda:1 (LOCAL_RANK), as torchrun's workers do.
+  EXPECT_EQ(getRankDeviceName("cuda:2", 2, 0), "cuda:0");
+  EXPECT_EQ(getRankDeviceName("cuda:3", 3, 1), "cuda:1");
+  // Other names, and names that would fall below cuda:0, are kept.
+  EXPECT_EQ(getRankDeviceName("cpu:3", 3, 1), "cpu:3");
+  EXPECT_EQ(getRankDeviceName("cuda:0", 3, 1), "cuda:0");
+  EXPECT_EQ(getRankDeviceName("cuda:x", 3, 1), "cuda:x");
+}
+
 TEST(RankModeTest, RankZerosStateWins) {
   // Rank 1 starts from other weights: the first run broadcasts rank 0's.
   MlpPlanOptions o = smallMlp({4, 4});

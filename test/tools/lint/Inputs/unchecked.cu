@@ -26,4 +26,6 @@ void good(float *x, cudaStream_t stream) {
   const char *quoted = "cudaFree(x)";
   cudaError_t status = cudaFree(x); // lint: checked
   (void)text, (void)quoted, (void)status;
+  while (DPC_CUDA_PENDING(cudaStreamQuery(stream)))
+    continue;
 }
