@@ -114,6 +114,9 @@ public:
   /// Blocks until every task submitted so far has been issued.
   void drain();
   ConvPlanCache &getConvPlans() { return convPlans; }
+  std::vector<std::string> getRunTimeChoices() const override {
+    return convPlans.getChoices();
+  }
 
 private:
   void dispatch();

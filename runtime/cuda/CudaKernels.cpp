@@ -128,6 +128,51 @@ auto pickAlgorithm(const Perf *perf, int count, size_t limit,
                            std::to_string(limit) + " bytes");
 }
 
+/// cuDNN's names for its algorithms (cudnn_ops.h), by enum value.
+template <size_t N>
+const char *nameOf(int algo, const char *const (&names)[N]) {
+  return algo >= 0 && algo < int(N) ? names[algo] : "?";
+}
+const char *nameOf(cudnnConvolutionFwdAlgo_t algo) {
+  static const char *const names[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM",
+                                      "GEMM",          "DIRECT",
+                                      "FFT",           "FFT_TILING",
+                                      "WINOGRAD",      "WINOGRAD_NONFUSED"};
+  return nameOf(algo, names);
+}
+const char *nameOf(cudnnConvolutionBwdDataAlgo_t algo) {
+  static const char *const names[] = {
+      "ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+  return nameOf(algo, names);
+}
+const char *nameOf(cudnnConvolutionBwdFilterAlgo_t algo) {
+  static const char *const names[] = {
+      "ALGO_0",    "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
+      "FFT_TILING"};
+  return nameOf(algo, names);
+}
+
+/// "convolution n256 c64 56x56 k64 3x3 within 8388608 B of workspace:
+/// forward IMPLICIT_PRECOMP_GEMM (4608 B), ...".
+std::string describeChoice(const kernels::Conv2dShape &s, size_t workspaceBytes,
+                           const ConvPlan &plan) {
+  auto algorithm = [](const char *direction, const char *name, size_t bytes) {
+    return std::string(direction) + " " + name + " (" + std::to_string(bytes) +
+           " B)";
+  };
+  return "convolution n" + std::to_string(s.n) + " c" + std::to_string(s.c) +
+         " " + std::to_string(s.h) + "x" + std::to_string(s.w) + " k" +
+         std::to_string(s.k) + " " + std::to_string(s.r) + "x" +
+         std::to_string(s.s) + " within " + std::to_string(workspaceBytes) +
+         " B of workspace: " +
+         algorithm("forward", nameOf(plan.forward), plan.forwardBytes) + ", " +
+         algorithm("backward-data", nameOf(plan.backwardData),
+                   plan.backwardDataBytes) +
+         ", " +
+         algorithm("backward-filter", nameOf(plan.backwardFilter),
+                   plan.backwardFilterBytes);
+}
+
 std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
                                        const kernels::Conv2dShape &s,
                                        size_t limit) {
@@ -231,23 +276,17 @@ const ConvPlan &ConvPlanCache::get(cudnnHandle_t handle,
   std::unique_ptr<ConvPlan> &plan = plans[key];
   if (!plan) {
     plan = makeConvPlan(handle, s, workspaceBytes);
-    // The choice, once per shape, for whoever wants to see it.
+    // The choice, once per shape, for traces and whoever wants to see it.
+    choices.push_back(describeChoice(s, workspaceBytes, *plan));
     if (std::getenv("DPC_CUDA_LOG_ALGORITHMS"))
-      reportLine(currentDeviceName() + ": convolution n" + std::to_string(s.n) +
-                 " c" + std::to_string(s.c) + " " + std::to_string(s.h) + "x" +
-                 std::to_string(s.w) + " k" + std::to_string(s.k) + " " +
-                 std::to_string(s.r) + "x" + std::to_string(s.s) + " within " +
-                 std::to_string(workspaceBytes) +
-                 " B of workspace: forward algorithm " +
-                 std::to_string(int(plan->forward)) + " (" +
-                 std::to_string(plan->forwardBytes) + " B), backward-data " +
-                 std::to_string(int(plan->backwardData)) + " (" +
-                 std::to_string(plan->backwardDataBytes) +
-                 " B), backward-filter " +
-                 std::to_string(int(plan->backwardFilter)) + " (" +
-                 std::to_string(plan->backwardFilterBytes) + " B)");
+      reportLine(currentDeviceName() + ": " + choices.back());
   }
   return *plan;
+}
+
+std::vector<std::string> ConvPlanCache::getChoices() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return choices;
 }
 
 namespace {

@@ -17,7 +17,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
+#include <vector>
 
 namespace dpc::cuda {
 
@@ -33,9 +35,12 @@ public:
   ~ConvPlanCache();
   const ConvPlan &get(cudnnHandle_t handle, const kernels::Conv2dShape &shape,
                       size_t workspaceBytes);
+  /// One line per shape: the algorithms chosen and their workspace.
+  std::vector<std::string> getChoices() const;
 
 private:
-  std::mutex mutex;
+  mutable std::mutex mutex;
+  std::vector<std::string> choices;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                       int64_t, int64_t, int64_t, int64_t, size_t>,

@@ -84,6 +84,11 @@ public:
 
   virtual std::unique_ptr<Stream> createStream(plan::StreamKind kind) = 0;
   virtual std::unique_ptr<Event> createEvent() = 0;
+
+  /// What the device chose while running where the plan leaves it a choice
+  /// (cuDNN's algorithm per convolution shape within the plan's workspace),
+  /// one line each, in the order made: for traces.
+  virtual std::vector<std::string> getRunTimeChoices() const { return {}; }
 };
 
 /// Device memory (or the device's host memory) owned by one object.

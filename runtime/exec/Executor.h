@@ -216,6 +216,11 @@ public:
   /// Records when every kernel runs, on which device and stream, from now
   /// on (null: stop). The tracer must outlive the runs it records.
   void setTracer(Tracer *newTracer) { tracer = newTracer; }
+  /// Device `device`'s Device::getRunTimeChoices (none for another rank's).
+  std::vector<std::string> getRunTimeChoices(int device) const {
+    return devices.at(device) ? devices[device]->getRunTimeChoices()
+                              : std::vector<std::string>();
+  }
 
 private:
   struct StepState;
@@ -276,7 +281,7 @@ private:
   std::vector<std::unique_ptr<StepGroup>> groups;
   StepGroup *running = nullptr; // started and not finished
   int localDevice = -1;         // rank mode: this process's device
-  bool stateShared = false; // rank mode: rank 0's state broadcast
+  bool stateShared = false;     // rank mode: rank 0's state broadcast
   int64_t optimizerStep = 0;
   int64_t gradAccum = 1;
 };

@@ -62,6 +62,16 @@ void Tracer::writeChromeTrace(std::ostream &out) const {
     out << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << d
         << ", \"args\": {\"name\": \"" << escape(deviceNames[d]) << "\"}}";
   }
+  for (size_t d = 0; d < deviceNotes.size(); ++d) {
+    if (deviceNotes[d].empty())
+      continue;
+    std::string labels;
+    for (const std::string &note : deviceNotes[d])
+      labels += (labels.empty() ? "" : "; ") + note;
+    separator();
+    out << "{\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": " << d
+        << ", \"args\": {\"labels\": \"" << escape(labels) << "\"}}";
+  }
   for (const TraceSpan &span : all) {
     auto it = std::find(tracks.begin(), tracks.end(),
                         std::make_pair(span.device, span.stream));

@@ -47,6 +47,13 @@ public:
   void setDeviceNames(std::vector<std::string> names) {
     deviceNames = std::move(names);
   }
+  /// Lines that describe device `device` (Device::getRunTimeChoices), shown
+  /// as its labels.
+  void setDeviceNotes(int device, std::vector<std::string> notes) {
+    if (device >= int(deviceNotes.size()))
+      deviceNotes.resize(device + 1);
+    deviceNotes[device] = std::move(notes);
+  }
 
   std::vector<TraceSpan> getSpans() const;
   /// Writes the Chrome trace ("traceEvents" with complete events).
@@ -65,6 +72,7 @@ private:
   mutable std::mutex mutex;
   std::vector<TraceSpan> spans;
   std::vector<std::string> deviceNames;
+  std::vector<std::vector<std::string>> deviceNotes;
 };
 
 } // namespace dpc::exec

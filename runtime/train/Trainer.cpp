@@ -348,6 +348,8 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
       if (!tracer)
         return;
       executor.setTracer(nullptr);
+      for (int d = 0; d < int(loaded->get().devices()->size()); ++d)
+        tracer->setDeviceNotes(d, executor.getRunTimeChoices(d));
       std::ofstream file(local.tracePath, std::ios::trunc);
       tracer->writeChromeTrace(file);
       if (!file)

@@ -56,6 +56,23 @@ TEST(TraceTest, WritesOneTrackPerDeviceStream) {
   EXPECT_NE(json.find("\"tid\": -1, \"args\": {\"name\": \"upload\"}"),
             std::string::npos)
       << json;
+  EXPECT_EQ(json.find("process_labels"), std::string::npos) << json;
+}
+
+TEST(TraceTest, LabelsADeviceWithItsRunTimeChoices) {
+  Tracer tracer;
+  tracer.setDeviceNames({"cuda:0", "cuda:1"});
+  tracer.setDeviceNotes(1, {"convolution a: \"x\"", "convolution b"});
+  tracer.add({"Conv2dForward", 1, 0, SpanKind::Compute, 1, 2});
+  std::ostringstream out;
+  tracer.writeChromeTrace(out);
+  std::string json = out.str();
+  EXPECT_NE(json.find("{\"ph\": \"M\", \"name\": \"process_labels\", "
+                      "\"pid\": 1, \"args\": {\"labels\": \"convolution a: "
+                      "\\\"x\\\"; convolution b\"}}"),
+            std::string::npos)
+      << json;
+  EXPECT_EQ(json.find("\"process_labels\", \"pid\": 0"), std::string::npos);
 }
 
 } // namespace
