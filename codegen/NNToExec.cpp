@@ -457,14 +457,18 @@ int64_t convWorkspaceBytes(Operation *op) {
   return std::clamp<int64_t>(largest, int64_t(4) << 20, int64_t(1) << 30);
 }
 
-/// The attributes of a 2-D convolution, as the plan names them.
+/// The attributes of a 2-D convolution, as the plan names them. The
+/// algorithm: oneDNN's direct convolution on the CPU; on a GPU, the one
+/// cuDNN's heuristics rank fastest within the planned workspace, which the
+/// runtime chooses once per shape and records in its trace.
 template <typename OpTy>
-SmallVector<NamedAttribute> convAttrs(OpBuilder &b, OpTy op) {
+SmallVector<NamedAttribute> convAttrs(OpBuilder &b, OpTy op, bool onGpu) {
   return {b.getNamedAttr("stride", op.getStrideAttr()),
           b.getNamedAttr("padding", op.getPaddingAttr()),
           b.getNamedAttr("dilation", op.getDilationAttr()),
           b.getNamedAttr("groups", op.getGroupsAttr()),
-          b.getNamedAttr("algorithm", b.getStringAttr("direct"))};
+          b.getNamedAttr("algorithm", b.getStringAttr(onGpu ? "cudnn_heuristic"
+                                                            : "direct"))};
 }
 
 template <typename OpTy>
@@ -500,7 +504,7 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
   };
   // On a GPU a convolution gets cuDNN's workspace; the CPU's needs none.
   auto convolution = [&](StringRef name, ValueRange ins, auto conv) {
-    return simple(name, ins, convAttrs(b, conv),
+    return simple(name, ins, convAttrs(b, conv, onCudaDevice()),
                   onCudaDevice() ? convWorkspaceBytes(op) : 0);
   };
   auto isTranspose2d = [](Value v) -> Value {

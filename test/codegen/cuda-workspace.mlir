@@ -8,16 +8,17 @@
 // (dy as large as y); its workspace is as large.
 // CHECK-LABEL: exec.step "train_step" device(0) batch(6)
 // CHECK: %[[WS0:.*]] = exec.arena[{{[0-9]+}}] : memref<6291456xi8>
-// CHECK-NEXT: exec.kernel "Conv2dForward" ins({{.*}}) outs({{.*}}) workspace(%[[WS0]] : memref<6291456xi8>)
+// CHECK-NEXT: exec.kernel "Conv2dForward" ins({{.*}}) outs({{.*}}) workspace(%[[WS0]] : memref<6291456xi8>) {algorithm = "cudnn_heuristic
 // CHECK: %[[WS1:.*]] = exec.arena[{{[0-9]+}}] : memref<6291456xi8>
 // CHECK-NEXT: exec.kernel "Conv2dBackwardWeights" ins({{.*}}) outs({{.*}}) workspace(%[[WS1]] : memref<6291456xi8>)
 // CHECK-LABEL: exec.step "train_step" device(1) batch(10)
 // CHECK: exec.kernel "Conv2dForward" {{.*}} workspace(%{{.*}} : memref<10485760xi8>)
 // CHECK: exec.kernel "Conv2dBackwardWeights" {{.*}} workspace(%{{.*}} : memref<10485760xi8>)
 
-// The CPU's convolutions (oneDNN) take none.
+// The CPU's convolutions (oneDNN's direct algorithm) take none.
 // CPU-LABEL: exec.step "train_step" device(0)
 // CPU-NOT: workspace(
+// CPU: exec.kernel "Conv2dForward" {{.*}} {algorithm = "direct"
 // CPU-NOT: xi8>
 func.func @forward(%x: tensor<?x4x128x128xf32> {nn.input = "x"},
                    %w: tensor<16x4x3x3xf32> {nn.param = "conv.weight"},
