@@ -3,10 +3,12 @@
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/NcclCommunicator.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 namespace dpc::cuda {
@@ -80,7 +82,12 @@ createCudaRankCommunicator(exec::Device &device, comm::Communicator &host,
   auto *gpu = dynamic_cast<CudaDevice *>(&device);
   if (!gpu)
     return nullptr;
-  return NcclCommunicator::createForRank(host, gpu->getOrdinal(), timeout);
+  auto communicator =
+      NcclCommunicator::createForRank(host, gpu->getOrdinal(), timeout);
+  auto watch = std::make_shared<CollectiveWatch>(gpu->getOrdinal(), timeout);
+  communicator->watchCollectives(watch);
+  gpu->setCollectiveWatch(std::move(watch));
+  return communicator;
 }
 
 //===----------------------------------------------------------------------===//
@@ -220,7 +227,16 @@ void CudaStream::synchronize() {
   std::exception_ptr error;
   try {
     DeviceScope scope(device.getOrdinal());
-    DPC_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (std::shared_ptr<CollectiveWatch> watch = device.getCollectiveWatch()) {
+      // Rank mode: a collective that another rank never joins ends in an
+      // error after the timeout rather than a wait for ever.
+      while (DPC_CUDA_PENDING(cudaStreamQuery(stream))) {
+        watch->check();
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+    } else {
+      DPC_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
   } catch (...) {
     error = std::current_exception();
   }

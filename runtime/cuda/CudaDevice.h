@@ -28,6 +28,7 @@
 #define DPC_RUNTIME_CUDA_CUDADEVICE_H
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/cuda/CollectiveWatch.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/exec/Device.h"
 
@@ -117,6 +118,12 @@ public:
   std::vector<std::string> getRunTimeChoices() const override {
     return convPlans.getChoices();
   }
+  /// Rank mode: the deadlines of this rank's collectives, which the
+  /// streams' waits poll (CollectiveWatch.h); set before any step runs.
+  void setCollectiveWatch(std::shared_ptr<CollectiveWatch> newWatch) {
+    watch = std::move(newWatch);
+  }
+  std::shared_ptr<CollectiveWatch> getCollectiveWatch() const { return watch; }
 
 private:
   void dispatch();
@@ -125,6 +132,7 @@ private:
   int ordinal;
   cudaStream_t copyStream = nullptr;
   ConvPlanCache convPlans;
+  std::shared_ptr<CollectiveWatch> watch;
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<Task> queue;

@@ -78,11 +78,37 @@ void NcclCommunicator::guard(const std::string &operation, const Body &body) {
 
 void NcclCommunicator::fail(const std::string &operation,
                             const std::string &why) {
+  abortAndThrow(describe(operation) + ": " + why);
+}
+
+void NcclCommunicator::abortAndThrow(const std::string &message) {
   // Abort stops the communicator's kernels, so that no stream waits on it.
   bool wasAborted = aborted.exchange(true);
   if (comm && !wasAborted)
     DPC_CUDA_REPORT(ncclCommAbort(comm));
-  throw comm::CommError(describe(operation) + ": " + why);
+  throw comm::CommError(message);
+}
+
+void NcclCommunicator::watchCollectives(
+    std::shared_ptr<CollectiveWatch> newWatch) {
+  watch = std::move(newWatch);
+  watch->attach(
+      {[this] {
+         if (aborted) // the handle is gone; the abort already threw
+           return;
+         try {
+           isNcclBusy(); // throws when NCCL found an error (a rank died)
+         } catch (const CudaError &error) {
+           fail("collectives", error.what());
+         }
+       },
+       [this](const std::string &collective) {
+         char seconds[32];
+         std::snprintf(seconds, sizeof(seconds), "%g s", timeout.count() / 1e3);
+         abortAndThrow(collective + ": timed out after " + seconds +
+                       " inside a step: a rank is late, gone, or issued "
+                       "another collective (NCCL cannot tell which)");
+       }});
 }
 
 bool NcclCommunicator::isNcclBusy() {
@@ -154,6 +180,8 @@ NcclCommunicator::createForRank(comm::Communicator &host, int ordinal,
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  if (watch)
+    watch->detach(); // before anything here goes
   if (ownStream)
     DPC_CUDA_REPORT(cudaStreamDestroy(ownStream));
   if (!comm || aborted)
@@ -233,6 +261,8 @@ void NcclCommunicator::enqueueAllReduce(
   Clock::time_point deadline = begin(operation);
   guard(operation,
         [&] { issueAllReduce(buffers, op, stream, operation, deadline); });
+  if (watch)
+    watch->add(describe(operation), stream);
 }
 
 cudaStream_t NcclCommunicator::getOwnStream() {

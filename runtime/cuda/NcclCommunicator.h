@@ -40,9 +40,9 @@
 // callers' stream) give up after the run's --timeout: the communicator is
 // then aborted (ncclCommAbort, which also stops its kernels) and the call
 // throws comm::CommError naming the operation; any later call throws too.
-// Not covered yet: a step's own streams are waited for by CudaStream, with
-// no deadline, so a rank that stops in the middle of a step's all-reduce
-// stalls the others there.
+// The collectives a step enqueues are waited for by the device's streams:
+// a CollectiveWatch gives each a deadline of --timeout from its enqueue,
+// which the streams' waits check (CollectiveWatch.h).
 //
 // Results are the same on every rank (NCCL reduces each element once and
 // broadcasts it); Mean is a sum divided by the world size, as on the CPU.
@@ -53,6 +53,7 @@
 #define DPC_RUNTIME_CUDA_NCCLCOMMUNICATOR_H
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/cuda/CollectiveWatch.h"
 #include "runtime/cuda/CudaCheck.h"
 
 #include <atomic>
@@ -87,6 +88,10 @@ public:
   /// NCCL is not asked to reduce here.
   void enqueueAllReduce(const std::vector<comm::ReduceBuffer> &buffers,
                         comm::ReduceOp op, cudaStream_t stream);
+  /// Rank mode: tells `watch` (shared with this rank's CUDA device) about
+  /// every collective enqueueAllReduce enqueues, so that the device's
+  /// streams stop waiting for one past the timeout (CollectiveWatch.h).
+  void watchCollectives(std::shared_ptr<CollectiveWatch> watch);
   /// Synchronous: enqueues on an own stream and waits.
   void allReduce(const std::vector<comm::ReduceBuffer> &buffers,
                  comm::ReduceOp op) override;
@@ -121,6 +126,8 @@ private:
   void waitForNccl(const std::string &operation, Clock::time_point deadline);
   /// Aborts the communicator and throws CommError: `operation`: `why`.
   [[noreturn]] void fail(const std::string &operation, const std::string &why);
+  /// Aborts the communicator (once) and throws CommError(`message`).
+  [[noreturn]] void abortAndThrow(const std::string &message);
   [[noreturn]] void failTimedOut(const std::string &operation);
   /// Polls NCCL's state: true while its last call is still in progress;
   /// throws CudaError when NCCL reports an error.
@@ -146,6 +153,7 @@ private:
   /// callers take turns, never at once.
   uint64_t sequence = 0;
   std::atomic<bool> aborted{false};
+  std::shared_ptr<CollectiveWatch> watch;
   /// The stream the synchronous collectives run on, created on first use.
   cudaStream_t getOwnStream();
 };

@@ -49,7 +49,7 @@ int countGpus(std::string &why) {
     std::string why;                                                           \
     int gpus = countGpus(why);                                                 \
     if (gpus < (n))                                                            \
-      GTEST_SKIP() << "needs " << (n) << " GPU(s), this machine has " << gpus \
+      GTEST_SKIP() << "needs " << (n) << " GPU(s), this machine has " << gpus  \
                    << (why.empty() ? "" : ": " + why);                         \
   } while (false)
 
@@ -63,8 +63,9 @@ TEST(CudaCheckTest, StatusesBecomeOneLineWithCallAndMeaning) {
   EXPECT_NE(describeStatus(CUBLAS_STATUS_NOT_INITIALIZED)
                 .find("CUBLAS_STATUS_NOT_INITIALIZED"),
             std::string::npos);
-  EXPECT_NE(describeStatus(CUDNN_STATUS_BAD_PARAM).find("CUDNN_STATUS_BAD_PARAM"),
-            std::string::npos);
+  EXPECT_NE(
+      describeStatus(CUDNN_STATUS_BAD_PARAM).find("CUDNN_STATUS_BAD_PARAM"),
+      std::string::npos);
   EXPECT_NE(describeStatus(ncclInvalidArgument).find("invalid argument"),
             std::string::npos);
   EXPECT_TRUE(meansNoGpu(cudaErrorInsufficientDriver));
@@ -277,6 +278,42 @@ TEST(NcclCommunicatorTest, RanksMeetThroughTheHostGroupAndTimeOut) {
       << timeoutError;
 }
 
+TEST(NcclCommunicatorTest, AStepsAllReduceThatARankNeverJoinsTimesOut) {
+  REQUIRE_GPUS(2);
+  // Rank 0 enqueues a step's all-reduce on its communication stream; rank
+  // 1 never does. Rank 0's stream wait ends after the timeout, in one line.
+  auto host = comm::createInProcessGroup(2);
+  std::vector<std::unique_ptr<CudaDevice>> devices;
+  std::vector<std::unique_ptr<comm::Communicator>> nccl(2);
+  for (int d = 0; d < 2; ++d)
+    devices.push_back(
+        std::make_unique<CudaDevice>("cuda:" + std::to_string(d), d));
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.emplace_back([&, r] {
+      nccl[r] = createCudaRankCommunicator(*devices[r], *host[r],
+                                           std::chrono::milliseconds(500));
+    });
+  for (std::thread &t : ranks)
+    t.join();
+  exec::DeviceBuffer buffer(*devices[0], 8);
+  auto stream = devices[0]->createStream(plan::StreamKind::Communication);
+  static_cast<NcclCommunicator &>(*nccl[0]).enqueueAllReduce(
+      {{buffer.get(), 2, plan::DType::F32}}, plan::ReduceOp::Sum,
+      static_cast<CudaStream &>(*stream).get());
+  std::string error;
+  try {
+    stream->synchronize();
+  } catch (const comm::CommError &e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error.rfind("all-reduce #1 (nccl, rank 0 of 2, cuda:0): timed "
+                        "out after 0.5 s inside a step",
+                        0),
+            0u)
+      << error;
+}
+
 //===----------------------------------------------------------------------===//
 // Plans: the CPU suite's MLP on GPUs
 //===----------------------------------------------------------------------===//
@@ -292,7 +329,8 @@ struct Trained {
   std::vector<std::vector<float>> state;
 };
 
-Trained train(const MlpPlanOptions &o, bool gpu, const std::vector<Batch> &batches) {
+Trained train(const MlpPlanOptions &o, bool gpu,
+              const std::vector<Batch> &batches) {
   auto plan =
       plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(o), "test.plan");
   exec::Executor executor(plan, gpu ? exec::DeviceFactory(onGpu)
