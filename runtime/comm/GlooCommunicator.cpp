@@ -66,8 +66,8 @@ public:
       : buffer(std::move(buffer)), sending(sending) {}
 
   bool wait(Clock::time_point deadline, int *source) override {
-    auto left =
-        std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    // Rounded up: Gloo's own timeout must not end before the deadline.
+    auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
     left = std::max(left, milliseconds(1));
     try {
       // Gloo gives up with an exception (and poisons the context, which is
@@ -78,13 +78,16 @@ public:
         buffer->waitRecv(source, left);
       return true;
     } catch (const std::exception &error) {
-      if (Clock::now() >= deadline)
+      // Gloo's timeout, not a lost connection (its clock may round a
+      // little short of ours).
+      if (Clock::now() + kClockSlack >= deadline)
         return false;
       throw CommError(std::string("gloo: ") + error.what());
     }
   }
 
 private:
+  static constexpr milliseconds kClockSlack{5};
   std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
   bool sending;
 };
