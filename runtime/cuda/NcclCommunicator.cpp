@@ -103,11 +103,7 @@ void NcclCommunicator::watchCollectives(
          }
        },
        [this](const std::string &collective) {
-         char seconds[32];
-         std::snprintf(seconds, sizeof(seconds), "%g s", timeout.count() / 1e3);
-         abortAndThrow(collective + ": timed out after " + seconds +
-                       " inside a step: a rank is late, gone, or issued "
-                       "another collective (NCCL cannot tell which)");
+         abortAndThrow(collective + ": " + describeTimeout(" inside a step"));
        }});
 }
 
@@ -117,13 +113,17 @@ bool NcclCommunicator::isNcclBusy() {
   return checkPending(state, "ncclCommGetAsyncError");
 }
 
-void NcclCommunicator::failTimedOut(const std::string &operation) {
+std::string NcclCommunicator::describeTimeout(const char *where) const {
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%g s", timeout.count() / 1e3);
-  fail(operation, std::string("timed out after ") + seconds +
-                      (sequence ? ": a rank is late, gone, or issued another "
-                                  "collective (NCCL cannot tell which)"
-                                : ": a rank did not arrive"));
+  return std::string("timed out after ") + seconds + where +
+         (sequence ? ": a rank is late, gone, or issued another collective "
+                     "(NCCL cannot tell which)"
+                   : ": a rank did not arrive");
+}
+
+void NcclCommunicator::failTimedOut(const std::string &operation) {
+  fail(operation, describeTimeout(""));
 }
 
 void NcclCommunicator::waitForNccl(const std::string &operation,

@@ -129,6 +129,8 @@ private:
   /// Aborts the communicator (once) and throws CommError(`message`).
   [[noreturn]] void abortAndThrow(const std::string &message);
   [[noreturn]] void failTimedOut(const std::string &operation);
+  /// "timed out after 300 s<where>: " and what that may mean.
+  std::string describeTimeout(const char *where) const;
   /// Polls NCCL's state: true while its last call is still in progress;
   /// throws CudaError when NCCL reports an error.
   bool isNcclBusy();
