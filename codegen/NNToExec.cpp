@@ -639,6 +639,42 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
         return simple("SigmoidForward", {o.getInput()});
       })
       .Case([&](nn::TanhOp o) { return simple("TanhForward", {o.getInput()}); })
+      .Case([&](nn::ClipOp o) {
+        return simple(
+            "ClipForward", {o.getInput()},
+            {attr("min", o.getMinAttr()), attr("max", o.getMaxAttr())});
+      })
+      .Case([&](nn::ClipGradOp o) {
+        return simple(
+            "ClipBackward", {o.getInput(), o.getResultGrad()},
+            {attr("min", o.getMinAttr()), attr("max", o.getMaxAttr())});
+      })
+      .Case([&](nn::HardSigmoidOp o) {
+        return simple(
+            "HardSigmoidForward", {o.getInput()},
+            {attr("alpha", o.getAlphaAttr()), attr("beta", o.getBetaAttr())});
+      })
+      .Case([&](nn::HardSigmoidGradOp o) {
+        return simple(
+            "HardSigmoidBackward", {o.getInput(), o.getResultGrad()},
+            {attr("alpha", o.getAlphaAttr()), attr("beta", o.getBetaAttr())});
+      })
+      .Case([&](nn::HardSwishOp o) {
+        return simple("HardSwishForward", {o.getInput()});
+      })
+      .Case([&](nn::HardSwishGradOp o) {
+        return simple("HardSwishBackward", {o.getInput(), o.getResultGrad()});
+      })
+      .Case([&](nn::GeluOp o) {
+        return simple(
+            "GeluForward", {o.getInput()},
+            {attr("tanh_approximation", o.getTanhApproximationAttr())});
+      })
+      .Case([&](nn::GeluGradOp o) {
+        return simple(
+            "GeluBackward", {o.getInput(), o.getResultGrad()},
+            {attr("tanh_approximation", o.getTanhApproximationAttr())});
+      })
       // relu' needs only the sign, which input and result share.
       .Case([&](nn::ReluGradOp o) {
         return simple("ReluBackward", {o.getOperand(1), o.getOperand(0)});

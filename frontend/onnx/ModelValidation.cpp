@@ -146,9 +146,9 @@ std::string validateModel(const onnx::ModelProto &model, StringRef modelDir) {
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto &node = graph.node(i);
     std::string label =
-        "node '" + (node.name().empty() ? "#" + std::to_string(i)
-                                        : node.name()) +
-        "' (" + node.op_type() + ")";
+        "node '" +
+        (node.name().empty() ? "#" + std::to_string(i) : node.name()) + "' (" +
+        node.op_type() + ")";
     if (node.op_type().empty())
       return label + " has no operator";
     for (const std::string &input : node.input())

@@ -9,6 +9,7 @@
 
 #include "frontend/onnx/ONNXImporter.h"
 #include "frontend/onnx/ModelValidation.h"
+#include "frontend/onnx/ShapeFolding.h"
 
 #include "ir/nn/NNOps.h"
 
@@ -29,12 +30,15 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <limits>
 #include <memory>
 
 using namespace mlir;
 using namespace dpc;
+using frontend::kBatch;
 using frontend::kMaxOpset;
 using frontend::kMinOpset;
+using frontend::KnownTensor;
 
 namespace {
 
@@ -100,7 +104,19 @@ private:
   Value operand(const onnx::NodeProto &node, int i, bool isBuffer = false);
   Value optionalOperand(const onnx::NodeProto &node, int i);
   const onnx::TensorProto *constantTensor(const std::string &name) const;
-  SmallVector<int64_t> constantInts(const onnx::NodeProto &node, int i);
+  /// Input `i` as integers; kBatch entries only if `allowBatch`.
+  SmallVector<int64_t> constantInts(const onnx::NodeProto &node, int i,
+                                    bool allowBatch = false);
+  /// The value of `name` if it is known at import (ShapeFolding.h): shape
+  /// arithmetic's results, Constant nodes, integer initializers. Float
+  /// initializers are parameters, never folded away.
+  const KnownTensor *knownValue(const std::string &name);
+  /// Evaluates a shape-arithmetic node on known inputs; false when an input
+  /// is a tensor computed at run time.
+  bool foldNode(const onnx::NodeProto &node);
+  /// The ONNX element type of value `name`.
+  int32_t onnxTypeOf(const std::string &name);
+  Value materialize(const std::string &name, const KnownTensor &tensor);
   DenseElementsAttr toElementsAttr(const onnx::TensorProto &tensor);
   void define(const onnx::NodeProto &node, int i, Value value);
 
@@ -133,6 +149,7 @@ private:
   void importPool(const onnx::NodeProto &node, bool isMax);
   void importPad(const onnx::NodeProto &node);
   void importReduceMean(const onnx::NodeProto &node);
+  void importClip(const onnx::NodeProto &node);
   /// `axes` as dims in [0, rank), each once; fails naming a bad one.
   SmallVector<int64_t> normalizeAxes(ArrayRef<int64_t> axes, int64_t rank);
   void importGemm(const onnx::NodeProto &node);
@@ -154,6 +171,7 @@ private:
   llvm::StringMap<Value> values;
   llvm::StringMap<const onnx::TensorProto *> initializers;
   llvm::StringMap<const onnx::TensorProto *> constantNodes;
+  llvm::StringMap<KnownTensor> known;
   /// Outputs that have no nn counterpart (batch-norm's running statistics
   /// in training-mode exports): an error only if something reads them.
   llvm::StringMap<std::string> unavailable;
@@ -214,6 +232,8 @@ Value Importer::lookup(const std::string &name, bool isBuffer) {
     values[name] = constant;
     return constant;
   }
+  if (auto it = known.find(name); it != known.end())
+    return materialize(name, it->second);
   fail("value '" + name + "' is used but never defined");
 }
 
@@ -302,18 +322,143 @@ DenseElementsAttr Importer::toElementsAttr(const onnx::TensorProto &tensor) {
   }
 }
 
-SmallVector<int64_t> Importer::constantInts(const onnx::NodeProto &node,
-                                            int i) {
+SmallVector<int64_t> Importer::constantInts(const onnx::NodeProto &node, int i,
+                                            bool allowBatch) {
   if (i >= node.input_size() || node.input(i).empty())
     fail("missing input " + std::to_string(i));
-  const onnx::TensorProto *tensor = constantTensor(node.input(i));
+  const KnownTensor *tensor = knownValue(node.input(i));
   if (!tensor)
     fail("input '" + node.input(i) +
-         "' must be a constant (an initializer or a Constant node)");
+         "' must be a constant (an initializer, a Constant node or shape "
+         "arithmetic on them)");
+  if (tensor->isFloat())
+    fail("input '" + node.input(i) + "' must be an integer tensor");
+  if (!allowBatch && tensor->hasBatch())
+    fail("input '" + node.input(i) +
+         "' depends on the batch size, which dpc keeps open until run time");
+  return SmallVector<int64_t>(tensor->ints.begin(), tensor->ints.end());
+}
+
+const KnownTensor *Importer::knownValue(const std::string &name) {
+  if (auto it = known.find(name); it != known.end())
+    return &it->second;
+  const onnx::TensorProto *tensor = nullptr;
+  if (auto it = constantNodes.find(name); it != constantNodes.end())
+    tensor = it->second;
+  else if (auto it = initializers.find(name); it != initializers.end())
+    tensor = it->second;
+  if (!tensor)
+    return nullptr;
+  KnownTensor value;
+  value.type = tensor->data_type();
+  value.dims.assign(tensor->dims().begin(), tensor->dims().end());
+  bool isInitializer = !constantNodes.count(name);
+  if (value.isFloat() && isInitializer)
+    return nullptr; // a parameter: it must stay one
+  if (value.getNumElements() > (1 << 20))
+    return nullptr;
   DenseElementsAttr attr = toElementsAttr(*tensor);
-  if (!attr.getElementType().isInteger(64))
-    fail("input '" + node.input(i) + "' must be an int64 tensor");
-  return SmallVector<int64_t>(attr.getValues<int64_t>());
+  if (value.isFloat())
+    for (const APFloat &v : attr.getValues<APFloat>())
+      value.floats.push_back(v.convertToDouble());
+  else
+    for (const APInt &v : attr.getValues<APInt>())
+      value.ints.push_back(v.getSExtValue());
+  return &(known[name] = std::move(value));
+}
+
+int32_t Importer::onnxTypeOf(const std::string &name) {
+  if (const KnownTensor *value = knownValue(name))
+    return value->type;
+  if (auto it = initializers.find(name); it != initializers.end())
+    return it->second->data_type();
+  Type element =
+      cast<RankedTensorType>(lookup(name).getType()).getElementType();
+  if (element.isF64())
+    return onnx::TensorProto::DOUBLE;
+  if (element.isInteger(64))
+    return onnx::TensorProto::INT64;
+  if (element.isInteger(32))
+    return onnx::TensorProto::INT32;
+  return onnx::TensorProto::FLOAT;
+}
+
+bool Importer::foldNode(const onnx::NodeProto &node) {
+  std::vector<const KnownTensor *> inputs;
+  std::vector<KnownTensor> shapes; // the dims of tensors whose Shape is read
+  shapes.reserve(node.input_size());
+  for (int i = 0; i < node.input_size(); ++i) {
+    const std::string &name = node.input(i);
+    const KnownTensor *value = name.empty() ? nullptr : knownValue(name);
+    if (!value && !name.empty() && i == 0 &&
+        (node.op_type() == "Shape" || node.op_type() == "Size")) {
+      // Only the dims: of an initializer without reading it, of a tensor
+      // from its type (the open batch is kBatch).
+      KnownTensor &dims = shapes.emplace_back();
+      if (auto it = initializers.find(name); it != initializers.end()) {
+        dims.dims.assign(it->second->dims().begin(), it->second->dims().end());
+      } else {
+        auto type = cast<RankedTensorType>(lookup(name).getType());
+        for (int64_t d : type.getShape())
+          dims.dims.push_back(ShapedType::isDynamic(d) ? kBatch : d);
+      }
+      value = &dims;
+    }
+    inputs.push_back(value);
+  }
+  int32_t castTarget = 0;
+  if (node.op_type() == "CastLike") {
+    if (node.input_size() < 2 || !inputs[0])
+      return false;
+    castTarget = onnxTypeOf(node.input(1));
+  }
+  std::optional<std::vector<KnownTensor>> outputs;
+  try {
+    outputs = frontend::foldNode(node, inputs, opset, castTarget);
+  } catch (frontend::FoldError &e) {
+    fail(e.message);
+  }
+  if (!outputs)
+    return false;
+  for (size_t i = 0; i < outputs->size() && i < size_t(node.output_size()); ++i)
+    if (!node.output(i).empty())
+      known[node.output(i)] = std::move((*outputs)[i]);
+  return true;
+}
+
+Value Importer::materialize(const std::string &name,
+                            const KnownTensor &tensor) {
+  if (tensor.hasBatch())
+    fail("value '" + name +
+         "' holds the batch size, which dpc keeps open until run time; it "
+         "cannot be used as a tensor");
+  FailureOr<Type> element = elementTypeOf(ctx, tensor.type);
+  if (tensor.type == onnx::TensorProto::BOOL)
+    element = Type(builder.getI64Type());
+  if (failed(element))
+    fail("value '" + name + "' has an element type (" +
+         std::to_string(tensor.type) + ") dpc cannot use as a tensor");
+  auto type = RankedTensorType::get(tensor.dims, *element);
+  DenseElementsAttr attr;
+  if (auto floatType = dyn_cast<FloatType>(*element)) {
+    SmallVector<APFloat> floats;
+    for (double v : tensor.floats) {
+      APFloat f(v);
+      bool lost;
+      f.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &lost);
+      floats.push_back(f);
+    }
+    attr = DenseElementsAttr::get(type, floats);
+  } else {
+    SmallVector<APInt> ints;
+    for (int64_t v : tensor.ints)
+      ints.emplace_back(element->getIntOrFloatBitWidth(), v, true);
+    attr = DenseElementsAttr::get(type, ints);
+  }
+  Value constant = create<nn::ConstantOp>({}, {named("value", attr)});
+  values[name] = constant;
+  return constant;
 }
 
 void Importer::define(const onnx::NodeProto &node, int i, Value value) {
@@ -453,8 +598,17 @@ void Importer::importConv(const onnx::NodeProto &node) {
   if (cast<RankedTensorType>(filter.getType()).getRank() != 4)
     fail("only 2-D convolutions are supported");
   SmallVector<Value> operands = {input, filter};
-  if (Value bias = optionalOperand(node, 2))
-    operands.push_back(bias);
+  // A known all-zero bias (PyTorch 2's exporter writes an Expand-ed zero
+  // for bias=False) is no bias.
+  const KnownTensor *zeros = node.input_size() > 2 && !node.input(2).empty() &&
+                                     !initializers.count(node.input(2))
+                                 ? knownValue(node.input(2))
+                                 : nullptr;
+  bool zeroBias = zeros && zeros->isFloat() &&
+                  llvm::all_of(zeros->floats, [](double v) { return v == 0; });
+  if (!zeroBias)
+    if (Value bias = optionalOperand(node, 2))
+      operands.push_back(bias);
   define(node, 0,
          create<nn::Conv2dOp>(
              operands,
@@ -555,6 +709,30 @@ void Importer::importPad(const onnx::NodeProto &node) {
                             named("value", builder.getF64FloatAttr(value))}));
 }
 
+void Importer::importClip(const onnx::NodeProto &node) {
+  // From opset 11 the bounds are optional inputs (constants, or shape
+  // arithmetic on them); a missing one is the float range's end.
+  auto bound = [&](int i, double fallback) {
+    if (i >= node.input_size() || node.input(i).empty())
+      return fallback;
+    const KnownTensor *value = knownValue(node.input(i));
+    if (!value || value->getNumElements() != 1)
+      fail("input '" + node.input(i) + "' (a bound) must be a constant scalar");
+    return value->isFloat() ? value->floats[0]
+                            : static_cast<double>(value->ints[0]);
+  };
+  double lowest = -std::numeric_limits<float>::max();
+  double min = shortestDecimal(static_cast<float>(bound(1, lowest)));
+  double max = shortestDecimal(
+      static_cast<float>(bound(2, std::numeric_limits<float>::max())));
+  if (min > max)
+    fail("min " + std::to_string(min) + " is above max " + std::to_string(max));
+  define(node, 0,
+         create<nn::ClipOp>(operand(node, 0),
+                            {named("min", builder.getF64FloatAttr(min)),
+                             named("max", builder.getF64FloatAttr(max))}));
+}
+
 SmallVector<int64_t> Importer::normalizeAxes(ArrayRef<int64_t> axes,
                                              int64_t rank) {
   SmallVector<int64_t> result;
@@ -625,16 +803,37 @@ void Importer::importGemm(const onnx::NodeProto &node) {
 }
 
 void Importer::importReshape(const onnx::NodeProto &node) {
-  if (intAttr(node, "allowzero", 0) != 0)
-    fail("allowzero=1 is not supported");
   Value input = operand(node, 0);
-  SmallVector<int64_t> shape = constantInts(node, 1);
+  SmallVector<int64_t> shape = constantInts(node, 1, /*allowBatch=*/true);
+  // allowzero=1 makes a 0 mean an empty dim instead of a copied one.
+  if (intAttr(node, "allowzero", 0) != 0 && llvm::is_contained(shape, 0))
+    fail("allowzero=1 with a 0 in the shape is not supported");
+  // The batch, computed from the input's shape: copied through.
+  auto inputType = cast<RankedTensorType>(input.getType());
+  for (auto [i, dim] : llvm::enumerate(shape))
+    if (dim == kBatch) {
+      if (i != 0 || inputType.getRank() == 0 || !inputType.isDynamicDim(0))
+        fail("the target shape moves the batch size to dim " +
+             std::to_string(i) + "; only dim 0 may hold it");
+      dim = 0;
+    }
   // An exporter that traced with a fixed batch writes that batch into the
   // target shape; the batch is open here, so copy it through instead.
   auto type = cast<RankedTensorType>(input.getType());
   if (exportedBatch && !shape.empty() && type.getRank() > 0 &&
       type.isDynamicDim(0) && shape[0] == *exportedBatch)
     shape[0] = 0;
+  // Keeping the batch and flattening the rest is Flatten, whichever way the
+  // exporter wrote it (PyTorch 2 writes a Reshape to [batch, -1]).
+  int64_t rest = 1;
+  for (int64_t d : inputType.getShape().drop_front(inputType.getRank() ? 1 : 0))
+    rest = ShapedType::isDynamic(d) || rest < 0 ? -1 : rest * d;
+  if (inputType.getRank() >= 2 && inputType.isDynamicDim(0) &&
+      shape.size() == 2 && shape[0] == 0 &&
+      (shape[1] == -1 || shape[1] == rest))
+    return define(node, 0,
+                  create<nn::FlattenOp>(
+                      input, {named("axis", builder.getI64IntegerAttr(1))}));
   define(node, 0, create<nn::ReshapeOp>(input, {i64Array("shape", shape)}));
 }
 
@@ -717,6 +916,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       fail("operators of domain '" + node.domain() + "' are not supported");
     const std::string &op = node.op_type();
+    if (frontend::isFoldable(op) && foldNode(node))
+      return;
     if (op == "Conv") {
       importConv(node);
     } else if (op == "BatchNormalization") {
@@ -727,6 +928,27 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       define(node, 0, create<nn::SigmoidOp>(operand(node, 0)));
     } else if (op == "Tanh") {
       define(node, 0, create<nn::TanhOp>(operand(node, 0)));
+    } else if (op == "Clip") {
+      importClip(node);
+    } else if (op == "HardSigmoid") {
+      define(node, 0,
+             create<nn::HardSigmoidOp>(
+                 operand(node, 0),
+                 {named("alpha", builder.getF64FloatAttr(shortestDecimal(
+                                     floatAttr(node, "alpha", 0.2f)))),
+                  named("beta", builder.getF64FloatAttr(shortestDecimal(
+                                    floatAttr(node, "beta", 0.5f))))}));
+    } else if (op == "HardSwish") {
+      define(node, 0, create<nn::HardSwishOp>(operand(node, 0)));
+    } else if (op == "Gelu") {
+      std::string approximate = stringAttr(node, "approximate", "none");
+      if (approximate != "none" && approximate != "tanh")
+        fail("approximate must be none or tanh, got '" + approximate + "'");
+      define(node, 0,
+             create<nn::GeluOp>(
+                 operand(node, 0),
+                 {named("tanh_approximation",
+                        builder.getBoolAttr(approximate == "tanh"))}));
     } else if (op == "Add") {
       define(node, 0, create<nn::AddOp>({operand(node, 0), operand(node, 1)}));
     } else if (op == "Mul") {

@@ -160,6 +160,26 @@ plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
     attrs.Set(std::move(reduce));
     break;
   }
+  case plan::KernelAttrs::ClipAttrs: {
+    plan::ClipAttrsT clip;
+    clip.min = r.real("min", 0.0);
+    clip.max = r.real("max", 0.0);
+    attrs.Set(std::move(clip));
+    break;
+  }
+  case plan::KernelAttrs::HardSigmoidAttrs: {
+    plan::HardSigmoidAttrsT hardSigmoid;
+    hardSigmoid.alpha = r.real("alpha", hardSigmoid.alpha);
+    hardSigmoid.beta = r.real("beta", hardSigmoid.beta);
+    attrs.Set(std::move(hardSigmoid));
+    break;
+  }
+  case plan::KernelAttrs::GeluAttrs: {
+    plan::GeluAttrsT gelu;
+    gelu.tanh_approximation = r.flag("tanh_approximation");
+    attrs.Set(std::move(gelu));
+    break;
+  }
   case plan::KernelAttrs::AllReduceAttrs: {
     plan::AllReduceAttrsT allReduce;
     if (FailureOr<plan::ReduceOp> op = r.reduction("op"); succeeded(op))

@@ -294,6 +294,29 @@ def NN_TanhGradOp
     : NN_ElementwiseGradOp<"tanh_grad", "result",
                            "tanh from its result: dy * (1 - y * y)">;
 
+// The gradients of the activations whose gradient reads the input x, with
+// the forward op's attributes.
+class NN_InputActivationGradOp<string mnemonic, string formula, dag attrs>
+    : NN_Op<mnemonic,
+            [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Gradient of " # formula;
+  let arguments =
+      !con((ins NN_FloatTensor:$result_grad, NN_FloatTensor:$input), attrs);
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = "operands attr-dict `:` type($input_grad)";
+}
+
+def NN_ClipGradOp : NN_InputActivationGradOp<"clip_grad",
+    "clip: dy where min < x < max, else 0", (ins F64Attr:$min, F64Attr:$max)>;
+def NN_HardSigmoidGradOp : NN_InputActivationGradOp<"hard_sigmoid_grad",
+    "hard_sigmoid: alpha dy where 0 < alpha x + beta < 1, else 0",
+    (ins F64Attr:$alpha, F64Attr:$beta)>;
+def NN_HardSwishGradOp : NN_InputActivationGradOp<"hard_swish_grad",
+    "hard_swish: 0 below -3, dy (x / 3 + 1/2) to 3, dy above", (ins)>;
+def NN_GeluGradOp : NN_InputActivationGradOp<"gelu_grad",
+    "gelu: dy (Phi(x) + x phi(x)), or the tanh approximation's",
+    (ins BoolAttr:$tanh_approximation)>;
+
 //===----------------------------------------------------------------------===//
 // Reductions and layout
 //===----------------------------------------------------------------------===//

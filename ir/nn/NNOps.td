@@ -146,6 +146,34 @@ def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
 def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)">;
 
+// Activations whose gradient reads the input x; PyTorch's definitions.
+class NN_InputActivationOp<string mnemonic, string formula, dag attrs>
+    : NN_Op<mnemonic,
+            [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Elementwise " # formula;
+  let arguments = !con((ins NN_FloatTensor:$input), attrs);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def NN_ClipOp : NN_InputActivationOp<"clip",
+    "min(max(x, min), max): hardtanh, ReLU6 (min 0, max 6)",
+    (ins F64Attr:$min, F64Attr:$max)> {
+  let description = [{
+    As PyTorch's hardtanh: the gradient is 0 where x <= min or x >= max.
+  }];
+  let hasVerifier = 1;
+}
+def NN_HardSigmoidOp : NN_InputActivationOp<"hard_sigmoid",
+    "clamp(alpha x + beta, 0, 1) (PyTorch's: alpha 1/6, beta 0.5)",
+    (ins DefaultValuedAttr<F64Attr, "0.2">:$alpha,
+         DefaultValuedAttr<F64Attr, "0.5">:$beta)>;
+def NN_HardSwishOp : NN_InputActivationOp<"hard_swish",
+    "x relu6(x + 3) / 6", (ins)>;
+def NN_GeluOp : NN_InputActivationOp<"gelu",
+    "x Phi(x) (erf), or its tanh approximation",
+    (ins DefaultValuedAttr<BoolAttr, "false">:$tanh_approximation)>;
+
 class NN_BinaryOp<string mnemonic, string formula>
     : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
   let summary = "Elementwise " # formula # " with NumPy broadcasting";

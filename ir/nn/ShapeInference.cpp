@@ -18,6 +18,8 @@
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace dpc::nn;
 using namespace dpc::nn::detail;
@@ -506,6 +508,14 @@ LogicalResult SoftmaxOp::verify() {
 
 LogicalResult LogSoftmaxOp::verify() {
   return detail::verifySoftmaxAxis(*this, getInput(), getAxis());
+}
+
+LogicalResult ClipOp::verify() {
+  double min = getMin().convertToDouble(), max = getMax().convertToDouble();
+  if (!std::isfinite(min) || !std::isfinite(max) || min > max)
+    return emitOpError() << "bounds [" << min << ", " << max
+                         << "] are not a finite interval";
+  return success();
 }
 
 LogicalResult

@@ -168,6 +168,34 @@ LogicalResult buildVJP(ReluOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+LogicalResult buildVJP(ClipOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<ClipGradOp>(op.getLoc(), dys[0], op.getInput(),
+                                       op.getMinAttr(), op.getMaxAttr()));
+  return success();
+}
+
+LogicalResult buildVJP(HardSigmoidOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<HardSigmoidGradOp>(
+      op.getLoc(), dys[0], op.getInput(), op.getAlphaAttr(), op.getBetaAttr()));
+  return success();
+}
+
+LogicalResult buildVJP(HardSwishOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(
+      b.create<HardSwishGradOp>(op.getLoc(), dys[0], op.getInput()));
+  return success();
+}
+
+LogicalResult buildVJP(GeluOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<GeluGradOp>(op.getLoc(), dys[0], op.getInput(),
+                                       op.getTanhApproximationAttr()));
+  return success();
+}
+
 LogicalResult buildVJP(SigmoidOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   grads.push_back(b.create<SigmoidGradOp>(op.getLoc(), dys[0], op.getResult()));
@@ -202,8 +230,7 @@ LogicalResult buildVJP(MulOp op, OpBuilder &b, ValueRange dys,
 template <typename OpTy>
 std::enable_if_t<llvm::is_one_of<OpTy, FlattenOp, ReshapeOp>::value,
                  LogicalResult>
-buildVJP(OpTy op, OpBuilder &b, ValueRange dys,
-         SmallVectorImpl<Value> &grads) {
+buildVJP(OpTy op, OpBuilder &b, ValueRange dys, SmallVectorImpl<Value> &grads) {
   FailureOr<Value> grad = reshapeTo(op, b, dys[0], op.getInput().getType());
   if (failed(grad))
     return failure();
@@ -292,6 +319,7 @@ template <typename... OpTs> void attach(MLIRContext &context) {
 void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
   attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
-         AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp, MatmulOp, SoftmaxOp,
-         LogSoftmaxOp, CrossEntropyOp>(context);
+         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, AddOp, MulOp, FlattenOp,
+         ReshapeOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
+         CrossEntropyOp>(context);
 }

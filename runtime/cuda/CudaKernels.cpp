@@ -860,6 +860,29 @@ void runReduceSum(StreamContext &ctx, const KernelCall &call) {
             reduced, in(call, X), out(call, Y));
 }
 
+/// Clip, HardSigmoid, HardSwish and Gelu share roles: (X) -> (Y) forward,
+/// (X, DY) -> (DX) backward.
+void runInputActivationForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::ClipForward;
+  plan::InputActivationShape s = plan::getInputActivationShape(call);
+  inputActivationForward(ctx.getStream(), s.kind, s.params, s.size, in(call, X),
+                         out(call, Y));
+}
+void runInputActivationBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::ClipBackward;
+  plan::InputActivationShape s = plan::getInputActivationShape(call);
+  inputActivationBackward(ctx.getStream(), s.kind, s.params, s.size,
+                          in(call, X), in(call, DY), out(call, DX));
+}
+constexpr auto runClipForward = runInputActivationForward;
+constexpr auto runClipBackward = runInputActivationBackward;
+constexpr auto runHardSigmoidForward = runInputActivationForward;
+constexpr auto runHardSigmoidBackward = runInputActivationBackward;
+constexpr auto runHardSwishForward = runInputActivationForward;
+constexpr auto runHardSwishBackward = runInputActivationBackward;
+constexpr auto runGeluForward = runInputActivationForward;
+constexpr auto runGeluBackward = runInputActivationBackward;
+
 const plan::KernelTable<StreamContext> kCudaKernels = {"CUDA",
                                                        {
 #define DPC_KERNEL(Name, ...) run##Name,

@@ -115,6 +115,24 @@ __global__ void activationBackwardKernel(Activation kind, int64_t n,
   }
 }
 
+__global__ void inputActivationForwardKernel(math::InputActivation kind,
+                                             math::ActivationParams params,
+                                             int64_t n, const float *x,
+                                             float *y) {
+  DPC_GRID_STRIDE(i, n) {
+    y[i] = math::inputActivationForward(kind, params, x[i]);
+  }
+}
+
+__global__ void inputActivationBackwardKernel(math::InputActivation kind,
+                                              math::ActivationParams params,
+                                              int64_t n, const float *x,
+                                              const float *dy, float *dx) {
+  DPC_GRID_STRIDE(i, n) {
+    dx[i] = math::inputActivationBackward(kind, params, dy[i], x[i]);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Broadcasting binary ops
 //===----------------------------------------------------------------------===//
@@ -583,6 +601,20 @@ void activationForward(cudaStream_t stream, Activation kind, int64_t size,
 void activationBackward(cudaStream_t stream, Activation kind, int64_t size,
                         const float *y, const float *dy, float *dx) {
   launch(stream, size, activationBackwardKernel, kind, size, y, dy, dx);
+}
+
+void inputActivationForward(cudaStream_t stream, math::InputActivation kind,
+                            math::ActivationParams params, int64_t size,
+                            const float *x, float *y) {
+  launch(stream, size, inputActivationForwardKernel, kind, params, size, x,
+         y);
+}
+
+void inputActivationBackward(cudaStream_t stream, math::InputActivation kind,
+                             math::ActivationParams params, int64_t size,
+                             const float *x, const float *dy, float *dx) {
+  launch(stream, size, inputActivationBackwardKernel, kind, params, size, x,
+         dy, dx);
 }
 
 void addForward(cudaStream_t stream, const BroadcastShape &shape,

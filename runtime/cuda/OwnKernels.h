@@ -1,4 +1,5 @@
-//===- OwnKernels.h - dpc's own CUDA kernels, host-side launchers -*- C++ -*-===//
+//===- OwnKernels.h - dpc's own CUDA kernels, host-side launchers -*- C++
+//-*-===//
 //
 // Launchers for the kernels that are not cuDNN or cuBLAS calls. Each one
 // enqueues its kernel(s) on `stream` and returns; shapes come from
@@ -32,6 +33,16 @@ void activationForward(cudaStream_t stream, Activation kind, int64_t size,
                        const float *x, float *y);
 void activationBackward(cudaStream_t stream, Activation kind, int64_t size,
                         const float *y, const float *dy, float *dx);
+/// The activations whose backward reads x (KernelMath.h's bodies).
+void inputActivationForward(cudaStream_t stream,
+                            kernels::math::InputActivation kind,
+                            kernels::math::ActivationParams params,
+                            int64_t size, const float *x, float *y);
+void inputActivationBackward(cudaStream_t stream,
+                             kernels::math::InputActivation kind,
+                             kernels::math::ActivationParams params,
+                             int64_t size, const float *x, const float *dy,
+                             float *dx);
 
 void addForward(cudaStream_t stream, const kernels::BroadcastShape &shape,
                 const float *lhs, const float *rhs, float *out);
@@ -112,8 +123,8 @@ void divide(cudaStream_t stream, int64_t count, ScalarType type, int divisor,
 void addRowBias(cudaStream_t stream, int64_t rows, int64_t cols,
                 const float *bias, float *y);
 /// sums[c] = sum over rows of x[r, c].
-void columnSums(cudaStream_t stream, int64_t rows, int64_t cols,
-                const float *x, float *sums);
+void columnSums(cudaStream_t stream, int64_t rows, int64_t cols, const float *x,
+                float *sums);
 
 // Batch normalization: the CPU's semantics (runtime/kernels/BatchNorm.h).
 void batchNormTrainingForward(cudaStream_t stream,

@@ -446,6 +446,28 @@ void runReduceSum(KernelContext &, const KernelCall &call) {
   reduceSum(plan::getReduceShape(call), in(call, X), out(call, Y));
 }
 
+/// Clip, HardSigmoid, HardSwish and Gelu share roles: (X) -> (Y) forward,
+/// (X, DY) -> (DX) backward.
+void runInputActivationForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::ClipForward;
+  plan::InputActivationShape s = plan::getInputActivationShape(call);
+  inputActivationForward(s.kind, s.params, s.size, in(call, X), out(call, Y));
+}
+void runInputActivationBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::ClipBackward;
+  plan::InputActivationShape s = plan::getInputActivationShape(call);
+  inputActivationBackward(s.kind, s.params, s.size, in(call, X), in(call, DY),
+                          out(call, DX));
+}
+constexpr auto runClipForward = runInputActivationForward;
+constexpr auto runClipBackward = runInputActivationBackward;
+constexpr auto runHardSigmoidForward = runInputActivationForward;
+constexpr auto runHardSigmoidBackward = runInputActivationBackward;
+constexpr auto runHardSwishForward = runInputActivationForward;
+constexpr auto runHardSwishBackward = runInputActivationBackward;
+constexpr auto runGeluForward = runInputActivationForward;
+constexpr auto runGeluBackward = runInputActivationBackward;
+
 const plan::KernelTable<KernelContext> kCpuKernels = {"the CPU",
                                                       {
 #define DPC_KERNEL(Name, ...) run##Name,

@@ -52,6 +52,22 @@ void tanhBackward(int64_t size, const float *y, const float *dy, float *dx) {
     dx[i] = math::tanhBackward(dy[i], y[i]);
 }
 
+void inputActivationForward(math::InputActivation kind,
+                            math::ActivationParams params, int64_t size,
+                            const float *x, float *y) {
+#pragma omp parallel for
+  for (int64_t i = 0; i < size; ++i)
+    y[i] = math::inputActivationForward(kind, params, x[i]);
+}
+
+void inputActivationBackward(math::InputActivation kind,
+                             math::ActivationParams params, int64_t size,
+                             const float *x, const float *dy, float *dx) {
+#pragma omp parallel for
+  for (int64_t i = 0; i < size; ++i)
+    dx[i] = math::inputActivationBackward(kind, params, dy[i], x[i]);
+}
+
 //===----------------------------------------------------------------------===//
 // Broadcasting binary ops
 //===----------------------------------------------------------------------===//

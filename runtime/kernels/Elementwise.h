@@ -23,6 +23,15 @@ void sigmoidBackward(int64_t size, const float *y, const float *dy, float *dx);
 void tanhForward(int64_t size, const float *x, float *y);
 void tanhBackward(int64_t size, const float *y, const float *dy, float *dx);
 
+/// The activations whose backward reads x (KernelMath.h): clip (ReLU6),
+/// hard sigmoid, hard swish, GELU.
+void inputActivationForward(math::InputActivation kind,
+                            math::ActivationParams params, int64_t size,
+                            const float *x, float *y);
+void inputActivationBackward(math::InputActivation kind,
+                             math::ActivationParams params, int64_t size,
+                             const float *x, const float *dy, float *dx);
+
 //===----------------------------------------------------------------------===//
 // Binary ops with numpy broadcasting of the second operand: out = lhs op rhs,
 // where out has lhs's shape and rhs's dims, right-aligned, each equal the

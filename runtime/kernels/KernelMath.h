@@ -172,6 +172,90 @@ DPC_HOST_DEVICE inline float tanhBackward(float dy, float y) {
 }
 
 //===----------------------------------------------------------------------===//
+// Activations whose backward reads the forward's input x, with up to two
+// parameters: PyTorch's definitions (torch.nn.functional), including its
+// conventions at the kinks (ReLU6's gradient is 0 at 0 and 6).
+//===----------------------------------------------------------------------===//
+
+enum class InputActivation : int32_t {
+  Clip,        // a = min, b = max: hardtanh, ReLU6
+  HardSigmoid, // clamp(a x + b, 0, 1)
+  HardSwish,   // x relu6(x + 3) / 6
+  Gelu,        // x Phi(x), with erf
+  GeluTanh,    // GELU's tanh approximation
+};
+
+struct ActivationParams {
+  float a = 0.f, b = 0.f;
+};
+
+namespace detail {
+constexpr float kSqrtHalf = 0.70710678118654752440f;
+// sqrt(2 / pi) and 1 / sqrt(2 pi), as PyTorch computes them.
+constexpr float kGeluTanhBeta = 0.79788456080286535588f;
+constexpr float kGeluTanhKappa = 0.044715f;
+constexpr float kInvSqrtTwoPi = 0.39894228040143267794f;
+} // namespace detail
+
+DPC_HOST_DEVICE inline float
+inputActivationForward(InputActivation kind, ActivationParams p, float x) {
+  switch (kind) {
+  case InputActivation::Clip:
+    // NaN passes through: both comparisons are false.
+    return x < p.a ? p.a : (x > p.b ? p.b : x);
+  case InputActivation::HardSigmoid: {
+    float t = p.a * x + p.b;
+    return t < 0.f ? 0.f : (t > 1.f ? 1.f : t);
+  }
+  case InputActivation::HardSwish: {
+    float t = x + 3.f;
+    t = t < 0.f ? 0.f : (t > 6.f ? 6.f : t);
+    return x * t / 6.f;
+  }
+  case InputActivation::Gelu:
+    return x * 0.5f * (1.f + erff(x * detail::kSqrtHalf));
+  case InputActivation::GeluTanh: {
+    float inner =
+        detail::kGeluTanhBeta * (x + detail::kGeluTanhKappa * x * x * x);
+    return 0.5f * x * (1.f + tanhf(inner));
+  }
+  }
+  return x;
+}
+
+DPC_HOST_DEVICE inline float inputActivationBackward(InputActivation kind,
+                                                     ActivationParams p,
+                                                     float dy, float x) {
+  switch (kind) {
+  case InputActivation::Clip:
+    return x <= p.a || x >= p.b ? 0.f : dy;
+  case InputActivation::HardSigmoid: {
+    float t = p.a * x + p.b;
+    return t > 0.f && t < 1.f ? dy * p.a : 0.f;
+  }
+  case InputActivation::HardSwish:
+    return x < -3.f ? 0.f : (x <= 3.f ? dy * (x / 3.f + 0.5f) : dy);
+  case InputActivation::Gelu: {
+    float cdf = 0.5f * (1.f + erff(x * detail::kSqrtHalf));
+    float pdf = expf(-0.5f * x * x) * detail::kInvSqrtTwoPi;
+    return dy * (cdf + x * pdf);
+  }
+  case InputActivation::GeluTanh: {
+    float xSquared = x * x;
+    float inner =
+        detail::kGeluTanhBeta * (x + detail::kGeluTanhKappa * xSquared * x);
+    float tanhInner = tanhf(inner);
+    float right = 1.f + tanhInner;
+    float innerDerivative =
+        detail::kGeluTanhBeta * (1.f + 3.f * detail::kGeluTanhKappa * xSquared);
+    return dy * (0.5f * right +
+                 0.5f * x * (1.f - tanhInner * tanhInner) * innerDerivative);
+  }
+  }
+  return dy;
+}
+
+//===----------------------------------------------------------------------===//
 // Batch normalization
 //===----------------------------------------------------------------------===//
 

@@ -4,6 +4,7 @@
 #include "runtime/plan/KernelSignature.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace dpc::plan {
 namespace {
@@ -498,6 +499,53 @@ int64_t getElementwiseSize(const KernelCall &call) {
   }
 }
 
+InputActivationShape getInputActivationShape(const KernelCall &call) {
+  using kernels::math::InputActivation;
+  InputActivationShape s{InputActivation::HardSwish, {}, 0};
+  const Instruction *instruction = call.instruction;
+  switch (call.kernel) {
+  case Kernel::ClipForward:
+  case Kernel::ClipBackward: {
+    const ClipAttrs *attrs =
+        instruction ? instruction->attrs_as_ClipAttrs() : nullptr;
+    if (!attrs)
+      fail("ClipAttrs are missing");
+    if (!std::isfinite(attrs->min()) || !std::isfinite(attrs->max()) ||
+        attrs->min() > attrs->max())
+      fail("clip bounds [" + std::to_string(attrs->min()) + ", " +
+           std::to_string(attrs->max()) + "] are not an interval");
+    s.kind = InputActivation::Clip;
+    s.params = {static_cast<float>(attrs->min()),
+                static_cast<float>(attrs->max())};
+    break;
+  }
+  case Kernel::HardSigmoidForward:
+  case Kernel::HardSigmoidBackward: {
+    const HardSigmoidAttrs *attrs =
+        instruction ? instruction->attrs_as_HardSigmoidAttrs() : nullptr;
+    double alpha = attrs ? attrs->alpha() : 0.2,
+           beta = attrs ? attrs->beta() : 0.5;
+    if (!std::isfinite(alpha) || !std::isfinite(beta))
+      fail("hard sigmoid alpha and beta must be finite");
+    s.kind = InputActivation::HardSigmoid;
+    s.params = {static_cast<float>(alpha), static_cast<float>(beta)};
+    break;
+  }
+  case Kernel::GeluForward:
+  case Kernel::GeluBackward: {
+    const GeluAttrs *attrs =
+        instruction ? instruction->attrs_as_GeluAttrs() : nullptr;
+    s.kind = attrs && attrs->tanh_approximation() ? InputActivation::GeluTanh
+                                                  : InputActivation::Gelu;
+    break;
+  }
+  default: // HardSwish
+    break;
+  }
+  s.size = getElementwiseSize(call);
+  return s;
+}
+
 kernels::BroadcastShape getBroadcastShape(const KernelCall &call) {
   std::vector<int64_t> lhs, rhs;
   int64_t lhsCount = 0;
@@ -702,6 +750,9 @@ void checkPad2d(const KernelCall &call) { getPad2dShape(call); }
 void checkLinear(const KernelCall &call) { getLinearShape(call); }
 void checkMatmul(const KernelCall &call) { getMatmulShape(call); }
 void checkElementwise(const KernelCall &call) { getElementwiseSize(call); }
+void checkInputActivation(const KernelCall &call) {
+  getInputActivationShape(call);
+}
 void checkBroadcast(const KernelCall &call) { getBroadcastShape(call); }
 void checkRows(const KernelCall &call) { getRowsShape(call); }
 void checkTranspose(const KernelCall &call) { getTransposeShape(call); }

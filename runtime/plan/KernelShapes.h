@@ -69,6 +69,15 @@ kernels::LinearShape getLinearShape(const KernelCall &call);
 kernels::MatmulShape getMatmulShape(const KernelCall &call);
 /// Activations, Copy, Fill, Accumulate: the element count.
 int64_t getElementwiseSize(const KernelCall &call);
+
+/// Clip, HardSigmoid, HardSwish, Gelu (forward or backward): which, with
+/// its parameters (min <= max, finite), and the element count.
+struct InputActivationShape {
+  kernels::math::InputActivation kind;
+  kernels::math::ActivationParams params;
+  int64_t size;
+};
+InputActivationShape getInputActivationShape(const KernelCall &call);
 kernels::BroadcastShape getBroadcastShape(const KernelCall &call);
 /// Softmax, LogSoftmax: rows x last dim. CrossEntropy, CorrectCount:
 /// rows x classes of the logits.

@@ -114,3 +114,28 @@ func.func @forward(%x: tensor<?x4xf32> {nn.input = "x"},
   %3 = nn.add %2, %1 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   return %3 : tensor<?x4xf32>
 }
+
+// -----
+
+// The activations whose gradient reads the input: each gradient op gets
+// the forward op's input and attributes.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[C:.*]] = nn.clip %[[X:.*]] {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+// CHECK: %[[S:.*]] = nn.hard_swish %[[C]]
+// CHECK: %[[H:.*]] = nn.hard_sigmoid %[[S]] {alpha = 0.16666666666666666 : f64}
+// CHECK: %[[G:.*]] = nn.gelu %[[H]] {tanh_approximation = true}
+// CHECK: nn.gelu_grad %{{.*}}, %[[H]] {tanh_approximation = true}
+// CHECK: nn.hard_sigmoid_grad %{{.*}}, %[[S]] {alpha = 0.16666666666666666 : f64, beta = 5.000000e-01 : f64}
+// CHECK: nn.hard_swish_grad %{{.*}}, %[[C]]
+// CHECK: nn.clip_grad %{{.*}}, %[[X]] {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+
+func.func @forward(%x: tensor<?x4xf32> {nn.input = "x"},
+                   %w: tensor<4x4xf32> {nn.param = "fc.weight"})
+    -> (tensor<?x4xf32> {nn.output = "logits"}) {
+  %0 = nn.linear %x, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %1 = nn.clip %0 {min = 0.0 : f64, max = 6.0 : f64} : tensor<?x4xf32>
+  %2 = nn.hard_swish %1 : tensor<?x4xf32>
+  %3 = nn.hard_sigmoid %2 {alpha = 0.16666666666666666 : f64} : tensor<?x4xf32>
+  %4 = nn.gelu %3 {tanh_approximation = true} : tensor<?x4xf32>
+  return %4 : tensor<?x4xf32>
+}

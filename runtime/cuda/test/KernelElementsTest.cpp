@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <vector>
 
 namespace dpc::kernels::elements {
@@ -35,8 +36,8 @@ void expectSameBits(const std::vector<float> &actual,
 }
 
 Pool2dShape pool(int64_t h, int64_t w, int64_t k, int64_t stride,
-                 int64_t padBegin, int64_t padEnd, int64_t dilation,
-                 bool ceil, bool includePad) {
+                 int64_t padBegin, int64_t padEnd, int64_t dilation, bool ceil,
+                 bool includePad) {
   Pool2dShape s;
   s.n = 2, s.c = 3, s.h = h, s.w = w;
   s.kernelH = s.kernelW = k;
@@ -103,8 +104,7 @@ TEST(KernelElementsTest, AvgPoolingMatchesTheCpuKernelBitForBit) {
 
 TEST(KernelElementsTest, GlobalAvgPoolingMatchesTheCpuKernel) {
   int64_t n = 3, c = 4, h = 5, w = 6;
-  std::vector<float> x = randomVector(n * c * h * w, 5), y(n * c),
-                     got(n * c);
+  std::vector<float> x = randomVector(n * c * h * w, 5), y(n * c), got(n * c);
   kernels::globalAvgPool2dForward(n, c, h, w, x.data(), y.data());
   for (int64_t p = 0; p < n * c; ++p)
     got[p] = globalAvgPoolForward(p, h * w, x.data());
@@ -186,6 +186,38 @@ TEST(KernelElementsTest, ReduceSumSumsTheReducedDims) {
     for (int64_t o = 0; o < r.kept; ++o)
       EXPECT_NEAR(reduceSum(r, o, x.data()), expected[o], 1e-5)
           << "mask " << mask << " output " << o;
+  }
+}
+
+// The activations whose backward reads x: the CUDA kernels apply
+// math::inputActivation* per element; so must the CPU loops, NaN, the
+// infinities and the kinks included.
+TEST(KernelElementsTest, InputActivationsMatchTheCpuKernelsBitForBit) {
+  std::vector<float> x = randomVector(512, 11, -8.f, 8.f);
+  for (float special : {0.f, -0.f, 6.f, 3.f, -3.f, 1e30f, -1e30f})
+    x.push_back(special);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  x.push_back(std::numeric_limits<float>::infinity());
+  std::vector<float> dy = randomVector(x.size(), 12);
+  using math::InputActivation;
+  for (auto [kind, params] :
+       {std::pair(InputActivation::Clip, math::ActivationParams{0.f, 6.f}),
+        std::pair(InputActivation::HardSigmoid,
+                  math::ActivationParams{0.2f, 0.5f}),
+        std::pair(InputActivation::HardSwish, math::ActivationParams{}),
+        std::pair(InputActivation::Gelu, math::ActivationParams{}),
+        std::pair(InputActivation::GeluTanh, math::ActivationParams{})}) {
+    std::vector<float> y(x.size()), dx(x.size()), yBody(x.size()),
+        dxBody(x.size());
+    inputActivationForward(kind, params, x.size(), x.data(), y.data());
+    inputActivationBackward(kind, params, x.size(), x.data(), dy.data(),
+                            dx.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      yBody[i] = math::inputActivationForward(kind, params, x[i]);
+      dxBody[i] = math::inputActivationBackward(kind, params, dy[i], x[i]);
+    }
+    expectSameBits(y, yBody, "forward");
+    expectSameBits(dx, dxBody, "backward");
   }
 }
 

@@ -59,6 +59,103 @@ INSTANTIATE_TEST_SUITE_P(
                                      [](double x) { return std::tanh(x); }}),
     [](const auto &info) { return std::string(info.param.name); });
 
+/// The activations whose backward reads x, with parameters.
+struct InputActivationCase {
+  const char *name;
+  math::InputActivation kind;
+  math::ActivationParams params;
+  double (*reference)(double x, double a, double b);
+};
+
+std::ostream &operator<<(std::ostream &os, const InputActivationCase &c) {
+  return os << c.name;
+}
+
+class InputActivationTest
+    : public ::testing::TestWithParam<InputActivationCase> {};
+
+TEST_P(InputActivationTest, ForwardMatchesReference) {
+  const auto &p = GetParam();
+  auto x = randomVector(400, 1, -8.f, 8.f);
+  std::vector<float> y(x.size());
+  std::vector<double> ref(x.size());
+  inputActivationForward(p.kind, p.params, x.size(), x.data(), y.data());
+  for (size_t i = 0; i < x.size(); ++i)
+    ref[i] = p.reference(x[i], p.params.a, p.params.b);
+  expectAllNear(y, ref, 1e-6, 1e-6, "y");
+}
+
+TEST_P(InputActivationTest, BackwardMatchesFiniteDifferences) {
+  const auto &p = GetParam();
+  // -8 to 8, every value 0.02 away from the kinks (0, 6, +-3, -2).
+  auto x = distinctVector(400, 2, 0.04f);
+  auto dy = randomVector(x.size(), 3);
+  std::vector<float> y(x.size()), dx(x.size());
+  inputActivationBackward(p.kind, p.params, x.size(), x.data(), dy.data(),
+                          dx.data());
+  auto loss = [&] {
+    inputActivationForward(p.kind, p.params, x.size(), x.data(), y.data());
+    return dot(dy, y);
+  };
+  expectAllNear(dx, numericGradient(x, loss, 5e-3f), kGradAtol, kGradRtol,
+                "dx");
+}
+
+double clampReference(double v, double lo, double hi) {
+  return std::min(std::max(v, lo), hi);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, InputActivationTest,
+    ::testing::Values(
+        InputActivationCase{"Relu6",
+                            math::InputActivation::Clip,
+                            {0.f, 6.f},
+                            [](double x, double a, double b) {
+                              return clampReference(x, a, b);
+                            }},
+        InputActivationCase{"HardTanh",
+                            math::InputActivation::Clip,
+                            {-1.f, 1.f},
+                            [](double x, double a, double b) {
+                              return clampReference(x, a, b);
+                            }},
+        InputActivationCase{"HardSigmoidTorch",
+                            math::InputActivation::HardSigmoid,
+                            {1.f / 6, 0.5f},
+                            [](double x, double a, double b) {
+                              return clampReference(a * x + b, 0, 1);
+                            }},
+        InputActivationCase{"HardSigmoidOnnx",
+                            math::InputActivation::HardSigmoid,
+                            {0.2f, 0.4f},
+                            [](double x, double a, double b) {
+                              return clampReference(double(float(a)) * x + b, 0,
+                                                    1);
+                            }},
+        InputActivationCase{"HardSwish",
+                            math::InputActivation::HardSwish,
+                            {},
+                            [](double x, double, double) {
+                              return x * clampReference(x + 3, 0, 6) / 6;
+                            }},
+        InputActivationCase{"Gelu",
+                            math::InputActivation::Gelu,
+                            {},
+                            [](double x, double, double) {
+                              return 0.5 * x *
+                                     (1 + std::erf(x / std::sqrt(2.0)));
+                            }},
+        InputActivationCase{"GeluTanh",
+                            math::InputActivation::GeluTanh,
+                            {},
+                            [](double x, double, double) {
+                              double k = std::sqrt(2 / M_PI) *
+                                         (x + 0.044715 * x * x * x);
+                              return 0.5 * x * (1 + std::tanh(k));
+                            }}),
+    [](const auto &info) { return std::string(info.param.name); });
+
 TEST(ActivationTest, InPlace) {
   auto x = randomVector(64, 4);
   auto ref = x;

@@ -408,3 +408,11 @@ func.func @param_typo(%w: tensor<4xf32> {nn.parameter = "w"}) {
 func.func @output_name(%w: tensor<4xf32>) -> (tensor<4xf32> {nn.output = ""}) {
   return %w : tensor<4xf32>
 }
+
+// -----
+
+func.func @clip_bounds(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.clip' op bounds [6.000000e+00, 0.000000e+00] are not a finite interval}}
+  %0 = nn.clip %x {min = 6.0 : f64, max = 0.0 : f64} : tensor<4xf32>
+  return
+}

@@ -87,11 +87,23 @@ MODELS = {
          helper.make_node("Add", ["t", "rm"], ["y"], name="uses_stats")],
         [x(("batch", 4, 2, 2))], [y(("batch", 4, 2, 2))],
         [weight(n, (4,)) for n in "sbmv"], opset=15),
-    # A Reshape whose target shape is computed at run time.
-    "dynamic_reshape": model(
+    # A target shape computed from the batch size (Shape folds at import,
+    # the batch stays open, so arithmetic on it cannot be followed).
+    "batch_arithmetic": model(
         [helper.make_node("Shape", ["x"], ["s"], name="shape_1"),
-         helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape_1")],
+         helper.make_node("Constant", [], ["two"],
+                          value=helper.make_tensor("two", TensorProto.INT64,
+                                                   [2], [2, 1])),
+         helper.make_node("Mul", ["s", "two"], ["t"], name="double"),
+         helper.make_node("Reshape", ["x", "t"], ["y"], name="reshape_1")],
         [x()], [y()]),
+    # An op that is not shape arithmetic on a tensor computed at run time.
+    "expand_tensor": model(
+        [helper.make_node("Constant", [], ["shape"],
+                          value=helper.make_tensor("shape", TensorProto.INT64,
+                                                   [2], [3, 4])),
+         helper.make_node("Expand", ["x", "shape"], ["y"], name="expand_1")],
+        [x((1, 4))], [y((3, 4))]),
     # A 3-D convolution.
     "conv3d": model(
         [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_1",

@@ -32,7 +32,32 @@ def ints(name, values):
                                  values))
 
 
+def floats(name, value):
+    return helper.make_node(
+        "Constant", [], [name],
+        value=helper.make_tensor(name, TensorProto.FLOAT, [], [value]))
+
+
 MODELS = {
+    # Clip's bounds are optional inputs from opset 11: both, then only max.
+    "clip_13": model(
+        [floats("lo", -1.0), floats("hi", 2.5),
+         helper.make_node("Clip", ["x", "lo", "hi"], ["y"])],
+        ["batch", 4], ["batch", 4], 13),
+    "clip_max_only_13": model(
+        [floats("hi", 6.0), helper.make_node("Clip", ["x", "", "hi"], ["y"])],
+        ["batch", 4], ["batch", 4], 13),
+    # ONNX's HardSigmoid defaults (alpha 0.2, beta 0.5: the op's too) and
+    # HardSwish.
+    "hard_13": model(
+        [helper.make_node("HardSigmoid", ["x"], ["h"]),
+         helper.make_node("HardSwish", ["h"], ["y"])],
+        ["batch", 4], ["batch", 4], 14),
+    # Gelu is an op from opset 20, with the tanh approximation as an option.
+    "gelu_20": model(
+        [helper.make_node("Gelu", ["x"], ["g"]),
+         helper.make_node("Gelu", ["g"], ["y"], approximate="tanh")],
+        ["batch", 4], ["batch", 4], 20),
     # Pads only H and W (axes -2, -1): 1 before and 2 after H, 3 and 4 on W.
     "pad_axes_18": model(
         [ints("pads", [1, 3, 2, 4]), ints("axes", [-2, -1]),

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Writes ONNX models whose shapes are computed with tensor ops, as
+exporters write them; dpc folds that arithmetic at import.
+
+Usage: make_shape_models.py OUT_DIR    (Debian's /usr/bin/python3)
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+
+def ints(name, values):
+    return helper.make_node(
+        "Constant", [], [name],
+        value=helper.make_tensor(name, TensorProto.INT64, [len(values)],
+                                 values))
+
+
+def model(nodes, in_shape, out_shape, inits=()):
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, in_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
+        list(inits))
+    return helper.make_model(graph, producer_name="make_shape_models",
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
+MODELS = {
+    # x.view(x.size(0), -1), the legacy exporter's way: the batch is
+    # gathered from the shape, unsqueezed and concatenated with -1.
+    "flatten_by_shape": model(
+        [helper.make_node("Shape", ["x"], ["s"]),
+         ints("zero", [0]),
+         helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+         ints("minus_one", [-1]),
+         helper.make_node("Concat", ["n", "minus_one"], ["t"], axis=0),
+         helper.make_node("Reshape", ["x", "t"], ["y"])],
+        ["batch", 3, 4, 4], ["batch", 48]),
+    # The batch and one dim sliced from the shape, then a constant dim:
+    # [batch, 3, 16]. Squeeze/Unsqueeze round-trip the batch entry.
+    "slice_shape": model(
+        [helper.make_node("Shape", ["x"], ["s"]),
+         ints("starts", [0]), ints("ends", [2]),
+         helper.make_node("Slice", ["s", "starts", "ends"], ["head"]),
+         ints("sixteen", [16]),
+         helper.make_node("Concat", ["head", "sixteen"], ["t"], axis=0),
+         helper.make_node("Reshape", ["x", "t"], ["y"])],
+        ["batch", 3, 4, 4], ["batch", 3, 16]),
+    # A constant computed from Range, Cast, Equal and Where: [0, 5, 2],
+    # added to the last dim of x.
+    "computed_constant": model(
+        [helper.make_node("Constant", [], ["start"],
+                          value=helper.make_tensor("start", TensorProto.INT64,
+                                                   [], [0])),
+         helper.make_node("Constant", [], ["limit"],
+                          value=helper.make_tensor("limit", TensorProto.INT64,
+                                                   [], [3])),
+         helper.make_node("Constant", [], ["delta"],
+                          value=helper.make_tensor("delta", TensorProto.INT64,
+                                                   [], [1])),
+         helper.make_node("Range", ["start", "limit", "delta"], ["r"]),
+         helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+         helper.make_node("Constant", [], ["one"],
+                          value=helper.make_tensor("one", TensorProto.FLOAT,
+                                                   [], [1.0])),
+         helper.make_node("Equal", ["rf", "one"], ["is_one"]),
+         helper.make_node("Constant", [], ["five"],
+                          value=helper.make_tensor("five", TensorProto.FLOAT,
+                                                   [], [5.0])),
+         helper.make_node("Where", ["is_one", "five", "rf"], ["c"]),
+         helper.make_node("Add", ["x", "c"], ["y"])],
+        ["batch", 3], ["batch", 3]),
+    # A bias-free convolution as PyTorch 2 writes it: a zero bias from
+    # ConstantOfShape over the weight's output channels.
+    "zero_bias_conv": model(
+        [helper.make_node("Shape", ["w"], ["ws"], start=0, end=1),
+         helper.make_node("ConstantOfShape", ["ws"], ["b"],
+                          value=helper.make_tensor("v", TensorProto.FLOAT,
+                                                   [1], [0.0])),
+         helper.make_node("Conv", ["x", "w", "b"], ["y"])],
+        ["batch", 2, 5, 5], ["batch", 4, 5, 5],
+        [numpy_helper.from_array(np.ones((4, 2, 1, 1), np.float32), "w")]),
+}
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, m in MODELS.items():
+        with open(os.path.join(out, name + ".onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+
+
+if __name__ == "__main__":
+    main()

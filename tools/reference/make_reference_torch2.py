@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Reference data for ops whose ONNX form needs PyTorch 2's exporter.
+
+Like make_reference.py (same files: model.onnx, images.npy, labels.npy,
+loss.npy, grad/, after/), for an MLP through every activation whose
+gradient reads its input: ReLU6 (Clip), Hardswish, Hardsigmoid, GELU and
+GELU's tanh approximation. PyTorch 1.13's exporter writes GELU as an Erf
+expression; PyTorch 2's default exporter writes the Gelu op (opset 20).
+
+Run from PyTorch 2's virtual environment (../shared/TOOLCHAIN.md):
+  V/bin/python tools/reference/make_reference_torch2.py --out test/reference
+The files are committed; the tests need no torch.
+"""
+import argparse
+import os
+import warnings
+
+import numpy as np
+import onnx
+import torch
+from torch import nn
+
+BATCH = 8
+LR = 0.1
+
+
+def activations():
+    width = 32
+    layers = [nn.Flatten(), nn.Linear(784, width)]
+    for act in (nn.ReLU6(), nn.Hardswish(), nn.Hardsigmoid(), nn.GELU(),
+                nn.GELU(approximate="tanh")):
+        layers += [act, nn.Linear(width, width)]
+    layers[-1] = nn.Linear(width, 10)
+    return nn.Sequential(*layers)
+
+
+def write(out, name, model):
+    directory = os.path.join(out, name)
+    os.makedirs(os.path.join(directory, "grad"), exist_ok=True)
+    os.makedirs(os.path.join(directory, "after"), exist_ok=True)
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            nn.init.xavier_uniform_(module.weight, gain=2.0)
+            nn.init.uniform_(module.bias, -0.5, 0.5)
+    images = torch.rand(BATCH, 1, 28, 28) * 4 - 2
+    labels = torch.randint(0, 10, (BATCH,))
+    path = os.path.join(directory, "model.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (images,), path, dynamo=True, optimize=False,
+                          input_names=["x"], output_names=["logits"],
+                          dynamic_shapes=({0: torch.export.Dim("batch")},))
+    m = onnx.load(path)
+    for node in m.graph.node:
+        del node.metadata_props[:]
+    del m.metadata_props[:]
+    onnx.save(m, path)
+
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(images), labels)
+    loss.backward()
+    np.save(os.path.join(directory, "images.npy"), images.numpy())
+    np.save(os.path.join(directory, "labels.npy"),
+            labels.numpy().astype(np.int32))
+    np.save(os.path.join(directory, "loss.npy"),
+            np.array(loss.item(), dtype=np.float32))
+    for param_name, param in model.named_parameters():
+        np.save(os.path.join(directory, "grad", param_name + ".npy"),
+                param.grad.numpy())
+    optimizer.step()
+    for param_name, param in model.named_parameters():
+        np.save(os.path.join(directory, "after", param_name + ".npy"),
+                param.detach().numpy())
+    print(f"{directory}: loss {loss.item():.6f}, lr {LR}, batch {BATCH}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    torch.manual_seed(2)
+    write(args.out, "activations", activations())
+
+
+if __name__ == "__main__":
+    main()
