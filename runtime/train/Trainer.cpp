@@ -316,6 +316,9 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
     int64_t epochs = options.epochs;
     if (options.maxSteps > 0 && !options.epochsGiven)
       epochs = (options.maxSteps + stepsPerEpoch - 1) / stepsPerEpoch;
+    if (options.resume)
+      checkResumable(state, epochs, options.maxSteps,
+                     getCheckpointPath(options.checkpointDirectory));
 
     std::unique_ptr<std::ofstream> metrics;
     if (!local.metricsPath.empty()) {
