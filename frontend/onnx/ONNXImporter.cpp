@@ -10,6 +10,7 @@
 #include "frontend/onnx/ONNXImporter.h"
 
 #include "ir/nn/NNOps.h"
+#include "runtime/plan/CheckedMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -24,6 +25,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -236,6 +238,17 @@ Importer::constantTensor(const std::string &name) const {
   return nullptr;
 }
 
+/// The number of elements `tensor`'s dims say it has; fails on a negative
+/// dim or a count whose bytes would overflow.
+static size_t elementCount(const onnx::TensorProto &tensor) {
+  constexpr int64_t kMaxElements = INT64_MAX / 8;
+  std::optional<int64_t> count = checkedProduct(tensor.dims(), kMaxElements);
+  if (!count)
+    fail("tensor '" + tensor.name() +
+         "' has a negative dimension or too many elements");
+  return static_cast<size_t>(*count);
+}
+
 /// Reads `count` little-endian values of type T from raw_data or the typed
 /// repeated field.
 template <typename T, typename Repeated>
@@ -269,12 +282,7 @@ DenseElementsAttr Importer::toElementsAttr(const onnx::TensorProto &tensor) {
     fail("tensor '" + tensor.name() + "' has unsupported element type " +
          std::to_string(tensor.data_type()));
   SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
-  size_t count = 1;
-  for (int64_t d : shape) {
-    if (d < 0)
-      fail("tensor '" + tensor.name() + "' has a negative dimension");
-    count *= d;
-  }
+  size_t count = elementCount(tensor);
   auto type = RankedTensorType::get(shape, *element);
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT:
@@ -762,12 +770,43 @@ OwningOpRef<ModuleOp> Importer::run() {
 
 } // namespace
 
+/// An external data entry's "offset" or "length".
+static size_t externalDataNumber(const onnx::TensorProto &tensor,
+                                 const onnx::StringStringEntryProto &entry) {
+  size_t value;
+  if (StringRef(entry.value()).getAsInteger(10, value))
+    fail("tensor '" + tensor.name() + "': its external data " + entry.key() +
+         " '" + entry.value() + "' is not a number");
+  return value;
+}
+
+/// Refuses a NaN or infinite initial value: it would make every parameter
+/// it reaches non-finite, silently once a ReLU turns NaN into 0.
+template <typename T>
+static void requireFinite(const onnx::TensorProto &tensor,
+                          const std::vector<uint8_t> &bytes) {
+  for (size_t i = 0; i < bytes.size() / sizeof(T); ++i) {
+    T value;
+    std::memcpy(&value, bytes.data() + i * sizeof(T), sizeof(T));
+    if (!std::isfinite(value))
+      fail("initializer '" + tensor.name() + "' holds " +
+           (std::isnan(value) ? "NaN" : "an infinite value") + " at index " +
+           std::to_string(i) + "; initial parameters must be finite");
+  }
+}
+
+static void requireFinite(const onnx::TensorProto &tensor,
+                          const std::vector<uint8_t> &bytes) {
+  if (tensor.data_type() == onnx::TensorProto::FLOAT)
+    requireFinite<float>(tensor, bytes);
+  else if (tensor.data_type() == onnx::TensorProto::DOUBLE)
+    requireFinite<double>(tensor, bytes);
+}
+
 /// The bytes of one tensor, in its own element type.
 static std::vector<uint8_t> tensorBytes(const onnx::TensorProto &tensor,
                                         StringRef modelDir) {
-  size_t count = 1;
-  for (int64_t d : tensor.dims())
-    count *= d;
+  size_t count = elementCount(tensor);
   auto fromValues = [&](auto values, const auto &typed) {
     using T = typename decltype(values)::value_type;
     values = tensorValues<T>(tensor, typed, count);
@@ -782,9 +821,9 @@ static std::vector<uint8_t> tensorBytes(const onnx::TensorProto &tensor,
       if (entry.key() == "location")
         location = entry.value();
       else if (entry.key() == "offset")
-        offset = std::stoull(entry.value());
+        offset = externalDataNumber(tensor, entry);
       else if (entry.key() == "length")
-        length = std::stoull(entry.value());
+        length = externalDataNumber(tensor, entry);
     }
     SmallString<256> file(modelDir);
     llvm::sys::path::append(file, location);
@@ -826,8 +865,10 @@ bool dpc::frontend::readONNXTensors(
   }
   StringRef modelDir = llvm::sys::path::parent_path(path);
   try {
-    for (const auto &init : model.graph().initializer())
+    for (const auto &init : model.graph().initializer()) {
       tensors[init.name()] = tensorBytes(init, modelDir);
+      requireFinite(init, tensors[init.name()]);
+    }
     for (const auto &node : model.graph().node())
       if (node.op_type() == "Constant" && node.output_size() == 1)
         for (const auto &attr : node.attribute())
