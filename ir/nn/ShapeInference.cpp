@@ -87,6 +87,16 @@ FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
                                     StringRef axis) {
   if (isDynamic(input) || isDynamic(kernel))
     return kDynamic;
+  using dpc::kernels::math::kMaxWindowArgument;
+  if (!dpc::kernels::math::windowArgumentsInRange(
+          input, kernel, stride, padBefore, padAfter, dilation)) {
+    error() << "window along the " << axis << " (extent " << input
+            << ", kernel " << kernel << ", stride " << stride << ", padding "
+            << padBefore << "+" << padAfter << ", dilation " << dilation
+            << ") is out of range: each must be at most " << kMaxWindowArgument
+            << ", the kernel, stride and dilation positive";
+    return failure();
+  }
   int64_t effectiveKernel = dilation * (kernel - 1) + 1;
   if (input + padBefore + padAfter < effectiveKernel) {
     error() << "window of size " << effectiveKernel << " does not fit the "

@@ -90,6 +90,15 @@ func.func @conv_dilation(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3xf32>) {
 
 // -----
 
+func.func @conv_padding_out_of_range(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3xf32>) {
+  // expected-error @+2 {{window along the height (extent 8, kernel 3, stride 1, padding 1099511627776+0, dilation 1) is out of range: each must be at most 2147483648, the kernel, stride and dilation positive}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.conv2d %x, %w {padding = array<i64: 1099511627776, 0, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x6x6xf32>
+  return
+}
+
+// -----
+
 func.func @conv_window_too_big(%x: tensor<1x3x2x2xf32>, %w: tensor<8x3x3x3xf32>) {
   // expected-error @+2 {{window of size 3 does not fit the height extent 2 padded by 0+0}}
   // expected-error @+1 {{failed to infer returned types}}
