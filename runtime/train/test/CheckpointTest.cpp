@@ -89,7 +89,10 @@ TEST(CheckpointTest, CorruptionIsOneLine) {
 
 /// The message of the CheckpointError that loading `state` back throws.
 std::string reloadError(const TrainingState &state) {
-  std::string dir = testing::TempDir() + "/dpc_ckpt_invalid";
+  // One directory per test: ctest runs them in parallel processes.
+  std::string dir =
+      testing::TempDir() + "/dpc_ckpt_invalid_" +
+      testing::UnitTest::GetInstance()->current_test_info()->name();
   fs::remove_all(dir);
   saveCheckpoint(dir, state);
   try {
