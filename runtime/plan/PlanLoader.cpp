@@ -413,6 +413,7 @@ private:
       path.clear();
       checkAliasFits(step, stepWhere, static_cast<int>(t), target);
     }
+    loaded.aliasBase.push_back(std::move(base));
   }
 
   void checkAliasFits(const Step &step, const std::string &stepWhere, int t,
