@@ -285,6 +285,25 @@ func.func @reshape_divide(%x: tensor<4x8xf32>) {
 
 // -----
 
+func.func @reshape_count_overflows(%x: tensor<4x8xf32>) {
+  // 8 * (2^61 + 4) wraps around to 32, the input's count.
+  // expected-error @+2 {{cannot reshape 'tensor<4x8xf32>' to [8, 2305843009213693956]: an element count overflows 64 bits}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.reshape %x {shape = array<i64: 8, 2305843009213693956>} : (tensor<4x8xf32>) -> tensor<8x2305843009213693956xf32>
+  return
+}
+
+// -----
+
+func.func @flatten_count_overflows(%x: tensor<4294967296x4294967296x4xf32>) {
+  // expected-error @+2 {{the element count of 'tensor<4294967296x4294967296x4xf32>' overflows 64 bits}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.flatten %x {axis = 0} : (tensor<4294967296x4294967296x4xf32>) -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
 func.func @reshape_two_inferred(%x: tensor<4x8xf32>) {
   // expected-error @+2 {{shape has more than one -1 entry}}
   // expected-error @+1 {{failed to infer returned types}}
