@@ -10,6 +10,7 @@
 #include "codegen/PlanWriter.h"
 
 #include "ir/exec/ExecOps.h"
+#include "ir/exec/KernelAttributes.h"
 #include "runtime/plan/PlanVersion.h"
 #include "runtime/plan/Plan_generated.h"
 
@@ -23,142 +24,11 @@ namespace fb = dpc::plan;
 
 namespace {
 
-FailureOr<fb::DType> dtypeOf(Type type, Location loc) {
-  if (type.isF32())
-    return fb::DType::F32;
-  if (type.isF64())
-    return fb::DType::F64;
-  if (type.isF16())
-    return fb::DType::F16;
-  if (type.isBF16())
-    return fb::DType::BF16;
-  if (type.isInteger(32))
-    return fb::DType::I32;
-  if (type.isInteger(64))
-    return fb::DType::I64;
-  if (type.isInteger(8)) // raw bytes: a kernel's workspace
-    return fb::DType::U8;
-  return emitError(loc) << "element type " << type << " has no plan equivalent";
-}
-
-std::vector<int64_t> arrayAttr(Operation *op, StringRef name) {
-  if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>(name))
-    return std::vector<int64_t>(attr.asArrayRef());
-  return {};
-}
-
-double floatAttr(Operation *op, StringRef name, double dflt) {
-  if (auto attr = op->getAttrOfType<FloatAttr>(name))
-    return attr.getValueAsDouble();
-  return dflt;
-}
-
-bool boolAttr(Operation *op, StringRef name) {
-  auto attr = op->getAttrOfType<BoolAttr>(name);
-  return attr && attr.getValue();
-}
-
 FailureOr<fb::Kernel> kernelOf(ex::KernelOp op) {
-  const char *const *names = fb::EnumNamesKernel();
-  for (int k = int(fb::Kernel::MIN); k <= int(fb::Kernel::MAX); ++k)
-    if (op.getKernel() == names[k])
-      return fb::Kernel(k);
+  if (const fb::Kernel *kernel = fb::findKernel(op.getKernel()))
+    return *kernel;
   return op.emitError() << "kernel '" << op.getKernel()
                         << "' is not in the plan schema";
-}
-
-/// The schema's attribute table for a kernel call.
-fb::KernelAttrsUnion kernelAttrs(fb::Kernel kernel, Operation *op) {
-  fb::KernelAttrsUnion attrs;
-  switch (kernel) {
-  case fb::Kernel::Conv2dForward:
-  case fb::Kernel::Conv2dBackwardData:
-  case fb::Kernel::Conv2dBackwardWeights: {
-    fb::Conv2dAttrsT conv;
-    conv.stride = arrayAttr(op, "stride");
-    conv.padding = arrayAttr(op, "padding");
-    conv.dilation = arrayAttr(op, "dilation");
-    if (auto groups = op->getAttrOfType<IntegerAttr>("groups"))
-      conv.groups = groups.getInt();
-    attrs.Set(std::move(conv));
-    break;
-  }
-  case fb::Kernel::MaxPool2dForward:
-  case fb::Kernel::MaxPool2dBackward:
-  case fb::Kernel::AvgPool2dForward:
-  case fb::Kernel::AvgPool2dBackward: {
-    fb::Pool2dAttrsT pool;
-    pool.kernel = arrayAttr(op, "kernel_size");
-    pool.stride = arrayAttr(op, "stride");
-    pool.padding = arrayAttr(op, "padding");
-    pool.dilation = arrayAttr(op, "dilation");
-    pool.ceil_mode = boolAttr(op, "ceil_mode");
-    pool.count_include_pad = boolAttr(op, "count_include_pad");
-    attrs.Set(std::move(pool));
-    break;
-  }
-  case fb::Kernel::BatchNormTrainingForward:
-  case fb::Kernel::BatchNormInferenceForward:
-  case fb::Kernel::BatchNormBackward:
-  case fb::Kernel::BatchNormApply: {
-    fb::BatchNormAttrsT bn;
-    bn.epsilon = floatAttr(op, "epsilon", bn.epsilon);
-    bn.momentum = floatAttr(op, "momentum", bn.momentum);
-    attrs.Set(std::move(bn));
-    break;
-  }
-  case fb::Kernel::PadForward:
-  case fb::Kernel::PadBackward: {
-    fb::PadAttrsT pad;
-    pad.low = arrayAttr(op, "low");
-    pad.high = arrayAttr(op, "high");
-    pad.value = floatAttr(op, "value", 0.0);
-    attrs.Set(std::move(pad));
-    break;
-  }
-  case fb::Kernel::SgdUpdate: {
-    fb::SgdAttrsT sgd;
-    sgd.momentum = floatAttr(op, "momentum", 0.0);
-    sgd.dampening = floatAttr(op, "dampening", 0.0);
-    sgd.weight_decay = floatAttr(op, "weight_decay", 0.0);
-    sgd.nesterov = boolAttr(op, "nesterov");
-    attrs.Set(std::move(sgd));
-    break;
-  }
-  case fb::Kernel::AdamWUpdate: {
-    fb::AdamWAttrsT adamw;
-    adamw.beta1 = floatAttr(op, "beta1", adamw.beta1);
-    adamw.beta2 = floatAttr(op, "beta2", adamw.beta2);
-    adamw.eps = floatAttr(op, "eps", adamw.eps);
-    adamw.weight_decay = floatAttr(op, "weight_decay", adamw.weight_decay);
-    attrs.Set(std::move(adamw));
-    break;
-  }
-  case fb::Kernel::Fill: {
-    fb::FillAttrsT fill;
-    fill.value = floatAttr(op, "value", 0.0);
-    attrs.Set(std::move(fill));
-    break;
-  }
-  case fb::Kernel::AllReduce: {
-    fb::AllReduceAttrsT allReduce;
-    if (auto reduction = op->getAttrOfType<StringAttr>("op"))
-      allReduce.op = reduction.getValue() == "max"    ? fb::ReduceOp::Max
-                     : reduction.getValue() == "mean" ? fb::ReduceOp::Mean
-                                                      : fb::ReduceOp::Sum;
-    attrs.Set(std::move(allReduce));
-    break;
-  }
-  case fb::Kernel::ReduceSum: {
-    fb::ReduceAttrsT reduce;
-    reduce.dims = arrayAttr(op, "dims");
-    attrs.Set(std::move(reduce));
-    break;
-  }
-  default:
-    break;
-  }
-  return attrs;
 }
 
 class Writer {
@@ -187,7 +57,8 @@ LogicalResult Writer::writePersistent(ex::PersistentOp op) {
                  : op.getKind() == "buffer"
                      ? fb::PersistentKind::Buffer
                      : fb::PersistentKind::OptimizerState;
-  FailureOr<fb::DType> dtype = dtypeOf(type.getElementType(), op.getLoc());
+  FailureOr<fb::DType> dtype =
+      ex::getPlanDType(type.getElementType(), op.getLoc());
   if (failed(dtype))
     return failure();
   tensor->dtype = *dtype;
@@ -259,7 +130,7 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
     auto tensor = std::make_unique<fb::TensorT>();
     tensor->name = name.str();
     FailureOr<fb::DType> dtype =
-        dtypeOf(type.getElementType(), buffer.getLoc());
+        ex::getPlanDType(type.getElementType(), buffer.getLoc());
     if (failed(dtype))
       return failure();
     tensor->dtype = *dtype;
@@ -315,7 +186,11 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
         instruction->results.push_back(tensorIndex.lookup(out));
       if (Value workspace = kernel.getWorkspace())
         instruction->workspace = tensorIndex.lookup(workspace);
-      instruction->attrs = kernelAttrs(*kind, kernel);
+      FailureOr<fb::KernelAttrsUnion> attrs =
+          ex::convertKernelAttrs(kernel, *fb::getKernelSignature(*kind));
+      if (failed(attrs))
+        return failure();
+      instruction->attrs = std::move(*attrs);
       if (auto algorithm = kernel->getAttrOfType<StringAttr>("algorithm"))
         instruction->algorithm = algorithm.str();
       auto events = [&](StringRef name, std::vector<int32_t> &into) {

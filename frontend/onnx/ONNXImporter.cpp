@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/onnx/ONNXImporter.h"
+#include "frontend/onnx/ModelValidation.h"
 
 #include "ir/nn/NNOps.h"
 #include "runtime/plan/CheckedMath.h"
@@ -21,7 +22,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
 #include <climits>
@@ -35,11 +35,10 @@
 
 using namespace mlir;
 using namespace dpc;
+using frontend::kMaxOpset;
+using frontend::kMinOpset;
 
 namespace {
-
-constexpr int64_t kMinOpset = 11;
-constexpr int64_t kMaxOpset = 17;
 
 /// An import failure: its message is the one line the user sees.
 struct ImportError {
@@ -135,6 +134,9 @@ private:
   void importBatchNorm(const onnx::NodeProto &node);
   void importPool(const onnx::NodeProto &node, bool isMax);
   void importPad(const onnx::NodeProto &node);
+  void importReduceMean(const onnx::NodeProto &node);
+  /// `axes` as dims in [0, rank), each once; fails naming a bad one.
+  SmallVector<int64_t> normalizeAxes(ArrayRef<int64_t> axes, int64_t rank);
   void importGemm(const onnx::NodeProto &node);
   void importReshape(const onnx::NodeProto &node);
   void importSoftmax(const onnx::NodeProto &node, bool isLog);
@@ -529,11 +531,22 @@ void Importer::importPad(const onnx::NodeProto &node) {
   Value input = operand(node, 0);
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
   SmallVector<int64_t> pads = constantInts(node, 1);
-  if (static_cast<int64_t>(pads.size()) != 2 * rank)
-    fail("pads must have " + std::to_string(2 * rank) + " entries, got " +
-         std::to_string(pads.size()));
+  // From opset 18 an `axes` input says which dims `pads` covers.
+  SmallVector<int64_t> axes;
   if (node.input_size() > 3 && !node.input(3).empty())
-    fail("the axes input is not supported");
+    axes = normalizeAxes(constantInts(node, 3), rank);
+  else
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  int64_t covered = static_cast<int64_t>(axes.size());
+  if (static_cast<int64_t>(pads.size()) != 2 * covered)
+    fail("pads must have " + std::to_string(2 * covered) + " entries, got " +
+         std::to_string(pads.size()));
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (int64_t i = 0; i < covered; ++i) {
+    low[axes[i]] = pads[i];
+    high[axes[i]] = pads[covered + i];
+  }
   double value = 0.0;
   if (node.input_size() > 2 && !node.input(2).empty()) {
     const onnx::TensorProto *tensor = constantTensor(node.input(2));
@@ -544,12 +557,54 @@ void Importer::importPad(const onnx::NodeProto &node) {
       fail("constant_value must be one floating-point value");
     value = (*attr.getValues<APFloat>().begin()).convertToDouble();
   }
-  ArrayRef<int64_t> all(pads);
   define(node, 0,
          create<nn::PadOp>(input,
-                           {i64Array("low", all.take_front(rank)),
-                            i64Array("high", all.drop_front(rank)),
+                           {i64Array("low", low), i64Array("high", high),
                             named("value", builder.getF64FloatAttr(value))}));
+}
+
+SmallVector<int64_t> Importer::normalizeAxes(ArrayRef<int64_t> axes,
+                                             int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t axis : axes) {
+    int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank)
+      fail("axis " + std::to_string(axis) + " is out of range for rank " +
+           std::to_string(rank));
+    if (llvm::is_contained(result, a))
+      fail("axis " + std::to_string(axis) + " is given twice");
+    result.push_back(a);
+  }
+  return result;
+}
+
+void Importer::importReduceMean(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  // The axes: an attribute before opset 18, an optional input from it on.
+  SmallVector<int64_t> axes;
+  if (opset < 18) {
+    if (const onnx::AttributeProto *a = attr(node, "axes"))
+      axes.assign(a->ints().begin(), a->ints().end());
+  } else if (node.input_size() > 1 && !node.input(1).empty()) {
+    axes = constantInts(node, 1);
+  }
+  if (axes.empty() && opset >= 18 && intAttr(node, "noop_with_empty_axes", 0))
+    fail("noop_with_empty_axes is not supported");
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  axes = normalizeAxes(axes, rank);
+  llvm::sort(axes);
+  // The spatial mean of NCHW (what exporters write for AdaptiveAvgPool2d(1)).
+  if (rank != 4 || axes != SmallVector<int64_t>{2, 3})
+    fail("only the mean over the spatial dims of an NCHW tensor (axes 2, 3) "
+         "is supported");
+  Value pooled = create<nn::GlobalAvgPool2dOp>(input);
+  if (intAttr(node, "keepdims", 1) == 0)
+    pooled = create<nn::FlattenOp>(
+        pooled, {named("axis", builder.getI64IntegerAttr(1))});
+  define(node, 0, pooled);
 }
 
 void Importer::importGemm(const onnx::NodeProto &node) {
@@ -686,6 +741,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       define(node, 0, create<nn::MulOp>({operand(node, 0), operand(node, 1)}));
     } else if (op == "AveragePool" || op == "MaxPool") {
       importPool(node, op == "MaxPool");
+    } else if (op == "ReduceMean") {
+      importReduceMean(node);
     } else if (op == "GlobalAveragePool") {
       define(node, 0, create<nn::GlobalAvgPool2dOp>(operand(node, 0)));
     } else if (op == "Flatten") {
@@ -770,16 +827,6 @@ OwningOpRef<ModuleOp> Importer::run() {
 
 } // namespace
 
-/// An external data entry's "offset" or "length".
-static size_t externalDataNumber(const onnx::TensorProto &tensor,
-                                 const onnx::StringStringEntryProto &entry) {
-  size_t value;
-  if (StringRef(entry.value()).getAsInteger(10, value))
-    fail("tensor '" + tensor.name() + "': its external data " + entry.key() +
-         " '" + entry.value() + "' is not a number");
-  return value;
-}
-
 /// Refuses a NaN or infinite initial value: it would make every parameter
 /// it reaches non-finite, silently once a ReLU turns NaN into 0.
 template <typename T>
@@ -820,10 +867,11 @@ static std::vector<uint8_t> tensorBytes(const onnx::TensorProto &tensor,
     for (const auto &entry : tensor.external_data()) {
       if (entry.key() == "location")
         location = entry.value();
-      else if (entry.key() == "offset")
-        offset = externalDataNumber(tensor, entry);
-      else if (entry.key() == "length")
-        length = externalDataNumber(tensor, entry);
+      else if ((entry.key() == "offset" || entry.key() == "length") &&
+               StringRef(entry.value())
+                   .getAsInteger(10, entry.key() == "offset" ? offset : length))
+        fail("tensor '" + tensor.name() + "': its external data " +
+             entry.key() + " '" + entry.value() + "' is not a byte count");
     }
     SmallString<256> file(modelDir);
     llvm::sys::path::append(file, location);
@@ -903,13 +951,11 @@ OwningOpRef<ModuleOp> dpc::frontend::importONNXFile(StringRef path,
     error = "not an ONNX model (truncated, or not a model file?)";
     return nullptr;
   }
-  try {
-    // The path form resolves external tensor data next to the model file.
-    onnx::checker::check_model(path.str());
-  } catch (std::exception &e) {
-    std::string what = e.what();
-    // The checker's messages may span lines; the first says what is wrong.
-    error = "invalid ONNX model: " + what.substr(0, what.find('\n'));
+  // External tensor data lives next to the model file.
+  if (std::string problem =
+          validateModel(model, llvm::sys::path::parent_path(path));
+      !problem.empty()) {
+    error = "invalid ONNX model: " + problem;
     return nullptr;
   }
   try {

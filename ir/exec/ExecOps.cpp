@@ -1,6 +1,8 @@
 //===- ExecOps.cpp - the exec dialect and its ops -------------------------===//
 
 #include "ir/exec/ExecOps.h"
+#include "ir/exec/KernelAttributes.h"
+#include "runtime/plan/KernelCheck.h"
 #include "runtime/plan/KernelSignature.h"
 
 #include "mlir/IR/Builders.h"
@@ -80,35 +82,82 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
+namespace {
+
+/// A buffer as the runtime's shape checks see it: `?` is the step's batch.
+FailureOr<plan::TensorArg> toTensorArg(Value buffer, int64_t batch,
+                                       Location loc) {
+  auto type = cast<MemRefType>(buffer.getType());
+  FailureOr<plan::DType> dtype = getPlanDType(type.getElementType(), loc);
+  if (failed(dtype))
+    return failure();
+  plan::TensorArg arg;
+  arg.present = true;
+  arg.dtype = *dtype;
+  for (int64_t dim : type.getShape())
+    arg.dims.push_back(ShapedType::isDynamic(dim) ? batch : dim);
+  return arg;
+}
+
+} // namespace
+
 LogicalResult KernelOp::verify() {
-  // The runtime's own table of what each kernel takes (Plan.fbs).
-  const char *const *names = plan::EnumNamesKernel();
-  const plan::KernelSignature *signature = nullptr;
-  for (int k = int(plan::Kernel::MIN); k <= int(plan::Kernel::MAX); ++k)
-    if (getKernel() == names[k])
-      signature = plan::getKernelSignature(plan::Kernel(k));
-  if (!signature)
+  // The runtime's own list of what each kernel takes (Kernels.def).
+  const plan::Kernel *kernel = plan::findKernel(getKernel());
+  if (!kernel)
     return emitOpError() << "unknown kernel '" << getKernel() << "'";
+  const plan::KernelSignature &signature = *plan::getKernelSignature(*kernel);
   auto range = [](unsigned min, unsigned max) {
     return std::to_string(min) +
            (min == max ? "" : " to " + std::to_string(max));
   };
   unsigned ins = getIns().size(), outs = getOuts().size();
-  if (ins < signature->minOperands || ins > signature->maxOperands)
+  if (ins < signature.minOperands || ins > signature.maxOperands)
     return emitOpError() << getKernel() << " takes "
-                         << range(signature->minOperands,
-                                  signature->maxOperands)
+                         << range(signature.minOperands, signature.maxOperands)
                          << " inputs, got " << ins;
-  if (outs < signature->minResults || outs > signature->maxResults)
+  if (outs < signature.minResults || outs > signature.maxResults)
     return emitOpError() << getKernel() << " writes "
-                         << range(signature->minResults, signature->maxResults)
+                         << range(signature.minResults, signature.maxResults)
                          << " outputs, got " << outs;
   if (Value workspace = getWorkspace()) {
-    if (!signature->takesWorkspace)
+    if (!signature.takesWorkspace())
       return emitOpError() << getKernel() << " takes no workspace";
     if (!workspace.getDefiningOp<ArenaOp>())
       return emitOpError() << "workspace must be an arena buffer";
   }
+  FailureOr<plan::KernelAttrsUnion> attrs =
+      convertKernelAttrs(getOperation(), signature);
+  if (failed(attrs))
+    return failure();
+
+  // Shapes and attributes, as the plan loader will check them. Outside a
+  // step the batch is unknown: counts are all there is to check.
+  auto step = (*this)->getParentOfType<StepOp>();
+  if (!step)
+    return success();
+  plan::KernelCall call;
+  call.kernel = *kernel;
+  call.batch = step.getBatch();
+  for (auto [buffers, args] : {std::pair(getIns(), &call.operands),
+                               std::pair(getOuts(), &call.results)})
+    for (Value buffer : buffers) {
+      FailureOr<plan::TensorArg> arg =
+          toTensorArg(buffer, step.getBatch(), getLoc());
+      if (failed(arg))
+        return failure();
+      args->push_back(std::move(*arg));
+    }
+  plan::InstructionT instruction;
+  instruction.kernel = *kernel;
+  instruction.attrs = std::move(*attrs);
+  flatbuffers::FlatBufferBuilder builder;
+  builder.Finish(plan::Instruction::Pack(builder, &instruction));
+  call.instruction =
+      flatbuffers::GetRoot<plan::Instruction>(builder.GetBufferPointer());
+  std::string error = plan::findKernelCallError(call);
+  if (!error.empty())
+    return emitOpError() << getKernel() << ": " << error;
   return success();
 }
 

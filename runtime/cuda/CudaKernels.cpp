@@ -10,6 +10,8 @@
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/NcclCommunicator.h"
 #include "runtime/cuda/OwnKernels.h"
+#include "runtime/plan/KernelDispatch.h"
+#include "runtime/plan/KernelRoles.h"
 #include "runtime/plan/KernelShapes.h"
 
 #include <climits>
@@ -521,7 +523,11 @@ void zeroNonEmptyResults(StreamContext &ctx, const KernelCall &call) {
                                      ctx.getStream()));
 }
 
-void allReduce(StreamContext &ctx, const KernelCall &call) {
+//===----------------------------------------------------------------------===//
+// One function per kernel of Kernels.def
+//===----------------------------------------------------------------------===//
+
+void runAllReduce(StreamContext &ctx, const KernelCall &call) {
   plan::ReduceOp op = plan::getAllReduceOp(call);
   auto *nccl = dynamic_cast<NcclCommunicator *>(call.communicator);
   if (!nccl)
@@ -533,237 +539,342 @@ void allReduce(StreamContext &ctx, const KernelCall &call) {
   nccl->enqueueAllReduce(buffers, op, ctx.getStream());
 }
 
+void runBatchNormStatistics(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::BatchNormStatistics;
+  batchNormStatistics(ctx.getStream(), plan::getBatchNormShape(call),
+                      in(call, X), call.result(Sum).as<double>(),
+                      call.result(SumSq).as<double>(),
+                      call.result(Count).as<double>());
+}
+
+void runBatchNormApply(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::BatchNormApply;
+  batchNormApply(ctx.getStream(), plan::getBatchNormShape(call),
+                 plan::getBatchNormParams(call), in(call, X), in(call, Scale),
+                 in(call, Shift), in(call, RunningMean), in(call, RunningVar),
+                 call.operand(Sum).as<double>(),
+                 call.operand(SumSq).as<double>(),
+                 call.operand(Count).as<double>(), out(call, Y),
+                 out(call, SavedMean), out(call, SavedInvStd));
+}
+
+void runBatchNormGradStatistics(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::BatchNormGradStatistics;
+  batchNormGradStatistics(ctx.getStream(), plan::getBatchNormShape(call),
+                          in(call, X), in(call, DY), in(call, SavedMean),
+                          in(call, SavedInvStd), out(call, SumDY),
+                          out(call, SumDYXhat));
+}
+
+void runBatchNormGradApply(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::BatchNormGradApply;
+  batchNormGradApply(ctx.getStream(), plan::getBatchNormShape(call),
+                     in(call, X), in(call, DY), in(call, Scale),
+                     in(call, SavedMean), in(call, SavedInvStd),
+                     in(call, SumDY), in(call, SumDYXhat),
+                     call.operand(Count).as<double>(), out(call, DX));
+}
+
+void runConv2dForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Conv2dForward;
+  conv2dForward(ctx, plan::getConv2dShape(call), Workspace(call.workspace),
+                in(call, X), in(call, W), in(call, Bias), out(call, Y));
+}
+
+void runConv2dBackwardData(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Conv2dBackwardData;
+  conv2dBackwardData(ctx, plan::getConv2dShape(call), Workspace(call.workspace),
+                     in(call, DY), in(call, W), out(call, DX));
+}
+
+void runConv2dBackwardWeights(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Conv2dBackwardWeights;
+  conv2dBackwardWeights(ctx, plan::getConv2dShape(call),
+                        Workspace(call.workspace), in(call, X), in(call, DY),
+                        out(call, DW), out(call, DB));
+}
+
+void runBatchNormTrainingForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::BatchNormTrainingForward;
+  batchNormTrainingForward(ctx, plan::getBatchNormShape(call),
+                           plan::getBatchNormParams(call), in(call, X),
+                           in(call, Scale), in(call, Shift), out(call, Y),
+                           out(call, SavedMean), out(call, SavedInvStd),
+                           in(call, RunningMean), in(call, RunningVar));
+}
+
+void runBatchNormInferenceForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::BatchNormInferenceForward;
+  batchNormInferenceForward(ctx, plan::getBatchNormShape(call),
+                            plan::getBatchNormParams(call), in(call, X),
+                            in(call, Scale), in(call, Shift), in(call, Mean),
+                            in(call, Var), out(call, Y));
+}
+
+void runBatchNormBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::BatchNormBackward;
+  batchNormBackward(ctx, plan::getBatchNormShape(call),
+                    plan::getBatchNormParams(call), in(call, X), in(call, DY),
+                    in(call, Scale), in(call, SavedMean), in(call, SavedInvStd),
+                    out(call, DX), out(call, DScale), out(call, DShift));
+}
+
+void runMaxPool2dForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MaxPool2dForward;
+  maxPool2dForward(ctx.getStream(), plan::getPool2dShape(call), in(call, X),
+                   out(call, Y));
+}
+
+void runMaxPool2dBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MaxPool2dBackward;
+  maxPool2dBackward(ctx.getStream(), plan::getPool2dShape(call), in(call, X),
+                    in(call, DY), out(call, DX));
+}
+
+void runAvgPool2dForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::AvgPool2dForward;
+  avgPool2dForward(ctx.getStream(), plan::getPool2dShape(call), in(call, X),
+                   out(call, Y));
+}
+
+void runAvgPool2dBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::AvgPool2dBackward;
+  avgPool2dBackward(ctx.getStream(), plan::getPool2dShape(call), in(call, DY),
+                    out(call, DX));
+}
+
+void runGlobalAvgPool2dForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::GlobalAvgPool2dForward;
+  plan::Nchw s = plan::getGlobalAvgPoolShape(call);
+  globalAvgPool2dForward(ctx.getStream(), s.n * s.c, s.h * s.w, in(call, X),
+                         out(call, Y));
+}
+
+void runGlobalAvgPool2dBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::GlobalAvgPool2dBackward;
+  plan::Nchw s = plan::getGlobalAvgPoolShape(call);
+  globalAvgPool2dBackward(ctx.getStream(), s.n * s.c, s.h * s.w, in(call, DY),
+                          out(call, DX));
+}
+
+void runPadForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::PadForward;
+  pad2dForward(ctx.getStream(), plan::getPad2dShape(call),
+               plan::getPadValue(call), in(call, X), out(call, Y));
+}
+
+void runPadBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::PadBackward;
+  pad2dBackward(ctx.getStream(), plan::getPad2dShape(call), in(call, DY),
+                out(call, DX));
+}
+
+void runLinearForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LinearForward;
+  linearForward(ctx, plan::getLinearShape(call), in(call, X), in(call, W),
+                in(call, Bias), out(call, Y));
+}
+
+void runLinearBackwardData(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LinearBackwardData;
+  linearBackwardData(ctx, plan::getLinearShape(call), in(call, DY), in(call, W),
+                     out(call, DX));
+}
+
+void runLinearBackwardWeights(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LinearBackwardWeights;
+  linearBackwardWeights(ctx, plan::getLinearShape(call), in(call, X),
+                        in(call, DY), out(call, DW), out(call, DB));
+}
+
+void runMatmulForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MatmulForward;
+  matmulForward(ctx, plan::getMatmulShape(call), in(call, A), in(call, B),
+                out(call, C));
+}
+
+void runMatmulBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MatmulBackward;
+  matmulBackward(ctx, plan::getMatmulShape(call), in(call, A), in(call, B),
+                 in(call, DC), out(call, DA), out(call, DB));
+}
+
+void runMatmulTransposedA(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MatmulTransposedA;
+  // c = a^T b is matmul's weight gradient with b as dc.
+  matmulBackward(ctx, plan::getMatmulShape(call), in(call, A), nullptr,
+                 in(call, B), nullptr, out(call, C));
+}
+
+/// An activation's forward (x -> y) or backward ((y, dy) -> dx): the same
+/// roles for every activation kernel.
+template <Activation Kind>
+void runActivationForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::ReluForward;
+  activationForward(ctx.getStream(), Kind, plan::getElementwiseSize(call),
+                    in(call, X), out(call, Y));
+}
+template <Activation Kind>
+void runActivationBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::ReluBackward;
+  activationBackward(ctx.getStream(), Kind, plan::getElementwiseSize(call),
+                     in(call, Y), in(call, DY), out(call, DX));
+}
+constexpr auto runReluForward = &runActivationForward<Activation::Relu>;
+constexpr auto runReluBackward = &runActivationBackward<Activation::Relu>;
+constexpr auto runSigmoidForward = &runActivationForward<Activation::Sigmoid>;
+constexpr auto runSigmoidBackward = &runActivationBackward<Activation::Sigmoid>;
+constexpr auto runTanhForward = &runActivationForward<Activation::Tanh>;
+constexpr auto runTanhBackward = &runActivationBackward<Activation::Tanh>;
+
+void runAddForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::AddForward;
+  addForward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),
+             in(call, B), out(call, C));
+}
+
+void runAddBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::AddBackward;
+  addBackward(ctx.getStream(), plan::getBroadcastShape(call), in(call, DC),
+              out(call, DA), out(call, DB));
+}
+
+void runMulForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MulForward;
+  mulForward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),
+             in(call, B), out(call, C));
+}
+
+void runMulBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MulBackward;
+  mulBackward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),
+              in(call, B), in(call, DC), out(call, DA), out(call, DB));
+}
+
+void runSoftmaxForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::SoftmaxForward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  softmaxForward(ctx.getStream(), s.rows, s.cols, in(call, X), out(call, Y));
+}
+
+void runSoftmaxBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::SoftmaxBackward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  softmaxBackward(ctx.getStream(), s.rows, s.cols, in(call, Y), in(call, DY),
+                  out(call, DX));
+}
+
+void runLogSoftmaxForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LogSoftmaxForward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  logSoftmaxForward(ctx.getStream(), s.rows, s.cols, in(call, X), out(call, Y));
+}
+
+void runLogSoftmaxBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LogSoftmaxBackward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  logSoftmaxBackward(ctx.getStream(), s.rows, s.cols, in(call, Y), in(call, DY),
+                     out(call, DX));
+}
+
+void runCrossEntropyForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::CrossEntropyForward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  const plan::TensorArg &correct = call.result(Correct);
+  crossEntropyForward(
+      ctx.getStream(), s.rows, s.cols, in(call, Logits),
+      call.operand(Labels).as<int32_t>(), static_cast<float>(call.batch),
+      out(call, Loss), correct.present ? correct.data : nullptr,
+      correct.present ? scalarTypeOf(correct) : ScalarType::F32);
+}
+
+void runCrossEntropyBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::CrossEntropyBackward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  crossEntropyBackward(ctx.getStream(), s.rows, s.cols, in(call, Logits),
+                       call.operand(Labels).as<int32_t>(), in(call, DLoss),
+                       static_cast<float>(call.batch), out(call, DLogits));
+}
+
+void runCorrectCount(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::CorrectCount;
+  plan::RowsShape s = plan::getRowsShape(call);
+  correctCount(ctx.getStream(), s.rows, s.cols, in(call, Logits),
+               call.operand(Labels).as<int32_t>(), call.result(Count).data,
+               scalarTypeOf(call.result(Count)));
+}
+
+void runSgdUpdate(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::SgdUpdate;
+  sgdUpdate(ctx.getStream(), plan::getOptimizerSize(call),
+            plan::getSgdParams(call), in(call, Lr), call.optimizerStep,
+            in(call, Param), in(call, Grad), in(call, MomentumBuffer));
+}
+
+void runAdamWUpdate(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::AdamWUpdate;
+  adamwUpdate(ctx.getStream(), plan::getOptimizerSize(call),
+              plan::getAdamWParams(call), in(call, Lr),
+              call.operand(Step).as<int64_t>(), in(call, Param), in(call, Grad),
+              in(call, ExpAvg), in(call, ExpAvgSq));
+}
+
+void runCopy(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Copy;
+  int64_t size = plan::getElementwiseSize(call);
+  if (call.result(Y).data == call.operand(X).data)
+    return;
+  DPC_CUDA_CHECK(
+      cudaMemcpyAsync(call.result(Y).data, call.operand(X).data,
+                      size * plan::getDTypeSize(call.operand(X).dtype),
+                      cudaMemcpyDeviceToDevice, ctx.getStream()));
+}
+
+void runFill(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Fill;
+  fill(ctx.getStream(), plan::getElementwiseSize(call),
+       scalarTypeOf(call.result(Y)), plan::getFillValue(call),
+       call.result(Y).data);
+}
+
+void runAccumulate(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Accumulate;
+  accumulate(ctx.getStream(), plan::getElementwiseSize(call), in(call, X),
+             out(call, Y));
+}
+
+void runTranspose2d(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Transpose2d;
+  plan::RowsShape s = plan::getTransposeShape(call);
+  transpose2d(ctx.getStream(), s.rows, s.cols, call.operand(X).as<uint32_t>(),
+              call.result(Y).as<uint32_t>());
+}
+
+void runReduceSum(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::ReduceSum;
+  plan::ReduceShape s = plan::getReduceShape(call);
+  bool reduced[8] = {};
+  for (size_t d = 0; d < s.reduced.size() && d < 8; ++d)
+    reduced[d] = s.reduced[d];
+  reduceSum(ctx.getStream(), static_cast<int>(s.dims.size()), s.dims.data(),
+            reduced, in(call, X), out(call, Y));
+}
+
+const plan::KernelTable<StreamContext> kCudaKernels = {"CUDA",
+                                                       {
+#define DPC_KERNEL(Name, ...) run##Name,
+#include "runtime/plan/Kernels.def"
+                                                       },
+                                                       &zeroNonEmptyResults};
+
 } // namespace
 
+const plan::KernelTable<StreamContext> &getCudaKernelTable() {
+  return kCudaKernels;
+}
+
 void runCudaKernel(StreamContext &ctx, const KernelCall &call) {
-  cudaStream_t stream = ctx.getStream();
-  if (call.kernel == Kernel::AllReduce)
-    return allReduce(ctx, call);
-  // As on the CPU: synchronized batch norm runs on an empty share too.
-  switch (call.kernel) {
-  case Kernel::BatchNormStatistics:
-    return batchNormStatistics(stream, plan::getBatchNormShape(call),
-                               in(call, 0), call.result(0).as<double>(),
-                               call.result(1).as<double>(),
-                               call.result(2).as<double>());
-  case Kernel::BatchNormApply:
-    return batchNormApply(
-        stream, plan::getBatchNormShape(call), plan::getBatchNormParams(call),
-        in(call, 0), in(call, 1), in(call, 2), in(call, 3), in(call, 4),
-        call.operand(5).as<double>(), call.operand(6).as<double>(),
-        call.operand(7).as<double>(), out(call, 0), out(call, 1), out(call, 2));
-  case Kernel::BatchNormGradStatistics:
-    return batchNormGradStatistics(stream, plan::getBatchNormShape(call),
-                                   in(call, 0), in(call, 1), in(call, 2),
-                                   in(call, 3), out(call, 0), out(call, 1));
-  case Kernel::BatchNormGradApply:
-    return batchNormGradApply(
-        stream, plan::getBatchNormShape(call), in(call, 0), in(call, 1),
-        in(call, 2), in(call, 3), in(call, 4), in(call, 5), in(call, 6),
-        call.operand(7).as<double>(), out(call, 0));
-  default:
-    break;
-  }
-  if (call.hasEmptyTensor())
-    return zeroNonEmptyResults(ctx, call);
-  switch (call.kernel) {
-  case Kernel::Conv2dForward:
-    return conv2dForward(ctx, plan::getConv2dShape(call),
-                         Workspace(call.workspace), in(call, 0), in(call, 1),
-                         in(call, 2), out(call, 0));
-  case Kernel::Conv2dBackwardData:
-    return conv2dBackwardData(ctx, plan::getConv2dShape(call),
-                              Workspace(call.workspace), in(call, 0),
-                              in(call, 1), out(call, 0));
-  case Kernel::Conv2dBackwardWeights:
-    return conv2dBackwardWeights(ctx, plan::getConv2dShape(call),
-                                 Workspace(call.workspace), in(call, 0),
-                                 in(call, 1), out(call, 0), out(call, 1));
-  case Kernel::BatchNormTrainingForward:
-    return batchNormTrainingForward(
-        ctx, plan::getBatchNormShape(call), plan::getBatchNormParams(call),
-        in(call, 0), in(call, 1), in(call, 2), out(call, 0), out(call, 1),
-        out(call, 2), in(call, 3), in(call, 4));
-  case Kernel::BatchNormInferenceForward:
-    return batchNormInferenceForward(ctx, plan::getBatchNormShape(call),
-                                     plan::getBatchNormParams(call),
-                                     in(call, 0), in(call, 1), in(call, 2),
-                                     in(call, 3), in(call, 4), out(call, 0));
-  case Kernel::BatchNormBackward:
-    return batchNormBackward(ctx, plan::getBatchNormShape(call),
-                             plan::getBatchNormParams(call), in(call, 0),
-                             in(call, 1), in(call, 2), in(call, 3), in(call, 4),
-                             out(call, 0), out(call, 1), out(call, 2));
-  case Kernel::MaxPool2dForward:
-    return maxPool2dForward(stream, plan::getPool2dShape(call), in(call, 0),
-                            out(call, 0));
-  case Kernel::MaxPool2dBackward:
-    return maxPool2dBackward(stream, plan::getPool2dShape(call), in(call, 0),
-                             in(call, 1), out(call, 0));
-  case Kernel::AvgPool2dForward:
-    return avgPool2dForward(stream, plan::getPool2dShape(call), in(call, 0),
-                            out(call, 0));
-  case Kernel::AvgPool2dBackward:
-    return avgPool2dBackward(stream, plan::getPool2dShape(call), in(call, 0),
-                             out(call, 0));
-  case Kernel::GlobalAvgPool2dForward: {
-    plan::Nchw s = plan::getGlobalAvgPoolShape(call);
-    return globalAvgPool2dForward(stream, s.n * s.c, s.h * s.w, in(call, 0),
-                                  out(call, 0));
-  }
-  case Kernel::GlobalAvgPool2dBackward: {
-    plan::Nchw s = plan::getGlobalAvgPoolShape(call);
-    return globalAvgPool2dBackward(stream, s.n * s.c, s.h * s.w, in(call, 0),
-                                   out(call, 0));
-  }
-  case Kernel::PadForward:
-    return pad2dForward(stream, plan::getPad2dShape(call),
-                        plan::getPadValue(call), in(call, 0), out(call, 0));
-  case Kernel::PadBackward:
-    return pad2dBackward(stream, plan::getPad2dShape(call), in(call, 0),
-                         out(call, 0));
-  case Kernel::LinearForward:
-    return linearForward(ctx, plan::getLinearShape(call), in(call, 0),
-                         in(call, 1), in(call, 2), out(call, 0));
-  case Kernel::LinearBackwardData:
-    return linearBackwardData(ctx, plan::getLinearShape(call), in(call, 0),
-                              in(call, 1), out(call, 0));
-  case Kernel::LinearBackwardWeights:
-    return linearBackwardWeights(ctx, plan::getLinearShape(call), in(call, 0),
-                                 in(call, 1), out(call, 0), out(call, 1));
-  case Kernel::MatmulForward:
-    return matmulForward(ctx, plan::getMatmulShape(call), in(call, 0),
-                         in(call, 1), out(call, 0));
-  case Kernel::MatmulBackward:
-    return matmulBackward(ctx, plan::getMatmulShape(call), in(call, 0),
-                          in(call, 1), in(call, 2), out(call, 0), out(call, 1));
-  case Kernel::MatmulTransposedA:
-    return matmulBackward(ctx, plan::getMatmulShape(call), in(call, 0), nullptr,
-                          in(call, 1), nullptr, out(call, 0));
-  case Kernel::ReluForward:
-    return activationForward(stream, Activation::Relu,
-                             plan::getElementwiseSize(call), in(call, 0),
-                             out(call, 0));
-  case Kernel::ReluBackward:
-    return activationBackward(stream, Activation::Relu,
-                              plan::getElementwiseSize(call), in(call, 0),
-                              in(call, 1), out(call, 0));
-  case Kernel::SigmoidForward:
-    return activationForward(stream, Activation::Sigmoid,
-                             plan::getElementwiseSize(call), in(call, 0),
-                             out(call, 0));
-  case Kernel::SigmoidBackward:
-    return activationBackward(stream, Activation::Sigmoid,
-                              plan::getElementwiseSize(call), in(call, 0),
-                              in(call, 1), out(call, 0));
-  case Kernel::TanhForward:
-    return activationForward(stream, Activation::Tanh,
-                             plan::getElementwiseSize(call), in(call, 0),
-                             out(call, 0));
-  case Kernel::TanhBackward:
-    return activationBackward(stream, Activation::Tanh,
-                              plan::getElementwiseSize(call), in(call, 0),
-                              in(call, 1), out(call, 0));
-  case Kernel::AddForward:
-    return addForward(stream, plan::getBroadcastShape(call), in(call, 0),
-                      in(call, 1), out(call, 0));
-  case Kernel::AddBackward:
-    return addBackward(stream, plan::getBroadcastShape(call), in(call, 0),
-                       out(call, 0), out(call, 1));
-  case Kernel::MulForward:
-    return mulForward(stream, plan::getBroadcastShape(call), in(call, 0),
-                      in(call, 1), out(call, 0));
-  case Kernel::MulBackward:
-    return mulBackward(stream, plan::getBroadcastShape(call), in(call, 0),
-                       in(call, 1), in(call, 2), out(call, 0), out(call, 1));
-  case Kernel::SoftmaxForward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    return softmaxForward(stream, s.rows, s.cols, in(call, 0), out(call, 0));
-  }
-  case Kernel::SoftmaxBackward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    return softmaxBackward(stream, s.rows, s.cols, in(call, 0), in(call, 1),
-                           out(call, 0));
-  }
-  case Kernel::LogSoftmaxForward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    return logSoftmaxForward(stream, s.rows, s.cols, in(call, 0), out(call, 0));
-  }
-  case Kernel::LogSoftmaxBackward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    return logSoftmaxBackward(stream, s.rows, s.cols, in(call, 0), in(call, 1),
-                              out(call, 0));
-  }
-  case Kernel::CrossEntropyForward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    const plan::TensorArg &correct = call.result(1);
-    return crossEntropyForward(
-        stream, s.rows, s.cols, in(call, 0), call.operand(1).as<int32_t>(),
-        static_cast<float>(call.batch), out(call, 0),
-        correct.present ? correct.data : nullptr,
-        correct.present ? scalarTypeOf(correct) : ScalarType::F32);
-  }
-  case Kernel::CrossEntropyBackward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    return crossEntropyBackward(stream, s.rows, s.cols, in(call, 0),
-                                call.operand(1).as<int32_t>(), in(call, 2),
-                                static_cast<float>(call.batch), out(call, 0));
-  }
-  case Kernel::CorrectCount: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    return correctCount(stream, s.rows, s.cols, in(call, 0),
-                        call.operand(1).as<int32_t>(), call.result(0).data,
-                        scalarTypeOf(call.result(0)));
-  }
-  case Kernel::SgdUpdate:
-    return sgdUpdate(stream, plan::getOptimizerSize(call),
-                     plan::getSgdParams(call), in(call, 2), call.optimizerStep,
-                     in(call, 0), in(call, 1), in(call, 3));
-  case Kernel::AdamWUpdate:
-    return adamwUpdate(stream, plan::getOptimizerSize(call),
-                       plan::getAdamWParams(call), in(call, 4),
-                       call.operand(5).as<int64_t>(), in(call, 0), in(call, 1),
-                       in(call, 2), in(call, 3));
-  case Kernel::Copy: {
-    int64_t size = plan::getElementwiseSize(call);
-    if (call.result(0).data == call.operand(0).data)
-      return;
-    DPC_CUDA_CHECK(
-        cudaMemcpyAsync(call.result(0).data, call.operand(0).data,
-                        size * plan::getDTypeSize(call.operand(0).dtype),
-                        cudaMemcpyDeviceToDevice, stream));
-    return;
-  }
-  case Kernel::Fill:
-    return fill(stream, plan::getElementwiseSize(call),
-                scalarTypeOf(call.result(0)), plan::getFillValue(call),
-                call.result(0).data);
-  case Kernel::Accumulate:
-    return accumulate(stream, plan::getElementwiseSize(call), in(call, 0),
-                      out(call, 0));
-  case Kernel::Transpose2d: {
-    plan::RowsShape s = plan::getTransposeShape(call);
-    return transpose2d(stream, s.rows, s.cols, call.operand(0).as<uint32_t>(),
-                       call.result(0).as<uint32_t>());
-  }
-  case Kernel::ReduceSum: {
-    plan::ReduceShape s = plan::getReduceShape(call);
-    bool reduced[8] = {};
-    for (size_t d = 0; d < s.reduced.size() && d < 8; ++d)
-      reduced[d] = s.reduced[d];
-    return reduceSum(stream, static_cast<int>(s.dims.size()), s.dims.data(),
-                     reduced, in(call, 0), out(call, 0));
-  }
-  case Kernel::AllReduce:
-  case Kernel::BatchNormStatistics:
-  case Kernel::BatchNormApply:
-  case Kernel::BatchNormGradStatistics:
-  case Kernel::BatchNormGradApply:
-    break; // handled above
-  }
-  throw std::runtime_error(std::string("kernel ") +
-                           plan::EnumNameKernel(call.kernel) +
-                           " is not supported on CUDA");
+  plan::dispatchKernel(kCudaKernels, ctx, call);
 }
 
 } // namespace dpc::cuda

@@ -13,6 +13,7 @@
 #include "runtime/cuda/CudaCheck.h"
 #include "runtime/kernels/Conv.h"
 #include "runtime/plan/KernelCall.h"
+#include "runtime/plan/KernelDispatch.h"
 
 #include <map>
 #include <memory>
@@ -75,6 +76,9 @@ private:
 /// ShapeError, a CudaError, an unsupported attribute) before enqueueing
 /// anything that could touch memory it should not.
 void runCudaKernel(StreamContext &context, const plan::KernelCall &call);
+
+/// The CUDA backend's table: an entry for every kernel of Kernels.def.
+const plan::KernelTable<StreamContext> &getCudaKernelTable();
 
 } // namespace dpc::cuda
 

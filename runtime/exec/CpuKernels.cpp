@@ -5,6 +5,8 @@
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/KernelMath.h"
 #include "runtime/kernels/Kernels.h"
+#include "runtime/plan/KernelDispatch.h"
+#include "runtime/plan/KernelRoles.h"
 #include "runtime/plan/KernelShapes.h"
 
 #include <cstring>
@@ -26,9 +28,9 @@ float *out(const KernelCall &call, size_t i) {
   return call.result(i).present ? call.result(i).f32() : nullptr;
 }
 
-/// The labels index rows of the logits: one outside the classes would read
-/// out of bounds, so it is an error here (the trainer checks data sets, but
-/// a plan may be driven by other callers).
+/// The labels index rows of the logits. The executor checks them when they
+/// are bound (for every backend); this guard keeps a direct caller of the
+/// CPU kernels from reading out of bounds.
 void checkLabels(const int32_t *labels, int64_t rows, int64_t classes) {
   for (int64_t i = 0; i < rows; ++i)
     if (labels[i] < 0 || labels[i] >= classes)
@@ -107,13 +109,17 @@ void reduceSum(const plan::ReduceShape &shape, const float *x, float *y) {
 
 /// A replica on 0 rows (see KernelCall.h): zeros for every non-empty
 /// result. oneDNN rejects zero dims, so no kernel runs.
-void zeroNonEmptyResults(const KernelCall &call) {
+void zeroNonEmptyResults(KernelContext &, const KernelCall &call) {
   for (const plan::TensorArg &result : call.results)
     if (result.present && result.getNumElements() > 0)
       std::memset(result.data, 0, result.getNumBytes());
 }
 
-void allReduce(const KernelCall &call) {
+//===----------------------------------------------------------------------===//
+// One function per kernel of Kernels.def
+//===----------------------------------------------------------------------===//
+
+void runAllReduce(KernelContext &, const KernelCall &call) {
   plan::ReduceOp op = plan::getAllReduceOp(call);
   if (!call.communicator)
     throw std::runtime_error("AllReduce has no communicator");
@@ -123,261 +129,338 @@ void allReduce(const KernelCall &call) {
   call.communicator->allReduce(buffers, op);
 }
 
+void runBatchNormStatistics(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormStatistics;
+  batchNormStatistics(
+      plan::getBatchNormShape(call), in(call, X), call.result(Sum).as<double>(),
+      call.result(SumSq).as<double>(), call.result(Count).as<double>());
+}
+
+void runBatchNormApply(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormApply;
+  batchNormApply(
+      plan::getBatchNormShape(call), plan::getBatchNormParams(call),
+      in(call, X), in(call, Scale), in(call, Shift), in(call, RunningMean),
+      in(call, RunningVar), call.operand(Sum).as<double>(),
+      call.operand(SumSq).as<double>(), call.operand(Count).as<double>(),
+      out(call, Y), out(call, SavedMean), out(call, SavedInvStd));
+}
+
+void runBatchNormGradStatistics(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormGradStatistics;
+  batchNormGradStatistics(plan::getBatchNormShape(call), in(call, X),
+                          in(call, DY), in(call, SavedMean),
+                          in(call, SavedInvStd), out(call, SumDY),
+                          out(call, SumDYXhat));
+}
+
+void runBatchNormGradApply(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormGradApply;
+  batchNormGradApply(
+      plan::getBatchNormShape(call), in(call, X), in(call, DY), in(call, Scale),
+      in(call, SavedMean), in(call, SavedInvStd), in(call, SumDY),
+      in(call, SumDYXhat), call.operand(Count).as<double>(), out(call, DX));
+}
+
+void runConv2dForward(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::Conv2dForward;
+  conv2dForward(context, plan::getConv2dShape(call), in(call, X), in(call, W),
+                in(call, Bias), out(call, Y));
+}
+
+void runConv2dBackwardData(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::Conv2dBackwardData;
+  conv2dBackwardData(context, plan::getConv2dShape(call), in(call, DY),
+                     in(call, W), out(call, DX));
+}
+
+void runConv2dBackwardWeights(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::Conv2dBackwardWeights;
+  conv2dBackwardWeights(context, plan::getConv2dShape(call), in(call, X),
+                        in(call, DY), out(call, DW), out(call, DB));
+}
+
+void runBatchNormTrainingForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormTrainingForward;
+  batchNormTrainingForward(plan::getBatchNormShape(call),
+                           plan::getBatchNormParams(call), in(call, X),
+                           in(call, Scale), in(call, Shift), out(call, Y),
+                           out(call, SavedMean), out(call, SavedInvStd),
+                           in(call, RunningMean), in(call, RunningVar));
+}
+
+void runBatchNormInferenceForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormInferenceForward;
+  batchNormInferenceForward(plan::getBatchNormShape(call),
+                            plan::getBatchNormParams(call), in(call, X),
+                            in(call, Scale), in(call, Shift), in(call, Mean),
+                            in(call, Var), out(call, Y));
+}
+
+void runBatchNormBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormBackward;
+  batchNormBackward(plan::getBatchNormShape(call), in(call, X), in(call, DY),
+                    in(call, Scale), in(call, SavedMean), in(call, SavedInvStd),
+                    out(call, DX), out(call, DScale), out(call, DShift));
+}
+
+void runMaxPool2dForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::MaxPool2dForward;
+  maxPool2dForward(plan::getPool2dShape(call), in(call, X), out(call, Y));
+}
+
+void runMaxPool2dBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::MaxPool2dBackward;
+  maxPool2dBackward(plan::getPool2dShape(call), in(call, X), in(call, DY),
+                    out(call, DX));
+}
+
+void runAvgPool2dForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::AvgPool2dForward;
+  avgPool2dForward(plan::getPool2dShape(call), in(call, X), out(call, Y));
+}
+
+void runAvgPool2dBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::AvgPool2dBackward;
+  avgPool2dBackward(plan::getPool2dShape(call), in(call, DY), out(call, DX));
+}
+
+void runGlobalAvgPool2dForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::GlobalAvgPool2dForward;
+  plan::Nchw s = plan::getGlobalAvgPoolShape(call);
+  globalAvgPool2dForward(s.n, s.c, s.h, s.w, in(call, X), out(call, Y));
+}
+
+void runGlobalAvgPool2dBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::GlobalAvgPool2dBackward;
+  plan::Nchw s = plan::getGlobalAvgPoolShape(call);
+  globalAvgPool2dBackward(s.n, s.c, s.h, s.w, in(call, DY), out(call, DX));
+}
+
+void runPadForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::PadForward;
+  pad2dForward(plan::getPad2dShape(call), plan::getPadValue(call), in(call, X),
+               out(call, Y));
+}
+
+void runPadBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::PadBackward;
+  pad2dBackward(plan::getPad2dShape(call), in(call, DY), out(call, DX));
+}
+
+void runLinearForward(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::LinearForward;
+  linearForward(context, plan::getLinearShape(call), in(call, X), in(call, W),
+                in(call, Bias), out(call, Y));
+}
+
+void runLinearBackwardData(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::LinearBackwardData;
+  linearBackwardData(context, plan::getLinearShape(call), in(call, DY),
+                     in(call, W), out(call, DX));
+}
+
+void runLinearBackwardWeights(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::LinearBackwardWeights;
+  linearBackwardWeights(context, plan::getLinearShape(call), in(call, X),
+                        in(call, DY), out(call, DW), out(call, DB));
+}
+
+void runMatmulForward(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::MatmulForward;
+  matmulForward(context, plan::getMatmulShape(call), in(call, A), in(call, B),
+                out(call, C));
+}
+
+void runMatmulBackward(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::MatmulBackward;
+  matmulBackward(context, plan::getMatmulShape(call), in(call, A), in(call, B),
+                 in(call, DC), out(call, DA), out(call, DB));
+}
+
+void runMatmulTransposedA(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::MatmulTransposedA;
+  // c = a^T b is matmul's weight gradient with b as dc.
+  matmulBackward(context, plan::getMatmulShape(call), in(call, A), nullptr,
+                 in(call, B), nullptr, out(call, C));
+}
+
+void runReluForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::ReluForward;
+  reluForward(plan::getElementwiseSize(call), in(call, X), out(call, Y));
+}
+
+void runReluBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::ReluBackward;
+  reluBackward(plan::getElementwiseSize(call), in(call, Y), in(call, DY),
+               out(call, DX));
+}
+
+void runSigmoidForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::SigmoidForward;
+  sigmoidForward(plan::getElementwiseSize(call), in(call, X), out(call, Y));
+}
+
+void runSigmoidBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::SigmoidBackward;
+  sigmoidBackward(plan::getElementwiseSize(call), in(call, Y), in(call, DY),
+                  out(call, DX));
+}
+
+void runTanhForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::TanhForward;
+  tanhForward(plan::getElementwiseSize(call), in(call, X), out(call, Y));
+}
+
+void runTanhBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::TanhBackward;
+  tanhBackward(plan::getElementwiseSize(call), in(call, Y), in(call, DY),
+               out(call, DX));
+}
+
+void runAddForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::AddForward;
+  addForward(plan::getBroadcastShape(call), in(call, A), in(call, B),
+             out(call, C));
+}
+
+void runAddBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::AddBackward;
+  addBackward(plan::getBroadcastShape(call), in(call, DC), out(call, DA),
+              out(call, DB));
+}
+
+void runMulForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::MulForward;
+  mulForward(plan::getBroadcastShape(call), in(call, A), in(call, B),
+             out(call, C));
+}
+
+void runMulBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::MulBackward;
+  mulBackward(plan::getBroadcastShape(call), in(call, A), in(call, B),
+              in(call, DC), out(call, DA), out(call, DB));
+}
+
+void runSoftmaxForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::SoftmaxForward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  softmaxForward(s.rows, s.cols, in(call, X), out(call, Y));
+}
+
+void runSoftmaxBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::SoftmaxBackward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  softmaxBackward(s.rows, s.cols, in(call, Y), in(call, DY), out(call, DX));
+}
+
+void runLogSoftmaxForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::LogSoftmaxForward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  logSoftmaxForward(s.rows, s.cols, in(call, X), out(call, Y));
+}
+
+void runLogSoftmaxBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::LogSoftmaxBackward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  logSoftmaxBackward(s.rows, s.cols, in(call, Y), in(call, DY), out(call, DX));
+}
+
+void runCrossEntropyForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::CrossEntropyForward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  const auto *labels = call.operand(Labels).as<int32_t>();
+  checkLabels(labels, s.rows, s.cols);
+  int64_t correct = 0;
+  crossEntropyForward(s.rows, s.cols, in(call, Logits), labels,
+                      static_cast<float>(call.batch), out(call, Loss),
+                      &correct);
+  if (call.result(Correct).present)
+    storeScalar(call.result(Correct), static_cast<double>(correct));
+}
+
+void runCrossEntropyBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::CrossEntropyBackward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  const auto *labels = call.operand(Labels).as<int32_t>();
+  checkLabels(labels, s.rows, s.cols);
+  float one = 1.f;
+  const float *dLoss = call.operand(DLoss).present ? in(call, DLoss) : &one;
+  crossEntropyBackward(s.rows, s.cols, in(call, Logits), labels, dLoss,
+                       static_cast<float>(call.batch), out(call, DLogits));
+}
+
+void runCorrectCount(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::CorrectCount;
+  plan::RowsShape s = plan::getRowsShape(call);
+  const auto *labels = call.operand(Labels).as<int32_t>();
+  checkLabels(labels, s.rows, s.cols);
+  storeScalar(call.result(Count),
+              static_cast<double>(
+                  countCorrect(s.rows, s.cols, in(call, Logits), labels)));
+}
+
+void runSgdUpdate(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::SgdUpdate;
+  // SGD has no step operand: its first-step rule (buffer = grad) uses the
+  // executor's count.
+  sgdUpdate(plan::getOptimizerSize(call), plan::getSgdParams(call),
+            *in(call, Lr), call.optimizerStep, in(call, Param), in(call, Grad),
+            in(call, MomentumBuffer));
+}
+
+void runAdamWUpdate(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::AdamWUpdate;
+  adamwUpdate(plan::getOptimizerSize(call), plan::getAdamWParams(call),
+              *in(call, Lr), *call.operand(Step).as<int64_t>(), in(call, Param),
+              in(call, Grad), in(call, ExpAvg), in(call, ExpAvgSq));
+}
+
+void runCopy(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::Copy;
+  int64_t size = plan::getElementwiseSize(call);
+  std::memmove(call.result(Y).data, call.operand(X).data,
+               size * plan::getDTypeSize(call.operand(X).dtype));
+}
+
+void runFill(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::Fill;
+  fillTensor(call.result(Y), plan::getElementwiseSize(call),
+             plan::getFillValue(call));
+}
+
+void runAccumulate(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::Accumulate;
+  accumulate(plan::getElementwiseSize(call), in(call, X), out(call, Y));
+}
+
+void runTranspose2d(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::Transpose2d;
+  plan::RowsShape s = plan::getTransposeShape(call);
+  transpose2d(s.rows, s.cols, call.operand(X).as<uint32_t>(),
+              call.result(Y).as<uint32_t>());
+}
+
+void runReduceSum(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::ReduceSum;
+  reduceSum(plan::getReduceShape(call), in(call, X), out(call, Y));
+}
+
+const plan::KernelTable<KernelContext> kCpuKernels = {"the CPU",
+                                                      {
+#define DPC_KERNEL(Name, ...) run##Name,
+#include "runtime/plan/Kernels.def"
+                                                      },
+                                                      &zeroNonEmptyResults};
+
 } // namespace
 
+const plan::KernelTable<KernelContext> &getCpuKernelTable() {
+  return kCpuKernels;
+}
+
 void runCpuKernel(KernelContext &context, const KernelCall &call) {
-  if (call.kernel == Kernel::AllReduce)
-    return allReduce(call);
-  // Synchronized batch norm runs on a replica's empty share too: its sums
-  // are zeros, and it must update the running statistics like the others.
-  switch (call.kernel) {
-  case Kernel::BatchNormStatistics:
-    batchNormStatistics(
-        plan::getBatchNormShape(call), in(call, 0), call.result(0).as<double>(),
-        call.result(1).as<double>(), call.result(2).as<double>());
-    return;
-  case Kernel::BatchNormApply:
-    batchNormApply(
-        plan::getBatchNormShape(call), plan::getBatchNormParams(call),
-        in(call, 0), in(call, 1), in(call, 2), in(call, 3), in(call, 4),
-        call.operand(5).as<double>(), call.operand(6).as<double>(),
-        call.operand(7).as<double>(), out(call, 0), out(call, 1), out(call, 2));
-    return;
-  case Kernel::BatchNormGradStatistics:
-    batchNormGradStatistics(plan::getBatchNormShape(call), in(call, 0),
-                            in(call, 1), in(call, 2), in(call, 3), out(call, 0),
-                            out(call, 1));
-    return;
-  case Kernel::BatchNormGradApply:
-    batchNormGradApply(plan::getBatchNormShape(call), in(call, 0), in(call, 1),
-                       in(call, 2), in(call, 3), in(call, 4), in(call, 5),
-                       in(call, 6), call.operand(7).as<double>(), out(call, 0));
-    return;
-  default:
-    break;
-  }
-  if (call.hasEmptyTensor())
-    return zeroNonEmptyResults(call);
-  switch (call.kernel) {
-  case Kernel::Conv2dForward:
-    conv2dForward(context, plan::getConv2dShape(call), in(call, 0), in(call, 1),
-                  in(call, 2), out(call, 0));
-    return;
-  case Kernel::Conv2dBackwardData:
-    conv2dBackwardData(context, plan::getConv2dShape(call), in(call, 0),
-                       in(call, 1), out(call, 0));
-    return;
-  case Kernel::Conv2dBackwardWeights:
-    conv2dBackwardWeights(context, plan::getConv2dShape(call), in(call, 0),
-                          in(call, 1), out(call, 0), out(call, 1));
-    return;
-  case Kernel::BatchNormTrainingForward:
-    batchNormTrainingForward(
-        plan::getBatchNormShape(call), plan::getBatchNormParams(call),
-        in(call, 0), in(call, 1), in(call, 2), out(call, 0), out(call, 1),
-        out(call, 2), in(call, 3), in(call, 4));
-    return;
-  case Kernel::BatchNormInferenceForward:
-    batchNormInferenceForward(plan::getBatchNormShape(call),
-                              plan::getBatchNormParams(call), in(call, 0),
-                              in(call, 1), in(call, 2), in(call, 3),
-                              in(call, 4), out(call, 0));
-    return;
-  case Kernel::BatchNormBackward:
-    batchNormBackward(plan::getBatchNormShape(call), in(call, 0), in(call, 1),
-                      in(call, 2), in(call, 3), in(call, 4), out(call, 0),
-                      out(call, 1), out(call, 2));
-    return;
-  case Kernel::MaxPool2dForward:
-    maxPool2dForward(plan::getPool2dShape(call), in(call, 0), out(call, 0));
-    return;
-  case Kernel::MaxPool2dBackward:
-    maxPool2dBackward(plan::getPool2dShape(call), in(call, 0), in(call, 1),
-                      out(call, 0));
-    return;
-  case Kernel::AvgPool2dForward:
-    avgPool2dForward(plan::getPool2dShape(call), in(call, 0), out(call, 0));
-    return;
-  case Kernel::AvgPool2dBackward:
-    avgPool2dBackward(plan::getPool2dShape(call), in(call, 0), out(call, 0));
-    return;
-  case Kernel::GlobalAvgPool2dForward: {
-    plan::Nchw s = plan::getGlobalAvgPoolShape(call);
-    globalAvgPool2dForward(s.n, s.c, s.h, s.w, in(call, 0), out(call, 0));
-    return;
-  }
-  case Kernel::GlobalAvgPool2dBackward: {
-    plan::Nchw s = plan::getGlobalAvgPoolShape(call);
-    globalAvgPool2dBackward(s.n, s.c, s.h, s.w, in(call, 0), out(call, 0));
-    return;
-  }
-  case Kernel::PadForward:
-    pad2dForward(plan::getPad2dShape(call), plan::getPadValue(call),
-                 in(call, 0), out(call, 0));
-    return;
-  case Kernel::PadBackward:
-    pad2dBackward(plan::getPad2dShape(call), in(call, 0), out(call, 0));
-    return;
-  case Kernel::LinearForward:
-    linearForward(context, plan::getLinearShape(call), in(call, 0), in(call, 1),
-                  in(call, 2), out(call, 0));
-    return;
-  case Kernel::LinearBackwardData:
-    linearBackwardData(context, plan::getLinearShape(call), in(call, 0),
-                       in(call, 1), out(call, 0));
-    return;
-  case Kernel::LinearBackwardWeights:
-    linearBackwardWeights(context, plan::getLinearShape(call), in(call, 0),
-                          in(call, 1), out(call, 0), out(call, 1));
-    return;
-  case Kernel::MatmulForward:
-    matmulForward(context, plan::getMatmulShape(call), in(call, 0), in(call, 1),
-                  out(call, 0));
-    return;
-  case Kernel::MatmulBackward:
-    matmulBackward(context, plan::getMatmulShape(call), in(call, 0),
-                   in(call, 1), in(call, 2), out(call, 0), out(call, 1));
-    return;
-  case Kernel::MatmulTransposedA:
-    // c = a^T b is matmul's weight gradient with b as dc.
-    matmulBackward(context, plan::getMatmulShape(call), in(call, 0), nullptr,
-                   in(call, 1), nullptr, out(call, 0));
-    return;
-  case Kernel::ReluForward:
-    reluForward(plan::getElementwiseSize(call), in(call, 0), out(call, 0));
-    return;
-  case Kernel::ReluBackward:
-    reluBackward(plan::getElementwiseSize(call), in(call, 0), in(call, 1),
-                 out(call, 0));
-    return;
-  case Kernel::SigmoidForward:
-    sigmoidForward(plan::getElementwiseSize(call), in(call, 0), out(call, 0));
-    return;
-  case Kernel::SigmoidBackward:
-    sigmoidBackward(plan::getElementwiseSize(call), in(call, 0), in(call, 1),
-                    out(call, 0));
-    return;
-  case Kernel::TanhForward:
-    tanhForward(plan::getElementwiseSize(call), in(call, 0), out(call, 0));
-    return;
-  case Kernel::TanhBackward:
-    tanhBackward(plan::getElementwiseSize(call), in(call, 0), in(call, 1),
-                 out(call, 0));
-    return;
-  case Kernel::AddForward:
-    addForward(plan::getBroadcastShape(call), in(call, 0), in(call, 1),
-               out(call, 0));
-    return;
-  case Kernel::AddBackward:
-    addBackward(plan::getBroadcastShape(call), in(call, 0), out(call, 0),
-                out(call, 1));
-    return;
-  case Kernel::MulForward:
-    mulForward(plan::getBroadcastShape(call), in(call, 0), in(call, 1),
-               out(call, 0));
-    return;
-  case Kernel::MulBackward:
-    mulBackward(plan::getBroadcastShape(call), in(call, 0), in(call, 1),
-                in(call, 2), out(call, 0), out(call, 1));
-    return;
-  case Kernel::SoftmaxForward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    softmaxForward(s.rows, s.cols, in(call, 0), out(call, 0));
-    return;
-  }
-  case Kernel::SoftmaxBackward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    softmaxBackward(s.rows, s.cols, in(call, 0), in(call, 1), out(call, 0));
-    return;
-  }
-  case Kernel::LogSoftmaxForward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    logSoftmaxForward(s.rows, s.cols, in(call, 0), out(call, 0));
-    return;
-  }
-  case Kernel::LogSoftmaxBackward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    logSoftmaxBackward(s.rows, s.cols, in(call, 0), in(call, 1), out(call, 0));
-    return;
-  }
-  case Kernel::CrossEntropyForward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    const auto *labels = call.operand(1).as<int32_t>();
-    checkLabels(labels, s.rows, s.cols);
-    int64_t correct = 0;
-    crossEntropyForward(s.rows, s.cols, in(call, 0), labels,
-                        static_cast<float>(call.batch), out(call, 0), &correct);
-    if (call.result(1).present)
-      storeScalar(call.result(1), static_cast<double>(correct));
-    return;
-  }
-  case Kernel::CrossEntropyBackward: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    const auto *labels = call.operand(1).as<int32_t>();
-    checkLabels(labels, s.rows, s.cols);
-    float one = 1.f;
-    const float *dLoss = call.operand(2).present ? in(call, 2) : &one;
-    crossEntropyBackward(s.rows, s.cols, in(call, 0), labels, dLoss,
-                         static_cast<float>(call.batch), out(call, 0));
-    return;
-  }
-  case Kernel::CorrectCount: {
-    plan::RowsShape s = plan::getRowsShape(call);
-    const auto *labels = call.operand(1).as<int32_t>();
-    checkLabels(labels, s.rows, s.cols);
-    storeScalar(call.result(0), static_cast<double>(countCorrect(
-                                    s.rows, s.cols, in(call, 0), labels)));
-    return;
-  }
-  case Kernel::SgdUpdate:
-    // SGD has no step operand: its first-step rule (buffer = grad) uses the
-    // executor's count.
-    sgdUpdate(plan::getOptimizerSize(call), plan::getSgdParams(call),
-              *in(call, 2), call.optimizerStep, in(call, 0), in(call, 1),
-              in(call, 3));
-    return;
-  case Kernel::AdamWUpdate: {
-    int64_t size = plan::getOptimizerSize(call);
-    int64_t step = *call.operand(5).as<int64_t>();
-    if (step < 1)
-      throw std::runtime_error("AdamW step " + std::to_string(step) +
-                               " is not a 1-based update count");
-    adamwUpdate(size, plan::getAdamWParams(call), *in(call, 4), step,
-                in(call, 0), in(call, 1), in(call, 2), in(call, 3));
-    return;
-  }
-  case Kernel::Copy: {
-    int64_t size = plan::getElementwiseSize(call);
-    std::memmove(call.result(0).data, call.operand(0).data,
-                 size * plan::getDTypeSize(call.operand(0).dtype));
-    return;
-  }
-  case Kernel::Fill:
-    fillTensor(call.result(0), plan::getElementwiseSize(call),
-               plan::getFillValue(call));
-    return;
-  case Kernel::Accumulate:
-    accumulate(plan::getElementwiseSize(call), in(call, 0), out(call, 0));
-    return;
-  case Kernel::Transpose2d: {
-    plan::RowsShape s = plan::getTransposeShape(call);
-    transpose2d(s.rows, s.cols, call.operand(0).as<uint32_t>(),
-                call.result(0).as<uint32_t>());
-    return;
-  }
-  case Kernel::ReduceSum:
-    reduceSum(plan::getReduceShape(call), in(call, 0), out(call, 0));
-    return;
-  case Kernel::AllReduce:
-  case Kernel::BatchNormStatistics:
-  case Kernel::BatchNormApply:
-  case Kernel::BatchNormGradStatistics:
-  case Kernel::BatchNormGradApply:
-    break; // handled above
-  }
-  throw std::runtime_error(std::string("kernel ") +
-                           plan::EnumNameKernel(call.kernel) +
-                           " is not supported on the CPU");
+  plan::dispatchKernel(kCpuKernels, context, call);
 }
 
 } // namespace dpc::exec

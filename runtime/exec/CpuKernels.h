@@ -5,14 +5,19 @@
 
 #include "runtime/kernels/KernelContext.h"
 #include "runtime/plan/KernelCall.h"
+#include "runtime/plan/KernelDispatch.h"
 
 namespace dpc::exec {
 
-/// Runs `call` with runtime/kernels, shapes from its tensors (checked
-/// again, cheaply). Throws std::runtime_error (a ShapeError, or a label
-/// outside the classes) without touching memory it should not.
+/// Runs `call` with runtime/kernels through the shared dispatch
+/// (KernelDispatch.h), shapes from its tensors (checked again, cheaply).
+/// Throws std::runtime_error (a ShapeError, or a label outside the classes)
+/// without touching memory it should not.
 void runCpuKernel(kernels::KernelContext &context,
                   const plan::KernelCall &call);
+
+/// The CPU backend's table: an entry for every kernel of Kernels.def.
+const plan::KernelTable<kernels::KernelContext> &getCpuKernelTable();
 
 } // namespace dpc::exec
 

@@ -55,6 +55,9 @@ struct Executor::StepGroup {
   std::vector<int64_t> lastSplit;
   /// Rows last bound to each batch input (several replicas only).
   std::map<std::string, int64_t, std::less<>> boundRows;
+  /// Inputs a kernel reads as class indices (a Labels role), with the
+  /// number of classes of the logits they index.
+  std::map<std::string, int64_t, std::less<>> labelClasses;
 
   /// Gradient accumulation, for the train step of a plan that has it: the
   /// global rows of each batch input (and the bytes of one row), held until
@@ -73,6 +76,50 @@ struct Executor::StepGroup {
 };
 
 namespace {
+
+/// Records the input `instruction` reads as labels, if any, with the class
+/// count of its logits (the columns of the Logits operand).
+void findLabelInputs(const plan::Step &step,
+                     const plan::Instruction &instruction,
+                     std::map<std::string, int64_t, std::less<>> &classes) {
+  const plan::KernelSignature *signature =
+      plan::getKernelSignature(instruction.kernel());
+  int labels = signature ? signature->findOperand("Labels") : -1;
+  int logits = signature ? signature->findOperand("Logits") : -1;
+  const auto *operands = instruction.operands();
+  if (labels < 0 || logits < 0 || !operands || !step.inputs() ||
+      operands->size() <= static_cast<size_t>(std::max(labels, logits)))
+    return;
+  std::vector<int64_t> dims =
+      plan::toDims(step.tensors()->Get(operands->Get(logits))->dims());
+  int64_t columns = 1;
+  for (size_t d = 1; d < dims.size(); ++d)
+    columns *= dims[d];
+  for (const plan::Binding *binding : *step.inputs())
+    if (binding->tensor() == operands->Get(labels)) {
+      auto [it, inserted] = classes.emplace(binding->name()->str(), columns);
+      if (!inserted)
+        it->second = std::min(it->second, columns);
+    }
+}
+
+/// Labels index rows of the logits: one outside the classes would make a
+/// kernel read out of bounds (CPU) or produce NaN (CUDA), so every backend
+/// gets them checked here, on the host, when they are bound.
+void checkLabels(std::string_view step, std::string_view name, const void *data,
+                 size_t bytes, int64_t classes) {
+  const auto *source = static_cast<const uint8_t *>(data);
+  for (size_t row = 0; row < bytes / sizeof(int32_t); ++row) {
+    int32_t label;
+    std::memcpy(&label, source + row * sizeof(int32_t), sizeof label);
+    if (label < 0 || label >= classes)
+      throw std::invalid_argument("step '" + std::string(step) + "': input '" +
+                                  std::string(name) + "' row " +
+                                  std::to_string(row) + " holds label " +
+                                  std::to_string(label) + ", outside the " +
+                                  std::to_string(classes) + " classes");
+  }
+}
 
 int64_t bytesOf(const plan::Tensor &tensor) {
   return plan::getNumElements(plan::toDims(tensor.dims())) *
@@ -394,9 +441,12 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
       if (const auto *streams = root.steps()->Get(r)->streams())
         for (const plan::Stream *stream : *streams)
           if (const auto *instructions = stream->instructions())
-            for (const plan::Instruction *instruction : *instructions)
+            for (const plan::Instruction *instruction : *instructions) {
               group->updatesParameters |=
                   plan::isOptimizerKernel(instruction->kernel());
+              findLabelInputs(*root.steps()->Get(r), *instruction,
+                              group->labelClasses);
+            }
     }
     group->lastSplit = group->shares;
     groups.push_back(std::move(group));
@@ -405,8 +455,7 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
   gradAccum = root.grad_accum();
   if (gradAccum > 1) {
     int train = findStep("train_step");
-    if (train < 0 || findStep("accum_first") < 0 ||
-        findStep("accum_step") < 0)
+    if (train < 0 || findStep("accum_first") < 0 || findStep("accum_step") < 0)
       plan->fail("grad_accum is " + std::to_string(gradAccum) +
                  " but the plan lacks train_step, accum_first or accum_step");
     getGroup(train).accumulates = true;
@@ -526,6 +575,9 @@ void Executor::setInput(int step, std::string_view name, const void *data,
   if (!tensor)
     throw std::invalid_argument("step '" + group.name + "' has no input '" +
                                 std::string(name) + "'");
+  if (auto labels = group.labelClasses.find(name);
+      labels != group.labelClasses.end() && tensor->dtype() == plan::DType::I32)
+    checkLabels(group.name, name, data, bytes, labels->second);
   if (group.accumulates && tensor->batch_dim()) {
     // Up to K micro-batches of rows, for run() to split.
     int64_t rowBytes = rowBytesOf(*tensor);

@@ -56,21 +56,6 @@ void tanhBackward(int64_t size, const float *y, const float *dy, float *dx) {
 // Broadcasting binary ops
 //===----------------------------------------------------------------------===//
 
-BroadcastShape makeBroadcastShape(const std::vector<int64_t> &lhsDims,
-                                  const std::vector<int64_t> &rhsDims) {
-  if (lhsDims.size() > 4 || rhsDims.size() > lhsDims.size())
-    throw std::invalid_argument("broadcast: rank above 4 or rhs above lhs");
-  BroadcastShape shape;
-  size_t lead = 4 - lhsDims.size(), rhsLead = 4 - rhsDims.size();
-  for (size_t i = 0; i < 4; ++i) {
-    shape.out[i] = i < lead ? 1 : lhsDims[i - lead];
-    shape.rhs[i] = i < rhsLead ? 1 : rhsDims[i - rhsLead];
-    if (shape.rhs[i] != shape.out[i] && shape.rhs[i] != 1)
-      throw std::invalid_argument("broadcast: rhs does not broadcast to lhs");
-  }
-  return shape;
-}
-
 namespace {
 
 int64_t numElements(const int64_t dims[4]) {

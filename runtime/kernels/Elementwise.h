@@ -6,6 +6,7 @@
 #include "runtime/kernels/KernelMath.h"
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 namespace dpc::kernels {
@@ -35,9 +36,22 @@ struct BroadcastShape {
 };
 
 /// Aligns numpy-style dims; throws std::invalid_argument if rhs does not
-/// broadcast to lhs or a rank exceeds 4.
-BroadcastShape makeBroadcastShape(const std::vector<int64_t> &lhsDims,
-                                  const std::vector<int64_t> &rhsDims);
+/// broadcast to lhs or a rank exceeds 4. Inline: the plan's shape checks
+/// (which the compiler runs too) need it without the kernels.
+inline BroadcastShape makeBroadcastShape(const std::vector<int64_t> &lhsDims,
+                                         const std::vector<int64_t> &rhsDims) {
+  if (lhsDims.size() > 4 || rhsDims.size() > lhsDims.size())
+    throw std::invalid_argument("broadcast: rank above 4 or rhs above lhs");
+  BroadcastShape shape;
+  size_t lead = 4 - lhsDims.size(), rhsLead = 4 - rhsDims.size();
+  for (size_t i = 0; i < 4; ++i) {
+    shape.out[i] = i < lead ? 1 : lhsDims[i - lead];
+    shape.rhs[i] = i < rhsLead ? 1 : rhsDims[i - rhsLead];
+    if (shape.rhs[i] != shape.out[i] && shape.rhs[i] != 1)
+      throw std::invalid_argument("broadcast: rhs does not broadcast to lhs");
+  }
+  return shape;
+}
 
 void addForward(const BroadcastShape &shape, const float *lhs, const float *rhs,
                 float *out);

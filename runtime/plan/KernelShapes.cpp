@@ -1,6 +1,7 @@
 //===- KernelShapes.cpp - kernel shapes from tensor dims ------------------===//
 
 #include "runtime/plan/KernelShapes.h"
+#include "runtime/plan/KernelSignature.h"
 
 #include <algorithm>
 
@@ -11,30 +12,33 @@ namespace {
   throw ShapeError(message);
 }
 
-std::string describe(const char *role, size_t index) {
-  return std::string(role) + " " + std::to_string(index);
+std::string describe(const KernelCall &call, bool isOperand, size_t index) {
+  return isOperand ? describeOperand(call.kernel, index)
+                   : describeResult(call.kernel, index);
 }
 
 /// Fetches operand/result `index`, which must be present and of `dtype`.
-const TensorArg &get(const std::vector<TensorArg> &args, const char *role,
-                     size_t index, DType dtype = DType::F32) {
+const TensorArg &get(const KernelCall &call, bool isOperand, size_t index,
+                     DType dtype = DType::F32) {
+  const std::vector<TensorArg> &args = isOperand ? call.operands : call.results;
   if (index >= args.size() || !args[index].present)
-    fail(describe(role, index) + " is missing");
+    fail(describe(call, isOperand, index) + " is missing");
   const TensorArg &arg = args[index];
   if (arg.dtype != dtype)
-    fail(describe(role, index) + " is " + EnumNameDType(arg.dtype) +
+    fail(describe(call, isOperand, index) + " is " + EnumNameDType(arg.dtype) +
          ", expected " + EnumNameDType(dtype));
   if (arg.getNumElements() < 0)
-    fail(describe(role, index) + " has invalid dims " + formatDims(arg.dims));
+    fail(describe(call, isOperand, index) + " has invalid dims " +
+         formatDims(arg.dims));
   return arg;
 }
 const TensorArg &operand(const KernelCall &call, size_t index,
                          DType dtype = DType::F32) {
-  return get(call.operands, "operand", index, dtype);
+  return get(call, true, index, dtype);
 }
 const TensorArg &result(const KernelCall &call, size_t index,
                         DType dtype = DType::F32) {
-  return get(call.results, "result", index, dtype);
+  return get(call, false, index, dtype);
 }
 bool hasOperand(const KernelCall &call, size_t index) {
   return call.operand(index).present;
@@ -51,12 +55,13 @@ void expectCount(const TensorArg &arg, const std::string &what,
 }
 void expectOperandCount(const KernelCall &call, size_t index, int64_t expected,
                         DType dtype = DType::F32) {
-  expectCount(operand(call, index, dtype), describe("operand", index),
+  expectCount(operand(call, index, dtype), describeOperand(call.kernel, index),
               expected);
 }
 void expectResultCount(const KernelCall &call, size_t index, int64_t expected,
                        DType dtype = DType::F32) {
-  expectCount(result(call, index, dtype), describe("result", index), expected);
+  expectCount(result(call, index, dtype), describeResult(call.kernel, index),
+              expected);
 }
 
 void expectRank(const TensorArg &arg, const std::string &what, size_t lo,
@@ -72,12 +77,12 @@ void expectRank(const TensorArg &arg, const std::string &what, size_t lo,
 void expectCountResult(const KernelCall &call, size_t index) {
   const TensorArg &arg = call.result(index);
   if (!arg.present)
-    fail(describe("result", index) + " is missing");
+    fail(describeResult(call.kernel, index) + " is missing");
   if (getDTypeSize(arg.dtype) == 0 || arg.dtype == DType::F16 ||
       arg.dtype == DType::BF16)
-    fail(describe("result", index) + " is " + EnumNameDType(arg.dtype) +
-         ", expected I64, I32, F32 or F64");
-  expectCount(arg, describe("result", index), 1);
+    fail(describeResult(call.kernel, index) + " is " +
+         EnumNameDType(arg.dtype) + ", expected I64, I32, F32 or F64");
+  expectCount(arg, describeResult(call.kernel, index), 1);
 }
 
 /// Rows (dims[0]) and the rest flattened, of a tensor of rank >= 1.
@@ -144,15 +149,21 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
   switch (call.kernel) {
   case Kernel::Conv2dForward:
     in = &operand(call, 0), weights = &operand(call, 1), out = &result(call, 0);
-    inName = "operand 0", weightsName = "operand 1", outName = "result 0";
+    inName = describeOperand(call.kernel, 0),
+    weightsName = describeOperand(call.kernel, 1),
+    outName = describeResult(call.kernel, 0);
     break;
   case Kernel::Conv2dBackwardData:
     out = &operand(call, 0), weights = &operand(call, 1), in = &result(call, 0);
-    outName = "operand 0", weightsName = "operand 1", inName = "result 0";
+    outName = describeOperand(call.kernel, 0),
+    weightsName = describeOperand(call.kernel, 1),
+    inName = describeResult(call.kernel, 0);
     break;
   default: // Conv2dBackwardWeights
     in = &operand(call, 0), out = &operand(call, 1), weights = &result(call, 0);
-    inName = "operand 0", outName = "operand 1", weightsName = "result 0";
+    inName = describeOperand(call.kernel, 0),
+    outName = describeOperand(call.kernel, 1),
+    weightsName = describeResult(call.kernel, 0);
     break;
   }
   expectRank(*in, inName, 4, 4);
@@ -194,7 +205,7 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
 
 kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
   const TensorArg &x = operand(call, 0);
-  Nchw d = nchwOf(x, "operand 0", 2);
+  Nchw d = nchwOf(x, describeOperand(call.kernel, 0), 2);
   int64_t count = x.getNumElements();
   int64_t c = d.c;
   switch (call.kernel) {
@@ -281,16 +292,19 @@ kernels::Pool2dShape getPool2dShape(const KernelCall &call) {
   switch (call.kernel) {
   case Kernel::MaxPool2dBackward:
     in = &operand(call, 0), out = &operand(call, 1);
-    inName = "operand 0", outName = "operand 1";
+    inName = describeOperand(call.kernel, 0),
+    outName = describeOperand(call.kernel, 1);
     expectResultCount(call, 0, in->getNumElements());
     break;
   case Kernel::AvgPool2dBackward:
     out = &operand(call, 0), in = &result(call, 0);
-    outName = "operand 0", inName = "result 0";
+    outName = describeOperand(call.kernel, 0),
+    inName = describeResult(call.kernel, 0);
     break;
   default: // forward
     in = &operand(call, 0), out = &result(call, 0);
-    inName = "operand 0", outName = "result 0";
+    inName = describeOperand(call.kernel, 0),
+    outName = describeResult(call.kernel, 0);
     break;
   }
   expectRank(*in, inName, 4, 4);
@@ -326,7 +340,10 @@ kernels::Pool2dShape getPool2dShape(const KernelCall &call) {
 Nchw getGlobalAvgPoolShape(const KernelCall &call) {
   bool forward = call.kernel == Kernel::GlobalAvgPool2dForward;
   const TensorArg &in = forward ? operand(call, 0) : result(call, 0);
-  Nchw d = nchwOf(in, forward ? "operand 0" : "result 0", 4);
+  Nchw d = nchwOf(in,
+                  forward ? describeOperand(call.kernel, 0)
+                          : describeResult(call.kernel, 0),
+                  4);
   if (forward)
     expectResultCount(call, 0, d.n * d.c);
   else
@@ -337,7 +354,10 @@ Nchw getGlobalAvgPoolShape(const KernelCall &call) {
 kernels::Pad2dShape getPad2dShape(const KernelCall &call) {
   bool forward = call.kernel == Kernel::PadForward;
   const TensorArg &in = forward ? operand(call, 0) : result(call, 0);
-  expectRank(in, forward ? "operand 0" : "result 0", 4, 4);
+  expectRank(in,
+             forward ? describeOperand(call.kernel, 0)
+                     : describeResult(call.kernel, 0),
+             4, 4);
   const PadAttrs *attrs =
       call.instruction ? call.instruction->attrs_as_PadAttrs() : nullptr;
   if (!attrs)
@@ -379,9 +399,9 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
   switch (call.kernel) {
   case Kernel::LinearForward: {
     const TensorArg &w = operand(call, 1);
-    expectRank(w, "operand 1", 2, 2);
+    expectRank(w, describeOperand(call.kernel, 1), 2, 2);
     s.out = w.dims[0], s.in = w.dims[1];
-    s.n = rowsOf(operand(call, 0), "operand 0").rows;
+    s.n = rowsOf(operand(call, 0), describeOperand(call.kernel, 0)).rows;
     expectOperandCount(call, 0, s.n * s.in);
     if (hasOperand(call, 2))
       expectOperandCount(call, 2, s.out);
@@ -390,18 +410,18 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
   }
   case Kernel::LinearBackwardData: {
     const TensorArg &w = operand(call, 1);
-    expectRank(w, "operand 1", 2, 2);
+    expectRank(w, describeOperand(call.kernel, 1), 2, 2);
     s.out = w.dims[0], s.in = w.dims[1];
-    s.n = rowsOf(operand(call, 0), "operand 0").rows;
+    s.n = rowsOf(operand(call, 0), describeOperand(call.kernel, 0)).rows;
     expectOperandCount(call, 0, s.n * s.out);
     expectResultCount(call, 0, s.n * s.in);
     break;
   }
   default: { // LinearBackwardWeights
     const TensorArg &dw = result(call, 0);
-    expectRank(dw, "result 0", 2, 2);
+    expectRank(dw, describeResult(call.kernel, 0), 2, 2);
     s.out = dw.dims[0], s.in = dw.dims[1];
-    s.n = rowsOf(operand(call, 0), "operand 0").rows;
+    s.n = rowsOf(operand(call, 0), describeOperand(call.kernel, 0)).rows;
     expectOperandCount(call, 0, s.n * s.in);
     expectOperandCount(call, 1, s.n * s.out);
     if (hasResult(call, 1))
@@ -415,21 +435,21 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
 kernels::MatmulShape getMatmulShape(const KernelCall &call) {
   if (call.kernel == Kernel::MatmulTransposedA) {
     // c [k, m] = a [n, k]^T b [n, m]
-    RowsShape a = rowsOf(operand(call, 0), "operand 0");
-    RowsShape b = rowsOf(operand(call, 1), "operand 1");
+    RowsShape a = rowsOf(operand(call, 0), describeOperand(call.kernel, 0));
+    RowsShape b = rowsOf(operand(call, 1), describeOperand(call.kernel, 1));
     if (a.rows != b.rows)
       fail("operands 0 and 1 have " + std::to_string(a.rows) + " and " +
            std::to_string(b.rows) + " rows");
     expectResultCount(call, 0, a.cols * b.cols);
     return {a.rows, a.cols, b.cols};
   }
-  RowsShape a = rowsOf(operand(call, 0), "operand 0");
+  RowsShape a = rowsOf(operand(call, 0), describeOperand(call.kernel, 0));
   const TensorArg &b = operand(call, 1);
-  expectRank(b, "operand 1", 2, 2);
+  expectRank(b, describeOperand(call.kernel, 1), 2, 2);
   kernels::MatmulShape s{a.rows, a.cols, b.dims[1]};
   if (b.dims[0] != s.k)
-    fail("operand 1 " + formatDims(b.dims) + " does not have " +
-         std::to_string(s.k) + " rows");
+    fail(describeOperand(call.kernel, 1) + " " + formatDims(b.dims) +
+         " does not have " + std::to_string(s.k) + " rows");
   if (call.kernel == Kernel::MatmulForward) {
     expectResultCount(call, 0, s.n * s.m);
   } else {
@@ -451,7 +471,7 @@ int64_t getElementwiseSize(const KernelCall &call) {
   case Kernel::Fill: {
     const TensorArg &y = call.result(0);
     if (!y.present)
-      fail("result 0 is missing");
+      fail(describeResult(call.kernel, 0) + " is missing");
     if (y.dtype != DType::F32 && y.dtype != DType::F64 &&
         y.dtype != DType::I32 && y.dtype != DType::I64)
       fail(std::string("cannot fill a ") + EnumNameDType(y.dtype) + " tensor");
@@ -465,7 +485,7 @@ int64_t getElementwiseSize(const KernelCall &call) {
       fail("copy from " + std::string(EnumNameDType(x.dtype)) + " to " +
            EnumNameDType(y.dtype));
     int64_t size = x.getNumElements();
-    expectCount(y, "result 0", size);
+    expectCount(y, describeResult(call.kernel, 0), size);
     return size;
   }
   default: {
@@ -519,7 +539,7 @@ RowsShape getRowsShape(const KernelCall &call) {
   case Kernel::SoftmaxBackward:
   case Kernel::LogSoftmaxBackward: {
     const TensorArg &x = operand(call, 0);
-    expectRank(x, "operand 0", 1, 8);
+    expectRank(x, describeOperand(call.kernel, 0), 1, 8);
     int64_t cols = x.dims.back();
     int64_t rows = 1;
     for (size_t i = 0; i + 1 < x.dims.size(); ++i)
@@ -529,7 +549,7 @@ RowsShape getRowsShape(const KernelCall &call) {
     return s;
   }
   default: { // CrossEntropyForward/Backward, CorrectCount
-    RowsShape s = rowsOf(operand(call, 0), "operand 0");
+    RowsShape s = rowsOf(operand(call, 0), describeOperand(call.kernel, 0));
     if (s.cols < 1)
       fail("the logits have no classes");
     expectOperandCount(call, 1, s.rows, DType::I32);
@@ -551,9 +571,9 @@ RowsShape getRowsShape(const KernelCall &call) {
 
 RowsShape getTransposeShape(const KernelCall &call) {
   const TensorArg &x = operand(call, 0);
-  expectRank(x, "operand 0", 2, 2);
+  expectRank(x, describeOperand(call.kernel, 0), 2, 2);
   const TensorArg &y = result(call, 0, x.dtype);
-  expectCount(y, "result 0", x.getNumElements());
+  expectCount(y, describeResult(call.kernel, 0), x.getNumElements());
   if (getDTypeSize(x.dtype) != 4)
     fail("transpose supports 4-byte elements");
   return {x.dims[0], x.dims[1]};
@@ -643,13 +663,13 @@ ReduceOp getAllReduceOp(const KernelCall &call) {
   for (size_t i = 0; i < count; ++i) {
     const TensorArg &arg = call.operand(i);
     if (!arg.present)
-      fail(describe("operand", i) + " is missing");
+      fail(describeOperand(call.kernel, i) + " is missing");
     if (arg.dtype != DType::F32 && arg.dtype != DType::F64 &&
         arg.dtype != DType::I32 && arg.dtype != DType::I64)
-      fail(describe("operand", i) + " is " + EnumNameDType(arg.dtype) +
+      fail(describeOperand(call.kernel, i) + " is " + EnumNameDType(arg.dtype) +
            ", expected F32, F64, I32 or I64");
     if (arg.getNumElements() < 0)
-      fail(describe("operand", i) + " has invalid dims " +
+      fail(describeOperand(call.kernel, i) + " has invalid dims " +
            formatDims(arg.dims));
   }
   const AllReduceAttrs *attrs =
@@ -667,94 +687,47 @@ double getFillValue(const KernelCall &call) {
 }
 
 //===----------------------------------------------------------------------===//
-// The dispatch
+// The dispatch: each kernel's shape check, as Kernels.def names it
 //===----------------------------------------------------------------------===//
+
+namespace {
+void checkConv2d(const KernelCall &call) { getConv2dShape(call); }
+void checkBatchNorm(const KernelCall &call) {
+  getBatchNormShape(call);
+  getBatchNormParams(call);
+}
+void checkPool2d(const KernelCall &call) { getPool2dShape(call); }
+void checkGlobalAvgPool(const KernelCall &call) { getGlobalAvgPoolShape(call); }
+void checkPad2d(const KernelCall &call) { getPad2dShape(call); }
+void checkLinear(const KernelCall &call) { getLinearShape(call); }
+void checkMatmul(const KernelCall &call) { getMatmulShape(call); }
+void checkElementwise(const KernelCall &call) { getElementwiseSize(call); }
+void checkBroadcast(const KernelCall &call) { getBroadcastShape(call); }
+void checkRows(const KernelCall &call) { getRowsShape(call); }
+void checkTranspose(const KernelCall &call) { getTransposeShape(call); }
+void checkReduce(const KernelCall &call) { getReduceShape(call); }
+void checkOptimizer(const KernelCall &call) { getOptimizerSize(call); }
+void checkAllReduce(const KernelCall &call) { getAllReduceOp(call); }
+} // namespace
 
 void checkKernelCall(const KernelCall &call) {
   switch (call.kernel) {
-  case Kernel::Conv2dForward:
-  case Kernel::Conv2dBackwardData:
-  case Kernel::Conv2dBackwardWeights:
-    getConv2dShape(call);
-    return;
-  case Kernel::BatchNormTrainingForward:
-  case Kernel::BatchNormInferenceForward:
-  case Kernel::BatchNormBackward:
-  case Kernel::BatchNormApply:
-    getBatchNormShape(call);
-    getBatchNormParams(call);
-    return;
-  case Kernel::BatchNormStatistics:
-  case Kernel::BatchNormGradStatistics:
-  case Kernel::BatchNormGradApply:
-    getBatchNormShape(call);
-    return;
-  case Kernel::MaxPool2dForward:
-  case Kernel::MaxPool2dBackward:
-  case Kernel::AvgPool2dForward:
-  case Kernel::AvgPool2dBackward:
-    getPool2dShape(call);
-    return;
-  case Kernel::GlobalAvgPool2dForward:
-  case Kernel::GlobalAvgPool2dBackward:
-    getGlobalAvgPoolShape(call);
-    return;
-  case Kernel::PadForward:
-  case Kernel::PadBackward:
-    getPad2dShape(call);
-    return;
-  case Kernel::LinearForward:
-  case Kernel::LinearBackwardData:
-  case Kernel::LinearBackwardWeights:
-    getLinearShape(call);
-    return;
-  case Kernel::MatmulForward:
-  case Kernel::MatmulBackward:
-  case Kernel::MatmulTransposedA:
-    getMatmulShape(call);
-    return;
-  case Kernel::ReluForward:
-  case Kernel::ReluBackward:
-  case Kernel::SigmoidForward:
-  case Kernel::SigmoidBackward:
-  case Kernel::TanhForward:
-  case Kernel::TanhBackward:
-  case Kernel::Copy:
-  case Kernel::Fill:
-  case Kernel::Accumulate:
-    getElementwiseSize(call);
-    return;
-  case Kernel::AddForward:
-  case Kernel::AddBackward:
-  case Kernel::MulForward:
-  case Kernel::MulBackward:
-    getBroadcastShape(call);
-    return;
-  case Kernel::SoftmaxForward:
-  case Kernel::SoftmaxBackward:
-  case Kernel::LogSoftmaxForward:
-  case Kernel::LogSoftmaxBackward:
-  case Kernel::CrossEntropyForward:
-  case Kernel::CrossEntropyBackward:
-  case Kernel::CorrectCount:
-    getRowsShape(call);
-    return;
-  case Kernel::Transpose2d:
-    getTransposeShape(call);
-    return;
-  case Kernel::ReduceSum:
-    getReduceShape(call);
-    return;
-  case Kernel::SgdUpdate:
-  case Kernel::AdamWUpdate:
-    getOptimizerSize(call);
-    return;
-  case Kernel::AllReduce:
-    getAllReduceOp(call);
-    return;
+#define DPC_KERNEL(Name, Shape, ...)                                           \
+  case Kernel::Name:                                                           \
+    return check##Shape(call);
+#include "runtime/plan/Kernels.def"
   }
-  fail(std::string("kernel ") + EnumNameKernel(call.kernel) +
+  fail(std::string("kernel ") + std::to_string(static_cast<int>(call.kernel)) +
        " is not supported by this runtime");
+}
+
+std::string findKernelCallError(const KernelCall &call) {
+  try {
+    checkKernelCall(call);
+  } catch (const ShapeError &error) {
+    return error.what();
+  }
+  return "";
 }
 
 } // namespace dpc::plan

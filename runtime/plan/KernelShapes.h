@@ -29,6 +29,7 @@
 #include "runtime/kernels/Optimizer.h"
 #include "runtime/kernels/Pool.h"
 #include "runtime/plan/KernelCall.h"
+#include "runtime/plan/KernelCheck.h"
 
 #include <stdexcept>
 

@@ -1,136 +1,137 @@
-//===- KernelSignature.cpp - operand and result counts per kernel ---------===//
+//===- KernelSignature.cpp - what each kernel takes, from Kernels.def -----===//
 
 #include "runtime/plan/KernelSignature.h"
+#include "runtime/plan/KernelRoles.h"
+
+#include <array>
 
 namespace dpc::plan {
+namespace {
+
+/// The count an instruction may stop at: the roles before the optional
+/// ones that end the list.
+constexpr uint8_t requiredPrefix(unsigned count, uint32_t optional) {
+  while (count > 0 && (optional >> (count - 1) & 1))
+    --count;
+  return static_cast<uint8_t>(count);
+}
+
+constexpr KernelSignature
+makeSignature(const char *name, unsigned operands, uint32_t optionalOperands,
+              unsigned results, uint32_t optionalResults, KernelAttrs attrs,
+              uint32_t flags, const char *operandRoles,
+              const char *resultRoles) {
+  bool variadic = flags & kVariadic;
+  return {name,
+          requiredPrefix(operands, optionalOperands),
+          static_cast<uint8_t>(variadic ? 255 : operands),
+          requiredPrefix(results, optionalResults),
+          static_cast<uint8_t>(results),
+          optionalOperands,
+          optionalResults,
+          attrs,
+          flags,
+          operandRoles,
+          resultRoles};
+}
+
+constexpr KernelSignature kSignatures[] = {
+#define DPC_KERNEL(Name, Shape, Attrs, Flags, ...)                             \
+  makeSignature(#Name, roles::Name::kNumOperands,                              \
+                roles::Name::kOptionalOperands, roles::Name::kNumResults,      \
+                roles::Name::kOptionalResults, KernelAttrs::Attrs, Flags,      \
+                DPC_KERNEL_ROLES(__VA_ARGS__)),
+#define DPC_KERNEL_ROLES(Ins, OptIns, Outs, OptOuts) #Ins, #Outs
+#include "runtime/plan/Kernels.def"
+#undef DPC_KERNEL_ROLES
+};
+constexpr Kernel kListOrder[] = {
+#define DPC_KERNEL(Name, ...) Kernel::Name,
+#include "runtime/plan/Kernels.def"
+};
+
+constexpr bool listMatchesSchema() {
+  if (std::size(kListOrder) != static_cast<size_t>(Kernel::MAX) + 1)
+    return false;
+  for (size_t i = 0; i < std::size(kListOrder); ++i)
+    if (static_cast<size_t>(kListOrder[i]) != i)
+      return false;
+  return true;
+}
+static_assert(listMatchesSchema(),
+              "Kernels.def and Plan.fbs's enum Kernel must list the same "
+              "kernels in the same order");
+
+/// Role `i` of a list written "(A, B, C)".
+std::string_view roleAt(std::string_view list, size_t i) {
+  list.remove_prefix(1);
+  list.remove_suffix(1);
+  for (size_t k = 0; !list.empty(); ++k) {
+    size_t comma = list.find(',');
+    std::string_view role = list.substr(0, comma);
+    if (k == i)
+      return role;
+    if (comma == std::string_view::npos)
+      break;
+    list.remove_prefix(comma + 1);
+    while (!list.empty() && list.front() == ' ')
+      list.remove_prefix(1);
+  }
+  return {};
+}
+
+std::string describe(const char *what, size_t i, std::string_view role) {
+  std::string text = std::string(what) + " " + std::to_string(i);
+  if (!role.empty())
+    text += " (" + std::string(role) + ")";
+  return text;
+}
+
+} // namespace
+
+std::string_view KernelSignature::getOperandRole(size_t i) const {
+  return roleAt(operandRoles, has(kVariadic) ? 0 : i);
+}
+
+std::string_view KernelSignature::getResultRole(size_t i) const {
+  return roleAt(resultRoles, i);
+}
+
+int KernelSignature::findOperand(std::string_view role) const {
+  for (size_t i = 0; i < maxOperands && !has(kVariadic); ++i)
+    if (getOperandRole(i) == role)
+      return static_cast<int>(i);
+  return -1;
+}
 
 const KernelSignature *getKernelSignature(Kernel kernel) {
-  using A = KernelAttrs;
-  // {minOps, maxOps, minRes, maxRes, optionalOps, optionalRes, attrs, req,
-  //  workspace}
-  static const KernelSignature unary{1, 1, 1, 1, 0, 0, A::NONE, false};
-  static const KernelSignature binary{2, 2, 1, 1, 0, 0, A::NONE, false};
-  // Convolutions may take a workspace (cuDNN's, planned in the arena).
-  static const KernelSignature convForward{
-      2, 3, 1, 1, 0, 0, A::Conv2dAttrs, false, true};
-  static const KernelSignature convData{2,     2,   1, 1, 0, 0, A::Conv2dAttrs,
-                                        false, true};
-  static const KernelSignature convWeights{
-      2, 2, 1, 2, 0, 0, A::Conv2dAttrs, false, true};
-  // Running statistics (operands 3, 4) may be left out together.
-  static const KernelSignature bnTraining{
-      5, 5, 3, 3, 0b11000, 0, A::BatchNormAttrs, false};
-  static const KernelSignature bnInference{
-      5, 5, 1, 1, 0, 0, A::BatchNormAttrs, false};
-  static const KernelSignature bnBackward{
-      5, 5, 3, 3, 0, 0, A::BatchNormAttrs, false};
-  static const KernelSignature pool{1, 1, 1, 1, 0, 0, A::Pool2dAttrs, true};
-  static const KernelSignature maxPoolBackward{
-      2, 2, 1, 1, 0, 0, A::Pool2dAttrs, true};
-  static const KernelSignature pad{1, 1, 1, 1, 0, 0, A::PadAttrs, true};
-  static const KernelSignature linearForward{2, 3, 1, 1, 0, 0, A::NONE, false};
-  static const KernelSignature linearWeights{2, 2, 1, 2, 0, 0, A::NONE, false};
-  static const KernelSignature twoGradients{3, 3,    2,       2,
-                                            0, 0b11, A::NONE, false};
-  static const KernelSignature addBackward{1, 1, 2, 2, 0, 0b11, A::NONE, false};
-  static const KernelSignature crossEntropy{2, 2, 1, 2, 0, 0, A::NONE, false};
-  static const KernelSignature crossEntropyBackward{2, 3, 1,       1,
-                                                    0, 0, A::NONE, false};
-  static const KernelSignature sgd{3, 4, 0, 0, 0, 0, A::SgdAttrs, false};
-  static const KernelSignature adamw{6, 6, 0, 0, 0, 0, A::AdamWAttrs, false};
-  static const KernelSignature fill{0, 0, 1, 1, 0, 0, A::FillAttrs, false};
-  static const KernelSignature reduce{1, 1, 1, 1, 0, 0, A::ReduceAttrs, true};
-  static const KernelSignature allReduce{
-      1, 255, 0, 0, 0, 0, A::AllReduceAttrs, false};
-  static const KernelSignature bnStatistics{1, 1, 3, 3, 0, 0, A::NONE, false};
-  static const KernelSignature bnApply{8,    8, 3, 3, 0, 0, A::BatchNormAttrs,
-                                       false};
-  static const KernelSignature bnGradStatistics{4, 4, 2,       2,
-                                                0, 0, A::NONE, false};
-  static const KernelSignature bnGradApply{8, 8, 1, 1, 0, 0, A::NONE, false};
+  auto index = static_cast<size_t>(kernel);
+  return index < std::size(kSignatures) ? &kSignatures[index] : nullptr;
+}
 
-  switch (kernel) {
-  case Kernel::Conv2dForward:
-    return &convForward;
-  case Kernel::Conv2dBackwardData:
-    return &convData;
-  case Kernel::Conv2dBackwardWeights:
-    return &convWeights;
-  case Kernel::BatchNormTrainingForward:
-    return &bnTraining;
-  case Kernel::BatchNormInferenceForward:
-    return &bnInference;
-  case Kernel::BatchNormBackward:
-    return &bnBackward;
-  case Kernel::MaxPool2dForward:
-  case Kernel::AvgPool2dForward:
-  case Kernel::AvgPool2dBackward:
-    return &pool;
-  case Kernel::MaxPool2dBackward:
-    return &maxPoolBackward;
-  case Kernel::PadForward:
-  case Kernel::PadBackward:
-    return &pad;
-  case Kernel::LinearForward:
-    return &linearForward;
-  case Kernel::LinearBackwardWeights:
-    return &linearWeights;
-  case Kernel::MatmulBackward:
-  case Kernel::MulBackward:
-    return &twoGradients;
-  case Kernel::AddBackward:
-    return &addBackward;
-  case Kernel::CrossEntropyForward:
-    return &crossEntropy;
-  case Kernel::CrossEntropyBackward:
-    return &crossEntropyBackward;
-  case Kernel::SgdUpdate:
-    return &sgd;
-  case Kernel::AdamWUpdate:
-    return &adamw;
-  case Kernel::Fill:
-    return &fill;
-  case Kernel::ReduceSum:
-    return &reduce;
-  case Kernel::AllReduce:
-    return &allReduce;
-  case Kernel::BatchNormStatistics:
-    return &bnStatistics;
-  case Kernel::BatchNormApply:
-    return &bnApply;
-  case Kernel::BatchNormGradStatistics:
-    return &bnGradStatistics;
-  case Kernel::BatchNormGradApply:
-    return &bnGradApply;
-  case Kernel::GlobalAvgPool2dForward:
-  case Kernel::GlobalAvgPool2dBackward:
-  case Kernel::ReluForward:
-  case Kernel::SigmoidForward:
-  case Kernel::TanhForward:
-  case Kernel::SoftmaxForward:
-  case Kernel::LogSoftmaxForward:
-  case Kernel::Copy:
-  case Kernel::Accumulate:
-  case Kernel::Transpose2d:
-    return &unary;
-  case Kernel::LinearBackwardData:
-  case Kernel::MatmulForward:
-  case Kernel::ReluBackward:
-  case Kernel::SigmoidBackward:
-  case Kernel::TanhBackward:
-  case Kernel::AddForward:
-  case Kernel::MulForward:
-  case Kernel::SoftmaxBackward:
-  case Kernel::LogSoftmaxBackward:
-  case Kernel::CorrectCount:
-  case Kernel::MatmulTransposedA:
-    return &binary;
-  }
+const Kernel *findKernel(std::string_view name) {
+  for (const Kernel &kernel : kListOrder)
+    if (name == kSignatures[static_cast<size_t>(kernel)].name)
+      return &kernel;
   return nullptr;
 }
 
+std::string describeOperand(Kernel kernel, size_t i) {
+  const KernelSignature *signature = getKernelSignature(kernel);
+  return describe("operand", i,
+                  signature ? signature->getOperandRole(i)
+                            : std::string_view());
+}
+
+std::string describeResult(Kernel kernel, size_t i) {
+  const KernelSignature *signature = getKernelSignature(kernel);
+  return describe("result", i,
+                  signature ? signature->getResultRole(i) : std::string_view());
+}
+
 bool isOptimizerKernel(Kernel kernel) {
-  return kernel == Kernel::SgdUpdate || kernel == Kernel::AdamWUpdate;
+  const KernelSignature *signature = getKernelSignature(kernel);
+  return signature && signature->has(kOptimizer);
 }
 
 } // namespace dpc::plan

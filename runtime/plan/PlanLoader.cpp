@@ -528,7 +528,7 @@ private:
          signature->maxResults, &KernelSignature::isOptionalResult,
          call.results);
     if (int w = instruction.workspace(); w != -1) {
-      if (!signature->takesWorkspace)
+      if (!signature->takesWorkspace())
         loaded.fail(where + ": " + EnumNameKernel(instruction.kernel()) +
                     " takes no workspace");
       if (w < 0 || w >= numTensors)
@@ -544,7 +544,7 @@ private:
     }
     KernelAttrs attrs = instruction.attrs_type();
     if (attrs != signature->attrs &&
-        (attrs != KernelAttrs::NONE || signature->attrsRequired))
+        (attrs != KernelAttrs::NONE || signature->attrsRequired()))
       loaded.fail(where + ": has " +
                   (attrs == KernelAttrs::NONE
                        ? std::string("no attributes")

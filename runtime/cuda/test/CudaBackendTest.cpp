@@ -14,6 +14,7 @@
 #include "runtime/comm/Communicator.h"
 #include "runtime/comm/InProcessCommunicator.h"
 #include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/NcclCommunicator.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/test/TestPlans.h"
@@ -56,6 +57,17 @@ int countGpus(std::string &why) {
 //===----------------------------------------------------------------------===//
 // Without a GPU
 //===----------------------------------------------------------------------===//
+
+// No GPU needed: the table is built by including Kernels.def, so a kernel
+// without a CUDA function does not compile; none may be left null.
+TEST(CudaKernelTableTest, HasEveryKernelOfTheList) {
+  const plan::KernelTable<cuda::StreamContext> &table =
+      cuda::getCudaKernelTable();
+  for (size_t k = 0; k < plan::kNumKernels; ++k)
+    EXPECT_NE(table.kernels[k], nullptr)
+        << plan::EnumNameKernel(static_cast<plan::Kernel>(k));
+  EXPECT_NE(table.zeroResults, nullptr);
+}
 
 TEST(CudaCheckTest, StatusesBecomeOneLineWithCallAndMeaning) {
   EXPECT_EQ(describeStatus(cudaErrorInvalidValue),

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -263,7 +264,94 @@ TEST(DataParallelTest, MeanAllReduceAveragesTheGradients) {
     EXPECT_LE(relativeError(read(*mean, p), read(*sum, p)), 1e-6);
 }
 
+/// A CPU device whose kernels of one kind fail while `failing` is set: a
+/// kernel failure on one replica only.
+class FailingDevice : public Device {
+public:
+  FailingDevice(std::unique_ptr<Device> inner, plan::Kernel kernel,
+                const std::atomic<bool> &failing)
+      : inner(std::move(inner)), kernel(kernel), failing(failing) {}
+
+  const std::string &getName() const override { return inner->getName(); }
+  void *allocate(size_t bytes) override { return inner->allocate(bytes); }
+  void deallocate(void *pointer) override { inner->deallocate(pointer); }
+  void *allocateHost(size_t bytes) override {
+    return inner->allocateHost(bytes);
+  }
+  void deallocateHost(void *pointer) override {
+    inner->deallocateHost(pointer);
+  }
+  void copyFromHost(void *dst, const void *src, size_t bytes) override {
+    inner->copyFromHost(dst, src, bytes);
+  }
+  void copyToHost(void *dst, const void *src, size_t bytes) override {
+    inner->copyToHost(dst, src, bytes);
+  }
+  std::unique_ptr<Stream> createStream(plan::StreamKind kind) override {
+    return std::make_unique<FailingStream>(inner->createStream(kind), *this);
+  }
+  std::unique_ptr<Event> createEvent() override { return inner->createEvent(); }
+
+private:
+  class FailingStream : public Stream {
+  public:
+    FailingStream(std::unique_ptr<Stream> inner, const FailingDevice &device)
+        : inner(std::move(inner)), device(device) {}
+    void launch(plan::KernelCall call) override {
+      // A kernel no backend has: the shared dispatch throws on the stream.
+      if (call.kernel == device.kernel && device.failing)
+        call.kernel = static_cast<plan::Kernel>(999);
+      inner->launch(std::move(call));
+    }
+    void enqueueHostFunction(std::function<void()> function) override {
+      inner->enqueueHostFunction(std::move(function));
+    }
+    void copyFromHost(void *dst, const void *src, size_t bytes) override {
+      inner->copyFromHost(dst, src, bytes);
+    }
+    void record(Event &event) override { inner->record(event); }
+    void wait(Event &event) override { inner->wait(event); }
+    void synchronize() override { inner->synchronize(); }
+
+  private:
+    std::unique_ptr<Stream> inner;
+    const FailingDevice &device;
+  };
+
+  std::unique_ptr<Device> inner;
+  plan::Kernel kernel;
+  const std::atomic<bool> &failing;
+};
+
 TEST(DataParallelTest, AKernelFailureOnOneReplicaNeitherHangsNorSplits) {
+  MlpPlanOptions o = smallMlp({4, 4});
+  std::atomic<bool> failing{true};
+  Executor executor(
+      plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(o), "dp.plan"),
+      [&](const std::string &name,
+          const DeviceOptions &options) -> std::unique_ptr<Device> {
+        std::unique_ptr<Device> device = createDevice(name, options);
+        if (name != "cpu:1")
+          return device;
+        return std::make_unique<FailingDevice>(
+            std::move(device), plan::Kernel::CrossEntropyBackward, failing);
+      });
+  Batch batch = randomBatch(o, 8, 5);
+  try {
+    trainStep(executor, batch, 0.1f);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error &error) {
+    EXPECT_STREQ(error.what(), "step 'train_step': kernel 999 (unknown) is "
+                               "not supported on the CPU");
+  }
+  size_t perDevice = executor.getNumPersistent() / 2;
+  for (size_t p = 0; p < perDevice; ++p)
+    EXPECT_EQ(read(executor, p), read(executor, perDevice + p));
+  failing = false;
+  trainStep(executor, batch, 0.1f);
+}
+
+TEST(DataParallelTest, LabelsOutsideTheClassesAreRefusedWhenBound) {
   MlpPlanOptions o = smallMlp({4, 4});
   std::unique_ptr<Executor> executor = makeExecutor(o);
   Batch batch = randomBatch(o, 8, 5);
@@ -271,14 +359,13 @@ TEST(DataParallelTest, AKernelFailureOnOneReplicaNeitherHangsNorSplits) {
   try {
     trainStep(*executor, batch, 0.1f);
     FAIL() << "expected an error";
-  } catch (const std::runtime_error &error) {
-    EXPECT_STREQ(error.what(),
-                 "step 'train_step': label 9 is outside the 3 classes");
+  } catch (const std::invalid_argument &error) {
+    EXPECT_STREQ(error.what(), "step 'train_step': input 'labels' row 6 "
+                               "holds label 9, outside the 3 classes");
   }
-  size_t perDevice = executor->getNumPersistent() / 2;
-  for (size_t p = 0; p < perDevice; ++p)
-    EXPECT_EQ(read(*executor, p), read(*executor, perDevice + p));
-  batch.labels[6] = 1;
+  batch.labels[6] = -1;
+  EXPECT_THROW(trainStep(*executor, batch, 0.1f), std::invalid_argument);
+  batch.labels[6] = 2;
   trainStep(*executor, batch, 0.1f);
 }
 

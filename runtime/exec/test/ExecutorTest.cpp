@@ -211,7 +211,7 @@ TEST(ExecutorTest, RejectsABatchAboveTheCompiledOne) {
   EXPECT_THROW(executor.setInput(0, "nope", nullptr, 0), std::invalid_argument);
 }
 
-TEST(ExecutorTest, KernelFailureIsReportedNotCrashed) {
+TEST(ExecutorTest, LabelsOutsideTheClassesAreRefusedNotRun) {
   MlpPlanOptions o = smallMlp();
   Executor executor(load(o));
   Batch batch = randomBatch(o, 8, 1);
@@ -219,9 +219,9 @@ TEST(ExecutorTest, KernelFailureIsReportedNotCrashed) {
   try {
     trainStep(executor, batch, 0.1f);
     FAIL() << "expected an error";
-  } catch (const std::runtime_error &error) {
-    EXPECT_STREQ(error.what(),
-                 "step 'train_step': label 7 is outside the 3 classes");
+  } catch (const std::invalid_argument &error) {
+    EXPECT_STREQ(error.what(), "step 'train_step': input 'labels' row 3 "
+                               "holds label 7, outside the 3 classes");
   }
   // The executor stays usable.
   batch.labels[3] = 1;

@@ -219,9 +219,10 @@ TEST(PlanLoaderTest, ShapesMustMatchTheKernel) {
   for (auto &t : plan.steps[1]->tensors)
     if (t->name == "h1")
       t->dims = {4, 6};
-  EXPECT_EQ(loadError(plan),
-            "bad.plan: step 'eval_step', stream 0, instruction 0 "
-            "(LinearForward): result 0 has 24 elements [4, 6], expected 20");
+  EXPECT_EQ(
+      loadError(plan),
+      "bad.plan: step 'eval_step', stream 0, instruction 0 "
+      "(LinearForward): result 0 (Y) has 24 elements [4, 6], expected 20");
 }
 
 TEST(PlanLoaderTest, OperandCount) {

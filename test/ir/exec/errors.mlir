@@ -102,3 +102,52 @@ exec.step "s" device(0) batch(1) arena(256) {
   // expected-error @+1 {{'exec.kernel' op operand #3 must be 1D memref of 8-bit signless integer values}}
   exec.kernel "Conv2dForward" ins(%x, %w : memref<1x1x4x4xf32>, memref<1x1x1x1xf32>) outs(%y : memref<1x1x4x4xf32>) workspace(%ws : memref<16xf32>)
 }
+
+// -----
+
+// The runtime's shape checks run at the op: `?` is the step's batch.
+exec.step "s" device(0) batch(4) arena(512) {
+  %x = exec.input "x" : memref<?x5xf32>
+  %w = exec.arena[0] : memref<6x5xf32>
+  %y = exec.arena[128] : memref<?x7xf32>
+  // expected-error @+1 {{'exec.kernel' op LinearForward: result 0 (Y) has 28 elements [4, 7], expected 24}}
+  exec.kernel "LinearForward" ins(%x, %w : memref<?x5xf32>, memref<6x5xf32>) outs(%y : memref<?x7xf32>)
+}
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(512) {
+  %x = exec.input "x" : memref<?x3x8x8xf32>
+  %w = exec.arena[0] : memref<4x3x3x3xf32>
+  %y = exec.arena[512] : memref<?x4x6x6xf32>
+  // expected-error @+1 {{'exec.kernel' op 'stride' must be an i64 array, got 2.000000e+00 : f32}}
+  exec.kernel "Conv2dForward" ins(%x, %w : memref<?x3x8x8xf32>, memref<4x3x3x3xf32>) outs(%y : memref<?x4x6x6xf32>) {stride = 2.0 : f32}
+}
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(512) {
+  %x = exec.input "x" : memref<?x3x8x8xf32>
+  %w = exec.arena[0] : memref<4x3x3x3xf32>
+  %y = exec.arena[512] : memref<?x4x3x3xf32>
+  // expected-error @+1 {{'exec.kernel' op Conv2dForward: result 0 (Y) has 72 elements [2, 4, 3, 3], expected 288}}
+  exec.kernel "Conv2dForward" ins(%x, %w : memref<?x3x8x8xf32>, memref<4x3x3x3xf32>) outs(%y : memref<?x4x3x3xf32>) {stride = array<i64: 1, 1>}
+}
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(64) {
+  %g = exec.arena[0] : memref<4xf32>
+  // expected-error @+1 {{'exec.kernel' op 'op' must be sum, mean or max, got 'median'}}
+  exec.kernel "AllReduce" ins(%g : memref<4xf32>) {op = "median"}
+}
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(64) {
+  %l = exec.input "logits" : memref<?x3xf32>
+  %y = exec.input "labels" : memref<?xi64>
+  %c = exec.arena[0] : memref<i64>
+  // expected-error @+1 {{'exec.kernel' op CorrectCount: operand 1 (Labels) is I64, expected I32}}
+  exec.kernel "CorrectCount" ins(%l, %y : memref<?x3xf32>, memref<?xi64>) outs(%c : memref<i64>)
+}

@@ -10,11 +10,21 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
 
 
-def model(nodes, inputs, outputs, inits=(), opset=13):
+def model(nodes, inputs, outputs, inits=(), opset=13, ir_version=None):
     graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
-    return helper.make_model(
+    m = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", opset)],
         producer_name="make_error_models")
+    if ir_version is not None:
+        m.ir_version = ir_version
+    return m
+
+
+def short_weight(name, shape):
+    """A float initializer with one value too few for its dims."""
+    t = weight(name, shape)
+    t.raw_data = t.raw_data[:-4]
+    return t
 
 
 def x(shape=("batch", 4)):
@@ -37,6 +47,30 @@ MODELS = {
     "opset9": model(
         [helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [x()], [y()],
         opset=9),
+    # Too new an opset, and too new an IR version.
+    "opset22": model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [x()], [y()],
+        opset=22, ir_version=10),
+    "ir11": model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [x()], [y()],
+        opset=18, ir_version=11),
+    # Nodes out of topological order.
+    "unsorted": model(
+        [helper.make_node("Relu", ["t"], ["y"], name="second"),
+         helper.make_node("Relu", ["x"], ["t"], name="first")], [x()], [y()]),
+    # An initializer whose data does not fill its dims.
+    "short_initializer": model(
+        [helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transB=1)],
+        [x()], [y()], [short_weight("w", (4, 4))]),
+    # A mean over the channels (only the spatial mean is supported), at
+    # opset 18, where the axes are an input.
+    "reduce_mean_channels": model(
+        [helper.make_node("Constant", [], ["axes"],
+                          value=helper.make_tensor("axes", TensorProto.INT64,
+                                                   [1], [1])),
+         helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean_c")],
+        [x(("batch", 4, 2, 2))], [y(("batch", 1, 2, 2))], opset=18,
+        ir_version=10),
     # Weights that do not fit the input: a shape error at the Gemm.
     "bad_shapes": model(
         [helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transB=1)],
@@ -85,7 +119,9 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name, m in MODELS.items():
-        save(m, os.path.join(out, name + ".onnx"))
+        # Plain serialization: onnx.save checks nothing, but says so.
+        with open(os.path.join(out, name + ".onnx"), "wb") as f:
+            f.write(m.SerializeToString())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,185 @@
+//===- KernelAttributes.cpp - exec.kernel attributes as plan tables -------===//
+
+#include "ir/exec/KernelAttributes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+namespace plan = dpc::plan;
+
+namespace dpc::exec {
+
+FailureOr<plan::DType> getPlanDType(Type type, Location loc) {
+  if (type.isF32())
+    return plan::DType::F32;
+  if (type.isF64())
+    return plan::DType::F64;
+  if (type.isF16())
+    return plan::DType::F16;
+  if (type.isBF16())
+    return plan::DType::BF16;
+  if (type.isInteger(32))
+    return plan::DType::I32;
+  if (type.isInteger(64))
+    return plan::DType::I64;
+  if (type.isInteger(8)) // raw bytes: a kernel's workspace
+    return plan::DType::U8;
+  return emitError(loc) << "element type " << type << " has no plan equivalent";
+}
+
+namespace {
+
+/// Reads `op`'s kernel attributes by name, each of one expected kind;
+/// `failed` is set (with a diagnostic) on the first of another kind.
+class AttributeReader {
+public:
+  explicit AttributeReader(Operation *op) : op(op) {}
+
+  std::vector<int64_t> list(StringRef name) {
+    if (auto attr = get<DenseI64ArrayAttr>(name, "an i64 array"))
+      return std::vector<int64_t>(attr.asArrayRef());
+    return {};
+  }
+  double real(StringRef name, double fallback) {
+    if (auto attr = get<FloatAttr>(name, "a float"))
+      return attr.getValueAsDouble();
+    return fallback;
+  }
+  bool flag(StringRef name) {
+    auto attr = get<BoolAttr>(name, "a bool");
+    return attr && attr.getValue();
+  }
+  int64_t integer(StringRef name, int64_t fallback) {
+    if (auto attr = get<IntegerAttr>(name, "an integer"))
+      return attr.getInt();
+    return fallback;
+  }
+  FailureOr<plan::ReduceOp> reduction(StringRef name) {
+    auto attr = get<StringAttr>(name, "a string");
+    if (!attr)
+      return plan::ReduceOp::Sum;
+    if (attr.getValue() == "sum")
+      return plan::ReduceOp::Sum;
+    if (attr.getValue() == "mean")
+      return plan::ReduceOp::Mean;
+    if (attr.getValue() == "max")
+      return plan::ReduceOp::Max;
+    op->emitOpError() << "'" << name << "' must be sum, mean or max, got '"
+                      << attr.getValue() << "'";
+    failed = true;
+    return failure();
+  }
+
+  bool failed = false;
+
+private:
+  template <typename AttrT> AttrT get(StringRef name, const char *kind) {
+    Attribute attr = op->getAttr(name);
+    if (!attr)
+      return {};
+    if (auto typed = dyn_cast<AttrT>(attr))
+      return typed;
+    if (!failed)
+      op->emitOpError() << "'" << name << "' must be " << kind << ", got "
+                        << attr;
+    failed = true;
+    return {};
+  }
+
+  Operation *op;
+};
+
+plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
+  plan::KernelAttrsUnion attrs;
+  switch (table) {
+  case plan::KernelAttrs::NONE:
+    break;
+  case plan::KernelAttrs::Conv2dAttrs: {
+    plan::Conv2dAttrsT conv;
+    conv.stride = r.list("stride");
+    conv.padding = r.list("padding");
+    conv.dilation = r.list("dilation");
+    conv.groups = r.integer("groups", conv.groups);
+    attrs.Set(std::move(conv));
+    break;
+  }
+  case plan::KernelAttrs::Pool2dAttrs: {
+    plan::Pool2dAttrsT pool;
+    pool.kernel = r.list("kernel_size");
+    pool.stride = r.list("stride");
+    pool.padding = r.list("padding");
+    pool.dilation = r.list("dilation");
+    pool.ceil_mode = r.flag("ceil_mode");
+    pool.count_include_pad = r.flag("count_include_pad");
+    attrs.Set(std::move(pool));
+    break;
+  }
+  case plan::KernelAttrs::BatchNormAttrs: {
+    plan::BatchNormAttrsT bn;
+    bn.epsilon = r.real("epsilon", bn.epsilon);
+    bn.momentum = r.real("momentum", bn.momentum);
+    attrs.Set(std::move(bn));
+    break;
+  }
+  case plan::KernelAttrs::PadAttrs: {
+    plan::PadAttrsT pad;
+    pad.low = r.list("low");
+    pad.high = r.list("high");
+    pad.value = r.real("value", 0.0);
+    attrs.Set(std::move(pad));
+    break;
+  }
+  case plan::KernelAttrs::SgdAttrs: {
+    plan::SgdAttrsT sgd;
+    sgd.momentum = r.real("momentum", 0.0);
+    sgd.dampening = r.real("dampening", 0.0);
+    sgd.weight_decay = r.real("weight_decay", 0.0);
+    sgd.nesterov = r.flag("nesterov");
+    attrs.Set(std::move(sgd));
+    break;
+  }
+  case plan::KernelAttrs::AdamWAttrs: {
+    plan::AdamWAttrsT adamw;
+    adamw.beta1 = r.real("beta1", adamw.beta1);
+    adamw.beta2 = r.real("beta2", adamw.beta2);
+    adamw.eps = r.real("eps", adamw.eps);
+    adamw.weight_decay = r.real("weight_decay", adamw.weight_decay);
+    attrs.Set(std::move(adamw));
+    break;
+  }
+  case plan::KernelAttrs::FillAttrs: {
+    plan::FillAttrsT fill;
+    fill.value = r.real("value", 0.0);
+    attrs.Set(std::move(fill));
+    break;
+  }
+  case plan::KernelAttrs::ReduceAttrs: {
+    plan::ReduceAttrsT reduce;
+    reduce.dims = r.list("dims");
+    attrs.Set(std::move(reduce));
+    break;
+  }
+  case plan::KernelAttrs::AllReduceAttrs: {
+    plan::AllReduceAttrsT allReduce;
+    if (FailureOr<plan::ReduceOp> op = r.reduction("op"); succeeded(op))
+      allReduce.op = *op;
+    attrs.Set(std::move(allReduce));
+    break;
+  }
+  }
+  return attrs;
+}
+
+} // namespace
+
+FailureOr<plan::KernelAttrsUnion>
+convertKernelAttrs(Operation *op, const plan::KernelSignature &signature) {
+  AttributeReader reader(op);
+  plan::KernelAttrsUnion attrs = read(reader, signature.attrs);
+  if (reader.failed)
+    return failure();
+  return attrs;
+}
+
+} // namespace dpc::exec

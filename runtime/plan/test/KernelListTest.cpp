@@ -1,0 +1,153 @@
+//===- KernelListTest.cpp - the one kernel list and what it generates -----===//
+//
+// Kernels.def is the single description of every kernel: these tests check
+// what the signature table, the role enums and the shared dispatch take
+// from it, and that the CPU backend's table has an entry for each kernel
+// (the CUDA backend's is checked in CudaBackendTest, built with CUDA).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/exec/CpuKernels.h"
+#include "runtime/plan/KernelDispatch.h"
+#include "runtime/plan/KernelRoles.h"
+#include "runtime/plan/KernelSignature.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace dpc::plan {
+namespace {
+
+TEST(KernelListTest, EveryKernelOfTheSchemaIsListedUnderItsName) {
+  for (size_t k = 0; k < kNumKernels; ++k) {
+    auto kernel = static_cast<Kernel>(k);
+    const KernelSignature *signature = getKernelSignature(kernel);
+    ASSERT_NE(signature, nullptr) << EnumNameKernel(kernel);
+    EXPECT_STREQ(signature->name, EnumNameKernel(kernel));
+    const Kernel *found = findKernel(EnumNameKernel(kernel));
+    ASSERT_NE(found, nullptr) << EnumNameKernel(kernel);
+    EXPECT_EQ(*found, kernel);
+    // Every role has a name, distinct from the others of its list.
+    for (size_t i = 0; i < signature->maxOperands && i < 16; ++i)
+      EXPECT_FALSE(signature->getOperandRole(i).empty())
+          << signature->name << " operand " << i;
+    for (size_t i = 0; i < signature->maxResults; ++i)
+      EXPECT_FALSE(signature->getResultRole(i).empty())
+          << signature->name << " result " << i;
+  }
+  EXPECT_EQ(getKernelSignature(static_cast<Kernel>(kNumKernels)), nullptr);
+  EXPECT_EQ(findKernel("Conv3dForward"), nullptr);
+}
+
+TEST(KernelListTest, OptionalRolesMayBeLeftOffOnlyAtTheEnd) {
+  const KernelSignature &conv = *getKernelSignature(Kernel::Conv2dForward);
+  EXPECT_EQ(conv.minOperands, 2);
+  EXPECT_EQ(conv.maxOperands, 3);
+  EXPECT_TRUE(conv.isOptionalOperand(roles::Conv2dForward::Bias));
+  EXPECT_FALSE(conv.isOptionalOperand(roles::Conv2dForward::W));
+  EXPECT_TRUE(conv.takesWorkspace());
+  EXPECT_EQ(conv.attrs, KernelAttrs::Conv2dAttrs);
+  EXPECT_FALSE(conv.attrsRequired());
+
+  // The running statistics: both optional, so the call may stop at Shift.
+  const KernelSignature &bn =
+      *getKernelSignature(Kernel::BatchNormTrainingForward);
+  EXPECT_EQ(bn.minOperands, 3);
+  EXPECT_EQ(bn.maxOperands, 5);
+  EXPECT_TRUE(
+      bn.isOptionalOperand(roles::BatchNormTrainingForward::RunningMean));
+  EXPECT_FALSE(bn.isOptionalResult(roles::BatchNormTrainingForward::SavedMean));
+
+  // An optional role in the middle: -1, never left off.
+  const KernelSignature &matmul = *getKernelSignature(Kernel::MatmulBackward);
+  EXPECT_EQ(matmul.minResults, 0);
+  EXPECT_TRUE(matmul.isOptionalResult(roles::MatmulBackward::DA));
+
+  const KernelSignature &pool = *getKernelSignature(Kernel::MaxPool2dForward);
+  EXPECT_TRUE(pool.attrsRequired());
+  EXPECT_FALSE(pool.takesWorkspace());
+}
+
+TEST(KernelListTest, RolesNameOperandsInErrors) {
+  EXPECT_EQ(describeOperand(Kernel::LinearForward, 2), "operand 2 (Bias)");
+  EXPECT_EQ(describeResult(Kernel::BatchNormBackward, 1), "result 1 (DScale)");
+  EXPECT_EQ(describeOperand(Kernel::ReluForward, 3), "operand 3");
+  // A variadic kernel's operands all take its one role.
+  const KernelSignature &allReduce = *getKernelSignature(Kernel::AllReduce);
+  EXPECT_EQ(allReduce.maxOperands, 255);
+  EXPECT_EQ(allReduce.getOperandRole(7), "X");
+  EXPECT_EQ(
+      getKernelSignature(Kernel::CrossEntropyBackward)->findOperand("Labels"),
+      static_cast<int>(roles::CrossEntropyBackward::Labels));
+  EXPECT_EQ(getKernelSignature(Kernel::ReluForward)->findOperand("Labels"), -1);
+}
+
+TEST(KernelListTest, FlagsDecideTheSharedDispatch) {
+  EXPECT_TRUE(isOptimizerKernel(Kernel::SgdUpdate));
+  EXPECT_TRUE(isOptimizerKernel(Kernel::AdamWUpdate));
+  EXPECT_FALSE(isOptimizerKernel(Kernel::Accumulate));
+  EXPECT_TRUE(getKernelSignature(Kernel::AllReduce)->has(kCollective));
+  for (Kernel kernel :
+       {Kernel::BatchNormStatistics, Kernel::BatchNormApply,
+        Kernel::BatchNormGradStatistics, Kernel::BatchNormGradApply})
+    EXPECT_TRUE(getKernelSignature(kernel)->has(kRunsOnEmpty));
+}
+
+TEST(KernelTableTest, TheCpuBackendHasEveryKernel) {
+  const KernelTable<kernels::KernelContext> &table = exec::getCpuKernelTable();
+  for (size_t k = 0; k < kNumKernels; ++k)
+    EXPECT_NE(table.kernels[k], nullptr)
+        << EnumNameKernel(static_cast<Kernel>(k));
+  EXPECT_NE(table.zeroResults, nullptr);
+}
+
+/// A present f32 tensor over host memory.
+TensorArg tensor(std::vector<float> &data, std::vector<int64_t> dims) {
+  return {true, data.data(), DType::F32, std::move(dims)};
+}
+
+TEST(KernelTableTest, TheDispatchZeroesAnEmptyShareAndChecksTheStep) {
+  kernels::KernelContext context;
+  // A replica on 0 rows: the weight gradient is a sum over no rows, zeros,
+  // and no kernel runs (oneDNN rejects zero dims).
+  std::vector<float> x, dy, dw(6, 7.f), db(2, 7.f);
+  KernelCall weights;
+  weights.kernel = Kernel::LinearBackwardWeights;
+  weights.operands = {tensor(x, {0, 3}), tensor(dy, {0, 2})};
+  weights.results = {tensor(dw, {2, 3}), tensor(db, {2})};
+  exec::runCpuKernel(context, weights);
+  EXPECT_EQ(dw, std::vector<float>(6, 0.f));
+  EXPECT_EQ(db, std::vector<float>(2, 0.f));
+
+  // An optimizer kernel needs a 1-based update count, on every backend.
+  std::vector<float> param(2, 1.f), grad(2, 1.f), lr(1, 0.1f);
+  KernelCall sgd;
+  sgd.kernel = Kernel::SgdUpdate;
+  sgd.operands = {tensor(param, {2}), tensor(grad, {2}), tensor(lr, {})};
+  sgd.optimizerStep = 0;
+  try {
+    exec::runCpuKernel(context, sgd);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error &error) {
+    EXPECT_STREQ(error.what(), "SgdUpdate: step 0 is not a 1-based update "
+                               "count");
+  }
+  EXPECT_EQ(param, std::vector<float>(2, 1.f));
+  sgd.optimizerStep = 1;
+  exec::runCpuKernel(context, sgd);
+  EXPECT_FLOAT_EQ(param[0], 0.9f);
+
+  KernelCall unknown;
+  unknown.kernel = static_cast<Kernel>(999);
+  try {
+    exec::runCpuKernel(context, unknown);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error &error) {
+    EXPECT_STREQ(error.what(),
+                 "kernel 999 (unknown) is not supported on the CPU");
+  }
+}
+
+} // namespace
+} // namespace dpc::plan

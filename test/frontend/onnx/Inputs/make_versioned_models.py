@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Writes small ONNX models whose ops changed form across opsets.
+
+Usage: make_versioned_models.py OUT_DIR    (Debian's /usr/bin/python3)
+
+Pad takes `axes` as an input from opset 18; ReduceMean takes its axes as an
+attribute before opset 18 and as an input from it on. Opset 18+ models get
+IR version 10, as PyTorch 2's default exporter writes them.
+"""
+import os
+import sys
+
+from onnx import TensorProto, helper
+
+
+def model(nodes, in_shape, out_shape, opset):
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, in_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)])
+    m = helper.make_model(graph, producer_name="make_versioned_models",
+                          opset_imports=[helper.make_opsetid("", opset)])
+    if opset >= 18:
+        m.ir_version = 10
+    return m
+
+
+def ints(name, values):
+    return helper.make_node(
+        "Constant", [], [name],
+        value=helper.make_tensor(name, TensorProto.INT64, [len(values)],
+                                 values))
+
+
+MODELS = {
+    # Pads only H and W (axes -2, -1): 1 before and 2 after H, 3 and 4 on W.
+    "pad_axes_18": model(
+        [ints("pads", [1, 3, 2, 4]), ints("axes", [-2, -1]),
+         helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"])],
+        ["batch", 2, 4, 4], ["batch", 2, 7, 11], 18),
+    # The spatial mean without the kept dims: [n, c].
+    "reduce_mean_13": model(
+        [helper.make_node("ReduceMean", ["x"], ["y"], axes=[2, 3],
+                          keepdims=0)],
+        ["batch", 3, 4, 4], ["batch", 3], 13),
+    "reduce_mean_18": model(
+        [ints("axes", [3, 2]),
+         helper.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=0)],
+        ["batch", 3, 4, 4], ["batch", 3], 18),
+}
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, m in MODELS.items():
+        with open(os.path.join(out, name + ".onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+
+
+if __name__ == "__main__":
+    main()
