@@ -1,6 +1,7 @@
 //===- ModelValidation.cpp - dpc's own check of an ONNX model -------------===//
 
 #include "frontend/onnx/ModelValidation.h"
+#include "runtime/plan/CheckedMath.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
@@ -39,13 +40,7 @@ int64_t elementBytes(int32_t type) {
 
 /// Elements of `tensor`, or nullopt for a negative dim or a count past 2^48.
 std::optional<int64_t> countElements(const onnx::TensorProto &tensor) {
-  int64_t count = 1;
-  for (int64_t dim : tensor.dims()) {
-    if (dim < 0 || (dim > 0 && count > (int64_t(1) << 48) / dim))
-      return std::nullopt;
-    count *= dim;
-  }
-  return count;
+  return checkedProduct(tensor.dims(), int64_t(1) << 48);
 }
 
 /// How many values the typed field for `tensor`'s type holds.

@@ -12,6 +12,7 @@
 #include "frontend/onnx/ShapeFolding.h"
 
 #include "ir/nn/NNOps.h"
+#include "runtime/plan/CheckedMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -25,6 +26,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -258,6 +260,17 @@ Importer::constantTensor(const std::string &name) const {
   return nullptr;
 }
 
+/// The number of elements `tensor`'s dims say it has; fails on a negative
+/// dim or a count whose bytes would overflow.
+static size_t elementCount(const onnx::TensorProto &tensor) {
+  constexpr int64_t kMaxElements = INT64_MAX / 8;
+  std::optional<int64_t> count = checkedProduct(tensor.dims(), kMaxElements);
+  if (!count)
+    fail("tensor '" + tensor.name() +
+         "' has a negative dimension or too many elements");
+  return static_cast<size_t>(*count);
+}
+
 /// Reads `count` little-endian values of type T from raw_data or the typed
 /// repeated field.
 template <typename T, typename Repeated>
@@ -291,12 +304,7 @@ DenseElementsAttr Importer::toElementsAttr(const onnx::TensorProto &tensor) {
     fail("tensor '" + tensor.name() + "' has unsupported element type " +
          std::to_string(tensor.data_type()));
   SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
-  size_t count = 1;
-  for (int64_t d : shape) {
-    if (d < 0)
-      fail("tensor '" + tensor.name() + "' has a negative dimension");
-    count *= d;
-  }
+  size_t count = elementCount(tensor);
   auto type = RankedTensorType::get(shape, *element);
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT:
@@ -1041,12 +1049,33 @@ OwningOpRef<ModuleOp> Importer::run() {
 
 } // namespace
 
+/// Refuses a NaN or infinite initial value: it would make every parameter
+/// it reaches non-finite, silently once a ReLU turns NaN into 0.
+template <typename T>
+static void requireFinite(const onnx::TensorProto &tensor,
+                          const std::vector<uint8_t> &bytes) {
+  for (size_t i = 0; i < bytes.size() / sizeof(T); ++i) {
+    T value;
+    std::memcpy(&value, bytes.data() + i * sizeof(T), sizeof(T));
+    if (!std::isfinite(value))
+      fail("initializer '" + tensor.name() + "' holds " +
+           (std::isnan(value) ? "NaN" : "an infinite value") + " at index " +
+           std::to_string(i) + "; initial parameters must be finite");
+  }
+}
+
+static void requireFinite(const onnx::TensorProto &tensor,
+                          const std::vector<uint8_t> &bytes) {
+  if (tensor.data_type() == onnx::TensorProto::FLOAT)
+    requireFinite<float>(tensor, bytes);
+  else if (tensor.data_type() == onnx::TensorProto::DOUBLE)
+    requireFinite<double>(tensor, bytes);
+}
+
 /// The bytes of one tensor, in its own element type.
 static std::vector<uint8_t> tensorBytes(const onnx::TensorProto &tensor,
                                         StringRef modelDir) {
-  size_t count = 1;
-  for (int64_t d : tensor.dims())
-    count *= d;
+  size_t count = elementCount(tensor);
   auto fromValues = [&](auto values, const auto &typed) {
     using T = typename decltype(values)::value_type;
     values = tensorValues<T>(tensor, typed, count);
@@ -1106,8 +1135,10 @@ bool dpc::frontend::readONNXTensors(
   }
   StringRef modelDir = llvm::sys::path::parent_path(path);
   try {
-    for (const auto &init : model.graph().initializer())
+    for (const auto &init : model.graph().initializer()) {
       tensors[init.name()] = tensorBytes(init, modelDir);
+      requireFinite(init, tensors[init.name()]);
+    }
     for (const auto &node : model.graph().node())
       if (node.op_type() == "Constant" && node.output_size() == 1)
         for (const auto &attr : node.attribute())

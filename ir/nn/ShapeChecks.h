@@ -78,8 +78,8 @@ inferPool2d(const ShapeError &error, mlir::Value input, const Window2d &window);
 mlir::LogicalResult pushResult(mlir::FailureOr<mlir::Type> type,
                                llvm::SmallVectorImpl<mlir::Type> &inferred);
 
-/// Product of dims, or kDynamic if any is dynamic.
-int64_t product(llvm::ArrayRef<int64_t> dims);
+/// Product of dims, kDynamic if any is dynamic, or nullopt if it overflows.
+std::optional<int64_t> product(llvm::ArrayRef<int64_t> dims);
 
 /// Batch norm's epsilon (> 0) and momentum (in [0, 1]), for every form of
 /// the op.

@@ -14,6 +14,7 @@
 #include "ir/nn/NNOps.h"
 #include "ir/nn/ShapeChecks.h"
 #include "runtime/kernels/KernelMath.h"
+#include "runtime/plan/CheckedMath.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Diagnostics.h"
@@ -89,6 +90,16 @@ FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
                                     StringRef axis) {
   if (isDynamic(input) || isDynamic(kernel))
     return kDynamic;
+  using dpc::kernels::math::kMaxWindowArgument;
+  if (!dpc::kernels::math::windowArgumentsInRange(
+          input, kernel, stride, padBefore, padAfter, dilation)) {
+    error() << "window along the " << axis << " (extent " << input
+            << ", kernel " << kernel << ", stride " << stride << ", padding "
+            << padBefore << "+" << padAfter << ", dilation " << dilation
+            << ") is out of range: each must be at most " << kMaxWindowArgument
+            << ", the kernel, stride and dilation positive";
+    return failure();
+  }
   int64_t effectiveKernel = dilation * (kernel - 1) + 1;
   if (input + padBefore + padAfter < effectiveKernel) {
     error() << "window of size " << effectiveKernel << " does not fit the "
@@ -154,15 +165,11 @@ LogicalResult pushResult(FailureOr<Type> type,
   return success();
 }
 
-/// Product of dims, or kDynamic if any is dynamic.
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t result = 1;
-  for (int64_t d : dims) {
-    if (isDynamic(d))
-      return kDynamic;
-    result *= d;
-  }
-  return result;
+/// Product of dims, kDynamic if any is dynamic, or nullopt if it overflows.
+std::optional<int64_t> product(ArrayRef<int64_t> dims) {
+  if (llvm::any_of(dims, isDynamic))
+    return kDynamic;
+  return dpc::checkedProduct(dims);
 }
 
 } // namespace dpc::nn::detail
@@ -219,7 +226,7 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   int64_t inChannels = input.getDimSize(1);
   int64_t filterChannels = filter.getDimSize(1);
   if (!isDynamic(inChannels) && !isDynamic(filterChannels) &&
-      inChannels != filterChannels * groups)
+      dpc::checkedMul(filterChannels, groups) != inChannels)
     return emitOptionalError(loc, "input has ", inChannels,
                              " channels but the filter expects ",
                              filterChannels, " x ", groups, " groups");
@@ -364,9 +371,13 @@ LogicalResult FlattenOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "'axis' must be in [0, ", input.getRank(),
                              "], got ", axis);
   ArrayRef<int64_t> shape = input.getShape();
-  inferred.push_back(RankedTensorType::get(
-      {product(shape.take_front(axis)), product(shape.drop_front(axis))},
-      input.getElementType()));
+  std::optional<int64_t> rows = product(shape.take_front(axis));
+  std::optional<int64_t> columns = product(shape.drop_front(axis));
+  if (!rows || !columns)
+    return emitOptionalError(loc, "the element count of ", input,
+                             " overflows 64 bits");
+  inferred.push_back(
+      RankedTensorType::get({*rows, *columns}, input.getElementType()));
   return success();
 }
 
@@ -397,18 +408,19 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
                                "; must be > 0, 0 (copy) or -1 (infer)");
     }
   }
-  int64_t remainingInput = 1;
-  for (auto [i, dim] : llvm::enumerate(input.getShape())) {
-    if (copied[i])
-      continue;
-    remainingInput = isDynamic(dim) || isDynamic(remainingInput)
-                         ? kDynamic
-                         : remainingInput * dim;
-  }
-  int64_t explicitOutput = 1;
-  for (auto [i, dim] : llvm::enumerate(target))
+  SmallVector<int64_t> remainingDims, explicitDims;
+  for (auto [i, dim] : llvm::enumerate(input.getShape()))
+    if (!copied[i])
+      remainingDims.push_back(dim);
+  for (int64_t dim : target)
     if (dim > 0)
-      explicitOutput *= dim;
+      explicitDims.push_back(dim);
+  std::optional<int64_t> remaining = product(remainingDims);
+  std::optional<int64_t> explicitCount = product(explicitDims);
+  if (!remaining || !explicitCount)
+    return emitOptionalError(loc, "cannot reshape ", input, " to [", target,
+                             "]: an element count overflows 64 bits");
+  int64_t remainingInput = *remaining, explicitOutput = *explicitCount;
   if (inferredIndex >= 0) {
     if (isDynamic(remainingInput)) {
       shape[inferredIndex] = kDynamic;

@@ -2,10 +2,13 @@
 
 #include "runtime/data/Dataset.h"
 #include "runtime/data/Npy.h"
+#include "runtime/plan/CheckedMath.h"
 
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 using namespace dpc::data;
 
@@ -58,16 +61,55 @@ std::vector<int64_t> idxDims(const std::string &path,
   if (bytes.size() < header)
     fail(path, "truncated IDX header");
   std::vector<int64_t> dims;
-  size_t elements = 1;
-  for (int d = 0; d < rank; ++d) {
+  for (int d = 0; d < rank; ++d)
     dims.push_back(bigEndian32(&bytes[4 + 4 * d]));
-    elements *= dims.back();
-  }
-  if (bytes.size() - header != elements)
+  // Three 32-bit dims can overflow 64 bits: a product that does is no
+  // match for any file.
+  std::optional<int64_t> elements = dpc::checkedProduct(dims);
+  if (!elements || bytes.size() - header != static_cast<uint64_t>(*elements))
     fail(path, "holds " + std::to_string(bytes.size() - header) +
                    " bytes of data, but its dims need " +
-                   std::to_string(elements));
+                   (elements ? std::to_string(*elements) : "more than 2^63"));
   return dims;
+}
+
+/// The elements of `array` as T; a type as<T> does not read fails naming
+/// `path`.
+template <typename T>
+std::vector<T> convertNpy(const NpyArray &array, const std::string &path) {
+  try {
+    return array.as<T>();
+  } catch (const DatasetError &error) {
+    fail(path, error.what());
+  }
+}
+
+/// Refuses NaN and infinite pixels, which would poison every parameter
+/// they reach while the loss may still look finite.
+void requireFinite(const std::vector<float> &pixels, const std::string &path) {
+  auto bad = std::find_if(pixels.begin(), pixels.end(),
+                          [](float x) { return !std::isfinite(x); });
+  if (bad != pixels.end())
+    fail(path, "pixel " + std::to_string(bad - pixels.begin()) + " is " +
+                   (std::isnan(*bad) ? "NaN" : "infinite") +
+                   "; a data set must be finite");
+}
+
+/// Labels as the int32 a plan takes, refusing any that would change on
+/// the way (and the largest int32, whose class count would not fit).
+std::vector<int32_t> toLabels(const std::vector<int64_t> &values,
+                              const std::string &path) {
+  std::vector<int32_t> labels(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    int64_t value = values[i];
+    if (value < 0 || value >= std::numeric_limits<int32_t>::max())
+      fail(path, "label " + std::to_string(value) + " at index " +
+                     std::to_string(i) + " is not a class index (0 to " +
+                     std::to_string(std::numeric_limits<int32_t>::max() - 1) +
+                     ")");
+    labels[i] = static_cast<int32_t>(value);
+  }
+  return labels;
 }
 
 } // namespace
@@ -128,20 +170,14 @@ Dataset dpc::data::loadNpy(const std::string &imagesPath,
   dataset.height = images.shape[hasChannels ? 2 : 1];
   dataset.width = images.shape[hasChannels ? 3 : 2];
   double scale = images.dtype == "u1" ? 1.0 / 255 : 1.0;
-  try {
-    dataset.images = images.as<float>();
-    std::vector<int64_t> values = labels.as<int64_t>();
-    dataset.labels.assign(values.begin(), values.end());
-  } catch (const DatasetError &error) {
-    fail(imagesPath, error.what());
-  }
+  dataset.images = convertNpy<float>(images, imagesPath);
+  requireFinite(dataset.images, imagesPath);
   for (float &x : dataset.images)
     x = float((x * scale - normalization.mean) / normalization.std);
-  for (int32_t label : dataset.labels) {
-    if (label < 0)
-      fail(labelsPath, "holds a negative label");
+  dataset.labels =
+      toLabels(convertNpy<int64_t>(labels, labelsPath), labelsPath);
+  for (int32_t label : dataset.labels)
     dataset.numClasses = std::max(dataset.numClasses, label + 1);
-  }
   return dataset;
 }
 
@@ -150,6 +186,15 @@ Dataset dpc::data::loadFashionMnist(const std::string &directory, bool train,
   std::string prefix = directory + (train ? "/train" : "/t10k");
   return loadIdx(prefix + "-images-idx3-ubyte.gz",
                  prefix + "-labels-idx1-ubyte.gz", normalization);
+}
+
+void dpc::data::checkLabels(const Dataset &dataset, const std::string &path,
+                            int64_t numClasses) {
+  for (size_t i = 0; i < dataset.labels.size(); ++i)
+    if (dataset.labels[i] >= numClasses)
+      fail(path, "label " + std::to_string(dataset.labels[i]) + " at index " +
+                     std::to_string(i) + " is out of range for the plan's " +
+                     std::to_string(numClasses) + " classes");
 }
 
 void dpc::data::checkImageShape(const Dataset &dataset, const std::string &name,

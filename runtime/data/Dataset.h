@@ -45,7 +45,8 @@ Dataset loadIdx(const std::string &imagesPath, const std::string &labelsPath,
 
 /// Reads an .npy image array ([N, H, W] or [N, C, H, W]; uint8 pixels are
 /// scaled by 1/255, floats taken as they are, then normalized) and an .npy
-/// array of N integer labels.
+/// array of N integer labels. Refuses NaN or infinite pixels and labels
+/// that are negative or do not fit int32, naming the first one's index.
 Dataset loadNpy(const std::string &imagesPath, const std::string &labelsPath,
                 const Normalization &normalization = {});
 
@@ -56,6 +57,11 @@ Dataset loadFashionMnist(const std::string &directory, bool train,
 
 inline constexpr const char *kFashionMnistDirectory =
     "/usr/share/datasets/fashion-mnist";
+
+/// Checks that every label of `dataset` (read from `path`) is below the
+/// plan's `numClasses`, naming the first that is not and its index.
+void checkLabels(const Dataset &dataset, const std::string &path,
+                 int64_t numClasses);
 
 /// Checks that `dataset` holds images of the shape a plan was compiled for.
 void checkImageShape(const Dataset &dataset, const std::string &name,

@@ -2,7 +2,11 @@
 
 #include "runtime/data/Npy.h"
 #include "runtime/data/Dataset.h"
+#include "runtime/plan/CheckedMath.h"
 
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -28,17 +32,45 @@ std::string headerField(const std::string &path, const std::string &header,
   return header.substr(colon + 1, stop - colon);
 }
 
-size_t elementSize(const std::string &dtype) {
-  return std::stoul(dtype.substr(1));
+/// Bytes per element of a NumPy type string ("f4": 4), or 0 for one this
+/// reader does not know.
+int64_t elementSize(const std::string &dtype) {
+  static const char *const kKnown[] = {"f4", "f8", "i1", "i2", "i4",
+                                       "i8", "u1", "u2", "u4", "u8"};
+  for (const char *known : kKnown)
+    if (dtype == known)
+      return dtype[1] - '0';
+  return 0;
+}
+
+/// The dims of a header's shape tuple, "(60000, 28, 28)".
+std::vector<int64_t> parseShape(const std::string &path,
+                                const std::string &shape) {
+  std::vector<int64_t> dims;
+  size_t open = shape.find('(');
+  if (open == std::string::npos)
+    fail(path, "malformed shape in the .npy header");
+  const char *at = shape.c_str() + open + 1;
+  while (*at) {
+    if (!std::isdigit(static_cast<unsigned char>(*at))) {
+      ++at;
+      continue;
+    }
+    char *end = nullptr;
+    errno = 0;
+    long long dim = std::strtoll(at, &end, 10);
+    if (errno == ERANGE)
+      fail(path, "a dimension of the .npy shape is out of range");
+    dims.push_back(dim);
+    at = end;
+  }
+  return dims;
 }
 
 } // namespace
 
 int64_t NpyArray::elementCount() const {
-  int64_t count = 1;
-  for (int64_t d : shape)
-    count *= d;
-  return count;
+  return checkedProduct(shape).value_or(-1);
 }
 
 template <typename T> std::vector<T> NpyArray::as() const {
@@ -115,20 +147,19 @@ NpyArray dpc::data::readNpy(const std::string &path) {
       std::string::npos)
     fail(path, "Fortran-ordered arrays are not supported");
   std::string shape = headerField(path, header, "shape", ')');
-  for (size_t i = shape.find('('); i != std::string::npos && i < shape.size();
-       ++i) {
-    if (std::isdigit(static_cast<unsigned char>(shape[i]))) {
-      size_t end;
-      array.shape.push_back(std::stoll(shape.substr(i), &end));
-      i += end - 1;
-    }
-  }
-  size_t expected = array.elementCount() * elementSize(array.dtype);
+  array.shape = parseShape(path, shape);
+  int64_t size = elementSize(array.dtype);
+  if (size == 0)
+    fail(path, "unsupported .npy element type '" + array.dtype + "'");
+  std::optional<int64_t> expected =
+      checkedMul(checkedProduct(array.shape).value_or(-1), size);
+  if (!expected || *expected < 0)
+    fail(path, "shape" + shape + " is too large");
   size_t available = data.size() - headerStart - headerLength;
-  if (available != expected)
+  if (available != static_cast<uint64_t>(*expected))
     fail(path, "holds " + std::to_string(available) +
                    " bytes of data, but its shape needs " +
-                   std::to_string(expected));
+                   std::to_string(*expected));
   array.bytes.assign(data.begin() + headerStart + headerLength, data.end());
   return array;
 }

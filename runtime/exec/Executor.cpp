@@ -381,6 +381,7 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
     state->communicator = getCommunicator(step.device());
     state->lastRows = plan->getMaxBatch(s); // outputs before a run
     size_t numTensors = step.tensors() ? step.tensors()->size() : 0;
+    int stepIndex = static_cast<int>(s);
     for (int s = 0; s < 2; ++s) {
       std::vector<void *> &data = state->data[s];
       data.assign(numTensors, nullptr);
@@ -409,12 +410,8 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
           break;
         }
       }
-      for (size_t t = 0; t < numTensors; ++t) {
-        size_t base = t;
-        while (step.tensors()->Get(base)->storage() == Storage::Alias)
-          base = step.tensors()->Get(base)->alias();
-        data[t] = data[base];
-      }
+      for (size_t t = 0; t < numTensors; ++t)
+        data[t] = data[plan->getAliasBase(stepIndex, t)];
     }
     state->uploaded = state->device->createEvent();
     if (const auto *streams = step.streams())

@@ -1,6 +1,7 @@
 //===- PlanLoader.cpp - reading and validating plan files -----------------===//
 
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/CheckedMath.h"
 #include "runtime/plan/KernelShapes.h"
 #include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanTypes.h"
@@ -45,8 +46,17 @@ std::shared_ptr<const LoadedPlan> LoadedPlan::load(const std::string &path) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
     throw PlanError(path + ": cannot open the plan file");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                             std::istreambuf_iterator<char>());
+  // FlatBuffers cannot address more: a larger "plan" (a device file, say)
+  // is refused before it fills the memory.
+  constexpr size_t kMaxPlanBytes = FLATBUFFERS_MAX_BUFFER_SIZE;
+  std::vector<uint8_t> bytes;
+  char chunk[1 << 16];
+  while (file.read(chunk, sizeof(chunk)) || file.gcount() > 0) {
+    bytes.insert(bytes.end(), chunk, chunk + file.gcount());
+    if (bytes.size() > kMaxPlanBytes)
+      throw PlanError(path + ": larger than the " +
+                      std::to_string(kMaxPlanBytes) + " bytes a plan can be");
+  }
   if (file.bad())
     throw PlanError(path + ": cannot read the plan file");
   return fromBytes(std::move(bytes), path);
@@ -91,12 +101,16 @@ public:
     }
     checkReplicas();
     checkSplit();
+    checkDeviceBytes();
   }
 
 private:
   void checkHeader() {
     if (!plan.devices() || plan.devices()->size() == 0)
       loaded.fail("the plan names no devices");
+    if (plan.devices()->size() > kMaxDevices)
+      loaded.fail("the plan names " + std::to_string(plan.devices()->size()) +
+                  " devices, more than " + std::to_string(kMaxDevices));
     for (const Device *device : *plan.devices())
       if (!device->name() || device->name()->size() == 0)
         loaded.fail("a device has no name");
@@ -105,6 +119,11 @@ private:
                   " is not positive");
     if (plan.compiled_batch() < 0 || plan.num_classes() < 0)
       loaded.fail("negative compiled_batch or num_classes");
+    if (plan.compiled_batch() > kMaxTensorElements ||
+        plan.num_classes() > kMaxTensorElements)
+      loaded.fail("compiled_batch " + std::to_string(plan.compiled_batch()) +
+                  " or num_classes " + std::to_string(plan.num_classes()) +
+                  " exceeds " + std::to_string(kMaxTensorElements));
     if (const auto *sample = plan.sample_dims()) {
       if (sample->size() != 3)
         loaded.fail("sample_dims must be [C, H, W], has " +
@@ -113,7 +132,29 @@ private:
         if (dim <= 0)
           loaded.fail("sample_dims " + formatDims(toDims(sample)) +
                       " must be positive");
+      if (getNumElements(toDims(sample)) < 0)
+        loaded.fail("sample_dims " + formatDims(toDims(sample)) + " exceed " +
+                    std::to_string(kMaxTensorElements) + " elements");
     }
+  }
+
+  /// Dims of at most kMaxTensorRank entries and kMaxTensorElements
+  /// elements; returns their byte size at `dtype`.
+  int64_t checkDims(const std::string &where, DType dtype,
+                    const flatbuffers::Vector<int64_t> *dimsVector) {
+    if (getDTypeSize(dtype) == 0)
+      loaded.fail(where + ": unknown dtype");
+    size_t rank = dimsVector ? dimsVector->size() : 0;
+    if (rank > kMaxTensorRank)
+      loaded.fail(where + ": rank " + std::to_string(rank) + " exceeds " +
+                  std::to_string(kMaxTensorRank));
+    std::vector<int64_t> dims = toDims(dimsVector);
+    int64_t bytes = getByteSize(dtype, dims);
+    if (bytes < 0)
+      loaded.fail(where + ": invalid dims " + formatDims(dims) +
+                  " (negative, or more than " +
+                  std::to_string(kMaxTensorElements) + " elements)");
+    return bytes;
   }
 
   void checkPersistent() {
@@ -137,19 +178,13 @@ private:
       if (!names.insert({name, p.device()}).second)
         loaded.fail(where + ": the name is used twice on device " +
                     std::to_string(p.device()));
-      int64_t size = getDTypeSize(p.dtype());
-      if (size == 0)
-        loaded.fail(where + ": unknown dtype");
-      std::vector<int64_t> dims = toDims(p.dims());
-      int64_t count = getNumElements(dims);
-      if (count < 0)
-        loaded.fail(where + ": invalid dims " + formatDims(dims));
+      int64_t bytes = checkDims(where, p.dtype(), p.dims());
       switch (p.init()) {
       case InitKind::Data: {
         int64_t have = p.data() ? p.data()->size() : 0;
-        if (have != count * size)
+        if (have != bytes)
           loaded.fail(where + ": initial data has " + std::to_string(have) +
-                      " bytes, its dims need " + std::to_string(count * size));
+                      " bytes, its dims need " + std::to_string(bytes));
         break;
       }
       case InitKind::Zeros:
@@ -168,10 +203,7 @@ private:
       loaded.fail(where + ": device " + std::to_string(step.device()) +
                   " is out of range (the plan has " +
                   std::to_string(devices->size()) + " devices)");
-    if (step.arena_bytes() < 0)
-      loaded.fail(where + ": negative arena_bytes");
-    if (step.num_events() < 0)
-      loaded.fail(where + ": negative num_events");
+    checkStepSizes(step, where);
 
     const auto *tensors = step.tensors();
     int numTensors = tensors ? static_cast<int>(tensors->size()) : 0;
@@ -182,8 +214,7 @@ private:
     for (int t = 0; t < numTensors; ++t)
       maxBatch = checkTensor(step, where, t, maxBatch);
     maxBatch = std::max<int64_t>(maxBatch, 0);
-    for (int t = 0; t < numTensors; ++t)
-      checkAlias(step, where, t);
+    checkAliases(step, where);
     loaded.maxBatch.push_back(maxBatch);
 
     auto checkBindings = [&](const auto *bindings, const char *kind,
@@ -209,8 +240,74 @@ private:
     };
     checkBindings(step.inputs(), "input", true);
     checkBindings(step.outputs(), "output", false);
+    checkImagesInput(step, where, maxBatch);
 
     checkInstructions(step, where, numTensors, maxBatch);
+  }
+
+  /// The step's sizes that are plain numbers: within range, and no more
+  /// streams or events than are of use (each is allocated at run time).
+  void checkStepSizes(const Step &step, const std::string &where) {
+    auto checkBytes = [&](int64_t value, const char *field) {
+      if (value < 0 || value > kMaxDeviceBytes)
+        loaded.fail(where + ": " + field + " " + std::to_string(value) +
+                    " is not in [0, " + std::to_string(kMaxDeviceBytes) + "]");
+    };
+    checkBytes(step.arena_bytes(), "arena_bytes");
+    checkBytes(step.activation_bytes(), "activation_bytes");
+    checkBytes(step.gradient_bytes(), "gradient_bytes");
+    if (step.remat_flops() < 0)
+      loaded.fail(where + ": negative remat_flops");
+    if (const auto *live = step.live_at_peak())
+      for (const LiveTensor *tensor : *live)
+        checkBytes(tensor->bytes(), "live_at_peak bytes");
+    size_t numStreams = step.streams() ? step.streams()->size() : 0;
+    if (numStreams > kMaxStreams)
+      loaded.fail(where + ": " + std::to_string(numStreams) +
+                  " streams, more than " + std::to_string(kMaxStreams));
+    if (step.num_events() < 0)
+      loaded.fail(where + ": negative num_events");
+    // Codegen numbers a step's events densely, each waited for or
+    // signalled at least once: more events than mentions is a forgery.
+    int64_t mentions = countEventMentions(step);
+    if (step.num_events() > mentions)
+      loaded.fail(where + ": num_events " + std::to_string(step.num_events()) +
+                  " exceeds the " + std::to_string(mentions) +
+                  " waits and signals of its instructions");
+  }
+
+  static int64_t countEventMentions(const Step &step) {
+    int64_t mentions = 0;
+    for (flatbuffers::uoffset_t s = 0;
+         step.streams() && s < step.streams()->size(); ++s)
+      if (const auto *instructions = step.streams()->Get(s)->instructions())
+        for (const Instruction *instruction : *instructions)
+          for (const auto *events :
+               {instruction->wait_events(), instruction->signal_events()})
+            mentions += events ? events->size() : 0;
+    return mentions;
+  }
+
+  /// The images a step binds are [batch, C, H, W] of the plan's own
+  /// sample_dims, which the data set is checked against.
+  void checkImagesInput(const Step &step, const std::string &where,
+                        int64_t maxBatch) {
+    const auto *sample = plan.sample_dims();
+    if (!sample || !step.inputs())
+      return;
+    for (const Binding *binding : *step.inputs()) {
+      if (binding->name()->string_view() != "images")
+        continue;
+      const Tensor &images = *step.tensors()->Get(binding->tensor());
+      std::vector<int64_t> expected = toDims(sample);
+      expected.insert(expected.begin(), maxBatch);
+      std::vector<int64_t> dims = toDims(images.dims());
+      if (!images.batch_dim() || dims != expected)
+        loaded.fail(where + ": input 'images' " + formatDims(dims) +
+                    " disagrees with sample_dims " +
+                    formatDims(toDims(sample)) + " (expected " +
+                    formatDims(expected) + " with a batch dim)");
+    }
   }
 
   /// Checks tensor `t`; returns the step's compiled batch seen so far (-1
@@ -221,15 +318,12 @@ private:
     std::string where = stepWhere + ": tensor " + std::to_string(t);
     if (tensor.name())
       where += " ('" + tensor.name()->str() + "')";
+    int64_t bytes = checkDims(where, tensor.dtype(), tensor.dims());
     int64_t size = getDTypeSize(tensor.dtype());
-    if (size == 0)
-      loaded.fail(where + ": unknown dtype");
+    int64_t count = bytes / size;
     if (tensor.layout() != Layout::Plain)
       loaded.fail(where + ": unknown layout");
     std::vector<int64_t> dims = toDims(tensor.dims());
-    int64_t count = getNumElements(dims);
-    if (count < 0)
-      loaded.fail(where + ": invalid dims " + formatDims(dims));
     if (tensor.batch_dim()) {
       if (dims.empty())
         loaded.fail(where + ": a scalar cannot have a batch dim");
@@ -241,7 +335,6 @@ private:
         loaded.fail(where + ": the batch dim must not be negative");
       maxBatch = dims[0];
     }
-    int64_t bytes = count * size;
     switch (tensor.storage()) {
     case Storage::Arena:
       if (tensor.offset() < 0 || tensor.offset() % size != 0 ||
@@ -293,28 +386,50 @@ private:
     return maxBatch;
   }
 
-  /// An alias must reach a real tensor without a cycle and fit in it.
-  void checkAlias(const Step &step, const std::string &stepWhere, int t) {
+  /// Every alias must reach a real tensor without a cycle and fit in it.
+  /// Each tensor's base is resolved once, so a long chain costs linear time.
+  void checkAliases(const Step &step, const std::string &stepWhere) {
     const auto *tensors = step.tensors();
-    const Tensor &tensor = *tensors->Get(t);
-    if (tensor.storage() != Storage::Alias)
-      return;
-    std::string where = stepWhere + ": tensor " + std::to_string(t);
-    int target = t;
-    for (size_t hops = 0; tensors->Get(target)->storage() == Storage::Alias;
-         ++hops) {
-      if (hops > tensors->size())
-        loaded.fail(where + ": its aliases form a cycle");
-      target = tensors->Get(target)->alias();
+    size_t numTensors = tensors ? tensors->size() : 0;
+    constexpr int kUnresolved = -1, kOnPath = -2;
+    std::vector<int> base(numTensors, kUnresolved);
+    std::vector<int> path;
+    for (size_t t = 0; t < numTensors; ++t) {
+      // Walk to a real tensor or to one already resolved.
+      int at = static_cast<int>(t);
+      while (base[at] == kUnresolved &&
+             tensors->Get(at)->storage() == Storage::Alias) {
+        base[at] = kOnPath;
+        path.push_back(at);
+        at = tensors->Get(at)->alias();
+      }
+      if (base[at] == kOnPath)
+        loaded.fail(stepWhere + ": tensor " + std::to_string(t) +
+                    ": its aliases form a cycle");
+      int target = base[at] == kUnresolved ? at : base[at];
+      base[at] = target;
+      for (int p : path)
+        base[p] = target;
+      path.clear();
+      checkAliasFits(step, stepWhere, static_cast<int>(t), target);
     }
+    loaded.aliasBase.push_back(std::move(base));
+  }
+
+  void checkAliasFits(const Step &step, const std::string &stepWhere, int t,
+                      int target) {
+    if (t == target)
+      return;
     auto bytesOf = [](const Tensor &x) {
-      return getNumElements(toDims(x.dims())) * getDTypeSize(x.dtype());
+      return getByteSize(x.dtype(), toDims(x.dims()));
     };
-    const Tensor &base = *tensors->Get(target);
+    const Tensor &tensor = *step.tensors()->Get(t);
+    const Tensor &base = *step.tensors()->Get(target);
     if (bytesOf(tensor) > bytesOf(base))
-      loaded.fail(where + ": " + std::to_string(bytesOf(tensor)) +
-                  " bytes do not fit the " + std::to_string(bytesOf(base)) +
-                  " bytes of tensor " + std::to_string(target) + " it aliases");
+      loaded.fail(stepWhere + ": tensor " + std::to_string(t) + ": " +
+                  std::to_string(bytesOf(tensor)) + " bytes do not fit the " +
+                  std::to_string(bytesOf(base)) + " bytes of tensor " +
+                  std::to_string(target) + " it aliases");
   }
 
   void checkInstructions(const Step &step, const std::string &stepWhere,
@@ -507,6 +622,44 @@ private:
                   (plan.grad_accum() > 1
                        ? " / " + std::to_string(plan.grad_accum())
                        : std::string()));
+  }
+
+  /// What each device holds at once -- its training state, its largest
+  /// arena and every step's inputs -- within kMaxDeviceBytes, so that no
+  /// later sum overflows and no absurd plan reaches an allocation.
+  void checkDeviceBytes() {
+    size_t numDevices = plan.devices()->size();
+    std::vector<int64_t> state(numDevices, 0), arena(numDevices, 0),
+        inputs(numDevices, 0);
+    auto add = [&](std::vector<int64_t> &total, int device, int64_t bytes) {
+      std::optional<int64_t> sum = checkedAdd(total[device], bytes);
+      total[device] = sum ? *sum : kMaxDeviceBytes + 1;
+      if (total[device] > kMaxDeviceBytes)
+        failDeviceBytes(device);
+    };
+    if (const auto *persistent = plan.persistent())
+      for (const PersistentTensor *p : *persistent)
+        add(state, p->device(), getByteSize(p->dtype(), toDims(p->dims())));
+    for (const Step *step : *plan.steps()) {
+      arena[step->device()] =
+          std::max(arena[step->device()], step->arena_bytes());
+      if (const auto *bindings = step->inputs())
+        for (const Binding *binding : *bindings) {
+          const Tensor &t = *step->tensors()->Get(binding->tensor());
+          add(inputs, step->device(), getByteSize(t.dtype(), toDims(t.dims())));
+        }
+    }
+    for (size_t d = 0; d < numDevices; ++d) {
+      add(state, d, arena[d]);
+      add(state, d, inputs[d]);
+    }
+  }
+
+  [[noreturn]] void failDeviceBytes(int device) {
+    loaded.fail("device " + plan.devices()->Get(device)->name()->str() +
+                " would need more than " +
+                std::to_string(kMaxDeviceBytes >> 40) +
+                " TiB (training state, arena and inputs)");
   }
 
   /// Round-robin over the streams, taking an instruction once every event

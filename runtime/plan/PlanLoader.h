@@ -50,6 +50,11 @@ public:
   /// The batch every batch-dim tensor of step `step` was compiled for (0
   /// when it has none): for a replica, its device's share.
   int64_t getMaxBatch(int step) const { return maxBatch[step]; }
+  /// The tensor whose storage tensor `tensor` of step `step` views: itself
+  /// unless it is an alias, else the end of its (acyclic) alias chain.
+  int getAliasBase(int step, int tensor) const {
+    return aliasBase[step][tensor];
+  }
   /// Step `step`'s instructions, (stream, instruction) pairs, in an order
   /// that enqueues every event's signal before its waits.
   const std::vector<std::pair<int, int>> &getEnqueueOrder(int step) const {
@@ -68,6 +73,7 @@ private:
   std::string name;
   const Plan *root = nullptr;
   std::vector<int64_t> maxBatch;
+  std::vector<std::vector<int>> aliasBase;
   std::vector<std::vector<std::pair<int, int>>> enqueueOrder;
 
   friend class PlanValidator;

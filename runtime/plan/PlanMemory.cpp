@@ -12,6 +12,18 @@
 
 using namespace dpc::plan;
 
+/// The input buffers of `step` on device `deviceName`.
+static int64_t getInputBytes(const Step &step, const std::string &deviceName) {
+  int64_t bytes = 0;
+  if (const auto *inputs = step.inputs())
+    for (const Binding *binding : *inputs) {
+      const Tensor &tensor = *step.tensors()->Get(binding->tensor());
+      bytes += getByteSize(tensor.dtype(), toDims(tensor.dims()));
+    }
+  bool cpu = deviceName.rfind("cpu:", 0) == 0;
+  return cpu ? 2 * bytes : bytes;
+}
+
 std::vector<DeviceMemory> dpc::plan::summarizeMemory(const Plan &plan) {
   std::vector<DeviceMemory> devices(plan.devices()->size());
   for (size_t d = 0; d < devices.size(); ++d)
@@ -35,6 +47,7 @@ std::vector<DeviceMemory> dpc::plan::summarizeMemory(const Plan &plan) {
   for (const Step *step : *plan.steps()) {
     DeviceMemory &device = devices.at(step->device());
     device.rematFlops += step->remat_flops();
+    device.inputBytes += getInputBytes(*step, device.name);
     if (!device.peakStep.empty() && step->arena_bytes() <= device.arenaBytes)
       continue;
     device.arenaBytes = step->arena_bytes();
@@ -82,8 +95,8 @@ void dpc::plan::checkDeviceMemory(const LoadedPlan &loaded) {
       loaded.fail(std::string("DPC_DEVICE_MEMORY: '") + fake +
                   "' is not a size (e.g. 1.5GiB, 300MiB)");
     for (const DeviceMemory &device : devices)
-      if (device.peakBytes() > *capacity)
-        loaded.fail("the plan needs " + formatBytes(device.peakBytes()) +
+      if (device.requiredBytes() > *capacity)
+        loaded.fail("the plan needs " + formatBytes(device.requiredBytes()) +
                     " on " + device.name + " but the device has " +
                     formatBytes(*capacity) + " (DPC_DEVICE_MEMORY)");
     return;
@@ -93,7 +106,7 @@ void dpc::plan::checkDeviceMemory(const LoadedPlan &loaded) {
   size_t cpus = 0;
   for (const DeviceMemory &device : devices)
     if (device.name.rfind("cpu:", 0) == 0) {
-      needed += device.peakBytes();
+      needed += device.requiredBytes();
       ++cpus;
     }
   int64_t available = availablePhysicalMemory();

@@ -30,10 +30,15 @@ struct DeviceMemory {
   int64_t rematFlops = 0;
   /// The largest tensors alive at that step's peak.
   std::vector<const LiveTensor *> liveAtPeak;
+  /// The buffers every step's inputs are bound to (and, on a CPU device,
+  /// their host staging copies, in the same memory).
+  int64_t inputBytes = 0;
 
   int64_t peakBytes() const {
     return parameterBytes + bufferBytes + optimizerBytes + arenaBytes;
   }
+  /// What the device must hold to run the plan: the peak and the inputs.
+  int64_t requiredBytes() const { return peakBytes() + inputBytes; }
 };
 
 /// Per device, in the plan's device order.

@@ -1,20 +1,19 @@
 //===- PlanTypes.cpp - element types and sizes of plan tensors ------------===//
 
 #include "runtime/plan/PlanTypes.h"
+#include "runtime/plan/CheckedMath.h"
 
 namespace dpc::plan {
 
 int64_t getNumElements(const std::vector<int64_t> &dims) {
-  constexpr int64_t kLimit = int64_t(1) << 48;
-  int64_t count = 1;
-  for (int64_t dim : dims) {
-    if (dim < 0)
-      return -1;
-    if (dim != 0 && count > kLimit / dim)
-      return -1;
-    count *= dim;
-  }
-  return count;
+  return checkedProduct(dims, kMaxTensorElements).value_or(-1);
+}
+
+int64_t getByteSize(DType dtype, const std::vector<int64_t> &dims) {
+  int64_t count = getNumElements(dims);
+  int64_t size = getDTypeSize(dtype);
+  // At most 2^48 elements of at most 8 bytes: no overflow.
+  return count < 0 || size == 0 ? -1 : count * size;
 }
 
 std::vector<int64_t> toDims(const flatbuffers::Vector<int64_t> *dims) {

@@ -29,9 +29,25 @@ inline int64_t getDTypeSize(DType dtype) {
   return 0;
 }
 
+/// What a plan may hold, checked by the loader before anything is
+/// allocated: far beyond any real model, low enough that the sizes and
+/// sums computed from them never overflow.
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 48;
+inline constexpr size_t kMaxTensorRank = 8;
+/// Bytes one device may be asked for, in all (256 TiB).
+inline constexpr int64_t kMaxDeviceBytes = int64_t(1) << 48;
+/// Devices of a plan, and streams of a step (codegen writes two: compute
+/// and communication); each is a thread or a CUDA stream at run time.
+inline constexpr size_t kMaxDevices = 65536;
+inline constexpr size_t kMaxStreams = 64;
+
 /// Elements of a tensor with `dims` (1 for a scalar); -1 if a dim is
-/// negative or the count overflows what a tensor may hold (2^48).
+/// negative or the count exceeds kMaxTensorElements.
 int64_t getNumElements(const std::vector<int64_t> &dims);
+
+/// Bytes of a tensor of `dtype` and `dims`; -1 for an unknown dtype or
+/// invalid dims (as getNumElements).
+int64_t getByteSize(DType dtype, const std::vector<int64_t> &dims);
 
 /// The dims of a flatbuffer vector (empty for a missing one).
 std::vector<int64_t> toDims(const flatbuffers::Vector<int64_t> *dims);

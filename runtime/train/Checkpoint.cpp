@@ -8,6 +8,7 @@
 
 #include "runtime/train/Checkpoint.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/plan/CheckedMath.h"
 #include "runtime/plan/PlanTypes.h"
 
 #include <cerrno>
@@ -77,6 +78,12 @@ public:
     if (size > end - at)
       throw CheckpointError(path + ": corrupted checkpoint (truncated)");
   }
+  /// Room for `count` items of at least `itemBytes` each: a count read
+  /// from the file bounds no allocation the file cannot back.
+  void needItems(uint64_t count, uint64_t itemBytes) {
+    if (count > (end - at) / itemBytes)
+      throw CheckpointError(path + ": corrupted checkpoint (truncated)");
+  }
   bool atEnd() const { return at == end; }
   size_t at = sizeof(kMagic);
 
@@ -85,6 +92,58 @@ private:
   size_t end;
   std::string path;
 };
+
+/// An epoch's metrics: its number and six doubles.
+constexpr uint64_t kEpochMetricsBytes = 8 + 6 * 8;
+/// A tensor with an empty name, no dims and no bytes: three lengths and
+/// the dtype.
+constexpr uint64_t kMinSavedTensorBytes = 3 * 8 + 4;
+
+[[noreturn]] void failInvalid(const std::string &path,
+                              const std::string &reason) {
+  throw CheckpointError(path + ": invalid checkpoint (" + reason + ")");
+}
+
+/// The counters agree with each other and with the metrics: a checksum
+/// proves the file is as written, not that what was written makes sense.
+void checkProgress(const TrainingState &state, const std::string &path) {
+  if (state.epochsDone < 0 || state.stepsDone < 0 || state.optimizerStep < 0)
+    failInvalid(path, "negative epochs, steps or optimizer steps done");
+  if (static_cast<uint64_t>(state.epochsDone) != state.history.size())
+    failInvalid(path, std::to_string(state.epochsDone) +
+                          " epochs done but the metrics of " +
+                          std::to_string(state.history.size()));
+  for (size_t i = 0; i < state.history.size(); ++i)
+    if (state.history[i].epoch != static_cast<int64_t>(i + 1))
+      failInvalid(path, "metrics entry " + std::to_string(i) + " is epoch " +
+                            std::to_string(state.history[i].epoch) + ", not " +
+                            std::to_string(i + 1));
+  if (state.stepsDone < state.epochsDone)
+    failInvalid(path, std::to_string(state.epochsDone) + " epochs done in " +
+                          std::to_string(state.stepsDone) + " steps");
+  if (state.optimizerStep > state.stepsDone)
+    failInvalid(path, std::to_string(state.optimizerStep) +
+                          " optimizer steps in " +
+                          std::to_string(state.stepsDone) + " steps");
+}
+
+/// A tensor's dtype, dims and bytes agree.
+void checkSavedTensor(const SavedTensor &t, const std::string &path) {
+  std::string where = "tensor '" + t.name + "'";
+  if (t.name.empty())
+    failInvalid(path, "a tensor has no name");
+  if (t.dtype < 0 || t.dtype > static_cast<int32_t>(plan::DType::MAX))
+    failInvalid(path, where + " has unknown dtype " + std::to_string(t.dtype));
+  if (t.dims.size() > plan::kMaxTensorRank)
+    failInvalid(path, where + " has rank " + std::to_string(t.dims.size()));
+  int64_t bytes = plan::getByteSize(plan::DType(t.dtype), t.dims);
+  if (bytes < 0)
+    failInvalid(path, where + " has invalid dims " + plan::formatDims(t.dims));
+  if (static_cast<uint64_t>(bytes) != t.bytes.size())
+    failInvalid(path, where + " " + plan::formatDims(t.dims) + " holds " +
+                          std::to_string(t.bytes.size()) + " bytes, not " +
+                          std::to_string(bytes));
+}
 
 [[noreturn]] void failErrno(const std::string &path, const char *what) {
   throw CheckpointError(path + ": cannot " + what + " (" +
@@ -187,7 +246,7 @@ TrainingState loadCheckpoint(const std::string &directory) {
   state.optimizerStep = r.get<int64_t>();
   state.seed = r.get<uint64_t>();
   uint64_t epochs = r.get<uint64_t>();
-  r.need(epochs * 56);
+  r.needItems(epochs, kEpochMetricsBytes);
   for (uint64_t i = 0; i < epochs; ++i) {
     EpochMetrics m;
     m.epoch = r.get<int64_t>();
@@ -197,12 +256,13 @@ TrainingState loadCheckpoint(const std::string &directory) {
     state.history.push_back(m);
   }
   uint64_t tensors = r.get<uint64_t>();
+  r.needItems(tensors, kMinSavedTensorBytes);
   for (uint64_t i = 0; i < tensors; ++i) {
     SavedTensor t;
     t.name = r.getString();
     t.dtype = r.get<int32_t>();
     uint64_t rank = r.get<uint64_t>();
-    r.need(rank * 8);
+    r.needItems(rank, sizeof(int64_t));
     for (uint64_t d = 0; d < rank; ++d)
       t.dims.push_back(r.get<int64_t>());
     t.bytes = r.getBytes();
@@ -210,7 +270,22 @@ TrainingState loadCheckpoint(const std::string &directory) {
   }
   if (!r.atEnd())
     throw CheckpointError(path + ": corrupted checkpoint (trailing bytes)");
+  checkProgress(state, path);
+  for (const SavedTensor &t : state.tensors)
+    checkSavedTensor(t, path);
   return state;
+}
+
+void checkResumable(const TrainingState &state, int64_t epochs,
+                    int64_t maxSteps, const std::string &path) {
+  if (state.epochsDone > epochs)
+    throw CheckpointError(
+        path + ": has done " + std::to_string(state.epochsDone) +
+        " epochs, more than this run's " + std::to_string(epochs));
+  if (maxSteps >= 0 && state.stepsDone > maxSteps)
+    throw CheckpointError(
+        path + ": has done " + std::to_string(state.stepsDone) +
+        " steps, more than this run's --steps " + std::to_string(maxSteps));
 }
 
 void captureState(const exec::Executor &executor, TrainingState &state) {
@@ -229,6 +304,33 @@ void captureState(const exec::Executor &executor, TrainingState &state) {
   state.optimizerStep = executor.getOptimizerStep();
 }
 
+/// Saved tensor `k` is the plan's persistent tensor `p` of `bytes` bytes:
+/// the same name, dtype, dims and size.
+static void checkTensorMatches(const SavedTensor &t,
+                               const plan::PersistentTensor &p, size_t bytes,
+                               size_t k, const std::string &path) {
+  const char *another = " (a checkpoint of another plan?)";
+  std::string name = p.name()->str();
+  if (t.name != name)
+    throw CheckpointError(path + ": tensor " + std::to_string(k) + " is '" +
+                          t.name + "', the plan's is '" + name + "'" + another);
+  auto dtype = plan::DType(t.dtype);
+  if (dtype != p.dtype())
+    throw CheckpointError(path + ": tensor '" + t.name + "' is " +
+                          plan::EnumNameDType(dtype) + ", the plan's is " +
+                          plan::EnumNameDType(p.dtype()) + another);
+  std::vector<int64_t> dims = plan::toDims(p.dims());
+  if (t.dims != dims)
+    throw CheckpointError(path + ": tensor '" + t.name + "' " +
+                          plan::formatDims(t.dims) + " does not match the " +
+                          "plan's '" + name + "' " + plan::formatDims(dims) +
+                          another);
+  if (t.bytes.size() != bytes)
+    throw CheckpointError(path + ": tensor '" + t.name + "' holds " +
+                          std::to_string(t.bytes.size()) +
+                          " bytes, the plan's " + std::to_string(bytes));
+}
+
 void restoreState(exec::Executor &executor, const TrainingState &state,
                   const std::string &path) {
   const auto *persistent = executor.getPlan()->persistent();
@@ -239,18 +341,9 @@ void restoreState(exec::Executor &executor, const TrainingState &state,
                           std::to_string(state.tensors.size()) +
                           " tensors, the plan has " + std::to_string(count) +
                           " (a checkpoint of another plan?)");
-  for (size_t k = 0; k < count; ++k) {
-    const plan::PersistentTensor &p = *persistent->Get(primary[k]);
-    const SavedTensor &t = state.tensors[k];
-    std::vector<int64_t> dims = plan::toDims(p.dims());
-    if (t.name != p.name()->str() || t.dtype != int32_t(p.dtype()) ||
-        t.dims != dims ||
-        t.bytes.size() != executor.getPersistentBytes(primary[k]))
-      throw CheckpointError(
-          path + ": tensor '" + t.name + "' " + plan::formatDims(t.dims) +
-          " does not match the plan's '" + p.name()->str() + "' " +
-          plan::formatDims(dims) + " (a checkpoint of another plan?)");
-  }
+  for (size_t k = 0; k < count; ++k)
+    checkTensorMatches(state.tensors[k], *persistent->Get(primary[k]),
+                       executor.getPersistentBytes(primary[k]), k, path);
   // Every device's copy gets the saved one.
   for (size_t k = 0; k < count; ++k)
     executor.writePersistent(primary[k], state.tensors[k].bytes.data());

@@ -55,8 +55,14 @@ std::string getCheckpointPath(const std::string &directory);
 /// Writes `state` into `directory` (created if missing) atomically.
 void saveCheckpoint(const std::string &directory, const TrainingState &state);
 /// Reads the checkpoint of `directory`; throws CheckpointError naming the
-/// file if it is missing, corrupted or of another format.
+/// file if it is missing, corrupted, of another format, or inconsistent
+/// (counters that disagree with each other or with the metrics, tensors
+/// whose bytes do not match their dtype and dims).
 TrainingState loadCheckpoint(const std::string &directory);
+/// Throws CheckpointError naming `path` if `state` is past the end of a
+/// run of `epochs` epochs and `maxSteps` steps (-1: no limit).
+void checkResumable(const TrainingState &state, int64_t epochs,
+                    int64_t maxSteps, const std::string &path);
 
 /// The executor's persistent tensors and optimizer step, into `state`.
 void captureState(const exec::Executor &executor, TrainingState &state);

@@ -63,11 +63,7 @@ void checkSplit(const Split &split, const std::vector<int64_t> &sample,
                         sample[2]);
   if (split.dataset.count == 0)
     fail(split.imagesPath + ": holds no images");
-  for (int32_t label : split.dataset.labels)
-    if (label >= numClasses)
-      fail(split.labelsPath + ": label " + std::to_string(label) +
-           " is out of range for the plan's " + std::to_string(numClasses) +
-           " classes");
+  data::checkLabels(split.dataset, split.labelsPath, numClasses);
 }
 
 /// Checks that step `step` binds `name` as `dtype`; returns the tensor.
@@ -320,6 +316,9 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
     int64_t epochs = options.epochs;
     if (options.maxSteps > 0 && !options.epochsGiven)
       epochs = (options.maxSteps + stepsPerEpoch - 1) / stepsPerEpoch;
+    if (options.resume)
+      checkResumable(state, epochs, options.maxSteps,
+                     getCheckpointPath(options.checkpointDirectory));
 
     std::unique_ptr<std::ofstream> metrics;
     if (!local.metricsPath.empty()) {

@@ -9,10 +9,11 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 using namespace dpc::data;
@@ -338,6 +339,95 @@ TEST_F(DataTest, ReadsNpyArrays) {
   EXPECT_NE(expectError([&] { readNpy(path("text.npy")); })
                 .find("text.npy: not a .npy file"),
             std::string::npos);
+}
+
+/// The bytes of `values`, as a file holds them.
+template <typename T>
+static std::vector<uint8_t> bytesOf(std::vector<T> values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+TEST_F(DataTest, NpyShapesAndTypesThatCannotBeReadAreOneLine) {
+  // 2^32 * 2^32 elements wrap to 0 in 64 bits, which an empty file "has".
+  writePlain("wraps.npy", npy("<u1", "(4294967296, 4294967296)", {}));
+  EXPECT_EQ(expectError([&] { readNpy(path("wraps.npy")); }),
+            path("wraps.npy") +
+                ": shape (4294967296, 4294967296) is too large");
+  writePlain("huge.npy", npy("<u1", "(99999999999999999999,)", {}));
+  EXPECT_EQ(expectError([&] { readNpy(path("huge.npy")); }),
+            path("huge.npy") + ": a dimension of the .npy shape is out of "
+                               "range");
+  writePlain("complex.npy", npy("<c8", "(1,)", std::vector<uint8_t>(8)));
+  EXPECT_EQ(expectError([&] { readNpy(path("complex.npy")); }),
+            path("complex.npy") + ": unsupported .npy element type 'c8'");
+  writePlain("date.npy", npy("<M8[ns]", "(1,)", std::vector<uint8_t>(8)));
+  EXPECT_EQ(expectError([&] { readNpy(path("date.npy")); }),
+            path("date.npy") + ": unsupported .npy element type 'M8[ns]'");
+}
+
+TEST_F(DataTest, NpyLabelsMustBeExactClassIndices) {
+  writePlain("images.npy", npy("<u1", "(3, 2, 2)", std::vector<uint8_t>(12)));
+  // 4294967299 = 2^32 + 3 would narrow to 3.
+  writePlain("wide.npy",
+             npy("<i8", "(3,)", bytesOf<int64_t>({1, 4294967299, 0})));
+  EXPECT_EQ(expectError([&] { loadNpy(path("images.npy"), path("wide.npy")); }),
+            path("wide.npy") + ": label 4294967299 at index 1 is not a class "
+                               "index (0 to 2147483646)");
+  writePlain("negative.npy", npy("<i4", "(3,)", bytesOf<int32_t>({1, 2, -1})));
+  EXPECT_EQ(
+      expectError([&] { loadNpy(path("images.npy"), path("negative.npy")); }),
+      path("negative.npy") + ": label -1 at index 2 is not a class "
+                             "index (0 to 2147483646)");
+  writePlain("unsigned.npy", npy("<u8", "(3,)", bytesOf<uint64_t>({1, 2, 3})));
+  EXPECT_EQ(
+      expectError([&] { loadNpy(path("images.npy"), path("unsigned.npy")); }),
+      path("unsigned.npy") + ": unsupported .npy element type 'u8'");
+
+  writePlain("labels.npy", npy("<i8", "(3,)", bytesOf<int64_t>({0, 3, 1})));
+  Dataset dataset = loadNpy(path("images.npy"), path("labels.npy"));
+  EXPECT_EQ(dataset.labels, (std::vector<int32_t>{0, 3, 1}));
+  EXPECT_EQ(dataset.numClasses, 4);
+  checkLabels(dataset, "labels.npy", 4);
+  try {
+    checkLabels(dataset, "labels.npy", 3);
+    ADD_FAILURE() << "no error";
+  } catch (const DatasetError &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "labels.npy: label 3 at index 1 is out of range for the plan's "
+              "3 classes");
+  }
+}
+
+TEST_F(DataTest, NonFinitePixelsAreRefusedWhenLoaded) {
+  writePlain("labels.npy", npy("<i8", "(2,)", bytesOf<int64_t>({0, 1})));
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  float inf = std::numeric_limits<float>::infinity();
+  writePlain("nan.npy",
+             npy("<f4", "(2, 1, 2)", bytesOf<float>({0.5f, 1, 2, nan})));
+  EXPECT_EQ(expectError([&] { loadNpy(path("nan.npy"), path("labels.npy")); }),
+            path("nan.npy") + ": pixel 3 is NaN; a data set must be finite");
+  writePlain("inf.npy",
+             npy("<f4", "(2, 1, 2)", bytesOf<float>({0.5f, -inf, 2, 3})));
+  EXPECT_EQ(expectError([&] { loadNpy(path("inf.npy"), path("labels.npy")); }),
+            path("inf.npy") + ": pixel 1 is infinite; a data set must be "
+                              "finite");
+  // A double beyond float's range would become infinite on the way.
+  writePlain("big.npy",
+             npy("<f8", "(2, 1, 2)", bytesOf<double>({0, 1e300, 2, 3})));
+  EXPECT_EQ(expectError([&] { loadNpy(path("big.npy"), path("labels.npy")); }),
+            path("big.npy") + ": pixel 1 is infinite; a data set must be "
+                              "finite");
+}
+
+TEST_F(DataTest, IdxDimsWhoseProductOverflowsAreRefused) {
+  // 2^31 * 2^31 * 4 = 2^64 wraps to 0, which matches an empty body.
+  writePlain("images", idx(3, {1u << 31, 1u << 31, 4}, {}));
+  writePlain("labels", idx(1, {1}, {0}));
+  EXPECT_EQ(expectError([&] { loadIdx(path("images"), path("labels")); }),
+            path("images") + ": holds 0 bytes of data, but its dims need "
+                             "more than 2^63");
 }
 
 TEST(FashionMnistTest, LoadsDebiansCopy) {

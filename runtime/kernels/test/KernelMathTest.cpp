@@ -60,6 +60,25 @@ TEST(KernelMathTest, ConvOutputSizeCountsWindows) {
           }
 }
 
+TEST(KernelMathTest, WindowOutputSizeRefusesArgumentsOutOfRange) {
+  // Each would overflow or divide by zero if computed: -1 instead.
+  constexpr int64_t kHuge = int64_t(1) << 40;
+  EXPECT_EQ(m::convOutputSize(28, 3, 1, kHuge, kHuge, 1), -1);
+  EXPECT_EQ(m::convOutputSize(28, kHuge, 1, 0, 0, kHuge), -1);
+  EXPECT_EQ(m::convOutputSize(28, 3, 0, 0, 0, 1), -1);
+  EXPECT_EQ(m::convOutputSize(-1, 3, 1, 0, 0, 1), -1);
+  EXPECT_EQ(m::convOutputSize(INT64_MAX, 1, 1, 0, 0, 1), -1);
+  EXPECT_EQ(m::poolOutputSize(28, 2, 2, 0, INT64_MAX, 1, true), -1);
+  EXPECT_EQ(m::poolOutputSize(28, 0, 2, 0, 0, 1, false), -1);
+  EXPECT_EQ(m::poolOutputSize(28, 2, 2, -1, 0, 1, false), -1);
+  // The largest arguments in range still compute.
+  EXPECT_EQ(m::convOutputSize(m::kMaxWindowArgument, 1, 1, 0, 0, 1),
+            m::kMaxWindowArgument);
+  // A window that does not fit has no outputs (not 1, as truncating
+  // division toward zero would say).
+  EXPECT_EQ(m::convOutputSize(2, 3, 2, 0, 0, 1), 0);
+}
+
 TEST(KernelMathTest, PoolOutputSizeMatchesPyTorch) {
   // torch.nn.functional.max_pool2d(x, k, s, p, ceil_mode=c).shape[-1]
   struct Case {

@@ -2,12 +2,14 @@
 
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanVersion.h"
 #include "runtime/plan/test/TestPlans.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 namespace dpc::plan {
@@ -39,6 +41,15 @@ std::string loadError(const std::vector<uint8_t> &bytes) {
 
 std::string loadError(const PlanT &plan) {
   return loadError(test::packPlan(plan));
+}
+
+/// The tensor of `step` called `name`.
+TensorT &tensorNamed(StepT &step, const std::string &name) {
+  for (auto &tensor : step.tensors)
+    if (tensor->name == name)
+      return *tensor;
+  ADD_FAILURE() << "no tensor " << name;
+  return *step.tensors[0];
 }
 
 TEST(PlanLoaderTest, LoadsAWellFormedPlan) {
@@ -274,6 +285,132 @@ TEST(PlanLoaderTest, UnknownKernel) {
   EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step', stream 0, "
                              "instruction 0: kernel 999 is not supported by "
                              "this runtime");
+}
+
+//===----------------------------------------------------------------------===//
+// Counts and sizes from the file are bounded before anything is allocated
+//===----------------------------------------------------------------------===//
+
+TEST(PlanLoaderTest, EventsBeyondThoseTheInstructionsNameAreRefused) {
+  // 10^9 events would be gigabytes of bookkeeping in a file of a few KB.
+  MlpPlanOptions o = smallMlp();
+  o.twoStreams = true;
+  PlanT plan = test::buildMlpPlanObject(o);
+  plan.steps[0]->num_events = 1000000000;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': num_events "
+                             "1000000000 exceeds the 2 waits and signals of "
+                             "its instructions");
+  plan.steps[0]->num_events = -1;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': negative "
+                             "num_events");
+}
+
+TEST(PlanLoaderTest, StreamsDevicesAndRankAreBounded) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  for (int i = 0; i < 65; ++i)
+    plan.steps[1]->streams.push_back(std::make_unique<StreamT>());
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'eval_step': 66 streams, more than 64");
+
+  plan = test::buildMlpPlanObject(smallMlp());
+  for (int i = 0; i < 65536; ++i) {
+    plan.devices.push_back(std::make_unique<DeviceT>());
+    plan.devices.back()->name = "cpu:" + std::to_string(i + 1);
+  }
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: the plan names 65537 devices, more than 65536");
+
+  plan = test::buildMlpPlanObject(smallMlp());
+  tensorNamed(*plan.steps[0], "loss").dims = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': tensor 10 "
+                             "('loss'): rank 9 exceeds 8");
+}
+
+TEST(PlanLoaderTest, DimsWhoseSizeOverflowsAreRefused) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  // 2^32 * 2^32 elements: the product wraps to 0 in 64 bits.
+  plan.persistent[1]->dims = {int64_t(1) << 32, int64_t(1) << 32, 0};
+  plan.persistent[1]->init = InitKind::Zeros;
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: persistent tensor 1 ('b1'): invalid dims [4294967296, "
+            "4294967296, 0] (negative, or more than 281474976710656 "
+            "elements)");
+  plan = test::buildMlpPlanObject(smallMlp());
+  plan.steps[0]->arena_bytes = INT64_MAX;
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'train_step': arena_bytes 9223372036854775807 is "
+            "not in [0, 281474976710656]");
+}
+
+TEST(PlanLoaderTest, StateBeyondAnyDeviceIsRefused) {
+  // Zeros-initialized state needs no bytes in the file, only in memory:
+  // 64 tensors of 2^46 bytes each.
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  for (int i = 0; i < 64; ++i) {
+    auto state = std::make_unique<PersistentTensorT>();
+    state->name = "huge" + std::to_string(i);
+    state->dims = {int64_t(1) << 44};
+    state->init = InitKind::Zeros;
+    plan.persistent.push_back(std::move(state));
+  }
+  EXPECT_EQ(loadError(plan), "bad.plan: device cpu:0 would need more than "
+                             "256 TiB (training state, arena and inputs)");
+}
+
+TEST(PlanLoaderTest, ImagesMustMatchTheSampleDims) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  // A 2^40 image dimension: an input of 2^44 bytes.
+  tensorNamed(*plan.steps[0], "images").dims = {4, 1, int64_t(1) << 40, 1};
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'train_step': input 'images' [4, 1, "
+            "1099511627776, 1] disagrees with sample_dims [1, 4, 4] "
+            "(expected [4, 1, 4, 4] with a batch dim)");
+}
+
+TEST(PlanLoaderTest, InputsCountTowardTheDeviceMemory) {
+  // Images of 2^40 pixels agree with sample_dims and load; the run is
+  // refused in one line before their buffers are allocated.
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  plan.sample_dims = {1, int64_t(1) << 20, int64_t(1) << 20};
+  for (auto &step : plan.steps)
+    tensorNamed(*step, "images").dims = {4, 1, int64_t(1) << 20,
+                                         int64_t(1) << 20};
+  auto loaded = LoadedPlan::fromBytes(test::packPlan(plan), "big.plan");
+  setenv("DPC_DEVICE_MEMORY", "1GiB", 1);
+  try {
+    checkDeviceMemory(*loaded);
+    ADD_FAILURE() << "no error";
+  } catch (const PlanError &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "big.plan: the plan needs 65536.00 GiB on cpu:0 but the device "
+              "has 1.00 GiB (DPC_DEVICE_MEMORY)");
+  }
+  unsetenv("DPC_DEVICE_MEMORY");
+}
+
+TEST(PlanLoaderTest, LongAliasChainsLoadInLinearTime) {
+  // 20000 aliases, each of the one before: quadratic would take seconds
+  // (and chains of a million, minutes).
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  StepT &step = *plan.steps[1];
+  int previous = 0;
+  for (int i = 0; i < 20000; ++i) {
+    auto alias = std::make_unique<TensorT>(*step.tensors[0]);
+    alias->name = "view" + std::to_string(i);
+    alias->storage = Storage::Alias;
+    alias->alias = previous;
+    alias->batch_dim = false;
+    alias->dims = {1};
+    previous = static_cast<int>(step.tensors.size());
+    step.tensors.push_back(std::move(alias));
+  }
+  EXPECT_EQ(loadError(plan), "");
+  // The executor binds each view to its base through the loader's map.
+  exec::Executor executor(LoadedPlan::fromBytes(test::packPlan(plan), "ok"));
+  step.tensors[0]->storage = Storage::Alias;
+  step.tensors[0]->alias = previous;
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'eval_step': tensor 0: its aliases form a cycle");
 }
 
 } // namespace

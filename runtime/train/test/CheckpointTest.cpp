@@ -22,11 +22,13 @@ TrainingState sampleState() {
   state.stepsDone = 77;
   state.optimizerStep = 77;
   state.seed = 42;
-  EpochMetrics m;
-  m.epoch = 1;
-  m.trainLoss = 0.5;
-  m.testAcc = std::numeric_limits<double>::quiet_NaN();
-  state.history.push_back(m);
+  for (int64_t epoch = 1; epoch <= 3; ++epoch) {
+    EpochMetrics m;
+    m.epoch = epoch;
+    m.trainLoss = 0.5;
+    m.testAcc = std::numeric_limits<double>::quiet_NaN();
+    state.history.push_back(m);
+  }
   state.tensors.push_back({"w", 0, {2, 3}, std::vector<uint8_t>(24, 7)});
   state.tensors.push_back({"b", 4, {}, std::vector<uint8_t>(4, 1)});
   return state;
@@ -42,7 +44,7 @@ TEST(CheckpointTest, RoundTrips) {
   EXPECT_EQ(loaded.stepsDone, 77);
   EXPECT_EQ(loaded.optimizerStep, 77);
   EXPECT_EQ(loaded.seed, 42u);
-  ASSERT_EQ(loaded.history.size(), 1u);
+  ASSERT_EQ(loaded.history.size(), 3u);
   EXPECT_EQ(loaded.history[0].trainLoss, 0.5);
   EXPECT_TRUE(std::isnan(loaded.history[0].testAcc));
   ASSERT_EQ(loaded.tensors.size(), 2u);
@@ -82,6 +84,125 @@ TEST(CheckpointTest, CorruptionIsOneLine) {
     FAIL();
   } catch (const CheckpointError &error) {
     EXPECT_EQ(std::string(error.what()), path + ": not a dpc checkpoint");
+  }
+}
+
+/// The message of the CheckpointError that loading `state` back throws.
+std::string reloadError(const TrainingState &state) {
+  // One directory per test: ctest runs them in parallel processes.
+  std::string dir =
+      testing::TempDir() + "/dpc_ckpt_invalid_" +
+      testing::UnitTest::GetInstance()->current_test_info()->name();
+  fs::remove_all(dir);
+  saveCheckpoint(dir, state);
+  try {
+    loadCheckpoint(dir);
+  } catch (const CheckpointError &error) {
+    std::string message = error.what();
+    std::string prefix = getCheckpointPath(dir) + ": ";
+    EXPECT_EQ(message.rfind(prefix, 0), 0u) << message;
+    return message.substr(prefix.size());
+  }
+  return "";
+}
+
+TEST(CheckpointTest, CountersMustAgree) {
+  TrainingState state = sampleState();
+  state.stepsDone = -5;
+  EXPECT_EQ(reloadError(state), "invalid checkpoint (negative epochs, steps or "
+                                "optimizer steps done)");
+  state = sampleState();
+  state.epochsDone = 4;
+  EXPECT_EQ(reloadError(state),
+            "invalid checkpoint (4 epochs done but the metrics of 3)");
+  state = sampleState();
+  state.history[1].epoch = 7;
+  EXPECT_EQ(reloadError(state),
+            "invalid checkpoint (metrics entry 1 is epoch 7, not 2)");
+  state = sampleState();
+  state.stepsDone = 2;
+  state.optimizerStep = 2;
+  EXPECT_EQ(reloadError(state), "invalid checkpoint (3 epochs done in 2 "
+                                "steps)");
+  state = sampleState();
+  state.optimizerStep = 78;
+  EXPECT_EQ(reloadError(state),
+            "invalid checkpoint (78 optimizer steps in 77 steps)");
+}
+
+TEST(CheckpointTest, TensorsMustBeWhatTheirDtypeAndDimsSay) {
+  TrainingState state = sampleState();
+  state.tensors[0].bytes.resize(20);
+  EXPECT_EQ(reloadError(state), "invalid checkpoint (tensor 'w' [2, 3] holds "
+                                "20 bytes, not 24)");
+  state = sampleState();
+  state.tensors[1].dtype = 99;
+  EXPECT_EQ(reloadError(state),
+            "invalid checkpoint (tensor 'b' has unknown dtype 99)");
+  state = sampleState();
+  state.tensors[0].dims = {int64_t(1) << 32, int64_t(1) << 32};
+  EXPECT_EQ(reloadError(state), "invalid checkpoint (tensor 'w' has invalid "
+                                "dims [4294967296, 4294967296])");
+  state = sampleState();
+  state.tensors[0].name.clear();
+  EXPECT_EQ(reloadError(state), "invalid checkpoint (a tensor has no name)");
+}
+
+/// `value`'s little-endian bytes.
+template <typename T> std::string raw(T value) {
+  return std::string(reinterpret_cast<const char *>(&value), sizeof(T));
+}
+
+/// A checkpoint file of `body` after the magic, with a valid checksum.
+void writeRawCheckpoint(const std::string &dir, const std::string &body) {
+  fs::create_directories(dir);
+  std::string bytes = "DPCCKPT1" + body;
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes)
+    hash = (hash ^ c) * 0x100000001b3ull;
+  std::ofstream(getCheckpointPath(dir), std::ios::binary) << bytes + raw(hash);
+}
+
+TEST(CheckpointTest, CountsBeyondTheFileAreTruncation) {
+  // Counts whose byte sizes wrap around 64 bits (2^58 epochs of 56 bytes,
+  // a rank of 2^61 dims of 8) must not pass for a file a few bytes long.
+  std::string dir = testing::TempDir() + "/dpc_ckpt_counts";
+  std::string counters =
+      raw<int64_t>(0) + raw<int64_t>(0) + raw<int64_t>(0) + raw<uint64_t>(0);
+  for (const std::string &body :
+       {counters + raw<uint64_t>(uint64_t(1) << 58) + raw<uint64_t>(0),
+        counters + raw<uint64_t>(0) + raw<uint64_t>(uint64_t(1) << 60),
+        counters + raw<uint64_t>(0) + raw<uint64_t>(1) + raw<uint64_t>(1) +
+            "w" + raw<int32_t>(0) + raw<uint64_t>(uint64_t(1) << 61) +
+            raw<uint64_t>(0)}) {
+    writeRawCheckpoint(dir, body);
+    try {
+      loadCheckpoint(dir);
+      ADD_FAILURE() << "no error";
+    } catch (const CheckpointError &error) {
+      EXPECT_EQ(std::string(error.what()),
+                getCheckpointPath(dir) + ": corrupted checkpoint (truncated)");
+    }
+  }
+}
+
+TEST(CheckpointTest, ResumingPastTheEndOfTheRunIsRefused) {
+  TrainingState state = sampleState();
+  checkResumable(state, 3, -1, "c");
+  checkResumable(state, 5, 77, "c");
+  try {
+    checkResumable(state, 2, -1, "c");
+    ADD_FAILURE() << "no error";
+  } catch (const CheckpointError &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "c: has done 3 epochs, more than this run's 2");
+  }
+  try {
+    checkResumable(state, 5, 50, "c");
+    ADD_FAILURE() << "no error";
+  } catch (const CheckpointError &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "c: has done 77 steps, more than this run's --steps 50");
   }
 }
 

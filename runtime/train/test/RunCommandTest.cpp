@@ -163,6 +163,12 @@ TEST_F(RunCommandTest, TrainsEndToEnd) {
   EXPECT_EQ(r.out.find("epoch 1/2:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("final test accuracy: "), std::string::npos) << r.out;
 
+  // A run that would end before the checkpoint is refused.
+  expectError({planPath, "--data", data, "--epochs", "1", "--checkpoint",
+               dir + "/ckpt", "--resume"},
+              dir + "/ckpt/checkpoint.dpcckpt: has done 2 epochs, more than "
+                    "this run's 1");
+
   // A checkpoint of another plan is refused.
   plan::test::MlpPlanOptions other;
   other.batch = 32;
@@ -177,6 +183,32 @@ TEST_F(RunCommandTest, TrainsEndToEnd) {
               dir + "/ckpt/checkpoint.dpcckpt: tensor 'w1' [8, 64] does not "
                     "match the plan's 'w1' [9, 64] (a checkpoint of another "
                     "plan?)");
+}
+
+TEST_F(RunCommandTest, PlanTooBigForTheMachineIsOneLine) {
+  // Images of 2^40 pixels, agreeing with the plan's sample_dims: their
+  // input buffers alone are 64 TiB, refused before any is allocated.
+  plan::test::MlpPlanOptions o;
+  o.batch = 4;
+  o.height = o.width = 8;
+  o.hidden = 8;
+  o.classes = 4;
+  plan::PlanT big = plan::test::buildMlpPlanObject(o);
+  big.sample_dims = {1, int64_t(1) << 20, int64_t(1) << 20};
+  for (auto &step : big.steps)
+    for (auto &tensor : step->tensors)
+      if (tensor->name == "images")
+        tensor->dims = {4, 1, int64_t(1) << 20, int64_t(1) << 20};
+  std::string bigPlan = dir + "/big.dpcplan";
+  ASSERT_TRUE(plan::test::writeFile(bigPlan, plan::test::packPlan(big)));
+  Result r = run({bigPlan, "--data", data});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind(bigPlan + ": the plan needs 65536.00 GiB on its 1 "
+                                  "CPU device(s) but ",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
 }
 
 TEST_F(RunCommandTest, Help) {

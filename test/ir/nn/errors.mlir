@@ -90,6 +90,15 @@ func.func @conv_dilation(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3xf32>) {
 
 // -----
 
+func.func @conv_padding_out_of_range(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3xf32>) {
+  // expected-error @+2 {{window along the height (extent 8, kernel 3, stride 1, padding 1099511627776+0, dilation 1) is out of range: each must be at most 2147483648, the kernel, stride and dilation positive}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.conv2d %x, %w {padding = array<i64: 1099511627776, 0, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x6x6xf32>
+  return
+}
+
+// -----
+
 func.func @conv_window_too_big(%x: tensor<1x3x2x2xf32>, %w: tensor<8x3x3x3xf32>) {
   // expected-error @+2 {{window of size 3 does not fit the height extent 2 padded by 0+0}}
   // expected-error @+1 {{failed to infer returned types}}
@@ -271,6 +280,25 @@ func.func @reshape_divide(%x: tensor<4x8xf32>) {
   // expected-error @+2 {{cannot reshape 'tensor<4x8xf32>' to [5, -1]: element counts do not divide}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = nn.reshape %x {shape = array<i64: 5, -1>} : (tensor<4x8xf32>) -> tensor<5x6xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count_overflows(%x: tensor<4x8xf32>) {
+  // 8 * (2^61 + 4) wraps around to 32, the input's count.
+  // expected-error @+2 {{cannot reshape 'tensor<4x8xf32>' to [8, 2305843009213693956]: an element count overflows 64 bits}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.reshape %x {shape = array<i64: 8, 2305843009213693956>} : (tensor<4x8xf32>) -> tensor<8x2305843009213693956xf32>
+  return
+}
+
+// -----
+
+func.func @flatten_count_overflows(%x: tensor<4294967296x4294967296x4xf32>) {
+  // expected-error @+2 {{the element count of 'tensor<4294967296x4294967296x4xf32>' overflows 64 bits}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.flatten %x {axis = 0} : (tensor<4294967296x4294967296x4xf32>) -> tensor<1x4xf32>
   return
 }
 

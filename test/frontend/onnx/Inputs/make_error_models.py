@@ -104,6 +104,20 @@ MODELS = {
                                                    [2], [3, 4])),
          helper.make_node("Expand", ["x", "shape"], ["y"], name="expand_1")],
         [x((1, 4))], [y((3, 4))]),
+    # Initial weights that are not finite: refused when the plan is written.
+    "nan_weight": model(
+        [helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transB=1)],
+        [x()], [y(("batch", 3))],
+        [numpy_helper.from_array(
+            np.array([[0, 1, 2, 3], [4, np.nan, 6, 7], [8, 9, 10, 11]],
+                     np.float32), "w")]),
+    "inf_bias": model(
+        [helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc",
+                          transB=1)],
+        [x()], [y(("batch", 3))],
+        [weight("w", (3, 4)),
+         numpy_helper.from_array(np.array([0, -np.inf, 1], np.float32),
+                                 "b")]),
     # A 3-D convolution.
     "conv3d": model(
         [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_1",
