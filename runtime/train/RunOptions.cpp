@@ -70,7 +70,6 @@ void parseData(const std::string &value, RunOptions &options) {
                    value + "'");
 }
 
-
 const char *getRunUsage() {
   return "usage: dpc run PLAN --data DATA [options]\n"
          "Trains a plan on all of its devices (or as one rank of dpc launch, "
@@ -90,7 +89,7 @@ const char *getRunUsage() {
          "  --seed S            the seed of the shuffles and of --init "
          "(default 0)\n"
          "  --lr LR             the learning rate (default 0.1)\n"
-         "  --lr-schedule S     constant (default), step:EVERY:GAMMA or "
+         "  --lr-schedule SCHED constant (default), step:EVERY:GAMMA or "
          "cosine[:WARMUP_EPOCHS]\n"
          "  --init SCHEME       model (default: the plan's weights), kaiming, "
          "xavier or normal:STD\n"
@@ -141,12 +140,23 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
       (flag == "--resume" ? options.resume : options.quiet) = true;
       continue;
     }
-    static const char *const valued[] = {
-        "--data",       "--epochs",       "--steps",       "--seed",
-        "--lr",         "--lr-schedule",  "--metrics",     "--plot",
-        "--checkpoint", "--train-subset", "--test-subset", "--init",
-        "--trace",      "--backend",      "--timeout",     "--last-batch",
-        "--checkpoint-every"};
+    static const char *const valued[] = {"--data",
+                                         "--epochs",
+                                         "--steps",
+                                         "--seed",
+                                         "--lr",
+                                         "--lr-schedule",
+                                         "--metrics",
+                                         "--plot",
+                                         "--checkpoint",
+                                         "--train-subset",
+                                         "--test-subset",
+                                         "--init",
+                                         "--trace",
+                                         "--backend",
+                                         "--timeout",
+                                         "--last-batch",
+                                         "--checkpoint-every"};
     bool known = false;
     for (const char *name : valued)
       known = known || flag == name;

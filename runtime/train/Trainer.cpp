@@ -225,8 +225,10 @@ void checkResumable(const TrainingState &state, int64_t stepsPerEpoch,
     return;
   fail(path + ": stopped after batch " +
        std::to_string(state.partial.stepsDone) + " of epoch " +
-       std::to_string(state.epochsDone + 1) + ", but an epoch of this data "
-       "has only " + std::to_string(stepsPerEpoch) +
+       std::to_string(state.epochsDone + 1) +
+       ", but an epoch of this data "
+       "has only " +
+       std::to_string(stepsPerEpoch) +
        " batches (another data set or --train-subset?)");
 }
 

@@ -118,9 +118,9 @@ TEST(TrainingTest, StepsLimitStopsMidEpoch) {
   runTraining(options, printed);
   std::string text = printed.str();
   std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
-  EXPECT_EQ(last, "checkpoint: " +
-                      getCheckpointPath(options.checkpointDirectory) +
-                      " at step 5 (epoch 1, batch 5 of 13)\n");
+  EXPECT_EQ(last,
+            "checkpoint: " + getCheckpointPath(options.checkpointDirectory) +
+                " at step 5 (epoch 1, batch 5 of 13)\n");
 }
 
 /// Two epochs straight must equal one epoch, a checkpoint, a new process
@@ -174,8 +174,7 @@ void expectResumeIsBitExact(const std::string &name, MlpPlanOptions o) {
 /// whose --checkpoint-every checkpoint is its last, one that --steps stops
 /// in the second epoch, and one that finishes: bit for bit, parameters,
 /// optimizer state and every epoch's loss.
-void expectMidEpochResumeIsBitExact(const std::string &name,
-                                    MlpPlanOptions o) {
+void expectMidEpochResumeIsBitExact(const std::string &name, MlpPlanOptions o) {
   Fixture f = makeBandFixture(name, o);
   std::ostringstream out;
 
