@@ -226,9 +226,7 @@ void checkResumable(const TrainingState &state, int64_t stepsPerEpoch,
   fail(path + ": stopped after batch " +
        std::to_string(state.partial.stepsDone) + " of epoch " +
        std::to_string(state.epochsDone + 1) +
-       ", but an epoch of this data "
-       "has only " +
-       std::to_string(stepsPerEpoch) +
+       ", but an epoch of this data has only " + std::to_string(stepsPerEpoch) +
        " batches (another data set or --train-subset?)");
 }
 

@@ -20,7 +20,12 @@ namespace fs = std::filesystem;
 class EvaluateTest : public testing::Test {
 protected:
   void SetUp() override {
-    dir = (fs::path(testing::TempDir()) / "dpc_evaluate").string();
+    // One directory per test: ctest runs them in parallel.
+    dir = (fs::path(testing::TempDir()) /
+           ("dpc_evaluate_" +
+            std::string(
+                testing::UnitTest::GetInstance()->current_test_info()->name())))
+              .string();
     fs::remove_all(dir);
     fs::create_directories(dir);
     train = test::writeBandDataset(dir + "/train", 203, 8, 8, 4, 1);
