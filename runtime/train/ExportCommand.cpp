@@ -22,6 +22,7 @@ namespace {
 
 struct ExportOptions {
   std::string planPath, checkpointDirectory, outputPath;
+  std::string format; // npz or safetensors; empty: by the extension
   bool help = false;
 };
 
@@ -53,11 +54,13 @@ ExportOptions parseExportOptions(const std::vector<std::string> &args) {
     }
     if (value.empty())
       throw UsageError(flag + " needs a non-empty value");
-    if (flag == "--format" && value != "npz")
-      throw UsageError("--format: expected npz (onnx and safetensors are not "
+    if (flag == "--format" && value != "npz" && value != "safetensors")
+      throw UsageError("--format: expected npz or safetensors (onnx is not "
                        "supported yet), got '" +
                        value + "'");
-    if (flag == "--checkpoint")
+    if (flag == "--format")
+      options.format = value;
+    else if (flag == "--checkpoint")
       options.checkpointDirectory = value;
     else if (flag == "-o")
       options.outputPath = value;
@@ -65,7 +68,7 @@ ExportOptions parseExportOptions(const std::vector<std::string> &args) {
   if (options.planPath.empty())
     throw UsageError("missing the plan file (dpc export PLAN -o FILE.npz)");
   if (options.outputPath.empty())
-    throw UsageError("missing -o FILE.npz");
+    throw UsageError("missing -o FILE.npz or -o FILE.safetensors");
   return options;
 }
 
@@ -140,47 +143,137 @@ getExportedTensors(const plan::Plan &plan) {
   return tensors;
 }
 
-/// The .npz entries of the plan's parameters and buffers, with their values
-/// from `state` (when it has tensors) or the plan.
-std::vector<train::NpzEntry> collectEntries(const plan::LoadedPlan &loaded,
-                                            const train::TrainingState *state,
-                                            const std::string &statePath) {
+/// A tensor as it leaves dpc: its name in the model file, plain layout.
+struct ExportedTensor {
+  std::string name;
+  plan::DType dtype;
+  std::vector<int64_t> dims;
+  std::vector<uint8_t> bytes;
+};
+
+/// The plan's parameters and buffers, with their values from `state` (when
+/// given) or the plan.
+std::vector<ExportedTensor> collectTensors(const plan::LoadedPlan &loaded,
+                                           const train::TrainingState *state,
+                                           const std::string &statePath) {
   std::map<std::string, const train::SavedTensor *> saved;
   if (state)
     for (const train::SavedTensor &tensor : state->tensors)
       saved[tensor.name] = &tensor;
-  std::vector<train::NpzEntry> entries;
+  std::vector<ExportedTensor> tensors;
   for (const plan::PersistentTensor *tensor :
        getExportedTensors(loaded.get())) {
-    std::string name = tensor->name()->str();
-    std::vector<int64_t> dims = plan::toDims(tensor->dims());
-    const char *descr = getNpyDescr(tensor->dtype());
-    if (!descr)
-      throw RunError(loaded.getName() + ": tensor '" + name + "' is " +
-                     plan::EnumNameDType(tensor->dtype()) +
-                     ", which .npz cannot hold");
-    std::vector<uint8_t> bytes;
+    ExportedTensor exported{tensor->name()->str(),
+                            tensor->dtype(),
+                            plan::toDims(tensor->dims()),
+                            {}};
     if (state) {
-      auto it = saved.find(name);
-      if (it == saved.end() || it->second->dims != dims ||
+      auto it = saved.find(exported.name);
+      if (it == saved.end() || it->second->dims != exported.dims ||
           it->second->dtype != int32_t(tensor->dtype()))
-        throw RunError(statePath + ": has no tensor '" + name + "' " +
-                       plan::formatDims(dims) +
+        throw RunError(statePath + ": has no tensor '" + exported.name + "' " +
+                       plan::formatDims(exported.dims) +
                        " (a checkpoint of another plan?)");
-      bytes = it->second->bytes;
+      exported.bytes = it->second->bytes;
     } else {
-      bytes = getInitialValue(*tensor);
+      exported.bytes = getInitialValue(*tensor);
     }
-    entries.push_back(
-        {name, train::encodeNpy(descr, dims, bytes.data(), bytes.size())});
+    tensors.push_back(std::move(exported));
   }
-  return entries;
+  return tensors;
+}
+
+std::vector<uint8_t>
+encodeTensorsAsNpz(const std::vector<ExportedTensor> &tensors,
+                   const std::string &planName) {
+  std::vector<train::NpzEntry> entries;
+  for (const ExportedTensor &tensor : tensors) {
+    const char *descr = getNpyDescr(tensor.dtype);
+    if (!descr)
+      throw RunError(planName + ": tensor '" + tensor.name + "' is " +
+                     plan::EnumNameDType(tensor.dtype) +
+                     ", which .npz cannot hold (use --format safetensors)");
+    entries.push_back(
+        {tensor.name, train::encodeNpy(descr, tensor.dims, tensor.bytes.data(),
+                                       tensor.bytes.size())});
+  }
+  return train::encodeNpz(entries);
+}
+
+/// safetensors' dtype names.
+const char *getSafetensorsDType(plan::DType dtype) {
+  switch (dtype) {
+  case plan::DType::F32:
+    return "F32";
+  case plan::DType::F64:
+    return "F64";
+  case plan::DType::F16:
+    return "F16";
+  case plan::DType::BF16:
+    return "BF16";
+  case plan::DType::I32:
+    return "I32";
+  case plan::DType::I64:
+    return "I64";
+  case plan::DType::U8:
+    return "U8";
+  }
+  return "U8";
+}
+
+/// A JSON string of `text` (names are plain, but quotes must not break it).
+std::string quoteJson(const std::string &text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+/// The safetensors file of `tensors`: a u64 header length, a JSON header of
+/// each tensor's dtype, shape and byte range (padded with spaces to a
+/// multiple of 8), then the tensors' bytes in order.
+std::vector<uint8_t>
+encodeTensorsAsSafetensors(const std::vector<ExportedTensor> &tensors) {
+  std::string header = "{\"__metadata__\": {\"format\": \"pt\"}";
+  uint64_t offset = 0;
+  for (const ExportedTensor &tensor : tensors) {
+    header += ", " + quoteJson(tensor.name) + ": {\"dtype\": \"" +
+              getSafetensorsDType(tensor.dtype) + "\", \"shape\": [";
+    for (size_t d = 0; d < tensor.dims.size(); ++d)
+      header += (d ? ", " : "") + std::to_string(tensor.dims[d]);
+    header += "], \"data_offsets\": [" + std::to_string(offset) + ", " +
+              std::to_string(offset + tensor.bytes.size()) + "]}";
+    offset += tensor.bytes.size();
+  }
+  header += "}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::vector<uint8_t> out;
+  for (int i = 0; i < 8; ++i)
+    out.push_back(uint8_t(uint64_t(header.size()) >> (8 * i)));
+  out.insert(out.end(), header.begin(), header.end());
+  for (const ExportedTensor &tensor : tensors)
+    out.insert(out.end(), tensor.bytes.begin(), tensor.bytes.end());
+  return out;
+}
+
+/// --format, or else the output's extension: safetensors or npz.
+bool writesSafetensors(const ExportOptions &options) {
+  if (!options.format.empty())
+    return options.format == "safetensors";
+  const std::string extension = ".safetensors";
+  const std::string &path = options.outputPath;
+  return path.size() >= extension.size() &&
+         path.compare(path.size() - extension.size(), extension.size(),
+                      extension) == 0;
 }
 
 } // namespace
 
 const char *getExportUsage() {
-  return "usage: dpc export PLAN -o FILE.npz [options]\n"
+  return "usage: dpc export PLAN -o FILE.npz|FILE.safetensors [options]\n"
          "Writes a plan's trained parameters and buffers, named as in the "
          "model file, for NumPy and PyTorch.\n"
          "\n"
@@ -188,10 +281,10 @@ const char *getExportUsage() {
          "  --checkpoint DIR    the training state to export (default: the "
          "plan's initial values)\n"
          "Output:\n"
-         "  -o FILE.npz         the archive: one array per tensor, in plain "
+         "  -o FILE             the file: one array per tensor, in plain "
          "layout\n"
-         "  --format FORMAT     npz (the default and, for now, the only "
-         "format)\n";
+         "  --format FORMAT     npz or safetensors (default: by the file's "
+         "extension, else npz)\n";
 }
 
 int exportCommand(const std::vector<std::string> &args, std::ostream &out,
@@ -212,10 +305,14 @@ int exportCommand(const std::vector<std::string> &args, std::ostream &out,
       state = std::make_unique<train::TrainingState>(
           train::loadCheckpoint(options.checkpointDirectory));
     }
-    std::vector<train::NpzEntry> entries =
-        collectEntries(*loaded, state.get(), statePath);
-    train::writeFileAtomically(options.outputPath, train::encodeNpz(entries));
-    out << "exported " << entries.size() << " tensors to " << options.outputPath
+    std::vector<ExportedTensor> tensors =
+        collectTensors(*loaded, state.get(), statePath);
+    train::writeFileAtomically(
+        options.outputPath,
+        writesSafetensors(options)
+            ? encodeTensorsAsSafetensors(tensors)
+            : encodeTensorsAsNpz(tensors, loaded->getName()));
+    out << "exported " << tensors.size() << " tensors to " << options.outputPath
         << std::endl;
     return 0;
   } catch (const UsageError &error) {

@@ -2,9 +2,10 @@
 //
 // Writes a plan's trained parameters and buffers (batch-norm running
 // statistics), from a checkpoint or the plan's own initial values, by the
-// names the model file gives them, as an .npz archive: what PyTorch's
-// load_state_dict takes once turned into tensors. Optimizer state stays
-// out. It never throws: every error is one line on stderr and exit code 1.
+// names the model file gives them, as an .npz archive or a safetensors
+// file: what PyTorch's load_state_dict takes once turned into tensors.
+// Optimizer state stays out. It never throws: every error is one line on
+// stderr and exit code 1.
 //
 //===----------------------------------------------------------------------===//
 

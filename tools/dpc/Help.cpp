@@ -72,8 +72,8 @@ void printCommandsHelp(raw_ostream &os) {
               "logits or top-k classes of a trained plan, "
               "into an .npy file");
   printOption(os, "export",
-              "the trained parameters and buffers, by name, "
-              "into an .npz file");
+              "the trained parameters and buffers, by name, as .npz or "
+              "safetensors");
   printOption(os, "inspect",
               "what a plan holds per device: memory by kind, "
               "streams, buckets");
