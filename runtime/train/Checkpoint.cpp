@@ -1,8 +1,10 @@
 //===- Checkpoint.cpp - training state on disk ----------------------------===//
 //
-// Format (little-endian): "DPCCKPT1", then the fields of TrainingState in
+// Format (little-endian): "DPCCKPT2", then the fields of TrainingState in
 // declaration order (strings and vectors as a u64 length and their
-// elements), then an FNV-1a 64 checksum of everything before it.
+// elements), then an FNV-1a 64 checksum of everything before it. Version 1
+// ("DPCCKPT1") lacks PartialEpoch. docs/checkpoint-format.md is the
+// reference; change both together, with a new version.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +24,9 @@
 namespace dpc::train {
 namespace {
 
-constexpr char kMagic[8] = {'D', 'P', 'C', 'C', 'K', 'P', 'T', '1'};
+/// "DPCCKPT" and the format version as one ASCII digit.
+constexpr char kMagicPrefix[7] = {'D', 'P', 'C', 'C', 'K', 'P', 'T'};
+constexpr size_t kMagicSize = sizeof(kMagicPrefix) + 1;
 
 uint64_t fnv1a(const uint8_t *data, size_t size) {
   uint64_t hash = 0xcbf29ce484222325ull;
@@ -85,7 +89,7 @@ public:
       throw CheckpointError(path + ": corrupted checkpoint (truncated)");
   }
   bool atEnd() const { return at == end; }
-  size_t at = sizeof(kMagic);
+  size_t at = kMagicSize;
 
 private:
   const std::vector<uint8_t> &bytes;
@@ -198,11 +202,17 @@ void saveCheckpoint(const std::string &directory, const TrainingState &state) {
     throw CheckpointError(directory + ": cannot create the directory (" +
                           error.message() + ")");
   Writer w;
-  w.bytes.assign(kMagic, kMagic + sizeof(kMagic));
+  w.bytes.assign(kMagicPrefix, kMagicPrefix + sizeof(kMagicPrefix));
+  w.bytes.push_back('0' + kCheckpointFormatVersion);
   w.put(state.epochsDone);
   w.put(state.stepsDone);
   w.put(state.optimizerStep);
   w.put(state.seed);
+  w.put(state.partial.stepsDone);
+  w.put(state.partial.samplesSeen);
+  w.put(state.partial.lossSum);
+  w.put(state.partial.correct);
+  w.put(state.partial.trainSeconds);
   w.put<uint64_t>(state.history.size());
   for (const EpochMetrics &m : state.history) {
     w.put(m.epoch);
@@ -230,9 +240,15 @@ TrainingState loadCheckpoint(const std::string &directory) {
     throw CheckpointError(path + ": no checkpoint to resume from");
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
                              std::istreambuf_iterator<char>());
-  if (bytes.size() < sizeof(kMagic) + 8 ||
-      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+  if (bytes.size() < kMagicSize + 8 ||
+      std::memcmp(bytes.data(), kMagicPrefix, sizeof(kMagicPrefix)) != 0)
     throw CheckpointError(path + ": not a dpc checkpoint");
+  int version = bytes[sizeof(kMagicPrefix)] - '0';
+  if (version < 1 || version > kCheckpointFormatVersion)
+    throw CheckpointError(path + ": checkpoint format version " +
+                          std::string(1, char(bytes[sizeof(kMagicPrefix)])) +
+                          " is not one this dpc reads (1 to " +
+                          std::to_string(kCheckpointFormatVersion) + ")");
   size_t end = bytes.size() - 8;
   uint64_t checksum;
   std::memcpy(&checksum, &bytes[end], 8);
@@ -245,6 +261,13 @@ TrainingState loadCheckpoint(const std::string &directory) {
   state.stepsDone = r.get<int64_t>();
   state.optimizerStep = r.get<int64_t>();
   state.seed = r.get<uint64_t>();
+  if (version >= 2) {
+    state.partial.stepsDone = r.get<int64_t>();
+    state.partial.samplesSeen = r.get<int64_t>();
+    state.partial.lossSum = r.get<double>();
+    state.partial.correct = r.get<double>();
+    state.partial.trainSeconds = r.get<double>();
+  }
   uint64_t epochs = r.get<uint64_t>();
   r.needItems(epochs, kEpochMetricsBytes);
   for (uint64_t i = 0; i < epochs; ++i) {

@@ -3,9 +3,11 @@
 // A checkpoint holds everything a run needs to go on as if never stopped:
 // every persistent tensor of the plan (parameters, buffers, optimizer
 // state), the optimizer step count, the epochs and steps done, the shuffle
-// seed (each epoch's order is a function of seed and epoch) and the metrics
-// so far. It is written atomically: a temporary file, fsync, rename, fsync
-// of the directory, so a crash leaves the old checkpoint or the new one.
+// seed (each epoch's order is a function of seed and epoch), the metrics
+// so far and, for a checkpoint taken mid-epoch, how far into its epoch the
+// run was and its running sums. It is written atomically: a temporary
+// file, fsync, rename, fsync of the directory, so a crash leaves the old
+// checkpoint or the new one. docs/checkpoint-format.md describes the file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,11 +38,27 @@ struct SavedTensor {
   std::vector<uint8_t> bytes;
 };
 
+/// How far a run got into the epoch it stopped in: the batches trained and
+/// the sums its epoch metrics are made of. All zero at an epoch boundary.
+struct PartialEpoch {
+  int64_t stepsDone = 0; // batches of epoch `epochsDone` already trained
+  int64_t samplesSeen = 0;
+  double lossSum = 0;      // sum over those batches of loss * rows
+  double correct = 0;      // right predictions among those samples
+  double trainSeconds = 0; // time spent training them
+};
+
+/// The version of the checkpoint format that saveCheckpoint writes
+/// ("DPCCKPT2"); loadCheckpoint reads it and version 1.
+constexpr int kCheckpointFormatVersion = 2;
+
 struct TrainingState {
-  int64_t epochsDone = 0;
-  int64_t stepsDone = 0;
+  int64_t epochsDone = 0; // complete epochs
+  int64_t stepsDone = 0;  // train steps in all
   int64_t optimizerStep = 0;
   uint64_t seed = 0;
+  PartialEpoch partial;
+  /// One entry per complete epoch.
   std::vector<EpochMetrics> history;
   /// One copy of each persistent tensor, in Plan.persistent order: the
   /// lowest device's. Replicas hold the same values, except batch-norm

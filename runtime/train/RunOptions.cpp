@@ -41,6 +41,8 @@ std::vector<std::string> splitCommas(const std::string &text) {
   return parts;
 }
 
+} // namespace
+
 void parseData(const std::string &value, RunOptions &options) {
   if (value == "fashion-mnist" || value.rfind("fashion-mnist:", 0) == 0) {
     options.fashionMnist = true;
@@ -68,22 +70,46 @@ void parseData(const std::string &value, RunOptions &options) {
                    value + "'");
 }
 
-} // namespace
-
 const char *getRunUsage() {
-  return "usage: dpc run PLAN --data fashion-mnist[:DIR] | --data "
-         "idx|npy:TRAIN_IMAGES,TRAIN_LABELS[,TEST_IMAGES,TEST_LABELS]\n"
-         "         [--init model|kaiming|xavier|normal:STD]\n"
-         "         [--epochs E] [--steps S] [--seed S] [--lr LR]\n"
-         "         [--lr-schedule constant|step:EVERY:GAMMA|cosine[:WARMUP]]\n"
-         "         [--metrics FILE.jsonl] [--plot FILE.svg] [--trace "
-         "FILE.json]\n"
-         "         [--checkpoint DIR] [--resume]\n"
-         "         [--train-subset N] [--test-subset N] [--quiet]\n"
-         "         [--last-batch short|drop|pad]\n"
-         "         [--backend gloo|mpi] [--timeout SECONDS]   (one process "
-         "per device:\n"
-         "         started by dpc launch, torchrun or mpirun)\n";
+  return "usage: dpc run PLAN --data DATA [options]\n"
+         "Trains a plan on all of its devices (or as one rank of dpc launch, "
+         "torchrun or mpirun).\n"
+         "\n"
+         "Data:\n"
+         "  --data DATA         fashion-mnist[:DIR], or idx|npy:TRAIN_IMAGES,"
+         "TRAIN_LABELS[,TEST_IMAGES,TEST_LABELS]\n"
+         "  --train-subset N    train on the first N samples only\n"
+         "  --test-subset N     test on the first N samples only\n"
+         "  --last-batch MODE   an epoch's partial last batch: short "
+         "(default), drop or pad\n"
+         "Training:\n"
+         "  --epochs E          epochs to train (default 10; with only "
+         "--steps, as many as it needs)\n"
+         "  --steps S           stop after S train steps in all\n"
+         "  --seed S            the seed of the shuffles and of --init "
+         "(default 0)\n"
+         "  --lr LR             the learning rate (default 0.1)\n"
+         "  --lr-schedule SCHED constant (default), step:EVERY:GAMMA or "
+         "cosine[:WARMUP_EPOCHS]\n"
+         "  --init SCHEME       model (default: the plan's weights), kaiming, "
+         "xavier or normal:STD\n"
+         "Checkpoints:\n"
+         "  --checkpoint DIR    save the training state at every epoch's end "
+         "and at the run's end\n"
+         "  --checkpoint-every N  save it every N train steps too\n"
+         "  --resume            go on from the checkpoint in DIR, bit for bit "
+         "as if never stopped\n"
+         "Output:\n"
+         "  --metrics FILE      one JSON line of metrics per epoch\n"
+         "  --plot FILE         an SVG chart of loss and accuracy per epoch\n"
+         "  --trace FILE        a Chrome/Perfetto trace of the first 20 train "
+         "steps\n"
+         "  --quiet             print errors only\n"
+         "One process per device (dpc launch, torchrun, mpirun):\n"
+         "  --backend NAME      the host collectives: gloo (default) or mpi "
+         "(default under mpirun)\n"
+         "  --timeout SECONDS   how long to wait for a rank or a collective "
+         "(default 300)\n";
 }
 
 RunOptions parseRunOptions(const std::vector<std::string> &args) {
@@ -114,11 +140,23 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
       (flag == "--resume" ? options.resume : options.quiet) = true;
       continue;
     }
-    static const char *const valued[] = {
-        "--data",       "--epochs",       "--steps",       "--seed",
-        "--lr",         "--lr-schedule",  "--metrics",     "--plot",
-        "--checkpoint", "--train-subset", "--test-subset", "--init",
-        "--trace",      "--backend",      "--timeout",     "--last-batch"};
+    static const char *const valued[] = {"--data",
+                                         "--epochs",
+                                         "--steps",
+                                         "--seed",
+                                         "--lr",
+                                         "--lr-schedule",
+                                         "--metrics",
+                                         "--plot",
+                                         "--checkpoint",
+                                         "--train-subset",
+                                         "--test-subset",
+                                         "--init",
+                                         "--trace",
+                                         "--backend",
+                                         "--timeout",
+                                         "--last-batch",
+                                         "--checkpoint-every"};
     bool known = false;
     for (const char *name : valued)
       known = known || flag == name;
@@ -135,6 +173,8 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
     } else if (flag == "--epochs") {
       options.epochs = parseCount(flag, value, 1);
       options.epochsGiven = true;
+    } else if (flag == "--checkpoint-every") {
+      options.checkpointEvery = parseCount(flag, value, 1);
     } else if (flag == "--steps") {
       options.maxSteps = parseCount(flag, value, 1);
     } else if (flag == "--seed") {
@@ -187,6 +227,8 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
     throw UsageError("missing --data fashion-mnist[:DIR] or --data idx:...");
   if (options.resume && options.checkpointDirectory.empty())
     throw UsageError("--resume needs --checkpoint DIR");
+  if (options.checkpointEvery && options.checkpointDirectory.empty())
+    throw UsageError("--checkpoint-every needs --checkpoint DIR");
   return options;
 }
 

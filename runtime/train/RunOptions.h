@@ -38,6 +38,8 @@ struct RunOptions {
   std::string metricsPath, plotPath, checkpointDirectory;
   std::string tracePath; // --trace: the first train steps, Chrome format
   bool resume = false;
+  // --checkpoint-every N: also save the training state every N train steps.
+  int64_t checkpointEvery = 0;
   int64_t trainSubset = -1, testSubset = -1; // first N samples; -1 = all
   bool quiet = false;                        // no progress bar or lines
   // Process-per-device runs (RANK/WORLD_SIZE or mpirun in the environment):
@@ -51,6 +53,10 @@ struct RunOptions {
 /// Parses the arguments after "run" (`--flag value` or `--flag=value`).
 /// Throws UsageError.
 RunOptions parseRunOptions(const std::vector<std::string> &args);
+
+/// Parses the value of --data into `options`' data fields. Throws
+/// UsageError.
+void parseData(const std::string &value, RunOptions &options);
 
 /// The usage text of `dpc run`.
 const char *getRunUsage();

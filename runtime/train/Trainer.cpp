@@ -200,6 +200,42 @@ exec::ProcessRank joinProcessGroup(const RunOptions &options,
   return rank;
 }
 
+/// "after epoch E (step S)" or, mid-epoch, "at step S (epoch E, batch B of
+/// N)": where a checkpoint stands.
+std::string describePosition(const TrainingState &state,
+                             int64_t stepsPerEpoch) {
+  if (state.partial.stepsDone == 0)
+    return "after epoch " + std::to_string(state.epochsDone) + " (step " +
+           std::to_string(state.stepsDone) + ")";
+  return "at step " + std::to_string(state.stepsDone) + " (epoch " +
+         std::to_string(state.epochsDone + 1) + ", batch " +
+         std::to_string(state.partial.stepsDone) + " of " +
+         std::to_string(stepsPerEpoch) + ")";
+}
+
+/// A checkpoint taken mid-epoch resumes only where its epoch has as many
+/// batches as it had done.
+void checkResumable(const TrainingState &state, int64_t stepsPerEpoch,
+                    const std::string &path) {
+  if (state.partial.stepsDone < stepsPerEpoch)
+    return;
+  fail(path + ": stopped after batch " +
+       std::to_string(state.partial.stepsDone) + " of epoch " +
+       std::to_string(state.epochsDone + 1) +
+       ", but an epoch of this data has only " + std::to_string(stepsPerEpoch) +
+       " batches (another data set or --train-subset?)");
+}
+
+/// Skips the first `count` batches of the loader's epoch: a resumed run
+/// trains on the rest, in the order an uninterrupted run would.
+void skipBatches(data::BatchLoader &loader, int64_t count,
+                 const std::string &imagesPath) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!loader.next())
+      fail(imagesPath + ": the epoch ended after " + std::to_string(i) +
+           " batches, before the checkpoint's " + std::to_string(count));
+}
+
 data::LastBatch parseLastBatch(const std::string &name) {
   return name == "drop"  ? data::LastBatch::Drop
          : name == "pad" ? data::LastBatch::Pad
@@ -369,18 +405,42 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
     };
 
     Progress progress(out, interactive, local.quiet);
-    if (options.resume && !local.quiet)
-      out << "resuming from " << getCheckpointPath(options.checkpointDirectory)
-          << " after epoch " << state.epochsDone << std::endl;
+    std::string checkpointPath =
+        options.checkpointDirectory.empty()
+            ? std::string()
+            : getCheckpointPath(options.checkpointDirectory);
+    if (options.resume) {
+      checkResumable(state, stepsPerEpoch, checkpointPath);
+      if (!local.quiet)
+        out << "resuming from " << checkpointPath << " "
+            << describePosition(state, stepsPerEpoch) << std::endl;
+    }
+    // Rank 0 alone writes checkpoints; stepsDone of the last one on disk.
+    bool checkpoints = leader && !checkpointPath.empty();
+    int64_t checkpointedAt = options.resume ? state.stepsDone : -1;
+    auto checkpoint = [&] {
+      captureState(executor, state);
+      saveCheckpoint(options.checkpointDirectory, state);
+      checkpointedAt = state.stepsDone;
+    };
     auto stepsLeft = [&] {
       return options.maxSteps < 0 || state.stepsDone < options.maxSteps;
     };
+    EpochMetrics lastPartialEpoch; // the run's last epoch, if incomplete
+    bool endedMidEpoch = false;
     for (int64_t epoch = state.epochsDone; epoch < epochs && stepsLeft();
          ++epoch) {
       Clock::time_point start = Clock::now();
       trainLoader.startEpoch(epoch);
-      double lossSum = 0, correct = 0;
-      int64_t seen = 0, step = 0;
+      // A run resumed mid-epoch goes on where it stopped, with its sums.
+      PartialEpoch done = state.partial;
+      skipBatches(trainLoader, done.stepsDone, train.imagesPath);
+      double lossSum = done.lossSum, correct = done.correct;
+      int64_t seen = done.samplesSeen, step = done.stepsDone;
+      auto secondsSoFar = [&] {
+        return done.trainSeconds +
+               std::chrono::duration<double>(Clock::now() - start).count();
+      };
       EpochMetrics m;
       m.epoch = epoch + 1;
       m.lr = options.schedule.at(options.lr, epoch, 0, stepsPerEpoch, epochs);
@@ -418,48 +478,63 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
         ++step;
         ++state.stepsDone;
         rows = nextRows;
+        // --checkpoint-every, between two steps; an epoch's end saves below.
+        if (checkpoints && options.checkpointEvery > 0 &&
+            state.stepsDone % options.checkpointEvery == 0 &&
+            step < stepsPerEpoch) {
+          state.partial = {step, seen, lossSum, correct, secondsSoFar()};
+          checkpoint();
+        }
         if (rows)
           executor.start(trainStep, rows);
-        double seconds =
-            std::chrono::duration<double>(Clock::now() - start).count();
+        double seconds = secondsSoFar();
         progress.update(epoch + 1, epochs, step, stepsPerEpoch, lossSum / seen,
                         trainCounts ? correct / seen : kNaN,
                         seconds > 0 ? seen / seconds : 0);
       }
-      double trainSeconds =
-          std::chrono::duration<double>(Clock::now() - start).count();
+      double trainSeconds = secondsSoFar();
       bool complete = step == stepsPerEpoch;
       m.trainLoss = seen ? lossSum / seen : kNaN;
       m.trainAcc = trainCounts && seen ? correct / seen : kNaN;
       m.testAcc = testLoader ? evaluate(executor, evalStep, *testLoader,
                                         test.dataset.count)
                              : kNaN;
-      m.epochSeconds =
-          std::chrono::duration<double>(Clock::now() - start).count();
+      m.epochSeconds = secondsSoFar(); // evaluation included
       m.imagesPerSecond = trainSeconds > 0 ? seen / trainSeconds : 0;
-      state.history.push_back(m);
+      if (complete) {
+        state.epochsDone = epoch + 1;
+        state.partial = {};
+        state.history.push_back(m);
+      } else {
+        state.partial = {step, seen, lossSum, correct, trainSeconds};
+        lastPartialEpoch = m;
+        endedMidEpoch = true;
+      }
       progress.finishEpoch(m, epochs);
 
+      std::vector<EpochMetrics> shown = state.history;
+      if (!complete)
+        shown.push_back(m);
       if (metrics) {
         *metrics << toJsonLine(m) << "\n";
         metrics->flush();
       }
       if (!local.plotPath.empty())
-        writeTextFile(local.plotPath, renderSvgPlot(state.history, epochs));
-      if (complete) {
-        state.epochsDone = epoch + 1;
-        if (leader && !options.checkpointDirectory.empty()) {
-          captureState(executor, state);
-          saveCheckpoint(options.checkpointDirectory, state);
-        }
-      }
+        writeTextFile(local.plotPath, renderSvgPlot(shown, epochs));
+      if (complete && checkpoints)
+        checkpoint();
     }
+    // A run that --steps stopped mid-epoch keeps its place too.
+    if (checkpoints && checkpointedAt != state.stepsDone)
+      checkpoint();
 
     finishTrace(); // a run shorter than the traced steps
     TrainResult result;
     result.history = state.history;
+    if (endedMidEpoch)
+      result.history.push_back(lastPartialEpoch);
     result.finalTestAcc =
-        state.history.empty() ? kNaN : state.history.back().testAcc;
+        result.history.empty() ? kNaN : result.history.back().testAcc;
     if (!local.quiet) {
       if (std::isfinite(result.finalTestAcc)) {
         char text[32];
@@ -468,6 +543,10 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
       } else {
         out << "final test accuracy: - (no test set)" << std::endl;
       }
+      // The last line: where this run's training state is.
+      if (checkpoints)
+        out << "checkpoint: " << checkpointPath << " "
+            << describePosition(state, stepsPerEpoch) << std::endl;
     }
     return result;
   } catch (const RunError &) {

@@ -225,7 +225,13 @@ int dpc::inspectCommand(int argc, char **argv) {
     if (arg == "--json") {
       json = true;
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: dpc inspect PLAN [--json]\n");
+      std::printf(
+          "usage: dpc inspect PLAN [--json]\n"
+          "Shows what a plan holds per device: planned memory by kind, the "
+          "tensors alive at the peak, steps, streams, all-reduce buckets.\n"
+          "\n"
+          "Output:\n"
+          "  --json              the same as one JSON object\n");
       return 0;
     } else if (!arg.empty() && arg[0] != '-' && path.empty()) {
       path = arg;

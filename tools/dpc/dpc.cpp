@@ -2,8 +2,9 @@
 //
 // `dpc compile` imports a model (ONNX or nn MLIR) and prints a stage of its
 // compilation; `dpc calibrate` times its training step on each device for
-// `dpc compile --balance`. Errors a user can cause are one line naming the
-// file, with a non-zero exit.
+// `dpc compile --balance`; the other commands (run, eval, predict, inspect,
+// launch) have parsers of their own. Errors a user can cause are one line
+// naming the file, with a non-zero exit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,12 +14,15 @@
 #include "ir/dist/DistDialect.h"
 #include "passes/Passes.h"
 #include "passes/RematSupport.h"
-#include "runtime/plan/ByteSize.h"
 #include "runtime/launch/Launcher.h"
+#include "runtime/plan/ByteSize.h"
+#include "runtime/train/EvalCommand.h"
+#include "runtime/train/ExportCommand.h"
 #include "runtime/train/RunCommand.h"
 #include "tools/Registration.h"
 #include "tools/dpc/Balance.h"
 #include "tools/dpc/Calibrate.h"
+#include "tools/dpc/Help.h"
 #include "tools/dpc/Inspect.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -38,6 +42,9 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include <iostream>
+#include <optional>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -47,69 +54,84 @@ static cl::SubCommand calibrateCommand(
     "calibrate",
     "Time the training step of a model (or of a one-device plan file) on "
     "each device alone; write the cost file of dpc compile --balance");
+
+// The groups of `dpc compile --help` and `dpc calibrate --help`.
+static cl::OptionCategory inputOutputOptions("Input and output");
+static cl::OptionCategory parallelOptions("Devices and data parallelism");
+static cl::OptionCategory trainingOptions("Training step");
+static cl::OptionCategory memoryOptions("Memory");
+static cl::OptionCategory timingOptions("Timing");
+
 // The model, the output and the training step are the same for both.
 static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
                                       cl::desc("<model.onnx|model.mlir>"),
                                       cl::sub(compileCommand),
                                       cl::sub(calibrateCommand));
-static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
-                                       cl::value_desc("file"), cl::init("-"),
-                                       cl::sub(compileCommand),
-                                       cl::sub(calibrateCommand));
+static cl::opt<std::string>
+    outputPath("o", cl::desc("the output file (default: stdout)"),
+               cl::value_desc("FILE"), cl::init("-"), cl::sub(compileCommand),
+               cl::sub(calibrateCommand), cl::cat(inputOutputOptions));
 static cl::opt<int64_t> batchSize(
     "batch",
-    cl::desc("Global batch size (the compiled maximum; training stages "
-             "default to 256)"),
-    cl::value_desc("N"), cl::sub(compileCommand));
+    cl::desc("the global batch, the most a step runs (default 256 for "
+             "training stages)"),
+    cl::value_desc("N"), cl::sub(compileCommand), cl::cat(inputOutputOptions));
 
 static cl::opt<std::string>
     devices("devices",
-            cl::desc("The devices to train on, comma-separated: cpu:K or "
-                     "cuda:K (default cpu:0)"),
-            cl::init("cpu:0"), cl::sub(compileCommand),
-            cl::sub(calibrateCommand));
+            cl::desc("the devices to train on: cpu:K or cuda:K, "
+                     "comma-separated (default cpu:0)"),
+            cl::value_desc("DEVICES"), cl::init("cpu:0"),
+            cl::sub(compileCommand), cl::sub(calibrateCommand),
+            cl::cat(parallelOptions));
 static cl::list<int64_t>
     split("split",
-          cl::desc("Each device's share of the batch (default: even, like "
+          cl::desc("each device's rows of the batch (default: even, as "
                    "torch.chunk)"),
-          cl::CommaSeparated, cl::sub(compileCommand));
-static cl::opt<std::string> balance(
-    "balance",
-    cl::desc("Split the batch in proportion to each device's throughput, "
-             "from a cost file (see dpc calibrate; default: equal)"),
-    cl::value_desc("costs.json"), cl::ValueOptional, cl::sub(compileCommand));
+          cl::value_desc("N,N,..."), cl::CommaSeparated,
+          cl::sub(compileCommand), cl::cat(parallelOptions));
+static cl::opt<std::string>
+    balance("balance",
+            cl::desc("split the batch by each device's throughput, from dpc "
+                     "calibrate's file (default: equal)"),
+            cl::value_desc("COSTS.json"), cl::ValueOptional,
+            cl::sub(compileCommand), cl::cat(parallelOptions));
 static cl::opt<bool>
     syncBn("sync-bn",
-           cl::desc("Synchronize batch-norm statistics over the devices "
-                    "(SyncBatchNorm): N devices train like one"),
-           cl::sub(compileCommand));
-static cl::opt<int64_t>
-    gradAccum("grad-accum",
-              cl::desc("Micro-batches per optimizer step: each device runs "
-                       "the batch in K parts, accumulating gradients, and "
-                       "all-reduces them once (default 1)"),
-              cl::init(1), cl::value_desc("K"), cl::sub(compileCommand));
+           cl::desc("synchronize batch-norm statistics over the devices "
+                    "(SyncBatchNorm)"),
+           cl::sub(compileCommand), cl::cat(parallelOptions));
+static cl::opt<int64_t> gradAccum(
+    "grad-accum",
+    cl::desc("micro-batches per optimizer step, gradients accumulated "
+             "(default 1)"),
+    cl::init(1), cl::value_desc("K"), cl::sub(compileCommand),
+    cl::cat(parallelOptions));
 static cl::opt<double>
     bucketMb("bucket-mb",
-             cl::desc("Gradient all-reduce bucket size in MiB (the first "
-                      "bucket is 1 MiB)"),
-             cl::init(25.0), cl::sub(compileCommand));
+             cl::desc("gradient all-reduce bucket size in MiB, after a "
+                      "first of 1 MiB (default 25)"),
+             cl::init(25.0), cl::value_desc("MIB"), cl::sub(compileCommand),
+             cl::cat(parallelOptions));
 
-static cl::opt<std::string> remat(
-    "remat",
-    cl::desc("Recompute activations in the backward pass: none, auto (fit "
-             "the device's memory), budget=SIZE (e.g. 1.5GiB, per device) or "
-             "segments=K"),
-    cl::init("none"), cl::sub(compileCommand));
+static cl::opt<std::string>
+    remat("remat",
+          cl::desc("recompute activations: none (default), auto, budget=SIZE "
+                   "(per device) or segments=K"),
+          cl::init("none"), cl::value_desc("MODE"), cl::sub(compileCommand),
+          cl::cat(memoryOptions));
 static cl::opt<bool> reportMemory(
     "report-memory",
-    cl::desc("Print each device's planned peak memory by kind, the tensors "
-             "alive at the peak and the FLOPs recomputation adds"),
-    cl::sub(compileCommand));
+    cl::desc("print each device's planned peak memory by kind, and what is "
+             "alive at the peak"),
+    cl::sub(compileCommand), cl::cat(memoryOptions));
 
 enum class Stage { NN, Train, Dist, Exec };
 static cl::opt<Stage> emitStage(
-    "emit", cl::desc("Print a stage of the compilation as MLIR"),
+    "emit",
+    cl::desc("print a stage as MLIR instead of writing the plan: nn, train, "
+             "dist or exec"),
+    cl::value_desc("STAGE"),
     cl::values(clEnumValN(Stage::NN, "nn",
                           "the imported forward graph (nn dialect)"),
                clEnumValN(Stage::Train, "train",
@@ -119,40 +141,47 @@ static cl::opt<Stage> emitStage(
                           "their collectives (nn + dist)"),
                clEnumValN(Stage::Exec, "exec",
                           "the planned steps: buffers and kernel calls")),
-    cl::sub(compileCommand));
+    cl::sub(compileCommand), cl::cat(inputOutputOptions));
 
-static cl::opt<std::string> lossName("loss", cl::desc("The loss"),
-                                     cl::init("cross-entropy"),
-                                     cl::sub(compileCommand),
-                                     cl::sub(calibrateCommand));
-static cl::opt<std::string> optimizerName("optimizer", cl::desc("sgd or adamw"),
-                                          cl::init("sgd"),
-                                          cl::sub(compileCommand),
-                                          cl::sub(calibrateCommand));
-static cl::opt<double> momentum("momentum", cl::desc("SGD momentum"),
-                                cl::init(0.0), cl::sub(compileCommand),
-                                cl::sub(calibrateCommand));
+static cl::opt<std::string>
+    lossName("loss", cl::desc("the loss: cross-entropy (default)"),
+             cl::value_desc("LOSS"), cl::init("cross-entropy"),
+             cl::sub(compileCommand), cl::sub(calibrateCommand),
+             cl::cat(trainingOptions));
+static cl::opt<std::string>
+    optimizerName("optimizer", cl::desc("sgd (default) or adamw"),
+                  cl::value_desc("NAME"), cl::init("sgd"),
+                  cl::sub(compileCommand), cl::sub(calibrateCommand),
+                  cl::cat(trainingOptions));
+static cl::opt<double>
+    momentum("momentum", cl::desc("SGD momentum (default 0)"),
+             cl::value_desc("M"), cl::init(0.0), cl::sub(compileCommand),
+             cl::sub(calibrateCommand), cl::cat(trainingOptions));
 static cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
                               cl::sub(compileCommand),
-                              cl::sub(calibrateCommand));
+                              cl::sub(calibrateCommand),
+                              cl::cat(trainingOptions));
 static cl::opt<double>
     weightDecay("weight-decay",
-                cl::desc("Weight decay (default: PyTorch's for the optimizer)"),
-                cl::init(-1.0), cl::sub(compileCommand),
-                cl::sub(calibrateCommand));
+                cl::desc("weight decay (default: PyTorch's for the optimizer)"),
+                cl::value_desc("W"), cl::init(-1.0), cl::sub(compileCommand),
+                cl::sub(calibrateCommand), cl::cat(trainingOptions));
 
 static cl::opt<int64_t> calibrateBatch(
     "batch",
-    cl::desc("Rows per timed step (default: 64 for a model, the compiled "
+    cl::desc("rows per timed step (default: 64 for a model, the compiled "
              "batch for a plan)"),
-    cl::value_desc("N"), cl::init(0), cl::sub(calibrateCommand));
+    cl::value_desc("N"), cl::init(0), cl::sub(calibrateCommand),
+    cl::cat(timingOptions));
 static cl::opt<int>
-    calibrateSteps("steps", cl::desc("Timed steps per device (default 20)"),
-                   cl::value_desc("S"), cl::init(20),
-                   cl::sub(calibrateCommand));
-static cl::opt<int> calibrateWarmup(
-    "warmup", cl::desc("Untimed steps per device first (default 3)"),
-    cl::value_desc("W"), cl::init(3), cl::sub(calibrateCommand));
+    calibrateSteps("steps", cl::desc("timed steps per device (default 20)"),
+                   cl::value_desc("S"), cl::init(20), cl::sub(calibrateCommand),
+                   cl::cat(timingOptions));
+static cl::opt<int>
+    calibrateWarmup("warmup",
+                    cl::desc("untimed steps per device first (default 3)"),
+                    cl::value_desc("W"), cl::init(3), cl::sub(calibrateCommand),
+                    cl::cat(timingOptions));
 
 /// Prints `dpc: error: <file>: <message>` and returns the exit code.
 static int reportError(StringRef file, const Twine &message) {
@@ -403,14 +432,13 @@ static int runCompile() {
   pipeline.split.assign(split.begin(), split.end());
   if (gradAccum < 1)
     return reportError(modelPath, "--grad-accum must be at least 1");
-  if (gradAccum > 1 &&
-      (!pipeline.training || pipeline.batch % gradAccum != 0))
-    return reportError(modelPath, "--grad-accum " + Twine(gradAccum.getValue()) +
-                                      " must divide the batch " +
-                                      Twine(pipeline.batch));
+  if (gradAccum > 1 && (!pipeline.training || pipeline.batch % gradAccum != 0))
+    return reportError(modelPath,
+                       "--grad-accum " + Twine(gradAccum.getValue()) +
+                           " must divide the batch " + Twine(pipeline.batch));
   pipeline.gradAccum = gradAccum;
-  pipeline.rematerializes = pipeline.partitions ||
-                            (emitStage == Stage::Train && remat != "none");
+  pipeline.rematerializes =
+      pipeline.partitions || (emitStage == Stage::Train && remat != "none");
   pipeline.remat = rematOptions;
   if (pipeline.partitions && balance.getNumOccurrences()) {
     // With --grad-accum, the split is that of one micro-batch.
@@ -540,25 +568,82 @@ static int runCalibrate() {
   return writeOutput(dpc::printCostModel(costs));
 }
 
-int main(int argc, char **argv) {
-  // `dpc run` is the runtime's own command line: no LLVM option parsing.
-  if (argc > 1 && StringRef(argv[1]) == "run")
+/// `dpc compile --help` and `dpc calibrate --help`.
+static void printHelp(cl::SubCommand &command) {
+  llvm::raw_ostream &os = llvm::outs();
+  if (&command == &compileCommand) {
+    dpc::printSubCommandHelp(
+        os, command,
+        "usage: dpc compile MODEL.onnx|MODEL.mlir -o PLAN [options]",
+        "Compiles a model into a data-parallel training plan (or prints a "
+        "stage of it as MLIR).",
+        {&inputOutputOptions, &parallelOptions, &trainingOptions,
+         &memoryOptions});
+    return;
+  }
+  dpc::printSubCommandHelp(
+      os, command,
+      "usage: dpc calibrate MODEL.onnx|MODEL.mlir|PLAN --devices DEVICES "
+      "[options]",
+      "Times the training step on each device alone; writes the cost file "
+      "of dpc compile --balance.",
+      {&parallelOptions, &trainingOptions, &timingOptions,
+       &inputOutputOptions});
+}
+
+static bool isHelpFlag(StringRef arg) {
+  return arg == "-h" || arg == "--help" || arg == "-help";
+}
+
+/// The commands with a parser of their own (no LLVM option parsing).
+static std::optional<int> runOwnCommand(int argc, char **argv) {
+  StringRef command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "run")
     return dpc::runtime::runCommand(argc - 1, argv + 1);
-  if (argc > 1 && StringRef(argv[1]) == "inspect")
+  if (command == "eval")
+    return dpc::runtime::evalCommand(args, std::cout, std::cerr);
+  if (command == "predict")
+    return dpc::runtime::predictCommand(args, std::cout, std::cerr);
+  if (command == "export")
+    return dpc::runtime::exportCommand(args, std::cout, std::cerr);
+  if (command == "inspect")
     return dpc::inspectCommand(argc - 1, argv + 1);
-  if (argc > 1 && StringRef(argv[1]) == "launch")
+  if (command == "launch")
     return dpc::launch::launchCommand(argc - 1, argv + 1);
+  return std::nullopt;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    llvm::errs() << "dpc: error: missing command; see 'dpc --help'\n";
+    return 1;
+  }
+  StringRef command = argv[1];
+  if (isHelpFlag(command)) {
+    dpc::printCommandsHelp(llvm::outs());
+    return 0;
+  }
+  if (command == "--version") {
+    dpc::printVersion(llvm::outs());
+    return 0;
+  }
+  if (std::optional<int> status = runOwnCommand(argc, argv))
+    return *status;
+  if (command != "compile" && command != "calibrate") {
+    llvm::errs() << "dpc: error: unknown command '" << command
+                 << "'; see 'dpc --help'\n";
+    return 1;
+  }
+  for (int i = 2; i < argc; ++i) {
+    if (isHelpFlag(argv[i])) {
+      printHelp(command == "compile" ? compileCommand : calibrateCommand);
+      return 0;
+    }
+  }
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "dpc: data-parallel training compiler\n\n"
-      "  dpc run PLAN ...   train a plan (see dpc run --help)\n"
-      "  dpc launch --nproc-per-node N -- dpc run PLAN ...   one process per\n"
-      "                     device (see dpc launch --help)\n");
+  cl::ParseCommandLineOptions(argc, argv, "dpc\n");
   if (compileCommand)
     return runCompile();
-  if (calibrateCommand)
-    return runCalibrate();
-  llvm::errs() << "dpc: error: missing command; see 'dpc --help'\n";
-  return 1;
+  return runCalibrate();
 }

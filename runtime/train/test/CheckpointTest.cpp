@@ -22,6 +22,7 @@ TrainingState sampleState() {
   state.stepsDone = 77;
   state.optimizerStep = 77;
   state.seed = 42;
+  state.partial = {5, 80, 12.5, 61, 0.25};
   for (int64_t epoch = 1; epoch <= 3; ++epoch) {
     EpochMetrics m;
     m.epoch = epoch;
@@ -44,6 +45,11 @@ TEST(CheckpointTest, RoundTrips) {
   EXPECT_EQ(loaded.stepsDone, 77);
   EXPECT_EQ(loaded.optimizerStep, 77);
   EXPECT_EQ(loaded.seed, 42u);
+  EXPECT_EQ(loaded.partial.stepsDone, 5);
+  EXPECT_EQ(loaded.partial.samplesSeen, 80);
+  EXPECT_EQ(loaded.partial.lossSum, 12.5);
+  EXPECT_EQ(loaded.partial.correct, 61);
+  EXPECT_EQ(loaded.partial.trainSeconds, 0.25);
   ASSERT_EQ(loaded.history.size(), 3u);
   EXPECT_EQ(loaded.history[0].trainLoss, 0.5);
   EXPECT_TRUE(std::isnan(loaded.history[0].testAcc));
@@ -52,6 +58,51 @@ TEST(CheckpointTest, RoundTrips) {
   EXPECT_EQ(loaded.tensors[0].dims, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(loaded.tensors[0].bytes, std::vector<uint8_t>(24, 7));
   EXPECT_EQ(loaded.tensors[1].dtype, 4);
+}
+
+/// Patches the version digit of a saved checkpoint and its checksum.
+void rewriteVersion(const std::string &path, char version,
+                    size_t dropAfterHeader = 0) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  bytes.resize(bytes.size() - 8);
+  bytes[7] = uint8_t(version);
+  // Version 1 lacks the partial epoch (5 fields after the seed).
+  size_t partialAt = 8 + 4 * 8;
+  bytes.erase(bytes.begin() + partialAt,
+              bytes.begin() + partialAt + dropAfterHeader);
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (uint8_t b : bytes)
+    hash = (hash ^ b) * 0x100000001b3ull;
+  const auto *p = reinterpret_cast<const uint8_t *>(&hash);
+  bytes.insert(bytes.end(), p, p + 8);
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+}
+
+TEST(CheckpointTest, ReadsVersionOneAndRefusesNewer) {
+  std::string dir = testing::TempDir() + "/dpc_ckpt_versions";
+  fs::remove_all(dir);
+  std::string path = getCheckpointPath(dir);
+  saveCheckpoint(dir, sampleState());
+  rewriteVersion(path, '1', 5 * 8);
+  TrainingState loaded = loadCheckpoint(dir);
+  EXPECT_EQ(loaded.stepsDone, 77);
+  EXPECT_EQ(loaded.partial.stepsDone, 0);
+  ASSERT_EQ(loaded.tensors.size(), 2u);
+  EXPECT_EQ(loaded.tensors[1].name, "b");
+
+  saveCheckpoint(dir, sampleState());
+  rewriteVersion(path, '9');
+  try {
+    loadCheckpoint(dir);
+    FAIL();
+  } catch (const CheckpointError &error) {
+    EXPECT_EQ(std::string(error.what()),
+              path + ": checkpoint format version 9 is not one this dpc "
+                     "reads (1 to 2)");
+  }
 }
 
 TEST(CheckpointTest, CorruptionIsOneLine) {

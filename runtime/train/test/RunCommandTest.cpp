@@ -99,6 +99,8 @@ TEST_F(RunCommandTest, BadFlagsAreOneLine) {
                   help);
   expectError({planPath, "--data", data, "--resume"},
               "dpc run: --resume needs --checkpoint DIR" + help);
+  expectError({planPath, "--data", data, "--checkpoint-every", "3"},
+              "dpc run: --checkpoint-every needs --checkpoint DIR" + help);
   expectError({planPath, "other.plan", "--data", data},
               "dpc run: unexpected argument 'other.plan' (the plan is "
               "already '" +

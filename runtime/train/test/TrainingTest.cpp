@@ -104,8 +104,23 @@ TEST(TrainingTest, StepsLimitStopsMidEpoch) {
   std::ostringstream out;
   TrainResult result = runTraining(options, out);
   ASSERT_EQ(result.history.size(), 1u);
-  // A partial epoch is not checkpointed.
-  EXPECT_FALSE(fs::exists(getCheckpointPath(options.checkpointDirectory)));
+  // A run that --steps stops mid-epoch checkpoints where it stopped, and
+  // says so on its last line.
+  TrainingState state = loadCheckpoint(options.checkpointDirectory);
+  EXPECT_EQ(state.stepsDone, 5);
+  EXPECT_EQ(state.epochsDone, 0);
+  EXPECT_EQ(state.partial.stepsDone, 5);
+  EXPECT_EQ(state.partial.samplesSeen, 5 * 16);
+  EXPECT_TRUE(state.history.empty()) << "the partial epoch is not history";
+
+  options.quiet = false;
+  std::ostringstream printed;
+  runTraining(options, printed);
+  std::string text = printed.str();
+  std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
+  EXPECT_EQ(last,
+            "checkpoint: " + getCheckpointPath(options.checkpointDirectory) +
+                " at step 5 (epoch 1, batch 5 of 13)\n");
 }
 
 /// Two epochs straight must equal one epoch, a checkpoint, a new process
@@ -153,6 +168,91 @@ void expectResumeIsBitExact(const std::string &name, MlpPlanOptions o) {
   while (std::getline(metrics, line))
     ++lines;
   EXPECT_EQ(lines, 2);
+}
+
+/// Two epochs straight must equal three runs that stop mid-epoch: one
+/// whose --checkpoint-every checkpoint is its last, one that --steps stops
+/// in the second epoch, and one that finishes: bit for bit, parameters,
+/// optimizer state and every epoch's loss.
+void expectMidEpochResumeIsBitExact(const std::string &name, MlpPlanOptions o) {
+  Fixture f = makeBandFixture(name, o);
+  std::ostringstream out;
+
+  RunOptions straight = bandOptions(f);
+  straight.epochs = 2;
+  straight.checkpointDirectory = f.dir + "/straight";
+  TrainResult a = runTraining(straight, out);
+
+  RunOptions first = bandOptions(f);
+  first.epochs = 2;
+  first.maxSteps = 5;
+  first.checkpointEvery = 5; // saved at step 5 by --checkpoint-every
+  first.checkpointDirectory = f.dir + "/resumed";
+  runTraining(first, out);
+  EXPECT_EQ(loadCheckpoint(first.checkpointDirectory).partial.stepsDone, 5);
+  RunOptions second = first;
+  second.resume = true;
+  second.maxSteps = 18; // stops at batch 5 of epoch 2
+  second.checkpointEvery = 4;
+  runTraining(second, out);
+  TrainingState middle = loadCheckpoint(second.checkpointDirectory);
+  EXPECT_EQ(middle.epochsDone, 1);
+  EXPECT_EQ(middle.partial.stepsDone, 5);
+  RunOptions third = second;
+  third.maxSteps = -1;
+  third.checkpointEvery = 0;
+  TrainResult b = runTraining(third, out);
+
+  TrainingState sa = loadCheckpoint(straight.checkpointDirectory);
+  TrainingState sb = loadCheckpoint(third.checkpointDirectory);
+  EXPECT_EQ(sb.epochsDone, 2);
+  EXPECT_EQ(sb.partial.stepsDone, 0);
+  EXPECT_EQ(sa.optimizerStep, sb.optimizerStep);
+  ASSERT_EQ(sa.tensors.size(), sb.tensors.size());
+  for (size_t i = 0; i < sa.tensors.size(); ++i)
+    EXPECT_TRUE(sa.tensors[i].bytes == sb.tensors[i].bytes)
+        << "tensor '" << sa.tensors[i].name << "' differs";
+  ASSERT_EQ(a.history.size(), 2u);
+  ASSERT_EQ(b.history.size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(a.history[e].trainLoss, b.history[e].trainLoss) << e;
+    EXPECT_EQ(a.history[e].trainAcc, b.history[e].trainAcc) << e;
+    EXPECT_EQ(a.history[e].testAcc, b.history[e].testAcc) << e;
+  }
+}
+
+TEST(TrainingTest, MidEpochResumeIsBitExactWithSgdMomentum) {
+  expectMidEpochResumeIsBitExact("midepoch_sgd", bandPlan());
+}
+
+TEST(TrainingTest, MidEpochResumeIsBitExactWithAdamWOnTwoDevices) {
+  MlpPlanOptions o = bandPlan();
+  o.optimizer = "adamw";
+  o.weightDecay = 0.01;
+  o.split = {7, 9};
+  expectMidEpochResumeIsBitExact("midepoch_adamw_two_devices", o);
+}
+
+TEST(TrainingTest, MidEpochCheckpointNeedsItsBatches) {
+  Fixture f = makeBandFixture("midepoch_subset", bandPlan());
+  RunOptions options = bandOptions(f);
+  options.maxSteps = 9;
+  options.checkpointDirectory = f.dir + "/ckpt";
+  std::ostringstream out;
+  runTraining(options, out);
+  options.resume = true;
+  options.maxSteps = -1;
+  options.trainSubset = 64; // 4 batches an epoch
+  try {
+    runTraining(options, out);
+    FAIL() << "resumed past the end of an epoch";
+  } catch (const RunError &error) {
+    EXPECT_EQ(std::string(error.what()),
+              getCheckpointPath(options.checkpointDirectory) +
+                  ": stopped after batch 9 of epoch 1, but an epoch of this "
+                  "data has only 4 batches (another data set or "
+                  "--train-subset?)");
+  }
 }
 
 TEST(TrainingTest, ResumeIsBitExactWithSgdMomentum) {

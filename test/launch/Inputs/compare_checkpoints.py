@@ -12,8 +12,8 @@ def read(path):
     if os.path.isdir(path):
         path = os.path.join(path, "checkpoint.dpcckpt")
     data = open(path, "rb").read()
-    if data[:8] != b"DPCCKPT1":
-        sys.exit(f"{path}: not a dpc checkpoint")
+    if data[:8] not in (b"DPCCKPT1", b"DPCCKPT2"):
+        sys.exit(f"{path}: not a dpc checkpoint (docs/checkpoint-format.md)")
     at = 8
 
     def take(fmt):
@@ -22,7 +22,11 @@ def read(path):
         at += struct.calcsize("<" + fmt)
         return values if len(values) > 1 else values[0]
 
-    state = {"counters": take("qqqQ")}
+    state = {"counters": take("qqqQ"), "partial": (0, 0, 0.0, 0.0)}
+    if data[7:8] == b"2":
+        # The partial epoch, without its seconds.
+        state["partial"] = take("qqdd")
+        take("d")
     history = []
     for _ in range(take("Q")):
         epoch = take("q")
@@ -53,6 +57,9 @@ def main():
     problems = []
     if a["counters"] != b["counters"]:
         problems.append(f"counters differ: {a['counters']} vs {b['counters']}")
+    if a["partial"] != b["partial"]:
+        problems.append(f"partial epochs differ: {a['partial']} vs "
+                        f"{b['partial']}")
     if a["history"] != b["history"]:
         problems.append(f"history differs: {a['history']} vs {b['history']}")
     if len(a["tensors"]) != len(b["tensors"]):

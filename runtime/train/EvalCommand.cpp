@@ -1,0 +1,259 @@
+//===- EvalCommand.cpp - `dpc eval` and `dpc predict` ---------------------===//
+
+#include "runtime/train/EvalCommand.h"
+#include "runtime/train/Evaluate.h"
+#include "runtime/train/NpyWriter.h"
+#include "runtime/train/RunOptions.h"
+#include "runtime/train/Trainer.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ostream>
+#include <sstream>
+
+namespace dpc::runtime {
+
+using train::UsageError;
+
+namespace {
+
+/// The flags of `dpc eval` and `dpc predict` (each takes those it lists).
+struct InferenceCommandLine {
+  train::InferenceOptions options;
+  bool json = false;      // eval
+  std::string outputPath; // predict: -o
+  int64_t topK = 0;       // predict: --top-k, 0 = the logits
+  bool help = false;
+};
+
+int64_t parseCount(const std::string &flag, const std::string &value) {
+  char *end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno == ERANGE || parsed < 1)
+    throw UsageError(flag + ": expected a whole number >= 1, got '" + value +
+                     "'");
+  return parsed;
+}
+
+/// Parses `args`; `predict` selects which command's flags are known.
+InferenceCommandLine parseInferenceFlags(const std::vector<std::string> &args,
+                                         bool predict) {
+  InferenceCommandLine line;
+  bool dataGiven = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      line.help = true;
+      return line;
+    }
+    if (arg.rfind("-", 0) != 0 || arg == "-") {
+      if (!line.options.planPath.empty())
+        throw UsageError("unexpected argument '" + arg +
+                         "' (the plan is already '" + line.options.planPath +
+                         "')");
+      line.options.planPath = arg;
+      continue;
+    }
+    std::string flag = arg, value;
+    bool inlineValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos)
+      flag = arg.substr(0, eq), value = arg.substr(eq + 1), inlineValue = true;
+    if (!predict && flag == "--json") {
+      if (inlineValue)
+        throw UsageError("--json takes no value");
+      line.json = true;
+      continue;
+    }
+    bool known = flag == "--data" || flag == "--checkpoint" ||
+                 flag == "--subset" ||
+                 (predict && (flag == "-o" || flag == "--top-k"));
+    if (!known)
+      throw UsageError("unknown flag '" + flag + "'");
+    if (!inlineValue) {
+      if (i + 1 >= args.size())
+        throw UsageError(flag + " needs a value");
+      value = args[++i];
+    }
+    if (value.empty())
+      throw UsageError(flag + " needs a non-empty value");
+    if (flag == "--data") {
+      dataGiven = true;
+      // predict takes images alone: npy:X.npy.
+      if (predict && value.rfind("npy:", 0) == 0 &&
+          value.find(',') == std::string::npos && value.size() > 4) {
+        line.options.data.npy = true;
+        line.options.data.trainImages = value.substr(4);
+        line.options.imagesOnly = true;
+      } else {
+        train::parseData(value, line.options.data);
+      }
+    } else if (flag == "--checkpoint") {
+      line.options.checkpointDirectory = value;
+    } else if (flag == "--subset") {
+      line.options.subset = parseCount(flag, value);
+    } else if (flag == "-o") {
+      line.outputPath = value;
+    } else {
+      line.topK = parseCount(flag, value);
+    }
+  }
+  if (line.options.planPath.empty())
+    throw UsageError(std::string("missing the plan file (dpc ") +
+                     (predict ? "predict" : "eval") + " PLAN --data ...)");
+  if (!dataGiven)
+    throw UsageError("missing --data");
+  if (predict && line.outputPath.empty())
+    throw UsageError("missing -o FILE.npy");
+  return line;
+}
+
+std::string formatNumber(double value, const char *spec = "%.6g") {
+  if (!std::isfinite(value))
+    return "null";
+  char text[64];
+  std::snprintf(text, sizeof(text), spec, value);
+  return text;
+}
+
+/// {"samples": N, "loss": ..., "accuracy": ..., "correct": N,
+/// "per_class_accuracy": [...], "confusion_matrix": [[...], ...]}, rows
+/// the labels and columns the predictions.
+std::string toJson(const train::EvalResult &result) {
+  std::ostringstream os;
+  os << "{\"samples\": " << result.count
+     << ", \"loss\": " << formatNumber(result.loss, "%.9g")
+     << ", \"accuracy\": "
+     << formatNumber(double(result.correct) / double(result.count), "%.9g")
+     << ", \"correct\": " << result.correct << ", \"per_class_accuracy\": [";
+  for (size_t c = 0; c < result.confusion.size(); ++c) {
+    int64_t total = 0;
+    for (int64_t n : result.confusion[c])
+      total += n;
+    os << (c ? ", " : "")
+       << (total ? formatNumber(double(result.confusion[c][c]) / total, "%.9g")
+                 : "null");
+  }
+  os << "], \"confusion_matrix\": [";
+  for (size_t c = 0; c < result.confusion.size(); ++c) {
+    os << (c ? ", [" : "[");
+    for (size_t p = 0; p < result.confusion[c].size(); ++p)
+      os << (p ? ", " : "") << result.confusion[c][p];
+    os << "]";
+  }
+  os << "]}";
+  return os.str();
+}
+
+/// Writes a C-order .npy array of `dtype` ("<f4", "<i8").
+void writeNpy(const std::string &path, const char *dtype,
+              const std::vector<int64_t> &shape, const void *data,
+              size_t bytes) {
+  train::writeFileAtomically(path, train::encodeNpy(dtype, shape, data, bytes));
+}
+
+/// Runs `body` (which returns the exit code), reporting errors in one line
+/// prefixed with `command`.
+template <typename Body>
+int reportErrors(const char *command, std::ostream &err, Body body) {
+  try {
+    return body();
+  } catch (const UsageError &error) {
+    err << "dpc " << command << ": " << error.what() << " (see dpc " << command
+        << " --help)" << std::endl;
+  } catch (const std::exception &error) {
+    err << error.what() << std::endl;
+  }
+  return 1;
+}
+
+} // namespace
+
+const char *getEvalUsage() {
+  return "usage: dpc eval PLAN --data DATA [options]\n"
+         "Reports the loss and accuracy of a trained plan on a labelled data "
+         "set (its eval step).\n"
+         "\n"
+         "Input:\n"
+         "  --data DATA         fashion-mnist[:DIR] (the test split), "
+         "idx|npy:IMAGES,LABELS, or dpc run's four files (the last two)\n"
+         "  --checkpoint DIR    the training state to evaluate (default: the "
+         "plan's own weights)\n"
+         "  --subset N          the first N samples only\n"
+         "Output:\n"
+         "  --json              one JSON object, with per-class accuracy and "
+         "the confusion matrix\n";
+}
+
+const char *getPredictUsage() {
+  return "usage: dpc predict PLAN --data DATA -o FILE.npy [options]\n"
+         "Writes the logits (or the top-k classes) of a trained plan for "
+         "each image, in order.\n"
+         "\n"
+         "Input:\n"
+         "  --data DATA         npy:IMAGES.npy, or a labelled set as in dpc "
+         "eval (its labels unused)\n"
+         "  --checkpoint DIR    the training state to use (default: the "
+         "plan's own weights)\n"
+         "  --subset N          the first N samples only\n"
+         "Output:\n"
+         "  -o FILE.npy         f32 logits [N, classes], or with --top-k "
+         "int64 classes [N, K]\n"
+         "  --top-k K           the K most likely classes of each image, most "
+         "likely first\n";
+}
+
+int evalCommand(const std::vector<std::string> &args, std::ostream &out,
+                std::ostream &err) {
+  return reportErrors("eval", err, [&] {
+    InferenceCommandLine line = parseInferenceFlags(args, /*predict=*/false);
+    if (line.help) {
+      out << getEvalUsage();
+      return 0;
+    }
+    train::EvalResult result = train::evaluateDataset(line.options);
+    if (line.json) {
+      out << toJson(result) << std::endl;
+      return 0;
+    }
+    out << "loss " << formatNumber(result.loss, "%.4f") << ", accuracy "
+        << formatNumber(double(result.correct) / double(result.count), "%.4f")
+        << " (" << result.correct << " of " << result.count << ")" << std::endl;
+    return 0;
+  });
+}
+
+int predictCommand(const std::vector<std::string> &args, std::ostream &out,
+                   std::ostream &err) {
+  return reportErrors("predict", err, [&] {
+    InferenceCommandLine line = parseInferenceFlags(args, /*predict=*/true);
+    if (line.help) {
+      out << getPredictUsage();
+      return 0;
+    }
+    train::Predictions predictions = train::predictDataset(line.options);
+    if (line.topK > predictions.classes)
+      throw UsageError("--top-k " + std::to_string(line.topK) +
+                       " is more than the plan's " +
+                       std::to_string(predictions.classes) + " classes");
+    if (line.topK) {
+      std::vector<int64_t> classes = train::topK(predictions, line.topK);
+      writeNpy(line.outputPath, "<i8", {predictions.count, line.topK},
+               classes.data(), classes.size() * sizeof(int64_t));
+    } else {
+      writeNpy(line.outputPath, "<f4", {predictions.count, predictions.classes},
+               predictions.logits.data(),
+               predictions.logits.size() * sizeof(float));
+    }
+    out << "predictions: " << line.outputPath << " (" << predictions.count
+        << " images, "
+        << (line.topK ? "top " + std::to_string(line.topK) + " classes"
+                      : std::to_string(predictions.classes) + " logits")
+        << " each)" << std::endl;
+    return 0;
+  });
+}
+
+} // namespace dpc::runtime

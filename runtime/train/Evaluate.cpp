@@ -1,0 +1,256 @@
+//===- Evaluate.cpp - a trained plan on a data set, forward only ----------===//
+
+#include "runtime/train/Evaluate.h"
+#include "runtime/data/BatchLoader.h"
+#include "runtime/data/Dataset.h"
+#include "runtime/data/Npy.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/kernels/KernelMath.h"
+#include "runtime/plan/PlanMemory.h"
+#include "runtime/plan/PlanTypes.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/Trainer.h"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <numeric>
+
+namespace dpc::train {
+
+using exec::Executor;
+
+namespace {
+
+[[noreturn]] void fail(const std::string &message) { throw RunError(message); }
+
+/// Images of an .npy array with no labels ([N, H, W] or [N, C, H, W];
+/// uint8 pixels scaled by 1/255, as data::loadNpy does), each labelled 0.
+data::Dataset loadUnlabelledNpy(const std::string &path) {
+  data::NpyArray images = data::readNpy(path);
+  if (images.shape.size() != 3 && images.shape.size() != 4)
+    fail(path + ": expected images [N, H, W] or [N, C, H, W], got " +
+         std::to_string(images.shape.size()) + " dims");
+  data::Dataset dataset;
+  dataset.count = images.shape[0];
+  bool hasChannels = images.shape.size() == 4;
+  dataset.channels = hasChannels ? images.shape[1] : 1;
+  dataset.height = images.shape[hasChannels ? 2 : 1];
+  dataset.width = images.shape[hasChannels ? 3 : 2];
+  try {
+    dataset.images = images.as<float>();
+  } catch (const data::DatasetError &error) {
+    fail(path + ": " + error.what());
+  }
+  if (images.dtype == "u1")
+    for (float &x : dataset.images)
+      x = float(x * (1.0 / 255));
+  dataset.labels.assign(dataset.count, 0);
+  return dataset;
+}
+
+/// The split `options.data` names: the test split where there is one.
+/// Returns the images file, for messages.
+std::string loadDataset(const InferenceOptions &options,
+                        data::Dataset &dataset) {
+  const RunOptions &d = options.data;
+  if (d.fashionMnist) {
+    std::string dir = d.dataDirectory.empty() ? data::kFashionMnistDirectory
+                                              : d.dataDirectory;
+    dataset = data::loadFashionMnist(dir, /*train=*/false);
+    return dir + "/t10k-images-idx3-ubyte.gz";
+  }
+  if (options.imagesOnly) {
+    dataset = loadUnlabelledNpy(d.trainImages);
+    return d.trainImages;
+  }
+  bool test = !d.testImages.empty();
+  const std::string &images = test ? d.testImages : d.trainImages;
+  const std::string &labels = test ? d.testLabels : d.trainLabels;
+  dataset =
+      d.npy ? data::loadNpy(images, labels) : data::loadIdx(images, labels);
+  return images;
+}
+
+/// Keeps the first `count` samples (all if count < 0).
+void takeSubset(data::Dataset &dataset, int64_t count) {
+  if (count < 0 || count >= dataset.count)
+    return;
+  dataset.count = count;
+  dataset.images.resize(count * dataset.imageSize());
+  dataset.labels.resize(count);
+}
+
+/// A plan's eval_step, loaded with the training state to evaluate.
+class Inference {
+public:
+  explicit Inference(const InferenceOptions &options)
+      : planPath(options.planPath),
+        loaded(plan::LoadedPlan::load(options.planPath)) {
+    plan::checkDeviceMemory(*loaded);
+    executor = std::make_unique<Executor>(loaded, exec::createDevice);
+    evalStep = executor->findStep("eval_step");
+    if (evalStep < 0)
+      fail(planPath + ": the plan has no eval_step");
+    requireInput("images", plan::DType::F32);
+    requireInput("labels", plan::DType::I32);
+    const plan::Tensor *logits = executor->findOutput(evalStep, "logits");
+    if (!logits || logits->dtype() != plan::DType::F32 ||
+        logits->dims()->size() != 2)
+      fail(planPath + ": eval_step has no f32 output 'logits' [N, classes]");
+    classes = logits->dims()->Get(1);
+    if (!options.checkpointDirectory.empty()) {
+      std::string path = getCheckpointPath(options.checkpointDirectory);
+      if (!std::ifstream(path))
+        fail(path + ": no checkpoint there");
+      restoreState(*executor, loadCheckpoint(options.checkpointDirectory),
+                   path);
+    }
+  }
+
+  /// Checks `dataset` against the eval step's images and the classes.
+  void check(const data::Dataset &dataset, const std::string &name) const {
+    std::vector<int64_t> dims =
+        plan::toDims(executor->findInput(evalStep, "images")->dims());
+    if (dims.size() != 4)
+      fail(planPath + ": eval_step's images must be [N, C, H, W], are " +
+           plan::formatDims(dims));
+    data::checkImageShape(dataset, name, dims[1], dims[2], dims[3]);
+    if (dataset.count == 0)
+      fail(name + ": holds no images");
+    for (int32_t label : dataset.labels)
+      if (label >= classes)
+        fail(name + ": label " + std::to_string(label) +
+             " is out of range for the plan's " + std::to_string(classes) +
+             " classes");
+  }
+
+  /// Runs eval_step over `dataset` in order; `visit` sees each batch with
+  /// its logits and the plan's mean loss over its rows.
+  void forEachBatch(
+      const data::Dataset &dataset,
+      const std::function<void(const data::Batch &, const float *logits,
+                               double loss)> &visit) {
+    data::BatchLoader loader(
+        dataset, std::max<int64_t>(1, executor->getMaxBatch(evalStep)),
+        /*shuffle=*/false, 0);
+    loader.startEpoch(0);
+    std::vector<float> logits;
+    bool hasLoss = executor->findOutput(evalStep, "loss") != nullptr;
+    while (const data::Batch *batch = loader.next()) {
+      executor->setInput(evalStep, "images", batch->images.data(),
+                         batch->images.size() * sizeof(float));
+      executor->setInput(evalStep, "labels", batch->labels.data(),
+                         batch->labels.size() * sizeof(int32_t));
+      executor->run(evalStep, batch->size);
+      logits.resize(batch->size * classes);
+      executor->getOutput(evalStep, "logits", logits.data(),
+                          logits.size() * sizeof(float));
+      double loss = hasLoss ? executor->getScalarOutput(evalStep, "loss") : 0.0;
+      visit(*batch, logits.data(), loss);
+    }
+  }
+
+  int64_t getClasses() const { return classes; }
+
+private:
+  void requireInput(const char *name, plan::DType dtype) {
+    const plan::Tensor *tensor = executor->findInput(evalStep, name);
+    if (!tensor || tensor->dtype() != dtype)
+      fail(planPath + ": eval_step has no " + plan::EnumNameDType(dtype) +
+           " input '" + name + "'");
+  }
+
+  std::string planPath;
+  std::shared_ptr<const plan::LoadedPlan> loaded;
+  std::unique_ptr<Executor> executor;
+  int evalStep = -1;
+  int64_t classes = 0;
+};
+
+/// Runs `body`, turning the runtime's own errors into RunErrors.
+template <typename Body> auto withRunErrors(Body body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const RunError &) {
+    throw;
+  } catch (const plan::PlanError &error) {
+    throw RunError(error.what());
+  } catch (const data::DatasetError &error) {
+    throw RunError(error.what());
+  } catch (const CheckpointError &error) {
+    throw RunError(error.what());
+  } catch (const std::bad_alloc &) {
+    throw RunError("out of memory");
+  } catch (const std::exception &error) {
+    throw RunError(error.what());
+  }
+}
+
+} // namespace
+
+EvalResult evaluateDataset(const InferenceOptions &options) {
+  return withRunErrors([&] {
+    Inference inference(options);
+    data::Dataset dataset;
+    std::string name = loadDataset(options, dataset);
+    takeSubset(dataset, options.subset);
+    inference.check(dataset, name);
+    int64_t classes = inference.getClasses();
+    EvalResult result;
+    result.confusion.assign(classes, std::vector<int64_t>(classes, 0));
+    double lossSum = 0;
+    inference.forEachBatch(dataset, [&](const data::Batch &batch,
+                                        const float *logits, double loss) {
+      lossSum += loss * static_cast<double>(batch.size);
+      for (int64_t row = 0; row < batch.size; ++row) {
+        int64_t predicted =
+            kernels::math::rowArgMax(logits + row * classes, classes);
+        int32_t label = batch.labels[row];
+        ++result.confusion[label][predicted];
+        result.correct += predicted == label;
+      }
+      result.count += batch.size;
+    });
+    result.loss = lossSum / static_cast<double>(result.count);
+    return result;
+  });
+}
+
+Predictions predictDataset(const InferenceOptions &options) {
+  return withRunErrors([&] {
+    Inference inference(options);
+    data::Dataset dataset;
+    std::string name = loadDataset(options, dataset);
+    takeSubset(dataset, options.subset);
+    inference.check(dataset, name);
+    Predictions predictions;
+    predictions.classes = inference.getClasses();
+    predictions.logits.reserve(dataset.count * predictions.classes);
+    inference.forEachBatch(
+        dataset, [&](const data::Batch &batch, const float *logits, double) {
+          predictions.logits.insert(predictions.logits.end(), logits,
+                                    logits + batch.size * predictions.classes);
+          predictions.count += batch.size;
+        });
+    return predictions;
+  });
+}
+
+std::vector<int64_t> topK(const Predictions &predictions, int64_t k) {
+  std::vector<int64_t> result;
+  result.reserve(predictions.count * k);
+  std::vector<int64_t> order(predictions.classes);
+  for (int64_t row = 0; row < predictions.count; ++row) {
+    const float *logits = &predictions.logits[row * predictions.classes];
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return logits[a] > logits[b];
+    });
+    result.insert(result.end(), order.begin(), order.begin() + k);
+  }
+  return result;
+}
+
+} // namespace dpc::train

@@ -1,0 +1,55 @@
+//===- Evaluate.h - a trained plan on a data set, forward only --*- C++ -*-===//
+//
+// `dpc eval` and `dpc predict`: load a plan and (optionally) a checkpoint
+// into an executor, run the plan's eval_step (batch norm with its running
+// statistics) over a data set in order, and report the loss, the accuracy
+// and the confusion matrix, or collect the logits. Every failure a user can
+// cause is a RunError whose message is one line naming the file at fault.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_TRAIN_EVALUATE_H
+#define DPC_RUNTIME_TRAIN_EVALUATE_H
+
+#include "runtime/train/RunOptions.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dpc::train {
+
+/// What `dpc eval` and `dpc predict` run.
+struct InferenceOptions {
+  std::string planPath;
+  std::string checkpointDirectory; // empty: the plan's own weights
+  /// --data, parsed as `dpc run` does (only its data fields are used): the
+  /// test split where there is one, else the files given.
+  RunOptions data;
+  bool imagesOnly = false; // npy:X.npy with no labels (predict)
+  int64_t subset = -1;     // --subset: the first N samples; -1 = all
+};
+
+struct EvalResult {
+  int64_t count = 0, correct = 0;
+  double loss = 0; // the mean over the samples, as the plan computes it
+  /// confusion[label][predicted]: predictions by the first largest logit.
+  std::vector<std::vector<int64_t>> confusion;
+};
+
+struct Predictions {
+  int64_t count = 0, classes = 0;
+  std::vector<float> logits; // count x classes, row-major
+};
+
+/// Throws RunError.
+EvalResult evaluateDataset(const InferenceOptions &options);
+Predictions predictDataset(const InferenceOptions &options);
+
+/// The indices of the `k` largest entries of each row, largest first (ties
+/// to the lower index, as torch.topk on CPU), count x k, row-major.
+std::vector<int64_t> topK(const Predictions &predictions, int64_t k);
+
+} // namespace dpc::train
+
+#endif // DPC_RUNTIME_TRAIN_EVALUATE_H

@@ -1,0 +1,327 @@
+//===- ExportCommand.cpp - `dpc export` -----------------------------------===//
+
+#include "runtime/train/ExportCommand.h"
+#include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/PlanTypes.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/NpyWriter.h"
+#include "runtime/train/RunOptions.h"
+#include "runtime/train/Trainer.h"
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+namespace dpc::runtime {
+
+using train::RunError;
+using train::UsageError;
+
+namespace {
+
+struct ExportOptions {
+  std::string planPath, checkpointDirectory, outputPath;
+  std::string format; // npz or safetensors; empty: by the extension
+  bool help = false;
+};
+
+ExportOptions parseExportOptions(const std::vector<std::string> &args) {
+  ExportOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      return options;
+    }
+    if (arg.rfind("-", 0) != 0 || arg == "-") {
+      if (!options.planPath.empty())
+        throw UsageError("unexpected argument '" + arg +
+                         "' (the plan is already '" + options.planPath + "')");
+      options.planPath = arg;
+      continue;
+    }
+    std::string flag = arg, value;
+    bool inlineValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos)
+      flag = arg.substr(0, eq), value = arg.substr(eq + 1), inlineValue = true;
+    if (flag != "--checkpoint" && flag != "-o" && flag != "--format")
+      throw UsageError("unknown flag '" + flag + "'");
+    if (!inlineValue) {
+      if (i + 1 >= args.size())
+        throw UsageError(flag + " needs a value");
+      value = args[++i];
+    }
+    if (value.empty())
+      throw UsageError(flag + " needs a non-empty value");
+    if (flag == "--format" && value != "npz" && value != "safetensors")
+      throw UsageError("--format: expected npz or safetensors (onnx is not "
+                       "supported yet), got '" +
+                       value + "'");
+    if (flag == "--format")
+      options.format = value;
+    else if (flag == "--checkpoint")
+      options.checkpointDirectory = value;
+    else if (flag == "-o")
+      options.outputPath = value;
+  }
+  if (options.planPath.empty())
+    throw UsageError("missing the plan file (dpc export PLAN -o FILE.npz)");
+  if (options.outputPath.empty())
+    throw UsageError("missing -o FILE.npz or -o FILE.safetensors");
+  return options;
+}
+
+/// NumPy's type string of `dtype`, or null where NumPy has none.
+const char *getNpyDescr(plan::DType dtype) {
+  switch (dtype) {
+  case plan::DType::F32:
+    return "<f4";
+  case plan::DType::F64:
+    return "<f8";
+  case plan::DType::F16:
+    return "<f2";
+  case plan::DType::I32:
+    return "<i4";
+  case plan::DType::I64:
+    return "<i8";
+  case plan::DType::U8:
+    return "|u1";
+  default:
+    return nullptr;
+  }
+}
+
+/// The plan's own value of `tensor`: its data, or zeros or ones.
+std::vector<uint8_t> getInitialValue(const plan::PersistentTensor &tensor) {
+  int64_t count = plan::getNumElements(plan::toDims(tensor.dims()));
+  int64_t size = plan::getDTypeSize(tensor.dtype());
+  if (tensor.init() == plan::InitKind::Data && tensor.data())
+    return {tensor.data()->begin(), tensor.data()->end()};
+  std::vector<uint8_t> bytes(count * size, 0);
+  if (tensor.init() != plan::InitKind::Ones)
+    return bytes;
+  std::vector<uint8_t> one(size, 0);
+  switch (tensor.dtype()) {
+  case plan::DType::F32: {
+    float value = 1;
+    std::memcpy(one.data(), &value, size);
+    break;
+  }
+  case plan::DType::F64: {
+    double value = 1;
+    std::memcpy(one.data(), &value, size);
+    break;
+  }
+  default:
+    one[0] = 1; // integers, little-endian
+  }
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(&bytes[i * size], one.data(), size);
+  return bytes;
+}
+
+/// Each parameter and buffer of the plan once (the lowest device's copy),
+/// in plan order.
+std::vector<const plan::PersistentTensor *>
+getExportedTensors(const plan::Plan &plan) {
+  std::map<std::string, const plan::PersistentTensor *> lowest;
+  std::vector<std::string> order;
+  for (const plan::PersistentTensor *tensor : *plan.persistent()) {
+    if (tensor->kind() == plan::PersistentKind::OptimizerState)
+      continue;
+    std::string name = tensor->name()->str();
+    auto [it, inserted] = lowest.emplace(name, tensor);
+    if (inserted)
+      order.push_back(name);
+    else if (tensor->device() < it->second->device())
+      it->second = tensor;
+  }
+  std::vector<const plan::PersistentTensor *> tensors;
+  for (const std::string &name : order)
+    tensors.push_back(lowest[name]);
+  return tensors;
+}
+
+/// A tensor as it leaves dpc: its name in the model file, plain layout.
+struct ExportedTensor {
+  std::string name;
+  plan::DType dtype;
+  std::vector<int64_t> dims;
+  std::vector<uint8_t> bytes;
+};
+
+/// The plan's parameters and buffers, with their values from `state` (when
+/// given) or the plan.
+std::vector<ExportedTensor> collectTensors(const plan::LoadedPlan &loaded,
+                                           const train::TrainingState *state,
+                                           const std::string &statePath) {
+  std::map<std::string, const train::SavedTensor *> saved;
+  if (state)
+    for (const train::SavedTensor &tensor : state->tensors)
+      saved[tensor.name] = &tensor;
+  std::vector<ExportedTensor> tensors;
+  for (const plan::PersistentTensor *tensor :
+       getExportedTensors(loaded.get())) {
+    ExportedTensor exported{tensor->name()->str(),
+                            tensor->dtype(),
+                            plan::toDims(tensor->dims()),
+                            {}};
+    if (state) {
+      auto it = saved.find(exported.name);
+      if (it == saved.end() || it->second->dims != exported.dims ||
+          it->second->dtype != int32_t(tensor->dtype()))
+        throw RunError(statePath + ": has no tensor '" + exported.name + "' " +
+                       plan::formatDims(exported.dims) +
+                       " (a checkpoint of another plan?)");
+      exported.bytes = it->second->bytes;
+    } else {
+      exported.bytes = getInitialValue(*tensor);
+    }
+    tensors.push_back(std::move(exported));
+  }
+  return tensors;
+}
+
+std::vector<uint8_t>
+encodeTensorsAsNpz(const std::vector<ExportedTensor> &tensors,
+                   const std::string &planName) {
+  std::vector<train::NpzEntry> entries;
+  for (const ExportedTensor &tensor : tensors) {
+    const char *descr = getNpyDescr(tensor.dtype);
+    if (!descr)
+      throw RunError(planName + ": tensor '" + tensor.name + "' is " +
+                     plan::EnumNameDType(tensor.dtype) +
+                     ", which .npz cannot hold (use --format safetensors)");
+    entries.push_back(
+        {tensor.name, train::encodeNpy(descr, tensor.dims, tensor.bytes.data(),
+                                       tensor.bytes.size())});
+  }
+  return train::encodeNpz(entries);
+}
+
+/// safetensors' dtype names.
+const char *getSafetensorsDType(plan::DType dtype) {
+  switch (dtype) {
+  case plan::DType::F32:
+    return "F32";
+  case plan::DType::F64:
+    return "F64";
+  case plan::DType::F16:
+    return "F16";
+  case plan::DType::BF16:
+    return "BF16";
+  case plan::DType::I32:
+    return "I32";
+  case plan::DType::I64:
+    return "I64";
+  case plan::DType::U8:
+    return "U8";
+  }
+  return "U8";
+}
+
+/// A JSON string of `text` (names are plain, but quotes must not break it).
+std::string quoteJson(const std::string &text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+/// The safetensors file of `tensors`: a u64 header length, a JSON header of
+/// each tensor's dtype, shape and byte range (padded with spaces to a
+/// multiple of 8), then the tensors' bytes in order.
+std::vector<uint8_t>
+encodeTensorsAsSafetensors(const std::vector<ExportedTensor> &tensors) {
+  std::string header = "{\"__metadata__\": {\"format\": \"pt\"}";
+  uint64_t offset = 0;
+  for (const ExportedTensor &tensor : tensors) {
+    header += ", " + quoteJson(tensor.name) + ": {\"dtype\": \"" +
+              getSafetensorsDType(tensor.dtype) + "\", \"shape\": [";
+    for (size_t d = 0; d < tensor.dims.size(); ++d)
+      header += (d ? ", " : "") + std::to_string(tensor.dims[d]);
+    header += "], \"data_offsets\": [" + std::to_string(offset) + ", " +
+              std::to_string(offset + tensor.bytes.size()) + "]}";
+    offset += tensor.bytes.size();
+  }
+  header += "}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::vector<uint8_t> out;
+  for (int i = 0; i < 8; ++i)
+    out.push_back(uint8_t(uint64_t(header.size()) >> (8 * i)));
+  out.insert(out.end(), header.begin(), header.end());
+  for (const ExportedTensor &tensor : tensors)
+    out.insert(out.end(), tensor.bytes.begin(), tensor.bytes.end());
+  return out;
+}
+
+/// --format, or else the output's extension: safetensors or npz.
+bool writesSafetensors(const ExportOptions &options) {
+  if (!options.format.empty())
+    return options.format == "safetensors";
+  const std::string extension = ".safetensors";
+  const std::string &path = options.outputPath;
+  return path.size() >= extension.size() &&
+         path.compare(path.size() - extension.size(), extension.size(),
+                      extension) == 0;
+}
+
+} // namespace
+
+const char *getExportUsage() {
+  return "usage: dpc export PLAN -o FILE.npz|FILE.safetensors [options]\n"
+         "Writes a plan's trained parameters and buffers, named as in the "
+         "model file, for NumPy and PyTorch.\n"
+         "\n"
+         "Input:\n"
+         "  --checkpoint DIR    the training state to export (default: the "
+         "plan's initial values)\n"
+         "Output:\n"
+         "  -o FILE             the file: one array per tensor, in plain "
+         "layout\n"
+         "  --format FORMAT     npz or safetensors (default: by the file's "
+         "extension, else npz)\n";
+}
+
+int exportCommand(const std::vector<std::string> &args, std::ostream &out,
+                  std::ostream &err) {
+  try {
+    ExportOptions options = parseExportOptions(args);
+    if (options.help) {
+      out << getExportUsage();
+      return 0;
+    }
+    auto loaded = plan::LoadedPlan::load(options.planPath);
+    std::unique_ptr<train::TrainingState> state;
+    std::string statePath;
+    if (!options.checkpointDirectory.empty()) {
+      statePath = train::getCheckpointPath(options.checkpointDirectory);
+      if (!std::ifstream(statePath))
+        throw RunError(statePath + ": no checkpoint there");
+      state = std::make_unique<train::TrainingState>(
+          train::loadCheckpoint(options.checkpointDirectory));
+    }
+    std::vector<ExportedTensor> tensors =
+        collectTensors(*loaded, state.get(), statePath);
+    train::writeFileAtomically(
+        options.outputPath,
+        writesSafetensors(options)
+            ? encodeTensorsAsSafetensors(tensors)
+            : encodeTensorsAsNpz(tensors, loaded->getName()));
+    out << "exported " << tensors.size() << " tensors to " << options.outputPath
+        << std::endl;
+    return 0;
+  } catch (const UsageError &error) {
+    err << "dpc export: " << error.what() << " (see dpc export --help)"
+        << std::endl;
+  } catch (const std::exception &error) {
+    err << error.what() << std::endl;
+  }
+  return 1;
+}
+
+} // namespace dpc::runtime
