@@ -7,7 +7,8 @@
 //
 // The address this rank listens on for its peers: the interface named by
 // GLOO_SOCKET_IFNAME if set, 127.0.0.1 if the master is on loopback, else
-// the local address the kernel routes MASTER_ADDR through.
+// the local address the kernel routes MASTER_ADDR through. Each rank also
+// leaves it in the store, so that a rank that loses another names its host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +21,11 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cstdlib>
 #include <cstring>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -109,13 +112,15 @@ class GlooTransport : public Transport {
 public:
   GlooTransport(std::unique_ptr<TcpStoreServer> server,
                 std::unique_ptr<TcpStore> store,
-                std::shared_ptr<gloo::rendezvous::Context> context)
+                std::shared_ptr<gloo::rendezvous::Context> context,
+                std::vector<std::string> hosts)
       : server(std::move(server)), store(std::move(store)),
-        context(std::move(context)) {}
+        context(std::move(context)), hosts(std::move(hosts)) {}
 
   int getRank() const override { return context->rank; }
   int getWorldSize() const override { return context->size; }
   const char *getName() const override { return "gloo"; }
+  std::string getPeerHost(int peer) const override { return hosts.at(peer); }
 
   std::unique_ptr<Request> send(int peer, const void *data, size_t bytes,
                                 uint32_t tag) override {
@@ -143,6 +148,7 @@ private:
   std::unique_ptr<TcpStoreServer> server; // rank 0 only
   std::unique_ptr<TcpStore> store;
   std::shared_ptr<gloo::rendezvous::Context> context;
+  std::vector<std::string> hosts; // each rank's address, for messages
 };
 
 bool isLoopback(const std::string &host) {
@@ -177,6 +183,27 @@ std::string routeTo(const std::string &host, int port) {
     ::close(fd);
   ::freeaddrinfo(found);
   return local;
+}
+
+/// The IPv4 address of interface `name`, or `name` itself if it has none.
+std::string interfaceAddress(const std::string &name) {
+  ifaddrs *all = nullptr;
+  if (::getifaddrs(&all) != 0)
+    return name;
+  std::string found = name;
+  for (ifaddrs *entry = all; entry; entry = entry->ifa_next) {
+    char text[INET_ADDRSTRLEN];
+    if (entry->ifa_addr && entry->ifa_addr->sa_family == AF_INET &&
+        name == entry->ifa_name &&
+        ::inet_ntop(AF_INET,
+                    &reinterpret_cast<sockaddr_in *>(entry->ifa_addr)->sin_addr,
+                    text, sizeof(text))) {
+      found = text;
+      break;
+    }
+  }
+  ::freeifaddrs(all);
+  return found;
 }
 
 std::string formatSeconds(milliseconds timeout) {
@@ -236,25 +263,38 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
   }
 
   gloo::transport::tcp::attr attributes;
+  std::string address; // where this rank listens, for the others' messages
   if (const char *iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface)
-    attributes.iface = iface;
+    address = interfaceAddress(attributes.iface = iface);
   else if (isLoopback(host))
-    attributes.hostname = "127.0.0.1";
+    address = attributes.hostname = "127.0.0.1";
   else if (std::string local = routeTo(host, port); !local.empty())
-    attributes.hostname = local;
+    address = attributes.hostname = local;
   else
     throw CommError("rendezvous at " + where +
                     ": no local address routes to MASTER_ADDR; set "
                     "GLOO_SOCKET_IFNAME to the interface to use");
+  // Set before Gloo's keys: once the mesh is up, every rank's is there.
+  store->set("dpc/host/" + std::to_string(rank),
+             std::vector<char>(address.begin(), address.end()));
   try {
     auto device = gloo::transport::tcp::CreateDevice(attributes);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
     context->setTimeout(timeout);
     GlooStore glooStore(*store, timeout);
     context->connectFullMesh(glooStore, device);
+    std::vector<std::string> hosts;
+    for (int r = 0; r < size; ++r) {
+      std::vector<char> theirs =
+          store->get("dpc/host/" + std::to_string(r), timeout);
+      hosts.emplace_back(theirs.begin(), theirs.end());
+    }
+    // On one host, the ranks alone say it all.
+    if (std::count(hosts.begin(), hosts.end(), hosts[0]) == size)
+      hosts.assign(size, "");
     return createPeerCommunicator(
         std::make_unique<GlooTransport>(std::move(server), std::move(store),
-                                        std::move(context)),
+                                        std::move(context), std::move(hosts)),
         timeout);
   } catch (const CommError &) {
     throw;

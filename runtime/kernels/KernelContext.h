@@ -29,6 +29,14 @@ public:
   /// Drops every cached primitive and the scratchpad.
   void clearCache();
 
+  /// OpenMP threads for the kernels whose results depend on their thread
+  /// count (oneDNN splits the sums of weight gradients and inner products
+  /// between its threads); 0: the calling thread's count. Every layout of
+  /// a run (one process, or ranks on one or several hosts) sets the same
+  /// count, so that they compute the same bits.
+  void setReductionThreads(int threads) { reductionThreads = threads; }
+  int getReductionThreads() const { return reductionThreads; }
+
   /// oneDNN objects live behind this so that kernel users need not include
   /// dnnl.hpp; only the kernel sources see its definition.
   struct Impl;
@@ -36,6 +44,7 @@ public:
 
 private:
   std::unique_ptr<Impl> impl;
+  int reductionThreads = 0;
 };
 
 } // namespace dpc::kernels
