@@ -114,20 +114,6 @@ private:
   std::unordered_map<int, std::vector<float>> layoutBuffers;
 };
 
-/// Runs the scope's primitives (created and executed there: oneDNN fixes
-/// its split of the work when it creates a primitive) with the context's
-/// reduction threads, and restores the caller's count on the way out.
-class ReductionThreadsScope {
-public:
-  explicit ReductionThreadsScope(const KernelContext &context);
-  ~ReductionThreadsScope();
-  ReductionThreadsScope(const ReductionThreadsScope &) = delete;
-  ReductionThreadsScope &operator=(const ReductionThreadsScope &) = delete;
-
-private:
-  int saved = 0; // the caller's count, 0 if unchanged
-};
-
 /// Attributes every cached primitive is created with.
 dnnl::primitive_attr defaultAttr();
 

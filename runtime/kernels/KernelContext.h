@@ -47,6 +47,21 @@ private:
   int reductionThreads = 0;
 };
 
+/// Runs the scope's kernels with the context's reduction threads (oneDNN
+/// primitives are created there too: oneDNN fixes its split of the work
+/// when it creates a primitive), and restores the caller's count on the way
+/// out.
+class ReductionThreadsScope {
+public:
+  explicit ReductionThreadsScope(const KernelContext &context);
+  ~ReductionThreadsScope();
+  ReductionThreadsScope(const ReductionThreadsScope &) = delete;
+  ReductionThreadsScope &operator=(const ReductionThreadsScope &) = delete;
+
+private:
+  int saved = 0; // the caller's count, 0 if unchanged
+};
+
 } // namespace dpc::kernels
 
 #endif // DPC_RUNTIME_KERNELS_KERNELCONTEXT_H

@@ -11,7 +11,9 @@ Two hosts, 0 and 1. Interface i of host h is `eth<i>`, with the address
 `eth<i>`: with --interfaces 2, each host has two, on two subnets. In the
 command, "{host}" becomes the host's number and "{addr}" its eth0
 address. Every host's command starts at once (`ip netns exec NS ...`);
---absent H leaves host H's unstarted.
+--absent H leaves host H's unstarted (mpirun on host 0 starts
+host 1's ranks itself, through Open MPI's rsh agent netns-rsh.sh, which
+finds the namespaces in DPC_NETNS_HOSTS).
 
 --kill H kills every process of host H (SIGKILL: the kernel closes their
 connections, as when a host's processes crash); --power-off H takes host
@@ -22,8 +24,8 @@ happens once host 0's output matches --when (default: at once).
 Prints every host's stdout, then its stderr (host order), then "host H:
 exit STATUS" per host, with --traffic "host H: ethI busy|quiet" per
 interface (busy: it sent at least 256 KiB, the training's collectives),
-then "done within SECONDS" or "NOT done within SECONDS" (since the kill,
-or the start). Hosts still running after 3 x --within are killed.
+then "done within SECONDS (ACTUAL s)" or "NOT done within ..." (since the
+kill, or the start). Hosts still running after 3 x --within are killed.
 Exits 0: the test checks the lines.
 
 The namespaces are named dpc<pid>h<H> and are removed on the way out,
@@ -210,7 +212,7 @@ def run(args, command, names):
             ]
             print(f"host {h}: " + ", ".join(state))
     verdict = "done" if elapsed <= args.within else "NOT done"
-    print(f"{verdict} within {args.within:g} s")
+    print(f"{verdict} within {args.within:g} s ({elapsed:.1f} s)")
 
 
 def main():
