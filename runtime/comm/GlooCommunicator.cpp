@@ -35,16 +35,16 @@ namespace {
 
 using std::chrono::milliseconds;
 
-/// Gloo's view of a TcpStore: its keys under "gloo/".
+/// Gloo's view of a TcpStore: its keys under `prefix`.
 class GlooStore : public gloo::rendezvous::Store {
 public:
-  GlooStore(TcpStore &store, milliseconds timeout)
-      : store(store), timeout(timeout) {}
+  GlooStore(TcpStore &store, std::string prefix, milliseconds timeout)
+      : store(store), prefix(std::move(prefix)), timeout(timeout) {}
   void set(const std::string &key, const std::vector<char> &data) override {
-    store.set("gloo/" + key, data);
+    store.set(prefix + key, data);
   }
   std::vector<char> get(const std::string &key) override {
-    return store.get("gloo/" + key, timeout);
+    return store.get(prefix + key, timeout);
   }
   void wait(const std::vector<std::string> &keys) override {
     wait(keys, timeout);
@@ -52,13 +52,14 @@ public:
   void wait(const std::vector<std::string> &keys,
             const milliseconds &limit) override {
     for (const std::string &key : keys)
-      if (!store.waitFor("gloo/" + key, limit))
+      if (!store.waitFor(prefix + key, limit))
         throw CommError("rendezvous store " + store.getAddress() +
                         ": gloo's key '" + key + "' was not set in time");
   }
 
 private:
   TcpStore &store;
+  std::string prefix;
   milliseconds timeout;
 };
 
@@ -227,21 +228,35 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
   auto store = std::make_unique<TcpStore>(host, port, timeout);
 
   // Everyone announces itself and its world size, then waits for the rest.
+  // Each restart of the group has keys of its own.
+  std::string generation = std::to_string(environment.restartCount) + "/";
+  std::string arrived = "dpc/" + generation + "arrived/";
   auto deadline = Clock::now() + timeout;
   std::string mySize = std::to_string(size);
-  store->set("dpc/arrived/" + std::to_string(rank),
-             std::vector<char>(mySize.begin(), mySize.end()));
+  auto announce = [&] {
+    store->set(arrived + std::to_string(rank),
+               std::vector<char>(mySize.begin(), mySize.end()));
+  };
+  announce();
   std::vector<int> missing;
   std::string who =
       " (rank " + std::to_string(rank) + " of " + std::to_string(size) + ")";
   for (int r = 0; r < size; ++r) {
-    auto left =
-        std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    auto left = std::max(
+        std::chrono::duration_cast<milliseconds>(deadline - Clock::now()),
+        milliseconds(0));
     try {
-      if (!store->waitFor("dpc/arrived/" + std::to_string(r),
-                          std::max(left, milliseconds(0))))
+      if (!store->waitFor(arrived + std::to_string(r), left))
         missing.push_back(r);
     } catch (const CommError &) {
+      // After a restart, the store may have been the failed group's rank
+      // 0's, on its way out: meet at the new one.
+      if (environment.restartCount > 0 && left > milliseconds(0)) {
+        store = std::make_unique<TcpStore>(host, port, left);
+        announce();
+        --r;
+        continue;
+      }
       throw CommError("rendezvous at " + where + who +
                       ": lost the store (rank 0 serves it) while waiting "
                       "for rank " +
@@ -253,8 +268,7 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
                     formatRanks(missing) + " did not arrive within " +
                     formatSeconds(timeout));
   for (int r = 0; r < size; ++r) {
-    std::vector<char> theirs =
-        store->get("dpc/arrived/" + std::to_string(r), timeout);
+    std::vector<char> theirs = store->get(arrived + std::to_string(r), timeout);
     if (std::string(theirs.begin(), theirs.end()) != mySize)
       throw CommError("rendezvous at " + where + ": rank " + std::to_string(r) +
                       " has WORLD_SIZE " +
@@ -275,18 +289,18 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
                     ": no local address routes to MASTER_ADDR; set "
                     "GLOO_SOCKET_IFNAME to the interface to use");
   // Set before Gloo's keys: once the mesh is up, every rank's is there.
-  store->set("dpc/host/" + std::to_string(rank),
+  store->set("dpc/" + generation + "host/" + std::to_string(rank),
              std::vector<char>(address.begin(), address.end()));
   try {
     auto device = gloo::transport::tcp::CreateDevice(attributes);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
     context->setTimeout(timeout);
-    GlooStore glooStore(*store, timeout);
+    GlooStore glooStore(*store, "gloo/" + generation, timeout);
     context->connectFullMesh(glooStore, device);
     std::vector<std::string> hosts;
     for (int r = 0; r < size; ++r) {
-      std::vector<char> theirs =
-          store->get("dpc/host/" + std::to_string(r), timeout);
+      std::vector<char> theirs = store->get(
+          "dpc/" + generation + "host/" + std::to_string(r), timeout);
       hosts.emplace_back(theirs.begin(), theirs.end());
     }
     // On one host, the ranks alone say it all.

@@ -1,8 +1,9 @@
 //===- Checkpoint.cpp - training state on disk ----------------------------===//
 //
-// Format (little-endian): "DPCCKPT1", then the fields of TrainingState in
+// Format (little-endian): "DPCCKPT2", then the fields of TrainingState in
 // declaration order (strings and vectors as a u64 length and their
-// elements), then an FNV-1a 64 checksum of everything before it.
+// elements), then an FNV-1a 64 checksum of everything before it. Version 1
+// (read too) lacks the unfinished epoch's four fields.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,8 @@
 namespace dpc::train {
 namespace {
 
-constexpr char kMagic[8] = {'D', 'P', 'C', 'C', 'K', 'P', 'T', '1'};
+constexpr char kMagic[8] = {'D', 'P', 'C', 'C', 'K', 'P', 'T', '2'};
+constexpr size_t kVersionAt = 7; // the magic's last character
 
 uint64_t fnv1a(const uint8_t *data, size_t size) {
   uint64_t hash = 0xcbf29ce484222325ull;
@@ -144,6 +146,10 @@ void saveCheckpoint(const std::string &directory, const TrainingState &state) {
   w.put(state.stepsDone);
   w.put(state.optimizerStep);
   w.put(state.seed);
+  w.put(state.epochStepsDone);
+  w.put(state.epochLossSum);
+  w.put(state.epochCorrect);
+  w.put(state.epochSeen);
   w.put<uint64_t>(state.history.size());
   for (const EpochMetrics &m : state.history) {
     w.put(m.epoch);
@@ -172,7 +178,8 @@ TrainingState loadCheckpoint(const std::string &directory) {
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
                              std::istreambuf_iterator<char>());
   if (bytes.size() < sizeof(kMagic) + 8 ||
-      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+      std::memcmp(bytes.data(), kMagic, kVersionAt) != 0 ||
+      (bytes[kVersionAt] != '1' && bytes[kVersionAt] != '2'))
     throw CheckpointError(path + ": not a dpc checkpoint");
   size_t end = bytes.size() - 8;
   uint64_t checksum;
@@ -186,6 +193,12 @@ TrainingState loadCheckpoint(const std::string &directory) {
   state.stepsDone = r.get<int64_t>();
   state.optimizerStep = r.get<int64_t>();
   state.seed = r.get<uint64_t>();
+  if (bytes[kVersionAt] >= '2') {
+    state.epochStepsDone = r.get<int64_t>();
+    state.epochLossSum = r.get<double>();
+    state.epochCorrect = r.get<double>();
+    state.epochSeen = r.get<int64_t>();
+  }
   uint64_t epochs = r.get<uint64_t>();
   r.need(epochs * 56);
   for (uint64_t i = 0; i < epochs; ++i) {

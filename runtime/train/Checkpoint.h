@@ -3,9 +3,10 @@
 // A checkpoint holds everything a run needs to go on as if never stopped:
 // every persistent tensor of the plan (parameters, buffers, optimizer
 // state), the optimizer step count, the epochs and steps done, the shuffle
-// seed (each epoch's order is a function of seed and epoch) and the metrics
-// so far. It is written atomically: a temporary file, fsync, rename, fsync
-// of the directory, so a crash leaves the old checkpoint or the new one.
+// seed (each epoch's order is a function of seed and epoch), the metrics
+// so far and, written mid-epoch, that epoch's progress. It is written
+// atomically: a temporary file, fsync, rename, fsync of the directory, so a
+// crash leaves the old checkpoint or the new one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,11 @@ struct TrainingState {
   int64_t stepsDone = 0;
   int64_t optimizerStep = 0;
   uint64_t seed = 0;
+  /// Within epoch epochsDone + 1 (a checkpoint every N steps): its steps
+  /// done and the sums its metrics line needs; zero at an epoch's end.
+  int64_t epochStepsDone = 0;
+  double epochLossSum = 0, epochCorrect = 0;
+  int64_t epochSeen = 0;
   std::vector<EpochMetrics> history;
   /// One copy of each persistent tensor, in Plan.persistent order: the
   /// lowest device's. Replicas hold the same values, except batch-norm

@@ -78,7 +78,7 @@ const char *getRunUsage() {
          "         [--lr-schedule constant|step:EVERY:GAMMA|cosine[:WARMUP]]\n"
          "         [--metrics FILE.jsonl] [--plot FILE.svg] [--trace "
          "FILE.json]\n"
-         "         [--checkpoint DIR] [--resume]\n"
+         "         [--checkpoint DIR] [--resume] [--checkpoint-every STEPS]\n"
          "         [--train-subset N] [--test-subset N] [--quiet]\n"
          "         [--last-batch short|drop|pad]\n"
          "         [--backend gloo|mpi] [--timeout SECONDS]   (one process "
@@ -114,11 +114,23 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
       (flag == "--resume" ? options.resume : options.quiet) = true;
       continue;
     }
-    static const char *const valued[] = {
-        "--data",       "--epochs",       "--steps",       "--seed",
-        "--lr",         "--lr-schedule",  "--metrics",     "--plot",
-        "--checkpoint", "--train-subset", "--test-subset", "--init",
-        "--trace",      "--backend",      "--timeout",     "--last-batch"};
+    static const char *const valued[] = {"--data",
+                                         "--epochs",
+                                         "--steps",
+                                         "--seed",
+                                         "--lr",
+                                         "--lr-schedule",
+                                         "--metrics",
+                                         "--plot",
+                                         "--checkpoint",
+                                         "--train-subset",
+                                         "--test-subset",
+                                         "--init",
+                                         "--trace",
+                                         "--backend",
+                                         "--timeout",
+                                         "--last-batch",
+                                         "--checkpoint-every"};
     bool known = false;
     for (const char *name : valued)
       known = known || flag == name;
@@ -175,6 +187,8 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
         throw UsageError("--last-batch: expected short, drop or pad, got '" +
                          value + "'");
       options.lastBatch = value;
+    } else if (flag == "--checkpoint-every") {
+      options.checkpointEvery = parseCount(flag, value, 1);
     } else if (flag == "--train-subset") {
       options.trainSubset = parseCount(flag, value, 1);
     } else {
@@ -187,6 +201,8 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
     throw UsageError("missing --data fashion-mnist[:DIR] or --data idx:...");
   if (options.resume && options.checkpointDirectory.empty())
     throw UsageError("--resume needs --checkpoint DIR");
+  if (options.checkpointEvery > 0 && options.checkpointDirectory.empty())
+    throw UsageError("--checkpoint-every needs --checkpoint DIR");
   return options;
 }
 

@@ -38,6 +38,7 @@ struct RunOptions {
   std::string metricsPath, plotPath, checkpointDirectory;
   std::string tracePath; // --trace: the first train steps, Chrome format
   bool resume = false;
+  int64_t checkpointEvery = 0; // --checkpoint-every: steps; 0 = epoch ends
   int64_t trainSubset = -1, testSubset = -1; // first N samples; -1 = all
   bool quiet = false;                        // no progress bar or lines
   // Process-per-device runs (RANK/WORLD_SIZE or mpirun in the environment):

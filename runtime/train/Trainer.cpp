@@ -15,9 +15,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <utility>
 
 namespace dpc::train {
 
@@ -204,6 +207,19 @@ exec::ProcessRank joinProcessGroup(const RunOptions &options,
   return rank;
 }
 
+/// Whether to resume: --resume, or a worker restarted by its launcher
+/// (TORCHELASTIC_RESTART_COUNT > 0: dpc launch --max-restarts, torchrun)
+/// whose --checkpoint directory holds a checkpoint.
+bool shouldResume(const RunOptions &options) {
+  if (options.resume)
+    return true;
+  const char *restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  return restarts && std::atoi(restarts) > 0 &&
+         !options.checkpointDirectory.empty() &&
+         std::filesystem::exists(
+             getCheckpointPath(options.checkpointDirectory));
+}
+
 data::LastBatch parseLastBatch(const std::string &name) {
   return name == "drop"  ? data::LastBatch::Drop
          : name == "pad" ? data::LastBatch::Pad
@@ -212,10 +228,12 @@ data::LastBatch parseLastBatch(const std::string &name) {
 
 } // namespace
 
-TrainResult runTraining(const RunOptions &options, std::ostream &out,
+TrainResult runTraining(const RunOptions &given, std::ostream &out,
                         bool interactive) {
   using Clock = std::chrono::steady_clock;
   try {
+    RunOptions options = given;
+    options.resume = shouldResume(given);
     auto loaded = plan::LoadedPlan::load(options.planPath);
     // Before any arena is allocated: a plan too big says so in one line.
     plan::checkDeviceMemory(*loaded);
@@ -372,7 +390,13 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
     Progress progress(out, interactive, local.quiet);
     if (options.resume && !local.quiet)
       out << "resuming from " << getCheckpointPath(options.checkpointDirectory)
-          << " after epoch " << state.epochsDone << std::endl;
+          << " after epoch " << state.epochsDone
+          << (state.epochStepsDone > 0
+                  ? " and " + std::to_string(state.epochStepsDone) +
+                        " steps of epoch " +
+                        std::to_string(state.epochsDone + 1)
+                  : std::string())
+          << std::endl;
     auto stepsLeft = [&] {
       return options.maxSteps < 0 || state.stepsDone < options.maxSteps;
     };
@@ -382,6 +406,14 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
       trainLoader.startEpoch(epoch);
       double lossSum = 0, correct = 0;
       int64_t seen = 0, step = 0;
+      // Resumed mid-epoch: its first steps' batches are skipped, their
+      // sums restored.
+      for (; step < state.epochStepsDone; ++step)
+        trainLoader.next();
+      lossSum = std::exchange(state.epochLossSum, 0);
+      correct = std::exchange(state.epochCorrect, 0);
+      seen = std::exchange(state.epochSeen, 0);
+      state.epochStepsDone = 0;
       EpochMetrics m;
       m.epoch = epoch + 1;
       m.lr = options.schedule.at(options.lr, epoch, 0, stepsPerEpoch, epochs);
@@ -419,6 +451,18 @@ TrainResult runTraining(const RunOptions &options, std::ostream &out,
         ++step;
         ++state.stepsDone;
         rows = nextRows;
+        // Every --checkpoint-every steps (an epoch's end saves anyway),
+        // before the next step changes the state.
+        if (rows && leader && options.checkpointEvery > 0 &&
+            state.stepsDone % options.checkpointEvery == 0) {
+          state.epochStepsDone = step;
+          state.epochLossSum = lossSum, state.epochCorrect = correct;
+          state.epochSeen = seen;
+          captureState(executor, state);
+          saveCheckpoint(options.checkpointDirectory, state);
+          state.epochStepsDone = 0;
+          state.epochLossSum = state.epochCorrect = 0, state.epochSeen = 0;
+        }
         if (rows)
           executor.start(trainStep, rows);
         double seconds =

@@ -12,7 +12,7 @@ def read(path):
     if os.path.isdir(path):
         path = os.path.join(path, "checkpoint.dpcckpt")
     data = open(path, "rb").read()
-    if data[:8] != b"DPCCKPT1":
+    if data[:8] not in (b"DPCCKPT1", b"DPCCKPT2"):
         sys.exit(f"{path}: not a dpc checkpoint")
     at = 8
 
@@ -22,7 +22,9 @@ def read(path):
         at += struct.calcsize("<" + fmt)
         return values if len(values) > 1 else values[0]
 
-    state = {"counters": take("qqqQ")}
+    state = {"counters": take("qqqQ"), "unfinished": (0, 0.0, 0.0, 0)}
+    if data[:8] == b"DPCCKPT2":  # an unfinished epoch's steps and sums
+        state["unfinished"] = take("qddq")
     history = []
     for _ in range(take("Q")):
         epoch = take("q")
@@ -53,6 +55,9 @@ def main():
     problems = []
     if a["counters"] != b["counters"]:
         problems.append(f"counters differ: {a['counters']} vs {b['counters']}")
+    if a["unfinished"] != b["unfinished"]:
+        problems.append(f"unfinished epochs differ: {a['unfinished']} vs "
+                        f"{b['unfinished']}")
     if a["history"] != b["history"]:
         problems.append(f"history differs: {a['history']} vs {b['history']}")
     if len(a["tensors"]) != len(b["tensors"]):
