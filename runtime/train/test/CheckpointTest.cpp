@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 
 namespace dpc::train {
@@ -22,6 +23,10 @@ TrainingState sampleState() {
   state.stepsDone = 77;
   state.optimizerStep = 77;
   state.seed = 42;
+  state.epochStepsDone = 5;
+  state.epochLossSum = 11.25;
+  state.epochCorrect = 96;
+  state.epochSeen = 320;
   EpochMetrics m;
   m.epoch = 1;
   m.trainLoss = 0.5;
@@ -42,6 +47,10 @@ TEST(CheckpointTest, RoundTrips) {
   EXPECT_EQ(loaded.stepsDone, 77);
   EXPECT_EQ(loaded.optimizerStep, 77);
   EXPECT_EQ(loaded.seed, 42u);
+  EXPECT_EQ(loaded.epochStepsDone, 5);
+  EXPECT_EQ(loaded.epochLossSum, 11.25);
+  EXPECT_EQ(loaded.epochCorrect, 96);
+  EXPECT_EQ(loaded.epochSeen, 320);
   ASSERT_EQ(loaded.history.size(), 1u);
   EXPECT_EQ(loaded.history[0].trainLoss, 0.5);
   EXPECT_TRUE(std::isnan(loaded.history[0].testAcc));
@@ -49,6 +58,37 @@ TEST(CheckpointTest, RoundTrips) {
   EXPECT_EQ(loaded.tensors[0].name, "w");
   EXPECT_EQ(loaded.tensors[0].dims, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(loaded.tensors[0].bytes, std::vector<uint8_t>(24, 7));
+  EXPECT_EQ(loaded.tensors[1].dtype, 4);
+}
+
+/// A format-1 file (before mid-epoch checkpoints): format 2 without the
+/// unfinished epoch's four fields, after the seed.
+TEST(CheckpointTest, ReadsFormatOne) {
+  std::string dir = testing::TempDir() + "/dpc_ckpt_format1";
+  fs::remove_all(dir);
+  saveCheckpoint(dir, sampleState());
+  std::string path = getCheckpointPath(dir);
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  in.close();
+  constexpr size_t kFieldsAt = 8 + 4 * 8, kFieldsSize = 4 * 8;
+  bytes[7] = '1';
+  bytes.erase(bytes.begin() + kFieldsAt,
+              bytes.begin() + kFieldsAt + kFieldsSize);
+  bytes.resize(bytes.size() - 8); // the checksum, written again below
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (uint8_t byte : bytes)
+    hash = (hash ^ byte) * 0x100000001b3ull;
+  for (int i = 0; i < 8; ++i)
+    bytes.push_back(static_cast<uint8_t>(hash >> (8 * i)));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  TrainingState loaded = loadCheckpoint(dir);
+  EXPECT_EQ(loaded.seed, 42u);
+  EXPECT_EQ(loaded.epochStepsDone, 0);
+  EXPECT_EQ(loaded.epochSeen, 0);
+  ASSERT_EQ(loaded.tensors.size(), 2u);
   EXPECT_EQ(loaded.tensors[1].dtype, 4);
 }
 
