@@ -207,6 +207,22 @@ std::string interfaceAddress(const std::string &name) {
   return found;
 }
 
+/// " (node 1)", " (nodes 1, 2)": where ranks missing from a run on several
+/// nodes would run (torchrun's and dpc launch's layout: node by node,
+/// `perNode` ranks each); empty on one node.
+std::string formatNodes(const std::vector<int> &ranks, int perNode, int size) {
+  if (perNode <= 0 || perNode >= size)
+    return "";
+  std::vector<int> nodes;
+  for (int r : ranks)
+    if (nodes.empty() || nodes.back() != r / perNode)
+      nodes.push_back(r / perNode);
+  std::string text = nodes.size() == 1 ? " (node " : " (nodes ";
+  for (size_t i = 0; i < nodes.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(nodes[i]);
+  return text + ")";
+}
+
 std::string formatSeconds(milliseconds timeout) {
   char text[32];
   std::snprintf(text, sizeof(text), "%g s", timeout.count() / 1000.0);
@@ -265,8 +281,9 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
   }
   if (!missing.empty())
     throw CommError("rendezvous at " + where + who + ": " +
-                    formatRanks(missing) + " did not arrive within " +
-                    formatSeconds(timeout));
+                    formatRanks(missing) +
+                    formatNodes(missing, environment.localWorldSize, size) +
+                    " did not arrive within " + formatSeconds(timeout));
   for (int r = 0; r < size; ++r) {
     std::vector<char> theirs = store->get(arrived + std::to_string(r), timeout);
     if (std::string(theirs.begin(), theirs.end()) != mySize)
