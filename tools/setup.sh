@@ -28,8 +28,8 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler libdnnl-dev ocl-icd-opencl-dev
   libgloo-dev libhiredis-dev libibverbs-dev libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
-  # Tests.
-  libgtest-dev
+  # Tests (iproute2: `ip netns`, hosts as network namespaces).
+  libgtest-dev iproute2
 )
 
 install_packages() {

@@ -7,7 +7,8 @@
 //
 // The address this rank listens on for its peers: the interface named by
 // GLOO_SOCKET_IFNAME if set, 127.0.0.1 if the master is on loopback, else
-// the local address the kernel routes MASTER_ADDR through.
+// the local address the kernel routes MASTER_ADDR through. Each rank also
+// leaves it in the store, so that a rank that loses another names its host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +21,11 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cstdlib>
 #include <cstring>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -32,16 +35,16 @@ namespace {
 
 using std::chrono::milliseconds;
 
-/// Gloo's view of a TcpStore: its keys under "gloo/".
+/// Gloo's view of a TcpStore: its keys under `prefix`.
 class GlooStore : public gloo::rendezvous::Store {
 public:
-  GlooStore(TcpStore &store, milliseconds timeout)
-      : store(store), timeout(timeout) {}
+  GlooStore(TcpStore &store, std::string prefix, milliseconds timeout)
+      : store(store), prefix(std::move(prefix)), timeout(timeout) {}
   void set(const std::string &key, const std::vector<char> &data) override {
-    store.set("gloo/" + key, data);
+    store.set(prefix + key, data);
   }
   std::vector<char> get(const std::string &key) override {
-    return store.get("gloo/" + key, timeout);
+    return store.get(prefix + key, timeout);
   }
   void wait(const std::vector<std::string> &keys) override {
     wait(keys, timeout);
@@ -49,13 +52,14 @@ public:
   void wait(const std::vector<std::string> &keys,
             const milliseconds &limit) override {
     for (const std::string &key : keys)
-      if (!store.waitFor("gloo/" + key, limit))
+      if (!store.waitFor(prefix + key, limit))
         throw CommError("rendezvous store " + store.getAddress() +
                         ": gloo's key '" + key + "' was not set in time");
   }
 
 private:
   TcpStore &store;
+  std::string prefix;
   milliseconds timeout;
 };
 
@@ -109,13 +113,15 @@ class GlooTransport : public Transport {
 public:
   GlooTransport(std::unique_ptr<TcpStoreServer> server,
                 std::unique_ptr<TcpStore> store,
-                std::shared_ptr<gloo::rendezvous::Context> context)
+                std::shared_ptr<gloo::rendezvous::Context> context,
+                std::vector<std::string> hosts)
       : server(std::move(server)), store(std::move(store)),
-        context(std::move(context)) {}
+        context(std::move(context)), hosts(std::move(hosts)) {}
 
   int getRank() const override { return context->rank; }
   int getWorldSize() const override { return context->size; }
   const char *getName() const override { return "gloo"; }
+  std::string getPeerHost(int peer) const override { return hosts.at(peer); }
 
   std::unique_ptr<Request> send(int peer, const void *data, size_t bytes,
                                 uint32_t tag) override {
@@ -143,6 +149,7 @@ private:
   std::unique_ptr<TcpStoreServer> server; // rank 0 only
   std::unique_ptr<TcpStore> store;
   std::shared_ptr<gloo::rendezvous::Context> context;
+  std::vector<std::string> hosts; // each rank's address, for messages
 };
 
 bool isLoopback(const std::string &host) {
@@ -179,6 +186,43 @@ std::string routeTo(const std::string &host, int port) {
   return local;
 }
 
+/// The IPv4 address of interface `name`, or `name` itself if it has none.
+std::string interfaceAddress(const std::string &name) {
+  ifaddrs *all = nullptr;
+  if (::getifaddrs(&all) != 0)
+    return name;
+  std::string found = name;
+  for (ifaddrs *entry = all; entry; entry = entry->ifa_next) {
+    char text[INET_ADDRSTRLEN];
+    if (entry->ifa_addr && entry->ifa_addr->sa_family == AF_INET &&
+        name == entry->ifa_name &&
+        ::inet_ntop(AF_INET,
+                    &reinterpret_cast<sockaddr_in *>(entry->ifa_addr)->sin_addr,
+                    text, sizeof(text))) {
+      found = text;
+      break;
+    }
+  }
+  ::freeifaddrs(all);
+  return found;
+}
+
+/// " (node 1)", " (nodes 1, 2)": where ranks missing from a run on several
+/// nodes would run (torchrun's and dpc launch's layout: node by node,
+/// `perNode` ranks each); empty on one node.
+std::string formatNodes(const std::vector<int> &ranks, int perNode, int size) {
+  if (perNode <= 0 || perNode >= size)
+    return "";
+  std::vector<int> nodes;
+  for (int r : ranks)
+    if (nodes.empty() || nodes.back() != r / perNode)
+      nodes.push_back(r / perNode);
+  std::string text = nodes.size() == 1 ? " (node " : " (nodes ";
+  for (size_t i = 0; i < nodes.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(nodes[i]);
+  return text + ")";
+}
+
 std::string formatSeconds(milliseconds timeout) {
   char text[32];
   std::snprintf(text, sizeof(text), "%g s", timeout.count() / 1000.0);
@@ -200,21 +244,35 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
   auto store = std::make_unique<TcpStore>(host, port, timeout);
 
   // Everyone announces itself and its world size, then waits for the rest.
+  // Each restart of the group has keys of its own.
+  std::string generation = std::to_string(environment.restartCount) + "/";
+  std::string arrived = "dpc/" + generation + "arrived/";
   auto deadline = Clock::now() + timeout;
   std::string mySize = std::to_string(size);
-  store->set("dpc/arrived/" + std::to_string(rank),
-             std::vector<char>(mySize.begin(), mySize.end()));
+  auto announce = [&] {
+    store->set(arrived + std::to_string(rank),
+               std::vector<char>(mySize.begin(), mySize.end()));
+  };
+  announce();
   std::vector<int> missing;
   std::string who =
       " (rank " + std::to_string(rank) + " of " + std::to_string(size) + ")";
   for (int r = 0; r < size; ++r) {
-    auto left =
-        std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    auto left = std::max(
+        std::chrono::duration_cast<milliseconds>(deadline - Clock::now()),
+        milliseconds(0));
     try {
-      if (!store->waitFor("dpc/arrived/" + std::to_string(r),
-                          std::max(left, milliseconds(0))))
+      if (!store->waitFor(arrived + std::to_string(r), left))
         missing.push_back(r);
     } catch (const CommError &) {
+      // After a restart, the store may have been the failed group's rank
+      // 0's, on its way out: meet at the new one.
+      if (environment.restartCount > 0 && left > milliseconds(0)) {
+        store = std::make_unique<TcpStore>(host, port, left);
+        announce();
+        --r;
+        continue;
+      }
       throw CommError("rendezvous at " + where + who +
                       ": lost the store (rank 0 serves it) while waiting "
                       "for rank " +
@@ -223,11 +281,11 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
   }
   if (!missing.empty())
     throw CommError("rendezvous at " + where + who + ": " +
-                    formatRanks(missing) + " did not arrive within " +
-                    formatSeconds(timeout));
+                    formatRanks(missing) +
+                    formatNodes(missing, environment.localWorldSize, size) +
+                    " did not arrive within " + formatSeconds(timeout));
   for (int r = 0; r < size; ++r) {
-    std::vector<char> theirs =
-        store->get("dpc/arrived/" + std::to_string(r), timeout);
+    std::vector<char> theirs = store->get(arrived + std::to_string(r), timeout);
     if (std::string(theirs.begin(), theirs.end()) != mySize)
       throw CommError("rendezvous at " + where + ": rank " + std::to_string(r) +
                       " has WORLD_SIZE " +
@@ -236,25 +294,38 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
   }
 
   gloo::transport::tcp::attr attributes;
+  std::string address; // where this rank listens, for the others' messages
   if (const char *iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface)
-    attributes.iface = iface;
+    address = interfaceAddress(attributes.iface = iface);
   else if (isLoopback(host))
-    attributes.hostname = "127.0.0.1";
+    address = attributes.hostname = "127.0.0.1";
   else if (std::string local = routeTo(host, port); !local.empty())
-    attributes.hostname = local;
+    address = attributes.hostname = local;
   else
     throw CommError("rendezvous at " + where +
                     ": no local address routes to MASTER_ADDR; set "
                     "GLOO_SOCKET_IFNAME to the interface to use");
+  // Set before Gloo's keys: once the mesh is up, every rank's is there.
+  store->set("dpc/" + generation + "host/" + std::to_string(rank),
+             std::vector<char>(address.begin(), address.end()));
   try {
     auto device = gloo::transport::tcp::CreateDevice(attributes);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
     context->setTimeout(timeout);
-    GlooStore glooStore(*store, timeout);
+    GlooStore glooStore(*store, "gloo/" + generation, timeout);
     context->connectFullMesh(glooStore, device);
+    std::vector<std::string> hosts;
+    for (int r = 0; r < size; ++r) {
+      std::vector<char> theirs = store->get(
+          "dpc/" + generation + "host/" + std::to_string(r), timeout);
+      hosts.emplace_back(theirs.begin(), theirs.end());
+    }
+    // On one host, the ranks alone say it all.
+    if (std::count(hosts.begin(), hosts.end(), hosts[0]) == size)
+      hosts.assign(size, "");
     return createPeerCommunicator(
         std::make_unique<GlooTransport>(std::move(server), std::move(store),
-                                        std::move(context)),
+                                        std::move(context), std::move(hosts)),
         timeout);
   } catch (const CommError &) {
     throw;

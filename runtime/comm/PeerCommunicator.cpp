@@ -352,8 +352,8 @@ private:
         done = receives[peer]->wait(deadline, nullptr);
       } catch (const CommError &error) {
         broken = true;
-        throw CommError(describe(operation) + ": lost the connection to rank " +
-                        std::to_string(peer) + " (" + error.what() + ")");
+        throw CommError(describe(operation) + ": lost the connection to " +
+                        nameRanks({peer}) + " (" + error.what() + ")");
       }
       if (!done) {
         broken = true;
@@ -362,7 +362,7 @@ private:
           if (later != rank && receives[later]->isDone() == false)
             missing.push_back(later);
         throw CommError(describe(operation) + ": timed out after " +
-                        formatSeconds() + ": " + formatRanks(missing) +
+                        formatSeconds() + ": " + nameRanks(missing) +
                         " did not arrive");
       }
     }
@@ -398,6 +398,24 @@ private:
     return deadline;
   }
 
+  /// "rank 1 (host 10.0.0.2)", "ranks 2, 3 (host 10.0.0.2)": the ranks,
+  /// then their hosts where the backend knows them.
+  std::string nameRanks(const std::vector<int> &ranks) const {
+    std::vector<std::string> hosts;
+    for (int r : ranks) {
+      std::string host = transport->getPeerHost(r);
+      if (host.empty())
+        return formatRanks(ranks);
+      if (std::find(hosts.begin(), hosts.end(), host) == hosts.end())
+        hosts.push_back(host);
+    }
+    std::string text =
+        formatRanks(ranks) + (hosts.size() == 1 ? " (host " : " (hosts ");
+    for (size_t i = 0; i < hosts.size(); ++i)
+      text += (i ? ", " : "") + hosts[i];
+    return text + ")";
+  }
+
   std::string formatSeconds() const {
     double seconds = timeout.count() / 1000.0;
     char text[32];
@@ -417,13 +435,13 @@ private:
     try {
       done = request.wait(deadline, nullptr);
     } catch (const CommError &error) {
-      throw CommError(describe(current) + ": lost the connection to rank " +
-                      std::to_string(peer) + " (" + error.what() + ")");
+      throw CommError(describe(current) + ": lost the connection to " +
+                      nameRanks({peer}) + " (" + error.what() + ")");
     }
     if (!done)
       throw CommError(describe(current) + ": timed out after " +
-                      formatSeconds() + ": rank " + std::to_string(peer) +
-                      " never " + what);
+                      formatSeconds() + ": " + nameRanks({peer}) + " never " +
+                      what);
     broken = false;
   }
 

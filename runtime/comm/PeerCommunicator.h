@@ -64,6 +64,11 @@ public:
   virtual int getWorldSize() const = 0;
   /// The backend's name, for messages ("gloo", "mpi").
   virtual const char *getName() const = 0;
+  /// The host `peer` runs on (its address), for messages; empty if unknown.
+  virtual std::string getPeerHost(int peer) const {
+    (void)peer;
+    return {};
+  }
   virtual std::unique_ptr<Request> send(int peer, const void *data,
                                         size_t bytes, uint32_t tag) = 0;
   virtual std::unique_ptr<Request> receive(int peer, void *data, size_t bytes,

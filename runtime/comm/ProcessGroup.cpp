@@ -57,6 +57,7 @@ RankEnvironment readRankEnvironment() {
   } else {
     return environment;
   }
+  environment.restartCount = readInt("TORCHELASTIC_RESTART_COUNT", 0, 0);
   if (environment.rank >= environment.worldSize)
     throw CommError("RANK " + std::to_string(environment.rank) +
                     " is not below WORLD_SIZE " +

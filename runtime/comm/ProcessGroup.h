@@ -34,6 +34,9 @@ struct RankEnvironment {
   Launcher launcher = Launcher::None; // None: one process, every device
   int rank = 0, worldSize = 1;
   int localRank = 0, localWorldSize = 1;
+  /// The launcher's restarts of the group so far (TORCHELASTIC_RESTART_COUNT:
+  /// dpc launch --max-restarts, torchrun): each meets in keys of its own.
+  int restartCount = 0;
   std::string masterAddr; // empty if unset
   int masterPort = -1;    // -1 if unset
 };

@@ -49,8 +49,16 @@ void CpuEvent::synchronize() { waitFor(getLastRecord()); }
 // CpuStream
 //===----------------------------------------------------------------------===//
 
-CpuStream::CpuStream(int threads)
-    : context(std::make_unique<kernels::KernelContext>()), threads(threads),
+namespace {
+std::unique_ptr<kernels::KernelContext> makeContext(int reductionThreads) {
+  auto context = std::make_unique<kernels::KernelContext>();
+  context->setReductionThreads(reductionThreads);
+  return context;
+}
+} // namespace
+
+CpuStream::CpuStream(int threads, int reductionThreads)
+    : context(makeContext(reductionThreads)), threads(threads),
       worker([this] { work(); }) {}
 
 CpuStream::~CpuStream() {
@@ -186,7 +194,7 @@ void CpuDevice::copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) {
 }
 
 std::unique_ptr<Stream> CpuDevice::createStream(plan::StreamKind) {
-  return std::make_unique<CpuStream>(threads);
+  return std::make_unique<CpuStream>(threads, reductionThreads);
 }
 
 std::unique_ptr<Event> CpuDevice::createEvent() {

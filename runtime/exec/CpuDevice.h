@@ -50,8 +50,10 @@ private:
 
 class CpuStream : public Stream {
 public:
-  /// `threads`: the OpenMP threads of this stream's kernels (0: default).
-  explicit CpuStream(int threads = 0);
+  /// `threads`: the OpenMP threads of this stream's kernels (0: default);
+  /// `reductionThreads`: those of the kernels whose bits depend on it (see
+  /// KernelContext::setReductionThreads).
+  explicit CpuStream(int threads = 0, int reductionThreads = 0);
   ~CpuStream() override;
 
   void launch(plan::KernelCall call) override;
@@ -82,9 +84,12 @@ private:
 
 class CpuDevice : public Device {
 public:
-  /// `threads`: OpenMP threads per stream (0: OpenMP's default).
-  explicit CpuDevice(std::string name, int threads = 0)
-      : name(std::move(name)), threads(threads) {}
+  /// `threads`: OpenMP threads per stream (0: OpenMP's default);
+  /// `reductionThreads`: those of the kernels whose bits depend on it.
+  explicit CpuDevice(std::string name, int threads = 0,
+                     int reductionThreads = 0)
+      : name(std::move(name)), threads(threads),
+        reductionThreads(reductionThreads) {}
 
   const std::string &getName() const override { return name; }
   void *allocate(size_t bytes) override;
@@ -98,10 +103,11 @@ public:
   std::unique_ptr<Stream> createStream(plan::StreamKind kind) override;
   std::unique_ptr<Event> createEvent() override;
   int getThreads() const { return threads; }
+  int getReductionThreads() const { return reductionThreads; }
 
 private:
   std::string name;
-  int threads;
+  int threads, reductionThreads;
 };
 
 } // namespace dpc::exec

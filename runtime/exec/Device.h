@@ -131,6 +131,12 @@ struct DeviceOptions {
   /// Devices of this kind that one process drives: a CPU device runs its
   /// kernels on its share of the cores (at least one thread).
   int numLocalDevices = 1;
+  /// Devices of the plan. A CPU device runs the kernels whose bits depend
+  /// on their thread count (oneDNN's weight gradients and inner products)
+  /// on the share one process driving them all gives a device, whichever
+  /// process drives it: one process or ranks, on one host or several, the
+  /// same bits.
+  int numPlanDevices = 1;
 };
 
 /// The device called `name` ("cpu:0", or "cuda:K" in a runtime built with

@@ -25,8 +25,12 @@ std::unique_ptr<Device> createDevice(const std::string &name,
                                      const DeviceOptions &options) {
   if (name.rfind("cpu", 0) == 0) {
     // The creating thread's count: OMP_NUM_THREADS, or the cores.
-    int threads = omp_get_max_threads() / std::max(1, options.numLocalDevices);
-    return std::make_unique<CpuDevice>(name, std::max(1, threads));
+    int cores = omp_get_max_threads();
+    int local = std::max(1, options.numLocalDevices);
+    int threads = std::max(1, cores / local);
+    int reduction =
+        std::max(1, cores / std::max(local, options.numPlanDevices));
+    return std::make_unique<CpuDevice>(name, threads, reduction);
   }
 #ifdef DPC_HAVE_CUDA
   if (name.rfind("cuda", 0) == 0) {

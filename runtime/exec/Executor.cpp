@@ -272,6 +272,7 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
   int numDevices = static_cast<int>(root.devices()->size());
   DeviceOptions options;
   options.numLocalDevices = numDevices;
+  options.numPlanDevices = numDevices;
   if (rank.communicator) {
     int worldSize = rank.communicator->getWorldSize();
     if (worldSize != numDevices)

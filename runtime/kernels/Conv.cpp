@@ -129,6 +129,7 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
                            const float *x, const float *dy, float *dWeights,
                            float *dBias) {
   checkShape(shape);
+  ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
   ConvDescs d(shape);
   bool hasBias = dBias != nullptr;

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <new>
+#include <omp.h>
 
 namespace dpc::kernels {
 
@@ -18,6 +19,20 @@ size_t KernelContext::getNumCachedPrimitives() const {
 void KernelContext::clearCache() {
   impl->cache.clear();
   impl->releaseScratchpad();
+}
+
+ReductionThreadsScope::ReductionThreadsScope(const KernelContext &context) {
+  int threads = context.getReductionThreads();
+  int current = omp_get_max_threads();
+  if (threads > 0 && threads != current) {
+    saved = current;
+    omp_set_num_threads(threads);
+  }
+}
+
+ReductionThreadsScope::~ReductionThreadsScope() {
+  if (saved > 0)
+    omp_set_num_threads(saved);
 }
 
 void *KernelContext::Impl::getScratchpad(size_t bytes) {

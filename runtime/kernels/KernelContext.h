@@ -29,6 +29,14 @@ public:
   /// Drops every cached primitive and the scratchpad.
   void clearCache();
 
+  /// OpenMP threads for the kernels whose results depend on their thread
+  /// count (oneDNN splits the sums of weight gradients and inner products
+  /// between its threads); 0: the calling thread's count. Every layout of
+  /// a run (one process, or ranks on one or several hosts) sets the same
+  /// count, so that they compute the same bits.
+  void setReductionThreads(int threads) { reductionThreads = threads; }
+  int getReductionThreads() const { return reductionThreads; }
+
   /// oneDNN objects live behind this so that kernel users need not include
   /// dnnl.hpp; only the kernel sources see its definition.
   struct Impl;
@@ -36,6 +44,22 @@ public:
 
 private:
   std::unique_ptr<Impl> impl;
+  int reductionThreads = 0;
+};
+
+/// Runs the scope's kernels with the context's reduction threads (oneDNN
+/// primitives are created there too: oneDNN fixes its split of the work
+/// when it creates a primitive), and restores the caller's count on the way
+/// out.
+class ReductionThreadsScope {
+public:
+  explicit ReductionThreadsScope(const KernelContext &context);
+  ~ReductionThreadsScope();
+  ReductionThreadsScope(const ReductionThreadsScope &) = delete;
+  ReductionThreadsScope &operator=(const ReductionThreadsScope &) = delete;
+
+private:
+  int saved = 0; // the caller's count, 0 if unchanged
 };
 
 } // namespace dpc::kernels

@@ -67,6 +67,7 @@ void runMatmul(KernelContext::Impl &ctx, int64_t rows, int64_t inner,
 void linearForward(KernelContext &context, const LinearShape &shape,
                    const float *x, const float *weights, const float *bias,
                    float *y) {
+  ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
   LinearDescs d(shape);
   bool hasBias = bias != nullptr;
@@ -78,6 +79,7 @@ void linearForward(KernelContext &context, const LinearShape &shape,
 
 void linearBackwardData(KernelContext &context, const LinearShape &shape,
                         const float *dy, const float *weights, float *dx) {
+  ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
   LinearDescs d(shape);
   const auto &prim = ctx.cache.getOrCreate(
@@ -95,6 +97,7 @@ void linearBackwardData(KernelContext &context, const LinearShape &shape,
 void linearBackwardWeights(KernelContext &context, const LinearShape &shape,
                            const float *x, const float *dy, float *dWeights,
                            float *dBias) {
+  ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
   LinearDescs d(shape);
   bool hasBias = dBias != nullptr;
@@ -115,6 +118,7 @@ void matmulForward(KernelContext &context, const MatmulShape &shape,
                    const float *a, const float *b, float *c) {
   if (shape.n <= 0 || shape.k <= 0 || shape.m <= 0)
     throw std::invalid_argument("matmul: invalid shape");
+  ReductionThreadsScope threads(context);
   runMatmul(context.getImpl(), shape.n, shape.k, shape.m, false, false, a, b,
             c);
 }
@@ -124,6 +128,7 @@ void matmulBackward(KernelContext &context, const MatmulShape &shape,
                     float *db) {
   if (shape.n <= 0 || shape.k <= 0 || shape.m <= 0)
     throw std::invalid_argument("matmul: invalid shape");
+  ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
   // da[n, k] = dc[n, m] · bᵀ, with b [k, m] read as its transpose [m, k].
   if (da)

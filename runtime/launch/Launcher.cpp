@@ -76,10 +76,14 @@ bool failed(int status) {
 const char *getLaunchUsage() {
   return "usage: dpc launch --nproc-per-node N [--nnodes M --node-rank R]\n"
          "         [--master-addr ADDR] [--master-port PORT] [--grace SECONDS]"
+         "\n         [--max-restarts K]"
          "\n         -- COMMAND [ARGS...]   (e.g. -- dpc run PLAN --data ...)\n"
          "  Starts N workers with torchrun's environment (RANK, LOCAL_RANK,\n"
          "  WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT). Port 0\n"
-         "  picks a free port (one node only); the default is 29500.\n";
+         "  picks a free port (one node only); the default is 29500. After a\n"
+         "  worker fails, --max-restarts K starts them all again, up to K\n"
+         "  times (TORCHELASTIC_RESTART_COUNT; dpc run --checkpoint "
+         "resumes).\n";
 }
 
 LaunchOptions parseLaunchOptions(const std::vector<std::string> &args) {
@@ -121,6 +125,8 @@ LaunchOptions parseLaunchOptions(const std::vector<std::string> &args) {
     } else if (flag == "--master-port") {
       options.masterPort = parseInt(flag, value, 0, 65535);
       portGiven = true;
+    } else if (flag == "--max-restarts") {
+      options.maxRestarts = parseInt(flag, value, 0, 1000000);
     } else if (flag == "--grace") {
       char *end = nullptr;
       options.graceSeconds = std::strtod(value.c_str(), &end);
@@ -147,6 +153,121 @@ LaunchOptions parseLaunchOptions(const std::vector<std::string> &args) {
   (void)portGiven;
   return options;
 }
+
+namespace {
+
+/// How one start of the workers ended.
+struct Attempt {
+  int exitStatus = 0;
+  bool workerFailed = false; // a worker failed (not the launcher signalled)
+};
+
+/// Starts this node's workers (restart `restart` of the group) and waits
+/// for them; the signals in `handled` are blocked and arrive here.
+Attempt runWorkers(const LaunchOptions &options, std::vector<char *> &argv,
+                   int port, int restart, const sigset_t &handled,
+                   const sigset_t &previous, std::ostream &err) {
+  int worldSize = options.nprocPerNode * options.nnodes;
+  std::vector<pid_t> workers(options.nprocPerNode, -1);
+  std::vector<bool> running(options.nprocPerNode, false);
+  std::cout.flush();
+  err.flush();
+  for (int local = 0; local < options.nprocPerNode; ++local) {
+    int rank = options.nodeRank * options.nprocPerNode + local;
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      err << "dpc launch: cannot start rank " << rank << ": "
+          << std::strerror(errno) << std::endl;
+      for (int r = 0; r < local; ++r)
+        ::kill(workers[r], SIGKILL);
+      return {1, false};
+    }
+    if (pid == 0) {
+      auto set = [](const char *name, int value) {
+        ::setenv(name, std::to_string(value).c_str(), 1);
+      };
+      set("RANK", rank);
+      set("LOCAL_RANK", local);
+      set("WORLD_SIZE", worldSize);
+      set("LOCAL_WORLD_SIZE", options.nprocPerNode);
+      set("GROUP_RANK", options.nodeRank);
+      set("GROUP_WORLD_SIZE", options.nnodes);
+      set("ROLE_RANK", rank);
+      set("ROLE_WORLD_SIZE", worldSize);
+      set("MASTER_PORT", port);
+      // torchrun's names: a restarted worker resumes (dpc run --checkpoint).
+      set("TORCHELASTIC_RESTART_COUNT", restart);
+      set("TORCHELASTIC_MAX_RESTARTS", options.maxRestarts);
+      ::setenv("MASTER_ADDR", options.masterAddr.c_str(), 1);
+      sigprocmask(SIG_SETMASK, &previous, nullptr);
+      ::execvp(argv[0], argv.data());
+      std::fprintf(stderr, "dpc launch: cannot run '%s': %s\n", argv[0],
+                   std::strerror(errno));
+      std::_Exit(127);
+    }
+    workers[local] = pid;
+    running[local] = true;
+  }
+
+  auto alive = [&] {
+    int count = 0;
+    for (bool r : running)
+      count += r;
+    return count;
+  };
+  auto signalAll = [&](int signal) {
+    for (int local = 0; local < options.nprocPerNode; ++local)
+      if (running[local])
+        ::kill(workers[local], signal);
+  };
+  Attempt attempt;
+  bool stopping = false;
+  std::chrono::steady_clock::time_point killAt;
+  while (alive() > 0) {
+    timespec wait{0, 100 * 1000 * 1000};
+    int signal = sigtimedwait(&handled, nullptr, &wait);
+    if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) {
+      signalAll(signal);            // forwarded; workers decide how to stop
+      attempt.workerFailed = false; // no restart after an interruption
+      if (!stopping) {
+        stopping = true;
+        attempt.exitStatus = 128 + signal;
+        killAt = std::chrono::steady_clock::now() +
+                 std::chrono::milliseconds(
+                     static_cast<int64_t>(options.graceSeconds * 1000));
+      }
+    }
+    int status;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      for (int local = 0; local < options.nprocPerNode; ++local) {
+        if (workers[local] != pid || !running[local])
+          continue;
+        running[local] = false;
+        if (!failed(status) || stopping)
+          break;
+        int rank = options.nodeRank * options.nprocPerNode + local;
+        err << "dpc launch: rank " << rank << " (pid " << pid << ") "
+            << describeStatus(status);
+        if (alive() > 0)
+          err << "; stopping the other " << alive() << " worker"
+              << (alive() == 1 ? "" : "s");
+        err << std::endl;
+        attempt = {1, true}; // as torchrun: the line above says why
+        stopping = true;
+        signalAll(SIGTERM);
+        killAt = std::chrono::steady_clock::now() +
+                 std::chrono::milliseconds(
+                     static_cast<int64_t>(options.graceSeconds * 1000));
+      }
+    }
+    if (stopping && std::chrono::steady_clock::now() >= killAt)
+      signalAll(SIGKILL);
+  }
+  return attempt;
+}
+
+} // namespace
 
 int launchWorkers(const LaunchOptions &options, std::ostream &err) {
   int port = options.masterPort;
@@ -175,101 +296,19 @@ int launchWorkers(const LaunchOptions &options, std::ostream &err) {
     argv.push_back(word.data());
   argv.push_back(nullptr);
 
-  int worldSize = options.nprocPerNode * options.nnodes;
-  std::vector<pid_t> workers(options.nprocPerNode, -1);
-  std::vector<bool> running(options.nprocPerNode, false);
-  std::cout.flush();
-  err.flush();
-  for (int local = 0; local < options.nprocPerNode; ++local) {
-    int rank = options.nodeRank * options.nprocPerNode + local;
-    pid_t pid = ::fork();
-    if (pid < 0) {
-      err << "dpc launch: cannot start rank " << rank << ": "
-          << std::strerror(errno) << std::endl;
-      for (int r = 0; r < local; ++r)
-        ::kill(workers[r], SIGKILL);
-      return 1;
-    }
-    if (pid == 0) {
-      auto set = [](const char *name, int value) {
-        ::setenv(name, std::to_string(value).c_str(), 1);
-      };
-      set("RANK", rank);
-      set("LOCAL_RANK", local);
-      set("WORLD_SIZE", worldSize);
-      set("LOCAL_WORLD_SIZE", options.nprocPerNode);
-      set("GROUP_RANK", options.nodeRank);
-      set("GROUP_WORLD_SIZE", options.nnodes);
-      set("ROLE_RANK", rank);
-      set("ROLE_WORLD_SIZE", worldSize);
-      set("MASTER_PORT", port);
-      ::setenv("MASTER_ADDR", options.masterAddr.c_str(), 1);
-      sigprocmask(SIG_SETMASK, &previous, nullptr);
-      ::execvp(argv[0], argv.data());
-      std::fprintf(stderr, "dpc launch: cannot run '%s': %s\n", argv[0],
-                   std::strerror(errno));
-      std::_Exit(127);
-    }
-    workers[local] = pid;
-    running[local] = true;
-  }
-
-  auto alive = [&] {
-    int count = 0;
-    for (bool r : running)
-      count += r;
-    return count;
-  };
-  auto signalAll = [&](int signal) {
-    for (int local = 0; local < options.nprocPerNode; ++local)
-      if (running[local])
-        ::kill(workers[local], signal);
-  };
-  int exitStatus = 0;
-  bool stopping = false;
-  std::chrono::steady_clock::time_point killAt;
-  while (alive() > 0) {
-    timespec wait{0, 100 * 1000 * 1000};
-    int signal = sigtimedwait(&handled, nullptr, &wait);
-    if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) {
-      signalAll(signal); // forwarded; workers decide how to stop
-      if (!stopping) {
-        stopping = true;
-        exitStatus = 128 + signal;
-        killAt = std::chrono::steady_clock::now() +
-                 std::chrono::milliseconds(
-                     static_cast<int64_t>(options.graceSeconds * 1000));
-      }
-    }
-    int status;
-    pid_t pid;
-    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-      for (int local = 0; local < options.nprocPerNode; ++local) {
-        if (workers[local] != pid || !running[local])
-          continue;
-        running[local] = false;
-        if (!failed(status) || stopping)
-          break;
-        int rank = options.nodeRank * options.nprocPerNode + local;
-        err << "dpc launch: rank " << rank << " (pid " << pid << ") "
-            << describeStatus(status);
-        if (alive() > 0)
-          err << "; stopping the other " << alive() << " worker"
-              << (alive() == 1 ? "" : "s");
-        err << std::endl;
-        exitStatus = 1; // as torchrun: the line above says why
-        stopping = true;
-        signalAll(SIGTERM);
-        killAt = std::chrono::steady_clock::now() +
-                 std::chrono::milliseconds(
-                     static_cast<int64_t>(options.graceSeconds * 1000));
-      }
-    }
-    if (stopping && std::chrono::steady_clock::now() >= killAt)
-      signalAll(SIGKILL);
+  // As torchrun: after a worker fails, the whole group starts again, up to
+  // --max-restarts times (every node's launcher restarts its own workers,
+  // whose ranks fail too when they lose the failed one).
+  Attempt attempt;
+  for (int restart = 0;; ++restart) {
+    attempt = runWorkers(options, argv, port, restart, handled, previous, err);
+    if (!attempt.workerFailed || restart >= options.maxRestarts)
+      break;
+    err << "dpc launch: restarting the workers (restart " << restart + 1
+        << " of " << options.maxRestarts << ")" << std::endl;
   }
   sigprocmask(SIG_SETMASK, &previous, nullptr);
-  return exitStatus;
+  return attempt.exitStatus;
 }
 
 int launchCommand(int argc, char **argv) {

@@ -8,7 +8,8 @@
 // worker fails (a non-zero exit or a signal), it names the worker's rank
 // and status, stops the others (SIGTERM, then SIGKILL after a grace
 // period) and exits with status 1 (128 + the signal when the launcher
-// itself was interrupted).
+// itself was interrupted). With --max-restarts K it starts them all again
+// instead, up to K times, as torchrun does.
 //
 // A command whose first word is `dpc` runs this very executable, so
 // `dpc launch ... -- dpc run PLAN ...` needs no dpc on PATH.
@@ -37,6 +38,7 @@ struct LaunchOptions {
   std::string masterAddr = "127.0.0.1";
   int masterPort = 29500;  // 0: a free port (one node only)
   double graceSeconds = 5; // --grace: SIGTERM to SIGKILL
+  int maxRestarts = 0;     // --max-restarts: group restarts after a failure
   std::vector<std::string> command;
   bool help = false;
 };

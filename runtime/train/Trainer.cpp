@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -236,6 +238,19 @@ void skipBatches(data::BatchLoader &loader, int64_t count,
            " batches, before the checkpoint's " + std::to_string(count));
 }
 
+/// Whether to resume: --resume, or a worker restarted by its launcher
+/// (TORCHELASTIC_RESTART_COUNT > 0: dpc launch --max-restarts, torchrun)
+/// whose --checkpoint directory holds a checkpoint.
+bool shouldResume(const RunOptions &options) {
+  if (options.resume)
+    return true;
+  const char *restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  return restarts && std::atoi(restarts) > 0 &&
+         !options.checkpointDirectory.empty() &&
+         std::filesystem::exists(
+             getCheckpointPath(options.checkpointDirectory));
+}
+
 data::LastBatch parseLastBatch(const std::string &name) {
   return name == "drop"  ? data::LastBatch::Drop
          : name == "pad" ? data::LastBatch::Pad
@@ -244,10 +259,12 @@ data::LastBatch parseLastBatch(const std::string &name) {
 
 } // namespace
 
-TrainResult runTraining(const RunOptions &options, std::ostream &out,
+TrainResult runTraining(const RunOptions &given, std::ostream &out,
                         bool interactive) {
   using Clock = std::chrono::steady_clock;
   try {
+    RunOptions options = given;
+    options.resume = shouldResume(given);
     auto loaded = plan::LoadedPlan::load(options.planPath);
     // Before any arena is allocated: a plan too big says so in one line.
     plan::checkDeviceMemory(*loaded);
