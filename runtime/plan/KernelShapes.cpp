@@ -1,10 +1,13 @@
 //===- KernelShapes.cpp - kernel shapes from tensor dims ------------------===//
 
 #include "runtime/plan/KernelShapes.h"
+#include "runtime/plan/CheckedMath.h"
 #include "runtime/plan/KernelSignature.h"
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <optional>
 
 namespace dpc::plan {
 namespace {
@@ -46,6 +49,15 @@ bool hasOperand(const KernelCall &call, size_t index) {
 }
 bool hasResult(const KernelCall &call, size_t index) {
   return call.result(index).present;
+}
+
+/// The product of `factors` (sizes from dims and attributes a plan may
+/// forge): an error instead of an overflow.
+int64_t countOf(std::initializer_list<int64_t> factors) {
+  std::optional<int64_t> count = checkedProduct(factors);
+  if (!count)
+    fail("the kernel's sizes overflow");
+  return *count;
 }
 
 void expectCount(const TensorArg &arg, const std::string &what,
@@ -91,10 +103,11 @@ RowsShape rowsOf(const TensorArg &arg, const std::string &what) {
   expectRank(arg, what, 1, 8);
   // The columns from the dims, not count / rows: a replica's share may be
   // 0 rows.
-  int64_t cols = 1;
-  for (size_t i = 1; i < arg.dims.size(); ++i)
-    cols *= arg.dims[i];
-  return {arg.dims[0], cols};
+  std::optional<int64_t> cols = checkedProduct(
+      std::vector<int64_t>(arg.dims.begin() + 1, arg.dims.end()));
+  if (!cols)
+    fail(what + " " + formatDims(arg.dims) + " has too many columns");
+  return {arg.dims[0], *cols};
 }
 
 std::vector<int64_t> attrList(const flatbuffers::Vector<int64_t> *values) {
@@ -192,7 +205,7 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
          std::to_string(s.groups) + " groups");
   if (s.outH() < 1 || s.outW() < 1)
     fail("the convolution's output would be empty");
-  expectCount(*out, outName, s.n * s.k * s.outH() * s.outW());
+  expectCount(*out, outName, countOf({s.n, s.k, s.outH(), s.outW()}));
   if (call.kernel == Kernel::Conv2dForward && hasOperand(call, 2))
     expectOperandCount(call, 2, s.k);
   if (call.kernel == Kernel::Conv2dBackwardWeights && hasResult(call, 1))
@@ -334,7 +347,7 @@ kernels::Pool2dShape getPool2dShape(const KernelCall &call) {
     fail("average pooling takes no dilation");
   if (s.outH() < 1 || s.outW() < 1)
     fail("the pooling's output would be empty");
-  expectCount(*out, outName, s.n * s.c * s.outH() * s.outW());
+  expectCount(*out, outName, countOf({s.n, s.c, s.outH(), s.outW()}));
   return s;
 }
 
@@ -375,9 +388,12 @@ kernels::Pad2dShape getPad2dShape(const KernelCall &call) {
   }
   kernels::Pad2dShape s{in.dims[0], in.dims[1], in.dims[2], in.dims[3],
                         low[0],     low[1],     high[0],    high[1]};
-  if (s.padTop < 0 || s.padLeft < 0 || s.padBottom < 0 || s.padRight < 0)
-    fail("padding must not be negative");
-  int64_t outCount = s.n * s.c * s.outH() * s.outW();
+  // Bounded so that outH/outW (sums) cannot overflow.
+  constexpr int64_t kMaxPad = int64_t(1) << 32;
+  for (int64_t pad : {s.padTop, s.padLeft, s.padBottom, s.padRight})
+    if (pad < 0 || pad > kMaxPad)
+      fail("padding " + std::to_string(pad) + " is outside [0, 2^32]");
+  int64_t outCount = countOf({s.n, s.c, s.outH(), s.outW()});
   if (forward)
     expectResultCount(call, 0, outCount);
   else
@@ -403,10 +419,10 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
     expectRank(w, describeOperand(call.kernel, 1), 2, 2);
     s.out = w.dims[0], s.in = w.dims[1];
     s.n = rowsOf(operand(call, 0), describeOperand(call.kernel, 0)).rows;
-    expectOperandCount(call, 0, s.n * s.in);
+    expectOperandCount(call, 0, countOf({s.n, s.in}));
     if (hasOperand(call, 2))
       expectOperandCount(call, 2, s.out);
-    expectResultCount(call, 0, s.n * s.out);
+    expectResultCount(call, 0, countOf({s.n, s.out}));
     break;
   }
   case Kernel::LinearBackwardData: {
@@ -414,8 +430,8 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
     expectRank(w, describeOperand(call.kernel, 1), 2, 2);
     s.out = w.dims[0], s.in = w.dims[1];
     s.n = rowsOf(operand(call, 0), describeOperand(call.kernel, 0)).rows;
-    expectOperandCount(call, 0, s.n * s.out);
-    expectResultCount(call, 0, s.n * s.in);
+    expectOperandCount(call, 0, countOf({s.n, s.out}));
+    expectResultCount(call, 0, countOf({s.n, s.in}));
     break;
   }
   default: { // LinearBackwardWeights
@@ -423,8 +439,8 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
     expectRank(dw, describeResult(call.kernel, 0), 2, 2);
     s.out = dw.dims[0], s.in = dw.dims[1];
     s.n = rowsOf(operand(call, 0), describeOperand(call.kernel, 0)).rows;
-    expectOperandCount(call, 0, s.n * s.in);
-    expectOperandCount(call, 1, s.n * s.out);
+    expectOperandCount(call, 0, countOf({s.n, s.in}));
+    expectOperandCount(call, 1, countOf({s.n, s.out}));
     if (hasResult(call, 1))
       expectResultCount(call, 1, s.out);
     break;
@@ -441,7 +457,7 @@ kernels::MatmulShape getMatmulShape(const KernelCall &call) {
     if (a.rows != b.rows)
       fail("operands 0 and 1 have " + std::to_string(a.rows) + " and " +
            std::to_string(b.rows) + " rows");
-    expectResultCount(call, 0, a.cols * b.cols);
+    expectResultCount(call, 0, countOf({a.cols, b.cols}));
     return {a.rows, a.cols, b.cols};
   }
   RowsShape a = rowsOf(operand(call, 0), describeOperand(call.kernel, 0));
@@ -452,13 +468,13 @@ kernels::MatmulShape getMatmulShape(const KernelCall &call) {
     fail(describeOperand(call.kernel, 1) + " " + formatDims(b.dims) +
          " does not have " + std::to_string(s.k) + " rows");
   if (call.kernel == Kernel::MatmulForward) {
-    expectResultCount(call, 0, s.n * s.m);
+    expectResultCount(call, 0, countOf({s.n, s.m}));
   } else {
-    expectOperandCount(call, 2, s.n * s.m);
+    expectOperandCount(call, 2, countOf({s.n, s.m}));
     if (hasResult(call, 0))
-      expectResultCount(call, 0, s.n * s.k);
+      expectResultCount(call, 0, countOf({s.n, s.k}));
     if (hasResult(call, 1))
-      expectResultCount(call, 1, s.k * s.m);
+      expectResultCount(call, 1, countOf({s.k, s.m}));
   }
   return s;
 }
@@ -589,10 +605,12 @@ RowsShape getRowsShape(const KernelCall &call) {
     const TensorArg &x = operand(call, 0);
     expectRank(x, describeOperand(call.kernel, 0), 1, 8);
     int64_t cols = x.dims.back();
-    int64_t rows = 1;
-    for (size_t i = 0; i + 1 < x.dims.size(); ++i)
-      rows *= x.dims[i];
-    RowsShape s{rows, cols};
+    std::optional<int64_t> rows =
+        checkedProduct(std::vector<int64_t>(x.dims.begin(), x.dims.end() - 1));
+    if (!rows)
+      fail(describeOperand(call.kernel, 0) + " " + formatDims(x.dims) +
+           " has too many rows");
+    RowsShape s{*rows, cols};
     getElementwiseSize(call); // every operand and the result alike
     return s;
   }
@@ -608,7 +626,7 @@ RowsShape getRowsShape(const KernelCall &call) {
     } else if (call.kernel == Kernel::CrossEntropyBackward) {
       if (hasOperand(call, 2))
         expectOperandCount(call, 2, 1);
-      expectResultCount(call, 0, s.rows * s.cols);
+      expectResultCount(call, 0, countOf({s.rows, s.cols}));
     } else {
       expectCountResult(call, 0);
     }

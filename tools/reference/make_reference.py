@@ -64,6 +64,12 @@ def write(out, name, model):
                                     "logits": {0: "batch"}},
                       opset_version=13, do_constant_folding=False)
 
+    save_step(directory, model, images, labels)
+
+
+def save_step(directory, model, images, labels):
+    """Writes the batch, and the loss, gradients and SGD update of one step
+    of `model` on it."""
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
     optimizer.zero_grad()
     loss = nn.functional.cross_entropy(model(images), labels)

@@ -13,15 +13,15 @@ The files are committed; the tests need no torch.
 """
 import argparse
 import os
+import sys
 import warnings
 
-import numpy as np
 import onnx
 import torch
 from torch import nn
 
-BATCH = 8
-LR = 0.1
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_reference import BATCH, save_step  # noqa: E402
 
 
 def activations():
@@ -56,23 +56,7 @@ def write(out, name, model):
     del m.metadata_props[:]
     onnx.save(m, path)
 
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    optimizer.zero_grad()
-    loss = nn.functional.cross_entropy(model(images), labels)
-    loss.backward()
-    np.save(os.path.join(directory, "images.npy"), images.numpy())
-    np.save(os.path.join(directory, "labels.npy"),
-            labels.numpy().astype(np.int32))
-    np.save(os.path.join(directory, "loss.npy"),
-            np.array(loss.item(), dtype=np.float32))
-    for param_name, param in model.named_parameters():
-        np.save(os.path.join(directory, "grad", param_name + ".npy"),
-                param.grad.numpy())
-    optimizer.step()
-    for param_name, param in model.named_parameters():
-        np.save(os.path.join(directory, "after", param_name + ".npy"),
-                param.detach().numpy())
-    print(f"{directory}: loss {loss.item():.6f}, lr {LR}, batch {BATCH}")
+    save_step(directory, model, images, labels)
 
 
 def main():
