@@ -991,7 +991,7 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
     } else if (op == "Constant") {
       importConstant(node);
     } else {
-      fail("unsupported operator");
+      fail("unsupported operator at opset " + std::to_string(opset));
     }
   } catch (ImportError &e) {
     fail("node '" + label + "' (" + node.op_type() + "): " + e.message);
