@@ -708,9 +708,10 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                          }) &&
             isTranspose2d(o.getResult()))
           return success();
-        if (!isTranspose2d(o.getResult()))
-          return o.emitError() << "only 2-D transposes can be lowered";
-        return simple("Transpose2d", {o.getInput()});
+        if (isTranspose2d(o.getResult()))
+          return simple("Transpose2d", {o.getInput()});
+        return simple("Transpose", {o.getInput()},
+                      {attr("permutation", o.getPermutationAttr())});
       })
       .Case([&](nn::SoftmaxOp o) {
         return simple("SoftmaxForward", {o.getInput()});

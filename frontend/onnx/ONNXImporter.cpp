@@ -152,6 +152,7 @@ private:
   void importPad(const onnx::NodeProto &node);
   void importReduceMean(const onnx::NodeProto &node);
   void importClip(const onnx::NodeProto &node);
+  void importTranspose(const onnx::NodeProto &node);
   /// `axes` as dims in [0, rank), each once; fails naming a bad one.
   SmallVector<int64_t> normalizeAxes(ArrayRef<int64_t> axes, int64_t rank);
   void importGemm(const onnx::NodeProto &node);
@@ -717,6 +718,21 @@ void Importer::importPad(const onnx::NodeProto &node) {
                             named("value", builder.getF64FloatAttr(value))}));
 }
 
+void Importer::importTranspose(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> reversed;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d)
+    reversed.push_back(d);
+  SmallVector<int64_t> perm = intsAttr(node, "perm", reversed);
+  // dpc splits and sizes the batch along dim 0: it must stay there.
+  if (type.getRank() > 0 && type.isDynamicDim(0) &&
+      (perm.empty() || perm[0] != 0))
+    fail("the permutation moves the batch dim (0); only the others may move");
+  define(node, 0,
+         create<nn::TransposeOp>(input, {i64Array("permutation", perm)}));
+}
+
 void Importer::importClip(const onnx::NodeProto &node) {
   // From opset 11 the bounds are optional inputs (constants, or shape
   // arithmetic on them); a missing one is the float range's end.
@@ -936,6 +952,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       define(node, 0, create<nn::SigmoidOp>(operand(node, 0)));
     } else if (op == "Tanh") {
       define(node, 0, create<nn::TanhOp>(operand(node, 0)));
+    } else if (op == "Transpose") {
+      importTranspose(node);
     } else if (op == "Clip") {
       importClip(node);
     } else if (op == "HardSigmoid") {

@@ -180,6 +180,12 @@ plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
     attrs.Set(std::move(gelu));
     break;
   }
+  case plan::KernelAttrs::TransposeAttrs: {
+    plan::TransposeAttrsT transpose;
+    transpose.permutation = r.list("permutation");
+    attrs.Set(std::move(transpose));
+    break;
+  }
   case plan::KernelAttrs::AllReduceAttrs: {
     plan::AllReduceAttrsT allReduce;
     if (FailureOr<plan::ReduceOp> op = r.reduction("op"); succeeded(op))

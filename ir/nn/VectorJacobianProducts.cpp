@@ -168,6 +168,17 @@ LogicalResult buildVJP(ReluOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+LogicalResult buildVJP(TransposeOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  // The inverse permutation moves every dim back.
+  ArrayRef<int64_t> permutation = op.getPermutation();
+  SmallVector<int64_t> inverse(permutation.size());
+  for (auto [i, p] : llvm::enumerate(permutation))
+    inverse[p] = static_cast<int64_t>(i);
+  grads.push_back(b.create<TransposeOp>(op.getLoc(), dys[0], inverse));
+  return success();
+}
+
 LogicalResult buildVJP(ClipOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   grads.push_back(b.create<ClipGradOp>(op.getLoc(), dys[0], op.getInput(),
@@ -319,7 +330,7 @@ template <typename... OpTs> void attach(MLIRContext &context) {
 void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
   attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
-         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, AddOp, MulOp, FlattenOp,
-         ReshapeOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
+         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, TransposeOp, AddOp, MulOp,
+         FlattenOp, ReshapeOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
          CrossEntropyOp>(context);
 }

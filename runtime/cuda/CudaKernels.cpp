@@ -850,6 +850,17 @@ void runTranspose2d(StreamContext &ctx, const KernelCall &call) {
               call.result(Y).as<uint32_t>());
 }
 
+void runTranspose(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Transpose;
+  plan::PermuteShape s = plan::getPermuteShape(call);
+  permute(ctx.getStream(),
+          kernels::elements::makePermuteIndex(static_cast<int>(s.dims.size()),
+                                              s.dims.data(),
+                                              s.permutation.data()),
+          call.result(Y).getNumElements(), call.operand(X).as<uint32_t>(),
+          call.result(Y).as<uint32_t>());
+}
+
 void runReduceSum(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::ReduceSum;
   plan::ReduceShape s = plan::getReduceShape(call);

@@ -133,6 +133,11 @@ __global__ void inputActivationBackwardKernel(math::InputActivation kind,
   }
 }
 
+__global__ void permuteKernel(elements::PermuteIndex index, int64_t n,
+                              const uint32_t *x, uint32_t *y) {
+  DPC_GRID_STRIDE(o, n) { y[o] = x[elements::permuteSource(index, o)]; }
+}
+
 //===----------------------------------------------------------------------===//
 // Broadcasting binary ops
 //===----------------------------------------------------------------------===//
@@ -777,6 +782,11 @@ void fill(cudaStream_t stream, int64_t count, ScalarType type, double value,
 
 void accumulate(cudaStream_t stream, int64_t size, const float *x, float *y) {
   launch(stream, size, accumulateKernel, size, x, y);
+}
+
+void permute(cudaStream_t stream, const elements::PermuteIndex &index,
+             int64_t size, const uint32_t *x, uint32_t *y) {
+  launch(stream, size, permuteKernel, index, size, x, y);
 }
 
 void transpose2d(cudaStream_t stream, int64_t rows, int64_t cols,

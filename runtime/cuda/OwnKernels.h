@@ -15,6 +15,7 @@
 
 #include "runtime/kernels/BatchNorm.h"
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/Optimizer.h"
 #include "runtime/kernels/Pool.h"
 
@@ -110,6 +111,10 @@ void adamwUpdate(cudaStream_t stream, int64_t size,
 void fill(cudaStream_t stream, int64_t count, ScalarType type, double value,
           void *y);
 void accumulate(cudaStream_t stream, int64_t size, const float *x, float *y);
+/// y[o] = x[permuteSource(index, o)] for the `size` outputs (4-byte
+/// elements): any permutation of up to 8 dims.
+void permute(cudaStream_t stream, const kernels::elements::PermuteIndex &index,
+             int64_t size, const uint32_t *x, uint32_t *y);
 void transpose2d(cudaStream_t stream, int64_t rows, int64_t cols,
                  const uint32_t *x, uint32_t *y);
 /// y = x summed over the dims with reduced[d] (rank <= 8).

@@ -441,6 +441,19 @@ void runTranspose2d(KernelContext &, const KernelCall &call) {
               call.result(Y).as<uint32_t>());
 }
 
+void runTranspose(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::Transpose;
+  plan::PermuteShape s = plan::getPermuteShape(call);
+  elements::PermuteIndex index = elements::makePermuteIndex(
+      static_cast<int>(s.dims.size()), s.dims.data(), s.permutation.data());
+  const auto *x = call.operand(X).as<uint32_t>();
+  auto *y = call.result(Y).as<uint32_t>();
+  int64_t size = call.result(Y).getNumElements();
+#pragma omp parallel for
+  for (int64_t o = 0; o < size; ++o)
+    y[o] = x[elements::permuteSource(index, o)];
+}
+
 void runReduceSum(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::ReduceSum;
   reduceSum(plan::getReduceShape(call), in(call, X), out(call, Y));

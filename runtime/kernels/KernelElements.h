@@ -233,6 +233,41 @@ DPC_HOST_DEVICE inline float globalAvgPoolForward(int64_t p, int64_t size,
 // ReduceSum
 //===----------------------------------------------------------------------===//
 
+/// A permutation of dims (transpose): for output element `o`, the flat index
+/// of the input element it copies. Up to 8 dims.
+struct PermuteIndex {
+  int rank;
+  int64_t outDims[8];
+  int64_t inStrides[8]; // the input stride of each output dim
+};
+
+/// Host side: `rank` <= 8 and `perm` a permutation (the caller checks);
+/// output dim i is input dim perm[i].
+inline PermuteIndex makePermuteIndex(int rank, const int64_t *inDims,
+                                     const int64_t *perm) {
+  PermuteIndex p{};
+  p.rank = rank;
+  int64_t strides[8], stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= inDims[d];
+  }
+  for (int i = 0; i < rank; ++i) {
+    p.outDims[i] = inDims[perm[i]];
+    p.inStrides[i] = strides[perm[i]];
+  }
+  return p;
+}
+
+DPC_HOST_DEVICE inline int64_t permuteSource(const PermuteIndex &p, int64_t o) {
+  int64_t source = 0;
+  for (int i = p.rank - 1; i >= 0; --i) {
+    source += (o % p.outDims[i]) * p.inStrides[i];
+    o /= p.outDims[i];
+  }
+  return source;
+}
+
 /// x's dims split into kept and reduced index spaces, with their strides;
 /// adjacent dims of the same kind merged (fewer, longer loops; the same
 /// row-major order).

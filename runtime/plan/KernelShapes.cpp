@@ -645,6 +645,37 @@ RowsShape getTransposeShape(const KernelCall &call) {
   return {x.dims[0], x.dims[1]};
 }
 
+PermuteShape getPermuteShape(const KernelCall &call) {
+  const TensorArg &x = call.operand(0);
+  if (!x.present || getDTypeSize(x.dtype) != 4)
+    fail(describeOperand(call.kernel, 0) +
+         " must be a tensor of 4-byte elements");
+  operand(call, 0, x.dtype); // its dims
+  const TransposeAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_TransposeAttrs() : nullptr;
+  if (!attrs)
+    fail("TransposeAttrs are missing");
+  PermuteShape s{x.dims, attrList(attrs->permutation())};
+  size_t rank = x.dims.size();
+  if (rank > 8 || s.permutation.size() != rank)
+    fail("the permutation has " + std::to_string(s.permutation.size()) +
+         " entries for " + formatDims(x.dims));
+  std::vector<bool> seen(rank, false);
+  std::vector<int64_t> permuted;
+  for (int64_t p : s.permutation) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p])
+      fail(formatDims(s.permutation) + " is not a permutation of " +
+           std::to_string(rank) + " dims");
+    seen[p] = true;
+    permuted.push_back(x.dims[p]);
+  }
+  const TensorArg &y = result(call, 0, x.dtype);
+  if (y.dims != permuted)
+    fail(describeResult(call.kernel, 0) + " is " + formatDims(y.dims) +
+         ", expected " + formatDims(permuted));
+  return s;
+}
+
 ReduceShape getReduceShape(const KernelCall &call) {
   const TensorArg &x = operand(call, 0);
   const ReduceAttrs *attrs =
@@ -774,6 +805,7 @@ void checkInputActivation(const KernelCall &call) {
 void checkBroadcast(const KernelCall &call) { getBroadcastShape(call); }
 void checkRows(const KernelCall &call) { getRowsShape(call); }
 void checkTranspose(const KernelCall &call) { getTransposeShape(call); }
+void checkPermute(const KernelCall &call) { getPermuteShape(call); }
 void checkReduce(const KernelCall &call) { getReduceShape(call); }
 void checkOptimizer(const KernelCall &call) { getOptimizerSize(call); }
 void checkAllReduce(const KernelCall &call) { getAllReduceOp(call); }

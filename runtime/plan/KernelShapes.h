@@ -84,6 +84,12 @@ kernels::BroadcastShape getBroadcastShape(const KernelCall &call);
 RowsShape getRowsShape(const KernelCall &call);
 /// Transpose2d: x is [rows, cols].
 RowsShape getTransposeShape(const KernelCall &call);
+/// Transpose: x's dims and the permutation (a permutation of at most 8
+/// dims; y's dims are x's permuted; 4-byte elements).
+struct PermuteShape {
+  std::vector<int64_t> dims, permutation;
+};
+PermuteShape getPermuteShape(const KernelCall &call);
 ReduceShape getReduceShape(const KernelCall &call);
 kernels::SgdParams getSgdParams(const KernelCall &call);
 kernels::AdamWParams getAdamWParams(const KernelCall &call);

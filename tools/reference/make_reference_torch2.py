@@ -2,10 +2,15 @@
 """Reference data for ops whose ONNX form needs PyTorch 2's exporter.
 
 Like make_reference.py (same files: model.onnx, images.npy, labels.npy,
-loss.npy, grad/, after/), for an MLP through every activation whose
-gradient reads its input: ReLU6 (Clip), Hardswish, Hardsigmoid, GELU and
-GELU's tanh approximation. PyTorch 1.13's exporter writes GELU as an Erf
-expression; PyTorch 2's default exporter writes the Gelu op (opset 20).
+loss.npy, grad/, after/), exported by PyTorch 2's default exporter with a
+dynamic batch, for:
+  activations  an MLP through every activation whose gradient reads its
+               input: ReLU6 (Clip), Hardswish, Hardsigmoid, GELU and GELU's
+               tanh approximation (PyTorch 1.13's exporter writes GELU as an
+               Erf expression; PyTorch 2's writes the Gelu op, opset 20)
+  permute      a ShuffleNet channel shuffle (view, transpose(1, 2), view)
+               and a channels-last permute, whose shapes the exporter
+               computes from the batch (Shape, Gather, Concat)
 
 Run from PyTorch 2's virtual environment (../shared/TOOLCHAIN.md):
   V/bin/python tools/reference/make_reference_torch2.py --out test/reference
@@ -34,12 +39,28 @@ def activations():
     return nn.Sequential(*layers)
 
 
+class Permute(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 1)
+        self.fc = nn.Linear(8 * 7 * 7, 10)
+
+    def forward(self, x):
+        y = nn.functional.max_pool2d(torch.relu(self.conv1(x)), 4)
+        n, c, h, w = y.shape
+        # ShuffleNet's channel shuffle over 2 groups.
+        y = y.view(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)
+        y = self.conv2(y).permute(0, 2, 3, 1)  # channels last
+        return self.fc(y.reshape(n, -1))
+
+
 def write(out, name, model):
     directory = os.path.join(out, name)
     os.makedirs(os.path.join(directory, "grad"), exist_ok=True)
     os.makedirs(os.path.join(directory, "after"), exist_ok=True)
     for module in model.modules():
-        if isinstance(module, nn.Linear):
+        if isinstance(module, (nn.Linear, nn.Conv2d)):
             nn.init.xavier_uniform_(module.weight, gain=2.0)
             nn.init.uniform_(module.bias, -0.5, 0.5)
     images = torch.rand(BATCH, 1, 28, 28) * 4 - 2
@@ -65,6 +86,8 @@ def main():
     args = parser.parse_args()
     torch.manual_seed(2)
     write(args.out, "activations", activations())
+    torch.manual_seed(3)
+    write(args.out, "permute", Permute())
 
 
 if __name__ == "__main__":

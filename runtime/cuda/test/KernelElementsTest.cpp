@@ -221,5 +221,36 @@ TEST(KernelElementsTest, InputActivationsMatchTheCpuKernelsBitForBit) {
   }
 }
 
+// The CUDA transpose copies x[permuteSource(o)] to y[o]: the element a
+// naive nested loop over the output's coordinates reads.
+TEST(KernelElementsTest, PermuteIndexMatchesANaiveTranspose) {
+  const int64_t dims[] = {2, 3, 4, 5, 6};
+  for (std::vector<int64_t> perm : {std::vector<int64_t>{0, 2, 1},
+                                    {2, 0, 1},
+                                    {0, 2, 3, 1},
+                                    {0, 2, 1, 3, 4},
+                                    {4, 3, 2, 1, 0}}) {
+    int rank = static_cast<int>(perm.size());
+    PermuteIndex index = makePermuteIndex(rank, dims, perm.data());
+    int64_t inStrides[5], stride = 1, size = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      inStrides[d] = stride;
+      stride *= dims[d];
+    }
+    for (int d = 0; d < rank; ++d)
+      size *= dims[d];
+    for (int64_t o = 0; o < size; ++o) {
+      // Output coordinates, row-major over the permuted dims.
+      int64_t rest = o, source = 0;
+      for (int i = rank - 1; i >= 0; --i) {
+        int64_t extent = dims[perm[i]];
+        source += (rest % extent) * inStrides[perm[i]];
+        rest /= extent;
+      }
+      ASSERT_EQ(permuteSource(index, o), source) << "output " << o;
+    }
+  }
+}
+
 } // namespace
 } // namespace dpc::kernels::elements

@@ -39,6 +39,14 @@ def floats(name, value):
 
 
 MODELS = {
+    # Transpose keeps the batch at dim 0 ...
+    "transpose": model(
+        [helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1])],
+        ["batch", 3, 4, 5], ["batch", 4, 5, 3], 13),
+    # ... or is refused (the default permutation reverses every dim).
+    "transpose_batch": model(
+        [helper.make_node("Transpose", ["x"], ["y"], name="t")],
+        ["batch", 3], [3, "batch"], 13),
     # Clip's bounds are optional inputs from opset 11: both, then only max.
     "clip_13": model(
         [floats("lo", -1.0), floats("hi", 2.5),
