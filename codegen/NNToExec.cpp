@@ -713,6 +713,14 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
         return simple("Transpose", {o.getInput()},
                       {attr("permutation", o.getPermutationAttr())});
       })
+      .Case([&](nn::ConcatOp o) {
+        return simple("ConcatForward", o.getInputs(),
+                      {attr("axis", o.getAxisAttr())});
+      })
+      .Case([&](nn::SplitOp o) {
+        return simple("SplitForward", {o.getInput()},
+                      {attr("axis", o.getAxisAttr())});
+      })
       .Case([&](nn::SoftmaxOp o) {
         return simple("SoftmaxForward", {o.getInput()});
       })

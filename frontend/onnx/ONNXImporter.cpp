@@ -153,6 +153,13 @@ private:
   void importReduceMean(const onnx::NodeProto &node);
   void importClip(const onnx::NodeProto &node);
   void importTranspose(const onnx::NodeProto &node);
+  void importConcat(const onnx::NodeProto &node);
+  void importSplit(const onnx::NodeProto &node);
+  void importSplitToSequence(const onnx::NodeProto &node);
+  void importSequenceAt(const onnx::NodeProto &node);
+  int64_t splitAxis(const onnx::NodeProto &node, Value input);
+  SmallVector<Value> createSplit(Value input, int64_t axis,
+                                 ArrayRef<int64_t> sizes);
   /// `axes` as dims in [0, rank), each once; fails naming a bad one.
   SmallVector<int64_t> normalizeAxes(ArrayRef<int64_t> axes, int64_t rank);
   void importGemm(const onnx::NodeProto &node);
@@ -175,6 +182,8 @@ private:
   llvm::StringMap<const onnx::TensorProto *> initializers;
   llvm::StringMap<const onnx::TensorProto *> constantNodes;
   llvm::StringMap<KnownTensor> known;
+  /// SplitToSequence's parts, for SequenceAt.
+  llvm::StringMap<SmallVector<Value>> sequences;
   /// Outputs that have no nn counterpart (batch-norm's running statistics
   /// in training-mode exports): an error only if something reads them.
   llvm::StringMap<std::string> unavailable;
@@ -733,6 +742,118 @@ void Importer::importTranspose(const onnx::NodeProto &node) {
          create<nn::TransposeOp>(input, {i64Array("permutation", perm)}));
 }
 
+void Importer::importConcat(const onnx::NodeProto &node) {
+  SmallVector<Value> inputs;
+  for (int i = 0; i < node.input_size(); ++i)
+    inputs.push_back(operand(node, i));
+  if (inputs.empty())
+    fail("needs at least one input");
+  int64_t rank = cast<RankedTensorType>(inputs[0].getType()).getRank();
+  int64_t axis = intAttr(node, "axis", 0);
+  define(node, 0,
+         create<nn::ConcatOp>(
+             inputs, {named("axis", builder.getI64IntegerAttr(
+                                        axis < 0 ? axis + rank : axis))}));
+}
+
+/// `axis` of `input`'s type, normalized: a static dim other than the batch.
+int64_t Importer::splitAxis(const onnx::NodeProto &node, Value input) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t axis = intAttr(node, "axis", 0);
+  axis = axis < 0 ? axis + type.getRank() : axis;
+  if (axis < 1 || axis >= type.getRank() || type.isDynamicDim(axis))
+    fail("axis " + std::to_string(axis) +
+         " is not a static dim of the input other than the batch (0)");
+  return axis;
+}
+
+SmallVector<Value> Importer::createSplit(Value input, int64_t axis,
+                                         ArrayRef<int64_t> sizes) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t total = 0;
+  SmallVector<Type> results;
+  for (int64_t size : sizes) {
+    if (size < 1)
+      fail("split sizes must be positive");
+    total += size;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[axis] = size;
+    results.push_back(RankedTensorType::get(shape, type.getElementType()));
+  }
+  if (total != type.getDimSize(axis))
+    fail("split sizes add up to " + std::to_string(total) + ", dim " +
+         std::to_string(axis) + " is " + std::to_string(type.getDimSize(axis)));
+  auto split = builder.create<nn::SplitOp>(currentLoc, results, input,
+                                           builder.getI64IntegerAttr(axis),
+                                           builder.getDenseI64ArrayAttr(sizes));
+  return SmallVector<Value>(split.getResults());
+}
+
+/// Parts of `size` (the last one smaller if they do not divide `dim`).
+static SmallVector<int64_t> chunkSizes(int64_t dim, int64_t size) {
+  SmallVector<int64_t> sizes;
+  for (int64_t left = dim; left > 0; left -= size)
+    sizes.push_back(std::min(size, left));
+  return sizes;
+}
+
+void Importer::importSplit(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  int64_t axis = splitAxis(node, input);
+  int64_t dim = cast<RankedTensorType>(input.getType()).getDimSize(axis);
+  // The sizes: an attribute before opset 13, an optional input from it on;
+  // without them, equal parts (from opset 18 `num_outputs` of them, the
+  // last one smaller if they do not divide the dim).
+  SmallVector<int64_t> sizes;
+  if (opset < 13)
+    sizes = intsAttr(node, "split", {});
+  else if (node.input_size() > 1 && !node.input(1).empty())
+    sizes = constantInts(node, 1);
+  if (sizes.empty()) {
+    int64_t parts = opset >= 18 && attr(node, "num_outputs")
+                        ? intAttr(node, "num_outputs", 1)
+                        : node.output_size();
+    if (parts < 1)
+      fail("num_outputs must be positive");
+    sizes = chunkSizes(dim, (dim + parts - 1) / parts);
+  }
+  if (static_cast<int>(sizes.size()) != node.output_size())
+    fail(std::to_string(sizes.size()) + " parts for " +
+         std::to_string(node.output_size()) + " outputs");
+  SmallVector<Value> parts = createSplit(input, axis, sizes);
+  for (int i = 0; i < node.output_size(); ++i)
+    define(node, i, parts[i]);
+}
+
+void Importer::importSplitToSequence(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  int64_t axis = splitAxis(node, input);
+  int64_t dim = cast<RankedTensorType>(input.getType()).getDimSize(axis);
+  if (node.input_size() < 2 || node.input(1).empty() ||
+      intAttr(node, "keepdims", 1) == 0)
+    fail("only a split with sizes and keepdims=1 is supported");
+  // A scalar is the size of every part (torch.chunk, torch.split(n)).
+  const KnownTensor *split = knownValue(node.input(1));
+  SmallVector<int64_t> sizes = constantInts(node, 1);
+  if (split && split->dims.empty() && sizes.size() == 1)
+    sizes = chunkSizes(dim, sizes[0]);
+  sequences[node.output(0)] = createSplit(input, axis, sizes);
+}
+
+void Importer::importSequenceAt(const onnx::NodeProto &node) {
+  auto it =
+      node.input_size() > 0 ? sequences.find(node.input(0)) : sequences.end();
+  if (it == sequences.end())
+    fail("reads a sequence dpc does not know (only SplitToSequence's)");
+  SmallVector<int64_t> position = constantInts(node, 1);
+  int64_t count = static_cast<int64_t>(it->second.size());
+  int64_t p = position.size() == 1 ? position[0] : count;
+  p = p < 0 ? p + count : p;
+  if (p < 0 || p >= count)
+    fail("position out of range for a sequence of " + std::to_string(count));
+  define(node, 0, it->second[p]);
+}
+
 void Importer::importClip(const onnx::NodeProto &node) {
   // From opset 11 the bounds are optional inputs (constants, or shape
   // arithmetic on them); a missing one is the float range's end.
@@ -952,6 +1073,14 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       define(node, 0, create<nn::SigmoidOp>(operand(node, 0)));
     } else if (op == "Tanh") {
       define(node, 0, create<nn::TanhOp>(operand(node, 0)));
+    } else if (op == "Concat") {
+      importConcat(node);
+    } else if (op == "Split") {
+      importSplit(node);
+    } else if (op == "SplitToSequence") {
+      importSplitToSequence(node);
+    } else if (op == "SequenceAt") {
+      importSequenceAt(node);
     } else if (op == "Transpose") {
       importTranspose(node);
     } else if (op == "Clip") {

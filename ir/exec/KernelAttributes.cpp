@@ -186,6 +186,12 @@ plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
     attrs.Set(std::move(transpose));
     break;
   }
+  case plan::KernelAttrs::ConcatAttrs: {
+    plan::ConcatAttrsT concat;
+    concat.axis = r.integer("axis", -1);
+    attrs.Set(std::move(concat));
+    break;
+  }
   case plan::KernelAttrs::AllReduceAttrs: {
     plan::AllReduceAttrsT allReduce;
     if (FailureOr<plan::ReduceOp> op = r.reduction("op"); succeeded(op))

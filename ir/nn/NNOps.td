@@ -174,6 +174,28 @@ def NN_GeluOp : NN_InputActivationOp<"gelu",
     "x Phi(x) (erf), or its tanh approximation",
     (ins DefaultValuedAttr<BoolAttr, "false">:$tanh_approximation)>;
 
+def NN_ConcatOp : NN_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Join tensors along `axis` (torch.cat)";
+  let description = [{
+    The inputs agree on every dim but `axis`, which is not the batch (0).
+  }];
+  let arguments = (ins Variadic<NN_FloatTensor>:$inputs, I64Attr:$axis);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_SplitOp : NN_Op<"split", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Cut a tensor along `axis` into parts of `sizes` (torch.split)";
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$axis,
+    DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<NN_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 class NN_BinaryOp<string mnemonic, string formula>
     : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
   let summary = "Elementwise " # formula # " with NumPy broadcasting";

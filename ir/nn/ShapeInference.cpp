@@ -522,6 +522,70 @@ LogicalResult LogSoftmaxOp::verify() {
   return detail::verifySoftmaxAxis(*this, getInput(), getAxis());
 }
 
+/// Concat and split: `axis` is a dim of `type` other than the batch (0).
+static LogicalResult checkJoinAxis(std::optional<Location> loc,
+                                   RankedTensorType type, int64_t axis) {
+  if (axis < 1 || axis >= type.getRank())
+    return emitOptionalError(loc, "'axis' must be in [1, ", type.getRank(),
+                             ") for ", type, ", got ", axis,
+                             " (dim 0 is the batch)");
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  if (adaptor.getInputs().empty())
+    return emitOptionalError(loc, "needs at least one input");
+  auto first = cast<RankedTensorType>(adaptor.getInputs()[0].getType());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkJoinAxis(loc, first, axis)))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  for (Value input : adaptor.getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getRank() != first.getRank() ||
+        type.getElementType() != first.getElementType())
+      return emitOptionalError(loc, "input ", type, " does not match ", first);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis && !dimsAgree(type.getDimSize(d), first.getDimSize(d)))
+        return emitOptionalError(loc, "input ", type, " does not match ", first,
+                                 " outside dim ", axis);
+    if (type.isDynamicDim(axis))
+      return emitOptionalError(loc, "input ", type, " has a dynamic dim ",
+                               axis);
+    shape[axis] += type.getDimSize(axis);
+  }
+  inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkJoinAxis(loc, input, axis)))
+    return failure();
+  int64_t total = 0;
+  for (int64_t size : adaptor.getSizes()) {
+    if (size < 1)
+      return emitOptionalError(loc, "'sizes' must be positive");
+    total += size;
+    SmallVector<int64_t> shape(input.getShape());
+    shape[axis] = size;
+    inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  }
+  if (total != input.getDimSize(axis))
+    return emitOptionalError(loc, "'sizes' add up to ", total, ", but dim ",
+                             axis, " of ", input, " is ",
+                             input.getDimSize(axis));
+  return success();
+}
+
 LogicalResult ClipOp::verify() {
   double min = getMin().convertToDouble(), max = getMax().convertToDouble();
   if (!std::isfinite(min) || !std::isfinite(max) || min > max)

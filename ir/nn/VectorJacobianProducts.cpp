@@ -168,6 +168,27 @@ LogicalResult buildVJP(ReluOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+LogicalResult buildVJP(ConcatOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  SmallVector<int64_t> sizes;
+  for (Value input : op.getInputs())
+    sizes.push_back(
+        cast<RankedTensorType>(input.getType()).getDimSize(op.getAxis()));
+  auto split = b.create<SplitOp>(op.getLoc(), dys[0], op.getAxis(), sizes);
+  llvm::append_range(grads, split.getResults());
+  return success();
+}
+
+LogicalResult buildVJP(SplitOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  for (auto [i, dy] : llvm::enumerate(dys))
+    if (!dy)
+      return op.emitOpError()
+             << "part " << i << " is not used; training needs every part";
+  grads.push_back(b.create<ConcatOp>(op.getLoc(), dys, op.getAxis()));
+  return success();
+}
+
 LogicalResult buildVJP(TransposeOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   // The inverse permutation moves every dim back.
@@ -330,7 +351,7 @@ template <typename... OpTs> void attach(MLIRContext &context) {
 void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
   attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
-         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, TransposeOp, AddOp, MulOp,
-         FlattenOp, ReshapeOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
-         CrossEntropyOp>(context);
+         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, TransposeOp, ConcatOp,
+         SplitOp, AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp, MatmulOp,
+         SoftmaxOp, LogSoftmaxOp, CrossEntropyOp>(context);
 }

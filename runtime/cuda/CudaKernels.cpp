@@ -861,6 +861,41 @@ void runTranspose(StreamContext &ctx, const KernelCall &call) {
           call.result(Y).as<uint32_t>());
 }
 
+/// Concat and Split: each row of the whole holds every part's row in order,
+/// so each part is one pitched 2-D copy.
+void copyParts(StreamContext &ctx, const KernelCall &call, bool concat) {
+  plan::JoinShape s = plan::getJoinShape(call);
+  const std::vector<plan::TensorArg> &parts =
+      concat ? call.operands : call.results;
+  auto *whole = static_cast<uint8_t *>(concat ? call.result(0).data
+                                              : call.operand(0).data);
+  int64_t offset = 0;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    auto width = static_cast<size_t>(s.partBytes[p]);
+    if (width > 0 && s.outer > 0) {
+      auto rowBytes = static_cast<size_t>(s.rowBytes);
+      auto rows = static_cast<size_t>(s.outer);
+      if (concat)
+        DPC_CUDA_CHECK(cudaMemcpy2DAsync(
+            whole + offset, rowBytes, parts[p].data, width, width, rows,
+            cudaMemcpyDeviceToDevice, ctx.getStream()));
+      else
+        DPC_CUDA_CHECK(cudaMemcpy2DAsync(
+            parts[p].data, width, whole + offset, rowBytes, width, rows,
+            cudaMemcpyDeviceToDevice, ctx.getStream()));
+    }
+    offset += s.partBytes[p];
+  }
+}
+
+void runConcatForward(StreamContext &ctx, const KernelCall &call) {
+  copyParts(ctx, call, /*concat=*/true);
+}
+
+void runSplitForward(StreamContext &ctx, const KernelCall &call) {
+  copyParts(ctx, call, /*concat=*/false);
+}
+
 void runReduceSum(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::ReduceSum;
   plan::ReduceShape s = plan::getReduceShape(call);

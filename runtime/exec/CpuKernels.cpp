@@ -454,6 +454,35 @@ void runTranspose(KernelContext &, const KernelCall &call) {
     y[o] = x[elements::permuteSource(index, o)];
 }
 
+/// Concat and Split: each row of the whole holds every part's row in order.
+void copyParts(const KernelCall &call, bool concat) {
+  plan::JoinShape s = plan::getJoinShape(call);
+  const std::vector<plan::TensorArg> &parts =
+      concat ? call.operands : call.results;
+  auto *whole = static_cast<uint8_t *>(concat ? call.result(0).data
+                                              : call.operand(0).data);
+#pragma omp parallel for
+  for (int64_t row = 0; row < s.outer; ++row) {
+    int64_t offset = row * s.rowBytes;
+    for (size_t p = 0; p < parts.size(); ++p) {
+      auto *part = static_cast<uint8_t *>(parts[p].data) + row * s.partBytes[p];
+      if (concat)
+        std::memcpy(whole + offset, part, s.partBytes[p]);
+      else
+        std::memcpy(part, whole + offset, s.partBytes[p]);
+      offset += s.partBytes[p];
+    }
+  }
+}
+
+void runConcatForward(KernelContext &, const KernelCall &call) {
+  copyParts(call, /*concat=*/true);
+}
+
+void runSplitForward(KernelContext &, const KernelCall &call) {
+  copyParts(call, /*concat=*/false);
+}
+
 void runReduceSum(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::ReduceSum;
   reduceSum(plan::getReduceShape(call), in(call, X), out(call, Y));

@@ -53,11 +53,14 @@ bool hasResult(const KernelCall &call, size_t index) {
 
 /// The product of `factors` (sizes from dims and attributes a plan may
 /// forge): an error instead of an overflow.
-int64_t countOf(std::initializer_list<int64_t> factors) {
+template <typename Range> int64_t countOf(const Range &factors) {
   std::optional<int64_t> count = checkedProduct(factors);
   if (!count)
     fail("the kernel's sizes overflow");
   return *count;
+}
+int64_t countOf(std::initializer_list<int64_t> factors) {
+  return countOf<std::initializer_list<int64_t>>(factors);
 }
 
 void expectCount(const TensorArg &arg, const std::string &what,
@@ -676,6 +679,57 @@ PermuteShape getPermuteShape(const KernelCall &call) {
   return s;
 }
 
+JoinShape getJoinShape(const KernelCall &call) {
+  bool concat = call.kernel == Kernel::ConcatForward;
+  const std::vector<TensorArg> &parts = concat ? call.operands : call.results;
+  const TensorArg &whole = concat ? call.result(0) : call.operand(0);
+  std::string wholeName =
+      concat ? describeResult(call.kernel, 0) : describeOperand(call.kernel, 0);
+  if (!whole.present || parts.empty())
+    fail("needs a whole tensor and at least one part");
+  const ConcatAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_ConcatAttrs() : nullptr;
+  if (!attrs)
+    fail("ConcatAttrs are missing");
+  int64_t rank = static_cast<int64_t>(whole.dims.size());
+  int64_t axis = attrs->axis();
+  if (axis < 0 || axis >= rank)
+    fail("axis " + std::to_string(axis) + " is out of range for " +
+         formatDims(whole.dims));
+  int64_t elementBytes = getDTypeSize(whole.dtype);
+  if (elementBytes == 0 || whole.getNumElements() < 0)
+    fail(wholeName + " is not a tensor");
+  JoinShape s;
+  s.outer = countOf(
+      std::vector<int64_t>(whole.dims.begin(), whole.dims.begin() + axis));
+  int64_t inner = countOf(
+      std::vector<int64_t>(whole.dims.begin() + axis + 1, whole.dims.end()));
+  int64_t joined = 0;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const TensorArg &part = parts[p];
+    std::string name = concat ? describeOperand(call.kernel, p)
+                              : describeResult(call.kernel, p);
+    if (!part.present || part.dtype != whole.dtype ||
+        static_cast<int64_t>(part.dims.size()) != rank)
+      fail(name + " does not match " + wholeName + " " +
+           formatDims(whole.dims));
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && part.dims[d] != whole.dims[d])
+        fail(name + " " + formatDims(part.dims) + " does not match " +
+             formatDims(whole.dims) + " outside dim " + std::to_string(axis));
+    if (part.dims[axis] < 0)
+      fail(name + " has invalid dims " + formatDims(part.dims));
+    joined += part.dims[axis];
+    s.partBytes.push_back(countOf({part.dims[axis], inner, elementBytes}));
+  }
+  if (joined != whole.dims[axis])
+    fail("the parts' dim " + std::to_string(axis) + " adds up to " +
+         std::to_string(joined) + ", " + wholeName + " has " +
+         std::to_string(whole.dims[axis]));
+  s.rowBytes = countOf({whole.dims[axis], inner, elementBytes});
+  return s;
+}
+
 ReduceShape getReduceShape(const KernelCall &call) {
   const TensorArg &x = operand(call, 0);
   const ReduceAttrs *attrs =
@@ -806,6 +860,7 @@ void checkBroadcast(const KernelCall &call) { getBroadcastShape(call); }
 void checkRows(const KernelCall &call) { getRowsShape(call); }
 void checkTranspose(const KernelCall &call) { getTransposeShape(call); }
 void checkPermute(const KernelCall &call) { getPermuteShape(call); }
+void checkConcat(const KernelCall &call) { getJoinShape(call); }
 void checkReduce(const KernelCall &call) { getReduceShape(call); }
 void checkOptimizer(const KernelCall &call) { getOptimizerSize(call); }
 void checkAllReduce(const KernelCall &call) { getAllReduceOp(call); }

@@ -90,6 +90,14 @@ struct PermuteShape {
   std::vector<int64_t> dims, permutation;
 };
 PermuteShape getPermuteShape(const KernelCall &call);
+/// Concat (operands joined into the result) and Split (the operand cut
+/// into the results) along an axis: in bytes, `outer` rows, each holding
+/// every part's `partBytes[p]` in order (`rowBytes` together).
+struct JoinShape {
+  int64_t outer = 0, rowBytes = 0;
+  std::vector<int64_t> partBytes;
+};
+JoinShape getJoinShape(const KernelCall &call);
 ReduceShape getReduceShape(const KernelCall &call);
 kernels::SgdParams getSgdParams(const KernelCall &call);
 kernels::AdamWParams getAdamWParams(const KernelCall &call);

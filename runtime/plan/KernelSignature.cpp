@@ -26,7 +26,7 @@ makeSignature(const char *name, unsigned operands, uint32_t optionalOperands,
           requiredPrefix(operands, optionalOperands),
           static_cast<uint8_t>(variadic ? 255 : operands),
           requiredPrefix(results, optionalResults),
-          static_cast<uint8_t>(results),
+          static_cast<uint8_t>(flags & kVariadicResults ? 255 : results),
           optionalOperands,
           optionalResults,
           attrs,
@@ -94,7 +94,7 @@ std::string_view KernelSignature::getOperandRole(size_t i) const {
 }
 
 std::string_view KernelSignature::getResultRole(size_t i) const {
-  return roleAt(resultRoles, i);
+  return roleAt(resultRoles, has(kVariadicResults) ? 0 : i);
 }
 
 int KernelSignature::findOperand(std::string_view role) const {

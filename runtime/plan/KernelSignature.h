@@ -27,6 +27,7 @@ enum KernelFlags : uint32_t {
   kCollective = 1 << 3,
   kOptimizer = 1 << 4,
   kVariadic = 1 << 5,
+  kVariadicResults = 1 << 6,
 };
 
 struct KernelSignature {

@@ -11,6 +11,9 @@ dynamic batch, for:
   permute      a ShuffleNet channel shuffle (view, transpose(1, 2), view)
                and a channels-last permute, whose shapes the exporter
                computes from the batch (Shape, Gather, Concat)
+  join         ShuffleNet v2 / DenseNet joins: chunk into two halves
+               (Split), one half through a convolution, and a torch.cat of
+               the parts along the channels, one part twice
 
 Run from PyTorch 2's virtual environment (../shared/TOOLCHAIN.md):
   V/bin/python tools/reference/make_reference_torch2.py --out test/reference
@@ -55,6 +58,20 @@ class Permute(nn.Module):
         return self.fc(y.reshape(n, -1))
 
 
+class Join(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.fc = nn.Linear(12 * 7 * 7, 10)
+
+    def forward(self, x):
+        y = nn.functional.max_pool2d(torch.relu(self.conv1(x)), 4)
+        a, b = y.chunk(2, dim=1)
+        b = torch.relu(self.conv2(b))
+        return self.fc(torch.cat([a, b, a], dim=1).flatten(1))
+
+
 def write(out, name, model):
     directory = os.path.join(out, name)
     os.makedirs(os.path.join(directory, "grad"), exist_ok=True)
@@ -88,6 +105,8 @@ def main():
     write(args.out, "activations", activations())
     torch.manual_seed(3)
     write(args.out, "permute", Permute())
+    torch.manual_seed(4)
+    write(args.out, "join", Join())
 
 
 if __name__ == "__main__":

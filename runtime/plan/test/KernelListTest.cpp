@@ -149,5 +149,52 @@ TEST(KernelTableTest, TheDispatchZeroesAnEmptyShareAndChecksTheStep) {
   }
 }
 
+/// Concat then Split along dim 1 of [2, *, 3] parts: each row of the
+/// whole holds the parts' rows in order, and Split gives them back.
+TEST(KernelTableTest, ConcatAndSplitMoveRowsOfParts) {
+  kernels::KernelContext context;
+  std::vector<float> a(2 * 1 * 3), b(2 * 2 * 3), whole(2 * 3 * 3);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = static_cast<float>(i);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = 100.f + static_cast<float>(i);
+  InstructionT instruction;
+  ConcatAttrsT axis;
+  axis.axis = 1;
+  instruction.attrs.Set(axis);
+  flatbuffers::FlatBufferBuilder builder;
+  builder.Finish(Instruction::Pack(builder, &instruction));
+  const auto *attrs =
+      flatbuffers::GetRoot<Instruction>(builder.GetBufferPointer());
+
+  KernelCall concat;
+  concat.kernel = Kernel::ConcatForward;
+  concat.instruction = attrs;
+  concat.operands = {tensor(a, {2, 1, 3}), tensor(b, {2, 2, 3})};
+  concat.results = {tensor(whole, {2, 3, 3})};
+  exec::runCpuKernel(context, concat);
+  // Row r of the whole: a's row r, then b's two rows r.
+  std::vector<float> expected;
+  for (int r = 0; r < 2; ++r) {
+    expected.insert(expected.end(), a.begin() + r * 3, a.begin() + r * 3 + 3);
+    expected.insert(expected.end(), b.begin() + r * 6, b.begin() + r * 6 + 6);
+  }
+  EXPECT_EQ(whole, expected);
+
+  std::vector<float> a2(a.size()), b2(b.size());
+  KernelCall split;
+  split.kernel = Kernel::SplitForward;
+  split.instruction = attrs;
+  split.operands = {tensor(whole, {2, 3, 3})};
+  split.results = {tensor(a2, {2, 1, 3}), tensor(b2, {2, 2, 3})};
+  exec::runCpuKernel(context, split);
+  EXPECT_EQ(a2, a);
+  EXPECT_EQ(b2, b);
+
+  // Parts that do not add up are refused before anything is copied.
+  split.results = {tensor(a2, {2, 1, 3}), tensor(a2, {2, 1, 3})};
+  EXPECT_THROW(exec::runCpuKernel(context, split), std::runtime_error);
+}
+
 } // namespace
 } // namespace dpc::plan

@@ -444,3 +444,21 @@ func.func @clip_bounds(%x: tensor<4xf32>) {
   %0 = nn.clip %x {min = 6.0 : f64, max = 0.0 : f64} : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @concat_batch(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) {
+  // expected-error @+2 {{'axis' must be in [1, 2) for 'tensor<?x4xf32>', got 0 (dim 0 is the batch)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.concat %a, %b {axis = 0 : i64} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @split_sizes(%x: tensor<?x4xf32>) {
+  // expected-error @+2 {{'sizes' add up to 5, but dim 1 of 'tensor<?x4xf32>' is 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = nn.split %x {axis = 1 : i64, sizes = array<i64: 2, 3>} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x3xf32>)
+  return
+}

@@ -39,6 +39,17 @@ def floats(name, value):
 
 
 MODELS = {
+    # Split's sizes: an input at opset 13, equal parts from num_outputs at
+    # 18; Concat joins the parts back in another order.
+    "split_13": model(
+        [ints("sizes", [1, 3]),
+         helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=1),
+         helper.make_node("Concat", ["b", "a"], ["y"], axis=-1)],
+        ["batch", 4], ["batch", 4], 13),
+    "split_18": model(
+        [helper.make_node("Split", ["x"], ["a", "b"], axis=1, num_outputs=2),
+         helper.make_node("Concat", ["b", "a"], ["y"], axis=1)],
+        ["batch", 4], ["batch", 4], 18),
     # Transpose keeps the batch at dim 0 ...
     "transpose": model(
         [helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1])],
