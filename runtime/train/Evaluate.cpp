@@ -173,18 +173,8 @@ private:
 template <typename Body> auto withRunErrors(Body body) -> decltype(body()) {
   try {
     return body();
-  } catch (const RunError &) {
-    throw;
-  } catch (const plan::PlanError &error) {
-    throw RunError(error.what());
-  } catch (const data::DatasetError &error) {
-    throw RunError(error.what());
-  } catch (const CheckpointError &error) {
-    throw RunError(error.what());
-  } catch (const std::bad_alloc &) {
-    throw RunError("out of memory");
-  } catch (const std::exception &error) {
-    throw RunError(error.what());
+  } catch (...) {
+    rethrowAsRunError();
   }
 }
 

@@ -566,14 +566,16 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
             << describePosition(state, stepsPerEpoch) << std::endl;
     }
     return result;
+  } catch (...) {
+    rethrowAsRunError();
+  }
+}
+
+void rethrowAsRunError() {
+  try {
+    throw;
   } catch (const RunError &) {
     throw;
-  } catch (const plan::PlanError &error) {
-    throw RunError(error.what());
-  } catch (const data::DatasetError &error) {
-    throw RunError(error.what());
-  } catch (const CheckpointError &error) {
-    throw RunError(error.what());
   } catch (const std::bad_alloc &) {
     throw RunError("out of memory");
   } catch (const std::exception &error) {

@@ -33,6 +33,11 @@ struct RunError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// In a catch block: rethrows the exception being handled as a RunError
+/// with the same one line (std::bad_alloc as "out of memory"); exceptions
+/// that are not std::exceptions go on as they are.
+[[noreturn]] void rethrowAsRunError();
+
 struct TrainResult {
   std::vector<EpochMetrics> history; // every epoch, resumed ones included
   double finalTestAcc = 0;           // NaN without a test set
