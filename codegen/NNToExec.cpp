@@ -675,6 +675,16 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
             "GeluBackward", {o.getInput(), o.getResultGrad()},
             {attr("tanh_approximation", o.getTanhApproximationAttr())});
       })
+      .Case([&](nn::DropoutOp o) {
+        return simple(
+            "DropoutForward", {o.getInput()},
+            {attr("ratio", o.getRatioAttr()), attr("key", o.getKeyAttr())});
+      })
+      .Case([&](nn::DropoutGradOp o) {
+        return simple(
+            "DropoutBackward", {o.getResultGrad()},
+            {attr("ratio", o.getRatioAttr()), attr("key", o.getKeyAttr())});
+      })
       // relu' needs only the sign, which input and result share.
       .Case([&](nn::ReluGradOp o) {
         return simple("ReluBackward", {o.getOperand(1), o.getOperand(0)});

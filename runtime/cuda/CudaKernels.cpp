@@ -929,6 +929,18 @@ constexpr auto runHardSwishBackward = runInputActivationBackward;
 constexpr auto runGeluForward = runInputActivationForward;
 constexpr auto runGeluBackward = runInputActivationBackward;
 
+/// Forward and backward are the same product: x (or dy) times the mask.
+void runDropout(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::DropoutForward;
+  plan::DropoutShape s = plan::getDropoutShape(call);
+  dropout(ctx.getStream(),
+          kernels::math::makeDropoutMask(call.randomSeed, call.optimizerStep,
+                                         s.site, s.ratio),
+          s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
+}
+constexpr auto runDropoutForward = runDropout;
+constexpr auto runDropoutBackward = runDropout;
+
 const plan::KernelTable<StreamContext> kCudaKernels = {"CUDA",
                                                        {
 #define DPC_KERNEL(Name, ...) run##Name,

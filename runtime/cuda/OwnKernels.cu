@@ -133,6 +133,14 @@ __global__ void inputActivationBackwardKernel(math::InputActivation kind,
   }
 }
 
+__global__ void dropoutKernel(math::DropoutMask mask, int64_t cols,
+                              int64_t firstRow, int64_t n, const float *x,
+                              float *y) {
+  DPC_GRID_STRIDE(i, n) {
+    y[i] = elements::dropout(mask, cols, firstRow, i, x);
+  }
+}
+
 __global__ void permuteKernel(elements::PermuteIndex index, int64_t n,
                               const uint32_t *x, uint32_t *y) {
   DPC_GRID_STRIDE(o, n) { y[o] = x[elements::permuteSource(index, o)]; }
@@ -620,6 +628,12 @@ void inputActivationBackward(cudaStream_t stream, math::InputActivation kind,
                              const float *x, const float *dy, float *dx) {
   launch(stream, size, inputActivationBackwardKernel, kind, params, size, x,
          dy, dx);
+}
+
+void dropout(cudaStream_t stream, const math::DropoutMask &mask, int64_t rows,
+             int64_t cols, int64_t firstRow, const float *x, float *y) {
+  int64_t n = rows * cols;
+  launch(stream, n, dropoutKernel, mask, cols, firstRow, n, x, y);
 }
 
 void addForward(cudaStream_t stream, const BroadcastShape &shape,

@@ -45,6 +45,12 @@ void inputActivationBackward(cudaStream_t stream,
                              int64_t size, const float *x, const float *dy,
                              float *dx);
 
+/// Dropout forward (x) or backward (dy) over rows of `cols` from global row
+/// `firstRow` (KernelElements.h's body).
+void dropout(cudaStream_t stream, const kernels::math::DropoutMask &mask,
+             int64_t rows, int64_t cols, int64_t firstRow, const float *x,
+             float *y);
+
 void addForward(cudaStream_t stream, const kernels::BroadcastShape &shape,
                 const float *lhs, const float *rhs, float *out);
 void addBackward(cudaStream_t stream, const kernels::BroadcastShape &shape,

@@ -510,6 +510,17 @@ constexpr auto runHardSwishBackward = runInputActivationBackward;
 constexpr auto runGeluForward = runInputActivationForward;
 constexpr auto runGeluBackward = runInputActivationBackward;
 
+/// Forward and backward are the same product: x (or dy) times the mask.
+void runDropout(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::DropoutForward;
+  plan::DropoutShape s = plan::getDropoutShape(call);
+  dropout(math::makeDropoutMask(call.randomSeed, call.optimizerStep, s.site,
+                                s.ratio),
+          s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
+}
+constexpr auto runDropoutForward = runDropout;
+constexpr auto runDropoutBackward = runDropout;
+
 const plan::KernelTable<KernelContext> kCpuKernels = {"the CPU",
                                                       {
 #define DPC_KERNEL(Name, ...) run##Name,

@@ -71,6 +71,21 @@ DPC_HOST_DEVICE inline float reduceToRhs(const BroadcastShape &s, int64_t j,
 }
 
 //===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+/// Element i of dropout over rows of `cols` elements from global row
+/// `firstRow` (the CPU draws once per four elements; this draws per element
+/// and picks its word).
+DPC_HOST_DEVICE inline float dropout(const math::DropoutMask &m, int64_t cols,
+                                     int64_t firstRow, int64_t i,
+                                     const float *x) {
+  int64_t col = i % cols;
+  math::Philox4 words = math::dropoutWords(m, firstRow + i / cols, col);
+  return math::dropoutApply(m, words.v[col & 3], x[i]);
+}
+
+//===----------------------------------------------------------------------===//
 // Padding
 //===----------------------------------------------------------------------===//
 

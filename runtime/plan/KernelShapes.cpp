@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 
@@ -565,6 +566,30 @@ InputActivationShape getInputActivationShape(const KernelCall &call) {
   return s;
 }
 
+DropoutShape getDropoutShape(const KernelCall &call) {
+  const DropoutAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_DropoutAttrs() : nullptr;
+  if (!attrs)
+    fail("DropoutAttrs are missing");
+  if (!(attrs->ratio() >= 0 && attrs->ratio() <= 1))
+    fail("dropout ratio " + std::to_string(attrs->ratio()) +
+         " is not in [0, 1]");
+  if (attrs->key() < 0 || attrs->key() > UINT32_MAX)
+    fail("dropout key " + std::to_string(attrs->key()) +
+         " is not a 32-bit site number");
+  int64_t size = getElementwiseSize(call);
+  const TensorArg &x = operand(call, 0);
+  if (x.dims.empty())
+    fail("dropout needs a batch dimension");
+  DropoutShape s{attrs->ratio(), attrs->key(), x.dims[0], 0};
+  s.cols = s.rows > 0 ? size / s.rows : 0;
+  // The mask counts rows and groups of four elements in 32 bits.
+  if (s.cols > (int64_t(1) << 34))
+    fail("dropout rows of " + std::to_string(s.cols) +
+         " elements exceed the mask's 2^34");
+  return s;
+}
+
 kernels::BroadcastShape getBroadcastShape(const KernelCall &call) {
   std::vector<int64_t> lhs, rhs;
   int64_t lhsCount = 0;
@@ -857,6 +882,7 @@ void checkInputActivation(const KernelCall &call) {
   getInputActivationShape(call);
 }
 void checkBroadcast(const KernelCall &call) { getBroadcastShape(call); }
+void checkDropout(const KernelCall &call) { getDropoutShape(call); }
 void checkRows(const KernelCall &call) { getRowsShape(call); }
 void checkTranspose(const KernelCall &call) { getTransposeShape(call); }
 void checkPermute(const KernelCall &call) { getPermuteShape(call); }

@@ -78,6 +78,15 @@ struct InputActivationShape {
   int64_t size;
 };
 InputActivationShape getInputActivationShape(const KernelCall &call);
+
+/// DropoutForward/Backward: the ratio (in [0, 1]) and site of the mask, and
+/// the operand as `rows` (dim 0, the batch) of `cols` elements.
+struct DropoutShape {
+  double ratio;
+  int64_t site;
+  int64_t rows, cols;
+};
+DropoutShape getDropoutShape(const KernelCall &call);
 kernels::BroadcastShape getBroadcastShape(const KernelCall &call);
 /// Softmax, LogSoftmax: rows x last dim. CrossEntropy, CorrectCount:
 /// rows x classes of the logits.

@@ -343,6 +343,7 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     } else {
       initializeParameters(executor, parseInitScheme(options.init), state.seed);
     }
+    executor.setRandomSeed(state.seed); // dropout's masks
 
     int64_t batchSize = executor.getMaxBatch(trainStep);
     // Each rank assembles only its rows of every global batch.

@@ -221,6 +221,19 @@ TEST(KernelElementsTest, InputActivationsMatchTheCpuKernelsBitForBit) {
   }
 }
 
+TEST(KernelElementsTest, DropoutMatchesTheCpuKernelBitForBit) {
+  // Rows of 10 end inside a draw of four; a replica from global row 5.
+  int64_t rows = 6, cols = 10, firstRow = 5;
+  std::vector<float> x = randomVector(rows * cols, 13);
+  x[3] = std::numeric_limits<float>::infinity();
+  math::DropoutMask mask = math::makeDropoutMask(99, 4, 3, 0.4);
+  std::vector<float> y(x.size()), yBody(x.size());
+  kernels::dropout(mask, rows, cols, firstRow, x.data(), y.data());
+  for (int64_t i = 0; i < rows * cols; ++i)
+    yBody[i] = elements::dropout(mask, cols, firstRow, i, x.data());
+  expectSameBits(y, yBody, "dropout");
+}
+
 // The CUDA transpose copies x[permuteSource(o)] to y[o]: the element a
 // naive nested loop over the output's coordinates reads.
 TEST(KernelElementsTest, PermuteIndexMatchesANaiveTranspose) {
