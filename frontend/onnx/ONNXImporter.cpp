@@ -153,6 +153,7 @@ private:
   void importReduceMean(const onnx::NodeProto &node);
   void importClip(const onnx::NodeProto &node);
   void importDropout(const onnx::NodeProto &node);
+  void importLayerNorm(const onnx::NodeProto &node);
   void importTranspose(const onnx::NodeProto &node);
   void importConcat(const onnx::NodeProto &node);
   void importSplit(const onnx::NodeProto &node);
@@ -929,6 +930,33 @@ void Importer::importDropout(const onnx::NodeProto &node) {
                      named("key", builder.getI64IntegerAttr(numDropouts++))}));
 }
 
+void Importer::importLayerNorm(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  int64_t axis = intAttr(node, "axis", -1);
+  if (axis < -rank || axis >= rank)
+    fail("axis " + std::to_string(axis) + " is out of range for rank " +
+         std::to_string(rank));
+  if (axis < 0)
+    axis += rank;
+  // Mean and InvStdDev are outputs for training frameworks' own backward.
+  for (int i = 1; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      unavailable[node.output(i)] =
+          "value '" + node.output(i) +
+          "' (layer-norm statistics output) is read by a node; dpc's "
+          "backward recomputes them";
+  SmallVector<Value> operands = {input, operand(node, 1)};
+  if (Value bias = optionalOperand(node, 2))
+    operands.push_back(bias);
+  define(node, 0,
+         create<nn::LayerNormOp>(
+             operands,
+             {named("axis", builder.getI64IntegerAttr(axis)),
+              named("epsilon", builder.getF64FloatAttr(shortestDecimal(
+                                   floatAttr(node, "epsilon", 1e-5f))))}));
+}
+
 SmallVector<int64_t> Importer::normalizeAxes(ArrayRef<int64_t> axes,
                                              int64_t rank) {
   SmallVector<int64_t> result;
@@ -1138,6 +1166,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       importClip(node);
     } else if (op == "Dropout") {
       importDropout(node);
+    } else if (op == "LayerNormalization") {
+      importLayerNorm(node);
     } else if (op == "HardSigmoid") {
       define(node, 0,
              create<nn::HardSigmoidOp>(

@@ -941,6 +941,23 @@ void runDropout(StreamContext &ctx, const KernelCall &call) {
 constexpr auto runDropoutForward = runDropout;
 constexpr auto runDropoutBackward = runDropout;
 
+void runLayerNormForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LayerNormForward;
+  const plan::TensorArg &bias = call.operand(Bias);
+  layerNormForward(ctx.getStream(), plan::getLayerNormShape(call), in(call, X),
+                   in(call, Scale), bias.present ? bias.f32() : nullptr,
+                   out(call, Y));
+}
+
+void runLayerNormBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LayerNormBackward;
+  const plan::TensorArg &dBias = call.result(DBias);
+  layerNormBackward(
+      ctx.getStream(), plan::getLayerNormShape(call), in(call, X), in(call, DY),
+      in(call, Scale), call.workspace.as<kernels::elements::RowStats>(),
+      out(call, DX), out(call, DScale), dBias.present ? dBias.f32() : nullptr);
+}
+
 const plan::KernelTable<StreamContext> kCudaKernels = {"CUDA",
                                                        {
 #define DPC_KERNEL(Name, ...) run##Name,

@@ -521,6 +521,22 @@ void runDropout(KernelContext &, const KernelCall &call) {
 constexpr auto runDropoutForward = runDropout;
 constexpr auto runDropoutBackward = runDropout;
 
+void runLayerNormForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::LayerNormForward;
+  const plan::TensorArg &bias = call.operand(Bias);
+  layerNormForward(plan::getLayerNormShape(call), in(call, X), in(call, Scale),
+                   bias.present ? bias.f32() : nullptr, out(call, Y));
+}
+
+void runLayerNormBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::LayerNormBackward;
+  const plan::TensorArg &dBias = call.result(DBias);
+  layerNormBackward(plan::getLayerNormShape(call), in(call, X), in(call, DY),
+                    in(call, Scale), call.workspace.as<elements::RowStats>(),
+                    out(call, DX), out(call, DScale),
+                    dBias.present ? dBias.f32() : nullptr);
+}
+
 const plan::KernelTable<KernelContext> kCpuKernels = {"the CPU",
                                                       {
 #define DPC_KERNEL(Name, ...) run##Name,

@@ -20,6 +20,8 @@ dynamic batch, for:
                step, site k for the k-th Dropout: Philox4x32-10 as in
                runtime/kernels/KernelMath.h, reimplemented here), so one
                step matches PyTorch with dropout on
+  layernorm    the zoo's MLP with LayerNorm, GELU and Dropout, and a
+               LayerNorm over the last two dims of a [n, 4, 8] view
 
 Run from PyTorch 2's virtual environment (../shared/TOOLCHAIN.md):
   V/bin/python tools/reference/make_reference_torch2.py --out test/reference
@@ -133,6 +135,21 @@ class Dropout(nn.Module):
         return self.fc2(self.drop2(torch.relu(self.fc1(y.flatten(1)))))
 
 
+class LayerNormMlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 32)
+        self.norm1 = nn.LayerNorm(32)
+        self.drop = nn.Dropout(0.1)
+        self.norm2 = nn.LayerNorm([4, 8])
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        y = self.drop(nn.functional.gelu(self.norm1(self.fc1(x.flatten(1)))))
+        y = self.norm2(y.view(-1, 4, 8))
+        return self.fc2(y.flatten(1))
+
+
 def write(out, name, model, training=False):
     directory = os.path.join(out, name)
     os.makedirs(os.path.join(directory, "grad"), exist_ok=True)
@@ -140,6 +157,9 @@ def write(out, name, model, training=False):
     for module in model.modules():
         if isinstance(module, (nn.Linear, nn.Conv2d)):
             nn.init.xavier_uniform_(module.weight, gain=2.0)
+            nn.init.uniform_(module.bias, -0.5, 0.5)
+        if isinstance(module, nn.LayerNorm):
+            nn.init.uniform_(module.weight, 0.5, 1.5)
             nn.init.uniform_(module.bias, -0.5, 0.5)
     images = torch.rand(BATCH, 1, 28, 28) * 4 - 2
     labels = torch.randint(0, 10, (BATCH,))
@@ -177,6 +197,8 @@ def main():
     write(args.out, "join", Join())
     torch.manual_seed(5)
     write(args.out, "dropout", Dropout().train(), training=True)
+    torch.manual_seed(6)
+    write(args.out, "layernorm", LayerNormMlp().train(), training=True)
 
 
 if __name__ == "__main__":

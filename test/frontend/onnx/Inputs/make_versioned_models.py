@@ -98,6 +98,22 @@ MODELS = {
         [helper.make_node("Dropout", ["x"], ["d", "mask"], ratio=0.1),
          helper.make_node("Identity", ["mask"], ["y"])],
         ["batch", 4], ["batch", 4], 11),
+    # LayerNormalization is an op from opset 17: over the last two dims
+    # here, with its statistics outputs left unread.
+    "layer_norm_17": model(
+        [helper.make_node("Constant", [], ["scale"],
+                          value=helper.make_tensor("scale", TensorProto.FLOAT,
+                                                   [3, 4], [1.0] * 12)),
+         helper.make_node("LayerNormalization", ["x", "scale"],
+                          ["y", "mean", "invstd"], axis=-2, epsilon=1e-6)],
+        ["batch", 3, 4], ["batch", 3, 4], 17),
+    "layer_norm_batch_axis": model(
+        [helper.make_node("Constant", [], ["scale"],
+                          value=helper.make_tensor("scale", TensorProto.FLOAT,
+                                                   [4], [1.0] * 4)),
+         helper.make_node("LayerNormalization", ["x", "scale"], ["y"],
+                          axis=0, name="ln")],
+        [2, 4], [2, 4], 17),
     # Pads only H and W (axes -2, -1)    # Pads only H and W (axes -2, -1): 1 before and 2 after H, 3 and 4 on W.
     "pad_axes_18": model(
         [ints("pads", [1, 3, 2, 4]), ints("axes", [-2, -1]),
