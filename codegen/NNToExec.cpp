@@ -693,15 +693,14 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                        attr("epsilon", o.getEpsilonAttr())},
                       rows * 2 * int64_t(sizeof(float)));
       })
-      .Case([&](nn::DropoutOp o) {
-        return simple(
-            "DropoutForward", {o.getInput()},
-            {attr("ratio", o.getRatioAttr()), attr("key", o.getKeyAttr())});
-      })
-      .Case([&](nn::DropoutGradOp o) {
-        return simple(
-            "DropoutBackward", {o.getResultGrad()},
-            {attr("ratio", o.getRatioAttr()), attr("key", o.getKeyAttr())});
+      .Case<nn::DropoutOp, nn::DropoutGradOp>([&](auto o) {
+        SmallVector<NamedAttribute> attrs = {attr("ratio", o.getRatioAttr()),
+                                             attr("key", o.getKeyAttr())};
+        if (o.getRowwise())
+          attrs.push_back(attr("rowwise", b.getBoolAttr(true)));
+        bool forward = isa<nn::DropoutOp>(o.getOperation());
+        return simple(forward ? "DropoutForward" : "DropoutBackward",
+                      {o->getOperand(0)}, attrs);
       })
       // relu' needs only the sign, which input and result share.
       .Case([&](nn::ReluGradOp o) {

@@ -153,6 +153,10 @@ private:
   void importReduceMean(const onnx::NodeProto &node);
   void importClip(const onnx::NodeProto &node);
   void importDropout(const onnx::NodeProto &node);
+  /// Dropout written out with random ops (PyTorch 2's bernoulli, the
+  /// stochastic depth of EfficientNet and ConvNeXt): see RandomMask.
+  bool importRandomMask(const onnx::NodeProto &node);
+  Value createDropout(Value input, double ratio, bool rowwise);
   void importLayerNorm(const onnx::NodeProto &node);
   void importTranspose(const onnx::NodeProto &node);
   void importConcat(const onnx::NodeProto &node);
@@ -186,6 +190,17 @@ private:
   llvm::StringMap<KnownTensor> known;
   /// Training-mode dropouts imported so far: the next one's mask key.
   int64_t numDropouts = 0;
+  /// A random mask on its way to a Mul: a fill of `shape` (dim 0 the
+  /// batch), uniform noise of that shape, its comparison with `keep`
+  /// (Bernoulli), and that divided by `keep` (scaled); x times the scaled
+  /// mask is dropout with ratio 1 - keep, of whole rows if every other dim
+  /// of the mask is 1.
+  struct RandomMask {
+    enum Stage { Fill, Uniform, Bernoulli, Scaled } stage;
+    SmallVector<int64_t> shape;
+    double keep = 1;
+  };
+  llvm::StringMap<RandomMask> randomMasks;
   /// SplitToSequence's parts, for SequenceAt.
   llvm::StringMap<SmallVector<Value>> sequences;
   /// Outputs that have no nn counterpart (batch-norm's running statistics
@@ -221,6 +236,10 @@ Value Importer::lookup(const std::string &name, bool isBuffer) {
     return it->second;
   if (auto it = unavailable.find(name); it != unavailable.end())
     fail(it->second);
+  if (randomMasks.count(name))
+    fail("value '" + name +
+         "' is random noise used other than as a dropout mask (x times "
+         "(uniform < keep) / keep), which dpc does not support");
   if (auto it = initializers.find(name); it != initializers.end()) {
     // First use of an initializer: it becomes a named function argument.
     const onnx::TensorProto &tensor = *it->second;
@@ -445,7 +464,8 @@ bool Importer::foldNode(const onnx::NodeProto &node) {
   if (node.op_type() == "CastLike") {
     if (node.input_size() < 2 || !inputs[0])
       return false;
-    castTarget = onnxTypeOf(node.input(1));
+    castTarget = randomMasks.count(node.input(1)) ? onnx::TensorProto::FLOAT
+                                                  : onnxTypeOf(node.input(1));
   }
   std::optional<std::vector<KnownTensor>> outputs;
   try {
@@ -921,13 +941,111 @@ void Importer::importDropout(const onnx::NodeProto &node) {
     define(node, 0, input);
     return;
   }
+  define(node, 0,
+         createDropout(input, shortestDecimal(static_cast<float>(ratio)),
+                       /*rowwise=*/false));
+}
+
+Value Importer::createDropout(Value input, double ratio, bool rowwise) {
   if (!(ratio >= 0 && ratio <= 1))
     fail("ratio " + std::to_string(ratio) + " is not in [0, 1]");
-  define(node, 0,
-         create<nn::DropoutOp>(
-             input, {named("ratio", builder.getF64FloatAttr(shortestDecimal(
-                                        static_cast<float>(ratio)))),
-                     named("key", builder.getI64IntegerAttr(numDropouts++))}));
+  SmallVector<NamedAttribute> attrs = {
+      named("ratio", builder.getF64FloatAttr(ratio)),
+      named("key", builder.getI64IntegerAttr(numDropouts++))};
+  if (rowwise)
+    attrs.push_back(named("rowwise", builder.getUnitAttr()));
+  return create<nn::DropoutOp>(input, attrs);
+}
+
+bool Importer::importRandomMask(const onnx::NodeProto &node) {
+  const std::string &op = node.op_type();
+  auto maskOf = [&](int i) -> RandomMask * {
+    if (i >= node.input_size())
+      return nullptr;
+    auto it = randomMasks.find(node.input(i));
+    return it == randomMasks.end() ? nullptr : &it->second;
+  };
+  auto scalar = [&](int i) -> std::optional<double> {
+    const KnownTensor *value =
+        i < node.input_size() ? knownValue(node.input(i)) : nullptr;
+    if (!value || value->getNumElements() != 1)
+      return std::nullopt;
+    return value->isFloat() ? value->floats[0] : double(value->ints[0]);
+  };
+  auto define = [&](RandomMask mask) {
+    randomMasks[node.output(0)] = std::move(mask);
+    return true;
+  };
+  // An uninitialized tensor of a shape that follows the batch: the
+  // exporter's torch.empty before bernoulli_.
+  if ((op == "ConstantOfShape" && node.input_size() >= 1) ||
+      (op == "Expand" && node.input_size() >= 2 && knownValue(node.input(0)))) {
+    const KnownTensor *shape = knownValue(node.input(op == "Expand" ? 1 : 0));
+    if (!shape || !shape->hasBatch() || shape->isFloat() ||
+        shape->ints.empty() || shape->ints[0] != kBatch)
+      return false;
+    RandomMask mask{RandomMask::Fill, {}, 1};
+    mask.shape.assign(shape->ints.begin(), shape->ints.end());
+    return define(mask);
+  }
+  if (op == "Cast" || op == "CastLike") {
+    RandomMask *mask = maskOf(0);
+    return mask && define(*mask);
+  }
+  if (op == "RandomUniformLike") {
+    RandomMask *mask = maskOf(0);
+    if (!mask || mask->stage != RandomMask::Fill)
+      return false;
+    if (floatAttr(node, "low", 0.f) != 0.f ||
+        floatAttr(node, "high", 1.f) != 1.f)
+      fail("only uniform noise over [0, 1) can make a dropout mask");
+    return define({RandomMask::Uniform, mask->shape, 1});
+  }
+  if (op == "Less") {
+    RandomMask *mask = maskOf(0);
+    std::optional<double> keep = scalar(1);
+    if (!mask || mask->stage != RandomMask::Uniform)
+      return false;
+    if (!keep)
+      fail("a dropout mask compares its noise with a constant probability");
+    return define({RandomMask::Bernoulli, mask->shape, *keep});
+  }
+  if (op == "Div") {
+    RandomMask *mask = maskOf(0);
+    std::optional<double> divisor = scalar(1);
+    if (!mask || mask->stage != RandomMask::Bernoulli)
+      return false;
+    if (!divisor || float(*divisor) != float(mask->keep))
+      fail("a dropout mask must be divided by its keep probability");
+    return define({RandomMask::Scaled, mask->shape, mask->keep});
+  }
+  if (op == "Mul") {
+    int m = maskOf(1) ? 1 : maskOf(0) ? 0 : -1;
+    if (m < 0)
+      return false;
+    RandomMask mask = *maskOf(m);
+    if (mask.stage != RandomMask::Scaled)
+      fail("a random mask must be (noise < keep) / keep before it scales a "
+           "tensor");
+    Value input = operand(node, 1 - m);
+    auto type = cast<RankedTensorType>(input.getType());
+    bool rowwise = llvm::all_of(ArrayRef(mask.shape).drop_front(),
+                                [](int64_t d) { return d == 1; }) &&
+                   type.getRank() == int64_t(mask.shape.size());
+    bool elementwise = type.getRank() == int64_t(mask.shape.size()) &&
+                       llvm::equal(type.getShape().drop_front(),
+                                   ArrayRef(mask.shape).drop_front());
+    if (!rowwise && !elementwise)
+      fail("a dropout mask must have the shape of the tensor it scales, or "
+           "one value per row");
+    // Rows kept with probability keep: ratio 1 - keep (in float, as the
+    // exporter's constant is).
+    Importer::define(node, 0,
+                     createDropout(input, 1.0 - double(float(mask.keep)),
+                                   rowwise && !elementwise));
+    return true;
+  }
+  return false;
 }
 
 void Importer::importLayerNorm(const onnx::NodeProto &node) {
@@ -1140,6 +1258,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       fail("operators of domain '" + node.domain() + "' are not supported");
     const std::string &op = node.op_type();
+    if (importRandomMask(node))
+      return;
     if (frontend::isFoldable(op) && foldNode(node))
       return;
     if (op == "Conv") {

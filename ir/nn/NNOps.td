@@ -205,8 +205,11 @@ def NN_DropoutOp : NN_Op<"dropout",
     and one device therefore drop the same units, a recomputed forward
     (rematerialization) and the backward regenerate the mask instead of
     storing it, and a resumed run draws what the uninterrupted one would.
+    With `rowwise`, each row (sample) is kept or dropped whole: stochastic
+    depth.
   }];
-  let arguments = (ins NN_FloatTensor:$input, F64Attr:$ratio, I64Attr:$key);
+  let arguments = (ins NN_FloatTensor:$input, F64Attr:$ratio, I64Attr:$key,
+    UnitAttr:$rowwise);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;

@@ -243,7 +243,8 @@ LogicalResult buildVJP(LayerNormOp op, OpBuilder &b, ValueRange dys,
 LogicalResult buildVJP(DropoutOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   grads.push_back(b.create<DropoutGradOp>(op.getLoc(), dys[0],
-                                          op.getRatioAttr(), op.getKeyAttr()));
+                                          op.getRatioAttr(), op.getKeyAttr(),
+                                          op.getRowwiseAttr()));
   return success();
 }
 

@@ -935,7 +935,7 @@ void runDropout(StreamContext &ctx, const KernelCall &call) {
   plan::DropoutShape s = plan::getDropoutShape(call);
   dropout(ctx.getStream(),
           kernels::math::makeDropoutMask(call.randomSeed, call.optimizerStep,
-                                         s.site, s.ratio),
+                                         s.site, s.ratio, s.rowwise),
           s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
 }
 constexpr auto runDropoutForward = runDropout;

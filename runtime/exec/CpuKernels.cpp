@@ -515,7 +515,7 @@ void runDropout(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::DropoutForward;
   plan::DropoutShape s = plan::getDropoutShape(call);
   dropout(math::makeDropoutMask(call.randomSeed, call.optimizerStep, s.site,
-                                s.ratio),
+                                s.ratio, s.rowwise),
           s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
 }
 constexpr auto runDropoutForward = runDropout;

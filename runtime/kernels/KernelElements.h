@@ -80,7 +80,7 @@ DPC_HOST_DEVICE inline float reduceToRhs(const BroadcastShape &s, int64_t j,
 DPC_HOST_DEVICE inline float dropout(const math::DropoutMask &m, int64_t cols,
                                      int64_t firstRow, int64_t i,
                                      const float *x) {
-  int64_t col = i % cols;
+  int64_t col = m.rowwise ? 0 : i % cols; // word 0 of column 0's draw
   math::Philox4 words = math::dropoutWords(m, firstRow + i / cols, col);
   return math::dropoutApply(m, words.v[col & 3], x[i]);
 }

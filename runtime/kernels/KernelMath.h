@@ -480,10 +480,13 @@ struct DropoutMask {
   uint32_t step = 0, site = 0;
   uint32_t threshold = 0;
   float scale = 1.f;
+  bool rowwise = false; // every element draws as the row's element 0
 };
 
 DPC_HOST_DEVICE inline Philox4 dropoutWords(const DropoutMask &m, int64_t row,
                                             int64_t col) {
+  if (m.rowwise)
+    col = 0;
   return philox4x32({{uint32_t(col >> 2), uint32_t(row), m.step, m.site}},
                     uint32_t(m.seed), uint32_t(m.seed >> 32));
 }
@@ -495,8 +498,9 @@ DPC_HOST_DEVICE inline float dropoutApply(const DropoutMask &m, uint32_t word,
 
 /// The mask for `ratio` in [0, 1]: ratio 1 drops everything.
 inline DropoutMask makeDropoutMask(uint64_t seed, int64_t step, int64_t site,
-                                   double ratio) {
+                                   double ratio, bool rowwise = false) {
   DropoutMask m;
+  m.rowwise = rowwise;
   m.seed = seed;
   m.step = uint32_t(step);
   m.site = uint32_t(site);

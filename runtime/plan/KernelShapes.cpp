@@ -581,7 +581,7 @@ DropoutShape getDropoutShape(const KernelCall &call) {
   const TensorArg &x = operand(call, 0);
   if (x.dims.empty())
     fail("dropout needs a batch dimension");
-  DropoutShape s{attrs->ratio(), attrs->key(), x.dims[0], 0};
+  DropoutShape s{attrs->ratio(), attrs->key(), x.dims[0], 0, attrs->rowwise()};
   s.cols = s.rows > 0 ? size / s.rows : 0;
   // The mask counts rows and groups of four elements in 32 bits.
   if (s.cols > (int64_t(1) << 34))

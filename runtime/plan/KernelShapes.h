@@ -86,6 +86,7 @@ struct DropoutShape {
   double ratio;
   int64_t site;
   int64_t rows, cols;
+  bool rowwise;
 };
 DropoutShape getDropoutShape(const KernelCall &call);
 

@@ -22,6 +22,11 @@ dynamic batch, for:
                step matches PyTorch with dropout on
   layernorm    the zoo's MLP with LayerNorm, GELU and Dropout, and a
                LayerNorm over the last two dims of a [n, 4, 8] view
+  stochdepth   residual blocks with torchvision's StochasticDepth (row
+               mode, as EfficientNet and ConvNeXt use it): the exporters
+               write it as uniform noise < keep, divided by keep, times x;
+               dpc imports it as a row-wise dropout, and the reference
+               drops the rows dpc's mask drops
 
 Run from PyTorch 2's virtual environment (../shared/TOOLCHAIN.md):
   V/bin/python tools/reference/make_reference_torch2.py --out test/reference
@@ -37,6 +42,7 @@ import math
 import numpy as np
 import onnx
 import torch
+import torchvision
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -102,13 +108,14 @@ def philox4x32(counter, key0, key1):
 class DpcDropout(nn.Module):
     """nn.Dropout with dpc's mask for rows 0.. of optimizer step 1."""
 
-    def __init__(self, ratio, site, seed=0, step=1):
+    def __init__(self, ratio, site, seed=0, step=1, rowwise=False):
         super().__init__()
         self.ratio, self.site, self.seed, self.step = ratio, site, seed, step
+        self.rowwise = rowwise
 
     def forward(self, x):
         rows = x.shape[0]
-        cols = x[0].numel()
+        cols = 1 if self.rowwise else x[0].numel()
         r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
         words = philox4x32(
             [c // 4, r, np.full_like(r, self.step),
@@ -116,7 +123,8 @@ class DpcDropout(nn.Module):
             self.seed & 0xFFFFFFFF, self.seed >> 32)
         word = np.choose(c % 4, words)
         keep = (word >> np.uint64(8)) >= math.ceil(self.ratio * 16777216.0)
-        keep = torch.from_numpy(keep.reshape(x.shape))
+        keep = torch.from_numpy(keep).reshape(
+            [rows] + [1] * (x.dim() - 1) if self.rowwise else x.shape)
         scale = torch.tensor(1.0 / (1.0 - self.ratio), dtype=torch.float32)
         return torch.where(keep, x * scale, torch.zeros_like(x))
 
@@ -150,6 +158,23 @@ class LayerNormMlp(nn.Module):
         return self.fc2(y.flatten(1))
 
 
+class StochDepth(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv0 = nn.Conv2d(1, 4, 3, padding=1)
+        self.conv1 = nn.Conv2d(4, 4, 3, padding=1)
+        self.depth1 = torchvision.ops.StochasticDepth(0.3, "row")
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.depth2 = torchvision.ops.StochasticDepth(0.6, "row")
+        self.fc = nn.Linear(4 * 7 * 7, 10)
+
+    def forward(self, x):
+        y = nn.functional.max_pool2d(torch.relu(self.conv0(x)), 4)
+        y = y + self.depth1(torch.relu(self.conv1(y)))
+        y = y + self.depth2(torch.relu(self.conv2(y)))
+        return self.fc(y.flatten(1))
+
+
 def write(out, name, model, training=False):
     directory = os.path.join(out, name)
     os.makedirs(os.path.join(directory, "grad"), exist_ok=True)
@@ -179,9 +204,16 @@ def write(out, name, model, training=False):
 
     if training:  # the step with dpc's masks, site by site in export order
         sites = [n for n, m in model.named_modules()
-                 if isinstance(m, nn.Dropout)]
+                 if isinstance(m, (nn.Dropout,
+                                   torchvision.ops.StochasticDepth))]
         for site, name in enumerate(sites):
-            setattr(model, name, DpcDropout(getattr(model, name).p, site))
+            module = getattr(model, name)
+            if isinstance(module, nn.Dropout):
+                setattr(model, name, DpcDropout(module.p, site))
+            else:  # ratio 1 - keep, keep rounded to float as exported
+                keep = float(np.float32(1.0 - module.p))
+                setattr(model, name,
+                        DpcDropout(1.0 - keep, site, rowwise=True))
     save_step(directory, model, images, labels)
 
 
@@ -199,6 +231,8 @@ def main():
     write(args.out, "dropout", Dropout().train(), training=True)
     torch.manual_seed(6)
     write(args.out, "layernorm", LayerNormMlp().train(), training=True)
+    torch.manual_seed(7)
+    write(args.out, "stochdepth", StochDepth().train(), training=True)
 
 
 if __name__ == "__main__":

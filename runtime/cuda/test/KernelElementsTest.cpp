@@ -227,12 +227,14 @@ TEST(KernelElementsTest, DropoutMatchesTheCpuKernelBitForBit) {
   int64_t rows = 6, cols = 10, firstRow = 5;
   std::vector<float> x = randomVector(rows * cols, 13);
   x[3] = std::numeric_limits<float>::infinity();
-  math::DropoutMask mask = math::makeDropoutMask(99, 4, 3, 0.4);
-  std::vector<float> y(x.size()), yBody(x.size());
-  kernels::dropout(mask, rows, cols, firstRow, x.data(), y.data());
-  for (int64_t i = 0; i < rows * cols; ++i)
-    yBody[i] = elements::dropout(mask, cols, firstRow, i, x.data());
-  expectSameBits(y, yBody, "dropout");
+  for (bool rowwise : {false, true}) {
+    math::DropoutMask mask = math::makeDropoutMask(99, 4, 3, 0.4, rowwise);
+    std::vector<float> y(x.size()), yBody(x.size());
+    kernels::dropout(mask, rows, cols, firstRow, x.data(), y.data());
+    for (int64_t i = 0; i < rows * cols; ++i)
+      yBody[i] = elements::dropout(mask, cols, firstRow, i, x.data());
+    expectSameBits(y, yBody, rowwise ? "rowwise dropout" : "dropout");
+  }
 }
 
 // The CUDA layer norm: a thread per row, then a thread per column.
