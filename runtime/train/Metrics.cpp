@@ -27,7 +27,12 @@ std::string toJsonLine(const EpochMetrics &m) {
          ", \"test_acc\": " + number(m.testAcc) +
          ", \"epoch_seconds\": " + number(m.epochSeconds, "%.6g") +
          ", \"images_per_second\": " + number(m.imagesPerSecond, "%.6g") +
-         ", \"lr\": " + number(m.lr) + "}";
+         ", \"lr\": " + number(m.lr) +
+         (std::isnan(m.valLoss) && std::isnan(m.valAcc)
+              ? std::string()
+              : ", \"val_loss\": " + number(m.valLoss) +
+                    ", \"val_acc\": " + number(m.valAcc)) +
+         "}";
 }
 
 std::string renderSvgPlot(const std::vector<EpochMetrics> &history,

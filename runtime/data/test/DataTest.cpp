@@ -82,7 +82,9 @@ protected:
 
 TEST_F(DataTest, LoadsGzippedAndPlainIdxAndNormalizes) {
   writeSmallSet(5);
-  Dataset data = loadIdx(path("images.gz"), path("labels"), {0.5f, 0.25f});
+  ImageFormat format;
+  format.normalization = {{0.5f}, {0.25f}};
+  Dataset data = loadIdx(path("images.gz"), path("labels"), format);
   EXPECT_EQ(data.count, 5);
   EXPECT_EQ(data.channels, 1);
   EXPECT_EQ(data.height, 2);
