@@ -176,10 +176,9 @@ void checkFormat(const Dataset &dataset, const std::string &path,
     return;
   if (int64_t(normalization.mean.size()) != dataset.channels ||
       normalization.std.size() != normalization.mean.size())
-    fail(path, "--normalize gives " +
-                   std::to_string(normalization.mean.size()) + " means and " +
-                   std::to_string(normalization.std.size()) +
-                   " stds for images of " + std::to_string(dataset.channels) +
+    fail(path, "--normalize has " + std::to_string(normalization.mean.size()) +
+                   " means and stds, but the images have " +
+                   std::to_string(dataset.channels) +
                    (dataset.channels == 1 ? " channel" : " channels"));
   for (float std : normalization.std)
     if (!(std > 0))

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -47,10 +48,13 @@ void checkSplit(const Split &split, int64_t numClasses) {
 /// split of its own.
 Split splitOffValidation(Split &train, double fraction) {
   int64_t count = static_cast<int64_t>(fraction * train.dataset.count);
-  if (count < 1 || count >= train.dataset.count)
-    fail(train.imagesPath + ": --val-split " + std::to_string(fraction) +
-         " of " + std::to_string(train.dataset.count) + " samples leaves " +
+  if (count < 1 || count >= train.dataset.count) {
+    char given[32];
+    std::snprintf(given, sizeof(given), "%g", fraction);
+    fail(train.imagesPath + ": --val-split " + given + " of " +
+         std::to_string(train.dataset.count) + " samples leaves " +
          (count < 1 ? "no validation samples" : "no training samples"));
+  }
   Split validation{data::splitOffLast(train.dataset, count), train.imagesPath,
                    train.labelsPath};
   return validation;
@@ -357,6 +361,8 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     }
     data::keepFirst(train.dataset, options.trainSubset);
     bool hasValidation = options.valSplit > 0 || !options.valImages.empty();
+    if (hasValidation && evalStep < 0)
+      fail(planName + ": the plan has no eval_step to validate with");
     if (options.valSplit > 0)
       validation = splitOffValidation(train, options.valSplit);
     else if (hasValidation)
