@@ -180,9 +180,10 @@ void checkFormat(const Dataset &dataset, const std::string &path,
                    " means and stds, but the images have " +
                    std::to_string(dataset.channels) +
                    (dataset.channels == 1 ? " channel" : " channels"));
-  for (float std : normalization.std)
-    if (!(std > 0))
-      fail(path, "--normalize: a std must be > 0, got " + std::to_string(std));
+  for (float deviation : normalization.std)
+    if (!(deviation > 0))
+      fail(path,
+           "--normalize: a std must be > 0, got " + std::to_string(deviation));
 }
 
 } // namespace

@@ -46,10 +46,10 @@ void dpc::data::normalizeImages(float *images, int64_t count, int64_t channels,
     return;
   for (int64_t n = 0; n < count; ++n)
     for (int64_t c = 0; c < channels; ++c) {
-      float mean = normalization.mean[c], std = normalization.std[c];
+      float mean = normalization.mean[c], deviation = normalization.std[c];
       float *plane = images + (n * channels + c) * planeSize;
       for (int64_t p = 0; p < planeSize; ++p)
-        plane[p] = (plane[p] - mean) / std;
+        plane[p] = (plane[p] - mean) / deviation;
     }
 }
 

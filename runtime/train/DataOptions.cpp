@@ -93,8 +93,9 @@ data::Normalization parseNormalization(const std::string &value) {
   data::Normalization normalization;
   for (const std::string &mean : splitCommas(value.substr(0, colon)))
     normalization.mean.push_back(parseFinite(flag, mean));
-  for (const std::string &std : splitCommas(value.substr(colon + 1)))
-    normalization.std.push_back(parseFinite(flag, std));
+  std::vector<std::string> deviations = splitCommas(value.substr(colon + 1));
+  for (const std::string &deviation : deviations)
+    normalization.std.push_back(parseFinite(flag, deviation));
   if (normalization.mean.size() != normalization.std.size())
     throw UsageError(flag + ": " + std::to_string(normalization.mean.size()) +
                      " means but " + std::to_string(normalization.std.size()) +
@@ -102,8 +103,7 @@ data::Normalization parseNormalization(const std::string &value) {
   for (size_t c = 0; c < normalization.std.size(); ++c)
     if (!(normalization.std[c] > 0))
       throw UsageError(flag + ": the std of channel " + std::to_string(c) +
-                       " must be > 0, got '" +
-                       splitCommas(value.substr(colon + 1))[c] + "'");
+                       " must be > 0, got '" + deviations[c] + "'");
   return normalization;
 }
 

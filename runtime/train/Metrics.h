@@ -26,7 +26,8 @@ struct EpochMetrics {
 /// validation fields only with a validation set.
 std::string toJsonLine(const EpochMetrics &metrics);
 
-/// An SVG chart of train loss, train accuracy and test accuracy per epoch,
+/// An SVG chart of train loss, train accuracy, test accuracy (and, with a
+/// validation set, its loss and accuracy) per epoch,
 /// in the manner of d2l's Animator: axes, ticks, grid, legend.
 std::string renderSvgPlot(const std::vector<EpochMetrics> &history,
                           int64_t totalEpochs);

@@ -324,6 +324,19 @@ TEST(MetricsTest, JsonLineAndPlot) {
   EXPECT_NE(svg.find("train acc"), std::string::npos);
   EXPECT_EQ(svg.find("test acc"), std::string::npos) << "no test points";
   EXPECT_NE(svg.find(">epoch<"), std::string::npos);
+  EXPECT_EQ(svg.find("val "), std::string::npos) << "no validation set";
+
+  // With a validation set: its loss and accuracy, in the line and the plot.
+  m.valLoss = 0.5;
+  m.valAcc = 0.625;
+  EXPECT_EQ(toJsonLine(m),
+            "{\"epoch\": 2, \"train_loss\": 0.25, \"train_acc\": 0.875, "
+            "\"test_acc\": null, \"epoch_seconds\": 1.5, "
+            "\"images_per_second\": 40000, \"lr\": 0.1, \"val_loss\": 0.5, "
+            "\"val_acc\": 0.625}");
+  svg = renderSvgPlot({m}, 10);
+  EXPECT_NE(svg.find("val loss"), std::string::npos);
+  EXPECT_NE(svg.find("val acc"), std::string::npos);
 }
 
 } // namespace
