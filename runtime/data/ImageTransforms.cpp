@@ -2,6 +2,8 @@
 
 #include "runtime/data/ImageTransforms.h"
 
+#include <algorithm>
+
 using namespace dpc::data;
 
 namespace {
@@ -72,18 +74,30 @@ void dpc::data::augmentImage(const float *source, float *target,
                              const AugmentationDraw &draw) {
   int64_t shiftY = draw.top - augmentation.cropPadding;
   int64_t shiftX = draw.left - augmentation.cropPadding;
+  // Target x reads source x + shiftX, or (width - 1 - x) + shiftX when
+  // flipped; [begin, end) are the xs whose source is inside the image.
+  int64_t begin = std::clamp<int64_t>(draw.flip ? shiftX : -shiftX, 0, width);
+  int64_t end = std::clamp<int64_t>(draw.flip ? width + shiftX : width - shiftX,
+                                    begin, width);
   for (int64_t c = 0; c < channels; ++c) {
     float fill = augmentation.fill.empty() ? 0.0f : augmentation.fill[c];
     const float *plane = source + c * height * width;
     for (int64_t y = 0; y < height; ++y) {
       int64_t sourceY = y + shiftY;
       float *row = target + (c * height + y) * width;
-      for (int64_t x = 0; x < width; ++x) {
-        int64_t sourceX = (draw.flip ? width - 1 - x : x) + shiftX;
-        bool inside =
-            sourceY >= 0 && sourceY < height && sourceX >= 0 && sourceX < width;
-        row[x] = inside ? plane[sourceY * width + sourceX] : fill;
+      if (sourceY < 0 || sourceY >= height) {
+        std::fill(row, row + width, fill);
+        continue;
       }
+      const float *sourceRow = plane + sourceY * width;
+      std::fill(row, row + begin, fill);
+      if (draw.flip)
+        for (int64_t x = begin; x < end; ++x)
+          row[x] = sourceRow[width - 1 - x + shiftX];
+      else
+        std::copy(sourceRow + begin + shiftX, sourceRow + end + shiftX,
+                  row + begin);
+      std::fill(row + end, row + width, fill);
     }
   }
 }
