@@ -9,7 +9,6 @@
 #include "runtime/train/LrSchedule.h"
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
