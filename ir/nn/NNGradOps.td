@@ -350,6 +350,19 @@ def NN_DropoutGradOp : NN_Op<"dropout_grad",
   let assemblyFormat = "operands attr-dict `:` type($input_grad)";
 }
 
+def NN_ZerosLikeOp : NN_Op<"zeros_like",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Zeros of the operand's type (its run-time rows included)";
+  let description = [{
+    The gradient of a value nothing reads (a part of a split that the model
+    drops, as a slice does). The operand only gives the shape, so that a
+    batch-major zero follows the run-time batch as a constant cannot.
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and layout
 //===----------------------------------------------------------------------===//

@@ -181,11 +181,11 @@ LogicalResult buildVJP(ConcatOp op, OpBuilder &b, ValueRange dys,
 
 LogicalResult buildVJP(SplitOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
-  for (auto [i, dy] : llvm::enumerate(dys))
-    if (!dy)
-      return op.emitOpError()
-             << "part " << i << " is not used; training needs every part";
-  grads.push_back(b.create<ConcatOp>(op.getLoc(), dys, op.getAxis()));
+  // A part nothing reads (a slice's rest) has a zero gradient.
+  SmallVector<Value> parts;
+  for (auto [part, dy] : llvm::zip_equal(op.getResults(), dys))
+    parts.push_back(dy ? dy : b.create<ZerosLikeOp>(op.getLoc(), part));
+  grads.push_back(b.create<ConcatOp>(op.getLoc(), parts, op.getAxis()));
   return success();
 }
 

@@ -26,6 +26,10 @@ dynamic batch, for:
                layers on [n, h, w, c] (MatMul of a 4-D operand), GELU, a
                layer scale; also exported by the legacy exporter
                (chlast_legacy: GELU as Div, Erf, Add, Mul, Mul)
+  slice        channel slices of a tensor (Slice; the channels no slice
+               reads get a zero gradient) and a channel picked by index
+               (Gather of a scalar, as ViT picks its class token), from
+               both exporters (slice_legacy)
   stochdepth   residual blocks with torchvision's StochasticDepth (row
                mode, as EfficientNet and ConvNeXt use it): the exporters
                write it as uniform noise < keep, divided by keep, times x;
@@ -180,6 +184,20 @@ class ChannelsLast(nn.Module):
         return self.head(y.flatten(1))
 
 
+class Slices(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.fc = nn.Linear(5 * 7 * 7, 10)
+
+    def forward(self, x):
+        y = nn.functional.max_pool2d(torch.relu(self.conv(x)), 4)
+        b = torch.relu(self.conv2(y[:, 2:6])) + y[:, :4]
+        c = y[:, 6]
+        return self.fc(torch.cat([b.flatten(1), c.flatten(1)], 1))
+
+
 class StochDepth(nn.Module):
     def __init__(self):
         super().__init__()
@@ -263,6 +281,10 @@ def main():
     write(args.out, "layernorm", LayerNormMlp().train(), training=True)
     torch.manual_seed(7)
     write(args.out, "stochdepth", StochDepth().train(), training=True)
+    for legacy in (False, True):
+        torch.manual_seed(9)
+        write(args.out, "slice_legacy" if legacy else "slice", Slices(),
+              legacy=legacy)
     for legacy in (False, True):
         torch.manual_seed(8)
         write(args.out, "chlast_legacy" if legacy else "chlast",
