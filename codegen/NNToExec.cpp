@@ -692,6 +692,12 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
             "HardSigmoidBackward", {o.getInput(), o.getResultGrad()},
             {attr("alpha", o.getAlphaAttr()), attr("beta", o.getBetaAttr())});
       })
+      .Case([&](nn::EmbeddingOp o) {
+        return simple("EmbeddingForward", {o.getTable(), o.getIndices()});
+      })
+      .Case([&](nn::EmbeddingGradOp o) {
+        return simple("EmbeddingBackward", {o.getIndices(), o.getResultGrad()});
+      })
       .Case([&](nn::ZerosLikeOp) {
         return simple("Fill", {}, {attr("value", b.getF64FloatAttr(0))});
       })

@@ -1115,6 +1115,17 @@ void Importer::importSlice(const onnx::NodeProto &node) {
 }
 
 void Importer::importGather(const onnx::NodeProto &node) {
+  // Rows of a float table by run-time indices: an embedding lookup.
+  if (!knownValue(node.input(1)) && intAttr(node, "axis", 0) == 0) {
+    Value table = operand(node, 0), indices = operand(node, 1);
+    if (!isa<FloatType>(
+            cast<RankedTensorType>(table.getType()).getElementType()) ||
+        !isa<IntegerType>(
+            cast<RankedTensorType>(indices.getType()).getElementType()))
+      fail("only a float table indexed by integers is supported");
+    define(node, 0, create<nn::EmbeddingOp>({table, indices}));
+    return;
+  }
   // A constant index into a tensor (ViT's class token, x[:, 0]): a slice,
   // whose axis a scalar index removes.
   const KnownTensor *index = knownValue(node.input(1));

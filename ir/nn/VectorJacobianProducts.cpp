@@ -234,6 +234,15 @@ LogicalResult buildVJP(GeluOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+LogicalResult buildVJP(EmbeddingOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  int64_t rows = op.getTable().getType().getDimSize(0);
+  grads.push_back(
+      b.create<EmbeddingGradOp>(op.getLoc(), dys[0], op.getIndices(), rows));
+  grads.push_back(Value()); // indices
+  return success();
+}
+
 LogicalResult buildVJP(LayerNormOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   auto grad = b.create<LayerNormGradOp>(op.getLoc(), dys[0], op.getInput(),
@@ -378,7 +387,7 @@ void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
   attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
          ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, ErfOp, DropoutOp,
-         LayerNormOp, TransposeOp, ConcatOp, SplitOp, AddOp, MulOp, FlattenOp,
-         ReshapeOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
+         EmbeddingOp, LayerNormOp, TransposeOp, ConcatOp, SplitOp, AddOp, MulOp,
+         FlattenOp, ReshapeOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
          CrossEntropyOp>(context);
 }

@@ -30,6 +30,9 @@ dynamic batch, for:
                reads get a zero gradient) and a channel picked by index
                (Gather of a scalar, as ViT picks its class token), from
                both exporters (slice_legacy)
+  embedding    a token classifier: int64 token ids [n, 6] through an
+               nn.Embedding (Gather on the table), two of them picking
+               the same row, flattened into a linear layer
   stochdepth   residual blocks with torchvision's StochasticDepth (row
                mode, as EfficientNet and ConvNeXt use it): the exporters
                write it as uniform noise < keep, divided by keep, times x;
@@ -198,6 +201,16 @@ class Slices(nn.Module):
         return self.fc(torch.cat([b.flatten(1), c.flatten(1)], 1))
 
 
+class Tokens(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8)
+        self.fc = nn.Linear(6 * 8, 10)
+
+    def forward(self, tokens):
+        return self.fc(torch.tanh(self.embed(tokens)).flatten(1))
+
+
 class StochDepth(nn.Module):
     def __init__(self):
         super().__init__()
@@ -215,7 +228,7 @@ class StochDepth(nn.Module):
         return self.fc(y.flatten(1))
 
 
-def write(out, name, model, training=False, legacy=False):
+def write(out, name, model, training=False, legacy=False, images=None):
     directory = os.path.join(out, name)
     os.makedirs(os.path.join(directory, "grad"), exist_ok=True)
     os.makedirs(os.path.join(directory, "after"), exist_ok=True)
@@ -226,7 +239,8 @@ def write(out, name, model, training=False, legacy=False):
         if isinstance(module, nn.LayerNorm):
             nn.init.uniform_(module.weight, 0.5, 1.5)
             nn.init.uniform_(module.bias, -0.5, 0.5)
-    images = torch.rand(BATCH, 1, 28, 28) * 4 - 2
+    if images is None:
+        images = torch.rand(BATCH, 1, 28, 28) * 4 - 2
     labels = torch.randint(0, 10, (BATCH,))
     path = os.path.join(directory, "model.onnx")
     with warnings.catch_warnings():
@@ -281,6 +295,10 @@ def main():
     write(args.out, "layernorm", LayerNormMlp().train(), training=True)
     torch.manual_seed(7)
     write(args.out, "stochdepth", StochDepth().train(), training=True)
+    torch.manual_seed(10)
+    tokens = torch.randint(0, 50, (BATCH, 6))
+    tokens[1, 2] = tokens[0, 0]  # one row's gradient from two places
+    write(args.out, "embedding", Tokens(), images=tokens)
     for legacy in (False, True):
         torch.manual_seed(9)
         write(args.out, "slice_legacy" if legacy else "slice", Slices(),
