@@ -1226,12 +1226,28 @@ void Importer::importReduceMean(const onnx::NodeProto &node) {
       axes.push_back(d);
   axes = normalizeAxes(axes, rank);
   llvm::sort(axes);
-  // The spatial mean of NCHW (what exporters write for AdaptiveAvgPool2d(1)).
-  if (rank != 4 || axes != SmallVector<int64_t>{2, 3})
-    fail("only the mean over the spatial dims of an NCHW tensor (axes 2, 3) "
-         "is supported");
+  bool keepDims = intAttr(node, "keepdims", 1) != 0;
+  // The spatial mean of NCHW (what exporters write for AdaptiveAvgPool2d(1))
+  // is a pooling; any other, a sum over the axes scaled by their size.
+  if (rank != 4 || axes != SmallVector<int64_t>{2, 3}) {
+    if (axes.front() == 0)
+      fail("a mean over the batch dim (0) is not supported");
+    auto type = cast<RankedTensorType>(input.getType());
+    int64_t count = 1;
+    for (int64_t axis : axes)
+      count *= type.getDimSize(axis);
+    Value sum = create<nn::ReduceSumOp>(
+        input, {i64Array("dims", axes),
+                named("keep_dims", builder.getBoolAttr(keepDims))});
+    auto scalar = RankedTensorType::get({}, builder.getF32Type());
+    Value scale = create<nn::ConstantOp>(
+        {},
+        {named("value", DenseElementsAttr::get(scalar, 1.f / float(count)))});
+    define(node, 0, create<nn::MulOp>({sum, scale}));
+    return;
+  }
   Value pooled = create<nn::GlobalAvgPool2dOp>(input);
-  if (intAttr(node, "keepdims", 1) == 0)
+  if (!keepDims)
     pooled = create<nn::FlattenOp>(
         pooled, {named("axis", builder.getI64IntegerAttr(1))});
   define(node, 0, pooled);
@@ -1410,6 +1426,13 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       define(node, 0, create<nn::ErfOp>(operand(node, 0)));
     } else if (op == "Div") {
       importDiv(node);
+    } else if (op == "Sub") {
+      // a + (-1 b): exactly a - b in IEEE arithmetic.
+      auto scalar = RankedTensorType::get({}, builder.getF32Type());
+      Value minusOne = create<nn::ConstantOp>(
+          {}, {named("value", DenseElementsAttr::get(scalar, -1.f))});
+      Value negated = create<nn::MulOp>({operand(node, 1), minusOne});
+      define(node, 0, create<nn::AddOp>({operand(node, 0), negated}));
     } else if (op == "Slice") {
       importSlice(node);
     } else if (op == "Gather") {

@@ -33,6 +33,9 @@ dynamic batch, for:
   embedding    a token classifier: int64 token ids [n, 6] through an
                nn.Embedding (Gather on the table), two of them picking
                the same row, flattened into a linear layer
+  meanpool     token ids embedded and mean-pooled over the sequence
+               (ReduceMean over axis 1: a sum and a scale, whose gradient
+               broadcasts back), and a kept-dim mean over the features
   stochdepth   residual blocks with torchvision's StochasticDepth (row
                mode, as EfficientNet and ConvNeXt use it): the exporters
                write it as uniform noise < keep, divided by keep, times x;
@@ -211,6 +214,17 @@ class Tokens(nn.Module):
         return self.fc(torch.tanh(self.embed(tokens)).flatten(1))
 
 
+class MeanPool(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, tokens):
+        y = self.embed(tokens).mean(1)
+        return self.fc(y - y.mean(1, keepdim=True))
+
+
 class StochDepth(nn.Module):
     def __init__(self):
         super().__init__()
@@ -299,6 +313,9 @@ def main():
     tokens = torch.randint(0, 50, (BATCH, 6))
     tokens[1, 2] = tokens[0, 0]  # one row's gradient from two places
     write(args.out, "embedding", Tokens(), images=tokens)
+    torch.manual_seed(11)
+    write(args.out, "meanpool", MeanPool(),
+          images=torch.randint(0, 50, (BATCH, 6)))
     for legacy in (False, True):
         torch.manual_seed(9)
         write(args.out, "slice_legacy" if legacy else "slice", Slices(),
