@@ -523,7 +523,32 @@ const plan::KernelTable<KernelContext> &getCpuKernelTable() {
   return kCpuKernels;
 }
 
+namespace {
+/// The CPU's KernelState: the instruction's bound oneDNN primitives.
+struct CpuKernelState : plan::KernelState {
+  CallSite site;
+};
+
+/// Points `context` at the call's site for the duration of one call.
+class CallSiteScope {
+public:
+  CallSiteScope(KernelContext &context, const KernelCall &call)
+      : context(context) {
+    if (!call.state)
+      return;
+    if (!*call.state)
+      *call.state = std::make_unique<CpuKernelState>();
+    context.setCallSite(&static_cast<CpuKernelState &>(**call.state).site);
+  }
+  ~CallSiteScope() { context.setCallSite(nullptr); }
+
+private:
+  KernelContext &context;
+};
+} // namespace
+
 void runCpuKernel(KernelContext &context, const KernelCall &call) {
+  CallSiteScope site(context, call);
   plan::dispatchKernel(kCpuKernels, context, call);
 }
 

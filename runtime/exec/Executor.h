@@ -227,6 +227,8 @@ private:
   struct StepGroup;
   StepState &getStep(int step) const;
   StepGroup &getGroup(int step) const;
+  /// Makes the calls of replica `index`'s instructions for its next slot.
+  void prepare(int index);
   /// Enqueues replica `index` (a plan step) on `rows` of `batch`.
   void enqueue(int index, int64_t rows, int64_t batch);
   /// Starts every replica of `step` on `batch` rows, losses averaged over

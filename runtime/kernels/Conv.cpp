@@ -95,23 +95,31 @@ void conv2dForward(KernelContext &context, const Conv2dShape &shape,
                    float *y) {
   checkShape(shape);
   auto &ctx = context.getImpl();
-  ConvDescs d(shape);
   bool hasBias = bias != nullptr;
-  const auto &prim = ctx.cache.getOrCreate(
-      makeKey(PrimitiveKind::ConvForward, shape, hasBias), [&] {
-        return makeForwardPd(ctx, d, hasBias,
+  ctx.run(
+      makeKey(PrimitiveKind::ConvForward, shape, hasBias),
+      [&] {
+        return makeForwardPd(ctx, ConvDescs(shape), hasBias,
                              dnnl::prop_kind::forward_training);
-      });
-  ctx.execute(prim, weightedForwardArgs(ctx, d, x, weights, bias, y));
+      },
+      [&] {
+        ConvDescs d(shape);
+        return std::vector<memory::desc>{d.src, d.weights, d.bias, d.dst};
+      },
+      {{DNNL_ARG_SRC, x},
+       {DNNL_ARG_WEIGHTS, weights},
+       {DNNL_ARG_BIAS, bias},
+       {DNNL_ARG_DST, y}});
 }
 
 void conv2dBackwardData(KernelContext &context, const Conv2dShape &shape,
                         const float *dy, const float *weights, float *dx) {
   checkShape(shape);
   auto &ctx = context.getImpl();
-  ConvDescs d(shape);
-  const auto &prim = ctx.cache.getOrCreate(
-      makeKey(PrimitiveKind::ConvBackwardData, shape, false), [&] {
+  ctx.run(
+      makeKey(PrimitiveKind::ConvBackwardData, shape, false),
+      [&] {
+        ConvDescs d(shape);
         auto hint =
             makeForwardPd(ctx, d, false, dnnl::prop_kind::forward_training);
         dnnl::convolution_backward_data::desc desc(
@@ -119,10 +127,14 @@ void conv2dBackwardData(KernelContext &context, const Conv2dShape &shape,
             d.anyDst, d.strides, d.dilates, d.padL, d.padR);
         return dnnl::convolution_backward_data::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);
-      });
-  ctx.execute(prim, {{DNNL_ARG_DIFF_DST, wrap(ctx, d.dst, dy)},
-                     {DNNL_ARG_WEIGHTS, wrap(ctx, d.weights, weights)},
-                     {DNNL_ARG_DIFF_SRC, wrap(ctx, d.src, dx)}});
+      },
+      [&] {
+        ConvDescs d(shape);
+        return std::vector<memory::desc>{d.dst, d.weights, d.src};
+      },
+      {{DNNL_ARG_DIFF_DST, dy},
+       {DNNL_ARG_WEIGHTS, weights},
+       {DNNL_ARG_DIFF_SRC, dx}});
 }
 
 void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
@@ -131,10 +143,11 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
   checkShape(shape);
   ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
-  ConvDescs d(shape);
   bool hasBias = dBias != nullptr;
-  const auto &prim = ctx.cache.getOrCreate(
-      makeKey(PrimitiveKind::ConvBackwardWeights, shape, hasBias), [&] {
+  ctx.run(
+      makeKey(PrimitiveKind::ConvBackwardWeights, shape, hasBias),
+      [&] {
+        ConvDescs d(shape);
         auto hint =
             makeForwardPd(ctx, d, hasBias, dnnl::prop_kind::forward_training);
         auto desc = hasBias ? dnnl::convolution_backward_weights::desc(
@@ -147,8 +160,15 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
                                   d.padL, d.padR);
         return dnnl::convolution_backward_weights::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);
-      });
-  ctx.execute(prim, weightGradientArgs(ctx, d, x, dy, dWeights, dBias));
+      },
+      [&] {
+        ConvDescs d(shape);
+        return std::vector<memory::desc>{d.src, d.dst, d.weights, d.bias};
+      },
+      {{DNNL_ARG_SRC, x},
+       {DNNL_ARG_DIFF_DST, dy},
+       {DNNL_ARG_DIFF_WEIGHTS, dWeights},
+       {DNNL_ARG_DIFF_BIAS, dBias}});
 }
 
 } // namespace dpc::kernels
