@@ -727,6 +727,18 @@ constexpr auto runSigmoidBackward = &runActivationBackward<Activation::Sigmoid>;
 constexpr auto runTanhForward = &runActivationForward<Activation::Tanh>;
 constexpr auto runTanhBackward = &runActivationBackward<Activation::Tanh>;
 
+/// cuDNN's fused convolution + bias + activation needs the bias and takes
+/// other algorithms: two calls, the ReLU in place, give the unfused bits.
+void runConv2dReluForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Conv2dReluForward;
+  kernels::Conv2dShape shape = plan::getConv2dShape(call);
+  conv2dForward(ctx, shape, Workspace(call.workspace), in(call, X), in(call, W),
+                in(call, Bias), out(call, Y));
+  activationForward(ctx.getStream(), Activation::Relu,
+                    call.result(Y).getNumElements(), out(call, Y),
+                    out(call, Y));
+}
+
 void runAddForward(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::AddForward;
   addForward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),

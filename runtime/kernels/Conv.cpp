@@ -53,7 +53,8 @@ struct ConvDescs {
   }
 };
 
-PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias) {
+PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias,
+                     bool relu = false) {
   return {static_cast<int64_t>(kind),
           s.n,
           s.c,
@@ -71,12 +72,13 @@ PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias) {
           s.dilationH,
           s.dilationW,
           s.groups,
-          bias ? 1 : 0};
+          bias ? 1 : 0,
+          relu ? 1 : 0};
 }
 
 dnnl::convolution_forward::primitive_desc
 makeForwardPd(KernelContext::Impl &ctx, const ConvDescs &d, bool bias,
-              dnnl::prop_kind prop) {
+              dnnl::prop_kind prop, bool relu = false) {
   auto desc =
       bias ? dnnl::convolution_forward::desc(
                  prop, dnnl::algorithm::convolution_direct, d.anySrc,
@@ -85,22 +87,28 @@ makeForwardPd(KernelContext::Impl &ctx, const ConvDescs &d, bool bias,
            : dnnl::convolution_forward::desc(
                  prop, dnnl::algorithm::convolution_direct, d.anySrc,
                  d.anyWeights, d.anyDst, d.strides, d.dilates, d.padL, d.padR);
-  return {desc, defaultAttr(), ctx.engine};
+  dnnl::primitive_attr attr = defaultAttr();
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(ops);
+  }
+  return {desc, attr, ctx.engine};
 }
 
 } // namespace
 
 void conv2dForward(KernelContext &context, const Conv2dShape &shape,
                    const float *x, const float *weights, const float *bias,
-                   float *y) {
+                   float *y, bool relu) {
   checkShape(shape);
   auto &ctx = context.getImpl();
   bool hasBias = bias != nullptr;
   ctx.run(
-      makeKey(PrimitiveKind::ConvForward, shape, hasBias),
+      makeKey(PrimitiveKind::ConvForward, shape, hasBias, relu),
       [&] {
         return makeForwardPd(ctx, ConvDescs(shape), hasBias,
-                             dnnl::prop_kind::forward_training);
+                             dnnl::prop_kind::forward_training, relu);
       },
       [&] {
         ConvDescs d(shape);

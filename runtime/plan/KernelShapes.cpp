@@ -165,6 +165,7 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
   std::string inName, weightsName, outName;
   switch (call.kernel) {
   case Kernel::Conv2dForward:
+  case Kernel::Conv2dReluForward:
     in = &operand(call, 0), weights = &operand(call, 1), out = &result(call, 0);
     inName = describeOperand(call.kernel, 0),
     weightsName = describeOperand(call.kernel, 1),
@@ -209,7 +210,9 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
   if (s.outH() < 1 || s.outW() < 1)
     fail("the convolution's output would be empty");
   expectCount(*out, outName, countOf({s.n, s.k, s.outH(), s.outW()}));
-  if (call.kernel == Kernel::Conv2dForward && hasOperand(call, 2))
+  if ((call.kernel == Kernel::Conv2dForward ||
+       call.kernel == Kernel::Conv2dReluForward) &&
+      hasOperand(call, 2))
     expectOperandCount(call, 2, s.k);
   if (call.kernel == Kernel::Conv2dBackwardWeights && hasResult(call, 1))
     expectResultCount(call, 1, s.k);
