@@ -1,18 +1,28 @@
 //===- FuseKernels.cpp - one kernel call where the plan made several ------===//
 //
-// Runs on planned `exec` steps. A Conv2dForward whose output only the very
-// next kernel of the step reads, a ReluForward, becomes one
-// Conv2dReluForward that writes the ReLU's buffer: oneDNN applies the ReLU
-// as the convolution stores its output (a post-op), so the activation is
-// written once instead of written, read and written again. The backward
-// pass is unchanged: ReluBackward reads the ReLU's output, and the
-// convolution's gradients read its input.
+// Runs on planned `exec` steps and merges adjacent kernel calls on one
+// stream (no event between them) into the fused kernels of Kernels.def:
+//
+//  - Conv2dForward, BatchNormTrainingForward or BatchNormInferenceForward
+//    whose output the very next kernel, a ReluForward, reads: one call that
+//    applies the ReLU as it writes (oneDNN's post-op for the convolution),
+//    so the activation is written once instead of written, read and
+//    written again.
+//  - ReluBackward whose result only the next kernel, a BatchNormBackward,
+//    reads (as its DY): one BatchNormReluBackward that masks the gradient
+//    as it reads it.
+//
+// In training, ReluBackward reads the producer's output as its Y (the
+// ReLU's output has the same signs), so that buffer lives on: the fused
+// forward writes there, and the ReLU's readers -- all before that buffer's
+// last reader, so within its planned life -- read it instead.
 //
 // The arena is already planned, so a fusion must not make a buffer live
-// where the planner let another one use its bytes: the ReLU's output now
-// is written at the convolution, so it must not share bytes with the
-// convolution's inputs or workspace (which may die there). The
-// convolution's own output buffer goes away; the arena keeps its size.
+// where the planner let another one use its bytes: a buffer a fused call
+// writes that the unfused calls wrote later (the ReLU's output in
+// evaluation; the batch norm gradients) must share no bytes with what the
+// fused call reads that may die at the first call. A buffer no call uses
+// any more goes; the arena keeps its size.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +32,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <optional>
 
@@ -69,80 +80,139 @@ ex::KernelOp getNextKernel(Operation *op) {
   return nullptr;
 }
 
-/// Where a fused Conv2dReluForward may write, if anywhere.
-enum class ConvReluTarget { None, ReluBuffer, ConvBuffer };
+/// The fused kernel of `producer` followed by a ReLU, or "".
+StringRef getReluFusion(StringRef producer) {
+  return llvm::StringSwitch<StringRef>(producer)
+      .Case("Conv2dForward", "Conv2dReluForward")
+      .Case("BatchNormTrainingForward", "BatchNormReluTrainingForward")
+      .Case("BatchNormInferenceForward", "BatchNormReluInferenceForward")
+      .Default("");
+}
 
-ConvReluTarget getConvReluTarget(ex::KernelOp conv, ex::KernelOp relu,
-                                 int64_t batch) {
-  if (conv.getOuts().size() != 1 || relu.getIns().size() != 1 ||
-      relu.getIns()[0] != conv.getOuts()[0] || relu.getOuts().size() != 1)
-    return ConvReluTarget::None;
-  // Same stream, and no event between the two (the fused call signals what
-  // the ReLU signalled).
-  if (conv->getAttr("stream") != relu->getAttr("stream") ||
-      conv->hasAttr("signal") || relu->hasAttr("wait") ||
-      conv->hasAttr("remat") != relu->hasAttr("remat"))
-    return ConvReluTarget::None;
-  Value convOut = conv.getOuts()[0], reluOut = relu.getOuts()[0];
-  // Training: ReluBackward reads the convolution's output as its Y, which
-  // tells the same signs after the ReLU. If nothing else needs the
-  // pre-activation, the fused call writes there, and the ReLU's readers,
-  // all before the convolution output's last reader (so within its planned
-  // life), read it instead.
-  Operation *lastUse = conv;
+/// Whether `first` and the kernel after it may run as one call in its
+/// place: same stream, no event between them, both recomputed or neither.
+bool canMerge(ex::KernelOp first, ex::KernelOp second) {
+  return first->getAttr("stream") == second->getAttr("stream") &&
+         !first->hasAttr("signal") && !second->hasAttr("wait") &&
+         first->hasAttr("remat") == second->hasAttr("remat");
+}
+
+/// Whether a fused call may write `written` while reading `reads` (which
+/// may die at the first of the unfused calls).
+bool isApart(Value written, ValueRange reads, int64_t batch) {
+  auto bytes = getArenaBytes(written, batch);
+  return llvm::none_of(reads, [&](Value read) {
+    return read && overlap(bytes, getArenaBytes(read, batch));
+  });
+}
+
+/// Where a fused producer + ReLU call may write, if anywhere.
+enum class ReluTarget { None, ReluBuffer, ProducerBuffer };
+
+ReluTarget getReluTarget(ex::KernelOp producer, ex::KernelOp relu,
+                         int64_t batch) {
+  if (producer.getOuts().empty() || relu.getIns().size() != 1 ||
+      relu.getIns()[0] != producer.getOuts()[0] || relu.getOuts().size() != 1 ||
+      !canMerge(producer, relu))
+    return ReluTarget::None;
+  // Training keeps the producer's output for ReluBackward: write there if
+  // nothing else reads it and it outlives the ReLU's output's readers.
+  Value produced = producer.getOuts()[0], reluOut = relu.getOuts()[0];
+  Operation *lastUse = producer;
   bool onlyRelus = true, readBackward = false;
-  for (OpOperand &use : convOut.getUses()) {
+  for (OpOperand &use : produced.getUses()) {
     Operation *user = use.getOwner();
     auto kernel = dyn_cast<ex::KernelOp>(user);
     bool isReluY = kernel && kernel.getKernel() == "ReluBackward" &&
                    use.getOperandNumber() == 0;
-    if (user != conv && user != relu && !isReluY)
+    if (user != producer && user != relu && !isReluY)
       onlyRelus = false;
     readBackward |= isReluY;
     if (lastUse->isBeforeInBlock(user))
       lastUse = user;
   }
   if (!onlyRelus)
-    return ConvReluTarget::None;
+    return ReluTarget::None;
   bool covered = llvm::all_of(reluOut.getUsers(), [&](Operation *user) {
     return user == lastUse || user->isBeforeInBlock(lastUse);
   });
   if (lastUse != relu && covered)
-    return ConvReluTarget::ConvBuffer;
+    return ReluTarget::ProducerBuffer;
   if (readBackward)
-    return ConvReluTarget::None;
+    return ReluTarget::None;
   // Inference: the fused call writes the ReLU's buffer, which is then live
-  // from the convolution on, so it must not share bytes with what the
-  // convolution reads (that may die there).
-  auto output = getArenaBytes(reluOut, batch);
-  for (Value read : conv.getIns())
-    if (overlap(output, getArenaBytes(read, batch)))
-      return ConvReluTarget::None;
-  if (Value workspace = conv.getWorkspace())
-    if (overlap(output, getArenaBytes(workspace, batch)))
-      return ConvReluTarget::None;
-  return ConvReluTarget::ReluBuffer;
+  // from the producer on.
+  if (!isApart(reluOut, producer.getIns(), batch) ||
+      !isApart(reluOut, producer.getWorkspace(), batch))
+    return ReluTarget::None;
+  return ReluTarget::ReluBuffer;
 }
 
-void fuseConvRelu(ex::KernelOp conv, ex::KernelOp relu, ConvReluTarget target) {
-  Value convOut = conv.getOuts()[0], reluOut = relu.getOuts()[0];
-  Value output = target == ConvReluTarget::ConvBuffer ? convOut : reluOut;
+void fuseRelu(ex::KernelOp producer, ex::KernelOp relu, ReluTarget target) {
+  Value produced = producer.getOuts()[0], reluOut = relu.getOuts()[0];
+  Value output = target == ReluTarget::ProducerBuffer ? produced : reluOut;
+  SmallVector<Value> outs(producer.getOuts());
+  outs[0] = output;
   OpBuilder builder(relu);
-  auto fused = builder.create<ex::KernelOp>(conv.getLoc(), "Conv2dReluForward",
-                                            conv.getIns(), ValueRange{output},
-                                            conv.getWorkspace());
-  for (NamedAttribute attr : conv->getDiscardableAttrs())
+  auto fused = builder.create<ex::KernelOp>(
+      producer.getLoc(), getReluFusion(producer.getKernel()), producer.getIns(),
+      outs, producer.getWorkspace());
+  for (NamedAttribute attr : producer->getDiscardableAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   if (Attribute signal = relu->getAttr("signal"))
     fused->setAttr("signal", signal);
   relu.erase();
-  conv.erase();
-  Value unused = convOut;
-  if (target == ConvReluTarget::ConvBuffer) {
-    reluOut.replaceAllUsesWith(convOut);
+  producer.erase();
+  Value unused = produced;
+  if (target == ReluTarget::ProducerBuffer) {
+    reluOut.replaceAllUsesWith(produced);
     unused = reluOut;
   }
   if (Operation *buffer = unused.getDefiningOp(); buffer && buffer->use_empty())
+    buffer->erase();
+}
+
+/// Whether ReluBackward `relu` and the BatchNormBackward after it may run
+/// as one BatchNormReluBackward.
+bool canFuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm,
+                                  int64_t batch) {
+  if (relu.getIns().size() != 2 || relu.getOuts().size() != 1 ||
+      norm.getIns().size() != 5 || norm.getOuts().size() != 3 ||
+      norm.getIns()[1] != relu.getOuts()[0] || !canMerge(relu, norm) ||
+      relu->hasAttr("wait"))
+    return false;
+  Value gradient = relu.getOuts()[0];
+  for (OpOperand &use : gradient.getUses())
+    if (use.getOwner() != relu &&
+        !(use.getOwner() == norm && use.getOperandNumber() == 1))
+      return false;
+  // The batch norm's results are now written where the ReLU's operands
+  // are read. DX may take exactly the bytes of one of them: the kernel
+  // reads element i of each before it writes element i of DX.
+  ValueRange reads = relu.getIns();
+  auto dx = getArenaBytes(norm.getOuts()[0], batch);
+  bool dxApart = llvm::all_of(reads, [&](Value read) {
+    auto bytes = getArenaBytes(read, batch);
+    return !overlap(dx, bytes) || dx == bytes;
+  });
+  return dxApart && isApart(norm.getOuts()[1], reads, batch) &&
+         isApart(norm.getOuts()[2], reads, batch);
+}
+
+void fuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm) {
+  ValueRange normIns = norm.getIns();
+  SmallVector<Value> ins = {normIns[0], relu.getIns()[0], relu.getIns()[1],
+                            normIns[2], normIns[3],       normIns[4]};
+  OpBuilder builder(norm);
+  auto fused = builder.create<ex::KernelOp>(
+      norm.getLoc(), "BatchNormReluBackward", ins, norm.getOuts(), Value());
+  for (NamedAttribute attr : norm->getDiscardableAttrs())
+    fused->setAttr(attr.getName(), attr.getValue());
+  Value gradient = relu.getOuts()[0];
+  norm.erase();
+  relu.erase();
+  if (Operation *buffer = gradient.getDefiningOp();
+      buffer && buffer->use_empty())
     buffer->erase();
 }
 
@@ -151,18 +221,26 @@ struct FuseExecKernelsPass
   void runOnOperation() override {
     for (auto step : getOperation().getOps<ex::StepOp>()) {
       int64_t batch = static_cast<int64_t>(step.getBatch());
-      SmallVector<ex::KernelOp> convs;
+      SmallVector<ex::KernelOp> producers, reluGrads;
       step.getBody().walk([&](ex::KernelOp op) {
-        if (op.getKernel() == "Conv2dForward")
-          convs.push_back(op);
+        if (!getReluFusion(op.getKernel()).empty())
+          producers.push_back(op);
+        else if (op.getKernel() == "ReluBackward")
+          reluGrads.push_back(op);
       });
-      for (ex::KernelOp conv : convs) {
-        ex::KernelOp relu = getNextKernel(conv);
+      for (ex::KernelOp producer : producers) {
+        ex::KernelOp relu = getNextKernel(producer);
         if (!relu || relu.getKernel() != "ReluForward")
           continue;
-        ConvReluTarget target = getConvReluTarget(conv, relu, batch);
-        if (target != ConvReluTarget::None)
-          fuseConvRelu(conv, relu, target);
+        ReluTarget target = getReluTarget(producer, relu, batch);
+        if (target != ReluTarget::None)
+          fuseRelu(producer, relu, target);
+      }
+      for (ex::KernelOp relu : reluGrads) {
+        ex::KernelOp norm = getNextKernel(relu);
+        if (norm && norm.getKernel() == "BatchNormBackward" &&
+            canFuseReluBatchNormBackward(relu, norm, batch))
+          fuseReluBatchNormBackward(relu, norm);
       }
     }
   }

@@ -507,6 +507,31 @@ void runConv2dReluForward(KernelContext &context, const KernelCall &call) {
                 in(call, Bias), out(call, Y), /*relu=*/true);
 }
 
+void runBatchNormReluTrainingForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormReluTrainingForward;
+  batchNormTrainingForward(
+      plan::getBatchNormShape(call), plan::getBatchNormParams(call),
+      in(call, X), in(call, Scale), in(call, Shift), out(call, Y),
+      out(call, SavedMean), out(call, SavedInvStd), in(call, RunningMean),
+      in(call, RunningVar), /*relu=*/true);
+}
+
+void runBatchNormReluInferenceForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormReluInferenceForward;
+  batchNormInferenceForward(plan::getBatchNormShape(call),
+                            plan::getBatchNormParams(call), in(call, X),
+                            in(call, Scale), in(call, Shift), in(call, Mean),
+                            in(call, Var), out(call, Y), /*relu=*/true);
+}
+
+void runBatchNormReluBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormReluBackward;
+  batchNormBackward(plan::getBatchNormShape(call), in(call, X), in(call, DY),
+                    in(call, Scale), in(call, SavedMean), in(call, SavedInvStd),
+                    out(call, DX), out(call, DScale), out(call, DShift),
+                    in(call, Y));
+}
+
 constexpr auto runClipForward = runInputActivationForward;
 constexpr auto runClipBackward = runInputActivationBackward;
 constexpr auto runHardSigmoidForward = runInputActivationForward;

@@ -230,6 +230,7 @@ kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
   int64_t c = d.c;
   switch (call.kernel) {
   case Kernel::BatchNormTrainingForward:
+  case Kernel::BatchNormReluTrainingForward:
     expectOperandCount(call, 1, c);
     expectOperandCount(call, 2, c);
     if (hasOperand(call, 3) != hasOperand(call, 4))
@@ -243,6 +244,7 @@ kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
     expectResultCount(call, 2, c);
     break;
   case Kernel::BatchNormInferenceForward:
+  case Kernel::BatchNormReluInferenceForward:
     for (size_t i = 1; i < 5; ++i)
       expectOperandCount(call, i, c);
     expectResultCount(call, 0, count);
@@ -276,6 +278,15 @@ kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
       expectOperandCount(call, i, c);
     expectOperandCount(call, 7, 1, DType::F64);
     expectResultCount(call, 0, count);
+    break;
+  case Kernel::BatchNormReluBackward:
+    expectOperandCount(call, 1, count);
+    expectOperandCount(call, 2, count);
+    for (size_t i = 3; i < 6; ++i)
+      expectOperandCount(call, i, c);
+    expectResultCount(call, 0, count);
+    expectResultCount(call, 1, c);
+    expectResultCount(call, 2, c);
     break;
   default: // BatchNormBackward
     expectOperandCount(call, 1, count);

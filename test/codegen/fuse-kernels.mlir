@@ -61,3 +61,41 @@ func.func @forward(%x: tensor<?x2x6x6xf32> {nn.input = "x"},
   %5 = nn.linear %4, %fc : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<?x3xf32>
   return %5 : tensor<?x3xf32>
 }
+
+// -----
+
+// Batch norm + ReLU. Training: the fused forward writes the batch norm's
+// output, which ReluBackward read, and the ReluBackward + BatchNormBackward
+// pair becomes one call reading that output's signs; its DX takes exactly
+// the bytes of that output (read element by element before each write).
+// CHECK-LABEL: exec.step "train_step"
+// CHECK-NOT: "ReluForward"
+// CHECK: %[[Y:.*]] = exec.arena[1152] : memref<?x4x6x6xf32>
+// CHECK: exec.kernel "BatchNormReluTrainingForward" ins(%[[X:[0-9]+]], {{.*}}) outs(%[[Y]], %[[MEAN:[0-9]+]], %[[INVSTD:[0-9]+]] :
+// CHECK-NEXT: exec.arena
+// CHECK-NEXT: exec.kernel "Conv2dForward" ins(%[[Y]],
+// CHECK-NOT: "ReluBackward"
+// CHECK: %[[DZ:.*]] = exec.arena[4608] : memref<?x4x6x6xf32>
+// CHECK-NEXT: exec.kernel "Conv2dBackwardData" {{.*}} outs(%[[DZ]] :
+// CHECK: %[[DX:.*]] = exec.arena[1152] : memref<?x4x6x6xf32>
+// CHECK: exec.kernel "BatchNormReluBackward" ins(%[[X]], %[[Y]], %[[DZ]], %{{.*}}, %[[MEAN]], %[[INVSTD]] : {{.*}}) outs(%[[DX]],
+// CHECK-NOT: "BatchNormBackward"
+// CHECK: exec.kernel "Conv2dBackwardWeights" ins(%{{.*}}, %[[DX]] :
+func.func @forward(%x: tensor<?x2x6x6xf32> {nn.input = "x"},
+                   %w: tensor<4x2x3x3xf32> {nn.param = "conv.weight"},
+                   %g: tensor<4xf32> {nn.param = "bn.weight"},
+                   %b: tensor<4xf32> {nn.param = "bn.bias"},
+                   %m: tensor<4xf32> {nn.buffer = "bn.running_mean"},
+                   %v: tensor<4xf32> {nn.buffer = "bn.running_var"},
+                   %w2: tensor<4x4x3x3xf32> {nn.param = "conv2.weight"},
+                   %fc: tensor<3x4xf32> {nn.param = "fc.weight"})
+    -> (tensor<?x3xf32> {nn.output = "logits"}) {
+  %0 = nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x2x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<?x4x6x6xf32>
+  %1 = nn.batch_norm %0, %g, %b, %m, %v : (tensor<?x4x6x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4x6x6xf32>
+  %2 = nn.relu %1 : tensor<?x4x6x6xf32>
+  %3 = nn.conv2d %2, %w2 {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<?x4x6x6xf32>
+  %4 = nn.global_avg_pool2d %3 : (tensor<?x4x6x6xf32>) -> tensor<?x4x1x1xf32>
+  %5 = nn.flatten %4 : (tensor<?x4x1x1xf32>) -> tensor<?x4xf32>
+  %6 = nn.linear %5, %fc : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<?x3xf32>
+  return %6 : tensor<?x3xf32>
+}
