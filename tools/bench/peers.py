@@ -28,7 +28,9 @@ barrier collapses when another job takes a core) and all cores.
 
 Printed per model: each system's median images/s over the rounds, and the
 medians of the per-round ratios dpc / system (launch-N / ddp-N and
-launch-N / dpc-N with --ddp), each with the machine's load while it ran:
+launch-N / dpc-N with --ddp) and of the CPU time per image (dpc's over
+both epochs, DDP's with its start-up, the workers' over the timed steps),
+each with the machine's load while it ran:
 "others" is the CPU the rest of the machine used (cores, from /proc/stat
 minus the measured processes' own CPU time). Ratios of the same round
 share the same weather; rounds with others > --quiet cores are also
@@ -39,6 +41,12 @@ summarised apart when any round was quiet.
       [--models mlp,lenet_relu,resnet18] [--rounds 5] [--steps 20]
       [--batch 256] [--ddp 2] [--json FILE]
   tools/bench/peers.py --smoke [--build build]      # dpc only, tiny: CI
+
+--baseline BUILD also times that build's dpc (e.g. before a change) in
+the same rounds, as dpc-base, with the ratio dpc / dpc-base;
+--baseline-flags "--no-fusion" compiles dpc-base's plans with those flags
+(this build's dpc when --baseline is not given). --no-torch leaves
+PyTorch out.
 
 --install makes the virtual environment DIR (default build/bench-venv) and
 pip-installs torch, numpy and torchvision into it (several GB: never CI).
@@ -186,20 +194,23 @@ def children_cpu():
 
 
 class Sample:
-    """One timed run: images/s, and the CPU the rest of the machine used
-    (cores) over the measured process's lifetime."""
+    """One timed run: images/s, the CPU the rest of the machine used
+    (cores) over the measured process's lifetime, and the measured
+    processes' own CPU microseconds per image (work done, which contention
+    inflates much less than wall time)."""
 
-    def __init__(self, rate, own_cpu, wall, busy):
+    def __init__(self, rate, own_cpu, wall, images, busy):
         self.rate = rate
         self.others = max(0.0, (busy - own_cpu) / wall)
+        self.cpu_per_image = 1e6 * own_cpu / images
 
 
 def timed(measure):
-    """Runs measure() -> (images/s, own CPU seconds, wall seconds) and
-    samples the machine's busy time around it."""
+    """Runs measure() -> (images/s, own CPU seconds, wall seconds, images
+    in that CPU time) and samples the machine's busy time around it."""
     busy = busy_seconds()
-    rate, own_cpu, wall = measure()
-    return Sample(rate, own_cpu, wall, busy_seconds() - busy)
+    rate, own_cpu, wall, images = measure()
+    return Sample(rate, own_cpu, wall, images, busy_seconds() - busy)
 
 
 def environment(threads=None):
@@ -213,18 +224,19 @@ class Dpc:
     """dpc run (or dpc launch) of a plan compiled once per model."""
 
     def __init__(self, build, model, batch, steps, workdir, devices=1,
-                 launch=False):
+                 launch=False, tag="", flags=()):
         self.dpc = os.path.join(build, "bin", "dpc")
         self.batch, self.steps, self.launch = batch, steps, launch
         self.devices = devices
-        tag = f"{model}-{devices}"
+        tag = f"{model}-{devices}{tag}"
         self.plan = os.path.join(workdir, tag + ".plan")
         self.metrics = os.path.join(workdir, tag + ".jsonl")
         onnx = os.path.join(build, "models", model + ".onnx")
         device_list = ",".join(f"cpu:{d}" for d in range(devices))
         if not os.path.exists(self.plan):
             subprocess.run([self.dpc, "compile", onnx, "--batch", str(batch),
-                            "--devices", device_list, "-o", self.plan],
+                            "--devices", device_list, "-o", self.plan,
+                            *flags],
                            check=True)
 
     def measure(self):
@@ -247,7 +259,8 @@ class Dpc:
         rate = last["images_per_second"]
         if not rate > 0:
             raise SystemExit(f"dpc reported {rate} images/s for {self.plan}")
-        return rate, children_cpu() - cpu, wall
+        # The CPU time covers both epochs (and the small evaluations).
+        return rate, children_cpu() - cpu, wall, 2 * self.batch * self.steps
 
 
 class TorchWorker:
@@ -267,7 +280,8 @@ class TorchWorker:
         self.process.stdin.write(f"{self.steps}\n")
         self.process.stdin.flush()
         seconds, cpu = map(float, self.process.stdout.readline().split())
-        return self.batch * self.steps / seconds, cpu, seconds
+        images = self.batch * self.steps
+        return images / seconds, cpu, seconds, images
 
     def close(self):
         self.process.stdin.close()
@@ -286,8 +300,9 @@ class TorchDdp:
         run = subprocess.run(self.command, check=True, capture_output=True,
                              text=True, env=environment(threads=1))
         seconds = float(run.stdout.split()[-2])
+        # The CPU time covers start-up and warm-up steps too.
         return (self.images / seconds, children_cpu() - before,
-                time.perf_counter() - start)
+                time.perf_counter() - start, self.images)
 
 
 def median_ratio(samples, a, b):
@@ -304,11 +319,13 @@ def report(model, rounds, comparisons, quiet):
     for name in systems:
         rates = [r[name].rate for r in rounds]
         others = statistics.median(r[name].others for r in rounds)
+        cpu = statistics.median(r[name].cpu_per_image for r in rounds)
         print(f"  {name:<10} {statistics.median(rates):12.1f}   "
               f"min {min(rates):10.1f} max {max(rates):10.1f}   "
-              f"others {others:4.2f}")
+              f"others {others:4.2f}   CPU us/image {cpu:8.1f}")
     summary = {"model": model, "systems": {
-        name: [{"images_per_second": r[name].rate, "others": r[name].others}
+        name: [{"images_per_second": r[name].rate, "others": r[name].others,
+                "cpu_us_per_image": r[name].cpu_per_image}
                for r in rounds] for name in systems}, "ratios": {}}
     calm = [r for r in rounds
             if all(sample.others <= quiet for sample in r.values())]
@@ -321,6 +338,9 @@ def report(model, rounds, comparisons, quiet):
         if calm and len(calm) < len(rounds):
             line += f"; quiet rounds ({len(calm)}): " \
                     f"{median_ratio(calm, a, b)[0]:.2f}"
+        work = statistics.median(r[b].cpu_per_image / r[a].cpu_per_image
+                                 for r in rounds)
+        line += f"; CPU per image {b} / {a}: {work:.2f}"
         print(line, flush=True)
         summary["ratios"][f"{a}/{b}"] = ratio
     return summary
@@ -328,6 +348,11 @@ def report(model, rounds, comparisons, quiet):
 
 def bench_model(args, model, workdir, script):
     systems = {"dpc": Dpc(args.build, model, args.batch, args.steps, workdir)}
+    if args.baseline or args.baseline_flags:
+        systems["dpc-base"] = Dpc(args.baseline or args.build, model,
+                                  args.batch, args.steps, workdir,
+                                  tag="-base",
+                                  flags=args.baseline_flags.split())
     workers = []
     try:
         if args.python:
@@ -358,7 +383,7 @@ def bench_model(args, model, workdir, script):
         for worker in workers:
             worker.close()
     n = args.ddp
-    comparisons = [("dpc", "eager"), ("dpc", "compile"), ("dpc", "bf16"),
+    comparisons = [("dpc", "dpc-base"), ("dpc", "eager"), ("dpc", "compile"), ("dpc", "bf16"),
                    (f"launch-{n}", f"ddp-{n}"), (f"launch-{n}", f"dpc-{n}"),
                    (f"dpc-{n}", f"ddp-{n}")]
     return report(model, rounds, comparisons, args.quiet)
@@ -383,6 +408,7 @@ def main():
                         help="an interpreter with PyTorch 2 instead")
     parser.add_argument("--install", action="store_true")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--models", default="mlp,lenet_relu,resnet18")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
@@ -391,6 +417,12 @@ def main():
     parser.add_argument("--quiet", type=float, default=0.25,
                         help="others' cores below which a round is quiet")
     parser.add_argument("--json", default=None, help="write the samples")
+    parser.add_argument("--baseline", default=None, metavar="BUILD",
+                        help="also time the dpc of another build (before "
+                        "a change) as dpc-base")
+    parser.add_argument("--baseline-flags", default="", metavar="FLAGS",
+                        help="dpc compile flags of dpc-base (e.g. "
+                        "--no-fusion; of this build without --baseline)")
     args = parser.parse_args()
     venv = args.venv or os.path.join(args.build, "bench-venv")
     if args.install:
@@ -399,6 +431,8 @@ def main():
     if args.smoke:
         args.python, args.models, args.rounds = None, "mlp", 1
         args.steps, args.batch, args.ddp = 2, 32, 0
+    elif args.no_torch:
+        args.python = None
     elif not args.python:
         args.python = os.path.join(venv, "bin", "python")
         if not os.path.exists(args.python):
