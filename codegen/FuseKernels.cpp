@@ -69,6 +69,18 @@ bool overlap(std::optional<std::pair<int64_t, int64_t>> a,
   return a && b && a->first < b->second && b->first < a->second;
 }
 
+/// The operations that read `buffer`, directly or through views of it.
+SmallVector<Operation *> getReaders(Value buffer) {
+  SmallVector<Operation *> readers;
+  for (Operation *user : buffer.getUsers()) {
+    if (auto view = dyn_cast<ex::ViewOp>(user))
+      readers.append(getReaders(view.getBuffer()));
+    else
+      readers.push_back(user);
+  }
+  return readers;
+}
+
 /// The kernel after `op` in its step, skipping the buffer definitions.
 ex::KernelOp getNextKernel(Operation *op) {
   for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
@@ -133,17 +145,20 @@ ReluTarget getReluTarget(ex::KernelOp producer, ex::KernelOp relu,
   }
   if (!onlyRelus)
     return ReluTarget::None;
-  bool covered = llvm::all_of(reluOut.getUsers(), [&](Operation *user) {
+  bool covered = llvm::all_of(getReaders(reluOut), [&](Operation *user) {
     return user == lastUse || user->isBeforeInBlock(lastUse);
   });
   if (lastUse != relu && covered)
     return ReluTarget::ProducerBuffer;
   if (readBackward)
     return ReluTarget::None;
-  // Inference: the fused call writes the ReLU's buffer, which is then live
-  // from the producer on.
+  // Otherwise the fused call writes the ReLU's buffer, which is then live
+  // from the producer on: apart from what the producer reads, and from
+  // its other results (a batch norm's statistics that nothing reads, e.g.
+  // when it is recomputed, die there and may lend the ReLU their bytes).
   if (!isApart(reluOut, producer.getIns(), batch) ||
-      !isApart(reluOut, producer.getWorkspace(), batch))
+      !isApart(reluOut, producer.getWorkspace(), batch) ||
+      !isApart(reluOut, producer.getOuts().drop_front(), batch))
     return ReluTarget::None;
   return ReluTarget::ReluBuffer;
 }

@@ -78,3 +78,29 @@ module attributes {exec.devices = ["cpu:0"]} {
     exec.output "y", %4 : memref<?x4x2x2xf32>
   }
 }
+
+// -----
+
+// A batch norm whose statistics nothing reads (a recomputed one's, or an
+// evaluation's): they die at the batch norm, and the planner gave the
+// ReLU's output their bytes. A fused call would write both at once.
+// CHECK-LABEL: exec.step "statistics_bytes"
+// CHECK: exec.kernel "BatchNormTrainingForward"
+// CHECK: exec.kernel "ReluForward"
+// CHECK-NOT: BatchNormRelu
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.persistent @scale "parameter" init = "zeros" : tensor<4xf32>
+  exec.persistent @shift "parameter" init = "zeros" : tensor<4xf32>
+  exec.step "statistics_bytes" device(0) batch(2) arena(512) {
+    %0 = exec.input "x" : memref<?x4x2x2xf32>
+    %1 = exec.state @scale : memref<4xf32>
+    %2 = exec.state @shift : memref<4xf32>
+    %3 = exec.arena[0] : memref<?x4x2x2xf32>
+    %4 = exec.arena[128] : memref<4xf32>
+    %5 = exec.arena[144] : memref<4xf32>
+    exec.kernel "BatchNormTrainingForward" ins(%0, %1, %2 : memref<?x4x2x2xf32>, memref<4xf32>, memref<4xf32>) outs(%3, %4, %5 : memref<?x4x2x2xf32>, memref<4xf32>, memref<4xf32>)
+    %6 = exec.arena[128] : memref<?x4x2x2xf32>
+    exec.kernel "ReluForward" ins(%3 : memref<?x4x2x2xf32>) outs(%6 : memref<?x4x2x2xf32>)
+    exec.output "y", %6 : memref<?x4x2x2xf32>
+  }
+}
