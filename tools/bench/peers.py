@@ -28,9 +28,9 @@ barrier collapses when another job takes a core) and all cores.
 
 Printed per model: each system's median images/s over the rounds, and the
 medians of the per-round ratios dpc / system (launch-N / ddp-N and
-launch-N / dpc-N with --ddp) and of the CPU time per image (dpc's over
-both epochs, DDP's with its start-up, the workers' over the timed steps),
-each with the machine's load while it ran:
+launch-N / dpc-N with --ddp) and, between two dpc systems, of the CPU
+time per image (dpc's over its whole run, data loading included), each
+with the machine's load while it ran:
 "others" is the CPU the rest of the machine used (cores, from /proc/stat
 minus the measured processes' own CPU time). Ratios of the same round
 share the same weather; rounds with others > --quiet cores are also
@@ -338,9 +338,12 @@ def report(model, rounds, comparisons, quiet):
         if calm and len(calm) < len(rounds):
             line += f"; quiet rounds ({len(calm)}): " \
                     f"{median_ratio(calm, a, b)[0]:.2f}"
-        work = statistics.median(r[b].cpu_per_image / r[a].cpu_per_image
-                                 for r in rounds)
-        line += f"; CPU per image {b} / {a}: {work:.2f}"
+        # dpc's CPU time covers its whole run (data loading included), so
+        # it compares with another dpc only.
+        if b.startswith("dpc"):
+            work = statistics.median(r[b].cpu_per_image / r[a].cpu_per_image
+                                     for r in rounds)
+            line += f"; CPU per image {b} / {a}: {work:.2f}"
         print(line, flush=True)
         summary["ratios"][f"{a}/{b}"] = ratio
     return summary
