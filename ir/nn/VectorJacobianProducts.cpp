@@ -181,11 +181,11 @@ LogicalResult buildVJP(ConcatOp op, OpBuilder &b, ValueRange dys,
 
 LogicalResult buildVJP(SplitOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
-  for (auto [i, dy] : llvm::enumerate(dys))
-    if (!dy)
-      return op.emitOpError()
-             << "part " << i << " is not used; training needs every part";
-  grads.push_back(b.create<ConcatOp>(op.getLoc(), dys, op.getAxis()));
+  // A part nothing reads (a slice's rest) has a zero gradient.
+  SmallVector<Value> parts;
+  for (auto [part, dy] : llvm::zip_equal(op.getResults(), dys))
+    parts.push_back(dy ? dy : b.create<ZerosLikeOp>(op.getLoc(), part));
+  grads.push_back(b.create<ConcatOp>(op.getLoc(), parts, op.getAxis()));
   return success();
 }
 
@@ -221,10 +221,45 @@ LogicalResult buildVJP(HardSwishOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+LogicalResult buildVJP(ErfOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<ErfGradOp>(op.getLoc(), dys[0], op.getInput()));
+  return success();
+}
+
 LogicalResult buildVJP(GeluOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   grads.push_back(b.create<GeluGradOp>(op.getLoc(), dys[0], op.getInput(),
                                        op.getTanhApproximationAttr()));
+  return success();
+}
+
+LogicalResult buildVJP(EmbeddingOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  int64_t rows = op.getTable().getType().getDimSize(0);
+  grads.push_back(
+      b.create<EmbeddingGradOp>(op.getLoc(), dys[0], op.getIndices(), rows));
+  grads.push_back(Value()); // indices
+  return success();
+}
+
+LogicalResult buildVJP(LayerNormOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  auto grad = b.create<LayerNormGradOp>(op.getLoc(), dys[0], op.getInput(),
+                                        op.getScale(), op.getAxisAttr(),
+                                        op.getEpsilonAttr());
+  grads.push_back(grad.getInputGrad());
+  grads.push_back(grad.getScaleGrad());
+  if (op.getBias())
+    grads.push_back(grad.getBiasGrad());
+  return success();
+}
+
+LogicalResult buildVJP(DropoutOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<DropoutGradOp>(op.getLoc(), dys[0],
+                                          op.getRatioAttr(), op.getKeyAttr(),
+                                          op.getRowwiseAttr()));
   return success();
 }
 
@@ -351,7 +386,8 @@ template <typename... OpTs> void attach(MLIRContext &context) {
 void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
   attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
-         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, TransposeOp, ConcatOp,
-         SplitOp, AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp, MatmulOp,
-         SoftmaxOp, LogSoftmaxOp, CrossEntropyOp>(context);
+         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, ErfOp, DropoutOp,
+         EmbeddingOp, LayerNormOp, TransposeOp, ConcatOp, SplitOp, AddOp, MulOp,
+         FlattenOp, ReshapeOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
+         CrossEntropyOp>(context);
 }

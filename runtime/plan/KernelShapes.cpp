@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -147,6 +148,22 @@ RowsShape rowsOf(const TensorArg &arg, const Name &what) {
   if (!cols)
     fail(what + " " + formatDims(arg.dims) + " has too many columns");
   return {arg.dims[0], *cols};
+}
+
+/// A matmul operand whose columns are `cols`: rows are every dim but the
+/// last when the last is `cols` (x [n, t, k] times a [k, m] weight), else
+/// dims[0] with the rest flattened (x [n, c, h, w] into a linear layer).
+/// Both readings agree when both fit (the middle dims are 1).
+RowsShape matmulRowsOf(const TensorArg &arg, const Name &what, int64_t cols) {
+  RowsShape flat = rowsOf(arg, what);
+  if (arg.dims.size() > 2 && arg.dims.back() == cols) {
+    std::vector<int64_t> lead(arg.dims.begin(), arg.dims.end() - 1);
+    std::optional<int64_t> rows = checkedProduct(lead);
+    if (!rows)
+      fail(what + " " + formatDims(arg.dims) + " has too many rows");
+    return {*rows, cols};
+  }
+  return flat;
 }
 
 std::vector<int64_t> attrList(const flatbuffers::Vector<int64_t> *values) {
@@ -496,18 +513,23 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
 
 kernels::MatmulShape getMatmulShape(const KernelCall &call) {
   if (call.kernel == Kernel::MatmulTransposedA) {
-    // c [k, m] = a [n, k]^T b [n, m]
-    RowsShape a = rowsOf(operand(call, 0), operandName(call.kernel, 0));
-    RowsShape b = rowsOf(operand(call, 1), operandName(call.kernel, 1));
+    // c [k, m] = a [n, k]^T b [n, m]; c's dims say how a and b read.
+    const TensorArg &c = result(call, 0);
+    expectRank(c, resultName(call.kernel, 0), 2, 2);
+    RowsShape a =
+        matmulRowsOf(operand(call, 0), operandName(call.kernel, 0), c.dims[0]);
+    RowsShape b =
+        matmulRowsOf(operand(call, 1), operandName(call.kernel, 1), c.dims[1]);
     if (a.rows != b.rows)
       fail("operands 0 and 1 have " + std::to_string(a.rows) + " and " +
            std::to_string(b.rows) + " rows");
     expectResultCount(call, 0, countOf({a.cols, b.cols}));
     return {a.rows, a.cols, b.cols};
   }
-  RowsShape a = rowsOf(operand(call, 0), operandName(call.kernel, 0));
   const TensorArg &b = operand(call, 1);
   expectRank(b, operandName(call.kernel, 1), 2, 2);
+  RowsShape a =
+      matmulRowsOf(operand(call, 0), operandName(call.kernel, 0), b.dims[0]);
   kernels::MatmulShape s{a.rows, a.cols, b.dims[1]};
   if (b.dims[0] != s.k)
     fail(operandName(call.kernel, 1) + " " + formatDims(b.dims) +
@@ -600,10 +622,97 @@ InputActivationShape getInputActivationShape(const KernelCall &call) {
                                                   : InputActivation::Gelu;
     break;
   }
+  case Kernel::ErfForward:
+  case Kernel::ErfBackward:
+    s.kind = InputActivation::Erf;
+    break;
   default: // HardSwish
     break;
   }
   s.size = getElementwiseSize(call);
+  return s;
+}
+
+DropoutShape getDropoutShape(const KernelCall &call) {
+  const DropoutAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_DropoutAttrs() : nullptr;
+  if (!attrs)
+    fail("DropoutAttrs are missing");
+  if (!(attrs->ratio() >= 0 && attrs->ratio() <= 1))
+    fail("dropout ratio " + std::to_string(attrs->ratio()) +
+         " is not in [0, 1]");
+  if (attrs->key() < 0 || attrs->key() > UINT32_MAX)
+    fail("dropout key " + std::to_string(attrs->key()) +
+         " is not a 32-bit site number");
+  int64_t size = getElementwiseSize(call);
+  const TensorArg &x = operand(call, 0);
+  if (x.dims.empty())
+    fail("dropout needs a batch dimension");
+  DropoutShape s{attrs->ratio(), attrs->key(), x.dims[0], 0, attrs->rowwise()};
+  s.cols = s.rows > 0 ? size / s.rows : 0;
+  // The mask counts rows and groups of four elements in 32 bits.
+  if (s.cols > (int64_t(1) << 34))
+    fail("dropout rows of " + std::to_string(s.cols) +
+         " elements exceed the mask's 2^34");
+  return s;
+}
+
+kernels::LayerNormShape getLayerNormShape(const KernelCall &call) {
+  const LayerNormAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_LayerNormAttrs() : nullptr;
+  if (!attrs)
+    fail("LayerNormAttrs are missing");
+  const TensorArg &x = operand(call, 0);
+  int64_t rank = static_cast<int64_t>(x.dims.size());
+  if (attrs->axis() < 1 || attrs->axis() >= rank)
+    fail("layer norm axis " + std::to_string(attrs->axis()) +
+         " is not in [1, " + std::to_string(rank) + ")");
+  if (!(attrs->epsilon() > 0) || !std::isfinite(attrs->epsilon()))
+    fail("layer norm epsilon must be finite and > 0");
+  kernels::LayerNormShape s;
+  auto split = x.dims.begin() + attrs->axis();
+  s.rows = countOf(std::vector<int64_t>(x.dims.begin(), split));
+  s.cols = countOf(std::vector<int64_t>(split, x.dims.end()));
+  s.epsilon = attrs->epsilon();
+  int64_t count = countOf({s.rows, s.cols});
+  expectResultCount(call, 0, count);             // Y or DX
+  if (call.kernel == Kernel::LayerNormForward) { // (X, Scale, Bias) -> Y
+    expectOperandCount(call, 1, s.cols);
+    if (hasOperand(call, 2))
+      expectOperandCount(call, 2, s.cols);
+    return s;
+  }
+  // (X, DY, Scale) -> (DX, DScale, DBias)
+  expectOperandCount(call, 1, count);
+  expectOperandCount(call, 2, s.cols);
+  expectResultCount(call, 1, s.cols);
+  if (hasResult(call, 2))
+    expectResultCount(call, 2, s.cols);
+  const TensorArg &workspace = call.workspace;
+  int64_t needed =
+      countOf({s.rows, int64_t(sizeof(kernels::elements::RowStats))});
+  if (!workspace.present || workspace.getNumBytes() < needed)
+    fail("layer norm's backward needs a workspace of " +
+         std::to_string(needed) +
+         " bytes (a mean and an inverse standard "
+         "deviation per row)");
+  return s;
+}
+
+kernels::EmbeddingShape getEmbeddingShape(const KernelCall &call) {
+  bool forward = call.kernel == Kernel::EmbeddingForward;
+  const TensorArg &table = forward ? operand(call, 0) : result(call, 0);
+  Name tableName =
+      forward ? operandName(call.kernel, 0) : resultName(call.kernel, 0);
+  expectRank(table, tableName, 2, 2);
+  kernels::EmbeddingShape s;
+  s.rows = table.dims[0], s.dim = table.dims[1];
+  s.count = operand(call, forward ? 1 : 0, DType::I32).getNumElements();
+  int64_t values = countOf({s.count, s.dim});
+  if (forward)
+    expectResultCount(call, 0, values);
+  else
+    expectOperandCount(call, 1, values);
   return s;
 }
 
@@ -898,6 +1007,9 @@ void checkInputActivation(const KernelCall &call) {
   getInputActivationShape(call);
 }
 void checkBroadcast(const KernelCall &call) { getBroadcastShape(call); }
+void checkDropout(const KernelCall &call) { getDropoutShape(call); }
+void checkLayerNorm(const KernelCall &call) { getLayerNormShape(call); }
+void checkEmbedding(const KernelCall &call) { getEmbeddingShape(call); }
 void checkRows(const KernelCall &call) { getRowsShape(call); }
 void checkTranspose(const KernelCall &call) { getTransposeShape(call); }
 void checkPermute(const KernelCall &call) { getPermuteShape(call); }
