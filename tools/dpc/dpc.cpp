@@ -120,6 +120,11 @@ static cl::opt<std::string>
                    "(per device) or segments=K"),
           cl::init("none"), cl::value_desc("MODE"), cl::sub(compileCommand),
           cl::cat(memoryOptions));
+static cl::opt<bool>
+    noFusion("no-fusion",
+             cl::desc("keep every kernel call apart (no fused kernels), to "
+                      "compare against"),
+             cl::sub(compileCommand), cl::cat(memoryOptions));
 static cl::opt<bool> reportMemory(
     "report-memory",
     cl::desc("print each device's planned peak memory by kind, and what is "
@@ -292,8 +297,11 @@ static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
   // share; before the lowering, whose planner measures it.
   if (pipeline.rematerializes)
     pm.addPass(dpc::createRematerialize(pipeline.remat));
-  if (pipeline.lowers)
+  if (pipeline.lowers) {
     pm.addPass(dpc::createConvertNNToExec());
+    if (!noFusion)
+      pm.addPass(dpc::createFuseExecKernels());
+  }
 }
 
 /// Imports the model and runs `pipeline` on it; null after an error.
