@@ -298,9 +298,9 @@ const char *getExportUsage() {
          "Output:\n"
          "  -o FILE             the file; tensors in plain layout\n"
          "  --format FORMAT     onnx, npz or safetensors (default: by the "
-         "file's extension, else npz)\n"
-         "  --opset N           the ONNX opset (default: the model's; one "
-         "where its operators are the same)\n";
+         "extension, .onnx or .safetensors, else npz)\n"
+         "  --opset N           the ONNX opset (default: the model's; another "
+         "only where the graph's operators are the same)\n";
 }
 
 int exportCommand(const std::vector<std::string> &args, std::ostream &out,
