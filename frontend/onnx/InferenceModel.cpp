@@ -296,7 +296,10 @@ std::string Builder::inlineExternalData(onnx::GraphProto &graph) {
 }
 
 std::string Builder::build(StringRef producerVersion, InferenceModel &result) {
-  onnx::GraphProto graph = model.graph();
+  // The model keeps the rest: it becomes the head.
+  onnx::GraphProto graph;
+  graph.Swap(model.mutable_graph());
+  model.clear_graph();
   switchToInference(graph);
   if (std::string problem = takeState(graph); !problem.empty())
     return problem;
@@ -307,17 +310,15 @@ std::string Builder::build(StringRef producerVersion, InferenceModel &result) {
   std::tie(result.minOpset, result.maxOpset) =
       getUnchangedOpsets(graph, result.opset, result.irVersion);
 
-  onnx::ModelProto head = model;
-  head.clear_graph();
-  head.clear_ir_version();
-  head.clear_training_info();
-  auto *opsets = head.mutable_opset_import();
+  model.clear_ir_version();
+  model.clear_training_info();
+  auto *opsets = model.mutable_opset_import();
   for (int i = opsets->size() - 1; i >= 0; --i)
     if (opsets->Get(i).domain().empty() || opsets->Get(i).domain() == "ai.onnx")
       opsets->DeleteSubrange(i, 1);
-  head.set_producer_name("dpc");
-  head.set_producer_version(producerVersion.str());
-  std::string headBytes = head.SerializeAsString();
+  model.set_producer_name("dpc");
+  model.set_producer_version(producerVersion.str());
+  std::string headBytes = model.SerializeAsString();
   std::string graphBytes = graph.SerializeAsString();
   result.head.assign(headBytes.begin(), headBytes.end());
   result.graph.assign(graphBytes.begin(), graphBytes.end());
