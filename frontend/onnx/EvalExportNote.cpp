@@ -35,7 +35,8 @@ bool isTrainingForm(const onnx::NodeProto &node) {
     return (node.input_size() > 2 && !node.input(2).empty()) ||
            hasExtraOutput();
   }
-  return false;
+  // PyTorch 2's exporter writes in-place dropout as random ops.
+  return node.op_type() == "RandomUniformLike" || node.op_type() == "Bernoulli";
 }
 
 } // namespace

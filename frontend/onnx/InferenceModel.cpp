@@ -3,12 +3,12 @@
 // The model file's graph, turned into what PyTorch's eval-mode export would
 // have written: each BatchNormalization in inference form (training_mode
 // dropped, one output), each Dropout without its training_mode input and
-// mask. The initializers that are training state leave the graph (export
-// writes the trained ones), and so does an Identity that gives a
-// deduplicated initializer its own name: that parameter trained on its own
-// and is written as an initializer of that name. What the changes leave
-// unread (the mask's and training_mode's constants, an initializer only an
-// Identity read) is pruned.
+// mask, dropout written as random ops gone. The initializers that are training
+// state leave the graph (export writes the trained ones), and so does an
+// Identity that gives a deduplicated initializer its own name: that parameter
+// trained on its own and is written as an initializer of that name. What the
+// changes leave unread (the mask's and training_mode's constants, an
+// initializer only an Identity read) is pruned.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,6 +138,34 @@ void switchToInference(onnx::GraphProto &graph) {
       if (node.output_size() > 1)
         eraseFrom(node.mutable_output(), 1);
     }
+  }
+}
+
+/// Dropout that PyTorch 2's exporter writes as random ops (in-place
+/// dropout, torchvision's StochasticDepth), which the importer reads as
+/// dropout: x * ((uniform < keep) / keep), possibly with casts, is x at
+/// inference. The mask's nodes are left unread, for pruning.
+void removeRandomMasks(onnx::GraphProto &graph) {
+  std::set<std::string> masks;
+  for (auto &node : *graph.mutable_node()) {
+    const std::string &op = node.op_type();
+    bool ofMask = node.input_size() > 0 && masks.count(node.input(0));
+    if (op == "RandomUniformLike" ||
+        (ofMask &&
+         (op == "Less" || op == "Div" || op == "Cast" || op == "CastLike"))) {
+      masks.insert(node.output().begin(), node.output().end());
+      continue;
+    }
+    if (op != "Mul" || node.input_size() != 2)
+      continue;
+    int mask = masks.count(node.input(1)) ? 1 : ofMask ? 0 : -1;
+    if (mask < 0)
+      continue;
+    std::string input = node.input(1 - mask);
+    node.set_op_type("Identity");
+    node.clear_input();
+    node.add_input(input);
+    node.clear_attribute();
   }
 }
 
@@ -301,6 +329,7 @@ std::string Builder::build(StringRef producerVersion, InferenceModel &result) {
   graph.Swap(model.mutable_graph());
   model.clear_graph();
   switchToInference(graph);
+  removeRandomMasks(graph);
   if (std::string problem = takeState(graph); !problem.empty())
     return problem;
   if (std::string problem = inlineExternalData(graph); !problem.empty())

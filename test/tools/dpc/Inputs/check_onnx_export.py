@@ -4,7 +4,7 @@ usage:
   check_onnx_export.py structure MODEL.onnx --ir N --opset N [--npz W.npz]
       (Debian's python3-onnx) the file's IR version and default-domain
       opset; batch norm in inference form (no training_mode, one output),
-      no dropout in training form; its initializers are W.npz's arrays bit
+      no dropout in training form, no random op; its initializers are W.npz's arrays bit
       for bit; and ONNX's checker accepts it where ONNX 1.12 knows the
       versions (IR <= 8, opset <= 17).
   check_onnx_export.py run MODEL.onnx EVAL.json LOGITS.npy [--subset N]
@@ -46,6 +46,8 @@ def structure(args):
         if node.op_type == "Dropout" and (len(node.input) > 2 or
                                           len(node.output) > 1):
             fail(f"dropout {node.name} is in training form")
+        if node.op_type.startswith("Random") or node.op_type == "Bernoulli":
+            fail(f"{node.op_type} {node.name} draws noise at inference")
     if args.npz:
         weights = np.load(args.npz)
         inits = {i.name: numpy_helper.to_array(i)

@@ -3,7 +3,8 @@
 usage: check_torch_npz.py MODEL WEIGHTS.npz EVAL.json LOGITS.npy [--subset N]
 
 MODEL is mlp or lenet_relu (tools/models/make_models.py's, written here as
-the torch modules with the same state_dict names) or bn_cnn (bn_cnn.py).
+the torch modules with the same state_dict names), bn_cnn or drop_mlp
+(export_models.py).
 The arrays load with load_state_dict(strict=True) -- only batch norm's
 num_batches_tracked, which ONNX has no counterpart of, may be missing --
 and the module in eval mode, on the Fashion-MNIST test set (the first N
@@ -22,7 +23,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bn_cnn import BnCnn  # noqa: E402
+from export_models import BnCnn, DropMlp  # noqa: E402
 
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist/"
 
@@ -51,7 +52,8 @@ class LeNetRelu(nn.Module):
         return self.fc3(self.fc2(self.fc1(x).relu()).relu())
 
 
-MODELS = {"mlp": Mlp, "lenet_relu": LeNetRelu, "bn_cnn": BnCnn}
+MODELS = {"mlp": Mlp, "lenet_relu": LeNetRelu, "bn_cnn": BnCnn,
+          "drop_mlp": DropMlp}
 
 
 def fail(message):

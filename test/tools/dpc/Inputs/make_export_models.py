@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Write the small batch-norm CNN that dpc's export and note tests use.
+"""Write the small models with batch norm and dropout that dpc's export and
+note tests use.
 
 Needs PyTorch 2 with onnx and onnxscript (not CI: the files are checked in).
-The model is defined in bn_cnn.py, beside this script, so the PyTorch check
-of `dpc export -o weights.npz` loads the same module. Each file is one way
-to export it:
+The models are defined in export_models.py, beside this script, so the
+PyTorch check of `dpc export -o weights.npz` loads the same modules. Each
+file is one way to export one:
 
   bn_cnn_train.onnx        legacy exporter, training=TRAINING,
                            do_constant_folding=False: batch norm in training
@@ -19,8 +20,13 @@ to export it:
   bn_cnn_folded.onnx       legacy exporter, training=EVAL with constant
                            folding: batch norm folded into the convolutions,
                            no trace left (nothing to note)
+  drop_mlp_train.onnx      DropMlp, legacy exporter in training mode: a
+                           Dropout node with training_mode
+  drop_mlp_random.onnx     DropMlp with in-place dropout, default exporter
+                           in training mode: dropout as random ops
+                           (RandomUniformLike, Less, Div, Mul)
 
-Usage: make_bn_models.py OUT_DIR
+Usage: make_export_models.py OUT_DIR
 """
 import os
 import sys
@@ -29,7 +35,7 @@ import warnings
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bn_cnn import BnCnn  # noqa: E402
+from export_models import BnCnn, DropMlp  # noqa: E402
 
 
 def export(model, path, dynamo, training, fold=False):
@@ -62,6 +68,10 @@ def main():
            evaluation)
     export(model.eval(), os.path.join(out, "bn_cnn_folded.onnx"), False,
            evaluation, fold=True)
+    export(DropMlp().train(), os.path.join(out, "drop_mlp_train.onnx"), False,
+           train)
+    export(DropMlp(inplace=True).train(),
+           os.path.join(out, "drop_mlp_random.onnx"), True, train)
 
 
 if __name__ == "__main__":
