@@ -26,9 +26,9 @@ class DropMlp(nn.Module):
 
     def __init__(self, inplace=False):
         super().__init__()
-        self.fc1 = nn.Linear(784, 128)
+        self.fc1 = nn.Linear(784, 32)
         self.drop = nn.Dropout(0.2, inplace=inplace)
-        self.fc2 = nn.Linear(128, 10)
+        self.fc2 = nn.Linear(32, 10)
 
     def forward(self, x):
         return self.fc2(self.drop(self.fc1(x.flatten(1)).relu()))
