@@ -537,6 +537,16 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                       in.getShape().back() == out.getShape().back();
     return mergesRows ? reshape.getInput() : v;
   };
+  // A value that gets no buffer of its own (a transpose or a row merge
+  // that MatmulTransposedA does itself) joins its input's: the kernel reads
+  // that buffer, which must live until the value's last reader.
+  auto joinBuffer = [&](Value value, Value input) -> LogicalResult {
+    Value source = buffer(input);
+    buffers[value] = source;
+    if (auto it = arenaIndex.find(source); it != arenaIndex.end())
+      arena[it->second].values.push_back(value);
+    return success();
+  };
   auto readOnlyUnmerged = [&](nn::ReshapeOp o) {
     if (unmerged(o.getResult()) == o.getResult())
       return false;
@@ -554,9 +564,9 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
 
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](nn::ReshapeOp o) -> LogicalResult {
-        if (readOnlyUnmerged(o))
-          return success();
-        return view(o.getResult(), o.getInput());
+        if (!readOnlyUnmerged(o))
+          return view(o.getResult(), o.getInput());
+        return joinBuffer(o.getResult(), o.getInput());
       })
       .Case([&](nn::FlattenOp o) { return view(o.getResult(), o.getInput()); })
       .Case([&](nn::ConstantOp o) -> LogicalResult {
@@ -781,7 +791,7 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                            return mm && mm.getLhs() == o.getResult();
                          }) &&
             isTranspose2d(o.getResult()))
-          return success();
+          return joinBuffer(o.getResult(), o.getInput());
         if (isTranspose2d(o.getResult()))
           return simple("Transpose2d", {o.getInput()});
         return simple("Transpose", {o.getInput()},

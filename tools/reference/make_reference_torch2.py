@@ -26,6 +26,10 @@ dynamic batch, for:
                layers on [n, h, w, c] (MatMul of a 4-D operand), GELU, a
                layer scale; also exported by the legacy exporter
                (chlast_legacy: GELU as Div, Erf, Add, Mul, Mul)
+  linear_nd    two linear layers on a channels-last [n, 7, 7, c] tensor
+               (legacy exporter, MatMul of 4-D operands): the weight
+               gradients read the layers' inputs through folded transposes
+               and row merges, which must keep those buffers alive
   slice        channel slices of a tensor (Slice; the channels no slice
                reads get a zero gradient) and a channel picked by index
                (Gather of a scalar, as ViT picks its class token), from
@@ -190,6 +194,20 @@ class ChannelsLast(nn.Module):
         return self.head(y.flatten(1))
 
 
+class LinearNd(nn.Module):
+    def __init__(self, c=8):
+        super().__init__()
+        self.conv = nn.Conv2d(1, c, 4, stride=4)
+        self.fc1 = nn.Linear(c, 4 * c)
+        self.fc2 = nn.Linear(4 * c, c)
+        self.head = nn.Linear(c * 7 * 7, 10)
+
+    def forward(self, x):
+        y = self.conv(x).permute(0, 2, 3, 1)
+        y = self.fc2(self.fc1(y)).permute(0, 3, 1, 2)
+        return self.head(y.flatten(1))
+
+
 class Slices(nn.Module):
     def __init__(self):
         super().__init__()
@@ -316,6 +334,8 @@ def main():
     torch.manual_seed(11)
     write(args.out, "meanpool", MeanPool(),
           images=torch.randint(0, 50, (BATCH, 6)))
+    torch.manual_seed(1)
+    write(args.out, "linear_nd", LinearNd(), legacy=True)
     for legacy in (False, True):
         torch.manual_seed(9)
         write(args.out, "slice_legacy" if legacy else "slice", Slices(),
