@@ -158,6 +158,7 @@ private:
   bool importRandomMask(const onnx::NodeProto &node);
   Value createDropout(Value input, double ratio, bool rowwise);
   void importLayerNorm(const onnx::NodeProto &node);
+  void importDiv(const onnx::NodeProto &node);
   void importTranspose(const onnx::NodeProto &node);
   void importConcat(const onnx::NodeProto &node);
   void importSplit(const onnx::NodeProto &node);
@@ -1048,6 +1049,22 @@ bool Importer::importRandomMask(const onnx::NodeProto &node) {
   return false;
 }
 
+void Importer::importDiv(const onnx::NodeProto &node) {
+  // By a constant (GELU's x / sqrt(2), attention's scaling): times its
+  // reciprocal, which rounds within an ulp of the quotient.
+  const KnownTensor *divisor = knownValue(node.input(1));
+  if (!divisor || !divisor->isFloat() || divisor->getNumElements() != 1)
+    fail("only division by a constant scalar is supported");
+  double value = divisor->floats[0];
+  if (value == 0 || !std::isfinite(value))
+    fail("division by " + std::to_string(value));
+  float reciprocal = 1.f / static_cast<float>(value);
+  auto type = RankedTensorType::get({}, builder.getF32Type());
+  Value constant = create<nn::ConstantOp>(
+      {}, {named("value", DenseElementsAttr::get(type, reciprocal))});
+  define(node, 0, create<nn::MulOp>({operand(node, 0), constant}));
+}
+
 void Importer::importLayerNorm(const onnx::NodeProto &node) {
   Value input = operand(node, 0);
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
@@ -1288,6 +1305,10 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       importDropout(node);
     } else if (op == "LayerNormalization") {
       importLayerNorm(node);
+    } else if (op == "Erf") {
+      define(node, 0, create<nn::ErfOp>(operand(node, 0)));
+    } else if (op == "Div") {
+      importDiv(node);
     } else if (op == "HardSigmoid") {
       define(node, 0,
              create<nn::HardSigmoidOp>(

@@ -334,6 +334,8 @@ def NN_HardSigmoidGradOp : NN_InputActivationGradOp<"hard_sigmoid_grad",
     (ins F64Attr:$alpha, F64Attr:$beta)>;
 def NN_HardSwishGradOp : NN_InputActivationGradOp<"hard_swish_grad",
     "hard_swish: 0 below -3, dy (x / 3 + 1/2) to 3, dy above", (ins)>;
+def NN_ErfGradOp : NN_InputActivationGradOp<"erf_grad",
+    "erf: dy 2 / sqrt(pi) exp(-x^2)", (ins)>;
 def NN_GeluGradOp : NN_InputActivationGradOp<"gelu_grad",
     "gelu: dy (Phi(x) + x phi(x)), or the tanh approximation's",
     (ins BoolAttr:$tanh_approximation)>;

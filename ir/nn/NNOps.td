@@ -189,6 +189,7 @@ def NN_HardSigmoidOp : NN_InputActivationOp<"hard_sigmoid",
          DefaultValuedAttr<F64Attr, "0.5">:$beta)>;
 def NN_HardSwishOp : NN_InputActivationOp<"hard_swish",
     "x relu6(x + 3) / 6", (ins)>;
+def NN_ErfOp : NN_InputActivationOp<"erf", "erf(x)", (ins)>;
 def NN_GeluOp : NN_InputActivationOp<"gelu",
     "x Phi(x) (erf), or its tanh approximation",
     (ins DefaultValuedAttr<BoolAttr, "false">:$tanh_approximation)>;

@@ -221,6 +221,12 @@ LogicalResult buildVJP(HardSwishOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+LogicalResult buildVJP(ErfOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<ErfGradOp>(op.getLoc(), dys[0], op.getInput()));
+  return success();
+}
+
 LogicalResult buildVJP(GeluOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   grads.push_back(b.create<GeluGradOp>(op.getLoc(), dys[0], op.getInput(),
@@ -371,7 +377,8 @@ template <typename... OpTs> void attach(MLIRContext &context) {
 void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
   attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
-         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, DropoutOp, LayerNormOp,
-         TransposeOp, ConcatOp, SplitOp, AddOp, MulOp, FlattenOp, ReshapeOp,
-         LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp, CrossEntropyOp>(context);
+         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, ErfOp, DropoutOp,
+         LayerNormOp, TransposeOp, ConcatOp, SplitOp, AddOp, MulOp, FlattenOp,
+         ReshapeOp, LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp,
+         CrossEntropyOp>(context);
 }

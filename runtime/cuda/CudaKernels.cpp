@@ -928,6 +928,8 @@ constexpr auto runHardSwishForward = runInputActivationForward;
 constexpr auto runHardSwishBackward = runInputActivationBackward;
 constexpr auto runGeluForward = runInputActivationForward;
 constexpr auto runGeluBackward = runInputActivationBackward;
+constexpr auto runErfForward = runInputActivationForward;
+constexpr auto runErfBackward = runInputActivationBackward;
 
 /// Forward and backward are the same product: x (or dy) times the mask.
 void runDropout(StreamContext &ctx, const KernelCall &call) {

@@ -208,6 +208,7 @@ enum class InputActivation : int32_t {
   HardSwish,   // x relu6(x + 3) / 6
   Gelu,        // x Phi(x), with erf
   GeluTanh,    // GELU's tanh approximation
+  Erf,         // erf(x): GELU as older exporters write it
 };
 
 struct ActivationParams {
@@ -220,6 +221,7 @@ constexpr float kSqrtHalf = 0.70710678118654752440f;
 constexpr float kGeluTanhBeta = 0.79788456080286535588f;
 constexpr float kGeluTanhKappa = 0.044715f;
 constexpr float kInvSqrtTwoPi = 0.39894228040143267794f;
+constexpr float kTwoOverSqrtPi = 1.12837916709551257390f;
 } // namespace detail
 
 DPC_HOST_DEVICE inline float
@@ -239,6 +241,8 @@ inputActivationForward(InputActivation kind, ActivationParams p, float x) {
   }
   case InputActivation::Gelu:
     return x * 0.5f * (1.f + erff(x * detail::kSqrtHalf));
+  case InputActivation::Erf:
+    return erff(x);
   case InputActivation::GeluTanh: {
     float inner =
         detail::kGeluTanhBeta * (x + detail::kGeluTanhKappa * x * x * x);
@@ -260,6 +264,8 @@ DPC_HOST_DEVICE inline float inputActivationBackward(InputActivation kind,
   }
   case InputActivation::HardSwish:
     return x < -3.f ? 0.f : (x <= 3.f ? dy * (x / 3.f + 0.5f) : dy);
+  case InputActivation::Erf:
+    return dy * detail::kTwoOverSqrtPi * expf(-x * x);
   case InputActivation::Gelu: {
     float cdf = 0.5f * (1.f + erff(x * detail::kSqrtHalf));
     float pdf = expf(-0.5f * x * x) * detail::kInvSqrtTwoPi;

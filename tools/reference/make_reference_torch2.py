@@ -22,6 +22,10 @@ dynamic batch, for:
                step matches PyTorch with dropout on
   layernorm    the zoo's MLP with LayerNorm, GELU and Dropout, and a
                LayerNorm over the last two dims of a [n, 4, 8] view
+  chlast       a ConvNeXt block: channels-last permute, LayerNorm, linear
+               layers on [n, h, w, c] (MatMul of a 4-D operand), GELU, a
+               layer scale; also exported by the legacy exporter
+               (chlast_legacy: GELU as Div, Erf, Add, Mul, Mul)
   stochdepth   residual blocks with torchvision's StochasticDepth (row
                mode, as EfficientNet and ConvNeXt use it): the exporters
                write it as uniform noise < keep, divided by keep, times x;
@@ -158,6 +162,24 @@ class LayerNormMlp(nn.Module):
         return self.fc2(y.flatten(1))
 
 
+class ChannelsLast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 8, 3, padding=1)
+        self.norm = nn.LayerNorm(8)
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 8)
+        self.scale = nn.Parameter(torch.rand(8, 1, 1) + 0.5)
+        self.head = nn.Linear(8 * 7 * 7, 10)
+
+    def forward(self, x):
+        y = nn.functional.max_pool2d(self.conv(x), 4)
+        z = self.fc2(nn.functional.gelu(self.fc1(self.norm(
+            y.permute(0, 2, 3, 1)))))
+        y = y + self.scale * z.permute(0, 3, 1, 2)
+        return self.head(y.flatten(1))
+
+
 class StochDepth(nn.Module):
     def __init__(self):
         super().__init__()
@@ -175,7 +197,7 @@ class StochDepth(nn.Module):
         return self.fc(y.flatten(1))
 
 
-def write(out, name, model, training=False):
+def write(out, name, model, training=False, legacy=False):
     directory = os.path.join(out, name)
     os.makedirs(os.path.join(directory, "grad"), exist_ok=True)
     os.makedirs(os.path.join(directory, "after"), exist_ok=True)
@@ -191,11 +213,19 @@ def write(out, name, model, training=False):
     path = os.path.join(directory, "model.onnx")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, (images,), path, dynamo=True, optimize=False,
-                          input_names=["x"], output_names=["logits"],
-                          dynamic_shapes=({0: torch.export.Dim("batch")},),
-                          training=torch.onnx.TrainingMode.TRAINING
-                          if training else torch.onnx.TrainingMode.EVAL)
+        if legacy:
+            torch.onnx.export(
+                model, (images,), path, dynamo=False, opset_version=17,
+                input_names=["x"], output_names=["logits"],
+                do_constant_folding=False, dynamic_axes={"x": {0: "batch"}},
+                training=torch.onnx.TrainingMode.TRAINING)
+        else:
+            torch.onnx.export(
+                model, (images,), path, dynamo=True, optimize=False,
+                input_names=["x"], output_names=["logits"],
+                dynamic_shapes=({0: torch.export.Dim("batch")},),
+                training=torch.onnx.TrainingMode.TRAINING
+                if training else torch.onnx.TrainingMode.EVAL)
     m = onnx.load(path)
     for node in m.graph.node:
         del node.metadata_props[:]
@@ -233,6 +263,10 @@ def main():
     write(args.out, "layernorm", LayerNormMlp().train(), training=True)
     torch.manual_seed(7)
     write(args.out, "stochdepth", StochDepth().train(), training=True)
+    for legacy in (False, True):
+        torch.manual_seed(8)
+        write(args.out, "chlast_legacy" if legacy else "chlast",
+              ChannelsLast(), legacy=legacy)
 
 
 if __name__ == "__main__":

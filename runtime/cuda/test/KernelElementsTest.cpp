@@ -207,7 +207,8 @@ TEST(KernelElementsTest, InputActivationsMatchTheCpuKernelsBitForBit) {
                   math::ActivationParams{0.2f, 0.5f}),
         std::pair(InputActivation::HardSwish, math::ActivationParams{}),
         std::pair(InputActivation::Gelu, math::ActivationParams{}),
-        std::pair(InputActivation::GeluTanh, math::ActivationParams{})}) {
+        std::pair(InputActivation::GeluTanh, math::ActivationParams{}),
+        std::pair(InputActivation::Erf, math::ActivationParams{})}) {
     std::vector<float> y(x.size()), dx(x.size()), yBody(x.size()),
         dxBody(x.size());
     inputActivationForward(kind, params, x.size(), x.data(), y.data());

@@ -42,7 +42,7 @@ def weight(name, shape):
 MODELS = {
     # An op dpc does not know.
     "unsupported_op": model(
-        [helper.make_node("Erf", ["x"], ["y"], name="erf_1")], [x()], [y()]),
+        [helper.make_node("Sinh", ["x"], ["y"], name="sinh_1")], [x()], [y()]),
     # Too old an opset.
     "opset9": model(
         [helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [x()], [y()],

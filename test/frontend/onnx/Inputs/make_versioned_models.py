@@ -121,6 +121,20 @@ MODELS = {
          helper.make_node("RandomUniformLike", ["fill"], ["noise"]),
          helper.make_node("Add", ["x", "noise"], ["y"], name="add")],
         ["batch", 4], ["batch", 4], 13),
+    # GELU as PyTorch's legacy exporter writes it; division by a constant
+    # becomes a product with its reciprocal, and other division is refused.
+    "gelu_erf_13": model(
+        [floats("sqrt2", 1.4142135381698608), floats("one", 1.0),
+         floats("half", 0.5),
+         helper.make_node("Div", ["x", "sqrt2"], ["d"]),
+         helper.make_node("Erf", ["d"], ["e"]),
+         helper.make_node("Add", ["e", "one"], ["a"]),
+         helper.make_node("Mul", ["x", "a"], ["m"]),
+         helper.make_node("Mul", ["m", "half"], ["y"])],
+        ["batch", 4], ["batch", 4], 13),
+    "div_tensor": model(
+        [helper.make_node("Div", ["x", "x"], ["y"], name="div")],
+        ["batch", 4], ["batch", 4], 13),
     # LayerNormalization is an op from opset 17: over the last two dims
     # here, with its statistics outputs left unread.
     "layer_norm_17": model(
