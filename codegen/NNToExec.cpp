@@ -692,6 +692,15 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
             "HardSigmoidBackward", {o.getInput(), o.getResultGrad()},
             {attr("alpha", o.getAlphaAttr()), attr("beta", o.getBetaAttr())});
       })
+      .Case([&](nn::EmbeddingOp o) {
+        return simple("EmbeddingForward", {o.getTable(), o.getIndices()});
+      })
+      .Case([&](nn::EmbeddingGradOp o) {
+        return simple("EmbeddingBackward", {o.getIndices(), o.getResultGrad()});
+      })
+      .Case([&](nn::ZerosLikeOp) {
+        return simple("Fill", {}, {attr("value", b.getF64FloatAttr(0))});
+      })
       .Case([&](nn::ErfOp o) { return simple("ErfForward", {o.getInput()}); })
       .Case([&](nn::ErfGradOp o) {
         return simple("ErfBackward", {o.getInput(), o.getResultGrad()});

@@ -159,6 +159,10 @@ private:
   Value createDropout(Value input, double ratio, bool rowwise);
   void importLayerNorm(const onnx::NodeProto &node);
   void importDiv(const onnx::NodeProto &node);
+  void importSlice(const onnx::NodeProto &node);
+  void importGather(const onnx::NodeProto &node);
+  /// Dims [start, end) of `axis` (not the batch) of `input`.
+  Value createSlice(Value input, int64_t axis, int64_t start, int64_t end);
   void importTranspose(const onnx::NodeProto &node);
   void importConcat(const onnx::NodeProto &node);
   void importSplit(const onnx::NodeProto &node);
@@ -1049,6 +1053,103 @@ bool Importer::importRandomMask(const onnx::NodeProto &node) {
   return false;
 }
 
+/// An end that means "to the end of the dim" whatever its size: exporters
+/// write INT64_MAX (or INT32_MAX) for x[:, ...].
+constexpr int64_t kMaxSliceEnd = std::numeric_limits<int32_t>::max();
+
+Value Importer::createSlice(Value input, int64_t axis, int64_t start,
+                            int64_t end) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t dim = type.getDimSize(axis);
+  if (start == 0 && (end == dim || (axis == 0 && end == kMaxSliceEnd)))
+    return input; // the whole dim (x[:, ...] writes one for the batch)
+  if (axis == 0)
+    fail("slicing the batch dim (0) is not supported");
+  if (start >= end)
+    fail("the slice of dim " + std::to_string(axis) + " is empty");
+  // A split into the slice and what surrounds it; the rest's gradient is 0.
+  SmallVector<int64_t> sizes;
+  for (int64_t size : {start, end - start, dim - end})
+    if (size > 0)
+      sizes.push_back(size);
+  SmallVector<Value> parts = createSplit(input, axis, sizes);
+  return parts[start > 0 ? 1 : 0];
+}
+
+void Importer::importSlice(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> starts = constantInts(node, 1);
+  SmallVector<int64_t> ends = constantInts(node, 2);
+  SmallVector<int64_t> axes;
+  if (node.input_size() > 3 && !node.input(3).empty())
+    axes = constantInts(node, 3);
+  else
+    for (int64_t d = 0; d < static_cast<int64_t>(starts.size()); ++d)
+      axes.push_back(d);
+  SmallVector<int64_t> steps(starts.size(), 1);
+  if (node.input_size() > 4 && !node.input(4).empty())
+    steps = constantInts(node, 4);
+  if (starts.size() != ends.size() || starts.size() != axes.size() ||
+      starts.size() != steps.size())
+    fail("starts, ends, axes and steps differ in length");
+  axes = normalizeAxes(axes, rank);
+  Value result = input;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (steps[i] != 1)
+      fail("only slices with step 1 are supported");
+    // ONNX's clamping: negative counts from the end, then into [0, dim]
+    // (the open batch dim is only ever taken whole).
+    int64_t dim = type.getDimSize(axes[i]);
+    auto clamp = [&](int64_t index) {
+      if (ShapedType::isDynamic(dim))
+        return index >= kMaxSliceEnd ? kMaxSliceEnd : index;
+      if (index < 0)
+        index = index < -dim ? 0 : index + dim;
+      return std::min(index, dim);
+    };
+    result = createSlice(result, axes[i], clamp(starts[i]), clamp(ends[i]));
+  }
+  define(node, 0, result);
+}
+
+void Importer::importGather(const onnx::NodeProto &node) {
+  // Rows of a float table by run-time indices: an embedding lookup.
+  if (!knownValue(node.input(1)) && intAttr(node, "axis", 0) == 0) {
+    Value table = operand(node, 0), indices = operand(node, 1);
+    if (!isa<FloatType>(
+            cast<RankedTensorType>(table.getType()).getElementType()) ||
+        !isa<IntegerType>(
+            cast<RankedTensorType>(indices.getType()).getElementType()))
+      fail("only a float table indexed by integers is supported");
+    define(node, 0, create<nn::EmbeddingOp>({table, indices}));
+    return;
+  }
+  // A constant index into a tensor (ViT's class token, x[:, 0]): a slice,
+  // whose axis a scalar index removes.
+  const KnownTensor *index = knownValue(node.input(1));
+  if (!index || index->isFloat() || index->getNumElements() != 1)
+    fail("only a constant index into a tensor is supported");
+  Value input = operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t axis = normalizeAxes({intAttr(node, "axis", 0)}, type.getRank())[0];
+  int64_t dim = type.getDimSize(axis), i = index->ints[0];
+  if (i < -dim || i >= dim)
+    fail("index " + std::to_string(i) + " is out of range for dim " +
+         std::to_string(axis) + " of size " + std::to_string(dim));
+  if (i < 0)
+    i += dim;
+  Value slice = createSlice(input, axis, i, i + 1);
+  if (index->dims.empty()) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + axis);
+    shape[0] = 0; // the batch, as it is at run time
+    slice = create<nn::ReshapeOp>(slice, {i64Array("shape", shape)});
+  }
+  define(node, 0, slice);
+}
+
 void Importer::importDiv(const onnx::NodeProto &node) {
   // By a constant (GELU's x / sqrt(2), attention's scaling): times its
   // reciprocal, which rounds within an ulp of the quotient.
@@ -1125,12 +1226,28 @@ void Importer::importReduceMean(const onnx::NodeProto &node) {
       axes.push_back(d);
   axes = normalizeAxes(axes, rank);
   llvm::sort(axes);
-  // The spatial mean of NCHW (what exporters write for AdaptiveAvgPool2d(1)).
-  if (rank != 4 || axes != SmallVector<int64_t>{2, 3})
-    fail("only the mean over the spatial dims of an NCHW tensor (axes 2, 3) "
-         "is supported");
+  bool keepDims = intAttr(node, "keepdims", 1) != 0;
+  // The spatial mean of NCHW (what exporters write for AdaptiveAvgPool2d(1))
+  // is a pooling; any other, a sum over the axes scaled by their size.
+  if (rank != 4 || axes != SmallVector<int64_t>{2, 3}) {
+    if (axes.front() == 0)
+      fail("a mean over the batch dim (0) is not supported");
+    auto type = cast<RankedTensorType>(input.getType());
+    int64_t count = 1;
+    for (int64_t axis : axes)
+      count *= type.getDimSize(axis);
+    Value sum = create<nn::ReduceSumOp>(
+        input, {i64Array("dims", axes),
+                named("keep_dims", builder.getBoolAttr(keepDims))});
+    auto scalar = RankedTensorType::get({}, builder.getF32Type());
+    Value scale = create<nn::ConstantOp>(
+        {},
+        {named("value", DenseElementsAttr::get(scalar, 1.f / float(count)))});
+    define(node, 0, create<nn::MulOp>({sum, scale}));
+    return;
+  }
   Value pooled = create<nn::GlobalAvgPool2dOp>(input);
-  if (intAttr(node, "keepdims", 1) == 0)
+  if (!keepDims)
     pooled = create<nn::FlattenOp>(
         pooled, {named("axis", builder.getI64IntegerAttr(1))});
   define(node, 0, pooled);
@@ -1309,6 +1426,17 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       define(node, 0, create<nn::ErfOp>(operand(node, 0)));
     } else if (op == "Div") {
       importDiv(node);
+    } else if (op == "Sub") {
+      // a + (-1 b): exactly a - b in IEEE arithmetic.
+      auto scalar = RankedTensorType::get({}, builder.getF32Type());
+      Value minusOne = create<nn::ConstantOp>(
+          {}, {named("value", DenseElementsAttr::get(scalar, -1.f))});
+      Value negated = create<nn::MulOp>({operand(node, 1), minusOne});
+      define(node, 0, create<nn::AddOp>({operand(node, 0), negated}));
+    } else if (op == "Slice") {
+      importSlice(node);
+    } else if (op == "Gather") {
+      importGather(node);
     } else if (op == "HardSigmoid") {
       define(node, 0,
              create<nn::HardSigmoidOp>(

@@ -350,6 +350,34 @@ def NN_DropoutGradOp : NN_Op<"dropout_grad",
   let assemblyFormat = "operands attr-dict `:` type($input_grad)";
 }
 
+def NN_EmbeddingGradOp : NN_Op<"embedding_grad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of embedding: result_grad's rows added into a "
+                "zero table at their indices";
+  let description = [{
+    A dense `[num_embeddings, D]` gradient (rows no index picks are 0), so
+    that data parallelism all-reduces it like any other.
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_IndexTensor:$indices,
+    I64Attr:$num_embeddings);
+  let results = (outs NN_FloatTensor:$table_grad);
+  let assemblyFormat = [{
+    $result_grad `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_ZerosLikeOp : NN_Op<"zeros_like",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Zeros of the operand's type (its run-time rows included)";
+  let description = [{
+    The gradient of a value nothing reads (a part of a split that the model
+    drops, as a slice does). The operand only gives the shape, so that a
+    batch-major zero follows the run-time batch as a constant cannot.
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and layout
 //===----------------------------------------------------------------------===//

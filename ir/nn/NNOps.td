@@ -298,6 +298,20 @@ def NN_MatmulOp : NN_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+def NN_EmbeddingOp : NN_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Rows of `table` [V, D] picked by integer `indices` [N, ...]";
+  let description = [{
+    torch.nn.Embedding: the result is `[N, ..., D]`, row `indices[i]` of
+    the table for each index. Every index must be in [0, V); the runtime
+    checks them where they enter.
+  }];
+  let arguments = (ins NN_FloatTensor:$table, NN_IndexTensor:$indices);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Softmax and loss
 //===----------------------------------------------------------------------===//

@@ -960,6 +960,20 @@ void runLayerNormBackward(StreamContext &ctx, const KernelCall &call) {
       out(call, DX), out(call, DScale), dBias.present ? dBias.f32() : nullptr);
 }
 
+void runEmbeddingForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::EmbeddingForward;
+  embeddingForward(ctx.getStream(), plan::getEmbeddingShape(call),
+                   in(call, Table), call.operand(Indices).as<int32_t>(),
+                   out(call, Y));
+}
+
+void runEmbeddingBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::EmbeddingBackward;
+  embeddingBackward(ctx.getStream(), plan::getEmbeddingShape(call),
+                    call.operand(Indices).as<int32_t>(), in(call, DY),
+                    out(call, DTable));
+}
+
 const plan::KernelTable<StreamContext> kCudaKernels = {"CUDA",
                                                        {
 #define DPC_KERNEL(Name, ...) run##Name,

@@ -130,6 +130,14 @@ std::string formatSample(int64_t a, int64_t b, int64_t c) {
 bool readImageDims(const NpyArray &images, const std::string &path,
                    const ImageFormat &format, Dataset &dataset) {
   const std::vector<int64_t> &shape = images.shape;
+  if (format.sample.size() == 1) { // token ids [N, T]
+    if (shape.size() != 2 || shape[1] != format.sample[0])
+      fail(path, "expected token ids [N, " + std::to_string(format.sample[0]) +
+                     "], got " + std::to_string(shape.size()) + " dims");
+    dataset.count = shape[0];
+    dataset.channels = 1, dataset.height = 1, dataset.width = shape[1];
+    return false;
+  }
   if (shape.size() != 3 && shape.size() != 4)
     fail(path, "expected images [N, H, W], [N, C, H, W] or [N, H, W, C], got " +
                    std::to_string(shape.size()) + " dims");
@@ -225,6 +233,21 @@ Dataset dpc::data::loadNpyImages(const std::string &imagesPath,
   checkFormat(dataset, imagesPath, format);
   std::vector<float> pixels = convertNpy<float>(images, imagesPath);
   requireFinite(pixels, imagesPath);
+  if (format.sample.size() == 1) {
+    // Token ids travel as floats, which hold every integer below 2^24.
+    if (images.dtype[0] == 'f')
+      fail(imagesPath, "token ids must be integers, not " + images.dtype);
+    if (!format.normalization.empty())
+      fail(imagesPath, "token ids take no --normalize");
+    for (size_t i = 0; i < pixels.size(); ++i)
+      if (pixels[i] < 0 || pixels[i] >= float(1 << 24))
+        fail(imagesPath, "token id " + std::to_string(int64_t(pixels[i])) +
+                             " (entry " + std::to_string(i) +
+                             ") is outside [0, 2^24)");
+    dataset.images = std::move(pixels);
+    dataset.labels.assign(dataset.count, 0);
+    return dataset;
+  }
   if (images.dtype == "u1")
     for (float &x : pixels)
       x /= 255.0f; // scalePixel's rule

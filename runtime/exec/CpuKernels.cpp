@@ -539,6 +539,19 @@ void runLayerNormBackward(KernelContext &, const KernelCall &call) {
                     dBias.present ? dBias.f32() : nullptr);
 }
 
+void runEmbeddingForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::EmbeddingForward;
+  embeddingForward(plan::getEmbeddingShape(call), in(call, Table),
+                   call.operand(Indices).as<int32_t>(), out(call, Y));
+}
+
+void runEmbeddingBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::EmbeddingBackward;
+  embeddingBackward(plan::getEmbeddingShape(call),
+                    call.operand(Indices).as<int32_t>(), in(call, DY),
+                    out(call, DTable));
+}
+
 const plan::KernelTable<KernelContext> kCpuKernels = {"the CPU",
                                                       {
 #define DPC_KERNEL(Name, ...) run##Name,

@@ -149,6 +149,20 @@ DPC_HOST_DEVICE inline void layerNormParamGrads(const float *x, const float *dy,
 }
 
 //===----------------------------------------------------------------------===//
+// Embedding: `count` indices into a table of rows of `dim` floats
+//===----------------------------------------------------------------------===//
+
+/// Column d of the table's gradient: every index's row of dy added in index
+/// order (the table starts at zero), so the sums never depend on threads.
+DPC_HOST_DEVICE inline void embeddingGradColumn(const int32_t *indices,
+                                                int64_t count, int64_t dim,
+                                                int64_t d, const float *dy,
+                                                float *dTable) {
+  for (int64_t i = 0; i < count; ++i)
+    dTable[int64_t(indices[i]) * dim + d] += dy[i * dim + d];
+}
+
+//===----------------------------------------------------------------------===//
 // Padding
 //===----------------------------------------------------------------------===//
 

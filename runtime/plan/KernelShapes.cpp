@@ -658,6 +658,23 @@ kernels::LayerNormShape getLayerNormShape(const KernelCall &call) {
   return s;
 }
 
+kernels::EmbeddingShape getEmbeddingShape(const KernelCall &call) {
+  bool forward = call.kernel == Kernel::EmbeddingForward;
+  const TensorArg &table = forward ? operand(call, 0) : result(call, 0);
+  std::string tableName = forward ? describeOperand(call.kernel, 0)
+                                  : describeResult(call.kernel, 0);
+  expectRank(table, tableName, 2, 2);
+  kernels::EmbeddingShape s;
+  s.rows = table.dims[0], s.dim = table.dims[1];
+  s.count = operand(call, forward ? 1 : 0, DType::I32).getNumElements();
+  int64_t values = countOf({s.count, s.dim});
+  if (forward)
+    expectResultCount(call, 0, values);
+  else
+    expectOperandCount(call, 1, values);
+  return s;
+}
+
 kernels::BroadcastShape getBroadcastShape(const KernelCall &call) {
   std::vector<int64_t> lhs, rhs;
   int64_t lhsCount = 0;
@@ -952,6 +969,7 @@ void checkInputActivation(const KernelCall &call) {
 void checkBroadcast(const KernelCall &call) { getBroadcastShape(call); }
 void checkDropout(const KernelCall &call) { getDropoutShape(call); }
 void checkLayerNorm(const KernelCall &call) { getLayerNormShape(call); }
+void checkEmbedding(const KernelCall &call) { getEmbeddingShape(call); }
 void checkRows(const KernelCall &call) { getRowsShape(call); }
 void checkTranspose(const KernelCall &call) { getTransposeShape(call); }
 void checkPermute(const KernelCall &call) { getPermuteShape(call); }

@@ -8,6 +8,7 @@
 #include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/ModelInput.h"
 #include "runtime/train/Trainer.h"
 
 #include <algorithm>
@@ -57,7 +58,7 @@ public:
     evalStep = executor->findStep("eval_step");
     if (evalStep < 0)
       fail(planPath + ": the plan has no eval_step");
-    requireInput("images", plan::DType::F32);
+    getInputSample(*executor, evalStep);
     requireInput("labels", plan::DType::I32);
     const plan::Tensor *logits = executor->findOutput(evalStep, "logits");
     if (!logits || logits->dtype() != plan::DType::F32 ||
@@ -73,14 +74,9 @@ public:
     }
   }
 
-  /// The eval step's image dims [C, H, W].
+  /// The eval step's sample dims: images [C, H, W] or token ids [T].
   std::vector<int64_t> getSample() const {
-    std::vector<int64_t> dims =
-        plan::toDims(executor->findInput(evalStep, "images")->dims());
-    if (dims.size() != 4)
-      fail(planPath + ": eval_step's images must be [N, C, H, W], are " +
-           plan::formatDims(dims));
-    return {dims.begin() + 1, dims.end()};
+    return getInputSample(*executor, evalStep);
   }
 
   /// Checks `dataset` against the classes (the loader checked the shape).
@@ -107,8 +103,7 @@ public:
     std::vector<float> logits;
     bool hasLoss = executor->findOutput(evalStep, "loss") != nullptr;
     while (const data::Batch *batch = loader.next()) {
-      executor->setInput(evalStep, "images", batch->images.data(),
-                         batch->images.size() * sizeof(float));
+      bindInput(*executor, evalStep, batch->images);
       executor->setInput(evalStep, "labels", batch->labels.data(),
                          batch->labels.size() * sizeof(int32_t));
       executor->run(evalStep, batch->size);

@@ -11,6 +11,7 @@
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/DataOptions.h"
 #include "runtime/train/Init.h"
+#include "runtime/train/ModelInput.h"
 #include "runtime/train/Progress.h"
 
 #include <algorithm>
@@ -90,20 +91,15 @@ const plan::Tensor *requireBinding(const Executor &executor, int step,
        plan::EnumNameDType(dtype));
 }
 
-/// The image dims [C, H, W] the plan was compiled for.
+/// The sample dims the plan was compiled for: images [C, H, W] or token
+/// ids [T].
 std::vector<int64_t> sampleDims(const Executor &executor, int trainStep) {
   const plan::Plan &plan = executor.getPlan().get();
-  const plan::Tensor *images = executor.findInput(trainStep, "images");
-  std::vector<int64_t> dims = plan::toDims(images->dims());
-  if (!images->batch_dim() || dims.size() != 4)
-    fail(executor.getPlan().getName() +
-         ": train_step's images must be [N, C, H, W] with a batch dim, are " +
-         plan::formatDims(dims));
-  std::vector<int64_t> sample(dims.begin() + 1, dims.end());
+  std::vector<int64_t> sample = getInputSample(executor, trainStep);
   if (plan.sample_dims() && plan::toDims(plan.sample_dims()) != sample)
     fail(executor.getPlan().getName() + ": sample_dims " +
          plan::formatDims(plan::toDims(plan.sample_dims())) +
-         " disagree with train_step's images " + plan::formatDims(dims));
+         " disagree with train_step's input " + plan::formatDims(sample));
   return sample;
 }
 
@@ -123,8 +119,7 @@ void writeTextFile(const std::string &path, const std::string &text) {
 
 /// Copies a batch into the images and labels inputs of `step`.
 void bindBatch(Executor &executor, int step, const data::Batch &batch) {
-  executor.setInput(step, "images", batch.images.data(),
-                    batch.images.size() * sizeof(float));
+  bindInput(executor, step, batch.images);
   executor.setInput(step, "labels", batch.labels.data(),
                     batch.labels.size() * sizeof(int32_t));
 }
@@ -318,7 +313,7 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     int trainStep = executor.findStep("train_step");
     if (trainStep < 0)
       fail(planName + ": the plan has no train_step");
-    requireBinding(executor, trainStep, "images", plan::DType::F32, true, true);
+    getInputSample(executor, trainStep);
     requireBinding(executor, trainStep, "labels", plan::DType::I32, true, true);
     const plan::Tensor *lrInput = executor.findInput(trainStep, "lr");
     if (!lrInput || lrInput->dtype() != plan::DType::F32 ||
@@ -328,12 +323,14 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     bool trainCounts = executor.findOutput(trainStep, "correct") != nullptr;
     int evalStep = executor.findStep("eval_step");
     if (evalStep >= 0) {
-      requireBinding(executor, evalStep, "images", plan::DType::F32, true,
-                     true);
+      getInputSample(executor, evalStep);
       requireBinding(executor, evalStep, "labels", plan::DType::I32, true,
                      true);
     }
     std::vector<int64_t> sample = sampleDims(executor, trainStep);
+    if (sample.size() == 1 && options.augmentation.enabled())
+      fail(planName + ": --augment transforms images; the plan takes token "
+                      "ids");
     int64_t numClasses = loaded->get().num_classes();
     if (numClasses <= 0)
       fail(planName + ": the plan does not say how many classes it has");

@@ -4,7 +4,7 @@
 //                              [--dump OUT]
 //
 // Runs the plan's train_step once on DIR's fixed batch (images.npy, of
-// float pixels or int64 tokens, and labels.npy) and compares with what
+// float pixels or integer tokens, and labels.npy) and compares with what
 // PyTorch computed for the same model and initial weights: the loss, every
 // parameter after the step, and every parameter's gradient, recovered from
 // a second step from the same start with a learning rate of 2^20 as
@@ -167,7 +167,7 @@ int check(int argc, char **argv) {
   auto loaded = plan::LoadedPlan::load(planPath);
   data::NpyArray images = data::readNpy(dir + "/images.npy");
   std::vector<float> pixels = images.as<float>();
-  std::vector<int64_t> tokens;
+  std::vector<int32_t> tokens = images.as<int32_t>(); // token models' input
   std::vector<int32_t> labels =
       data::readNpy(dir + "/labels.npy").as<int32_t>();
   // A fresh executor holding the plan's initial state, or `init`'s.
@@ -182,12 +182,11 @@ int check(int argc, char **argv) {
     auto executor = start();
     int step = executor->findStep("train_step");
     const plan::Tensor *input = executor->findInput(step, "images");
-    if (input && input->dtype() == plan::DType::I64) {
-      tokens = images.as<int64_t>();
-      executor->setInput(step, "images", tokens.data(), tokens.size() * 8);
-    } else {
-      executor->setInput(step, "images", pixels.data(), pixels.size() * 4);
-    }
+    bool isTokens = input && input->dtype() == plan::DType::I32;
+    executor->setInput(step, "images",
+                       isTokens ? static_cast<const void *>(tokens.data())
+                                : pixels.data(),
+                       pixels.size() * 4);
     executor->setInput(step, "labels", labels.data(), labels.size() * 4);
     executor->setInput(step, "lr", &rate, sizeof(rate));
     executor->run(step, images.shape[0]);

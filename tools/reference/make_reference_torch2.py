@@ -26,6 +26,16 @@ dynamic batch, for:
                layers on [n, h, w, c] (MatMul of a 4-D operand), GELU, a
                layer scale; also exported by the legacy exporter
                (chlast_legacy: GELU as Div, Erf, Add, Mul, Mul)
+  slice        channel slices of a tensor (Slice; the channels no slice
+               reads get a zero gradient) and a channel picked by index
+               (Gather of a scalar, as ViT picks its class token), from
+               both exporters (slice_legacy)
+  embedding    a token classifier: int64 token ids [n, 6] through an
+               nn.Embedding (Gather on the table), two of them picking
+               the same row, flattened into a linear layer
+  meanpool     token ids embedded and mean-pooled over the sequence
+               (ReduceMean over axis 1: a sum and a scale, whose gradient
+               broadcasts back), and a kept-dim mean over the features
   stochdepth   residual blocks with torchvision's StochasticDepth (row
                mode, as EfficientNet and ConvNeXt use it): the exporters
                write it as uniform noise < keep, divided by keep, times x;
@@ -180,6 +190,41 @@ class ChannelsLast(nn.Module):
         return self.head(y.flatten(1))
 
 
+class Slices(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.fc = nn.Linear(5 * 7 * 7, 10)
+
+    def forward(self, x):
+        y = nn.functional.max_pool2d(torch.relu(self.conv(x)), 4)
+        b = torch.relu(self.conv2(y[:, 2:6])) + y[:, :4]
+        c = y[:, 6]
+        return self.fc(torch.cat([b.flatten(1), c.flatten(1)], 1))
+
+
+class Tokens(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8)
+        self.fc = nn.Linear(6 * 8, 10)
+
+    def forward(self, tokens):
+        return self.fc(torch.tanh(self.embed(tokens)).flatten(1))
+
+
+class MeanPool(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, tokens):
+        y = self.embed(tokens).mean(1)
+        return self.fc(y - y.mean(1, keepdim=True))
+
+
 class StochDepth(nn.Module):
     def __init__(self):
         super().__init__()
@@ -197,7 +242,7 @@ class StochDepth(nn.Module):
         return self.fc(y.flatten(1))
 
 
-def write(out, name, model, training=False, legacy=False):
+def write(out, name, model, training=False, legacy=False, images=None):
     directory = os.path.join(out, name)
     os.makedirs(os.path.join(directory, "grad"), exist_ok=True)
     os.makedirs(os.path.join(directory, "after"), exist_ok=True)
@@ -208,7 +253,8 @@ def write(out, name, model, training=False, legacy=False):
         if isinstance(module, nn.LayerNorm):
             nn.init.uniform_(module.weight, 0.5, 1.5)
             nn.init.uniform_(module.bias, -0.5, 0.5)
-    images = torch.rand(BATCH, 1, 28, 28) * 4 - 2
+    if images is None:
+        images = torch.rand(BATCH, 1, 28, 28) * 4 - 2
     labels = torch.randint(0, 10, (BATCH,))
     path = os.path.join(directory, "model.onnx")
     with warnings.catch_warnings():
@@ -263,6 +309,17 @@ def main():
     write(args.out, "layernorm", LayerNormMlp().train(), training=True)
     torch.manual_seed(7)
     write(args.out, "stochdepth", StochDepth().train(), training=True)
+    torch.manual_seed(10)
+    tokens = torch.randint(0, 50, (BATCH, 6))
+    tokens[1, 2] = tokens[0, 0]  # one row's gradient from two places
+    write(args.out, "embedding", Tokens(), images=tokens)
+    torch.manual_seed(11)
+    write(args.out, "meanpool", MeanPool(),
+          images=torch.randint(0, 50, (BATCH, 6)))
+    for legacy in (False, True):
+        torch.manual_seed(9)
+        write(args.out, "slice_legacy" if legacy else "slice", Slices(),
+              legacy=legacy)
     for legacy in (False, True):
         torch.manual_seed(8)
         write(args.out, "chlast_legacy" if legacy else "chlast",

@@ -11,6 +11,7 @@
 
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Embedding.h"
 #include "runtime/kernels/LayerNorm.h"
 #include "runtime/kernels/Pool.h"
 #include "runtime/kernels/test/TestUtil.h"
@@ -236,6 +237,19 @@ TEST(KernelElementsTest, DropoutMatchesTheCpuKernelBitForBit) {
       yBody[i] = elements::dropout(mask, cols, firstRow, i, x.data());
     expectSameBits(y, yBody, rowwise ? "rowwise dropout" : "dropout");
   }
+}
+
+// The CUDA embedding gradient: a thread per table column.
+TEST(KernelElementsTest, EmbeddingGradientMatchesTheCpuKernelBitForBit) {
+  kernels::EmbeddingShape s{7, 5, 6};
+  std::vector<int32_t> indices = {4, 1, 4, 0, 4, 1, 2};
+  std::vector<float> dy = randomVector(s.count * s.dim, 18);
+  std::vector<float> dTable(s.rows * s.dim), body(s.rows * s.dim, 0.f);
+  kernels::embeddingBackward(s, indices.data(), dy.data(), dTable.data());
+  for (int64_t d = 0; d < s.dim; ++d)
+    embeddingGradColumn(indices.data(), s.count, s.dim, d, dy.data(),
+                        body.data());
+  expectSameBits(dTable, body, "dtable");
 }
 
 // The CUDA layer norm: a thread per row, then a thread per column.
