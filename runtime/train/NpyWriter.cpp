@@ -118,7 +118,8 @@ void writeFileAtomically(const std::string &path,
     file.write(reinterpret_cast<const char *>(bytes.data()),
                std::streamsize(bytes.size()));
     if (!file.flush())
-      throw RunError(path + ": cannot write the file");
+      throw RunError(path + ": cannot write the file (" + std::strerror(errno) +
+                     ")");
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0)
     throw RunError(path + ": cannot write the file (" + std::strerror(errno) +
