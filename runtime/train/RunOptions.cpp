@@ -38,7 +38,7 @@ const char *getRunUsage() {
       "  --lr-schedule SCHED constant (default), step:EVERY:GAMMA or "
       "cosine[:WARMUP_EPOCHS]\n"
       "  --init SCHEME       model (default: the plan's weights), kaiming, "
-      "xavier or normal:STD\n"
+      "xavier, normal:STD or hash:SEED\n"
       "Checkpoints:\n"
       "  --checkpoint DIR    save the training state at every epoch's end "
       "and at the run's end\n"

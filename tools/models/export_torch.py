@@ -251,12 +251,14 @@ def export(name, opset, mode):
     return onnx.load_from_string(buf.getvalue())
 
 
-def strip_weights(model, threshold):
-    """Drop the data of initializers with > threshold elements; keep the
-    dims and data type, and point them at a nonexistent external file."""
+def strip_weights(model, threshold, names=None):
+    """Drop the data of initializers with > threshold elements (and, given
+    `names`, only of those named there); keep the dims and data type, and
+    point them at a nonexistent external file."""
     stripped = 0
     for t in model.graph.initializer:
-        if math.prod(t.dims) <= threshold:
+        if math.prod(t.dims) <= threshold or (names is not None and
+                                              t.name not in names):
             continue
         nbytes = len(t.raw_data) if t.HasField("raw_data") else \
             math.prod(t.dims) * 4

@@ -36,7 +36,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from export_torch import strip_weights  # noqa: E402
 
 
-def export(model, x, path, dynamo):
+def export(model, x, path, dynamo, strip=64):
+    """Exports `model` on example input `x` to `path`; strips initializers
+    with more than `strip` elements (None: none)."""
     names = dict(input_names=["x"], output_names=["logits"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -56,7 +58,8 @@ def export(model, x, path, dynamo):
     for node in m.graph.node:
         del node.metadata_props[:]
     del m.metadata_props[:]
-    strip_weights(m, 64)
+    if strip is not None:
+        strip_weights(m, strip)
     with open(path, "wb") as f:
         f.write(m.SerializeToString())
     ops = sorted({n.op_type for n in m.graph.node})

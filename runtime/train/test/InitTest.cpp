@@ -96,4 +96,54 @@ TEST(InitTest, XavierStaysInItsBound) {
   }
 }
 
+// hash:SEED is tools/reference/make_zoo.py's hash_init, bit for bit: these
+// values are what numpy computes there (float.hex of its first elements).
+TEST(InitTest, HashInitMatchesTheZooGenerator) {
+  struct Case {
+    const char *name;
+    std::vector<int64_t> dims;
+    uint64_t seed;
+    float first[3];
+  } cases[] = {
+      {"fc1.weight",
+       {4, 3},
+       0,
+       {-0x1.0135dep-3f, 0x1.5f5274p-4f, 0x1.769a0cp-2f}},
+      {"bn1.weight", {3}, 0, {0x1.b86caap-1f, 0x1.530c7ap+0f, 0x1.11b64cp+0f}},
+      {"fc1.bias", {3}, 7, {-0x1.3cf246p-2f, -0x1.a256f6p-3f, -0x1.3e159ap-3f}},
+      {"conv.weight",
+       {2, 2, 3, 3},
+       0,
+       {-0x1.2c60acp-3f, 0x1.351810p-4f, 0x1.5f88bcp-3f}},
+  };
+  for (const Case &c : cases)
+    for (uint64_t k = 0; k < 3; ++k)
+      EXPECT_EQ(train::hashInitValue(c.name, c.dims, k, c.seed), c.first[k])
+          << c.name << "[" << k << "]";
+}
+
+TEST(InitTest, HashInitSetsEveryParameterFromItsName) {
+  auto plan = mlpPlan();
+  exec::Executor hashed(plan), again(plan), other(plan);
+  train::initializeParameters(hashed, train::parseInitScheme("hash:3"), 1);
+  // The run's seed plays no part; SEED does.
+  train::initializeParameters(again, train::parseInitScheme("hash:3"), 2);
+  train::initializeParameters(other, train::parseInitScheme("hash:4"), 1);
+  auto values = readAll(hashed);
+  EXPECT_EQ(values, readAll(again));
+  EXPECT_NE(values, readAll(other));
+  const plan::Plan &p = plan->get();
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto *tensor = p.persistent()->Get(i);
+    if (tensor->kind() != plan::PersistentKind::Parameter)
+      continue;
+    std::vector<int64_t> dims(tensor->dims()->begin(), tensor->dims()->end());
+    for (size_t k = 0; k < values[i].size(); k += 97)
+      ASSERT_EQ(values[i][k],
+                train::hashInitValue(tensor->name()->str(), dims, k, 3));
+  }
+  for (const char *bad : {"hash:", "hash:-1", "hash:1x", "hash"})
+    EXPECT_THROW(train::parseInitScheme(bad), std::invalid_argument) << bad;
+}
+
 } // namespace
