@@ -6,6 +6,7 @@
 #include "runtime/data/Dataset.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/Trace.h"
+#include "runtime/io/FileWrite.h"
 #include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
@@ -17,9 +18,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
+#include <sstream>
 
 namespace dpc::train {
 
@@ -108,15 +109,9 @@ std::vector<int64_t> sampleDims(const Executor &executor, int trainStep) {
 /// Writes `text` to `path` (via a temporary file, so a reader never sees
 /// half a plot).
 void writeTextFile(const std::string &path, const std::string &text) {
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::trunc);
-    file << text;
-    if (!file.flush())
-      fail(path + ": cannot write the file");
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    fail(path + ": cannot write the file");
+  std::string error;
+  if (!io::writeFileAtomically(path, text, error))
+    fail(error);
 }
 
 /// Copies a batch into the images and labels inputs of `step`.
@@ -373,15 +368,18 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       checkResumable(state, epochs, options.maxSteps,
                      getCheckpointPath(options.checkpointDirectory));
 
-    std::unique_ptr<std::ofstream> metrics;
+    io::AppendFile metrics;
+    auto appendMetrics = [&](const EpochMetrics &m) {
+      std::string error;
+      if (!metrics.append(toJsonLine(m) + "\n", error))
+        fail(error);
+    };
     if (!local.metricsPath.empty()) {
-      metrics =
-          std::make_unique<std::ofstream>(local.metricsPath, std::ios::trunc);
-      if (!*metrics)
-        fail(local.metricsPath + ": cannot write the file");
+      std::string error;
+      if (!metrics.open(local.metricsPath, error))
+        fail(error);
       for (const EpochMetrics &m : state.history)
-        *metrics << toJsonLine(m) << "\n";
-      metrics->flush();
+        appendMetrics(m);
     }
 
     // --trace: the first train steps, as a Chrome trace.
@@ -402,10 +400,9 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       executor.setTracer(nullptr);
       for (int d = 0; d < int(loaded->get().devices()->size()); ++d)
         tracer->setDeviceNotes(d, executor.getRunTimeChoices(d));
-      std::ofstream file(local.tracePath, std::ios::trunc);
-      tracer->writeChromeTrace(file);
-      if (!file)
-        fail(local.tracePath + ": cannot write the trace");
+      std::ostringstream trace;
+      tracer->writeChromeTrace(trace);
+      writeTextFile(local.tracePath, trace.str());
       double collective = 0, hidden = 0;
       for (const exec::Tracer::Overlap &device : tracer->getOverlap())
         collective += device.communicationMicros, hidden += device.hiddenMicros;
@@ -532,10 +529,8 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       std::vector<EpochMetrics> shown = state.history;
       if (!complete)
         shown.push_back(m);
-      if (metrics) {
-        *metrics << toJsonLine(m) << "\n";
-        metrics->flush();
-      }
+      if (metrics.isOpen())
+        appendMetrics(m);
       if (!local.plotPath.empty())
         writeTextFile(local.plotPath, renderSvgPlot(shown, epochs));
       if (complete && checkpoints)

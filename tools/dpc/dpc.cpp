@@ -14,6 +14,7 @@
 #include "ir/dist/DistDialect.h"
 #include "passes/Passes.h"
 #include "passes/RematSupport.h"
+#include "runtime/io/FileWrite.h"
 #include "runtime/launch/Launcher.h"
 #include "runtime/plan/ByteSize.h"
 #include "runtime/train/EvalCommand.h"
@@ -39,7 +40,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 #include <iostream>
@@ -234,14 +234,24 @@ static FailureOr<std::vector<uint8_t>> buildPlan(ModuleOp module,
   return dpc::writePlan(module, options);
 }
 
-/// Writes `bytes` to `outputPath`.
+/// Writes `bytes` to `outputPath` (atomically: a failed write leaves no
+/// partial plan), or to stdout for "-".
 static int writeOutput(StringRef bytes) {
-  std::string message;
-  auto output = openOutputFile(outputPath, &message);
-  if (!output)
-    return reportError(outputPath, message);
-  output->os() << bytes;
-  output->keep();
+  if (outputPath == "-") {
+    llvm::outs() << bytes;
+    llvm::outs().flush();
+    if (std::error_code error = llvm::outs().error()) {
+      llvm::outs().clear_error();
+      return reportError("<stdout>", "cannot write (" + error.message() + ")");
+    }
+    return 0;
+  }
+  std::string error;
+  if (!dpc::io::writeFileAtomically(outputPath, bytes.data(), bytes.size(),
+                                    error)) {
+    llvm::WithColor::error(llvm::errs(), "dpc") << error << "\n";
+    return 1;
+  }
   return 0;
 }
 
