@@ -11,6 +11,7 @@
 
 #include "ir/exec/ExecOps.h"
 #include "ir/exec/KernelAttributes.h"
+#include "runtime/plan/PlanChecksum.h"
 #include "runtime/plan/PlanVersion.h"
 #include "runtime/plan/Plan_generated.h"
 
@@ -268,10 +269,14 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
         plan.split[op.getDevice()] = op.getBatch();
   }
 
+  plan.checksum = fb::kUnsealedChecksum;
   flatbuffers::FlatBufferBuilder builder(1 << 20);
   fb::FinishPlanBuffer(builder, fb::Plan::Pack(builder, &plan));
-  return std::vector<uint8_t>(builder.GetBufferPointer(),
-                              builder.GetBufferPointer() + builder.GetSize());
+  std::vector<uint8_t> bytes(builder.GetBufferPointer(),
+                             builder.GetBufferPointer() + builder.GetSize());
+  if (!fb::sealPlan(bytes))
+    return module.emitError() << "the packed plan does not verify";
+  return bytes;
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/io/FileWrite.h"
 #include "runtime/plan/CheckedMath.h"
+#include "runtime/plan/Checksum.h"
 #include "runtime/plan/PlanTypes.h"
 
 #include <cstring>
@@ -25,13 +26,6 @@ namespace {
 /// "DPCCKPT" and the format version as one ASCII digit.
 constexpr char kMagicPrefix[7] = {'D', 'P', 'C', 'C', 'K', 'P', 'T'};
 constexpr size_t kMagicSize = sizeof(kMagicPrefix) + 1;
-
-uint64_t fnv1a(const uint8_t *data, size_t size) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i)
-    hash = (hash ^ data[i]) * 0x100000001b3ull;
-  return hash;
-}
 
 class Writer {
 public:
