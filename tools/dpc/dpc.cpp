@@ -190,6 +190,25 @@ static int reportError(StringRef file, const Twine &message) {
   return 1;
 }
 
+/// Diagnostics after the import concern the model: one line naming it and
+/// the node (or input) at fault, from the location the importer gave the
+/// ops.
+static LogicalResult reportModelDiagnostic(Diagnostic &diag) {
+  if (diag.getSeverity() != DiagnosticSeverity::Error)
+    return success();
+  std::string node;
+  diag.getLocation()->walk([&](Location nested) {
+    if (auto name = dyn_cast<NameLoc>(nested)) {
+      node = name.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  reportError(modelPath,
+              (node.empty() ? "" : "node '" + node + "': ") + diag.str());
+  return success();
+}
+
 static OwningOpRef<ModuleOp> loadModel(MLIRContext &context) {
   if (llvm::sys::path::extension(modelPath) == ".mlir") {
     llvm::SourceMgr sourceMgr;
@@ -231,6 +250,7 @@ static FailureOr<std::vector<uint8_t>> buildPlan(ModuleOp module,
     return it == tensors.end() ? nullptr : &it->second;
   };
   options.initialValues = lookup;
+  ScopedDiagnosticHandler handler(module.getContext(), reportModelDiagnostic);
   return dpc::writePlan(module, options);
 }
 
@@ -312,12 +332,7 @@ static OwningOpRef<ModuleOp> compileModel(MLIRContext &context,
   OwningOpRef<ModuleOp> module = loadModel(context);
   if (!module)
     return nullptr;
-  // Diagnostics from here on concern the model as a whole.
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error)
-      reportError(modelPath, diag.str());
-    return success();
-  });
+  ScopedDiagnosticHandler handler(&context, reportModelDiagnostic);
   if (failed(verify(*module)))
     return nullptr;
   PassManager pm(&context);
@@ -469,6 +484,16 @@ static int runCompile() {
     FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, pipeline.batch);
     if (failed(plan))
       return 1;
+    // The writer checks the loader's limits where it knows the node at
+    // fault; whatever else the loader would refuse is caught here, so that
+    // no plan is written that `dpc run` refuses.
+    if (std::string problem = dpc::checkPlanLoads(
+            *plan, writesPlan ? outputPath.getValue() : "the plan");
+        !problem.empty())
+      return reportError(modelPath, "the compiled plan fails the runtime's "
+                                    "checks (a compiler bug; no plan is "
+                                    "written): " +
+                                        problem);
     // The report goes where it cannot mix with a printed stage.
     if (reportMemory)
       if (int status = dpc::printMemoryReport(*plan, modelPath,
