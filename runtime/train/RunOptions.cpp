@@ -93,6 +93,8 @@ const char *getRunUsage() {
          "cosine[:WARMUP_EPOCHS]\n"
          "  --init SCHEME       model (default: the plan's weights), kaiming, "
          "xavier or normal:STD\n"
+         "  --on-nonfinite WHAT a step that leaves NaN or infinity in the "
+         "weights: stop (default) or skip-step (undo its update)\n"
          "Checkpoints:\n"
          "  --checkpoint DIR    save the training state at every epoch's end "
          "and at the run's end\n"
@@ -156,7 +158,8 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
                                          "--backend",
                                          "--timeout",
                                          "--last-batch",
-                                         "--checkpoint-every"};
+                                         "--checkpoint-every",
+                                         "--on-nonfinite"};
     bool known = false;
     for (const char *name : valued)
       known = known || flag == name;
@@ -215,6 +218,11 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
         throw UsageError("--last-batch: expected short, drop or pad, got '" +
                          value + "'");
       options.lastBatch = value;
+    } else if (flag == "--on-nonfinite") {
+      if (value != "stop" && value != "skip-step")
+        throw UsageError("--on-nonfinite: expected stop or skip-step, got '" +
+                         value + "'");
+      options.skipNonFiniteSteps = value == "skip-step";
     } else if (flag == "--train-subset") {
       options.trainSubset = parseCount(flag, value, 1);
     } else {

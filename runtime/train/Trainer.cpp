@@ -7,10 +7,12 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/Trace.h"
 #include "runtime/io/FileWrite.h"
+#include "runtime/plan/Checksum.h"
 #include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Init.h"
+#include "runtime/train/NonFinite.h"
 #include "runtime/train/Progress.h"
 
 #include <algorithm>
@@ -106,6 +108,11 @@ std::vector<int64_t> sampleDims(const Executor &executor, int trainStep) {
   return sample;
 }
 
+/// "nan", "inf" or "-inf".
+std::string formatNonFinite(double value) {
+  return std::isnan(value) ? "nan" : value < 0 ? "-inf" : "inf";
+}
+
 /// Writes `text` to `path` (via a temporary file, so a reader never sees
 /// half a plot).
 void writeTextFile(const std::string &path, const std::string &text) {
@@ -147,24 +154,16 @@ double evaluate(Executor &executor, int evalStep, data::BatchLoader &loader,
   return correct / static_cast<double>(count);
 }
 
-uint64_t fnv1a(const void *data, size_t size,
-               uint64_t hash = 0xcbf29ce484222325ull) {
-  const auto *bytes = static_cast<const uint8_t *>(data);
-  for (size_t i = 0; i < size; ++i)
-    hash = (hash ^ bytes[i]) * 0x100000001b3ull;
-  return hash;
-}
-
 /// The flags every rank of a process-per-device run must agree on.
 uint64_t hashRunOptions(const RunOptions &options) {
-  std::string text = std::to_string(options.seed) + "/" +
-                     std::to_string(options.epochs) + "/" +
-                     std::to_string(options.maxSteps) + "/" +
-                     std::to_string(options.lr) + "/" + options.init + "/" +
-                     std::to_string(options.trainSubset) + "/" +
-                     std::to_string(options.testSubset) + "/" +
-                     options.lastBatch + "/" + (options.resume ? "r" : "-");
-  return fnv1a(text.data(), text.size());
+  std::string text =
+      std::to_string(options.seed) + "/" + std::to_string(options.epochs) +
+      "/" + std::to_string(options.maxSteps) + "/" +
+      std::to_string(options.lr) + "/" + options.init + "/" +
+      std::to_string(options.trainSubset) + "/" +
+      std::to_string(options.testSubset) + "/" + options.lastBatch + "/" +
+      (options.resume ? "r" : "-") + (options.skipNonFiniteSteps ? "s" : "-");
+  return fnv1a(reinterpret_cast<const uint8_t *>(text.data()), text.size());
 }
 
 /// Connects this process to the other ranks when its environment says it
@@ -185,15 +184,14 @@ exec::ProcessRank joinProcessGroup(const RunOptions &options,
   rank.localRank = environment.localRank;
   rank.timeout = timeout;
   // Before the first step: the same plan and flags everywhere.
-  const std::vector<uint8_t> &bytes = loaded.getBytes();
   comm::checkSameOnEveryRank(
-      *rank.communicator, fnv1a(bytes.data(), bytes.size()), "plan",
+      *rank.communicator, loaded.get().checksum(), "plan",
       "by a hash of the plan file; this rank loaded " + loaded.getName());
   comm::checkSameOnEveryRank(*rank.communicator, hashRunOptions(options),
                              "flags",
                              "--seed --epochs --steps --lr --init "
                              "--train-subset --test-subset --last-batch "
-                             "--resume must agree");
+                             "--resume --on-nonfinite must agree");
   return rank;
 }
 
@@ -440,6 +438,10 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     auto stepsLeft = [&] {
       return options.maxSteps < 0 || state.stepsDone < options.maxSteps;
     };
+    NonFiniteGuard guard(executor, options.skipNonFiniteSteps
+                                       ? OnNonFinite::SkipStep
+                                       : OnNonFinite::Stop);
+    guard.keepState();
     EpochMetrics lastPartialEpoch; // the run's last epoch, if incomplete
     bool endedMidEpoch = false;
     for (int64_t epoch = state.epochsDone; epoch < epochs && stepsLeft();
@@ -481,14 +483,27 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
         if (tracer && ++tracedSteps == kTracedSteps)
           finishTrace();
         double loss = executor.getScalarOutput(trainStep, "loss");
-        if (!std::isfinite(loss))
-          fail("the loss diverged (" + std::to_string(loss) + ") in epoch " +
-               std::to_string(epoch + 1) + ", step " +
-               std::to_string(step + 1) + "; try a smaller --lr");
-        lossSum += loss * static_cast<double>(rows);
-        if (trainCounts)
-          correct += executor.getScalarOutput(trainStep, "correct");
-        seen += rows;
+        double stepCorrect =
+            trainCounts ? executor.getScalarOutput(trainStep, "correct") : 0;
+        if (std::optional<NonFiniteValue> bad = guard.check();
+            bad || !std::isfinite(loss)) {
+          std::string what = "step " + std::to_string(state.stepsDone + 1) +
+                             " (epoch " + std::to_string(epoch + 1) +
+                             ", batch " + std::to_string(step + 1) + "): " +
+                             (bad ? bad->describe() + " after the update"
+                                  : "the loss is " + formatNonFinite(loss));
+          if (!options.skipNonFiniteSteps)
+            fail(planName + ": " + what +
+                 "; stopping (try a smaller --lr, or --on-nonfinite "
+                 "skip-step to skip such steps)");
+          guard.restoreState();
+          if (!local.quiet)
+            out << what << "; skipped: its update is undone" << std::endl;
+        } else {
+          lossSum += loss * static_cast<double>(rows);
+          correct += stepCorrect;
+          seen += rows;
+        }
         ++step;
         ++state.stepsDone;
         rows = nextRows;
@@ -502,8 +517,9 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
         if (rows)
           executor.start(trainStep, rows);
         double seconds = secondsSoFar();
-        progress.update(epoch + 1, epochs, step, stepsPerEpoch, lossSum / seen,
-                        trainCounts ? correct / seen : kNaN,
+        progress.update(epoch + 1, epochs, step, stepsPerEpoch,
+                        seen ? lossSum / seen : kNaN,
+                        trainCounts && seen ? correct / seen : kNaN,
                         seconds > 0 ? seen / seconds : 0);
       }
       double trainSeconds = secondsSoFar();
