@@ -164,11 +164,10 @@ void *CpuDevice::allocate(size_t bytes) {
   // Cache-line aligned, as oneDNN and vector loops like. calloc rather than
   // memset: large blocks come zeroed from the OS, untouched until used.
   constexpr size_t kAlignment = 64;
-  if (bytes > SIZE_MAX / 2)
-    throw std::bad_alloc();
-  void *block = std::calloc(1, bytes + 2 * kAlignment);
+  void *block =
+      bytes > SIZE_MAX / 2 ? nullptr : std::calloc(1, bytes + 2 * kAlignment);
   if (!block)
-    throw std::bad_alloc();
+    throw OutOfMemory(name, bytes, "memory");
   // The block's start is kept just below the aligned pointer.
   auto address = reinterpret_cast<uintptr_t>(block) + sizeof(void *);
   address = (address + kAlignment - 1) / kAlignment * kAlignment;

@@ -1,6 +1,7 @@
 //===- PlanLoader.cpp - reading and validating plan files -----------------===//
 
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/io/FileRead.h"
 #include "runtime/plan/CheckedMath.h"
 #include "runtime/plan/KernelShapes.h"
 #include "runtime/plan/KernelSignature.h"
@@ -9,7 +10,6 @@
 #include "runtime/plan/PlanVersion.h"
 
 #include <algorithm>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
@@ -44,22 +44,12 @@ int LoadedPlan::findStep(std::string_view stepName) const {
 }
 
 std::shared_ptr<const LoadedPlan> LoadedPlan::load(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw PlanError(path + ": cannot open the plan file");
   // FlatBuffers cannot address more: a larger "plan" (a device file, say)
   // is refused before it fills the memory.
-  constexpr size_t kMaxPlanBytes = FLATBUFFERS_MAX_BUFFER_SIZE;
   std::vector<uint8_t> bytes;
-  char chunk[1 << 16];
-  while (file.read(chunk, sizeof(chunk)) || file.gcount() > 0) {
-    bytes.insert(bytes.end(), chunk, chunk + file.gcount());
-    if (bytes.size() > kMaxPlanBytes)
-      throw PlanError(path + ": larger than the " +
-                      std::to_string(kMaxPlanBytes) + " bytes a plan can be");
-  }
-  if (file.bad())
-    throw PlanError(path + ": cannot read the plan file");
+  std::string error;
+  if (!io::readFile(path, bytes, error, FLATBUFFERS_MAX_BUFFER_SIZE))
+    throw PlanError(error);
   return fromBytes(std::move(bytes), path);
 }
 

@@ -10,14 +10,15 @@
 
 #include "runtime/train/Checkpoint.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/io/FileRead.h"
 #include "runtime/io/FileWrite.h"
 #include "runtime/plan/CheckedMath.h"
 #include "runtime/plan/Checksum.h"
 #include "runtime/plan/PlanTypes.h"
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 
 namespace dpc::train {
@@ -190,11 +191,12 @@ void saveCheckpoint(const std::string &directory, const TrainingState &state) {
 
 TrainingState loadCheckpoint(const std::string &directory) {
   std::string path = getCheckpointPath(directory);
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw CheckpointError(path + ": no checkpoint to resume from");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                             std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes;
+  std::string error;
+  int number;
+  if (!io::readFile(path, bytes, error, UINT64_MAX, &number))
+    throw CheckpointError(
+        number == ENOENT ? path + ": no checkpoint to resume from" : error);
   if (bytes.size() < kMagicSize + 8 ||
       std::memcmp(bytes.data(), kMagicPrefix, sizeof(kMagicPrefix)) != 0)
     throw CheckpointError(path + ": not a dpc checkpoint");

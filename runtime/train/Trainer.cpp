@@ -238,7 +238,8 @@ bool shouldResume(const RunOptions &options) {
   if (options.resume)
     return true;
   const char *restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
-  return restarts && std::atoi(restarts) > 0 &&
+  // strtol, not atoi: a huge count saturates instead of overflowing.
+  return restarts && std::strtol(restarts, nullptr, 10) > 0 &&
          !options.checkpointDirectory.empty() &&
          std::filesystem::exists(
              getCheckpointPath(options.checkpointDirectory));
@@ -255,6 +256,8 @@ data::LastBatch parseLastBatch(const std::string &name) {
 TrainResult runTraining(const RunOptions &given, std::ostream &out,
                         bool interactive) {
   using Clock = std::chrono::steady_clock;
+  // What the run is doing, for a memory allocation that fails in it.
+  std::string doing = given.planPath + ": reading the plan";
   try {
     RunOptions options = given;
     options.resume = shouldResume(given);
@@ -264,6 +267,8 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     exec::ProcessRank rank = joinProcessGroup(options, *loaded);
     bool rankMode = rank.communicator != nullptr;
     bool leader = !rankMode || rank.communicator->getRank() == 0;
+    doing = options.planPath +
+            ": allocating the plan's training state, arenas and inputs";
     Executor executor(loaded, exec::createDevice, std::move(rank));
     const std::string &planName = loaded->getName();
     // Rank 0 alone reports and writes files.
@@ -299,6 +304,11 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       fail(planName + ": the plan does not say how many classes it has");
 
     // The data set.
+    doing = (options.fashionMnist ? options.dataDirectory.empty()
+                                        ? data::kFashionMnistDirectory
+                                        : options.dataDirectory
+                                  : options.trainImages) +
+            ": reading the data set";
     Split train, test;
     bool hasTest;
     if (options.fashionMnist) {
@@ -327,6 +337,8 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     TrainingState state;
     state.seed = options.seed;
     if (options.resume) {
+      doing = getCheckpointPath(options.checkpointDirectory) +
+              ": reading the checkpoint";
       state = loadCheckpoint(options.checkpointDirectory);
       std::string path = getCheckpointPath(options.checkpointDirectory);
       if (options.seedGiven && options.seed != state.seed)
@@ -337,6 +349,7 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       initializeParameters(executor, parseInitScheme(options.init), state.seed);
     }
 
+    doing = planName + ": training";
     int64_t batchSize = executor.getMaxBatch(trainStep);
     // Each rank assembles only its rows of every global batch.
     auto sliceOf = [&](int step) -> data::RowSlice {
@@ -578,17 +591,21 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     }
     return result;
   } catch (...) {
-    rethrowAsRunError();
+    rethrowAsRunError(doing);
   }
 }
 
-void rethrowAsRunError() {
+void rethrowAsRunError(const std::string &doing) {
   try {
     throw;
   } catch (const RunError &) {
     throw;
-  } catch (const std::bad_alloc &) {
-    throw RunError("out of memory");
+  } catch (const std::bad_alloc &error) {
+    // A device's OutOfMemory says where and how many bytes; a bare
+    // bad_alloc (a container) says nothing of use.
+    bool described = dynamic_cast<const exec::OutOfMemory *>(&error);
+    throw RunError((doing.empty() ? "" : doing + ": ") + "out of memory" +
+                   (described ? std::string(" (") + error.what() + ")" : ""));
   } catch (const std::exception &error) {
     throw RunError(error.what());
   }

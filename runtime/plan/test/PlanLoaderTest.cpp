@@ -71,7 +71,8 @@ TEST(PlanLoaderTest, ReadsFiles) {
     LoadedPlan::load(path);
     FAIL();
   } catch (const PlanError &error) {
-    EXPECT_EQ(std::string(error.what()), path + ": cannot open the plan file");
+    EXPECT_EQ(std::string(error.what()),
+              path + ": cannot read the file (No such file or directory)");
   }
 }
 
