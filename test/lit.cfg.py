@@ -64,3 +64,8 @@ if tmpfs_probe.returncode == 0:
 else:
     lit_config.note("full-disk tests (REQUIRES: tmpfs) skipped: unshare -rm "
                     "cannot mount a tmpfs: " + tmpfs_probe.stderr.strip())
+
+# A sanitizer build (DPC_SANITIZE): ASan reserves terabytes of address
+# space, so tests that limit it (ulimit -v) cannot run (UNSUPPORTED: asan).
+if "address" in getattr(config, "dpc_sanitize", ""):
+    config.available_features.add("asan")
