@@ -675,6 +675,34 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
             "GeluBackward", {o.getInput(), o.getResultGrad()},
             {attr("tanh_approximation", o.getTanhApproximationAttr())});
       })
+      .Case([&](nn::LayerNormOp o) {
+        return simple("LayerNormForward", o->getOperands(),
+                      {attr("axis", o.getAxisAttr()),
+                       attr("epsilon", o.getEpsilonAttr())});
+      })
+      .Case([&](nn::LayerNormGradOp o) {
+        // The workspace: a mean and an inverse standard deviation (two
+        // floats) per row at the compiled batch.
+        auto type = cast<RankedTensorType>(o.getInput().getType());
+        int64_t rows = 1;
+        for (int64_t d : type.getShape().take_front(o.getAxis()))
+          rows *= d;
+        return simple("LayerNormBackward",
+                      {o.getInput(), o.getResultGrad(), o.getScale()},
+                      {attr("axis", o.getAxisAttr()),
+                       attr("epsilon", o.getEpsilonAttr())},
+                      rows * 2 * int64_t(sizeof(float)));
+      })
+      .Case([&](nn::DropoutOp o) {
+        return simple(
+            "DropoutForward", {o.getInput()},
+            {attr("ratio", o.getRatioAttr()), attr("key", o.getKeyAttr())});
+      })
+      .Case([&](nn::DropoutGradOp o) {
+        return simple(
+            "DropoutBackward", {o.getResultGrad()},
+            {attr("ratio", o.getRatioAttr()), attr("key", o.getKeyAttr())});
+      })
       // relu' needs only the sign, which input and result share.
       .Case([&](nn::ReluGradOp o) {
         return simple("ReluBackward", {o.getOperand(1), o.getOperand(0)});

@@ -174,15 +174,20 @@ NNBuildTrainStepPass::readSignature(func::FuncOp forward) {
   return signature;
 }
 
-/// Clones @forward's body (less its return) at `b`. In training, batch norm
-/// uses batch statistics: each nn.batch_norm becomes nn.batch_norm_train,
-/// and `bufferUpdates` maps each running-statistics argument of the step to
-/// its new value.
+/// Clones @forward's body (less its return) at `b`. Evaluating, dropout is
+/// the identity. In training, batch norm uses batch statistics: each
+/// nn.batch_norm becomes nn.batch_norm_train, and `bufferUpdates` maps each
+/// running-statistics argument of the step to its new value.
 LogicalResult
 NNBuildTrainStepPass::cloneForward(OpBuilder &b, func::FuncOp forward,
                                    IRMapping &mapping, bool training,
                                    DenseMap<Value, Value> &bufferUpdates) {
   for (Operation &op : forward.front().without_terminator()) {
+    // Dropout is the identity when evaluating.
+    if (auto dropout = dyn_cast<DropoutOp>(op); dropout && !training) {
+      mapping.map(dropout.getResult(), mapping.lookup(dropout.getInput()));
+      continue;
+    }
     auto batchNorm = dyn_cast<BatchNormOp>(op);
     if (!training || !batchNorm) {
       b.clone(op, mapping);

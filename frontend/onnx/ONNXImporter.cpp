@@ -152,6 +152,8 @@ private:
   void importPad(const onnx::NodeProto &node);
   void importReduceMean(const onnx::NodeProto &node);
   void importClip(const onnx::NodeProto &node);
+  void importDropout(const onnx::NodeProto &node);
+  void importLayerNorm(const onnx::NodeProto &node);
   void importTranspose(const onnx::NodeProto &node);
   void importConcat(const onnx::NodeProto &node);
   void importSplit(const onnx::NodeProto &node);
@@ -182,6 +184,8 @@ private:
   llvm::StringMap<const onnx::TensorProto *> initializers;
   llvm::StringMap<const onnx::TensorProto *> constantNodes;
   llvm::StringMap<KnownTensor> known;
+  /// Training-mode dropouts imported so far: the next one's mask key.
+  int64_t numDropouts = 0;
   /// SplitToSequence's parts, for SequenceAt.
   llvm::StringMap<SmallVector<Value>> sequences;
   /// Outputs that have no nn counterpart (batch-norm's running statistics
@@ -309,6 +313,19 @@ DenseElementsAttr Importer::toElementsAttr(const onnx::TensorProto &tensor) {
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     fail("tensor '" + tensor.name() +
          "' keeps its data in an external file, which is not supported here");
+  if (tensor.data_type() == onnx::TensorProto::BOOL) {
+    // One byte per value in raw data, else int32_data (Dropout's
+    // training_mode, Where's conditions).
+    size_t count = elementCount(tensor);
+    std::vector<uint8_t> bytes =
+        tensorValues<uint8_t>(tensor, tensor.int32_data(), count);
+    SmallVector<bool> values(bytes.begin(), bytes.end());
+    return DenseElementsAttr::get(
+        RankedTensorType::get(
+            SmallVector<int64_t>(tensor.dims().begin(), tensor.dims().end()),
+            builder.getI1Type()),
+        ArrayRef<bool>(values));
+  }
   FailureOr<Type> element = elementTypeOf(ctx, tensor.data_type());
   if (failed(element))
     fail("tensor '" + tensor.name() + "' has unsupported element type " +
@@ -878,6 +895,68 @@ void Importer::importClip(const onnx::NodeProto &node) {
                              named("max", builder.getF64FloatAttr(max))}));
 }
 
+void Importer::importDropout(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  if (node.output_size() > 1 && !node.output(1).empty())
+    unavailable[node.output(1)] =
+        "value '" + node.output(1) +
+        "' (dropout mask) is read by a node; dpc draws masks itself";
+  // From opset 12, ratio and training_mode are optional inputs (constants);
+  // without training_mode, or with it false, Dropout is the identity.
+  // Before, ratio is an attribute, and an exporter writes Dropout only for a
+  // training-mode model (an evaluation export leaves it out).
+  auto scalar = [&](int i) -> std::optional<double> {
+    if (i >= node.input_size() || node.input(i).empty())
+      return std::nullopt;
+    const KnownTensor *value = knownValue(node.input(i));
+    if (!value || value->getNumElements() != 1)
+      fail("input '" + node.input(i) + "' must be a constant scalar");
+    return value->isFloat() ? value->floats[0]
+                            : static_cast<double>(value->ints[0]);
+  };
+  double ratio =
+      opset >= 12 ? scalar(1).value_or(0.5) : floatAttr(node, "ratio", 0.5f);
+  bool training = opset >= 12 ? scalar(2).value_or(0.0) != 0 : true;
+  if (!training || ratio == 0) {
+    define(node, 0, input);
+    return;
+  }
+  if (!(ratio >= 0 && ratio <= 1))
+    fail("ratio " + std::to_string(ratio) + " is not in [0, 1]");
+  define(node, 0,
+         create<nn::DropoutOp>(
+             input, {named("ratio", builder.getF64FloatAttr(shortestDecimal(
+                                        static_cast<float>(ratio)))),
+                     named("key", builder.getI64IntegerAttr(numDropouts++))}));
+}
+
+void Importer::importLayerNorm(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  int64_t axis = intAttr(node, "axis", -1);
+  if (axis < -rank || axis >= rank)
+    fail("axis " + std::to_string(axis) + " is out of range for rank " +
+         std::to_string(rank));
+  if (axis < 0)
+    axis += rank;
+  // Mean and InvStdDev are outputs for training frameworks' own backward.
+  for (int i = 1; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      unavailable[node.output(i)] =
+          "value '" + node.output(i) +
+          "' (layer-norm statistics output) is read by a node; dpc's "
+          "backward recomputes them";
+  SmallVector<Value> operands = {input, operand(node, 1)};
+  if (Value bias = optionalOperand(node, 2))
+    operands.push_back(bias);
+  define(node, 0,
+         create<nn::LayerNormOp>(
+             operands,
+             {named("axis", builder.getI64IntegerAttr(axis)),
+              named("epsilon", builder.getF64FloatAttr(shortestDecimal(
+                                   floatAttr(node, "epsilon", 1e-5f))))}));
+}
+
 SmallVector<int64_t> Importer::normalizeAxes(ArrayRef<int64_t> axes,
                                              int64_t rank) {
   SmallVector<int64_t> result;
@@ -1085,6 +1164,10 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       importTranspose(node);
     } else if (op == "Clip") {
       importClip(node);
+    } else if (op == "Dropout") {
+      importDropout(node);
+    } else if (op == "LayerNormalization") {
+      importLayerNorm(node);
     } else if (op == "HardSigmoid") {
       define(node, 0,
              create<nn::HardSigmoidOp>(
@@ -1265,6 +1348,8 @@ static std::vector<uint8_t> tensorBytes(const onnx::TensorProto &tensor,
     return fromValues(std::vector<int64_t>(), tensor.int64_data());
   case onnx::TensorProto::INT32:
     return fromValues(std::vector<int32_t>(), tensor.int32_data());
+  case onnx::TensorProto::BOOL:
+    return fromValues(std::vector<uint8_t>(), tensor.int32_data());
   default:
     fail("tensor '" + tensor.name() + "' has an element type (" +
          std::to_string(tensor.data_type()) + ") that cannot be read");

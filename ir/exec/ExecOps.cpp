@@ -148,6 +148,13 @@ LogicalResult KernelOp::verify() {
         return failure();
       args->push_back(std::move(*arg));
     }
+  if (Value workspace = getWorkspace()) {
+    FailureOr<plan::TensorArg> arg =
+        toTensorArg(workspace, step.getBatch(), getLoc());
+    if (failed(arg))
+      return failure();
+    call.workspace = std::move(*arg);
+  }
   plan::InstructionT instruction;
   instruction.kernel = *kernel;
   instruction.attrs = std::move(*attrs);

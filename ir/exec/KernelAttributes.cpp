@@ -192,6 +192,20 @@ plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
     attrs.Set(std::move(concat));
     break;
   }
+  case plan::KernelAttrs::DropoutAttrs: {
+    plan::DropoutAttrsT dropout;
+    dropout.ratio = r.real("ratio", -1.0);
+    dropout.key = r.integer("key", -1);
+    attrs.Set(std::move(dropout));
+    break;
+  }
+  case plan::KernelAttrs::LayerNormAttrs: {
+    plan::LayerNormAttrsT layerNorm;
+    layerNorm.axis = r.integer("axis", -1);
+    layerNorm.epsilon = r.real("epsilon", layerNorm.epsilon);
+    attrs.Set(std::move(layerNorm));
+    break;
+  }
   case plan::KernelAttrs::AllReduceAttrs: {
     plan::AllReduceAttrsT allReduce;
     if (FailureOr<plan::ReduceOp> op = r.reduction("op"); succeeded(op))

@@ -202,6 +202,24 @@ BatchNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   return success();
 }
 
+LogicalResult
+LayerNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  auto input = rankedType(adaptor.getInput());
+  if (adaptor.getResultGrad().getType() != input)
+    return emitOptionalError(loc, "result_grad type ",
+                             adaptor.getResultGrad().getType(),
+                             " differs from the input type ", input);
+  if (failed(detail::checkLayerNorm(loc, input, adaptor.getScale(), Value(),
+                                    adaptor.getAxis(),
+                                    adaptor.getEpsilon().convertToDouble())))
+    return failure();
+  Type scale = adaptor.getScale().getType();
+  inferred.append({input, scale, scale});
+  return success();
+}
+
 /// Checks that `count` is a 1-element f64 tensor, as nn.batch_norm_stats
 /// makes it.
 static LogicalResult checkCount(std::optional<Location> loc, Value count) {
@@ -237,13 +255,13 @@ BatchNormApplyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   if (failed(checkBatchNormAttrs(loc, adaptor.getEpsilon().convertToDouble(),
                                  adaptor.getMomentum().convertToDouble())))
     return failure();
-  if (failed(checkBatchNormOperands(error, input,
-                                    {{adaptor.getScale(), "scale"},
-                                     {adaptor.getShift(), "shift"},
-                                     {adaptor.getRunningMean(), "running_mean"},
-                                     {adaptor.getRunningVar(), "running_var"}},
-                                    {{adaptor.getSum(), "sum"},
-                                     {adaptor.getSumSq(), "sum_sq"}})) ||
+  if (failed(checkBatchNormOperands(
+          error, input,
+          {{adaptor.getScale(), "scale"},
+           {adaptor.getShift(), "shift"},
+           {adaptor.getRunningMean(), "running_mean"},
+           {adaptor.getRunningVar(), "running_var"}},
+          {{adaptor.getSum(), "sum"}, {adaptor.getSumSq(), "sum_sq"}})) ||
       failed(checkCount(loc, adaptor.getCount())))
     return failure();
   Type stats = adaptor.getRunningMean().getType();

@@ -205,6 +205,27 @@ def NN_BatchNormGradApplyOp : NN_Op<"batch_norm_grad_apply",
   }];
 }
 
+def NN_LayerNormGradOp : NN_Op<"layer_norm_grad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of layer_norm";
+  let description = [{
+    The attributes are those of the forward `nn.layer_norm`. Each row's
+    statistics are recomputed from `input` (exactly as the forward computed
+    them) rather than saved. With `xhat = (x - mean) * invstd`, `g = dy *
+    scale` and means over the row, `input_grad = invstd * (g - mean(g) -
+    xhat * mean(g * xhat))`; summed over the rows, `scale_grad = dy * xhat`
+    and `bias_grad = dy`.
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$input,
+    NN_FloatTensor:$scale, I64Attr:$axis,
+    DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs NN_FloatTensor:$input_grad, NN_FloatTensor:$scale_grad,
+    NN_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $result_grad `,` $input `,` $scale attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling and padding
 //===----------------------------------------------------------------------===//
@@ -316,6 +337,16 @@ def NN_HardSwishGradOp : NN_InputActivationGradOp<"hard_swish_grad",
 def NN_GeluGradOp : NN_InputActivationGradOp<"gelu_grad",
     "gelu: dy (Phi(x) + x phi(x)), or the tanh approximation's",
     (ins BoolAttr:$tanh_approximation)>;
+
+def NN_DropoutGradOp : NN_Op<"dropout_grad",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Gradient of dropout: dy times the forward's regenerated mask "
+                "and scale";
+  let arguments = (ins NN_FloatTensor:$result_grad, F64Attr:$ratio,
+    I64Attr:$key);
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = "operands attr-dict `:` type($input_grad)";
+}
 
 //===----------------------------------------------------------------------===//
 // Reductions and layout

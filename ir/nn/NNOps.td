@@ -70,6 +70,25 @@ def NN_BatchNormOp : NN_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+def NN_LayerNormOp : NN_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Layer normalization over the dims from `axis` on";
+  let description = [{
+    Each row (the dims before `axis`) is normalized over the dims from
+    `axis` on with its own mean and biased variance:
+    `y = (x - mean) / sqrt(var + epsilon) * scale + bias`, `scale` and
+    `bias` having the shape of those dims. The same in training and
+    evaluation; `axis` >= 1, so rows never mix samples.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$scale,
+    Optional<NN_FloatTensor>:$bias, I64Attr:$axis,
+    DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def NN_MaxPool2dOp : NN_Op<"max_pool2d", [Pure, InferTypeOpAdaptor]> {
   let summary = "2-D max pooling over NCHW input";
   let description = [{
@@ -173,6 +192,25 @@ def NN_HardSwishOp : NN_InputActivationOp<"hard_swish",
 def NN_GeluOp : NN_InputActivationOp<"gelu",
     "x Phi(x) (erf), or its tanh approximation",
     (ins DefaultValuedAttr<BoolAttr, "false">:$tanh_approximation)>;
+
+def NN_DropoutOp : NN_Op<"dropout",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Training-mode dropout: zero each element with probability "
+                "`ratio`, scale the rest by 1 / (1 - ratio)";
+  let description = [{
+    Identity in an evaluation step. In a training step the mask is a pure
+    function of the run's seed, the optimizer step, `key` (which dropout
+    this is) and the element's position in the global batch (row and index
+    within the row): Philox4x32-10 as a counter-based generator. N devices
+    and one device therefore drop the same units, a recomputed forward
+    (rematerialization) and the backward regenerate the mask instead of
+    storing it, and a resumed run draws what the uninterrupted one would.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, F64Attr:$ratio, I64Attr:$key);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
 
 def NN_ConcatOp : NN_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let summary = "Join tensors along `axis` (torch.cat)";

@@ -86,6 +86,13 @@ std::optional<int64_t> product(llvm::ArrayRef<int64_t> dims);
 mlir::LogicalResult checkBatchNormAttrs(std::optional<mlir::Location> loc,
                                         double epsilon, double momentum);
 
+/// Layer norm (forward and gradient): `axis` in [1, rank), epsilon > 0,
+/// and `scale` (and `bias`, when given) of the input's dims from `axis` on.
+mlir::LogicalResult checkLayerNorm(std::optional<mlir::Location> loc,
+                                   mlir::RankedTensorType input,
+                                   mlir::Value scale, mlir::Value bias,
+                                   int64_t axis, double epsilon);
+
 /// The softmax ops (forward and gradient) keep their type; only the axis
 /// needs checking against the rank of `value`.
 mlir::LogicalResult verifySoftmaxAxis(mlir::Operation *op, mlir::Value value,

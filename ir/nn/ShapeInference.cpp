@@ -505,6 +505,39 @@ LogicalResult dpc::nn::detail::checkBatchNormAttrs(std::optional<Location> loc,
   return success();
 }
 
+LogicalResult dpc::nn::detail::checkLayerNorm(std::optional<Location> loc,
+                                              RankedTensorType input,
+                                              Value scale, Value bias,
+                                              int64_t axis, double epsilon) {
+  if (axis < 1 || axis >= input.getRank())
+    return emitOptionalError(loc, "'axis' must be in [1, ", input.getRank(),
+                             ") (dim 0 is the batch), got ", axis);
+  if (!(epsilon > 0))
+    return emitOptionalError(loc, "'epsilon' must be > 0, got ", epsilon);
+  auto expected = RankedTensorType::get(input.getShape().drop_front(axis),
+                                        input.getElementType());
+  for (auto [value, name] :
+       {std::pair(scale, "scale"), std::pair(bias, "bias")})
+    if (value && value.getType() != expected)
+      return emitOptionalError(loc, "'", name, "' must be ", expected,
+                               " (the input's dims from axis ", axis,
+                               " on), got ", value.getType());
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (failed(detail::checkLayerNorm(loc, input, adaptor.getScale(),
+                                    adaptor.getBias(), adaptor.getAxis(),
+                                    adaptor.getEpsilon().convertToDouble())))
+    return failure();
+  inferred.push_back(input);
+  return success();
+}
+
 LogicalResult dpc::nn::detail::verifySoftmaxAxis(Operation *op, Value value,
                                                  int64_t axis) {
   int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
@@ -591,6 +624,13 @@ LogicalResult ClipOp::verify() {
   if (!std::isfinite(min) || !std::isfinite(max) || min > max)
     return emitOpError() << "bounds [" << min << ", " << max
                          << "] are not a finite interval";
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0 && ratio <= 1))
+    return emitOpError() << "ratio " << ratio << " is not in [0, 1]";
   return success();
 }
 

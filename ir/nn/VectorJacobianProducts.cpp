@@ -228,6 +228,25 @@ LogicalResult buildVJP(GeluOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+LogicalResult buildVJP(LayerNormOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  auto grad = b.create<LayerNormGradOp>(op.getLoc(), dys[0], op.getInput(),
+                                        op.getScale(), op.getAxisAttr(),
+                                        op.getEpsilonAttr());
+  grads.push_back(grad.getInputGrad());
+  grads.push_back(grad.getScaleGrad());
+  if (op.getBias())
+    grads.push_back(grad.getBiasGrad());
+  return success();
+}
+
+LogicalResult buildVJP(DropoutOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<DropoutGradOp>(op.getLoc(), dys[0],
+                                          op.getRatioAttr(), op.getKeyAttr()));
+  return success();
+}
+
 LogicalResult buildVJP(SigmoidOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   grads.push_back(b.create<SigmoidGradOp>(op.getLoc(), dys[0], op.getResult()));
@@ -351,7 +370,7 @@ template <typename... OpTs> void attach(MLIRContext &context) {
 void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
   attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
-         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, TransposeOp, ConcatOp,
-         SplitOp, AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp, MatmulOp,
-         SoftmaxOp, LogSoftmaxOp, CrossEntropyOp>(context);
+         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, DropoutOp, LayerNormOp,
+         TransposeOp, ConcatOp, SplitOp, AddOp, MulOp, FlattenOp, ReshapeOp,
+         LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp, CrossEntropyOp>(context);
 }

@@ -929,6 +929,35 @@ constexpr auto runHardSwishBackward = runInputActivationBackward;
 constexpr auto runGeluForward = runInputActivationForward;
 constexpr auto runGeluBackward = runInputActivationBackward;
 
+/// Forward and backward are the same product: x (or dy) times the mask.
+void runDropout(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::DropoutForward;
+  plan::DropoutShape s = plan::getDropoutShape(call);
+  dropout(ctx.getStream(),
+          kernels::math::makeDropoutMask(call.randomSeed, call.optimizerStep,
+                                         s.site, s.ratio),
+          s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
+}
+constexpr auto runDropoutForward = runDropout;
+constexpr auto runDropoutBackward = runDropout;
+
+void runLayerNormForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LayerNormForward;
+  const plan::TensorArg &bias = call.operand(Bias);
+  layerNormForward(ctx.getStream(), plan::getLayerNormShape(call), in(call, X),
+                   in(call, Scale), bias.present ? bias.f32() : nullptr,
+                   out(call, Y));
+}
+
+void runLayerNormBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LayerNormBackward;
+  const plan::TensorArg &dBias = call.result(DBias);
+  layerNormBackward(
+      ctx.getStream(), plan::getLayerNormShape(call), in(call, X), in(call, DY),
+      in(call, Scale), call.workspace.as<kernels::elements::RowStats>(),
+      out(call, DX), out(call, DScale), dBias.present ? dBias.f32() : nullptr);
+}
+
 const plan::KernelTable<StreamContext> kCudaKernels = {"CUDA",
                                                        {
 #define DPC_KERNEL(Name, ...) run##Name,

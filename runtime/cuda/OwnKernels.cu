@@ -25,6 +25,7 @@ namespace math = kernels::math;
 using kernels::BatchNormParams;
 using kernels::BatchNormShape;
 using kernels::BroadcastShape;
+using kernels::LayerNormShape;
 using kernels::Pad2dShape;
 using kernels::Pool2dShape;
 
@@ -130,6 +131,51 @@ __global__ void inputActivationBackwardKernel(math::InputActivation kind,
                                               const float *dy, float *dx) {
   DPC_GRID_STRIDE(i, n) {
     dx[i] = math::inputActivationBackward(kind, params, dy[i], x[i]);
+  }
+}
+
+__global__ void dropoutKernel(math::DropoutMask mask, int64_t cols,
+                              int64_t firstRow, int64_t n, const float *x,
+                              float *y) {
+  DPC_GRID_STRIDE(i, n) {
+    y[i] = elements::dropout(mask, cols, firstRow, i, x);
+  }
+}
+
+// Layer norm: a thread per row (statistics, y or dx), then, backward, a
+// thread per column (scale and bias gradients over the rows).
+__global__ void layerNormForwardKernel(LayerNormShape s, const float *x,
+                                       const float *scale, const float *bias,
+                                       float *y) {
+  DPC_GRID_STRIDE(r, s.rows) {
+    const float *row = x + r * s.cols;
+    elements::RowStats stats = elements::layerNormStats(row, s.cols, s.epsilon);
+    for (int64_t c = 0; c < s.cols; ++c)
+      y[r * s.cols + c] = elements::layerNormForward(row[c], stats, scale[c],
+                                                     bias ? bias[c] : 0.f);
+  }
+}
+
+__global__ void layerNormBackwardRowsKernel(LayerNormShape s, const float *x,
+                                            const float *dy,
+                                            const float *scale,
+                                            elements::RowStats *stats,
+                                            float *dx) {
+  DPC_GRID_STRIDE(r, s.rows) {
+    int64_t offset = r * s.cols;
+    stats[r] = elements::layerNormStats(x + offset, s.cols, s.epsilon);
+    elements::layerNormBackwardRow(x + offset, dy + offset, scale, s.cols,
+                                   stats[r], dx + offset);
+  }
+}
+
+__global__ void layerNormParamGradsKernel(LayerNormShape s, const float *x,
+                                          const float *dy,
+                                          const elements::RowStats *stats,
+                                          float *dScale, float *dBias) {
+  DPC_GRID_STRIDE(c, s.cols) {
+    elements::layerNormParamGrads(x, dy, stats, s.rows, s.cols, c, dScale,
+                                  dBias);
   }
 }
 
@@ -620,6 +666,28 @@ void inputActivationBackward(cudaStream_t stream, math::InputActivation kind,
                              const float *x, const float *dy, float *dx) {
   launch(stream, size, inputActivationBackwardKernel, kind, params, size, x,
          dy, dx);
+}
+
+void dropout(cudaStream_t stream, const math::DropoutMask &mask, int64_t rows,
+             int64_t cols, int64_t firstRow, const float *x, float *y) {
+  int64_t n = rows * cols;
+  launch(stream, n, dropoutKernel, mask, cols, firstRow, n, x, y);
+}
+
+void layerNormForward(cudaStream_t stream, const LayerNormShape &s,
+                      const float *x, const float *scale, const float *bias,
+                      float *y) {
+  launch(stream, s.rows, layerNormForwardKernel, s, x, scale, bias, y);
+}
+
+void layerNormBackward(cudaStream_t stream, const LayerNormShape &s,
+                       const float *x, const float *dy, const float *scale,
+                       elements::RowStats *stats, float *dx, float *dScale,
+                       float *dBias) {
+  launch(stream, s.rows, layerNormBackwardRowsKernel, s, x, dy, scale, stats,
+         dx);
+  launch(stream, s.cols, layerNormParamGradsKernel, s, x, dy,
+         static_cast<const elements::RowStats *>(stats), dScale, dBias);
 }
 
 void addForward(cudaStream_t stream, const BroadcastShape &shape,

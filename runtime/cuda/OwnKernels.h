@@ -16,6 +16,7 @@
 #include "runtime/kernels/BatchNorm.h"
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/KernelElements.h"
+#include "runtime/kernels/LayerNorm.h"
 #include "runtime/kernels/Optimizer.h"
 #include "runtime/kernels/Pool.h"
 
@@ -44,6 +45,22 @@ void inputActivationBackward(cudaStream_t stream,
                              kernels::math::ActivationParams params,
                              int64_t size, const float *x, const float *dy,
                              float *dx);
+
+/// Dropout forward (x) or backward (dy) over rows of `cols` from global row
+/// `firstRow` (KernelElements.h's body).
+void dropout(cudaStream_t stream, const kernels::math::DropoutMask &mask,
+             int64_t rows, int64_t cols, int64_t firstRow, const float *x,
+             float *y);
+
+/// Layer norm (KernelElements.h's bodies); `stats` is `rows` entries of
+/// device scratch, `bias` and `dBias` may be null.
+void layerNormForward(cudaStream_t stream, const kernels::LayerNormShape &s,
+                      const float *x, const float *scale, const float *bias,
+                      float *y);
+void layerNormBackward(cudaStream_t stream, const kernels::LayerNormShape &s,
+                       const float *x, const float *dy, const float *scale,
+                       kernels::elements::RowStats *stats, float *dx,
+                       float *dScale, float *dBias);
 
 void addForward(cudaStream_t stream, const kernels::BroadcastShape &shape,
                 const float *lhs, const float *rhs, float *out);

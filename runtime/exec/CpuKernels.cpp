@@ -510,6 +510,33 @@ constexpr auto runHardSwishBackward = runInputActivationBackward;
 constexpr auto runGeluForward = runInputActivationForward;
 constexpr auto runGeluBackward = runInputActivationBackward;
 
+/// Forward and backward are the same product: x (or dy) times the mask.
+void runDropout(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::DropoutForward;
+  plan::DropoutShape s = plan::getDropoutShape(call);
+  dropout(math::makeDropoutMask(call.randomSeed, call.optimizerStep, s.site,
+                                s.ratio),
+          s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
+}
+constexpr auto runDropoutForward = runDropout;
+constexpr auto runDropoutBackward = runDropout;
+
+void runLayerNormForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::LayerNormForward;
+  const plan::TensorArg &bias = call.operand(Bias);
+  layerNormForward(plan::getLayerNormShape(call), in(call, X), in(call, Scale),
+                   bias.present ? bias.f32() : nullptr, out(call, Y));
+}
+
+void runLayerNormBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::LayerNormBackward;
+  const plan::TensorArg &dBias = call.result(DBias);
+  layerNormBackward(plan::getLayerNormShape(call), in(call, X), in(call, DY),
+                    in(call, Scale), call.workspace.as<elements::RowStats>(),
+                    out(call, DX), out(call, DScale),
+                    dBias.present ? dBias.f32() : nullptr);
+}
+
 const plan::KernelTable<KernelContext> kCpuKernels = {"the CPU",
                                                       {
 #define DPC_KERNEL(Name, ...) run##Name,

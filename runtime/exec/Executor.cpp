@@ -745,7 +745,8 @@ void Executor::broadcastState(bool buffersOnly) {
     getCommunicator(localDevice)->broadcast(buffers, 0);
 }
 
-void Executor::enqueue(int index, int64_t rows, int64_t batch) {
+void Executor::enqueue(int index, int64_t rows, int64_t batch, int64_t update,
+                       int64_t firstRow) {
   StepState &state = *steps[index];
   const plan::Step &planStep = *state.step;
   auto argOf = [&](int t) {
@@ -775,7 +776,9 @@ void Executor::enqueue(int index, int64_t rows, int64_t batch) {
     call.kernel = instruction.kernel();
     call.instruction = &instruction;
     call.batch = batch;
-    call.optimizerStep = optimizerStep;
+    call.optimizerStep = update;
+    call.randomSeed = randomSeed;
+    call.firstRow = firstRow;
     call.communicator = state.communicator;
     bind(instruction.operands(), call.operands);
     bind(instruction.results(), call.results);
@@ -870,7 +873,7 @@ void Executor::startMicroBatches(int step, int64_t batch) {
     }
   }
   group.earlierScalars.clear();
-  int64_t offset = 0;
+  int64_t offset = 0, firstRow = 0;
   for (size_t m = 0; m < micro.size(); ++m) {
     bool last = m + 1 == micro.size();
     int target = last ? step : findStep(m == 0 ? "accum_first" : "accum_step");
@@ -883,17 +886,19 @@ void Executor::startMicroBatches(int step, int64_t batch) {
                   held[m] * staged.rowBytes);
     }
     // Every micro-batch's loss is a share of the global batch's mean.
-    startReplicas(target, micro[m], batch);
+    startReplicas(target, micro[m], batch, firstRow);
     if (last)
       break; // finish() waits for it
     finishReplicas(targetGroup);
     for (const std::string &name : getScalarOutputNames(targetGroup))
       group.earlierScalars[name] += getScalarOutput(target, name);
     offset += held[m];
+    firstRow += micro[m];
   }
 }
 
-void Executor::startReplicas(int step, int64_t batch, int64_t lossBatch) {
+void Executor::startReplicas(int step, int64_t batch, int64_t lossBatch,
+                             int64_t firstRow) {
   StepGroup &group = getGroup(step);
   if (group.maxBatch > 0 && (batch < 1 || batch > group.maxBatch))
     throw std::invalid_argument(
@@ -932,12 +937,13 @@ void Executor::startReplicas(int step, int64_t batch, int64_t lossBatch) {
 
   // Every replica's work is enqueued before any is waited for: replicas
   // meet in collectives.
-  for (size_t r = 0; r < numReplicas; ++r) {
+  int64_t update = group.updatesParameters ? optimizerStep : optimizerStep + 1;
+  for (size_t r = 0; r < numReplicas; firstRow += split[r], ++r) {
     if (!isLocal(group.replicas[r]))
       continue;
     StepState &state = *steps[group.replicas[r]];
     finishUploads(state);
-    enqueue(group.replicas[r], split[r], lossBatch);
+    enqueue(group.replicas[r], split[r], lossBatch, update, firstRow);
     state.lastSlot = state.slot;
     state.slot = 1 - state.slot;
     state.lastRows = split[r];

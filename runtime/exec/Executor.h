@@ -212,6 +212,10 @@ public:
   const std::vector<size_t> &getPrimaryPersistent() const { return primary; }
   int64_t getOptimizerStep() const { return optimizerStep; }
   void setOptimizerStep(int64_t step) { optimizerStep = step; }
+  /// The seed of dropout's masks (KernelMath.h): with the optimizer step
+  /// and each row's place in the global batch, it decides every mask, so
+  /// a resumed run with the same seed draws what an uninterrupted one does.
+  void setRandomSeed(uint64_t seed) { randomSeed = seed; }
 
   /// Records when every kernel runs, on which device and stream, from now
   /// on (null: stop). The tracer must outlive the runs it records.
@@ -227,11 +231,15 @@ private:
   struct StepGroup;
   StepState &getStep(int step) const;
   StepGroup &getGroup(int step) const;
-  /// Enqueues replica `index` (a plan step) on `rows` of `batch`.
-  void enqueue(int index, int64_t rows, int64_t batch);
+  /// Enqueues replica `index` (a plan step) on `rows` of `batch`, as part of
+  /// optimizer update `update` from global row `firstRow` (KernelCall).
+  void enqueue(int index, int64_t rows, int64_t batch, int64_t update,
+               int64_t firstRow);
   /// Starts every replica of `step` on `batch` rows, losses averaged over
-  /// `lossBatch`; finishReplicas waits for them.
-  void startReplicas(int step, int64_t batch, int64_t lossBatch);
+  /// `lossBatch`, the first at row `firstRow` of the update's batch (a
+  /// micro-batch's offset); finishReplicas waits for them.
+  void startReplicas(int step, int64_t batch, int64_t lossBatch,
+                     int64_t firstRow = 0);
   void finishReplicas(StepGroup &group);
   /// The train step of a plan with gradient accumulation: see run().
   void startMicroBatches(int step, int64_t batch);
@@ -283,6 +291,7 @@ private:
   int localDevice = -1;         // rank mode: this process's device
   bool stateShared = false;     // rank mode: rank 0's state broadcast
   int64_t optimizerStep = 0;
+  uint64_t randomSeed = 0;
   int64_t gradAccum = 1;
 };
 

@@ -68,6 +68,21 @@ void inputActivationBackward(math::InputActivation kind,
     dx[i] = math::inputActivationBackward(kind, params, dy[i], x[i]);
 }
 
+void dropout(const math::DropoutMask &mask, int64_t rows, int64_t cols,
+             int64_t firstRow, const float *x, float *y) {
+  // One Philox draw serves four consecutive elements of a row.
+  int64_t groups = (cols + 3) / 4;
+#pragma omp parallel for collapse(2)
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t g = 0; g < groups; ++g) {
+      math::Philox4 words = math::dropoutWords(mask, firstRow + r, 4 * g);
+      int64_t begin = r * cols + 4 * g;
+      int64_t count = std::min<int64_t>(4, cols - 4 * g);
+      for (int64_t j = 0; j < count; ++j)
+        y[begin + j] = math::dropoutApply(mask, words.v[j], x[begin + j]);
+    }
+}
+
 //===----------------------------------------------------------------------===//
 // Broadcasting binary ops
 //===----------------------------------------------------------------------===//

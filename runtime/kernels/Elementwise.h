@@ -32,6 +32,11 @@ void inputActivationBackward(math::InputActivation kind,
                              math::ActivationParams params, int64_t size,
                              const float *x, const float *dy, float *dx);
 
+/// Dropout (forward on x, or backward on dy: the same product) over `rows`
+/// rows of `cols` elements, the first being global row `firstRow`.
+void dropout(const math::DropoutMask &mask, int64_t rows, int64_t cols,
+             int64_t firstRow, const float *x, float *y);
+
 //===----------------------------------------------------------------------===//
 // Binary ops with numpy broadcasting of the second operand: out = lhs op rhs,
 // where out has lhs's shape and rhs's dims, right-aligned, each equal the

@@ -71,6 +71,84 @@ DPC_HOST_DEVICE inline float reduceToRhs(const BroadcastShape &s, int64_t j,
 }
 
 //===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+/// Element i of dropout over rows of `cols` elements from global row
+/// `firstRow` (the CPU draws once per four elements; this draws per element
+/// and picks its word).
+DPC_HOST_DEVICE inline float dropout(const math::DropoutMask &m, int64_t cols,
+                                     int64_t firstRow, int64_t i,
+                                     const float *x) {
+  int64_t col = i % cols;
+  math::Philox4 words = math::dropoutWords(m, firstRow + i / cols, col);
+  return math::dropoutApply(m, words.v[col & 3], x[i]);
+}
+
+//===----------------------------------------------------------------------===//
+// Layer normalization: rows of `cols` elements, each normalized on its own.
+// Sums are in double; the statistics are rounded to float once, and the
+// forward and the backward use the same rounded values.
+//===----------------------------------------------------------------------===//
+
+struct RowStats {
+  float mean, invStd;
+};
+
+DPC_HOST_DEVICE inline RowStats layerNormStats(const float *row, int64_t cols,
+                                               double epsilon) {
+  double sum = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    sum += row[c];
+  double mean = sum / double(cols), squares = 0;
+  for (int64_t c = 0; c < cols; ++c) {
+    double d = row[c] - mean;
+    squares += d * d;
+  }
+  return {float(mean), float(1.0 / sqrt(squares / double(cols) + epsilon))};
+}
+
+DPC_HOST_DEVICE inline float layerNormForward(float x, RowStats s, float scale,
+                                              float bias) {
+  return (x - s.mean) * s.invStd * scale + bias;
+}
+
+/// One row's dx: invstd (g - mean(g) - xhat mean(g xhat)), g = dy scale.
+DPC_HOST_DEVICE inline void
+layerNormBackwardRow(const float *x, const float *dy, const float *scale,
+                     int64_t cols, RowStats s, float *dx) {
+  double sumG = 0, sumGXhat = 0;
+  for (int64_t c = 0; c < cols; ++c) {
+    double g = double(dy[c]) * scale[c];
+    sumG += g;
+    sumGXhat += g * ((x[c] - s.mean) * s.invStd);
+  }
+  float meanG = float(sumG / double(cols));
+  float meanGXhat = float(sumGXhat / double(cols));
+  for (int64_t c = 0; c < cols; ++c) {
+    float xhat = (x[c] - s.mean) * s.invStd;
+    dx[c] = s.invStd * (dy[c] * scale[c] - meanG - xhat * meanGXhat);
+  }
+}
+
+/// Column c's scale and bias gradients: dy xhat and dy summed over the rows.
+DPC_HOST_DEVICE inline void layerNormParamGrads(const float *x, const float *dy,
+                                                const RowStats *stats,
+                                                int64_t rows, int64_t cols,
+                                                int64_t c, float *dScale,
+                                                float *dBias) {
+  double sumScale = 0, sumBias = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    float xhat = (x[r * cols + c] - stats[r].mean) * stats[r].invStd;
+    sumScale += double(dy[r * cols + c]) * xhat;
+    sumBias += dy[r * cols + c];
+  }
+  dScale[c] = float(sumScale);
+  if (dBias)
+    dBias[c] = float(sumBias);
+}
+
+//===----------------------------------------------------------------------===//
 // Padding
 //===----------------------------------------------------------------------===//
 

@@ -444,6 +444,67 @@ DPC_HOST_DEVICE inline float crossEntropyGrad(float x, RowLogSumExp r,
   return (expf(logSoftmax(x, r)) - (isLabel ? 1.f : 0.f)) * g;
 }
 
+//===----------------------------------------------------------------------===//
+// Dropout's mask: Philox4x32-10, a counter-based generator (Salmon et al.,
+// "Parallel random numbers: as easy as 1, 2, 3", SC'11; Random123's
+// constants). An element's draw depends only on its key and position, so
+// any split of the batch, any thread layout and any recomputation draws the
+// same mask.
+//===----------------------------------------------------------------------===//
+
+struct Philox4 {
+  uint32_t v[4];
+};
+
+DPC_HOST_DEVICE inline Philox4 philox4x32(Philox4 counter, uint32_t key0,
+                                          uint32_t key1) {
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      key0 += 0x9E3779B9u;
+      key1 += 0xBB67AE85u;
+    }
+    uint64_t p0 = uint64_t(0xD2511F53u) * counter.v[0];
+    uint64_t p1 = uint64_t(0xCD9E8D57u) * counter.v[2];
+    counter = {{uint32_t(p1 >> 32) ^ counter.v[1] ^ key0, uint32_t(p1),
+                uint32_t(p0 >> 32) ^ counter.v[3] ^ key1, uint32_t(p0)}};
+  }
+  return counter;
+}
+
+/// One dropout site in one optimizer step: the element in global row `row`
+/// at index `col` of its row is kept when the top 24 bits of word col % 4 of
+/// philox({col / 4, row, step, site}, seed) reach `threshold`
+/// (ceil(ratio * 2^24)), and a kept element is scaled by 1 / (1 - ratio).
+struct DropoutMask {
+  uint64_t seed = 0;
+  uint32_t step = 0, site = 0;
+  uint32_t threshold = 0;
+  float scale = 1.f;
+};
+
+DPC_HOST_DEVICE inline Philox4 dropoutWords(const DropoutMask &m, int64_t row,
+                                            int64_t col) {
+  return philox4x32({{uint32_t(col >> 2), uint32_t(row), m.step, m.site}},
+                    uint32_t(m.seed), uint32_t(m.seed >> 32));
+}
+
+DPC_HOST_DEVICE inline float dropoutApply(const DropoutMask &m, uint32_t word,
+                                          float x) {
+  return (word >> 8) >= m.threshold ? x * m.scale : 0.f;
+}
+
+/// The mask for `ratio` in [0, 1]: ratio 1 drops everything.
+inline DropoutMask makeDropoutMask(uint64_t seed, int64_t step, int64_t site,
+                                   double ratio) {
+  DropoutMask m;
+  m.seed = seed;
+  m.step = uint32_t(step);
+  m.site = uint32_t(site);
+  m.threshold = uint32_t(std::ceil(ratio * 16777216.0));
+  m.scale = ratio < 1 ? float(1.0 / (1.0 - ratio)) : 0.f;
+  return m;
+}
+
 } // namespace dpc::kernels::math
 
 #endif // DPC_RUNTIME_KERNELS_KERNELMATH_H

@@ -50,9 +50,15 @@ struct KernelCall {
   /// The global run-time batch (every replica's rows together): the
   /// cross-entropy divisor. The replica's own rows are in the tensors' dims.
   int64_t batch = 0;
-  /// 1-based count of optimizer updates, for SGD's first-step rule and
-  /// AdamW's bias correction.
+  /// The 1-based optimizer update this run belongs to: in a step that
+  /// updates parameters, its own count (SGD's first-step rule); in any
+  /// other step (a gradient-accumulation micro-batch), the next update's.
   int64_t optimizerStep = 1;
+  /// Dropout's mask keys (KernelMath.h): the run's seed, and the global
+  /// row, within the optimizer update's whole batch, of this replica's
+  /// first row (micro-batches and replicas before it counted).
+  uint64_t randomSeed = 0;
+  int64_t firstRow = 0;
   /// The replica's handle for collectives (AllReduce); null when checking.
   comm::Communicator *communicator = nullptr;
 

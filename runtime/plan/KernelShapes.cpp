@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 
@@ -565,6 +566,72 @@ InputActivationShape getInputActivationShape(const KernelCall &call) {
   return s;
 }
 
+DropoutShape getDropoutShape(const KernelCall &call) {
+  const DropoutAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_DropoutAttrs() : nullptr;
+  if (!attrs)
+    fail("DropoutAttrs are missing");
+  if (!(attrs->ratio() >= 0 && attrs->ratio() <= 1))
+    fail("dropout ratio " + std::to_string(attrs->ratio()) +
+         " is not in [0, 1]");
+  if (attrs->key() < 0 || attrs->key() > UINT32_MAX)
+    fail("dropout key " + std::to_string(attrs->key()) +
+         " is not a 32-bit site number");
+  int64_t size = getElementwiseSize(call);
+  const TensorArg &x = operand(call, 0);
+  if (x.dims.empty())
+    fail("dropout needs a batch dimension");
+  DropoutShape s{attrs->ratio(), attrs->key(), x.dims[0], 0};
+  s.cols = s.rows > 0 ? size / s.rows : 0;
+  // The mask counts rows and groups of four elements in 32 bits.
+  if (s.cols > (int64_t(1) << 34))
+    fail("dropout rows of " + std::to_string(s.cols) +
+         " elements exceed the mask's 2^34");
+  return s;
+}
+
+kernels::LayerNormShape getLayerNormShape(const KernelCall &call) {
+  const LayerNormAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_LayerNormAttrs() : nullptr;
+  if (!attrs)
+    fail("LayerNormAttrs are missing");
+  const TensorArg &x = operand(call, 0);
+  int64_t rank = static_cast<int64_t>(x.dims.size());
+  if (attrs->axis() < 1 || attrs->axis() >= rank)
+    fail("layer norm axis " + std::to_string(attrs->axis()) +
+         " is not in [1, " + std::to_string(rank) + ")");
+  if (!(attrs->epsilon() > 0) || !std::isfinite(attrs->epsilon()))
+    fail("layer norm epsilon must be finite and > 0");
+  kernels::LayerNormShape s;
+  auto split = x.dims.begin() + attrs->axis();
+  s.rows = countOf(std::vector<int64_t>(x.dims.begin(), split));
+  s.cols = countOf(std::vector<int64_t>(split, x.dims.end()));
+  s.epsilon = attrs->epsilon();
+  int64_t count = countOf({s.rows, s.cols});
+  expectResultCount(call, 0, count);             // Y or DX
+  if (call.kernel == Kernel::LayerNormForward) { // (X, Scale, Bias) -> Y
+    expectOperandCount(call, 1, s.cols);
+    if (hasOperand(call, 2))
+      expectOperandCount(call, 2, s.cols);
+    return s;
+  }
+  // (X, DY, Scale) -> (DX, DScale, DBias)
+  expectOperandCount(call, 1, count);
+  expectOperandCount(call, 2, s.cols);
+  expectResultCount(call, 1, s.cols);
+  if (hasResult(call, 2))
+    expectResultCount(call, 2, s.cols);
+  const TensorArg &workspace = call.workspace;
+  int64_t needed =
+      countOf({s.rows, int64_t(sizeof(kernels::elements::RowStats))});
+  if (!workspace.present || workspace.getNumBytes() < needed)
+    fail("layer norm's backward needs a workspace of " +
+         std::to_string(needed) +
+         " bytes (a mean and an inverse standard "
+         "deviation per row)");
+  return s;
+}
+
 kernels::BroadcastShape getBroadcastShape(const KernelCall &call) {
   std::vector<int64_t> lhs, rhs;
   int64_t lhsCount = 0;
@@ -857,6 +924,8 @@ void checkInputActivation(const KernelCall &call) {
   getInputActivationShape(call);
 }
 void checkBroadcast(const KernelCall &call) { getBroadcastShape(call); }
+void checkDropout(const KernelCall &call) { getDropoutShape(call); }
+void checkLayerNorm(const KernelCall &call) { getLayerNormShape(call); }
 void checkRows(const KernelCall &call) { getRowsShape(call); }
 void checkTranspose(const KernelCall &call) { getTransposeShape(call); }
 void checkPermute(const KernelCall &call) { getPermuteShape(call); }

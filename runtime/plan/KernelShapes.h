@@ -25,6 +25,7 @@
 #include "runtime/kernels/BatchNorm.h"
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/LayerNorm.h"
 #include "runtime/kernels/Linear.h"
 #include "runtime/kernels/Optimizer.h"
 #include "runtime/kernels/Pool.h"
@@ -78,6 +79,20 @@ struct InputActivationShape {
   int64_t size;
 };
 InputActivationShape getInputActivationShape(const KernelCall &call);
+
+/// DropoutForward/Backward: the ratio (in [0, 1]) and site of the mask, and
+/// the operand as `rows` (dim 0, the batch) of `cols` elements.
+struct DropoutShape {
+  double ratio;
+  int64_t site;
+  int64_t rows, cols;
+};
+DropoutShape getDropoutShape(const KernelCall &call);
+
+/// LayerNormForward/Backward: x as rows (the dims before `axis`, batch
+/// first) of cols (the dims from `axis` on); the backward's workspace holds
+/// a RowStats per row.
+kernels::LayerNormShape getLayerNormShape(const KernelCall &call);
 kernels::BroadcastShape getBroadcastShape(const KernelCall &call);
 /// Softmax, LogSoftmax: rows x last dim. CrossEntropy, CorrectCount:
 /// rows x classes of the logits.

@@ -348,6 +348,7 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     } else {
       initializeParameters(executor, parseInitScheme(options.init), state.seed);
     }
+    executor.setRandomSeed(state.seed); // dropout's masks
 
     doing = planName + ": training";
     int64_t batchSize = executor.getMaxBatch(trainStep);

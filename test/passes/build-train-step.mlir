@@ -139,3 +139,28 @@ func.func @forward(%x: tensor<?x4xf32> {nn.input = "x"},
   %4 = nn.gelu %3 {tanh_approximation = true} : tensor<?x4xf32>
   return %4 : tensor<?x4xf32>
 }
+
+// -----
+
+// Dropout: the identity in @eval_step; in @train_step its gradient redraws
+// the same mask (same ratio and key) instead of saving it.
+// CHECK-LABEL: func.func @eval_step
+// CHECK-SAME: (%[[X:arg[0-9]+]]: tensor<?x4xf32> {nn.input = "x"}
+// CHECK-NOT: nn.dropout
+// CHECK: %[[H:.*]] = nn.linear %[[X]]
+// CHECK-NOT: nn.dropout
+// CHECK: nn.cross_entropy %[[H]]
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[H:.*]] = nn.linear
+// CHECK: %[[D:.*]] = nn.dropout %[[H]] {key = 3 : i64, ratio = 2.500000e-01 : f64}
+// CHECK: nn.cross_entropy %[[D]]
+// CHECK: %[[DD:.*]] = nn.cross_entropy_grad
+// CHECK: nn.dropout_grad %[[DD]] {key = 3 : i64, ratio = 2.500000e-01 : f64} : tensor<?x4xf32>
+
+func.func @forward(%x: tensor<?x4xf32> {nn.input = "x"},
+                   %w: tensor<4x4xf32> {nn.param = "fc.weight"})
+    -> (tensor<?x4xf32> {nn.output = "logits"}) {
+  %0 = nn.linear %x, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %1 = nn.dropout %0 {ratio = 0.25 : f64, key = 3 : i64} : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}

@@ -14,6 +14,14 @@ dynamic batch, for:
   join         ShuffleNet v2 / DenseNet joins: chunk into two halves
                (Split), one half through a convolution, and a torch.cat of
                the parts along the channels, one part twice
+  dropout      a CNN with Dropout after a convolution and after a linear
+               layer, exported in training mode; the reference step drops
+               what dpc's counter-based mask drops (seed 0, first optimizer
+               step, site k for the k-th Dropout: Philox4x32-10 as in
+               runtime/kernels/KernelMath.h, reimplemented here), so one
+               step matches PyTorch with dropout on
+  layernorm    the zoo's MLP with LayerNorm, GELU and Dropout, and a
+               LayerNorm over the last two dims of a [n, 4, 8] view
 
 Run from PyTorch 2's virtual environment (../shared/TOOLCHAIN.md):
   V/bin/python tools/reference/make_reference_torch2.py --out test/reference
@@ -24,6 +32,9 @@ import os
 import sys
 import warnings
 
+import math
+
+import numpy as np
 import onnx
 import torch
 from torch import nn
@@ -72,13 +83,83 @@ class Join(nn.Module):
         return self.fc(torch.cat([a, b, a], dim=1).flatten(1))
 
 
-def write(out, name, model):
+def philox4x32(counter, key0, key1):
+    """Philox4x32-10 on uint64 numpy arrays of 32-bit words."""
+    mask = np.uint64(0xFFFFFFFF)
+    c = [np.asarray(w, dtype=np.uint64) for w in counter]
+    k0, k1 = np.uint64(key0), np.uint64(key1)
+    for r in range(10):
+        if r:
+            k0 = (k0 + np.uint64(0x9E3779B9)) & mask
+            k1 = (k1 + np.uint64(0xBB67AE85)) & mask
+        p0 = np.uint64(0xD2511F53) * c[0]
+        p1 = np.uint64(0xCD9E8D57) * c[2]
+        c = [((p1 >> np.uint64(32)) ^ c[1] ^ k0) & mask, p1 & mask,
+             ((p0 >> np.uint64(32)) ^ c[3] ^ k1) & mask, p0 & mask]
+    return c
+
+
+class DpcDropout(nn.Module):
+    """nn.Dropout with dpc's mask for rows 0.. of optimizer step 1."""
+
+    def __init__(self, ratio, site, seed=0, step=1):
+        super().__init__()
+        self.ratio, self.site, self.seed, self.step = ratio, site, seed, step
+
+    def forward(self, x):
+        rows = x.shape[0]
+        cols = x[0].numel()
+        r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+        words = philox4x32(
+            [c // 4, r, np.full_like(r, self.step),
+             np.full_like(r, self.site)],
+            self.seed & 0xFFFFFFFF, self.seed >> 32)
+        word = np.choose(c % 4, words)
+        keep = (word >> np.uint64(8)) >= math.ceil(self.ratio * 16777216.0)
+        keep = torch.from_numpy(keep.reshape(x.shape))
+        scale = torch.tensor(1.0 / (1.0 - self.ratio), dtype=torch.float32)
+        return torch.where(keep, x * scale, torch.zeros_like(x))
+
+
+class Dropout(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        self.drop1 = nn.Dropout(0.2)
+        self.fc1 = nn.Linear(4 * 7 * 7, 32)
+        self.drop2 = nn.Dropout(0.5)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        y = nn.functional.max_pool2d(self.drop1(torch.relu(self.conv(x))), 4)
+        return self.fc2(self.drop2(torch.relu(self.fc1(y.flatten(1)))))
+
+
+class LayerNormMlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 32)
+        self.norm1 = nn.LayerNorm(32)
+        self.drop = nn.Dropout(0.1)
+        self.norm2 = nn.LayerNorm([4, 8])
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        y = self.drop(nn.functional.gelu(self.norm1(self.fc1(x.flatten(1)))))
+        y = self.norm2(y.view(-1, 4, 8))
+        return self.fc2(y.flatten(1))
+
+
+def write(out, name, model, training=False):
     directory = os.path.join(out, name)
     os.makedirs(os.path.join(directory, "grad"), exist_ok=True)
     os.makedirs(os.path.join(directory, "after"), exist_ok=True)
     for module in model.modules():
         if isinstance(module, (nn.Linear, nn.Conv2d)):
             nn.init.xavier_uniform_(module.weight, gain=2.0)
+            nn.init.uniform_(module.bias, -0.5, 0.5)
+        if isinstance(module, nn.LayerNorm):
+            nn.init.uniform_(module.weight, 0.5, 1.5)
             nn.init.uniform_(module.bias, -0.5, 0.5)
     images = torch.rand(BATCH, 1, 28, 28) * 4 - 2
     labels = torch.randint(0, 10, (BATCH,))
@@ -87,13 +168,20 @@ def write(out, name, model):
         warnings.simplefilter("ignore")
         torch.onnx.export(model, (images,), path, dynamo=True, optimize=False,
                           input_names=["x"], output_names=["logits"],
-                          dynamic_shapes=({0: torch.export.Dim("batch")},))
+                          dynamic_shapes=({0: torch.export.Dim("batch")},),
+                          training=torch.onnx.TrainingMode.TRAINING
+                          if training else torch.onnx.TrainingMode.EVAL)
     m = onnx.load(path)
     for node in m.graph.node:
         del node.metadata_props[:]
     del m.metadata_props[:]
     onnx.save(m, path)
 
+    if training:  # the step with dpc's masks, site by site in export order
+        sites = [n for n, m in model.named_modules()
+                 if isinstance(m, nn.Dropout)]
+        for site, name in enumerate(sites):
+            setattr(model, name, DpcDropout(getattr(model, name).p, site))
     save_step(directory, model, images, labels)
 
 
@@ -107,6 +195,10 @@ def main():
     write(args.out, "permute", Permute())
     torch.manual_seed(4)
     write(args.out, "join", Join())
+    torch.manual_seed(5)
+    write(args.out, "dropout", Dropout().train(), training=True)
+    torch.manual_seed(6)
+    write(args.out, "layernorm", LayerNormMlp().train(), training=True)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/LayerNorm.h"
 #include "runtime/kernels/Pool.h"
 #include "runtime/kernels/test/TestUtil.h"
 
@@ -219,6 +220,52 @@ TEST(KernelElementsTest, InputActivationsMatchTheCpuKernelsBitForBit) {
     expectSameBits(y, yBody, "forward");
     expectSameBits(dx, dxBody, "backward");
   }
+}
+
+TEST(KernelElementsTest, DropoutMatchesTheCpuKernelBitForBit) {
+  // Rows of 10 end inside a draw of four; a replica from global row 5.
+  int64_t rows = 6, cols = 10, firstRow = 5;
+  std::vector<float> x = randomVector(rows * cols, 13);
+  x[3] = std::numeric_limits<float>::infinity();
+  math::DropoutMask mask = math::makeDropoutMask(99, 4, 3, 0.4);
+  std::vector<float> y(x.size()), yBody(x.size());
+  kernels::dropout(mask, rows, cols, firstRow, x.data(), y.data());
+  for (int64_t i = 0; i < rows * cols; ++i)
+    yBody[i] = elements::dropout(mask, cols, firstRow, i, x.data());
+  expectSameBits(y, yBody, "dropout");
+}
+
+// The CUDA layer norm: a thread per row, then a thread per column.
+TEST(KernelElementsTest, LayerNormMatchesTheCpuKernelBitForBit) {
+  LayerNormShape s{5, 12, 1e-5};
+  std::vector<float> x = randomVector(s.rows * s.cols, 14, -3.f, 3.f);
+  std::vector<float> dy = randomVector(x.size(), 15);
+  std::vector<float> scale = randomVector(s.cols, 16, 0.5f, 1.5f);
+  std::vector<float> bias = randomVector(s.cols, 17);
+  std::vector<float> y(x.size()), dx(x.size()), dScale(s.cols), dBias(s.cols);
+  std::vector<RowStats> stats(s.rows);
+  kernels::layerNormForward(s, x.data(), scale.data(), bias.data(), y.data());
+  kernels::layerNormBackward(s, x.data(), dy.data(), scale.data(), stats.data(),
+                             dx.data(), dScale.data(), dBias.data());
+  std::vector<float> yBody(x.size()), dxBody(x.size()), dScaleBody(s.cols),
+      dBiasBody(s.cols);
+  std::vector<RowStats> statsBody(s.rows);
+  for (int64_t r = 0; r < s.rows; ++r) {
+    const float *row = x.data() + r * s.cols;
+    statsBody[r] = layerNormStats(row, s.cols, s.epsilon);
+    for (int64_t c = 0; c < s.cols; ++c)
+      yBody[r * s.cols + c] =
+          layerNormForward(row[c], statsBody[r], scale[c], bias[c]);
+    layerNormBackwardRow(row, dy.data() + r * s.cols, scale.data(), s.cols,
+                         statsBody[r], dxBody.data() + r * s.cols);
+  }
+  for (int64_t c = 0; c < s.cols; ++c)
+    layerNormParamGrads(x.data(), dy.data(), statsBody.data(), s.rows, s.cols,
+                        c, dScaleBody.data(), dBiasBody.data());
+  expectSameBits(y, yBody, "y");
+  expectSameBits(dx, dxBody, "dx");
+  expectSameBits(dScale, dScaleBody, "dscale");
+  expectSameBits(dBias, dBiasBody, "dbias");
 }
 
 // The CUDA transpose copies x[permuteSource(o)] to y[o]: the element a

@@ -462,3 +462,11 @@ func.func @split_sizes(%x: tensor<?x4xf32>) {
   %0:2 = nn.split %x {axis = 1 : i64, sizes = array<i64: 2, 3>} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x3xf32>)
   return
 }
+
+// -----
+
+func.func @dropout_ratio(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'nn.dropout' op ratio 1.500000e+00 is not in [0, 1]}}
+  %0 = nn.dropout %x {ratio = 1.5 : f64, key = 0 : i64} : tensor<4x3xf32>
+  return
+}

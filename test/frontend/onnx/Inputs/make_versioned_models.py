@@ -3,7 +3,8 @@
 
 Usage: make_versioned_models.py OUT_DIR    (Debian's /usr/bin/python3)
 
-Pad takes `axes` as an input from opset 18; ReduceMean takes its axes as an
+Pad takes `axes` as an input from opset 18; Dropout's ratio and
+training_mode are inputs from opset 12; ReduceMean takes its axes as an
 attribute before opset 18 and as an input from it on. Opset 18+ models get
 IR version 10, as PyTorch 2's default exporter writes them.
 """
@@ -77,7 +78,43 @@ MODELS = {
         [helper.make_node("Gelu", ["x"], ["g"]),
          helper.make_node("Gelu", ["g"], ["y"], approximate="tanh")],
         ["batch", 4], ["batch", 4], 20),
-    # Pads only H and W (axes -2, -1): 1 before and 2 after H, 3 and 4 on W.
+    # Dropout: ratio and training_mode are inputs from opset 12 (without
+    # training_mode, or with it false, the identity); before, ratio is an
+    # attribute and the op trains. The mask output stays unread.
+    "dropout_13": model(
+        [floats("ratio", 0.25),
+         helper.make_node("Constant", [], ["train"],
+                          value=helper.make_tensor("train", TensorProto.BOOL,
+                                                   [], [True])),
+         helper.make_node("Dropout", ["x", "ratio", "train"], ["d", "mask"]),
+         helper.make_node("Dropout", ["d", "ratio"], ["e"]),
+         helper.make_node("Dropout", ["e"], ["y"])],
+        ["batch", 4], ["batch", 4], 13),
+    "dropout_11": model(
+        [helper.make_node("Dropout", ["x"], ["d"], ratio=0.1),
+         helper.make_node("Dropout", ["d"], ["y"])],
+        ["batch", 4], ["batch", 4], 11),
+    "dropout_mask_read": model(
+        [helper.make_node("Dropout", ["x"], ["d", "mask"], ratio=0.1),
+         helper.make_node("Identity", ["mask"], ["y"])],
+        ["batch", 4], ["batch", 4], 11),
+    # LayerNormalization is an op from opset 17: over the last two dims
+    # here, with its statistics outputs left unread.
+    "layer_norm_17": model(
+        [helper.make_node("Constant", [], ["scale"],
+                          value=helper.make_tensor("scale", TensorProto.FLOAT,
+                                                   [3, 4], [1.0] * 12)),
+         helper.make_node("LayerNormalization", ["x", "scale"],
+                          ["y", "mean", "invstd"], axis=-2, epsilon=1e-6)],
+        ["batch", 3, 4], ["batch", 3, 4], 17),
+    "layer_norm_batch_axis": model(
+        [helper.make_node("Constant", [], ["scale"],
+                          value=helper.make_tensor("scale", TensorProto.FLOAT,
+                                                   [4], [1.0] * 4)),
+         helper.make_node("LayerNormalization", ["x", "scale"], ["y"],
+                          axis=0, name="ln")],
+        [2, 4], [2, 4], 17),
+    # Pads only H and W (axes -2, -1)    # Pads only H and W (axes -2, -1): 1 before and 2 after H, 3 and 4 on W.
     "pad_axes_18": model(
         [ints("pads", [1, 3, 2, 4]), ints("axes", [-2, -1]),
          helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"])],
