@@ -523,9 +523,42 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
     return simple(name, {lhs, rhs});
   };
 
+  // A^T B over the rows of N-D operands: the VJP merges the leading dims
+  // with a reshape, which MatmulTransposedA does itself (its operands keep
+  // the batch in dim 0, as plan tensors must). Such a reshape, read only
+  // that way, gets no view.
+  auto unmerged = [](Value v) -> Value {
+    auto reshape = v.getDefiningOp<nn::ReshapeOp>();
+    if (!reshape)
+      return v;
+    auto in = cast<RankedTensorType>(reshape.getInput().getType());
+    auto out = cast<RankedTensorType>(reshape.getType());
+    bool mergesRows = in.getRank() > 2 && out.getRank() == 2 &&
+                      in.getShape().back() == out.getShape().back();
+    return mergesRows ? reshape.getInput() : v;
+  };
+  auto readOnlyUnmerged = [&](nn::ReshapeOp o) {
+    if (unmerged(o.getResult()) == o.getResult())
+      return false;
+    return llvm::all_of(o->getUsers(), [&](Operation *user) {
+      if (auto mm = dyn_cast<nn::MatmulOp>(user))
+        return mm.getRhs() == o.getResult() && isTranspose2d(mm.getLhs());
+      auto t = dyn_cast<nn::TransposeOp>(user);
+      return t && isTranspose2d(t.getResult()) &&
+             llvm::all_of(t->getUsers(), [&](Operation *tu) {
+               auto mm = dyn_cast<nn::MatmulOp>(tu);
+               return mm && mm.getLhs() == t.getResult();
+             });
+    });
+  };
+
   return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<nn::FlattenOp, nn::ReshapeOp>(
-          [&](auto o) { return view(o.getResult(), o.getInput()); })
+      .Case([&](nn::ReshapeOp o) -> LogicalResult {
+        if (readOnlyUnmerged(o))
+          return success();
+        return view(o.getResult(), o.getInput());
+      })
+      .Case([&](nn::FlattenOp o) { return view(o.getResult(), o.getInput()); })
       .Case([&](nn::ConstantOp o) -> LogicalResult {
         auto value = dyn_cast<SplatElementsAttr>(o.getValue());
         if (!value || !isa<FloatType>(value.getElementType()))
@@ -659,6 +692,19 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
             "HardSigmoidBackward", {o.getInput(), o.getResultGrad()},
             {attr("alpha", o.getAlphaAttr()), attr("beta", o.getBetaAttr())});
       })
+      .Case([&](nn::EmbeddingOp o) {
+        return simple("EmbeddingForward", {o.getTable(), o.getIndices()});
+      })
+      .Case([&](nn::EmbeddingGradOp o) {
+        return simple("EmbeddingBackward", {o.getIndices(), o.getResultGrad()});
+      })
+      .Case([&](nn::ZerosLikeOp) {
+        return simple("Fill", {}, {attr("value", b.getF64FloatAttr(0))});
+      })
+      .Case([&](nn::ErfOp o) { return simple("ErfForward", {o.getInput()}); })
+      .Case([&](nn::ErfGradOp o) {
+        return simple("ErfBackward", {o.getInput(), o.getResultGrad()});
+      })
       .Case([&](nn::HardSwishOp o) {
         return simple("HardSwishForward", {o.getInput()});
       })
@@ -693,15 +739,14 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                        attr("epsilon", o.getEpsilonAttr())},
                       rows * 2 * int64_t(sizeof(float)));
       })
-      .Case([&](nn::DropoutOp o) {
-        return simple(
-            "DropoutForward", {o.getInput()},
-            {attr("ratio", o.getRatioAttr()), attr("key", o.getKeyAttr())});
-      })
-      .Case([&](nn::DropoutGradOp o) {
-        return simple(
-            "DropoutBackward", {o.getResultGrad()},
-            {attr("ratio", o.getRatioAttr()), attr("key", o.getKeyAttr())});
+      .Case<nn::DropoutOp, nn::DropoutGradOp>([&](auto o) {
+        SmallVector<NamedAttribute> attrs = {attr("ratio", o.getRatioAttr()),
+                                             attr("key", o.getKeyAttr())};
+        if (o.getRowwise())
+          attrs.push_back(attr("rowwise", b.getBoolAttr(true)));
+        bool forward = isa<nn::DropoutOp>(o.getOperation());
+        return simple(forward ? "DropoutForward" : "DropoutBackward",
+                      {o->getOperand(0)}, attrs);
       })
       // relu' needs only the sign, which input and result share.
       .Case([&](nn::ReluGradOp o) {
@@ -724,7 +769,8 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
       })
       .Case([&](nn::MatmulOp o) {
         if (Value transposed = isTranspose2d(o.getLhs()))
-          return simple("MatmulTransposedA", {transposed, o.getRhs()});
+          return simple("MatmulTransposedA",
+                        {unmerged(transposed), unmerged(o.getRhs())});
         return simple("MatmulForward", {o.getLhs(), o.getRhs()});
       })
       .Case([&](nn::TransposeOp o) -> LogicalResult {

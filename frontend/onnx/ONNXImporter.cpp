@@ -153,7 +153,16 @@ private:
   void importReduceMean(const onnx::NodeProto &node);
   void importClip(const onnx::NodeProto &node);
   void importDropout(const onnx::NodeProto &node);
+  /// Dropout written out with random ops (PyTorch 2's bernoulli, the
+  /// stochastic depth of EfficientNet and ConvNeXt): see RandomMask.
+  bool importRandomMask(const onnx::NodeProto &node);
+  Value createDropout(Value input, double ratio, bool rowwise);
   void importLayerNorm(const onnx::NodeProto &node);
+  void importDiv(const onnx::NodeProto &node);
+  void importSlice(const onnx::NodeProto &node);
+  void importGather(const onnx::NodeProto &node);
+  /// Dims [start, end) of `axis` (not the batch) of `input`.
+  Value createSlice(Value input, int64_t axis, int64_t start, int64_t end);
   void importTranspose(const onnx::NodeProto &node);
   void importConcat(const onnx::NodeProto &node);
   void importSplit(const onnx::NodeProto &node);
@@ -186,6 +195,17 @@ private:
   llvm::StringMap<KnownTensor> known;
   /// Training-mode dropouts imported so far: the next one's mask key.
   int64_t numDropouts = 0;
+  /// A random mask on its way to a Mul: a fill of `shape` (dim 0 the
+  /// batch), uniform noise of that shape, its comparison with `keep`
+  /// (Bernoulli), and that divided by `keep` (scaled); x times the scaled
+  /// mask is dropout with ratio 1 - keep, of whole rows if every other dim
+  /// of the mask is 1.
+  struct RandomMask {
+    enum Stage { Fill, Uniform, Bernoulli, Scaled } stage;
+    SmallVector<int64_t> shape;
+    double keep = 1;
+  };
+  llvm::StringMap<RandomMask> randomMasks;
   /// SplitToSequence's parts, for SequenceAt.
   llvm::StringMap<SmallVector<Value>> sequences;
   /// Outputs that have no nn counterpart (batch-norm's running statistics
@@ -221,6 +241,10 @@ Value Importer::lookup(const std::string &name, bool isBuffer) {
     return it->second;
   if (auto it = unavailable.find(name); it != unavailable.end())
     fail(it->second);
+  if (randomMasks.count(name))
+    fail("value '" + name +
+         "' is random noise used other than as a dropout mask (x times "
+         "(uniform < keep) / keep), which dpc does not support");
   if (auto it = initializers.find(name); it != initializers.end()) {
     // First use of an initializer: it becomes a named function argument.
     const onnx::TensorProto &tensor = *it->second;
@@ -445,7 +469,8 @@ bool Importer::foldNode(const onnx::NodeProto &node) {
   if (node.op_type() == "CastLike") {
     if (node.input_size() < 2 || !inputs[0])
       return false;
-    castTarget = onnxTypeOf(node.input(1));
+    castTarget = randomMasks.count(node.input(1)) ? onnx::TensorProto::FLOAT
+                                                  : onnxTypeOf(node.input(1));
   }
   std::optional<std::vector<KnownTensor>> outputs;
   try {
@@ -921,13 +946,224 @@ void Importer::importDropout(const onnx::NodeProto &node) {
     define(node, 0, input);
     return;
   }
+  define(node, 0,
+         createDropout(input, shortestDecimal(static_cast<float>(ratio)),
+                       /*rowwise=*/false));
+}
+
+Value Importer::createDropout(Value input, double ratio, bool rowwise) {
   if (!(ratio >= 0 && ratio <= 1))
     fail("ratio " + std::to_string(ratio) + " is not in [0, 1]");
-  define(node, 0,
-         create<nn::DropoutOp>(
-             input, {named("ratio", builder.getF64FloatAttr(shortestDecimal(
-                                        static_cast<float>(ratio)))),
-                     named("key", builder.getI64IntegerAttr(numDropouts++))}));
+  SmallVector<NamedAttribute> attrs = {
+      named("ratio", builder.getF64FloatAttr(ratio)),
+      named("key", builder.getI64IntegerAttr(numDropouts++))};
+  if (rowwise)
+    attrs.push_back(named("rowwise", builder.getUnitAttr()));
+  return create<nn::DropoutOp>(input, attrs);
+}
+
+bool Importer::importRandomMask(const onnx::NodeProto &node) {
+  const std::string &op = node.op_type();
+  auto maskOf = [&](int i) -> RandomMask * {
+    if (i >= node.input_size())
+      return nullptr;
+    auto it = randomMasks.find(node.input(i));
+    return it == randomMasks.end() ? nullptr : &it->second;
+  };
+  auto scalar = [&](int i) -> std::optional<double> {
+    const KnownTensor *value =
+        i < node.input_size() ? knownValue(node.input(i)) : nullptr;
+    if (!value || value->getNumElements() != 1)
+      return std::nullopt;
+    return value->isFloat() ? value->floats[0] : double(value->ints[0]);
+  };
+  auto define = [&](RandomMask mask) {
+    randomMasks[node.output(0)] = std::move(mask);
+    return true;
+  };
+  // An uninitialized tensor of a shape that follows the batch: the
+  // exporter's torch.empty before bernoulli_.
+  if ((op == "ConstantOfShape" && node.input_size() >= 1) ||
+      (op == "Expand" && node.input_size() >= 2 && knownValue(node.input(0)))) {
+    const KnownTensor *shape = knownValue(node.input(op == "Expand" ? 1 : 0));
+    if (!shape || !shape->hasBatch() || shape->isFloat() ||
+        shape->ints.empty() || shape->ints[0] != kBatch)
+      return false;
+    RandomMask mask{RandomMask::Fill, {}, 1};
+    mask.shape.assign(shape->ints.begin(), shape->ints.end());
+    return define(mask);
+  }
+  if (op == "Cast" || op == "CastLike") {
+    RandomMask *mask = maskOf(0);
+    return mask && define(*mask);
+  }
+  if (op == "RandomUniformLike") {
+    RandomMask *mask = maskOf(0);
+    if (!mask || mask->stage != RandomMask::Fill)
+      return false;
+    if (floatAttr(node, "low", 0.f) != 0.f ||
+        floatAttr(node, "high", 1.f) != 1.f)
+      fail("only uniform noise over [0, 1) can make a dropout mask");
+    return define({RandomMask::Uniform, mask->shape, 1});
+  }
+  if (op == "Less") {
+    RandomMask *mask = maskOf(0);
+    std::optional<double> keep = scalar(1);
+    if (!mask || mask->stage != RandomMask::Uniform)
+      return false;
+    if (!keep)
+      fail("a dropout mask compares its noise with a constant probability");
+    return define({RandomMask::Bernoulli, mask->shape, *keep});
+  }
+  if (op == "Div") {
+    RandomMask *mask = maskOf(0);
+    std::optional<double> divisor = scalar(1);
+    if (!mask || mask->stage != RandomMask::Bernoulli)
+      return false;
+    if (!divisor || float(*divisor) != float(mask->keep))
+      fail("a dropout mask must be divided by its keep probability");
+    return define({RandomMask::Scaled, mask->shape, mask->keep});
+  }
+  if (op == "Mul") {
+    int m = maskOf(1) ? 1 : maskOf(0) ? 0 : -1;
+    if (m < 0)
+      return false;
+    RandomMask mask = *maskOf(m);
+    if (mask.stage != RandomMask::Scaled)
+      fail("a random mask must be (noise < keep) / keep before it scales a "
+           "tensor");
+    Value input = operand(node, 1 - m);
+    auto type = cast<RankedTensorType>(input.getType());
+    bool rowwise = llvm::all_of(ArrayRef(mask.shape).drop_front(),
+                                [](int64_t d) { return d == 1; }) &&
+                   type.getRank() == int64_t(mask.shape.size());
+    bool elementwise = type.getRank() == int64_t(mask.shape.size()) &&
+                       llvm::equal(type.getShape().drop_front(),
+                                   ArrayRef(mask.shape).drop_front());
+    if (!rowwise && !elementwise)
+      fail("a dropout mask must have the shape of the tensor it scales, or "
+           "one value per row");
+    // Rows kept with probability keep: ratio 1 - keep (in float, as the
+    // exporter's constant is).
+    Importer::define(node, 0,
+                     createDropout(input, 1.0 - double(float(mask.keep)),
+                                   rowwise && !elementwise));
+    return true;
+  }
+  return false;
+}
+
+/// An end that means "to the end of the dim" whatever its size: exporters
+/// write INT64_MAX (or INT32_MAX) for x[:, ...].
+constexpr int64_t kMaxSliceEnd = std::numeric_limits<int32_t>::max();
+
+Value Importer::createSlice(Value input, int64_t axis, int64_t start,
+                            int64_t end) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t dim = type.getDimSize(axis);
+  if (start == 0 && (end == dim || (axis == 0 && end == kMaxSliceEnd)))
+    return input; // the whole dim (x[:, ...] writes one for the batch)
+  if (axis == 0)
+    fail("slicing the batch dim (0) is not supported");
+  if (start >= end)
+    fail("the slice of dim " + std::to_string(axis) + " is empty");
+  // A split into the slice and what surrounds it; the rest's gradient is 0.
+  SmallVector<int64_t> sizes;
+  for (int64_t size : {start, end - start, dim - end})
+    if (size > 0)
+      sizes.push_back(size);
+  SmallVector<Value> parts = createSplit(input, axis, sizes);
+  return parts[start > 0 ? 1 : 0];
+}
+
+void Importer::importSlice(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> starts = constantInts(node, 1);
+  SmallVector<int64_t> ends = constantInts(node, 2);
+  SmallVector<int64_t> axes;
+  if (node.input_size() > 3 && !node.input(3).empty())
+    axes = constantInts(node, 3);
+  else
+    for (int64_t d = 0; d < static_cast<int64_t>(starts.size()); ++d)
+      axes.push_back(d);
+  SmallVector<int64_t> steps(starts.size(), 1);
+  if (node.input_size() > 4 && !node.input(4).empty())
+    steps = constantInts(node, 4);
+  if (starts.size() != ends.size() || starts.size() != axes.size() ||
+      starts.size() != steps.size())
+    fail("starts, ends, axes and steps differ in length");
+  axes = normalizeAxes(axes, rank);
+  Value result = input;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (steps[i] != 1)
+      fail("only slices with step 1 are supported");
+    // ONNX's clamping: negative counts from the end, then into [0, dim]
+    // (the open batch dim is only ever taken whole).
+    int64_t dim = type.getDimSize(axes[i]);
+    auto clamp = [&](int64_t index) {
+      if (ShapedType::isDynamic(dim))
+        return index >= kMaxSliceEnd ? kMaxSliceEnd : index;
+      if (index < 0)
+        index = index < -dim ? 0 : index + dim;
+      return std::min(index, dim);
+    };
+    result = createSlice(result, axes[i], clamp(starts[i]), clamp(ends[i]));
+  }
+  define(node, 0, result);
+}
+
+void Importer::importGather(const onnx::NodeProto &node) {
+  // Rows of a float table by run-time indices: an embedding lookup.
+  if (!knownValue(node.input(1)) && intAttr(node, "axis", 0) == 0) {
+    Value table = operand(node, 0), indices = operand(node, 1);
+    if (!isa<FloatType>(
+            cast<RankedTensorType>(table.getType()).getElementType()) ||
+        !isa<IntegerType>(
+            cast<RankedTensorType>(indices.getType()).getElementType()))
+      fail("only a float table indexed by integers is supported");
+    define(node, 0, create<nn::EmbeddingOp>({table, indices}));
+    return;
+  }
+  // A constant index into a tensor (ViT's class token, x[:, 0]): a slice,
+  // whose axis a scalar index removes.
+  const KnownTensor *index = knownValue(node.input(1));
+  if (!index || index->isFloat() || index->getNumElements() != 1)
+    fail("only a constant index into a tensor is supported");
+  Value input = operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t axis = normalizeAxes({intAttr(node, "axis", 0)}, type.getRank())[0];
+  int64_t dim = type.getDimSize(axis), i = index->ints[0];
+  if (i < -dim || i >= dim)
+    fail("index " + std::to_string(i) + " is out of range for dim " +
+         std::to_string(axis) + " of size " + std::to_string(dim));
+  if (i < 0)
+    i += dim;
+  Value slice = createSlice(input, axis, i, i + 1);
+  if (index->dims.empty()) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + axis);
+    shape[0] = 0; // the batch, as it is at run time
+    slice = create<nn::ReshapeOp>(slice, {i64Array("shape", shape)});
+  }
+  define(node, 0, slice);
+}
+
+void Importer::importDiv(const onnx::NodeProto &node) {
+  // By a constant (GELU's x / sqrt(2), attention's scaling): times its
+  // reciprocal, which rounds within an ulp of the quotient.
+  const KnownTensor *divisor = knownValue(node.input(1));
+  if (!divisor || !divisor->isFloat() || divisor->getNumElements() != 1)
+    fail("only division by a constant scalar is supported");
+  double value = divisor->floats[0];
+  if (value == 0 || !std::isfinite(value))
+    fail("division by " + std::to_string(value));
+  float reciprocal = 1.f / static_cast<float>(value);
+  auto type = RankedTensorType::get({}, builder.getF32Type());
+  Value constant = create<nn::ConstantOp>(
+      {}, {named("value", DenseElementsAttr::get(type, reciprocal))});
+  define(node, 0, create<nn::MulOp>({operand(node, 0), constant}));
 }
 
 void Importer::importLayerNorm(const onnx::NodeProto &node) {
@@ -990,12 +1226,28 @@ void Importer::importReduceMean(const onnx::NodeProto &node) {
       axes.push_back(d);
   axes = normalizeAxes(axes, rank);
   llvm::sort(axes);
-  // The spatial mean of NCHW (what exporters write for AdaptiveAvgPool2d(1)).
-  if (rank != 4 || axes != SmallVector<int64_t>{2, 3})
-    fail("only the mean over the spatial dims of an NCHW tensor (axes 2, 3) "
-         "is supported");
+  bool keepDims = intAttr(node, "keepdims", 1) != 0;
+  // The spatial mean of NCHW (what exporters write for AdaptiveAvgPool2d(1))
+  // is a pooling; any other, a sum over the axes scaled by their size.
+  if (rank != 4 || axes != SmallVector<int64_t>{2, 3}) {
+    if (axes.front() == 0)
+      fail("a mean over the batch dim (0) is not supported");
+    auto type = cast<RankedTensorType>(input.getType());
+    int64_t count = 1;
+    for (int64_t axis : axes)
+      count *= type.getDimSize(axis);
+    Value sum = create<nn::ReduceSumOp>(
+        input, {i64Array("dims", axes),
+                named("keep_dims", builder.getBoolAttr(keepDims))});
+    auto scalar = RankedTensorType::get({}, builder.getF32Type());
+    Value scale = create<nn::ConstantOp>(
+        {},
+        {named("value", DenseElementsAttr::get(scalar, 1.f / float(count)))});
+    define(node, 0, create<nn::MulOp>({sum, scale}));
+    return;
+  }
   Value pooled = create<nn::GlobalAvgPool2dOp>(input);
-  if (intAttr(node, "keepdims", 1) == 0)
+  if (!keepDims)
     pooled = create<nn::FlattenOp>(
         pooled, {named("axis", builder.getI64IntegerAttr(1))});
   define(node, 0, pooled);
@@ -1140,6 +1392,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       fail("operators of domain '" + node.domain() + "' are not supported");
     const std::string &op = node.op_type();
+    if (importRandomMask(node))
+      return;
     if (frontend::isFoldable(op) && foldNode(node))
       return;
     if (op == "Conv") {
@@ -1168,6 +1422,21 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       importDropout(node);
     } else if (op == "LayerNormalization") {
       importLayerNorm(node);
+    } else if (op == "Erf") {
+      define(node, 0, create<nn::ErfOp>(operand(node, 0)));
+    } else if (op == "Div") {
+      importDiv(node);
+    } else if (op == "Sub") {
+      // a + (-1 b): exactly a - b in IEEE arithmetic.
+      auto scalar = RankedTensorType::get({}, builder.getF32Type());
+      Value minusOne = create<nn::ConstantOp>(
+          {}, {named("value", DenseElementsAttr::get(scalar, -1.f))});
+      Value negated = create<nn::MulOp>({operand(node, 1), minusOne});
+      define(node, 0, create<nn::AddOp>({operand(node, 0), negated}));
+    } else if (op == "Slice") {
+      importSlice(node);
+    } else if (op == "Gather") {
+      importGather(node);
     } else if (op == "HardSigmoid") {
       define(node, 0,
              create<nn::HardSigmoidOp>(

@@ -196,6 +196,7 @@ plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
     plan::DropoutAttrsT dropout;
     dropout.ratio = r.real("ratio", -1.0);
     dropout.key = r.integer("key", -1);
+    dropout.rowwise = r.flag("rowwise");
     attrs.Set(std::move(dropout));
     break;
   }

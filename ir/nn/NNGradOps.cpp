@@ -203,6 +203,23 @@ BatchNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
 }
 
 LogicalResult
+EmbeddingGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  auto dy = rankedType(adaptor.getResultGrad());
+  auto indices = rankedType(adaptor.getIndices());
+  if (dy.getRank() != indices.getRank() + 1 ||
+      dy.getShape().drop_back() != indices.getShape())
+    return emitOptionalError(loc, "result_grad ", dy,
+                             " is not one row per index of ", indices);
+  if (adaptor.getNumEmbeddings() < 1)
+    return emitOptionalError(loc, "num_embeddings must be positive");
+  inferred.push_back(RankedTensorType::get(
+      {adaptor.getNumEmbeddings(), dy.getShape().back()}, dy.getElementType()));
+  return success();
+}
+
+LogicalResult
 LayerNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                   Adaptor adaptor,
                                   SmallVectorImpl<Type> &inferred) {

@@ -334,6 +334,8 @@ def NN_HardSigmoidGradOp : NN_InputActivationGradOp<"hard_sigmoid_grad",
     (ins F64Attr:$alpha, F64Attr:$beta)>;
 def NN_HardSwishGradOp : NN_InputActivationGradOp<"hard_swish_grad",
     "hard_swish: 0 below -3, dy (x / 3 + 1/2) to 3, dy above", (ins)>;
+def NN_ErfGradOp : NN_InputActivationGradOp<"erf_grad",
+    "erf: dy 2 / sqrt(pi) exp(-x^2)", (ins)>;
 def NN_GeluGradOp : NN_InputActivationGradOp<"gelu_grad",
     "gelu: dy (Phi(x) + x phi(x)), or the tanh approximation's",
     (ins BoolAttr:$tanh_approximation)>;
@@ -343,9 +345,37 @@ def NN_DropoutGradOp : NN_Op<"dropout_grad",
   let summary = "Gradient of dropout: dy times the forward's regenerated mask "
                 "and scale";
   let arguments = (ins NN_FloatTensor:$result_grad, F64Attr:$ratio,
-    I64Attr:$key);
+    I64Attr:$key, UnitAttr:$rowwise);
   let results = (outs NN_FloatTensor:$input_grad);
   let assemblyFormat = "operands attr-dict `:` type($input_grad)";
+}
+
+def NN_EmbeddingGradOp : NN_Op<"embedding_grad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of embedding: result_grad's rows added into a "
+                "zero table at their indices";
+  let description = [{
+    A dense `[num_embeddings, D]` gradient (rows no index picks are 0), so
+    that data parallelism all-reduces it like any other.
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_IndexTensor:$indices,
+    I64Attr:$num_embeddings);
+  let results = (outs NN_FloatTensor:$table_grad);
+  let assemblyFormat = [{
+    $result_grad `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_ZerosLikeOp : NN_Op<"zeros_like",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Zeros of the operand's type (its run-time rows included)";
+  let description = [{
+    The gradient of a value nothing reads (a part of a split that the model
+    drops, as a slice does). The operand only gives the shape, so that a
+    batch-major zero follows the run-time batch as a constant cannot.
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
 //===----------------------------------------------------------------------===//

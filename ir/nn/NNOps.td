@@ -189,6 +189,7 @@ def NN_HardSigmoidOp : NN_InputActivationOp<"hard_sigmoid",
          DefaultValuedAttr<F64Attr, "0.5">:$beta)>;
 def NN_HardSwishOp : NN_InputActivationOp<"hard_swish",
     "x relu6(x + 3) / 6", (ins)>;
+def NN_ErfOp : NN_InputActivationOp<"erf", "erf(x)", (ins)>;
 def NN_GeluOp : NN_InputActivationOp<"gelu",
     "x Phi(x) (erf), or its tanh approximation",
     (ins DefaultValuedAttr<BoolAttr, "false">:$tanh_approximation)>;
@@ -205,8 +206,11 @@ def NN_DropoutOp : NN_Op<"dropout",
     and one device therefore drop the same units, a recomputed forward
     (rematerialization) and the backward regenerate the mask instead of
     storing it, and a resumed run draws what the uninterrupted one would.
+    With `rowwise`, each row (sample) is kept or dropped whole: stochastic
+    depth.
   }];
-  let arguments = (ins NN_FloatTensor:$input, F64Attr:$ratio, I64Attr:$key);
+  let arguments = (ins NN_FloatTensor:$input, F64Attr:$ratio, I64Attr:$key,
+    UnitAttr:$rowwise);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
@@ -291,6 +295,20 @@ def NN_MatmulOp : NN_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_EmbeddingOp : NN_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Rows of `table` [V, D] picked by integer `indices` [N, ...]";
+  let description = [{
+    torch.nn.Embedding: the result is `[N, ..., D]`, row `indices[i]` of
+    the table for each index. Every index must be in [0, V); the runtime
+    checks them where they enter.
+  }];
+  let arguments = (ins NN_FloatTensor:$table, NN_IndexTensor:$indices);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $indices attr-dict `:` functional-type(operands, results)
   }];
 }
 

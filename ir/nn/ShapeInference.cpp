@@ -634,6 +634,23 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto table = cast<RankedTensorType>(adaptor.getTable().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  if (failed(checkRank(ShapeError{loc}, table, 2, "table")))
+    return failure();
+  if (indices.getRank() < 1)
+    return emitOptionalError(loc, "indices must have a batch dim, got ",
+                             indices);
+  SmallVector<int64_t> shape(indices.getShape());
+  shape.push_back(table.getDimSize(1));
+  inferred.push_back(RankedTensorType::get(shape, table.getElementType()));
+  return success();
+}
+
 LogicalResult
 CrossEntropyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                  Adaptor adaptor,

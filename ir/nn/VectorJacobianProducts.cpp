@@ -181,11 +181,11 @@ LogicalResult buildVJP(ConcatOp op, OpBuilder &b, ValueRange dys,
 
 LogicalResult buildVJP(SplitOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
-  for (auto [i, dy] : llvm::enumerate(dys))
-    if (!dy)
-      return op.emitOpError()
-             << "part " << i << " is not used; training needs every part";
-  grads.push_back(b.create<ConcatOp>(op.getLoc(), dys, op.getAxis()));
+  // A part nothing reads (a slice's rest) has a zero gradient.
+  SmallVector<Value> parts;
+  for (auto [part, dy] : llvm::zip_equal(op.getResults(), dys))
+    parts.push_back(dy ? dy : b.create<ZerosLikeOp>(op.getLoc(), part));
+  grads.push_back(b.create<ConcatOp>(op.getLoc(), parts, op.getAxis()));
   return success();
 }
 
@@ -221,10 +221,44 @@ LogicalResult buildVJP(HardSwishOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+LogicalResult buildVJP(ErfOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<ErfGradOp>(op.getLoc(), dys[0], op.getInput()));
+  return success();
+}
+
 LogicalResult buildVJP(GeluOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   grads.push_back(b.create<GeluGradOp>(op.getLoc(), dys[0], op.getInput(),
                                        op.getTanhApproximationAttr()));
+  return success();
+}
+
+/// Every summed element gets dy: dy (with the summed dims kept as 1)
+/// broadcast over zeros of the input's shape.
+LogicalResult buildVJP(ReduceSumOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  Location loc = op.getLoc();
+  Value dy = dys[0];
+  if (!op.getKeepDims()) {
+    SmallVector<int64_t> kept(rankedType(op.getInput()).getShape());
+    for (int64_t d : op.getDims())
+      kept[d] = 1;
+    if (!kept.empty())
+      kept[0] = 0; // the batch, as it is at run time
+    dy = b.create<ReshapeOp>(loc, dy, kept);
+  }
+  grads.push_back(
+      b.create<AddOp>(loc, b.create<ZerosLikeOp>(loc, op.getInput()), dy));
+  return success();
+}
+
+LogicalResult buildVJP(EmbeddingOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  int64_t rows = op.getTable().getType().getDimSize(0);
+  grads.push_back(
+      b.create<EmbeddingGradOp>(op.getLoc(), dys[0], op.getIndices(), rows));
+  grads.push_back(Value()); // indices
   return success();
 }
 
@@ -243,7 +277,8 @@ LogicalResult buildVJP(LayerNormOp op, OpBuilder &b, ValueRange dys,
 LogicalResult buildVJP(DropoutOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   grads.push_back(b.create<DropoutGradOp>(op.getLoc(), dys[0],
-                                          op.getRatioAttr(), op.getKeyAttr()));
+                                          op.getRatioAttr(), op.getKeyAttr(),
+                                          op.getRowwiseAttr()));
   return success();
 }
 
@@ -370,7 +405,8 @@ template <typename... OpTs> void attach(MLIRContext &context) {
 void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
   attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
-         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, DropoutOp, LayerNormOp,
-         TransposeOp, ConcatOp, SplitOp, AddOp, MulOp, FlattenOp, ReshapeOp,
-         LinearOp, MatmulOp, SoftmaxOp, LogSoftmaxOp, CrossEntropyOp>(context);
+         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, ErfOp, DropoutOp,
+         EmbeddingOp, ReduceSumOp, LayerNormOp, TransposeOp, ConcatOp, SplitOp,
+         AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp, MatmulOp, SoftmaxOp,
+         LogSoftmaxOp, CrossEntropyOp>(context);
 }

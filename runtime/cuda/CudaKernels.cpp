@@ -928,6 +928,8 @@ constexpr auto runHardSwishForward = runInputActivationForward;
 constexpr auto runHardSwishBackward = runInputActivationBackward;
 constexpr auto runGeluForward = runInputActivationForward;
 constexpr auto runGeluBackward = runInputActivationBackward;
+constexpr auto runErfForward = runInputActivationForward;
+constexpr auto runErfBackward = runInputActivationBackward;
 
 /// Forward and backward are the same product: x (or dy) times the mask.
 void runDropout(StreamContext &ctx, const KernelCall &call) {
@@ -935,7 +937,7 @@ void runDropout(StreamContext &ctx, const KernelCall &call) {
   plan::DropoutShape s = plan::getDropoutShape(call);
   dropout(ctx.getStream(),
           kernels::math::makeDropoutMask(call.randomSeed, call.optimizerStep,
-                                         s.site, s.ratio),
+                                         s.site, s.ratio, s.rowwise),
           s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
 }
 constexpr auto runDropoutForward = runDropout;
@@ -956,6 +958,20 @@ void runLayerNormBackward(StreamContext &ctx, const KernelCall &call) {
       ctx.getStream(), plan::getLayerNormShape(call), in(call, X), in(call, DY),
       in(call, Scale), call.workspace.as<kernels::elements::RowStats>(),
       out(call, DX), out(call, DScale), dBias.present ? dBias.f32() : nullptr);
+}
+
+void runEmbeddingForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::EmbeddingForward;
+  embeddingForward(ctx.getStream(), plan::getEmbeddingShape(call),
+                   in(call, Table), call.operand(Indices).as<int32_t>(),
+                   out(call, Y));
+}
+
+void runEmbeddingBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::EmbeddingBackward;
+  embeddingBackward(ctx.getStream(), plan::getEmbeddingShape(call),
+                    call.operand(Indices).as<int32_t>(), in(call, DY),
+                    out(call, DTable));
 }
 
 const plan::KernelTable<StreamContext> kCudaKernels = {"CUDA",

@@ -25,6 +25,7 @@ namespace math = kernels::math;
 using kernels::BatchNormParams;
 using kernels::BatchNormShape;
 using kernels::BroadcastShape;
+using kernels::EmbeddingShape;
 using kernels::LayerNormShape;
 using kernels::Pad2dShape;
 using kernels::Pool2dShape;
@@ -176,6 +177,25 @@ __global__ void layerNormParamGradsKernel(LayerNormShape s, const float *x,
   DPC_GRID_STRIDE(c, s.cols) {
     elements::layerNormParamGrads(x, dy, stats, s.rows, s.cols, c, dScale,
                                   dBias);
+  }
+}
+
+// Embedding: a thread per output value; backward, a thread per table
+// column, adding the rows in index order (deterministic, as on the CPU).
+// Indices are checked on the host when they are bound.
+__global__ void embeddingForwardKernel(EmbeddingShape s, const float *table,
+                                       const int32_t *indices, float *y) {
+  DPC_GRID_STRIDE(i, s.count * s.dim) {
+    int64_t row = indices[i / s.dim];
+    y[i] = row >= 0 && row < s.rows ? table[row * s.dim + i % s.dim] : NAN;
+  }
+}
+
+__global__ void embeddingBackwardKernel(EmbeddingShape s,
+                                        const int32_t *indices,
+                                        const float *dy, float *dTable) {
+  DPC_GRID_STRIDE(d, s.dim) {
+    elements::embeddingGradColumn(indices, s.count, s.dim, d, dy, dTable);
   }
 }
 
@@ -688,6 +708,21 @@ void layerNormBackward(cudaStream_t stream, const LayerNormShape &s,
          dx);
   launch(stream, s.cols, layerNormParamGradsKernel, s, x, dy,
          static_cast<const elements::RowStats *>(stats), dScale, dBias);
+}
+
+void embeddingForward(cudaStream_t stream, const EmbeddingShape &s,
+                      const float *table, const int32_t *indices, float *y) {
+  launch(stream, s.count * s.dim, embeddingForwardKernel, s, table, indices,
+         y);
+}
+
+void embeddingBackward(cudaStream_t stream, const EmbeddingShape &s,
+                       const int32_t *indices, const float *dy,
+                       float *dTable) {
+  DPC_CUDA_CHECK(cudaMemsetAsync(dTable, 0,
+                                 size_t(s.rows * s.dim) * sizeof(float),
+                                 stream));
+  launch(stream, s.dim, embeddingBackwardKernel, s, indices, dy, dTable);
 }
 
 void addForward(cudaStream_t stream, const BroadcastShape &shape,

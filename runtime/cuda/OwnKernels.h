@@ -15,6 +15,7 @@
 
 #include "runtime/kernels/BatchNorm.h"
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Embedding.h"
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/LayerNorm.h"
 #include "runtime/kernels/Optimizer.h"
@@ -61,6 +62,12 @@ void layerNormBackward(cudaStream_t stream, const kernels::LayerNormShape &s,
                        const float *x, const float *dy, const float *scale,
                        kernels::elements::RowStats *stats, float *dx,
                        float *dScale, float *dBias);
+
+/// Embedding lookups and their table gradient (zeroed first).
+void embeddingForward(cudaStream_t stream, const kernels::EmbeddingShape &s,
+                      const float *table, const int32_t *indices, float *y);
+void embeddingBackward(cudaStream_t stream, const kernels::EmbeddingShape &s,
+                       const int32_t *indices, const float *dy, float *dTable);
 
 void addForward(cudaStream_t stream, const kernels::BroadcastShape &shape,
                 const float *lhs, const float *rhs, float *out);

@@ -1,5 +1,4 @@
-//===- BatchLoader.cpp - shuffled batches, prefetched
-//----------------------===//
+//===- BatchLoader.cpp - shuffled batches, prefetched ---------------------===//
 
 #include "runtime/data/BatchLoader.h"
 
@@ -35,9 +34,10 @@ std::vector<int64_t> dpc::data::epochOrder(int64_t count, uint64_t seed,
 
 BatchLoader::BatchLoader(const Dataset &dataset, int64_t batchSize,
                          bool shuffle, uint64_t seed, LastBatch last,
-                         RowSlice slice)
+                         RowSlice slice, Augmentation augmentation)
     : dataset(dataset), batchSize(batchSize), shuffle(shuffle), seed(seed),
-      last(last), slice(std::move(slice)) {
+      last(last), slice(std::move(slice)),
+      augmentation(std::move(augmentation)) {
   if (batchSize <= 0)
     throw std::invalid_argument("batch size must be > 0");
   for (int i = 0; i < kPrefetchDepth + 1; ++i)
@@ -60,9 +60,9 @@ int64_t BatchLoader::batchesPerEpoch() const {
   return (dataset.count + batchSize - 1) / batchSize;
 }
 
-void BatchLoader::startEpoch(int64_t epoch) {
+void BatchLoader::startEpoch(int64_t epochToStart) {
   auto newOrder = std::make_shared<std::vector<int64_t>>(
-      shuffle ? epochOrder(dataset.count, seed, epoch)
+      shuffle ? epochOrder(dataset.count, seed, epochToStart)
               : std::vector<int64_t>(dataset.count));
   if (!shuffle)
     for (int64_t i = 0; i < dataset.count; ++i)
@@ -70,6 +70,7 @@ void BatchLoader::startEpoch(int64_t epoch) {
   {
     std::lock_guard<std::mutex> lock(mutex);
     order = std::move(newOrder);
+    epoch = epochToStart;
     ++generation;
     nextToFill = nextToReturn = 0;
     while (!ready.empty()) {
@@ -97,7 +98,7 @@ const Batch *BatchLoader::next() {
   return current.get();
 }
 
-void BatchLoader::fill(Batch &batch, int64_t index,
+void BatchLoader::fill(Batch &batch, int64_t index, int64_t epochOfBatch,
                        const std::vector<int64_t> &sampleOrder) const {
   int64_t begin = index * batchSize;
   int64_t rows = last == LastBatch::Pad
@@ -116,9 +117,15 @@ void BatchLoader::fill(Batch &batch, int64_t index,
     for (int64_t row = first; row < first + length; ++row, ++r) {
       // Padding wraps around to the start of the epoch's order.
       int64_t sample = sampleOrder[(begin + row) % dataset.count];
-      std::memcpy(&batch.images[r * imageSize],
-                  &dataset.images[sample * imageSize],
-                  imageSize * sizeof(float));
+      const float *image = &dataset.images[sample * imageSize];
+      float *target = &batch.images[r * imageSize];
+      if (augmentation.enabled())
+        augmentImage(
+            image, target, dataset.channels, dataset.height, dataset.width,
+            augmentation,
+            drawAugmentation(augmentation, seed, epochOfBatch, sample));
+      else
+        std::memcpy(target, image, imageSize * sizeof(float));
       batch.labels[r] = dataset.labels[sample];
     }
   }
@@ -137,11 +144,12 @@ void BatchLoader::produce() {
     free.pop_front();
     int64_t index = nextToFill++;
     int64_t startedGeneration = generation;
-    std::shared_ptr<const std::vector<int64_t>> epoch = order;
+    std::shared_ptr<const std::vector<int64_t>> sampleOrder = order;
+    int64_t epochOfBatch = epoch;
     // Assemble outside the lock. If startEpoch ran meanwhile, the batch
     // belongs to an abandoned epoch and is dropped.
     lock.unlock();
-    fill(*batch, index, *epoch);
+    fill(*batch, index, epochOfBatch, *sampleOrder);
     lock.lock();
     if (generation == startedGeneration)
       ready.push_back(std::move(batch));

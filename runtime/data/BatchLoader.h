@@ -11,6 +11,10 @@
 // divide into batches, the last one is short (as in a one-process run),
 // dropped, or padded with samples from the start of the epoch's order.
 //
+// With an Augmentation, each image is cropped and flipped as it is copied
+// into its batch, by the draw of (seed, epoch, sample index): the same on
+// every rank, whichever rows it assembles.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_DATA_BATCHLOADER_H
@@ -52,7 +56,7 @@ class BatchLoader {
 public:
   BatchLoader(const Dataset &dataset, int64_t batchSize, bool shuffle,
               uint64_t seed, LastBatch last = LastBatch::Short,
-              RowSlice slice = {});
+              RowSlice slice = {}, Augmentation augmentation = {});
   ~BatchLoader();
   BatchLoader(const BatchLoader &) = delete;
   BatchLoader &operator=(const BatchLoader &) = delete;
@@ -67,7 +71,7 @@ public:
 
 private:
   void produce();
-  void fill(Batch &batch, int64_t index,
+  void fill(Batch &batch, int64_t index, int64_t epoch,
             const std::vector<int64_t> &sampleOrder) const;
 
   const Dataset &dataset;
@@ -76,11 +80,13 @@ private:
   const uint64_t seed;
   const LastBatch last;
   const RowSlice slice;
+  const Augmentation augmentation;
 
   std::mutex mutex;
   std::condition_variable changed;
   /// Shared with the producer, which reads it unlocked while it fills.
   std::shared_ptr<const std::vector<int64_t>> order;
+  int64_t epoch = 0;        // the epoch `order` belongs to
   int64_t generation = 0;   // bumped by startEpoch: stale work is dropped
   int64_t nextToFill = 0;   // batch index the producer assembles next
   int64_t nextToReturn = 0; // batch index next() hands out next

@@ -115,11 +115,93 @@ std::vector<int32_t> toLabels(const std::vector<int64_t> &values,
   return labels;
 }
 
+/// numClasses: the largest label + 1.
+void countClasses(Dataset &dataset) {
+  dataset.numClasses = 0;
+  for (int32_t label : dataset.labels)
+    dataset.numClasses = std::max(dataset.numClasses, label + 1);
+}
+
+/// "3x32x32".
+std::string formatSample(int64_t a, int64_t b, int64_t c) {
+  return std::to_string(a) + "x" + std::to_string(b) + "x" + std::to_string(c);
+}
+
+/// Sets `dataset`'s count and [C, H, W] from an .npy image array's shape;
+/// returns whether the file is NHWC. A 4-D array is the format's layout,
+/// or else the one of NCHW and NHWC that matches the expected sample.
+bool readImageDims(const NpyArray &images, const std::string &path,
+                   const ImageFormat &format, Dataset &dataset) {
+  const std::vector<int64_t> &shape = images.shape;
+  if (format.sample.size() == 1) { // token ids [N, T]
+    if (shape.size() != 2 || shape[1] != format.sample[0])
+      fail(path, "expected token ids [N, " + std::to_string(format.sample[0]) +
+                     "], got " + std::to_string(shape.size()) + " dims");
+    dataset.count = shape[0];
+    dataset.channels = 1, dataset.height = 1, dataset.width = shape[1];
+    return false;
+  }
+  if (shape.size() != 3 && shape.size() != 4)
+    fail(path, "expected images [N, H, W], [N, C, H, W] or [N, H, W, C], got " +
+                   std::to_string(shape.size()) + " dims");
+  dataset.count = shape[0];
+  if (shape.size() == 3) {
+    dataset.channels = 1, dataset.height = shape[1], dataset.width = shape[2];
+    return false;
+  }
+  const std::vector<int64_t> &sample = format.sample;
+  ImageLayout layout = format.layout;
+  if (layout == ImageLayout::Auto && sample.size() == 3) {
+    bool nchw =
+        shape[1] == sample[0] && shape[2] == sample[1] && shape[3] == sample[2];
+    bool nhwc =
+        shape[1] == sample[1] && shape[2] == sample[2] && shape[3] == sample[0];
+    if (nchw && nhwc)
+      fail(path, "images " + formatSample(shape[1], shape[2], shape[3]) +
+                     " may be NCHW or NHWC; say which with --layout "
+                     "nchw|nhwc");
+    if (!nchw && !nhwc)
+      fail(path, "images are " + formatSample(shape[1], shape[2], shape[3]) +
+                     " but the plan expects " +
+                     formatSample(sample[0], sample[1], sample[2]) +
+                     " (NCHW) or " +
+                     formatSample(sample[1], sample[2], sample[0]) + " (NHWC)");
+    layout = nhwc ? ImageLayout::NHWC : ImageLayout::NCHW;
+  }
+  bool nhwc = layout == ImageLayout::NHWC;
+  dataset.channels = shape[nhwc ? 3 : 1];
+  dataset.height = shape[nhwc ? 1 : 2];
+  dataset.width = shape[nhwc ? 2 : 3];
+  return nhwc;
+}
+
+/// Checks `dataset`'s image dims against the format: the plan's sample
+/// shape and one normalization mean and std per channel.
+void checkFormat(const Dataset &dataset, const std::string &path,
+                 const ImageFormat &format) {
+  if (format.sample.size() == 3)
+    checkImageShape(dataset, path, format.sample[0], format.sample[1],
+                    format.sample[2]);
+  const Normalization &normalization = format.normalization;
+  if (normalization.empty())
+    return;
+  if (int64_t(normalization.mean.size()) != dataset.channels ||
+      normalization.std.size() != normalization.mean.size())
+    fail(path, "--normalize has " + std::to_string(normalization.mean.size()) +
+                   " means and stds, but the images have " +
+                   std::to_string(dataset.channels) +
+                   (dataset.channels == 1 ? " channel" : " channels"));
+  for (float deviation : normalization.std)
+    if (!(deviation > 0))
+      fail(path,
+           "--normalize: a std must be > 0, got " + std::to_string(deviation));
+}
+
 } // namespace
 
 Dataset dpc::data::loadIdx(const std::string &imagesPath,
                            const std::string &labelsPath,
-                           const Normalization &normalization) {
+                           const ImageFormat &format) {
   std::vector<uint8_t> imageBytes = readMaybeGzipped(imagesPath);
   std::vector<int64_t> imageDims = idxDims(imagesPath, imageBytes, 3, "images");
   std::vector<uint8_t> labelBytes = readMaybeGzipped(labelsPath);
@@ -128,67 +210,110 @@ Dataset dpc::data::loadIdx(const std::string &imagesPath,
     fail(labelsPath, "has " + std::to_string(labelDims[0]) + " labels for " +
                          std::to_string(imageDims[0]) + " images in " +
                          imagesPath);
-  if (!(normalization.std > 0))
-    throw DatasetError("normalization std must be > 0");
 
   Dataset dataset;
   dataset.count = imageDims[0];
   dataset.channels = 1;
   dataset.height = imageDims[1];
   dataset.width = imageDims[2];
+  checkFormat(dataset, imagesPath, format);
   const uint8_t *pixels = imageBytes.data() + 16;
   dataset.images.resize(imageBytes.size() - 16);
-  float scale = 1.0f / (255.0f * normalization.std);
-  float shift = normalization.mean / normalization.std;
   for (size_t i = 0; i < dataset.images.size(); ++i)
-    dataset.images[i] = pixels[i] * scale - shift;
+    dataset.images[i] = scalePixel(pixels[i]);
+  normalizeImages(dataset.images.data(), dataset.count, 1,
+                  dataset.height * dataset.width, format.normalization);
   dataset.labels.assign(labelBytes.begin() + 8, labelBytes.end());
-  dataset.numClasses =
-      dataset.labels.empty()
-          ? 0
-          : *std::max_element(dataset.labels.begin(), dataset.labels.end()) + 1;
+  countClasses(dataset);
+  return dataset;
+}
+
+Dataset dpc::data::loadNpyImages(const std::string &imagesPath,
+                                 const ImageFormat &format) {
+  NpyArray images = readNpy(imagesPath);
+  Dataset dataset;
+  bool nhwc = readImageDims(images, imagesPath, format, dataset);
+  checkFormat(dataset, imagesPath, format);
+  std::vector<float> pixels = convertNpy<float>(images, imagesPath);
+  requireFinite(pixels, imagesPath);
+  if (format.sample.size() == 1) {
+    // Token ids travel as floats, which hold every integer below 2^24.
+    if (images.dtype[0] == 'f')
+      fail(imagesPath, "token ids must be integers, not " + images.dtype);
+    if (!format.normalization.empty())
+      fail(imagesPath, "token ids take no --normalize");
+    for (size_t i = 0; i < pixels.size(); ++i)
+      if (pixels[i] < 0 || pixels[i] >= float(1 << 24))
+        fail(imagesPath, "token id " + std::to_string(int64_t(pixels[i])) +
+                             " (entry " + std::to_string(i) +
+                             ") is outside [0, 2^24)");
+    dataset.images = std::move(pixels);
+    dataset.labels.assign(dataset.count, 0);
+    return dataset;
+  }
+  if (images.dtype == "u1")
+    for (float &x : pixels)
+      x /= 255.0f; // scalePixel's rule
+  if (nhwc) {
+    dataset.images.resize(pixels.size());
+    transposeNhwcToNchw(pixels.data(), dataset.images.data(), dataset.count,
+                        dataset.channels, dataset.height, dataset.width);
+  } else {
+    dataset.images = std::move(pixels);
+  }
+  normalizeImages(dataset.images.data(), dataset.count, dataset.channels,
+                  dataset.height * dataset.width, format.normalization);
+  dataset.labels.assign(dataset.count, 0);
   return dataset;
 }
 
 Dataset dpc::data::loadNpy(const std::string &imagesPath,
                            const std::string &labelsPath,
-                           const Normalization &normalization) {
-  NpyArray images = readNpy(imagesPath);
+                           const ImageFormat &format) {
   NpyArray labels = readNpy(labelsPath);
-  if (images.shape.size() != 3 && images.shape.size() != 4)
-    fail(imagesPath, "expected images [N, H, W] or [N, C, H, W], got " +
-                         std::to_string(images.shape.size()) + " dims");
   if (labels.shape.size() != 1 || labels.dtype[0] == 'f')
     fail(labelsPath, "expected a 1-D array of integer labels");
-  if (labels.shape[0] != images.shape[0])
+  Dataset dataset = loadNpyImages(imagesPath, format);
+  if (labels.shape[0] != dataset.count)
     fail(labelsPath, "has " + std::to_string(labels.shape[0]) + " labels for " +
-                         std::to_string(images.shape[0]) + " images in " +
+                         std::to_string(dataset.count) + " images in " +
                          imagesPath);
-  if (!(normalization.std > 0))
-    throw DatasetError("normalization std must be > 0");
-  Dataset dataset;
-  dataset.count = images.shape[0];
-  bool hasChannels = images.shape.size() == 4;
-  dataset.channels = hasChannels ? images.shape[1] : 1;
-  dataset.height = images.shape[hasChannels ? 2 : 1];
-  dataset.width = images.shape[hasChannels ? 3 : 2];
-  double scale = images.dtype == "u1" ? 1.0 / 255 : 1.0;
-  dataset.images = convertNpy<float>(images, imagesPath);
-  requireFinite(dataset.images, imagesPath);
-  for (float &x : dataset.images)
-    x = float((x * scale - normalization.mean) / normalization.std);
   dataset.labels =
       toLabels(convertNpy<int64_t>(labels, labelsPath), labelsPath);
-  for (int32_t label : dataset.labels)
-    dataset.numClasses = std::max(dataset.numClasses, label + 1);
+  countClasses(dataset);
   return dataset;
 }
 
 Dataset dpc::data::loadFashionMnist(const std::string &directory, bool train,
-                                    const Normalization &normalization) {
+                                    const ImageFormat &format) {
   std::string prefix = directory + (train ? "/train" : "/t10k");
   return loadIdx(prefix + "-images-idx3-ubyte.gz",
-                 prefix + "-labels-idx1-ubyte.gz", normalization);
+                 prefix + "-labels-idx1-ubyte.gz", format);
+}
+
+void dpc::data::keepFirst(Dataset &dataset, int64_t count) {
+  if (count < 0 || count >= dataset.count)
+    return;
+  dataset.count = count;
+  dataset.images.resize(count * dataset.imageSize());
+  dataset.labels.resize(count);
+  countClasses(dataset);
+}
+
+Dataset dpc::data::splitOffLast(Dataset &dataset, int64_t count) {
+  count = std::clamp<int64_t>(count, 0, dataset.count);
+  int64_t kept = dataset.count - count;
+  Dataset tail;
+  tail.count = count;
+  tail.channels = dataset.channels;
+  tail.height = dataset.height;
+  tail.width = dataset.width;
+  tail.images.assign(dataset.images.begin() + kept * dataset.imageSize(),
+                     dataset.images.end());
+  tail.labels.assign(dataset.labels.begin() + kept, dataset.labels.end());
+  countClasses(tail);
+  keepFirst(dataset, kept);
+  return tail;
 }
 
 void dpc::data::checkLabels(const Dataset &dataset, const std::string &path,

@@ -10,6 +10,8 @@
 #ifndef DPC_RUNTIME_DATA_DATASET_H
 #define DPC_RUNTIME_DATA_DATASET_H
 
+#include "runtime/data/ImageTransforms.h"
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -32,31 +34,48 @@ struct Dataset {
   int64_t imageSize() const { return channels * height * width; }
 };
 
-/// How raw bytes become floats: x / 255, then (x - mean) / std.
-struct Normalization {
-  float mean = 0.0f;
-  float std = 1.0f;
+/// How a file's images become the plan's: the sample shape [C, H, W] the
+/// plan expects (empty: take the file's own, NCHW), the layout of 4-D
+/// files, and the normalization (one mean and std per channel).
+struct ImageFormat {
+  std::vector<int64_t> sample;
+  ImageLayout layout = ImageLayout::Auto;
+  Normalization normalization;
 };
 
 /// Reads an IDX image file (magic 0x00000803, uint8, [N, H, W]) and its
 /// label file (0x00000801, uint8, [N]); either may be gzip-compressed.
+/// Pixels are scaled to [0, 1], then normalized.
 Dataset loadIdx(const std::string &imagesPath, const std::string &labelsPath,
-                const Normalization &normalization = {});
+                const ImageFormat &format = {});
 
-/// Reads an .npy image array ([N, H, W] or [N, C, H, W]; uint8 pixels are
-/// scaled by 1/255, floats taken as they are, then normalized) and an .npy
-/// array of N integer labels. Refuses NaN or infinite pixels and labels
-/// that are negative or do not fit int32, naming the first one's index.
+/// Reads an .npy image array ([N, H, W], [N, C, H, W] or [N, H, W, C]:
+/// the format's layout, or the one that matches its sample shape; uint8
+/// pixels are scaled to [0, 1], any other type taken as it is, then
+/// normalized) and an .npy array of N integer labels. Refuses NaN or
+/// infinite pixels and labels that are negative or do not fit int32,
+/// naming the first one's index.
 Dataset loadNpy(const std::string &imagesPath, const std::string &labelsPath,
-                const Normalization &normalization = {});
+                const ImageFormat &format = {});
+
+/// Reads an .npy image array as loadNpy does, with no labels (each 0).
+Dataset loadNpyImages(const std::string &imagesPath,
+                      const ImageFormat &format = {});
 
 /// The train or test split of Fashion-MNIST in `directory` (Debian's
 /// dataset-fashion-mnist installs it in kFashionMnistDirectory).
 Dataset loadFashionMnist(const std::string &directory, bool train,
-                         const Normalization &normalization = {});
+                         const ImageFormat &format = {});
 
 inline constexpr const char *kFashionMnistDirectory =
     "/usr/share/datasets/fashion-mnist";
+
+/// Keeps the first `count` samples (all if count < 0 or beyond the end).
+void keepFirst(Dataset &dataset, int64_t count);
+
+/// Moves the last `count` samples of `dataset` into a data set of their
+/// own, in order.
+Dataset splitOffLast(Dataset &dataset, int64_t count);
 
 /// Checks that every label of `dataset` (read from `path`) is below the
 /// plan's `numClasses`, naming the first that is not and its index.

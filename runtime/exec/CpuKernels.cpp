@@ -509,13 +509,15 @@ constexpr auto runHardSwishForward = runInputActivationForward;
 constexpr auto runHardSwishBackward = runInputActivationBackward;
 constexpr auto runGeluForward = runInputActivationForward;
 constexpr auto runGeluBackward = runInputActivationBackward;
+constexpr auto runErfForward = runInputActivationForward;
+constexpr auto runErfBackward = runInputActivationBackward;
 
 /// Forward and backward are the same product: x (or dy) times the mask.
 void runDropout(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::DropoutForward;
   plan::DropoutShape s = plan::getDropoutShape(call);
   dropout(math::makeDropoutMask(call.randomSeed, call.optimizerStep, s.site,
-                                s.ratio),
+                                s.ratio, s.rowwise),
           s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
 }
 constexpr auto runDropoutForward = runDropout;
@@ -535,6 +537,19 @@ void runLayerNormBackward(KernelContext &, const KernelCall &call) {
                     in(call, Scale), call.workspace.as<elements::RowStats>(),
                     out(call, DX), out(call, DScale),
                     dBias.present ? dBias.f32() : nullptr);
+}
+
+void runEmbeddingForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::EmbeddingForward;
+  embeddingForward(plan::getEmbeddingShape(call), in(call, Table),
+                   call.operand(Indices).as<int32_t>(), out(call, Y));
+}
+
+void runEmbeddingBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::EmbeddingBackward;
+  embeddingBackward(plan::getEmbeddingShape(call),
+                    call.operand(Indices).as<int32_t>(), in(call, DY),
+                    out(call, DTable));
 }
 
 const plan::KernelTable<KernelContext> kCpuKernels = {"the CPU",

@@ -46,6 +46,12 @@ struct Executor::StepState {
 };
 
 /// The replicas of one step, by device.
+/// What an index input may hold: [0, limit), and what its entries are.
+struct IndexBound {
+  int64_t limit;
+  const char *what; // "label" or "index"
+};
+
 struct Executor::StepGroup {
   std::string name;
   std::vector<int> replicas; // plan step indices
@@ -55,9 +61,9 @@ struct Executor::StepGroup {
   std::vector<int64_t> lastSplit;
   /// Rows last bound to each batch input (several replicas only).
   std::map<std::string, int64_t, std::less<>> boundRows;
-  /// Inputs a kernel reads as class indices (a Labels role), with the
-  /// number of classes of the logits they index.
-  std::map<std::string, int64_t, std::less<>> labelClasses;
+  /// Inputs a kernel reads as class indices (a Labels role) or as table
+  /// rows (an Indices role), with how many classes or rows there are.
+  std::map<std::string, IndexBound, std::less<>> indexBounds;
 
   /// Gradient accumulation, for the train step of a plan that has it: the
   /// global rows of each batch input (and the bytes of one row), held until
@@ -77,47 +83,62 @@ struct Executor::StepGroup {
 
 namespace {
 
-/// Records the input `instruction` reads as labels, if any, with the class
-/// count of its logits (the columns of the Logits operand).
-void findLabelInputs(const plan::Step &step,
+/// Records the inputs `instruction` reads as indices, if any: labels,
+/// bounded by the class count of the logits (the columns of the Logits
+/// operand), and embedding indices, by the rows of the Table operand.
+void findIndexInputs(const plan::Step &step,
                      const plan::Instruction &instruction,
-                     std::map<std::string, int64_t, std::less<>> &classes) {
+                     std::map<std::string, IndexBound, std::less<>> &bounds) {
   const plan::KernelSignature *signature =
       plan::getKernelSignature(instruction.kernel());
-  int labels = signature ? signature->findOperand("Labels") : -1;
-  int logits = signature ? signature->findOperand("Logits") : -1;
   const auto *operands = instruction.operands();
-  if (labels < 0 || logits < 0 || !operands || !step.inputs() ||
-      operands->size() <= static_cast<size_t>(std::max(labels, logits)))
+  if (!signature || !operands || !step.inputs())
     return;
-  std::vector<int64_t> dims =
-      plan::toDims(step.tensors()->Get(operands->Get(logits))->dims());
-  int64_t columns = 1;
-  for (size_t d = 1; d < dims.size(); ++d)
-    columns *= dims[d];
-  for (const plan::Binding *binding : *step.inputs())
-    if (binding->tensor() == operands->Get(labels)) {
-      auto [it, inserted] = classes.emplace(binding->name()->str(), columns);
-      if (!inserted)
-        it->second = std::min(it->second, columns);
-    }
+  struct Role {
+    const char *indices, *bounding, *what;
+    bool rowsBound; // the bounding operand's dim 0, else its other dims
+  };
+  for (Role role : {Role{"Labels", "Logits", "label", false},
+                    Role{"Indices", "Table", "index", true}}) {
+    int indices = signature->findOperand(role.indices);
+    int bounding = signature->findOperand(role.bounding);
+    if (indices < 0 || bounding < 0 ||
+        operands->size() <= static_cast<size_t>(std::max(indices, bounding)))
+      continue;
+    std::vector<int64_t> dims =
+        plan::toDims(step.tensors()->Get(operands->Get(bounding))->dims());
+    int64_t limit = role.rowsBound ? dims[0] : 1;
+    for (size_t d = 1; !role.rowsBound && d < dims.size(); ++d)
+      limit *= dims[d];
+    for (const plan::Binding *binding : *step.inputs())
+      if (binding->tensor() == operands->Get(indices)) {
+        auto [it, inserted] = bounds.emplace(binding->name()->str(),
+                                             IndexBound{limit, role.what});
+        if (!inserted)
+          it->second.limit = std::min(it->second.limit, limit);
+      }
+  }
 }
 
-/// Labels index rows of the logits: one outside the classes would make a
-/// kernel read out of bounds (CPU) or produce NaN (CUDA), so every backend
-/// gets them checked here, on the host, when they are bound.
-void checkLabels(std::string_view step, std::string_view name, const void *data,
-                 size_t bytes, int64_t classes) {
+/// Labels index rows of the logits and embedding indices rows of a table:
+/// one outside would make a kernel read out of bounds (CPU) or produce NaN
+/// (CUDA), so every backend gets them checked here, on the host, when they
+/// are bound.
+void checkIndices(std::string_view step, std::string_view name,
+                  const void *data, size_t bytes, IndexBound bound) {
   const auto *source = static_cast<const uint8_t *>(data);
-  for (size_t row = 0; row < bytes / sizeof(int32_t); ++row) {
-    int32_t label;
-    std::memcpy(&label, source + row * sizeof(int32_t), sizeof label);
-    if (label < 0 || label >= classes)
-      throw std::invalid_argument("step '" + std::string(step) + "': input '" +
-                                  std::string(name) + "' row " +
-                                  std::to_string(row) + " holds label " +
-                                  std::to_string(label) + ", outside the " +
-                                  std::to_string(classes) + " classes");
+  for (size_t i = 0; i < bytes / sizeof(int32_t); ++i) {
+    int32_t value;
+    std::memcpy(&value, source + i * sizeof(int32_t), sizeof value);
+    if (value >= 0 && value < bound.limit)
+      continue;
+    bool label = std::string_view(bound.what) == "label";
+    throw std::invalid_argument(
+        "step '" + std::string(step) + "': input '" + std::string(name) +
+        (label ? "' row " : "' entry ") + std::to_string(i) + " holds " +
+        bound.what + " " + std::to_string(value) + ", outside the " +
+        std::to_string(bound.limit) +
+        (label ? " classes" : " rows of its table"));
   }
 }
 
@@ -445,8 +466,8 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
             for (const plan::Instruction *instruction : *instructions) {
               group->updatesParameters |=
                   plan::isOptimizerKernel(instruction->kernel());
-              findLabelInputs(*root.steps()->Get(r), *instruction,
-                              group->labelClasses);
+              findIndexInputs(*root.steps()->Get(r), *instruction,
+                              group->indexBounds);
             }
     }
     group->lastSplit = group->shares;
@@ -576,9 +597,9 @@ void Executor::setInput(int step, std::string_view name, const void *data,
   if (!tensor)
     throw std::invalid_argument("step '" + group.name + "' has no input '" +
                                 std::string(name) + "'");
-  if (auto labels = group.labelClasses.find(name);
-      labels != group.labelClasses.end() && tensor->dtype() == plan::DType::I32)
-    checkLabels(group.name, name, data, bytes, labels->second);
+  if (auto bound = group.indexBounds.find(name);
+      bound != group.indexBounds.end() && tensor->dtype() == plan::DType::I32)
+    checkIndices(group.name, name, data, bytes, bound->second);
   if (group.accumulates && tensor->batch_dim()) {
     // Up to K micro-batches of rows, for run() to split.
     int64_t rowBytes = rowBytesOf(*tensor);

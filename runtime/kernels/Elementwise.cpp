@@ -79,7 +79,8 @@ void dropout(const math::DropoutMask &mask, int64_t rows, int64_t cols,
       int64_t begin = r * cols + 4 * g;
       int64_t count = std::min<int64_t>(4, cols - 4 * g);
       for (int64_t j = 0; j < count; ++j)
-        y[begin + j] = math::dropoutApply(mask, words.v[j], x[begin + j]);
+        y[begin + j] = math::dropoutApply(mask, words.v[mask.rowwise ? 0 : j],
+                                          x[begin + j]);
     }
 }
 

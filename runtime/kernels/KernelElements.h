@@ -80,7 +80,7 @@ DPC_HOST_DEVICE inline float reduceToRhs(const BroadcastShape &s, int64_t j,
 DPC_HOST_DEVICE inline float dropout(const math::DropoutMask &m, int64_t cols,
                                      int64_t firstRow, int64_t i,
                                      const float *x) {
-  int64_t col = i % cols;
+  int64_t col = m.rowwise ? 0 : i % cols; // word 0 of column 0's draw
   math::Philox4 words = math::dropoutWords(m, firstRow + i / cols, col);
   return math::dropoutApply(m, words.v[col & 3], x[i]);
 }
@@ -146,6 +146,20 @@ DPC_HOST_DEVICE inline void layerNormParamGrads(const float *x, const float *dy,
   dScale[c] = float(sumScale);
   if (dBias)
     dBias[c] = float(sumBias);
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding: `count` indices into a table of rows of `dim` floats
+//===----------------------------------------------------------------------===//
+
+/// Column d of the table's gradient: every index's row of dy added in index
+/// order (the table starts at zero), so the sums never depend on threads.
+DPC_HOST_DEVICE inline void embeddingGradColumn(const int32_t *indices,
+                                                int64_t count, int64_t dim,
+                                                int64_t d, const float *dy,
+                                                float *dTable) {
+  for (int64_t i = 0; i < count; ++i)
+    dTable[int64_t(indices[i]) * dim + d] += dy[i * dim + d];
 }
 
 //===----------------------------------------------------------------------===//

@@ -208,6 +208,7 @@ enum class InputActivation : int32_t {
   HardSwish,   // x relu6(x + 3) / 6
   Gelu,        // x Phi(x), with erf
   GeluTanh,    // GELU's tanh approximation
+  Erf,         // erf(x): GELU as older exporters write it
 };
 
 struct ActivationParams {
@@ -220,6 +221,7 @@ constexpr float kSqrtHalf = 0.70710678118654752440f;
 constexpr float kGeluTanhBeta = 0.79788456080286535588f;
 constexpr float kGeluTanhKappa = 0.044715f;
 constexpr float kInvSqrtTwoPi = 0.39894228040143267794f;
+constexpr float kTwoOverSqrtPi = 1.12837916709551257390f;
 } // namespace detail
 
 DPC_HOST_DEVICE inline float
@@ -239,6 +241,8 @@ inputActivationForward(InputActivation kind, ActivationParams p, float x) {
   }
   case InputActivation::Gelu:
     return x * 0.5f * (1.f + erff(x * detail::kSqrtHalf));
+  case InputActivation::Erf:
+    return erff(x);
   case InputActivation::GeluTanh: {
     float inner =
         detail::kGeluTanhBeta * (x + detail::kGeluTanhKappa * x * x * x);
@@ -260,6 +264,8 @@ DPC_HOST_DEVICE inline float inputActivationBackward(InputActivation kind,
   }
   case InputActivation::HardSwish:
     return x < -3.f ? 0.f : (x <= 3.f ? dy * (x / 3.f + 0.5f) : dy);
+  case InputActivation::Erf:
+    return dy * detail::kTwoOverSqrtPi * expf(-x * x);
   case InputActivation::Gelu: {
     float cdf = 0.5f * (1.f + erff(x * detail::kSqrtHalf));
     float pdf = expf(-0.5f * x * x) * detail::kInvSqrtTwoPi;
@@ -480,10 +486,13 @@ struct DropoutMask {
   uint32_t step = 0, site = 0;
   uint32_t threshold = 0;
   float scale = 1.f;
+  bool rowwise = false; // every element draws as the row's element 0
 };
 
 DPC_HOST_DEVICE inline Philox4 dropoutWords(const DropoutMask &m, int64_t row,
                                             int64_t col) {
+  if (m.rowwise)
+    col = 0;
   return philox4x32({{uint32_t(col >> 2), uint32_t(row), m.step, m.site}},
                     uint32_t(m.seed), uint32_t(m.seed >> 32));
 }
@@ -495,8 +504,9 @@ DPC_HOST_DEVICE inline float dropoutApply(const DropoutMask &m, uint32_t word,
 
 /// The mask for `ratio` in [0, 1]: ratio 1 drops everything.
 inline DropoutMask makeDropoutMask(uint64_t seed, int64_t step, int64_t site,
-                                   double ratio) {
+                                   double ratio, bool rowwise = false) {
   DropoutMask m;
+  m.rowwise = rowwise;
   m.seed = seed;
   m.step = uint32_t(step);
   m.site = uint32_t(site);

@@ -114,6 +114,23 @@ RowsShape rowsOf(const TensorArg &arg, const std::string &what) {
   return {arg.dims[0], *cols};
 }
 
+/// A matmul operand whose columns are `cols`: rows are every dim but the
+/// last when the last is `cols` (x [n, t, k] times a [k, m] weight), else
+/// dims[0] with the rest flattened (x [n, c, h, w] into a linear layer).
+/// Both readings agree when both fit (the middle dims are 1).
+RowsShape matmulRowsOf(const TensorArg &arg, const std::string &what,
+                       int64_t cols) {
+  RowsShape flat = rowsOf(arg, what);
+  if (arg.dims.size() > 2 && arg.dims.back() == cols) {
+    std::vector<int64_t> lead(arg.dims.begin(), arg.dims.end() - 1);
+    std::optional<int64_t> rows = checkedProduct(lead);
+    if (!rows)
+      fail(what + " " + formatDims(arg.dims) + " has too many rows");
+    return {*rows, cols};
+  }
+  return flat;
+}
+
 std::vector<int64_t> attrList(const flatbuffers::Vector<int64_t> *values) {
   return toDims(values);
 }
@@ -455,18 +472,23 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
 
 kernels::MatmulShape getMatmulShape(const KernelCall &call) {
   if (call.kernel == Kernel::MatmulTransposedA) {
-    // c [k, m] = a [n, k]^T b [n, m]
-    RowsShape a = rowsOf(operand(call, 0), describeOperand(call.kernel, 0));
-    RowsShape b = rowsOf(operand(call, 1), describeOperand(call.kernel, 1));
+    // c [k, m] = a [n, k]^T b [n, m]; c's dims say how a and b read.
+    const TensorArg &c = result(call, 0);
+    expectRank(c, describeResult(call.kernel, 0), 2, 2);
+    RowsShape a = matmulRowsOf(operand(call, 0),
+                               describeOperand(call.kernel, 0), c.dims[0]);
+    RowsShape b = matmulRowsOf(operand(call, 1),
+                               describeOperand(call.kernel, 1), c.dims[1]);
     if (a.rows != b.rows)
       fail("operands 0 and 1 have " + std::to_string(a.rows) + " and " +
            std::to_string(b.rows) + " rows");
     expectResultCount(call, 0, countOf({a.cols, b.cols}));
     return {a.rows, a.cols, b.cols};
   }
-  RowsShape a = rowsOf(operand(call, 0), describeOperand(call.kernel, 0));
   const TensorArg &b = operand(call, 1);
   expectRank(b, describeOperand(call.kernel, 1), 2, 2);
+  RowsShape a = matmulRowsOf(operand(call, 0), describeOperand(call.kernel, 0),
+                             b.dims[0]);
   kernels::MatmulShape s{a.rows, a.cols, b.dims[1]};
   if (b.dims[0] != s.k)
     fail(describeOperand(call.kernel, 1) + " " + formatDims(b.dims) +
@@ -559,6 +581,10 @@ InputActivationShape getInputActivationShape(const KernelCall &call) {
                                                   : InputActivation::Gelu;
     break;
   }
+  case Kernel::ErfForward:
+  case Kernel::ErfBackward:
+    s.kind = InputActivation::Erf;
+    break;
   default: // HardSwish
     break;
   }
@@ -581,7 +607,7 @@ DropoutShape getDropoutShape(const KernelCall &call) {
   const TensorArg &x = operand(call, 0);
   if (x.dims.empty())
     fail("dropout needs a batch dimension");
-  DropoutShape s{attrs->ratio(), attrs->key(), x.dims[0], 0};
+  DropoutShape s{attrs->ratio(), attrs->key(), x.dims[0], 0, attrs->rowwise()};
   s.cols = s.rows > 0 ? size / s.rows : 0;
   // The mask counts rows and groups of four elements in 32 bits.
   if (s.cols > (int64_t(1) << 34))
@@ -629,6 +655,23 @@ kernels::LayerNormShape getLayerNormShape(const KernelCall &call) {
          std::to_string(needed) +
          " bytes (a mean and an inverse standard "
          "deviation per row)");
+  return s;
+}
+
+kernels::EmbeddingShape getEmbeddingShape(const KernelCall &call) {
+  bool forward = call.kernel == Kernel::EmbeddingForward;
+  const TensorArg &table = forward ? operand(call, 0) : result(call, 0);
+  std::string tableName = forward ? describeOperand(call.kernel, 0)
+                                  : describeResult(call.kernel, 0);
+  expectRank(table, tableName, 2, 2);
+  kernels::EmbeddingShape s;
+  s.rows = table.dims[0], s.dim = table.dims[1];
+  s.count = operand(call, forward ? 1 : 0, DType::I32).getNumElements();
+  int64_t values = countOf({s.count, s.dim});
+  if (forward)
+    expectResultCount(call, 0, values);
+  else
+    expectOperandCount(call, 1, values);
   return s;
 }
 
@@ -926,6 +969,7 @@ void checkInputActivation(const KernelCall &call) {
 void checkBroadcast(const KernelCall &call) { getBroadcastShape(call); }
 void checkDropout(const KernelCall &call) { getDropoutShape(call); }
 void checkLayerNorm(const KernelCall &call) { getLayerNormShape(call); }
+void checkEmbedding(const KernelCall &call) { getEmbeddingShape(call); }
 void checkRows(const KernelCall &call) { getRowsShape(call); }
 void checkTranspose(const KernelCall &call) { getTransposeShape(call); }
 void checkPermute(const KernelCall &call) { getPermuteShape(call); }

@@ -25,6 +25,7 @@
 #include "runtime/kernels/BatchNorm.h"
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Embedding.h"
 #include "runtime/kernels/LayerNorm.h"
 #include "runtime/kernels/Linear.h"
 #include "runtime/kernels/Optimizer.h"
@@ -86,6 +87,7 @@ struct DropoutShape {
   double ratio;
   int64_t site;
   int64_t rows, cols;
+  bool rowwise;
 };
 DropoutShape getDropoutShape(const KernelCall &call);
 
@@ -93,6 +95,10 @@ DropoutShape getDropoutShape(const KernelCall &call);
 /// first) of cols (the dims from `axis` on); the backward's workspace holds
 /// a RowStats per row.
 kernels::LayerNormShape getLayerNormShape(const KernelCall &call);
+
+/// EmbeddingForward (Table [rows, dim], Indices I32 [count...]) -> Y
+/// [count..., dim]; EmbeddingBackward (Indices, DY) -> DTable.
+kernels::EmbeddingShape getEmbeddingShape(const KernelCall &call);
 kernels::BroadcastShape getBroadcastShape(const KernelCall &call);
 /// Softmax, LogSoftmax: rows x last dim. CrossEntropy, CorrectCount:
 /// rows x classes of the logits.

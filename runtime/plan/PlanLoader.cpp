@@ -116,9 +116,11 @@ private:
                   " or num_classes " + std::to_string(plan.num_classes()) +
                   " exceeds " + std::to_string(kMaxTensorElements));
     if (const auto *sample = plan.sample_dims()) {
-      if (sample->size() != 3)
-        loaded.fail("sample_dims must be [C, H, W], has " +
-                    std::to_string(sample->size()) + " dims");
+      // [C, H, W] images, or [T] tokens.
+      if (sample->size() < 1 || sample->size() > 3)
+        loaded.fail("sample_dims must have 1 to 3 dims ([C, H, W] or [T]), "
+                    "has " +
+                    std::to_string(sample->size()));
       for (int64_t dim : *sample)
         if (dim <= 0)
           loaded.fail("sample_dims " + formatDims(toDims(sample)) +

@@ -90,8 +90,11 @@ private:
   std::string path;
 };
 
-/// An epoch's metrics: its number and six doubles.
-constexpr uint64_t kEpochMetricsBytes = 8 + 6 * 8;
+/// An epoch's metrics: its number and six doubles (eight from version 3,
+/// with the validation loss and accuracy).
+uint64_t getEpochMetricsBytes(int version) {
+  return 8 + (version >= 3 ? 8 : 6) * 8;
+}
 /// A tensor with an empty name, no dims and no bytes: three lengths and
 /// the dtype.
 constexpr uint64_t kMinSavedTensorBytes = 3 * 8 + 4;
@@ -170,7 +173,7 @@ void saveCheckpoint(const std::string &directory, const TrainingState &state) {
   for (const EpochMetrics &m : state.history) {
     w.put(m.epoch);
     for (double v : {m.trainLoss, m.trainAcc, m.testAcc, m.epochSeconds,
-                     m.imagesPerSecond, m.lr})
+                     m.imagesPerSecond, m.lr, m.valLoss, m.valAcc})
       w.put(v);
   }
   w.put<uint64_t>(state.tensors.size());
@@ -226,13 +229,15 @@ TrainingState loadCheckpoint(const std::string &directory) {
     state.partial.trainSeconds = r.get<double>();
   }
   uint64_t epochs = r.get<uint64_t>();
-  r.needItems(epochs, kEpochMetricsBytes);
+  r.needItems(epochs, getEpochMetricsBytes(version));
   for (uint64_t i = 0; i < epochs; ++i) {
     EpochMetrics m;
     m.epoch = r.get<int64_t>();
     for (double *v : {&m.trainLoss, &m.trainAcc, &m.testAcc, &m.epochSeconds,
                       &m.imagesPerSecond, &m.lr})
       *v = r.get<double>();
+    if (version >= 3)
+      m.valLoss = r.get<double>(), m.valAcc = r.get<double>();
     state.history.push_back(m);
   }
   uint64_t tensors = r.get<uint64_t>();

@@ -49,8 +49,8 @@ struct PartialEpoch {
 };
 
 /// The version of the checkpoint format that saveCheckpoint writes
-/// ("DPCCKPT2"); loadCheckpoint reads it and version 1.
-constexpr int kCheckpointFormatVersion = 2;
+/// ("DPCCKPT3"); loadCheckpoint reads it and versions 1 and 2.
+constexpr int kCheckpointFormatVersion = 3;
 
 struct TrainingState {
   int64_t epochsDone = 0; // complete epochs

@@ -6,10 +6,8 @@
 #include "runtime/train/RunOptions.h"
 #include "runtime/train/Trainer.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <ostream>
 #include <sstream>
 
@@ -28,82 +26,36 @@ struct InferenceCommandLine {
   bool help = false;
 };
 
-int64_t parseCount(const std::string &flag, const std::string &value) {
-  char *end = nullptr;
-  errno = 0;
-  long long parsed = std::strtoll(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || errno == ERANGE || parsed < 1)
-    throw UsageError(flag + ": expected a whole number >= 1, got '" + value +
-                     "'");
-  return parsed;
-}
-
 /// Parses `args`; `predict` selects which command's flags are known.
 InferenceCommandLine parseInferenceFlags(const std::vector<std::string> &args,
                                          bool predict) {
   InferenceCommandLine line;
-  bool dataGiven = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (arg == "-h" || arg == "--help") {
-      line.help = true;
-      return line;
-    }
-    if (arg.rfind("-", 0) != 0 || arg == "-") {
-      if (!line.options.planPath.empty())
-        throw UsageError("unexpected argument '" + arg +
-                         "' (the plan is already '" + line.options.planPath +
-                         "')");
-      line.options.planPath = arg;
-      continue;
-    }
-    std::string flag = arg, value;
-    bool inlineValue = false;
-    if (size_t eq = arg.find('='); eq != std::string::npos)
-      flag = arg.substr(0, eq), value = arg.substr(eq + 1), inlineValue = true;
-    if (!predict && flag == "--json") {
-      if (inlineValue)
-        throw UsageError("--json takes no value");
-      line.json = true;
-      continue;
-    }
-    bool known = flag == "--data" || flag == "--checkpoint" ||
-                 flag == "--subset" ||
-                 (predict && (flag == "-o" || flag == "--top-k"));
-    if (!known)
-      throw UsageError("unknown flag '" + flag + "'");
-    if (!inlineValue) {
-      if (i + 1 >= args.size())
-        throw UsageError(flag + " needs a value");
-      value = args[++i];
-    }
-    if (value.empty())
-      throw UsageError(flag + " needs a non-empty value");
-    if (flag == "--data") {
-      dataGiven = true;
-      // predict takes images alone: npy:X.npy.
-      if (predict && value.rfind("npy:", 0) == 0 &&
-          value.find(',') == std::string::npos && value.size() > 4) {
-        line.options.data.npy = true;
-        line.options.data.trainImages = value.substr(4);
-        line.options.imagesOnly = true;
-      } else {
-        train::parseData(value, line.options.data);
-      }
-    } else if (flag == "--checkpoint") {
-      line.options.checkpointDirectory = value;
-    } else if (flag == "--subset") {
-      line.options.subset = parseCount(flag, value);
-    } else if (flag == "-o") {
-      line.outputPath = value;
-    } else {
-      line.topK = parseCount(flag, value);
-    }
+  train::InferenceOptions &options = line.options;
+  train::FlagParser parser;
+  train::addDataFlags(parser, options.data, /*imagesAlone=*/predict);
+  parser.addValue("--checkpoint", [&](const std::string &value) {
+    options.checkpointDirectory = value;
+  });
+  parser.addValue("--subset", [&](const std::string &value) {
+    options.subset = train::parseCount("--subset", value, 1);
+  });
+  if (predict) {
+    parser.addValue("-o",
+                    [&](const std::string &value) { line.outputPath = value; });
+    parser.addValue("--top-k", [&](const std::string &value) {
+      line.topK = train::parseCount("--top-k", value, 1);
+    });
+  } else {
+    parser.addSwitch("--json", line.json);
   }
-  if (line.options.planPath.empty())
+  if (!parser.parse(args, options.planPath)) {
+    line.help = true;
+    return line;
+  }
+  if (options.planPath.empty())
     throw UsageError(std::string("missing the plan file (dpc ") +
                      (predict ? "predict" : "eval") + " PLAN --data ...)");
-  if (!dataGiven)
+  if (!parser.given("--data"))
     throw UsageError("missing --data");
   if (predict && line.outputPath.empty())
     throw UsageError("missing -o FILE.npy");
@@ -172,37 +124,46 @@ int reportErrors(const char *command, std::ostream &err, Body body) {
 } // namespace
 
 const char *getEvalUsage() {
-  return "usage: dpc eval PLAN --data DATA [options]\n"
-         "Reports the loss and accuracy of a trained plan on a labelled data "
-         "set (its eval step).\n"
-         "\n"
-         "Input:\n"
-         "  --data DATA         fashion-mnist[:DIR] (the test split), "
-         "idx|npy:IMAGES,LABELS, or dpc run's four files (the last two)\n"
-         "  --checkpoint DIR    the training state to evaluate (default: the "
-         "plan's own weights)\n"
-         "  --subset N          the first N samples only\n"
-         "Output:\n"
-         "  --json              one JSON object, with per-class accuracy and "
-         "the confusion matrix\n";
+  static const std::string usage =
+      std::string(
+          "usage: dpc eval PLAN --data DATA [options]\n"
+          "Reports the loss and accuracy of a trained plan on a labelled data "
+          "set (its eval step).\n"
+          "\n"
+          "Input:\n"
+          "  --data DATA         fashion-mnist[:DIR] (the test split), "
+          "idx|npy:IMAGES,LABELS, or dpc run's four files (the last two)\n"
+          "  --checkpoint DIR    the training state to evaluate (default: the "
+          "plan's own weights)\n"
+          "  --subset N          the first N samples only\n") +
+      train::getImageFlagsUsage() +
+      "Output:\n"
+      "  --json              one JSON object, with per-class accuracy and "
+      "the confusion matrix\n";
+  return usage.c_str();
 }
 
 const char *getPredictUsage() {
-  return "usage: dpc predict PLAN --data DATA -o FILE.npy [options]\n"
-         "Writes the logits (or the top-k classes) of a trained plan for "
-         "each image, in order.\n"
-         "\n"
-         "Input:\n"
-         "  --data DATA         npy:IMAGES.npy, or a labelled set as in dpc "
-         "eval (its labels unused)\n"
-         "  --checkpoint DIR    the training state to use (default: the "
-         "plan's own weights)\n"
-         "  --subset N          the first N samples only\n"
-         "Output:\n"
-         "  -o FILE.npy         f32 logits [N, classes], or with --top-k "
-         "int64 classes [N, K]\n"
-         "  --top-k K           the K most likely classes of each image, most "
-         "likely first\n";
+  static const std::string usage =
+      std::string(
+          "usage: dpc predict PLAN --data DATA -o FILE.npy "
+          "[options]\n"
+          "Writes the logits (or the top-k classes) of a trained plan for "
+          "each image, in order.\n"
+          "\n"
+          "Input:\n"
+          "  --data DATA         npy:IMAGES.npy, or a labelled set as in dpc "
+          "eval (its labels unused)\n"
+          "  --checkpoint DIR    the training state to use (default: the "
+          "plan's own weights)\n"
+          "  --subset N          the first N samples only\n") +
+      train::getImageFlagsUsage() +
+      "Output:\n"
+      "  -o FILE.npy         f32 logits [N, classes], or with --top-k "
+      "int64 classes [N, K]\n"
+      "  --top-k K           the K most likely classes of each image, most "
+      "likely first\n";
+  return usage.c_str();
 }
 
 int evalCommand(const std::vector<std::string> &args, std::ostream &out,

@@ -3,12 +3,12 @@
 #include "runtime/train/Evaluate.h"
 #include "runtime/data/BatchLoader.h"
 #include "runtime/data/Dataset.h"
-#include "runtime/data/Npy.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/kernels/KernelMath.h"
 #include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/ModelInput.h"
 #include "runtime/train/Trainer.h"
 
 #include <algorithm>
@@ -25,61 +25,26 @@ namespace {
 
 [[noreturn]] void fail(const std::string &message) { throw RunError(message); }
 
-/// Images of an .npy array with no labels ([N, H, W] or [N, C, H, W];
-/// uint8 pixels scaled by 1/255, as data::loadNpy does), each labelled 0.
-data::Dataset loadUnlabelledNpy(const std::string &path) {
-  data::NpyArray images = data::readNpy(path);
-  if (images.shape.size() != 3 && images.shape.size() != 4)
-    fail(path + ": expected images [N, H, W] or [N, C, H, W], got " +
-         std::to_string(images.shape.size()) + " dims");
-  data::Dataset dataset;
-  dataset.count = images.shape[0];
-  bool hasChannels = images.shape.size() == 4;
-  dataset.channels = hasChannels ? images.shape[1] : 1;
-  dataset.height = images.shape[hasChannels ? 2 : 1];
-  dataset.width = images.shape[hasChannels ? 3 : 2];
-  try {
-    dataset.images = images.as<float>();
-  } catch (const data::DatasetError &error) {
-    fail(path + ": " + error.what());
-  }
-  if (images.dtype == "u1")
-    for (float &x : dataset.images)
-      x = float(x * (1.0 / 255));
-  dataset.labels.assign(dataset.count, 0);
-  return dataset;
-}
-
-/// The split `options.data` names: the test split where there is one.
-/// Returns the images file, for messages.
+/// The split `options.data` names, in the form `format` says: the test
+/// split where there is one. Returns the images file, for messages.
 std::string loadDataset(const InferenceOptions &options,
+                        const data::ImageFormat &format,
                         data::Dataset &dataset) {
-  const RunOptions &d = options.data;
+  const DataOptions &d = options.data;
   if (d.fashionMnist) {
-    std::string dir = d.dataDirectory.empty() ? data::kFashionMnistDirectory
-                                              : d.dataDirectory;
-    dataset = data::loadFashionMnist(dir, /*train=*/false);
+    std::string dir = getFashionMnistDirectory(d);
+    dataset = data::loadFashionMnist(dir, /*train=*/false, format);
     return dir + "/t10k-images-idx3-ubyte.gz";
   }
-  if (options.imagesOnly) {
-    dataset = loadUnlabelledNpy(d.trainImages);
+  if (d.imagesOnly) {
+    dataset = data::loadNpyImages(d.trainImages, format);
     return d.trainImages;
   }
   bool test = !d.testImages.empty();
   const std::string &images = test ? d.testImages : d.trainImages;
   const std::string &labels = test ? d.testLabels : d.trainLabels;
-  dataset =
-      d.npy ? data::loadNpy(images, labels) : data::loadIdx(images, labels);
+  dataset = loadLabelledFiles(images, labels, d.npy, format).dataset;
   return images;
-}
-
-/// Keeps the first `count` samples (all if count < 0).
-void takeSubset(data::Dataset &dataset, int64_t count) {
-  if (count < 0 || count >= dataset.count)
-    return;
-  dataset.count = count;
-  dataset.images.resize(count * dataset.imageSize());
-  dataset.labels.resize(count);
 }
 
 /// A plan's eval_step, loaded with the training state to evaluate.
@@ -93,7 +58,7 @@ public:
     evalStep = executor->findStep("eval_step");
     if (evalStep < 0)
       fail(planPath + ": the plan has no eval_step");
-    requireInput("images", plan::DType::F32);
+    getInputSample(*executor, evalStep);
     requireInput("labels", plan::DType::I32);
     const plan::Tensor *logits = executor->findOutput(evalStep, "logits");
     if (!logits || logits->dtype() != plan::DType::F32 ||
@@ -109,14 +74,13 @@ public:
     }
   }
 
-  /// Checks `dataset` against the eval step's images and the classes.
+  /// The eval step's sample dims: images [C, H, W] or token ids [T].
+  std::vector<int64_t> getSample() const {
+    return getInputSample(*executor, evalStep);
+  }
+
+  /// Checks `dataset` against the classes (the loader checked the shape).
   void check(const data::Dataset &dataset, const std::string &name) const {
-    std::vector<int64_t> dims =
-        plan::toDims(executor->findInput(evalStep, "images")->dims());
-    if (dims.size() != 4)
-      fail(planPath + ": eval_step's images must be [N, C, H, W], are " +
-           plan::formatDims(dims));
-    data::checkImageShape(dataset, name, dims[1], dims[2], dims[3]);
     if (dataset.count == 0)
       fail(name + ": holds no images");
     for (int32_t label : dataset.labels)
@@ -139,8 +103,7 @@ public:
     std::vector<float> logits;
     bool hasLoss = executor->findOutput(evalStep, "loss") != nullptr;
     while (const data::Batch *batch = loader.next()) {
-      executor->setInput(evalStep, "images", batch->images.data(),
-                         batch->images.size() * sizeof(float));
+      bindInput(*executor, evalStep, batch->images);
       executor->setInput(evalStep, "labels", batch->labels.data(),
                          batch->labels.size() * sizeof(int32_t));
       executor->run(evalStep, batch->size);
@@ -184,8 +147,9 @@ EvalResult evaluateDataset(const InferenceOptions &options) {
   return withRunErrors([&] {
     Inference inference(options);
     data::Dataset dataset;
-    std::string name = loadDataset(options, dataset);
-    takeSubset(dataset, options.subset);
+    std::string name = loadDataset(
+        options, getImageFormat(options.data, inference.getSample()), dataset);
+    data::keepFirst(dataset, options.subset);
     inference.check(dataset, name);
     int64_t classes = inference.getClasses();
     EvalResult result;
@@ -212,8 +176,9 @@ Predictions predictDataset(const InferenceOptions &options) {
   return withRunErrors([&] {
     Inference inference(options);
     data::Dataset dataset;
-    std::string name = loadDataset(options, dataset);
-    takeSubset(dataset, options.subset);
+    std::string name = loadDataset(
+        options, getImageFormat(options.data, inference.getSample()), dataset);
+    data::keepFirst(dataset, options.subset);
     inference.check(dataset, name);
     Predictions predictions;
     predictions.classes = inference.getClasses();

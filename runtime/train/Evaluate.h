@@ -11,7 +11,7 @@
 #ifndef DPC_RUNTIME_TRAIN_EVALUATE_H
 #define DPC_RUNTIME_TRAIN_EVALUATE_H
 
-#include "runtime/train/RunOptions.h"
+#include "runtime/train/DataOptions.h"
 
 #include <cstdint>
 #include <string>
@@ -23,10 +23,9 @@ namespace dpc::train {
 struct InferenceOptions {
   std::string planPath;
   std::string checkpointDirectory; // empty: the plan's own weights
-  /// --data, parsed as `dpc run` does (only its data fields are used): the
-  /// test split where there is one, else the files given.
-  RunOptions data;
-  bool imagesOnly = false; // npy:X.npy with no labels (predict)
+  /// --data, --layout, --normalize: the test split where there is one,
+  /// else the files given.
+  DataOptions data;
   int64_t subset = -1;     // --subset: the first N samples; -1 = all
 };
 

@@ -4,8 +4,8 @@
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/CommandLine.h"
 #include "runtime/train/NpyWriter.h"
-#include "runtime/train/RunOptions.h"
 #include "runtime/train/Trainer.h"
 
 #include <cstring>
@@ -28,42 +28,22 @@ struct ExportOptions {
 
 ExportOptions parseExportOptions(const std::vector<std::string> &args) {
   ExportOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (arg == "-h" || arg == "--help") {
-      options.help = true;
-      return options;
-    }
-    if (arg.rfind("-", 0) != 0 || arg == "-") {
-      if (!options.planPath.empty())
-        throw UsageError("unexpected argument '" + arg +
-                         "' (the plan is already '" + options.planPath + "')");
-      options.planPath = arg;
-      continue;
-    }
-    std::string flag = arg, value;
-    bool inlineValue = false;
-    if (size_t eq = arg.find('='); eq != std::string::npos)
-      flag = arg.substr(0, eq), value = arg.substr(eq + 1), inlineValue = true;
-    if (flag != "--checkpoint" && flag != "-o" && flag != "--format")
-      throw UsageError("unknown flag '" + flag + "'");
-    if (!inlineValue) {
-      if (i + 1 >= args.size())
-        throw UsageError(flag + " needs a value");
-      value = args[++i];
-    }
-    if (value.empty())
-      throw UsageError(flag + " needs a non-empty value");
-    if (flag == "--format" && value != "npz" && value != "safetensors")
+  train::FlagParser parser;
+  parser.addValue("--checkpoint", [&](const std::string &value) {
+    options.checkpointDirectory = value;
+  });
+  parser.addValue(
+      "-o", [&](const std::string &value) { options.outputPath = value; });
+  parser.addValue("--format", [&](const std::string &value) {
+    if (value != "npz" && value != "safetensors")
       throw UsageError("--format: expected npz or safetensors (onnx is not "
                        "supported yet), got '" +
                        value + "'");
-    if (flag == "--format")
-      options.format = value;
-    else if (flag == "--checkpoint")
-      options.checkpointDirectory = value;
-    else if (flag == "-o")
-      options.outputPath = value;
+    options.format = value;
+  });
+  if (!parser.parse(args, options.planPath)) {
+    options.help = true;
+    return options;
   }
   if (options.planPath.empty())
     throw UsageError("missing the plan file (dpc export PLAN -o FILE.npz)");

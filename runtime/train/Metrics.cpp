@@ -27,7 +27,12 @@ std::string toJsonLine(const EpochMetrics &m) {
          ", \"test_acc\": " + number(m.testAcc) +
          ", \"epoch_seconds\": " + number(m.epochSeconds, "%.6g") +
          ", \"images_per_second\": " + number(m.imagesPerSecond, "%.6g") +
-         ", \"lr\": " + number(m.lr) + "}";
+         ", \"lr\": " + number(m.lr) +
+         (std::isnan(m.valLoss) && std::isnan(m.valAcc)
+              ? std::string()
+              : ", \"val_loss\": " + number(m.valLoss) +
+                    ", \"val_acc\": " + number(m.valAcc)) +
+         "}";
 }
 
 std::string renderSvgPlot(const std::vector<EpochMetrics> &history,
@@ -44,8 +49,9 @@ std::string renderSvgPlot(const std::vector<EpochMetrics> &history,
   // y: 0..1 for accuracies, stretched to the largest finite loss.
   double yMax = 1.0;
   for (const EpochMetrics &m : history)
-    if (std::isfinite(m.trainLoss))
-      yMax = std::max(yMax, m.trainLoss);
+    for (double loss : {m.trainLoss, m.valLoss})
+      if (std::isfinite(loss))
+        yMax = std::max(yMax, loss);
   yMax = std::ceil(yMax * 10.0) / 10.0;
   auto px = [&](double x) { return left + (x - xMin) / (xMax - xMin) * plotW; };
   auto py = [&](double y) { return top + (1.0 - y / yMax) * plotH; };
@@ -86,6 +92,10 @@ std::string renderSvgPlot(const std::vector<EpochMetrics> &history,
       {"train loss", "#1f77b4", "", &EpochMetrics::trainLoss},
       {"train acc", "#9467bd", "6,4", &EpochMetrics::trainAcc},
       {"test acc", "#2ca02c", "8,3,2,3", &EpochMetrics::testAcc},
+      // With a validation set only (a series with no finite point is
+      // skipped).
+      {"val loss", "#ff7f0e", "2,2", &EpochMetrics::valLoss},
+      {"val acc", "#d62728", "4,2", &EpochMetrics::valAcc},
   };
   int drawn = 0;
   for (const Series &s : series) {

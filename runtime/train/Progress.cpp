@@ -48,9 +48,13 @@ void Progress::finishEpoch(const EpochMetrics &m, int64_t epochs) {
   drawn = false;
   out << "epoch " << m.epoch << "/" << epochs << ": train loss "
       << format("%.4f", m.trainLoss) << ", train acc "
-      << format("%.4f", m.trainAcc) << ", test acc "
-      << format("%.4f", m.testAcc) << ", " << format("%.2f", m.epochSeconds)
-      << " s, " << format("%.0f", m.imagesPerSecond) << " images/s, lr "
+      << format("%.4f", m.trainAcc);
+  if (!std::isnan(m.valLoss) || !std::isnan(m.valAcc))
+    out << ", val loss " << format("%.4f", m.valLoss) << ", val acc "
+        << format("%.4f", m.valAcc);
+  out << ", test acc " << format("%.4f", m.testAcc) << ", "
+      << format("%.2f", m.epochSeconds) << " s, "
+      << format("%.0f", m.imagesPerSecond) << " images/s, lr "
       << format("%.6g", m.lr) << std::endl;
 }
 

@@ -3,28 +3,27 @@
 #ifndef DPC_RUNTIME_TRAIN_RUNOPTIONS_H
 #define DPC_RUNTIME_TRAIN_RUNOPTIONS_H
 
+#include "runtime/data/ImageTransforms.h"
+#include "runtime/train/CommandLine.h"
+#include "runtime/train/DataOptions.h"
 #include "runtime/train/LrSchedule.h"
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace dpc::train {
 
-/// A bad command line; the message is one line.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-struct RunOptions {
+/// The data flags (DataOptions) and the rest of `dpc run`'s.
+struct RunOptions : DataOptions {
   std::string planPath;
-  // --data fashion-mnist[:DIR] | idx:TRAIN_IMAGES,TRAIN_LABELS[,TEST_IMAGES,
-  // TEST_LABELS]
-  bool fashionMnist = false;
-  std::string dataDirectory;                                    // fashion-mnist
-  std::string trainImages, trainLabels, testImages, testLabels; // idx, npy
-  bool npy = false; // the files are .npy arrays rather than IDX
+  // --val-split F: the last F of the training set validates, in order.
+  double valSplit = 0;
+  // --val-data idx|npy:IMAGES,LABELS: a validation set of its own.
+  std::string valImages, valLabels;
+  bool valNpy = false;
+  // --augment crop=PAD,flip: the training images, drawn per sample.
+  data::Augmentation augmentation;
   // --init model|kaiming|xavier|normal:STD: where weights start (see
   // Init.h); "model" keeps the plan's values.
   std::string init = "model";
@@ -56,10 +55,6 @@ struct RunOptions {
 /// Parses the arguments after "run" (`--flag value` or `--flag=value`).
 /// Throws UsageError.
 RunOptions parseRunOptions(const std::vector<std::string> &args);
-
-/// Parses the value of --data into `options`' data fields. Throws
-/// UsageError.
-void parseData(const std::string &value, RunOptions &options);
 
 /// The usage text of `dpc run`.
 const char *getRunUsage();

@@ -11,13 +11,16 @@
 #include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/DataOptions.h"
 #include "runtime/train/Init.h"
+#include "runtime/train/ModelInput.h"
 #include "runtime/train/NonFinite.h"
 #include "runtime/train/Progress.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -35,40 +38,40 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 [[noreturn]] void fail(const std::string &message) { throw RunError(message); }
 
-/// One split of the data set and the files it came from (for messages).
-struct Split {
-  Dataset dataset;
-  std::string imagesPath, labelsPath;
-};
+using Split = LoadedData;
 
-Split loadSplit(const std::string &imagesPath, const std::string &labelsPath,
-                bool npy = false) {
-  Split split{npy ? data::loadNpy(imagesPath, labelsPath)
-                  : data::loadIdx(imagesPath, labelsPath),
-              imagesPath, labelsPath};
-  return split;
-}
-
-/// Keeps the first `count` samples (all if count < 0).
-void takeSubset(Dataset &dataset, int64_t count) {
-  if (count < 0 || count >= dataset.count)
-    return;
-  dataset.count = count;
-  dataset.images.resize(count * dataset.imageSize());
-  dataset.labels.resize(count);
-  dataset.numClasses = 0;
-  for (int32_t label : dataset.labels)
-    dataset.numClasses = std::max(dataset.numClasses, label + 1);
-}
-
-/// Checks one split against the plan: image shape and label range.
-void checkSplit(const Split &split, const std::vector<int64_t> &sample,
-                int64_t numClasses) {
-  data::checkImageShape(split.dataset, split.imagesPath, sample[0], sample[1],
-                        sample[2]);
+/// Checks one split against the plan: samples and label range (the loader
+/// checked the image shape).
+void checkSplit(const Split &split, int64_t numClasses) {
   if (split.dataset.count == 0)
     fail(split.imagesPath + ": holds no images");
   data::checkLabels(split.dataset, split.labelsPath, numClasses);
+}
+
+/// Moves the last `fraction` of `train` (rounded down) into a validation
+/// split of its own.
+Split splitOffValidation(Split &train, double fraction) {
+  int64_t count = static_cast<int64_t>(fraction * train.dataset.count);
+  if (count < 1 || count >= train.dataset.count) {
+    char given[32];
+    std::snprintf(given, sizeof(given), "%g", fraction);
+    fail(train.imagesPath + ": --val-split " + given + " of " +
+         std::to_string(train.dataset.count) + " samples leaves " +
+         (count < 1 ? "no validation samples" : "no training samples"));
+  }
+  Split validation{data::splitOffLast(train.dataset, count), train.imagesPath,
+                   train.labelsPath};
+  return validation;
+}
+
+/// The pixel a crop pads with: a zero pixel, normalized.
+data::Augmentation getAugmentation(const RunOptions &options) {
+  data::Augmentation augmentation = options.augmentation;
+  const data::Normalization &normalization = options.normalization;
+  for (size_t c = 0; c < normalization.mean.size(); ++c)
+    augmentation.fill.push_back((0.0f - normalization.mean[c]) /
+                                normalization.std[c]);
+  return augmentation;
 }
 
 /// Checks that step `step` binds `name` as `dtype`; returns the tensor.
@@ -91,20 +94,15 @@ const plan::Tensor *requireBinding(const Executor &executor, int step,
        plan::EnumNameDType(dtype));
 }
 
-/// The image dims [C, H, W] the plan was compiled for.
+/// The sample dims the plan was compiled for: images [C, H, W] or token
+/// ids [T].
 std::vector<int64_t> sampleDims(const Executor &executor, int trainStep) {
   const plan::Plan &plan = executor.getPlan().get();
-  const plan::Tensor *images = executor.findInput(trainStep, "images");
-  std::vector<int64_t> dims = plan::toDims(images->dims());
-  if (!images->batch_dim() || dims.size() != 4)
-    fail(executor.getPlan().getName() +
-         ": train_step's images must be [N, C, H, W] with a batch dim, are " +
-         plan::formatDims(dims));
-  std::vector<int64_t> sample(dims.begin() + 1, dims.end());
+  std::vector<int64_t> sample = getInputSample(executor, trainStep);
   if (plan.sample_dims() && plan::toDims(plan.sample_dims()) != sample)
     fail(executor.getPlan().getName() + ": sample_dims " +
          plan::formatDims(plan::toDims(plan.sample_dims())) +
-         " disagree with train_step's images " + plan::formatDims(dims));
+         " disagree with train_step's input " + plan::formatDims(sample));
   return sample;
 }
 
@@ -123,35 +121,64 @@ void writeTextFile(const std::string &path, const std::string &text) {
 
 /// Copies a batch into the images and labels inputs of `step`.
 void bindBatch(Executor &executor, int step, const data::Batch &batch) {
-  executor.setInput(step, "images", batch.images.data(),
-                    batch.images.size() * sizeof(float));
+  bindInput(executor, step, batch.images);
   executor.setInput(step, "labels", batch.labels.data(),
                     batch.labels.size() * sizeof(int32_t));
 }
 
-/// Test accuracy over `loader`'s data set (NaN without an eval step).
-double evaluate(Executor &executor, int evalStep, data::BatchLoader &loader,
-                int64_t count) {
-  if (evalStep < 0 || !executor.findOutput(evalStep, "correct"))
-    return kNaN;
+/// The eval step's loss and accuracy over a data set: the means over its
+/// samples (NaN where the plan has no such output).
+struct EvalSums {
+  double loss = kNaN, accuracy = kNaN;
+};
+
+/// Runs the eval step over `loader`'s data set (`count` samples) in order.
+EvalSums evaluate(Executor &executor, int evalStep, data::BatchLoader &loader,
+                  int64_t count) {
+  bool hasCorrect = executor.findOutput(evalStep, "correct") != nullptr;
+  bool hasLoss = executor.findOutput(evalStep, "loss") != nullptr;
+  if (!hasCorrect && !hasLoss)
+    return {};
   loader.startEpoch(0);
-  double correct = 0;
+  double correct = 0, lossSum = 0;
   const data::Batch *batch = loader.next();
   if (batch) {
     bindBatch(executor, evalStep, *batch);
     executor.start(evalStep, batch->size);
   }
   while (batch) {
+    int64_t rows = batch->size;
     // The next batch uploads while this one runs.
     batch = loader.next();
     if (batch)
       bindBatch(executor, evalStep, *batch);
     executor.finish(evalStep);
-    correct += executor.getScalarOutput(evalStep, "correct");
+    if (hasCorrect)
+      correct += executor.getScalarOutput(evalStep, "correct");
+    if (hasLoss)
+      lossSum += executor.getScalarOutput(evalStep, "loss") *
+                 static_cast<double>(rows);
     if (batch)
       executor.start(evalStep, batch->size);
   }
-  return correct / static_cast<double>(count);
+  EvalSums sums;
+  if (hasCorrect)
+    sums.accuracy = correct / static_cast<double>(count);
+  if (hasLoss)
+    sums.loss = lossSum / static_cast<double>(count);
+  return sums;
+}
+
+/// --layout, --normalize, --augment and --val-split as text.
+std::string describeDataForm(const RunOptions &options) {
+  std::string text = std::to_string(int(options.layout)) + "/";
+  for (size_t c = 0; c < options.normalization.mean.size(); ++c)
+    text += std::to_string(options.normalization.mean[c]) + ":" +
+            std::to_string(options.normalization.std[c]) + ",";
+  return text + "/" + std::to_string(options.augmentation.cropPadding) +
+         (options.augmentation.flip ? "f" : "-") + "/" +
+         std::to_string(options.valSplit) + "/" +
+         (options.valImages.empty() ? "-" : "v");
 }
 
 /// The flags every rank of a process-per-device run must agree on.
@@ -162,7 +189,8 @@ uint64_t hashRunOptions(const RunOptions &options) {
       std::to_string(options.lr) + "/" + options.init + "/" +
       std::to_string(options.trainSubset) + "/" +
       std::to_string(options.testSubset) + "/" + options.lastBatch + "/" +
-      (options.resume ? "r" : "-") + (options.skipNonFiniteSteps ? "s" : "-");
+      (options.resume ? "r" : "-") + "/" + describeDataForm(options) + "/" +
+      (options.skipNonFiniteSteps ? "s" : "-");
   return fnv1a(reinterpret_cast<const uint8_t *>(text.data()), text.size());
 }
 
@@ -191,7 +219,8 @@ exec::ProcessRank joinProcessGroup(const RunOptions &options,
                              "flags",
                              "--seed --epochs --steps --lr --init "
                              "--train-subset --test-subset --last-batch "
-                             "--resume --on-nonfinite must agree");
+                             "--resume --layout --normalize --augment "
+                             "--val-split --on-nonfinite must agree");
   return rank;
 }
 
@@ -283,7 +312,7 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     int trainStep = executor.findStep("train_step");
     if (trainStep < 0)
       fail(planName + ": the plan has no train_step");
-    requireBinding(executor, trainStep, "images", plan::DType::F32, true, true);
+    getInputSample(executor, trainStep);
     requireBinding(executor, trainStep, "labels", plan::DType::I32, true, true);
     const plan::Tensor *lrInput = executor.findInput(trainStep, "lr");
     if (!lrInput || lrInput->dtype() != plan::DType::F32 ||
@@ -293,44 +322,57 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     bool trainCounts = executor.findOutput(trainStep, "correct") != nullptr;
     int evalStep = executor.findStep("eval_step");
     if (evalStep >= 0) {
-      requireBinding(executor, evalStep, "images", plan::DType::F32, true,
-                     true);
+      getInputSample(executor, evalStep);
       requireBinding(executor, evalStep, "labels", plan::DType::I32, true,
                      true);
     }
     std::vector<int64_t> sample = sampleDims(executor, trainStep);
+    if (sample.size() == 1 && options.augmentation.enabled())
+      fail(planName + ": --augment transforms images; the plan takes token "
+                      "ids");
     int64_t numClasses = loaded->get().num_classes();
     if (numClasses <= 0)
       fail(planName + ": the plan does not say how many classes it has");
 
-    // The data set.
-    doing = (options.fashionMnist ? options.dataDirectory.empty()
-                                        ? data::kFashionMnistDirectory
-                                        : options.dataDirectory
+    // The data set, in the form the plan takes.
+    doing = (options.fashionMnist ? getFashionMnistDirectory(options)
                                   : options.trainImages) +
             ": reading the data set";
-    Split train, test;
+    data::ImageFormat format = getImageFormat(options, sample);
+    Split train, validation, test;
     bool hasTest;
     if (options.fashionMnist) {
-      std::string dir = options.dataDirectory.empty()
-                            ? data::kFashionMnistDirectory
-                            : options.dataDirectory;
-      train = loadSplit(dir + "/train-images-idx3-ubyte.gz",
-                        dir + "/train-labels-idx1-ubyte.gz");
-      test = loadSplit(dir + "/t10k-images-idx3-ubyte.gz",
-                       dir + "/t10k-labels-idx1-ubyte.gz");
+      std::string dir = getFashionMnistDirectory(options);
+      train =
+          loadLabelledFiles(dir + "/train-images-idx3-ubyte.gz",
+                            dir + "/train-labels-idx1-ubyte.gz", false, format);
+      test =
+          loadLabelledFiles(dir + "/t10k-images-idx3-ubyte.gz",
+                            dir + "/t10k-labels-idx1-ubyte.gz", false, format);
       hasTest = true;
     } else {
-      train = loadSplit(options.trainImages, options.trainLabels, options.npy);
+      train = loadLabelledFiles(options.trainImages, options.trainLabels,
+                                options.npy, format);
       hasTest = !options.testImages.empty();
       if (hasTest)
-        test = loadSplit(options.testImages, options.testLabels, options.npy);
+        test = loadLabelledFiles(options.testImages, options.testLabels,
+                                 options.npy, format);
     }
-    takeSubset(train.dataset, options.trainSubset);
-    checkSplit(train, sample, numClasses);
+    data::keepFirst(train.dataset, options.trainSubset);
+    bool hasValidation = options.valSplit > 0 || !options.valImages.empty();
+    if (hasValidation && evalStep < 0)
+      fail(planName + ": the plan has no eval_step to validate with");
+    if (options.valSplit > 0)
+      validation = splitOffValidation(train, options.valSplit);
+    else if (hasValidation)
+      validation = loadLabelledFiles(options.valImages, options.valLabels,
+                                     options.valNpy, format);
+    checkSplit(train, numClasses);
+    if (hasValidation)
+      checkSplit(validation, numClasses);
     if (hasTest) {
-      takeSubset(test.dataset, options.testSubset);
-      checkSplit(test, sample, numClasses);
+      data::keepFirst(test.dataset, options.testSubset);
+      checkSplit(test, numClasses);
     }
 
     // Where to start.
@@ -362,12 +404,20 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     };
     data::BatchLoader trainLoader(train.dataset, batchSize, true, state.seed,
                                   parseLastBatch(options.lastBatch),
-                                  sliceOf(trainStep));
-    std::unique_ptr<data::BatchLoader> testLoader;
-    if (hasTest && evalStep >= 0)
-      testLoader = std::make_unique<data::BatchLoader>(
-          test.dataset, std::max<int64_t>(1, executor.getMaxBatch(evalStep)),
-          false, 0, data::LastBatch::Short, sliceOf(evalStep));
+                                  sliceOf(trainStep), getAugmentation(options));
+    // The test and validation sets, in order, whole batches of the eval
+    // step's size.
+    auto evalLoader = [&](const Split &split, bool wanted) {
+      std::unique_ptr<data::BatchLoader> loader;
+      if (wanted && evalStep >= 0)
+        loader = std::make_unique<data::BatchLoader>(
+            split.dataset, std::max<int64_t>(1, executor.getMaxBatch(evalStep)),
+            false, 0, data::LastBatch::Short, sliceOf(evalStep));
+      return loader;
+    };
+    std::unique_ptr<data::BatchLoader> testLoader = evalLoader(test, hasTest);
+    std::unique_ptr<data::BatchLoader> validationLoader =
+        evalLoader(validation, hasValidation);
     int64_t stepsPerEpoch = trainLoader.batchesPerEpoch();
     if (stepsPerEpoch == 0)
       fail(train.imagesPath + ": --last-batch drop leaves no batch (" +
@@ -540,8 +590,14 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       bool complete = step == stepsPerEpoch;
       m.trainLoss = seen ? lossSum / seen : kNaN;
       m.trainAcc = trainCounts && seen ? correct / seen : kNaN;
+      if (validationLoader) {
+        EvalSums sums = evaluate(executor, evalStep, *validationLoader,
+                                 validation.dataset.count);
+        m.valLoss = sums.loss, m.valAcc = sums.accuracy;
+      }
       m.testAcc = testLoader ? evaluate(executor, evalStep, *testLoader,
                                         test.dataset.count)
+                                   .accuracy
                              : kNaN;
       m.epochSeconds = secondsSoFar(); // evaluation included
       m.imagesPerSecond = trainSeconds > 0 ? seen / trainSeconds : 0;

@@ -59,6 +59,7 @@ int check(int argc, char **argv) {
   auto loaded = plan::LoadedPlan::load(planPath);
   data::NpyArray images = data::readNpy(dir + "/images.npy");
   std::vector<float> pixels = images.as<float>();
+  std::vector<int32_t> tokens = images.as<int32_t>(); // token models' input
   std::vector<int32_t> labels =
       data::readNpy(dir + "/labels.npy").as<int32_t>();
   // One step from the plan's initial state at learning rate `rate`; returns
@@ -66,7 +67,12 @@ int check(int argc, char **argv) {
   auto trainOnce = [&](float rate) {
     auto executor = std::make_unique<exec::Executor>(loaded);
     int step = executor->findStep("train_step");
-    executor->setInput(step, "images", pixels.data(), pixels.size() * 4);
+    const plan::Tensor *input = executor->findInput(step, "images");
+    bool isTokens = input && input->dtype() == plan::DType::I32;
+    executor->setInput(step, "images",
+                       isTokens ? static_cast<const void *>(tokens.data())
+                                : pixels.data(),
+                       pixels.size() * 4);
     executor->setInput(step, "labels", labels.data(), labels.size() * 4);
     executor->setInput(step, "lr", &rate, sizeof(rate));
     executor->run(step, images.shape[0]);

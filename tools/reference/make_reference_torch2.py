@@ -22,6 +22,25 @@ dynamic batch, for:
                step matches PyTorch with dropout on
   layernorm    the zoo's MLP with LayerNorm, GELU and Dropout, and a
                LayerNorm over the last two dims of a [n, 4, 8] view
+  chlast       a ConvNeXt block: channels-last permute, LayerNorm, linear
+               layers on [n, h, w, c] (MatMul of a 4-D operand), GELU, a
+               layer scale; also exported by the legacy exporter
+               (chlast_legacy: GELU as Div, Erf, Add, Mul, Mul)
+  slice        channel slices of a tensor (Slice; the channels no slice
+               reads get a zero gradient) and a channel picked by index
+               (Gather of a scalar, as ViT picks its class token), from
+               both exporters (slice_legacy)
+  embedding    a token classifier: int64 token ids [n, 6] through an
+               nn.Embedding (Gather on the table), two of them picking
+               the same row, flattened into a linear layer
+  meanpool     token ids embedded and mean-pooled over the sequence
+               (ReduceMean over axis 1: a sum and a scale, whose gradient
+               broadcasts back), and a kept-dim mean over the features
+  stochdepth   residual blocks with torchvision's StochasticDepth (row
+               mode, as EfficientNet and ConvNeXt use it): the exporters
+               write it as uniform noise < keep, divided by keep, times x;
+               dpc imports it as a row-wise dropout, and the reference
+               drops the rows dpc's mask drops
 
 Run from PyTorch 2's virtual environment (../shared/TOOLCHAIN.md):
   V/bin/python tools/reference/make_reference_torch2.py --out test/reference
@@ -37,6 +56,7 @@ import math
 import numpy as np
 import onnx
 import torch
+import torchvision
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -102,13 +122,14 @@ def philox4x32(counter, key0, key1):
 class DpcDropout(nn.Module):
     """nn.Dropout with dpc's mask for rows 0.. of optimizer step 1."""
 
-    def __init__(self, ratio, site, seed=0, step=1):
+    def __init__(self, ratio, site, seed=0, step=1, rowwise=False):
         super().__init__()
         self.ratio, self.site, self.seed, self.step = ratio, site, seed, step
+        self.rowwise = rowwise
 
     def forward(self, x):
         rows = x.shape[0]
-        cols = x[0].numel()
+        cols = 1 if self.rowwise else x[0].numel()
         r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
         words = philox4x32(
             [c // 4, r, np.full_like(r, self.step),
@@ -116,7 +137,8 @@ class DpcDropout(nn.Module):
             self.seed & 0xFFFFFFFF, self.seed >> 32)
         word = np.choose(c % 4, words)
         keep = (word >> np.uint64(8)) >= math.ceil(self.ratio * 16777216.0)
-        keep = torch.from_numpy(keep.reshape(x.shape))
+        keep = torch.from_numpy(keep).reshape(
+            [rows] + [1] * (x.dim() - 1) if self.rowwise else x.shape)
         scale = torch.tensor(1.0 / (1.0 - self.ratio), dtype=torch.float32)
         return torch.where(keep, x * scale, torch.zeros_like(x))
 
@@ -150,7 +172,77 @@ class LayerNormMlp(nn.Module):
         return self.fc2(y.flatten(1))
 
 
-def write(out, name, model, training=False):
+class ChannelsLast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 8, 3, padding=1)
+        self.norm = nn.LayerNorm(8)
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 8)
+        self.scale = nn.Parameter(torch.rand(8, 1, 1) + 0.5)
+        self.head = nn.Linear(8 * 7 * 7, 10)
+
+    def forward(self, x):
+        y = nn.functional.max_pool2d(self.conv(x), 4)
+        z = self.fc2(nn.functional.gelu(self.fc1(self.norm(
+            y.permute(0, 2, 3, 1)))))
+        y = y + self.scale * z.permute(0, 3, 1, 2)
+        return self.head(y.flatten(1))
+
+
+class Slices(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.fc = nn.Linear(5 * 7 * 7, 10)
+
+    def forward(self, x):
+        y = nn.functional.max_pool2d(torch.relu(self.conv(x)), 4)
+        b = torch.relu(self.conv2(y[:, 2:6])) + y[:, :4]
+        c = y[:, 6]
+        return self.fc(torch.cat([b.flatten(1), c.flatten(1)], 1))
+
+
+class Tokens(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8)
+        self.fc = nn.Linear(6 * 8, 10)
+
+    def forward(self, tokens):
+        return self.fc(torch.tanh(self.embed(tokens)).flatten(1))
+
+
+class MeanPool(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, tokens):
+        y = self.embed(tokens).mean(1)
+        return self.fc(y - y.mean(1, keepdim=True))
+
+
+class StochDepth(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv0 = nn.Conv2d(1, 4, 3, padding=1)
+        self.conv1 = nn.Conv2d(4, 4, 3, padding=1)
+        self.depth1 = torchvision.ops.StochasticDepth(0.3, "row")
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.depth2 = torchvision.ops.StochasticDepth(0.6, "row")
+        self.fc = nn.Linear(4 * 7 * 7, 10)
+
+    def forward(self, x):
+        y = nn.functional.max_pool2d(torch.relu(self.conv0(x)), 4)
+        y = y + self.depth1(torch.relu(self.conv1(y)))
+        y = y + self.depth2(torch.relu(self.conv2(y)))
+        return self.fc(y.flatten(1))
+
+
+def write(out, name, model, training=False, legacy=False, images=None):
     directory = os.path.join(out, name)
     os.makedirs(os.path.join(directory, "grad"), exist_ok=True)
     os.makedirs(os.path.join(directory, "after"), exist_ok=True)
@@ -161,16 +253,25 @@ def write(out, name, model, training=False):
         if isinstance(module, nn.LayerNorm):
             nn.init.uniform_(module.weight, 0.5, 1.5)
             nn.init.uniform_(module.bias, -0.5, 0.5)
-    images = torch.rand(BATCH, 1, 28, 28) * 4 - 2
+    if images is None:
+        images = torch.rand(BATCH, 1, 28, 28) * 4 - 2
     labels = torch.randint(0, 10, (BATCH,))
     path = os.path.join(directory, "model.onnx")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, (images,), path, dynamo=True, optimize=False,
-                          input_names=["x"], output_names=["logits"],
-                          dynamic_shapes=({0: torch.export.Dim("batch")},),
-                          training=torch.onnx.TrainingMode.TRAINING
-                          if training else torch.onnx.TrainingMode.EVAL)
+        if legacy:
+            torch.onnx.export(
+                model, (images,), path, dynamo=False, opset_version=17,
+                input_names=["x"], output_names=["logits"],
+                do_constant_folding=False, dynamic_axes={"x": {0: "batch"}},
+                training=torch.onnx.TrainingMode.TRAINING)
+        else:
+            torch.onnx.export(
+                model, (images,), path, dynamo=True, optimize=False,
+                input_names=["x"], output_names=["logits"],
+                dynamic_shapes=({0: torch.export.Dim("batch")},),
+                training=torch.onnx.TrainingMode.TRAINING
+                if training else torch.onnx.TrainingMode.EVAL)
     m = onnx.load(path)
     for node in m.graph.node:
         del node.metadata_props[:]
@@ -179,9 +280,16 @@ def write(out, name, model, training=False):
 
     if training:  # the step with dpc's masks, site by site in export order
         sites = [n for n, m in model.named_modules()
-                 if isinstance(m, nn.Dropout)]
+                 if isinstance(m, (nn.Dropout,
+                                   torchvision.ops.StochasticDepth))]
         for site, name in enumerate(sites):
-            setattr(model, name, DpcDropout(getattr(model, name).p, site))
+            module = getattr(model, name)
+            if isinstance(module, nn.Dropout):
+                setattr(model, name, DpcDropout(module.p, site))
+            else:  # ratio 1 - keep, keep rounded to float as exported
+                keep = float(np.float32(1.0 - module.p))
+                setattr(model, name,
+                        DpcDropout(1.0 - keep, site, rowwise=True))
     save_step(directory, model, images, labels)
 
 
@@ -199,6 +307,23 @@ def main():
     write(args.out, "dropout", Dropout().train(), training=True)
     torch.manual_seed(6)
     write(args.out, "layernorm", LayerNormMlp().train(), training=True)
+    torch.manual_seed(7)
+    write(args.out, "stochdepth", StochDepth().train(), training=True)
+    torch.manual_seed(10)
+    tokens = torch.randint(0, 50, (BATCH, 6))
+    tokens[1, 2] = tokens[0, 0]  # one row's gradient from two places
+    write(args.out, "embedding", Tokens(), images=tokens)
+    torch.manual_seed(11)
+    write(args.out, "meanpool", MeanPool(),
+          images=torch.randint(0, 50, (BATCH, 6)))
+    for legacy in (False, True):
+        torch.manual_seed(9)
+        write(args.out, "slice_legacy" if legacy else "slice", Slices(),
+              legacy=legacy)
+    for legacy in (False, True):
+        torch.manual_seed(8)
+        write(args.out, "chlast_legacy" if legacy else "chlast",
+              ChannelsLast(), legacy=legacy)
 
 
 if __name__ == "__main__":

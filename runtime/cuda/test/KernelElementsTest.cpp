@@ -11,6 +11,7 @@
 
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Embedding.h"
 #include "runtime/kernels/LayerNorm.h"
 #include "runtime/kernels/Pool.h"
 #include "runtime/kernels/test/TestUtil.h"
@@ -207,7 +208,8 @@ TEST(KernelElementsTest, InputActivationsMatchTheCpuKernelsBitForBit) {
                   math::ActivationParams{0.2f, 0.5f}),
         std::pair(InputActivation::HardSwish, math::ActivationParams{}),
         std::pair(InputActivation::Gelu, math::ActivationParams{}),
-        std::pair(InputActivation::GeluTanh, math::ActivationParams{})}) {
+        std::pair(InputActivation::GeluTanh, math::ActivationParams{}),
+        std::pair(InputActivation::Erf, math::ActivationParams{})}) {
     std::vector<float> y(x.size()), dx(x.size()), yBody(x.size()),
         dxBody(x.size());
     inputActivationForward(kind, params, x.size(), x.data(), y.data());
@@ -227,12 +229,27 @@ TEST(KernelElementsTest, DropoutMatchesTheCpuKernelBitForBit) {
   int64_t rows = 6, cols = 10, firstRow = 5;
   std::vector<float> x = randomVector(rows * cols, 13);
   x[3] = std::numeric_limits<float>::infinity();
-  math::DropoutMask mask = math::makeDropoutMask(99, 4, 3, 0.4);
-  std::vector<float> y(x.size()), yBody(x.size());
-  kernels::dropout(mask, rows, cols, firstRow, x.data(), y.data());
-  for (int64_t i = 0; i < rows * cols; ++i)
-    yBody[i] = elements::dropout(mask, cols, firstRow, i, x.data());
-  expectSameBits(y, yBody, "dropout");
+  for (bool rowwise : {false, true}) {
+    math::DropoutMask mask = math::makeDropoutMask(99, 4, 3, 0.4, rowwise);
+    std::vector<float> y(x.size()), yBody(x.size());
+    kernels::dropout(mask, rows, cols, firstRow, x.data(), y.data());
+    for (int64_t i = 0; i < rows * cols; ++i)
+      yBody[i] = elements::dropout(mask, cols, firstRow, i, x.data());
+    expectSameBits(y, yBody, rowwise ? "rowwise dropout" : "dropout");
+  }
+}
+
+// The CUDA embedding gradient: a thread per table column.
+TEST(KernelElementsTest, EmbeddingGradientMatchesTheCpuKernelBitForBit) {
+  kernels::EmbeddingShape s{7, 5, 6};
+  std::vector<int32_t> indices = {4, 1, 4, 0, 4, 1, 2};
+  std::vector<float> dy = randomVector(s.count * s.dim, 18);
+  std::vector<float> dTable(s.rows * s.dim), body(s.rows * s.dim, 0.f);
+  kernels::embeddingBackward(s, indices.data(), dy.data(), dTable.data());
+  for (int64_t d = 0; d < s.dim; ++d)
+    embeddingGradColumn(indices.data(), s.count, s.dim, d, dy.data(),
+                        body.data());
+  expectSameBits(dTable, body, "dtable");
 }
 
 // The CUDA layer norm: a thread per row, then a thread per column.

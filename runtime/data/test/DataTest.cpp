@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <set>
 
 using namespace dpc::data;
@@ -82,7 +83,9 @@ protected:
 
 TEST_F(DataTest, LoadsGzippedAndPlainIdxAndNormalizes) {
   writeSmallSet(5);
-  Dataset data = loadIdx(path("images.gz"), path("labels"), {0.5f, 0.25f});
+  ImageFormat format;
+  format.normalization = {{0.5f}, {0.25f}};
+  Dataset data = loadIdx(path("images.gz"), path("labels"), format);
   EXPECT_EQ(data.count, 5);
   EXPECT_EQ(data.channels, 1);
   EXPECT_EQ(data.height, 2);
@@ -428,6 +431,99 @@ TEST_F(DataTest, IdxDimsWhoseProductOverflowsAreRefused) {
   EXPECT_EQ(expectError([&] { loadIdx(path("images"), path("labels")); }),
             path("images") + ": holds 0 bytes of data, but its dims need "
                              "more than 2^63");
+}
+
+TEST_F(DataTest, NhwcImagesAreReadAsNchwByThePlansShape) {
+  // 2 images of 3 channels, 2 x 4 pixels: pixel value = its NHWC index.
+  std::vector<uint8_t> nhwc(2 * 2 * 4 * 3);
+  std::iota(nhwc.begin(), nhwc.end(), uint8_t(0));
+  writePlain("nhwc.npy", npy("|u1", "(2, 2, 4, 3)", nhwc));
+  writePlain("labels.npy", npy("<i8", "(2,)", bytesOf<int64_t>({1, 0})));
+  ImageFormat format;
+  format.sample = {3, 2, 4};
+  Dataset dataset = loadNpy(path("nhwc.npy"), path("labels.npy"), format);
+  EXPECT_EQ(dataset.channels, 3);
+  EXPECT_EQ(dataset.height, 2);
+  EXPECT_EQ(dataset.width, 4);
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t p = 0; p < 8; ++p)
+        ASSERT_EQ(dataset.images[(n * 3 + c) * 8 + p],
+                  scalePixel(nhwc[(n * 8 + p) * 3 + c]));
+
+  // The same pixels as NCHW floats, and normalized per channel.
+  std::vector<float> nchw = dataset.images;
+  writePlain("nchw.npy", npy("<f4", "(2, 3, 2, 4)", bytesOf<float>(nchw)));
+  EXPECT_EQ(loadNpy(path("nchw.npy"), path("labels.npy"), format).images, nchw);
+  format.normalization = {{0.1f, 0.2f, 0.3f}, {0.5f, 2.0f, 0.25f}};
+  Dataset normalized = loadNpy(path("nhwc.npy"), path("labels.npy"), format);
+  for (size_t i = 0; i < nchw.size(); ++i) {
+    int64_t c = (i / 8) % 3;
+    ASSERT_EQ(normalized.images[i], (nchw[i] - format.normalization.mean[c]) /
+                                        format.normalization.std[c]);
+  }
+  EXPECT_EQ(loadNpyImages(path("nhwc.npy"), format).images, normalized.images);
+
+  // An explicit layout overrides the guess; one that does not fit is the
+  // plan's shape error.
+  format.normalization = {};
+  format.layout = ImageLayout::NCHW;
+  EXPECT_EQ(expectError(
+                [&] { loadNpy(path("nhwc.npy"), path("labels.npy"), format); }),
+            path("nhwc.npy") + ": images are 2x4x3 but the plan expects 3x2x4");
+  format.layout = ImageLayout::Auto;
+  format.sample = {3, 4, 2};
+  EXPECT_EQ(expectError(
+                [&] { loadNpy(path("nhwc.npy"), path("labels.npy"), format); }),
+            path("nhwc.npy") + ": images are 2x4x3 but the plan expects "
+                               "3x4x2 (NCHW) or 4x2x3 (NHWC)");
+  format.sample = {3, 2, 4};
+  format.normalization = {{0, 0}, {1, 1}};
+  EXPECT_EQ(expectError(
+                [&] { loadNpy(path("nhwc.npy"), path("labels.npy"), format); }),
+            path("nhwc.npy") + ": --normalize has 2 means and stds, but the "
+                               "images have 3 channels");
+}
+
+TEST_F(DataTest, ImagesThatFitBothLayoutsNeedOneNamed) {
+  std::vector<float> cube(2 * 3 * 3 * 3);
+  std::iota(cube.begin(), cube.end(), 0.0f);
+  writePlain("cube.npy", npy("<f4", "(2, 3, 3, 3)", bytesOf<float>(cube)));
+  ImageFormat format;
+  format.sample = {3, 3, 3};
+  EXPECT_EQ(expectError([&] { loadNpyImages(path("cube.npy"), format); }),
+            path("cube.npy") + ": images 3x3x3 may be NCHW or NHWC; say "
+                               "which with --layout nchw|nhwc");
+  format.layout = ImageLayout::NCHW;
+  EXPECT_EQ(loadNpyImages(path("cube.npy"), format).images, cube);
+  format.layout = ImageLayout::NHWC;
+  std::vector<float> transposed(cube.size());
+  transposeNhwcToNchw(cube.data(), transposed.data(), 2, 3, 3, 3);
+  EXPECT_EQ(loadNpyImages(path("cube.npy"), format).images, transposed);
+  // [N, H, W] files have one channel whatever the layout says.
+  writePlain("gray.npy", npy("|u1", "(1, 3, 3)", std::vector<uint8_t>(9, 51)));
+  format.sample = {1, 3, 3};
+  Dataset gray = loadNpyImages(path("gray.npy"), format);
+  EXPECT_EQ(gray.channels, 1);
+  EXPECT_EQ(gray.images, std::vector<float>(9, 0.2f));
+}
+
+TEST_F(DataTest, ValidationIsTheLastSamplesInOrder) {
+  writeSmallSet(10);
+  Dataset data = loadIdx(path("images.gz"), path("labels"));
+  keepFirst(data, 9);
+  Dataset tail = splitOffLast(data, 3);
+  EXPECT_EQ(data.count, 6);
+  EXPECT_EQ(data.images.size(), 36u);
+  EXPECT_EQ(data.labels, (std::vector<int32_t>{0, 1, 2, 3, 0, 1}));
+  EXPECT_EQ(tail.count, 3);
+  EXPECT_EQ(tail.height, 2);
+  EXPECT_EQ(tail.width, 3);
+  EXPECT_EQ(tail.labels, (std::vector<int32_t>{2, 3, 0}));
+  EXPECT_EQ(tail.numClasses, 4);
+  EXPECT_EQ(tail.images[0], scalePixel(6));
+  EXPECT_EQ(tail.images.back(), scalePixel(8));
+  EXPECT_EQ(data.images.back(), scalePixel(5));
 }
 
 TEST(FashionMnistTest, LoadsDebiansCopy) {

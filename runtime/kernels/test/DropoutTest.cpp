@@ -81,6 +81,23 @@ TEST(DropoutTest, RatioAndScaleHoldStatistically) {
   EXPECT_EQ(y, ones);
 }
 
+TEST(DropoutTest, RowwiseKeepsOrDropsWholeRows) {
+  int64_t rows = 200, cols = 9;
+  std::vector<float> ones(rows * cols, 1.f), y(ones.size());
+  DropoutMask m = math::makeDropoutMask(5, 2, 4, 0.5, /*rowwise=*/true);
+  dropout(m, rows, cols, 0, ones.data(), y.data());
+  int64_t kept = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    // Each row is its element 0's draw of the elementwise mask.
+    Philox4 w = math::dropoutWords(m, r, 0);
+    float expected = (w.v[0] >> 8) >= m.threshold ? 2.f : 0.f;
+    for (int64_t c = 0; c < cols; ++c)
+      ASSERT_EQ(y[r * cols + c], expected) << "row " << r << " col " << c;
+    kept += expected != 0.f;
+  }
+  EXPECT_NEAR(double(kept), rows * 0.5, 5 * std::sqrt(rows * 0.25));
+}
+
 TEST(DropoutTest, MaskIsAFunctionOfKeyAndGlobalRow) {
   int64_t rows = 8, cols = 33;
   auto x = randomVector(rows * cols, 2);

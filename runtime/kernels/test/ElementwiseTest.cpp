@@ -153,7 +153,12 @@ INSTANTIATE_TEST_SUITE_P(
                               double k = std::sqrt(2 / M_PI) *
                                          (x + 0.044715 * x * x * x);
                               return 0.5 * x * (1 + std::tanh(k));
-                            }}),
+                            }},
+        InputActivationCase{
+            "Erf",
+            math::InputActivation::Erf,
+            {},
+            [](double x, double, double) { return std::erf(x); }}),
     [](const auto &info) { return std::string(info.param.name); });
 
 TEST(ActivationTest, InPlace) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -28,6 +29,8 @@ TrainingState sampleState() {
     m.epoch = epoch;
     m.trainLoss = 0.5;
     m.testAcc = std::numeric_limits<double>::quiet_NaN();
+    m.valLoss = 0.25 * double(epoch);
+    m.valAcc = 0.75;
     state.history.push_back(m);
   }
   state.tensors.push_back({"w", 0, {2, 3}, std::vector<uint8_t>(24, 7)});
@@ -53,6 +56,8 @@ TEST(CheckpointTest, RoundTrips) {
   ASSERT_EQ(loaded.history.size(), 3u);
   EXPECT_EQ(loaded.history[0].trainLoss, 0.5);
   EXPECT_TRUE(std::isnan(loaded.history[0].testAcc));
+  EXPECT_EQ(loaded.history[2].valLoss, 0.75);
+  EXPECT_EQ(loaded.history[1].valAcc, 0.75);
   ASSERT_EQ(loaded.tensors.size(), 2u);
   EXPECT_EQ(loaded.tensors[0].name, "w");
   EXPECT_EQ(loaded.tensors[0].dims, (std::vector<int64_t>{2, 3}));
@@ -60,18 +65,27 @@ TEST(CheckpointTest, RoundTrips) {
   EXPECT_EQ(loaded.tensors[1].dtype, 4);
 }
 
-/// Patches the version digit of a saved checkpoint and its checksum.
-void rewriteVersion(const std::string &path, char version,
-                    size_t dropAfterHeader = 0) {
+/// Rewrites a saved (current version) checkpoint as version `version`:
+/// the digit, the fields older versions lack dropped, and the checksum.
+void rewriteVersion(const std::string &path, char version) {
   std::ifstream in(path, std::ios::binary);
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                              std::istreambuf_iterator<char>());
   bytes.resize(bytes.size() - 8);
   bytes[7] = uint8_t(version);
+  size_t partialAt = 8 + 4 * 8, historyAt = partialAt + 5 * 8;
+  uint64_t epochs;
+  std::memcpy(&epochs, &bytes[historyAt], 8);
+  // Before version 3, an epoch's metrics end at lr (no val_loss, val_acc):
+  // drop those of each epoch, the last first.
+  if (version < '3')
+    for (uint64_t e = epochs; e-- > 0;) {
+      size_t valAt = historyAt + 8 + e * 72 + 56;
+      bytes.erase(bytes.begin() + valAt, bytes.begin() + valAt + 16);
+    }
   // Version 1 lacks the partial epoch (5 fields after the seed).
-  size_t partialAt = 8 + 4 * 8;
-  bytes.erase(bytes.begin() + partialAt,
-              bytes.begin() + partialAt + dropAfterHeader);
+  if (version < '2')
+    bytes.erase(bytes.begin() + partialAt, bytes.begin() + historyAt);
   uint64_t hash = 0xcbf29ce484222325ull;
   for (uint8_t b : bytes)
     hash = (hash ^ b) * 0x100000001b3ull;
@@ -81,17 +95,26 @@ void rewriteVersion(const std::string &path, char version,
       .write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
 }
 
-TEST(CheckpointTest, ReadsVersionOneAndRefusesNewer) {
+TEST(CheckpointTest, ReadsVersionsOneAndTwoAndRefusesNewer) {
   std::string dir = testing::TempDir() + "/dpc_ckpt_versions";
   fs::remove_all(dir);
   std::string path = getCheckpointPath(dir);
   saveCheckpoint(dir, sampleState());
-  rewriteVersion(path, '1', 5 * 8);
+  rewriteVersion(path, '1');
   TrainingState loaded = loadCheckpoint(dir);
   EXPECT_EQ(loaded.stepsDone, 77);
   EXPECT_EQ(loaded.partial.stepsDone, 0);
   ASSERT_EQ(loaded.tensors.size(), 2u);
   EXPECT_EQ(loaded.tensors[1].name, "b");
+
+  saveCheckpoint(dir, sampleState());
+  rewriteVersion(path, '2');
+  loaded = loadCheckpoint(dir);
+  EXPECT_EQ(loaded.partial.stepsDone, 5);
+  ASSERT_EQ(loaded.history.size(), 3u);
+  EXPECT_EQ(loaded.history[2].trainLoss, 0.5);
+  EXPECT_TRUE(std::isnan(loaded.history[2].valLoss));
+  EXPECT_EQ(loaded.tensors[0].bytes, std::vector<uint8_t>(24, 7));
 
   saveCheckpoint(dir, sampleState());
   rewriteVersion(path, '9');
@@ -101,7 +124,7 @@ TEST(CheckpointTest, ReadsVersionOneAndRefusesNewer) {
   } catch (const CheckpointError &error) {
     EXPECT_EQ(std::string(error.what()),
               path + ": checkpoint format version 9 is not one this dpc "
-                     "reads (1 to 2)");
+                     "reads (1 to 3)");
   }
 }
 
@@ -301,6 +324,19 @@ TEST(MetricsTest, JsonLineAndPlot) {
   EXPECT_NE(svg.find("train acc"), std::string::npos);
   EXPECT_EQ(svg.find("test acc"), std::string::npos) << "no test points";
   EXPECT_NE(svg.find(">epoch<"), std::string::npos);
+  EXPECT_EQ(svg.find("val "), std::string::npos) << "no validation set";
+
+  // With a validation set: its loss and accuracy, in the line and the plot.
+  m.valLoss = 0.5;
+  m.valAcc = 0.625;
+  EXPECT_EQ(toJsonLine(m),
+            "{\"epoch\": 2, \"train_loss\": 0.25, \"train_acc\": 0.875, "
+            "\"test_acc\": null, \"epoch_seconds\": 1.5, "
+            "\"images_per_second\": 40000, \"lr\": 0.1, \"val_loss\": 0.5, "
+            "\"val_acc\": 0.625}");
+  svg = renderSvgPlot({m}, 10);
+  EXPECT_NE(svg.find("val loss"), std::string::npos);
+  EXPECT_NE(svg.find("val acc"), std::string::npos);
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 
 #include "runtime/train/RunCommand.h"
 #include "runtime/plan/test/TestPlans.h"
+#include "runtime/train/RunOptions.h"
 #include "runtime/train/test/TestData.h"
 
 #include <gtest/gtest.h>
@@ -101,10 +102,65 @@ TEST_F(RunCommandTest, BadFlagsAreOneLine) {
               "dpc run: --resume needs --checkpoint DIR" + help);
   expectError({planPath, "--data", data, "--checkpoint-every", "3"},
               "dpc run: --checkpoint-every needs --checkpoint DIR" + help);
+  expectError({planPath, "--data", data, "--layout", "chw"},
+              "dpc run: --layout: expected nchw or nhwc, got 'chw'" + help);
+  expectError({planPath, "--data", data, "--normalize", "0.5:0"},
+              "dpc run: --normalize: the std of channel 0 must be > 0, got "
+              "'0'" +
+                  help);
+  expectError({planPath, "--data", data, "--normalize=0.5:-0.1"},
+              "dpc run: --normalize: the std of channel 0 must be > 0, got "
+              "'-0.1'" +
+                  help);
+  expectError({planPath, "--data", data, "--normalize", "0.5,0.5:1"},
+              "dpc run: --normalize: 2 means but 1 stds; give one of each "
+              "per channel" +
+                  help);
+  expectError({planPath, "--data", data, "--augment", "crop=x"},
+              "dpc run: --augment crop: expected a whole number >= 1, got "
+              "'x'" +
+                  help);
+  expectError({planPath, "--data", data, "--augment", "crop=2,crop=3"},
+              "dpc run: --augment: expected crop=PAD and flip, each at most "
+              "once, got 'crop=3'" +
+                  help);
+  expectError({planPath, "--data", data, "--val-split", "-0.5"},
+              "dpc run: --val-split: expected a fraction between 0 and 1, "
+              "got '-0.5'" +
+                  help);
+  expectError({planPath, "--data", data, "--val-data", "idx:a"},
+              "dpc run: --val-data: expected idx:IMAGES,LABELS or "
+              "npy:IMAGES,LABELS, got 'idx:a'" +
+                  help);
+  expectError({planPath, "--data", data, "--quiet=yes"},
+              "dpc run: --quiet takes no value" + help);
+  expectError({planPath, "--data", data, "--metrics="},
+              "dpc run: --metrics needs a non-empty value" + help);
   expectError({planPath, "other.plan", "--data", data},
               "dpc run: unexpected argument 'other.plan' (the plan is "
               "already '" +
                   planPath + "')" + help);
+}
+
+TEST_F(RunCommandTest, DataFlagsParse) {
+  train::RunOptions options = train::parseRunOptions(
+      {planPath, "--data", data, "--layout=nhwc", "--normalize",
+       "0.5,0.25,1e-1:0.5,2,4", "--augment", "flip,crop=4", "--val-split",
+       "0.125"});
+  EXPECT_EQ(options.layout, data::ImageLayout::NHWC);
+  EXPECT_EQ(options.normalization.mean,
+            (std::vector<float>{0.5f, 0.25f, 0.1f}));
+  EXPECT_EQ(options.normalization.std, (std::vector<float>{0.5f, 2, 4}));
+  EXPECT_EQ(options.augmentation.cropPadding, 4);
+  EXPECT_TRUE(options.augmentation.flip);
+  EXPECT_EQ(options.valSplit, 0.125);
+  options = train::parseRunOptions(
+      {planPath, "--data", data, "--val-data", "npy:v.npy,l.npy"});
+  EXPECT_EQ(options.valImages, "v.npy");
+  EXPECT_EQ(options.valLabels, "l.npy");
+  EXPECT_TRUE(options.valNpy);
+  EXPECT_FALSE(options.augmentation.enabled());
+  EXPECT_TRUE(options.normalization.empty());
 }
 
 TEST_F(RunCommandTest, BadFilesAreOneLine) {

@@ -3,6 +3,7 @@ format): counters, per-epoch loss and accuracies, and every tensor, bit for
 bit or within --atol. Prints one line per difference and exits 1 if any;
 prints "same: N tensors, E epochs" otherwise. Timings are not compared."""
 import argparse
+import math
 import os
 import struct
 import sys
@@ -12,7 +13,7 @@ def read(path):
     if os.path.isdir(path):
         path = os.path.join(path, "checkpoint.dpcckpt")
     data = open(path, "rb").read()
-    if data[:8] not in (b"DPCCKPT1", b"DPCCKPT2"):
+    if data[:8] not in (b"DPCCKPT1", b"DPCCKPT2", b"DPCCKPT3"):
         sys.exit(f"{path}: not a dpc checkpoint (docs/checkpoint-format.md)")
     at = 8
 
@@ -23,7 +24,8 @@ def read(path):
         return values if len(values) > 1 else values[0]
 
     state = {"counters": take("qqqQ"), "partial": (0, 0, 0.0, 0.0)}
-    if data[7:8] == b"2":
+    version = int(data[7:8])
+    if version >= 2:
         # The partial epoch, without its seconds.
         state["partial"] = take("qqdd")
         take("d")
@@ -31,7 +33,10 @@ def read(path):
     for _ in range(take("Q")):
         epoch = take("q")
         loss, train_acc, test_acc, _seconds, _ips, lr = take("6d")
-        history.append((epoch, loss, train_acc, test_acc, lr))
+        # Version 3 adds the validation loss and accuracy (NaN: none).
+        val = take("2d") if version >= 3 else ()
+        history.append(tuple(None if math.isnan(v) else v for v in
+                             (epoch, loss, train_acc, test_acc, lr, *val)))
     state["history"] = history
     tensors = []
     for _ in range(take("Q")):

@@ -42,7 +42,7 @@ def weight(name, shape):
 MODELS = {
     # An op dpc does not know.
     "unsupported_op": model(
-        [helper.make_node("Erf", ["x"], ["y"], name="erf_1")], [x()], [y()]),
+        [helper.make_node("Sinh", ["x"], ["y"], name="sinh_1")], [x()], [y()]),
     # Too old an opset.
     "opset9": model(
         [helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [x()], [y()],
@@ -62,14 +62,14 @@ MODELS = {
     "short_initializer": model(
         [helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transB=1)],
         [x()], [y()], [short_weight("w", (4, 4))]),
-    # A mean over the channels (only the spatial mean is supported), at
+    # A mean over the batch (the batch stays open until run time), at
     # opset 18, where the axes are an input.
-    "reduce_mean_channels": model(
+    "reduce_mean_batch": model(
         [helper.make_node("Constant", [], ["axes"],
                           value=helper.make_tensor("axes", TensorProto.INT64,
-                                                   [1], [1])),
-         helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean_c")],
-        [x(("batch", 4, 2, 2))], [y(("batch", 1, 2, 2))], opset=18,
+                                                   [1], [0])),
+         helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean_n")],
+        [x(("batch", 4, 2, 2))], [y((1, 4, 2, 2))], opset=18,
         ir_version=10),
     # Weights that do not fit the input: a shape error at the Gemm.
     "bad_shapes": model(

@@ -98,6 +98,43 @@ MODELS = {
         [helper.make_node("Dropout", ["x"], ["d", "mask"], ratio=0.1),
          helper.make_node("Identity", ["mask"], ["y"])],
         ["batch", 4], ["batch", 4], 11),
+    # Stochastic depth as PyTorch 1.13-2's legacy exporter writes it: an
+    # [n, 1, 1] fill of the batch's shape, uniform noise, < keep, / keep.
+    "stochastic_depth": model(
+        [ints("zero", [0]), ints("ones", [1, 1]),
+         helper.make_node("Shape", ["x"], ["shape"]),
+         helper.make_node("Gather", ["shape", "zero"], ["n"], axis=0),
+         helper.make_node("Concat", ["n", "ones"], ["mask_shape"], axis=0),
+         helper.make_node("ConstantOfShape", ["mask_shape"], ["fill"]),
+         helper.make_node("RandomUniformLike", ["fill"], ["noise"]),
+         floats("keep", 0.8),
+         helper.make_node("Less", ["noise", "keep"], ["bernoulli"]),
+         helper.make_node("Cast", ["bernoulli"], ["mask"],
+                          to=TensorProto.FLOAT),
+         helper.make_node("Div", ["mask", "keep"], ["scaled"]),
+         helper.make_node("Mul", ["x", "scaled"], ["y"])],
+        ["batch", 3, 4], ["batch", 3, 4], 13),
+    # Noise used for anything but a mask is refused.
+    "noise_misused": model(
+        [helper.make_node("Shape", ["x"], ["shape"]),
+         helper.make_node("ConstantOfShape", ["shape"], ["fill"]),
+         helper.make_node("RandomUniformLike", ["fill"], ["noise"]),
+         helper.make_node("Add", ["x", "noise"], ["y"], name="add")],
+        ["batch", 4], ["batch", 4], 13),
+    # GELU as PyTorch's legacy exporter writes it; division by a constant
+    # becomes a product with its reciprocal, and other division is refused.
+    "gelu_erf_13": model(
+        [floats("sqrt2", 1.4142135381698608), floats("one", 1.0),
+         floats("half", 0.5),
+         helper.make_node("Div", ["x", "sqrt2"], ["d"]),
+         helper.make_node("Erf", ["d"], ["e"]),
+         helper.make_node("Add", ["e", "one"], ["a"]),
+         helper.make_node("Mul", ["x", "a"], ["m"]),
+         helper.make_node("Mul", ["m", "half"], ["y"])],
+        ["batch", 4], ["batch", 4], 13),
+    "div_tensor": model(
+        [helper.make_node("Div", ["x", "x"], ["y"], name="div")],
+        ["batch", 4], ["batch", 4], 13),
     # LayerNormalization is an op from opset 17: over the last two dims
     # here, with its statistics outputs left unread.
     "layer_norm_17": model(

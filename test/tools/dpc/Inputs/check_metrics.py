@@ -41,8 +41,16 @@ def main():
     if args.same_as:
         others = [json.loads(line) for line in open(args.same_as)]
         for mine, other in zip(records, others):
-            for key in ("train_loss", "train_acc", "test_acc"):
-                a, b = mine[key], other[key]
+            # The validation metrics where either run has them.
+            val = [k for k in ("val_loss", "val_acc") if k in mine or
+                   k in other]
+            for key in ("train_loss", "train_acc", "test_acc", *val):
+                a, b = mine.get(key), other.get(key)
+                if a is None or b is None:
+                    if a is not b:
+                        failures.append(f"epoch {mine['epoch']} {key}: "
+                                        f"{a} vs {b}")
+                    continue
                 if abs(a - b) > args.rtol * max(abs(a), abs(b)):
                     failures.append(f"epoch {mine['epoch']} {key}: {a} vs {b}")
         if len(records) != len(others):

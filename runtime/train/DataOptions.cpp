@@ -1,0 +1,155 @@
+//===- DataOptions.cpp - where the data comes from and its form -----------===//
+
+#include "runtime/train/DataOptions.h"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace dpc::train {
+namespace {
+
+/// A finite number, or a UsageError naming `flag`.
+float parseFinite(const std::string &flag, const std::string &value) {
+  char *end = nullptr;
+  double parsed = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !std::isfinite(float(parsed)))
+    throw UsageError(flag + ": expected a number, got '" + value + "'");
+  return float(parsed);
+}
+
+} // namespace
+
+void parseData(const std::string &value, DataOptions &options) {
+  if (value == "fashion-mnist" || value.rfind("fashion-mnist:", 0) == 0) {
+    options.fashionMnist = true;
+    options.dataDirectory =
+        value.size() > 14 ? value.substr(14) : std::string();
+    return;
+  }
+  if (value.rfind("idx:", 0) == 0 || value.rfind("npy:", 0) == 0) {
+    options.npy = value[0] == 'n';
+    std::vector<std::string> paths = splitCommas(value.substr(4));
+    bool anyEmpty = false;
+    for (const std::string &p : paths)
+      anyEmpty = anyEmpty || p.empty();
+    if ((paths.size() != 2 && paths.size() != 4) || anyEmpty)
+      throw UsageError("--data " + value.substr(0, 4) +
+                       " expected TRAIN_IMAGES,TRAIN_LABELS or "
+                       "TRAIN_IMAGES,TRAIN_LABELS,TEST_IMAGES,TEST_LABELS");
+    options.trainImages = paths[0], options.trainLabels = paths[1];
+    if (paths.size() == 4)
+      options.testImages = paths[2], options.testLabels = paths[3];
+    return;
+  }
+  throw UsageError("--data: expected fashion-mnist[:DIR], idx:FILES or "
+                   "npy:FILES, got '" +
+                   value + "'");
+}
+
+void addDataFlags(FlagParser &parser, DataOptions &options, bool imagesAlone) {
+  parser.addValue("--data", [&options, imagesAlone](const std::string &value) {
+    if (imagesAlone && value.rfind("npy:", 0) == 0 &&
+        value.find(',') == std::string::npos && value.size() > 4) {
+      options.npy = options.imagesOnly = true;
+      options.trainImages = value.substr(4);
+      return;
+    }
+    parseData(value, options);
+  });
+  parser.addValue("--layout", [&options](const std::string &value) {
+    if (value != "nchw" && value != "nhwc")
+      throw UsageError("--layout: expected nchw or nhwc, got '" + value + "'");
+    options.layout =
+        value == "nhwc" ? data::ImageLayout::NHWC : data::ImageLayout::NCHW;
+  });
+  parser.addValue("--normalize", [&options](const std::string &value) {
+    options.normalization = parseNormalization(value);
+  });
+}
+
+void parseLabelledFiles(const std::string &flag, const std::string &value,
+                        std::string &images, std::string &labels, bool &npy) {
+  std::vector<std::string> paths =
+      splitCommas(value.size() > 4 ? value.substr(4) : "");
+  if ((value.rfind("idx:", 0) != 0 && value.rfind("npy:", 0) != 0) ||
+      paths.size() != 2 || paths[0].empty() || paths[1].empty())
+    throw UsageError(flag +
+                     ": expected idx:IMAGES,LABELS or "
+                     "npy:IMAGES,LABELS, got '" +
+                     value + "'");
+  images = paths[0], labels = paths[1];
+  npy = value[0] == 'n';
+}
+
+data::Normalization parseNormalization(const std::string &value) {
+  const std::string flag = "--normalize";
+  size_t colon = value.find(':');
+  if (colon == std::string::npos ||
+      value.find(':', colon + 1) != std::string::npos)
+    throw UsageError(flag +
+                     ": expected MEAN,...:STD,... (one of each per "
+                     "channel), got '" +
+                     value + "'");
+  data::Normalization normalization;
+  for (const std::string &mean : splitCommas(value.substr(0, colon)))
+    normalization.mean.push_back(parseFinite(flag, mean));
+  std::vector<std::string> deviations = splitCommas(value.substr(colon + 1));
+  for (const std::string &deviation : deviations)
+    normalization.std.push_back(parseFinite(flag, deviation));
+  if (normalization.mean.size() != normalization.std.size())
+    throw UsageError(flag + ": " + std::to_string(normalization.mean.size()) +
+                     " means but " + std::to_string(normalization.std.size()) +
+                     " stds; give one of each per channel");
+  for (size_t c = 0; c < normalization.std.size(); ++c)
+    if (!(normalization.std[c] > 0))
+      throw UsageError(flag + ": the std of channel " + std::to_string(c) +
+                       " must be > 0, got '" + deviations[c] + "'");
+  return normalization;
+}
+
+data::Augmentation parseAugmentation(const std::string &value) {
+  const std::string flag = "--augment";
+  data::Augmentation augmentation;
+  bool crop = false;
+  for (const std::string &item : splitCommas(value)) {
+    if (item == "flip" && !augmentation.flip) {
+      augmentation.flip = true;
+    } else if (item.rfind("crop=", 0) == 0 && !crop) {
+      augmentation.cropPadding = parseCount(flag + " crop", item.substr(5), 1);
+      crop = true;
+    } else {
+      throw UsageError(flag +
+                       ": expected crop=PAD and flip, each at most "
+                       "once, got '" +
+                       item + "'");
+    }
+  }
+  return augmentation;
+}
+
+const char *getImageFlagsUsage() {
+  return "  --layout LAYOUT     4-D .npy images: nchw or nhwc (default: the "
+         "one that fits the plan)\n"
+         "  --normalize M,..:S,..  per-channel (x - mean) / std, after uint8 "
+         "pixels are scaled to [0, 1]\n";
+}
+
+data::ImageFormat getImageFormat(const DataOptions &options,
+                                 const std::vector<int64_t> &sample) {
+  return {sample, options.layout, options.normalization};
+}
+
+LoadedData loadLabelledFiles(const std::string &imagesPath,
+                             const std::string &labelsPath, bool npy,
+                             const data::ImageFormat &format) {
+  return {npy ? data::loadNpy(imagesPath, labelsPath, format)
+              : data::loadIdx(imagesPath, labelsPath, format),
+          imagesPath, labelsPath};
+}
+
+std::string getFashionMnistDirectory(const DataOptions &options) {
+  return options.dataDirectory.empty() ? data::kFashionMnistDirectory
+                                       : options.dataDirectory;
+}
+
+} // namespace dpc::train
