@@ -185,15 +185,15 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
     if (auto input = dyn_cast<ex::InputOp>(nested)) {
       if (failed(addTensor(input, input.getName(), fb::Storage::Input)))
         return failure();
-      // The plan records an image's [C, H, W] (sample_dims); the loader
-      // and the data sets know no other input.
+      // The plan records a sample's dims (sample_dims): the loader and the
+      // data sets take 1 to 3 of them, after the batch.
       auto type = cast<MemRefType>(input.getType());
       if (input.getName() == "images" &&
-          (type.getRank() != 4 || !type.isDynamicDim(0))) {
-        InFlightDiagnostic error = input.emitError()
-                                   << "the model's input must be a batch of "
-                                      "images [N, C, H, W] to be trained "
-                                      "from a plan; it is [";
+          (type.getRank() < 2 || type.getRank() > 4 || !type.isDynamicDim(0))) {
+        InFlightDiagnostic error =
+            input.emitError() << "the model's input must be a batch of "
+                                 "samples of 1 to 3 dims ([N, C, H, W], "
+                                 "[N, T]) to be trained from a plan; it is [";
         llvm::interleaveComma(type.getShape(), error, [&](int64_t dim) {
           if (ShapedType::isDynamic(dim))
             error << "N";
