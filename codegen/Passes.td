@@ -17,4 +17,14 @@ def ConvertNNToExec : Pass<"convert-nn-to-exec", "mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FuseExecKernels : Pass<"fuse-exec-kernels", "mlir::ModuleOp"> {
+  let summary = "Fuse adjacent kernel calls of planned exec steps";
+  let description = [{
+    A Conv2dForward whose output only the next kernel, a ReluForward, reads
+    becomes one Conv2dReluForward writing the ReLU's buffer (oneDNN's ReLU
+    post-op on the CPU), when that buffer shares no arena bytes with the
+    convolution's inputs or workspace and no event lies between the two.
+  }];
+}
+
 #endif // DPC_CODEGEN_PASSES_TD

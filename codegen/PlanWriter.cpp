@@ -299,6 +299,16 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
   plan.compiled_batch = options.batch;
   if (auto accumulate = module->getAttrOfType<IntegerAttr>("dpc.grad_accum"))
     plan.grad_accum = accumulate.getInt();
+  if (const std::optional<OnnxModelRecord> &record = options.onnxModel) {
+    plan.onnx_model = std::make_unique<fb::OnnxModelT>();
+    plan.onnx_model->ir_version = record->irVersion;
+    plan.onnx_model->opset = record->opset;
+    plan.onnx_model->min_opset = record->minOpset;
+    plan.onnx_model->max_opset = record->maxOpset;
+    plan.onnx_model->head = record->head;
+    plan.onnx_model->graph = record->graph;
+    plan.onnx_model->problem = record->problem;
+  }
   SmallVector<StringRef> devices = {"cpu:0"};
   if (auto names = module->getAttrOfType<ArrayAttr>("exec.devices"))
     devices = llvm::to_vector(names.getAsValueRange<StringAttr>());

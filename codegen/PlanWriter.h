@@ -7,10 +7,18 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace dpc {
+
+/// Plan.fbs's OnnxModel: the model's eval graph for `dpc export`.
+struct OnnxModelRecord {
+  int64_t irVersion = 0, opset = 0, minOpset = 0, maxOpset = 0;
+  std::vector<uint8_t> head, graph;
+  std::string problem;
+};
 
 struct PlanOptions {
   /// The model file, recorded in the plan.
@@ -21,6 +29,8 @@ struct PlanOptions {
   /// model has no such tensor.
   llvm::function_ref<const std::vector<uint8_t> *(llvm::StringRef)>
       initialValues;
+  /// Recorded for plans compiled from an ONNX model.
+  std::optional<OnnxModelRecord> onnxModel;
 };
 
 /// Serializes a module of exec.persistent and exec.step ops as a plan file

@@ -28,12 +28,49 @@ llvm_config.add_tool_substitutions(
      "split-file"],
     [config.dpc_tools_dir, config.llvm_tools_dir, "/usr/lib/llvm-19/bin"])
 
+# A second ONNX runtime for the models `dpc export` writes: onnxruntime in
+# the test virtual environment that tools/setup.sh creates in the build
+# directory (REQUIRES: onnxruntime).
+import subprocess
+
+
+def python_importing(python, modules):
+    """`python` if it exists and imports `modules`, else None."""
+    if not python or not os.path.exists(python):
+        return None
+    check = subprocess.run([python, "-c", "import " + ", ".join(modules)],
+                           capture_output=True)
+    return python if check.returncode == 0 else None
+
+
+test_venv_python = os.path.join(config.dpc_obj_root, "test-venv", "bin",
+                                "python")
+if python_importing(test_venv_python, ["onnxruntime", "numpy"]):
+    config.available_features.add("onnxruntime")
+    config.substitutions.append(("%ort_python", test_venv_python))
+else:
+    lit_config.note("ONNX export tests (REQUIRES: onnxruntime) skipped: no "
+                    "onnxruntime in " + test_venv_python +
+                    " (tools/setup.sh build creates it)")
+
+# PyTorch, where installed (never in CI): DPC_TORCH_PYTHON, else the test
+# environment's or Debian's Python (REQUIRES: torch).
+torch_python = next(
+    (python for python in (os.environ.get("DPC_TORCH_PYTHON"),
+                           test_venv_python, "/usr/bin/python3")
+     if python_importing(python, ["torch", "numpy"])), None)
+if torch_python:
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", torch_python))
+else:
+    lit_config.note("PyTorch tests (REQUIRES: torch) skipped: no Python with "
+                    "torch (set DPC_TORCH_PYTHON to one)")
+
 # The CUDA backend's GPU tests (REQUIRES: cuda-gpu) need a GPU this runtime
 # can use; dpc-cuda-probe, built with the backend, says whether there is one
 # and, if not, why: the reason is printed, so skipped tests say why.
 cuda_probe = os.path.join(config.dpc_tools_dir, "dpc-cuda-probe")
 if os.path.exists(cuda_probe):
-    import subprocess
     config.available_features.add("cuda-build")
     try:
         probe = subprocess.run([cuda_probe], capture_output=True, text=True,

@@ -14,6 +14,9 @@
 #
 # DPC_BUILD_DIR overrides the build directory (default: <repo>/build;
 # <repo>/build-sanitize for sanitize).
+# `build`, `test` and `sanitize` also create the tests' Python environment,
+# <build>/test-venv, once: onnxruntime and numpy from PyPI, a second ONNX
+# runtime that runs the models `dpc export` writes.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,8 +39,9 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler libdnnl-dev ocl-icd-opencl-dev
   libgloo-dev libhiredis-dev libibverbs-dev libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
-  # Tests (iproute2: `ip netns`, hosts as network namespaces).
-  libgtest-dev iproute2
+  # Tests (iproute2: `ip netns`, hosts as network namespaces; python3-venv:
+  # the test virtual environment).
+  libgtest-dev iproute2 python3-venv
 )
 
 install_packages() {
@@ -68,6 +72,19 @@ configure_and_build() {
   cmake --build "$build"
 }
 
+# Idempotent: kept while it imports what the tests need.
+make_test_venv() {
+  local venv=$build/test-venv
+  if [[ -x $venv/bin/python ]] &&
+    "$venv/bin/python" -c "import numpy, onnxruntime" 2>/dev/null; then
+    return
+  fi
+  echo "setup: creating $venv (onnxruntime, numpy)"
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install -q onnxruntime numpy
+}
+
 case $job in
 demo)
   install_packages
@@ -80,11 +97,13 @@ demo)
 test)
   install_packages
   configure_and_build
+  make_test_venv
   ctest --test-dir "$build" --output-on-failure
   ;;
 build)
   install_packages
   configure_and_build
+  make_test_venv
   ;;
 sanitize)
   install_packages
@@ -92,6 +111,7 @@ sanitize)
   configure_and_build -DDPC_SANITIZE=address,undefined \
     -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELEASE="-O1 -g1 -DNDEBUG"
+  make_test_venv
   # Leaks are not findings here: MLIR, oneDNN and protobuf keep singletons
   # to the end of the process. Everything else aborts the test that hits it.
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1

@@ -1043,11 +1043,13 @@ bool Importer::importRandomMask(const onnx::NodeProto &node) {
     if (!rowwise && !elementwise)
       fail("a dropout mask must have the shape of the tensor it scales, or "
            "one value per row");
-    // Rows kept with probability keep: ratio 1 - keep (in float, as the
-    // exporter's constant is).
-    Importer::define(node, 0,
-                     createDropout(input, 1.0 - double(float(mask.keep)),
-                                   rowwise && !elementwise));
+    // Rows kept with probability keep: ratio 1 - keep, both as the float
+    // decimals the exporter wrote (0.8 gives 0.2, as Dropout's ratio would).
+    double keep = shortestDecimal(static_cast<float>(mask.keep));
+    Importer::define(
+        node, 0,
+        createDropout(input, shortestDecimal(static_cast<float>(1.0 - keep)),
+                      rowwise && !elementwise));
     return true;
   }
   return false;

@@ -9,6 +9,10 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <optional>
 
 using namespace mlir;
 using namespace dpc::nn;
@@ -22,6 +26,112 @@ OpFoldResult PadOp::fold(FoldAdaptor) {
       getInput().getType() == getType())
     return getInput();
   return {};
+}
+
+/// A view of a view back to the original type is the original (PyTorch 2's
+/// x.view(n, c, 1, 1).flatten(1)).
+static OpFoldResult foldView(Value input, Type type) {
+  if (input.getType() == type)
+    return input;
+  Operation *source = input.getDefiningOp();
+  if (source && isa<FlattenOp, ReshapeOp>(source) &&
+      source->getOperand(0).getType() == type)
+    return source->getOperand(0);
+  return {};
+}
+
+OpFoldResult FlattenOp::fold(FoldAdaptor) {
+  return foldView(getInput(), getType());
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  return foldView(getInput(), getType());
+}
+
+namespace {
+
+int64_t numElements(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
+
+/// The larger operand first (dynamic batch dims count as large).
+template <typename OpTy> struct LargerOperandFirst : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto lhs = cast<RankedTensorType>(op.getLhs().getType());
+    auto rhs = cast<RankedTensorType>(op.getRhs().getType());
+    bool swap = lhs.hasStaticShape() && rhs.hasStaticShape()
+                    ? numElements(op.getLhs()) < numElements(op.getRhs())
+                    : lhs.hasStaticShape() && !rhs.hasStaticShape();
+    if (!swap || op.getType() != rhs)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      Value l = op.getLhs();
+      op->setOperand(0, op.getRhs());
+      op->setOperand(1, l);
+    });
+    return success();
+  }
+};
+
+/// The scalar value of a splat float constant, if `v` is one.
+std::optional<float> splatValue(Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  auto attr = constant ? dyn_cast<SplatElementsAttr>(constant.getValue())
+                       : SplatElementsAttr();
+  if (!attr || !isa<FloatType>(attr.getElementType()))
+    return std::nullopt;
+  return attr.getSplatValue<APFloat>().convertToFloat();
+}
+
+/// The operand of a commutative `op` that is not the splat `value`, if the
+/// other one is.
+template <typename OpTy> Value otherThanSplat(OpTy op, float value) {
+  if (splatValue(op.getRhs()) == value)
+    return op.getLhs();
+  if (splatValue(op.getLhs()) == value)
+    return op.getRhs();
+  return Value();
+}
+
+/// x * (erf(x * (1 / sqrt 2)) + 1) * 0.5 -> gelu(x), as the legacy exporter
+/// writes GELU (x / sqrt 2 imports as a product with the reciprocal).
+struct GeluFromErf : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp half,
+                                PatternRewriter &rewriter) const override {
+    Value product = otherThanSplat(half, 0.5f);
+    auto mul = product ? product.getDefiningOp<MulOp>() : MulOp();
+    if (!mul || !mul->hasOneUse())
+      return failure();
+    for (auto [x, onePlus] : {std::pair(mul.getLhs(), mul.getRhs()),
+                              std::pair(mul.getRhs(), mul.getLhs())}) {
+      auto add = onePlus.getDefiningOp<AddOp>();
+      Value erfValue = add ? otherThanSplat(add, 1.f) : Value();
+      auto erf = erfValue ? erfValue.getDefiningOp<ErfOp>() : ErfOp();
+      auto scaled = erf ? erf.getInput().getDefiningOp<MulOp>() : MulOp();
+      if (!scaled || otherThanSplat(scaled, float(M_SQRT1_2)) != x ||
+          !add->hasOneUse() || !erf->hasOneUse() || !scaled->hasOneUse() ||
+          half.getType() != x.getType())
+        continue;
+      rewriter.replaceOpWithNewOp<GeluOp>(half, x, /*tanh=*/false);
+      return success();
+    }
+    return failure();
+  }
+};
+
+} // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<LargerOperandFirst<AddOp>>(context);
+}
+
+void MulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<LargerOperandFirst<MulOp>, GeluFromErf>(context);
 }
 
 #define GET_OP_CLASSES

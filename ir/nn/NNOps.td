@@ -248,14 +248,22 @@ class NN_BinaryOp<string mnemonic, string formula>
   }];
 }
 
-def NN_AddOp : NN_BinaryOp<"add", "lhs + rhs">;
-def NN_MulOp : NN_BinaryOp<"mul", "lhs * rhs">;
+// Canonical form: the operand with more elements first (both commute), so
+// that exporters writing bias + x and x + bias give the same IR; and x *
+// (erf(x / sqrt 2) + 1) * 0.5, the legacy exporter's GELU, is nn.gelu.
+def NN_AddOp : NN_BinaryOp<"add", "lhs + rhs"> {
+  let hasCanonicalizer = 1;
+}
+def NN_MulOp : NN_BinaryOp<"mul", "lhs * rhs"> {
+  let hasCanonicalizer = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Shape
 //===----------------------------------------------------------------------===//
 
 def NN_FlattenOp : NN_Op<"flatten", [Pure, InferTypeOpAdaptor]> {
+  let hasFolder = 1;
   let summary = "Collapse dims [0, axis) and [axis, rank) into a 2-D tensor";
   let arguments = (ins AnyRankedTensor:$input,
     DefaultValuedAttr<I64Attr, "1">:$axis);
@@ -266,6 +274,7 @@ def NN_FlattenOp : NN_Op<"flatten", [Pure, InferTypeOpAdaptor]> {
 }
 
 def NN_ReshapeOp : NN_Op<"reshape", [Pure, InferTypeOpAdaptor]> {
+  let hasFolder = 1;
   let summary = "Reshape to `shape` (0 copies the input dim, -1 is inferred)";
   let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$shape);
   let results = (outs AnyRankedTensor:$result);

@@ -727,6 +727,58 @@ constexpr auto runSigmoidBackward = &runActivationBackward<Activation::Sigmoid>;
 constexpr auto runTanhForward = &runActivationForward<Activation::Tanh>;
 constexpr auto runTanhBackward = &runActivationBackward<Activation::Tanh>;
 
+/// cuDNN's fused convolution + bias + activation needs the bias and takes
+/// other algorithms: two calls, the ReLU in place, give the unfused bits.
+void runConv2dReluForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Conv2dReluForward;
+  kernels::Conv2dShape shape = plan::getConv2dShape(call);
+  conv2dForward(ctx, shape, Workspace(call.workspace), in(call, X), in(call, W),
+                in(call, Bias), out(call, Y));
+  activationForward(ctx.getStream(), Activation::Relu,
+                    call.result(Y).getNumElements(), out(call, Y),
+                    out(call, Y));
+}
+
+/// Batch norm and ReLU as two calls, the ReLU in place.
+void runBatchNormReluTrainingForward(StreamContext &ctx,
+                                     const KernelCall &call) {
+  using namespace plan::roles::BatchNormReluTrainingForward;
+  batchNormTrainingForward(ctx, plan::getBatchNormShape(call),
+                           plan::getBatchNormParams(call), in(call, X),
+                           in(call, Scale), in(call, Shift), out(call, Y),
+                           out(call, SavedMean), out(call, SavedInvStd),
+                           in(call, RunningMean), in(call, RunningVar));
+  activationForward(ctx.getStream(), Activation::Relu,
+                    call.result(Y).getNumElements(), out(call, Y),
+                    out(call, Y));
+}
+
+void runBatchNormReluInferenceForward(StreamContext &ctx,
+                                      const KernelCall &call) {
+  using namespace plan::roles::BatchNormReluInferenceForward;
+  batchNormInferenceForward(ctx, plan::getBatchNormShape(call),
+                            plan::getBatchNormParams(call), in(call, X),
+                            in(call, Scale), in(call, Shift), in(call, Mean),
+                            in(call, Var), out(call, Y));
+  activationForward(ctx.getStream(), Activation::Relu,
+                    call.result(Y).getNumElements(), out(call, Y),
+                    out(call, Y));
+}
+
+/// The ReLU's gradient goes to DX, and the batch norm's own kernel (whose
+/// dx[i] depends on dy[i] alone once the sums are taken) reads it there and
+/// overwrites it in place.
+void runBatchNormReluBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::BatchNormReluBackward;
+  activationBackward(ctx.getStream(), Activation::Relu,
+                     call.result(DX).getNumElements(), in(call, Y),
+                     in(call, DY), out(call, DX));
+  cuda::batchNormBackward(ctx.getStream(), plan::getBatchNormShape(call),
+                          in(call, X), out(call, DX), in(call, Scale),
+                          in(call, SavedMean), in(call, SavedInvStd),
+                          out(call, DX), out(call, DScale), out(call, DShift));
+}
+
 void runAddForward(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::AddForward;
   addForward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),

@@ -73,7 +73,15 @@ CpuStream::~CpuStream() {
 void CpuStream::push(Task task) {
   {
     std::lock_guard<std::mutex> lock(mutex);
-    queue.push_back(std::move(task));
+    if (queued == queue.size()) {
+      // Full: unroll the ring into a larger one.
+      std::vector<Task> larger(std::max<size_t>(64, 2 * queue.size()));
+      for (size_t i = 0; i < queued; ++i)
+        larger[i] = std::move(queue[(head + i) % queue.size()]);
+      queue = std::move(larger);
+      head = 0;
+    }
+    queue[(head + queued++) % queue.size()] = std::move(task);
   }
   changed.notify_all();
 }
@@ -83,6 +91,15 @@ void CpuStream::launch(plan::KernelCall call) {
   bool isWork = call.kernel != plan::Kernel::AllReduce;
   push({[call = std::move(call)](kernels::KernelContext &context) {
           runCpuKernel(context, call);
+        },
+        isWork});
+}
+
+void CpuStream::launchPrepared(const plan::KernelCall &call) {
+  // A pointer fits std::function's own storage: nothing is allocated.
+  bool isWork = call.kernel != plan::Kernel::AllReduce;
+  push({[call = &call](kernels::KernelContext &context) {
+          runCpuKernel(context, *call);
         },
         isWork});
 }
@@ -124,7 +141,7 @@ void CpuStream::wait(Event &event) {
 
 void CpuStream::synchronize() {
   std::unique_lock<std::mutex> lock(mutex);
-  changed.wait(lock, [&] { return queue.empty() && !busy; });
+  changed.wait(lock, [&] { return queued == 0 && !busy; });
   if (std::exception_ptr error = std::exchange(failure, nullptr))
     std::rethrow_exception(error);
 }
@@ -134,11 +151,12 @@ void CpuStream::work() {
     omp_set_num_threads(threads);
   std::unique_lock<std::mutex> lock(mutex);
   while (true) {
-    changed.wait(lock, [&] { return stopping || !queue.empty(); });
-    if (queue.empty())
+    changed.wait(lock, [&] { return stopping || queued > 0; });
+    if (queued == 0)
       return; // stopping, and everything enqueued has run
-    Task task = std::move(queue.front());
-    queue.pop_front();
+    Task task = std::move(queue[head]);
+    head = (head + 1) % queue.size();
+    --queued;
     bool skip = task.isWork && failure;
     busy = true;
     lock.unlock();

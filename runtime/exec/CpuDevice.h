@@ -19,7 +19,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -57,6 +56,7 @@ public:
   ~CpuStream() override;
 
   void launch(plan::KernelCall call) override;
+  void launchPrepared(const plan::KernelCall &call) override;
   void enqueueHostFunction(std::function<void()> function) override;
   void copyFromHost(void *deviceDst, const void *hostSrc,
                     size_t bytes) override;
@@ -75,7 +75,9 @@ private:
   std::unique_ptr<kernels::KernelContext> context;
   std::mutex mutex;
   std::condition_variable changed;
-  std::deque<Task> queue;
+  /// A ring of tasks that only grows: a steady step allocates nothing.
+  std::vector<Task> queue;
+  size_t head = 0, queued = 0;
   bool busy = false, stopping = false;
   int threads;
   std::exception_ptr failure;

@@ -501,6 +501,37 @@ void runInputActivationBackward(KernelContext &, const KernelCall &call) {
   inputActivationBackward(s.kind, s.params, s.size, in(call, X), in(call, DY),
                           out(call, DX));
 }
+void runConv2dReluForward(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::Conv2dReluForward;
+  conv2dForward(context, plan::getConv2dShape(call), in(call, X), in(call, W),
+                in(call, Bias), out(call, Y), /*relu=*/true);
+}
+
+void runBatchNormReluTrainingForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormReluTrainingForward;
+  batchNormTrainingForward(
+      plan::getBatchNormShape(call), plan::getBatchNormParams(call),
+      in(call, X), in(call, Scale), in(call, Shift), out(call, Y),
+      out(call, SavedMean), out(call, SavedInvStd), in(call, RunningMean),
+      in(call, RunningVar), /*relu=*/true);
+}
+
+void runBatchNormReluInferenceForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormReluInferenceForward;
+  batchNormInferenceForward(plan::getBatchNormShape(call),
+                            plan::getBatchNormParams(call), in(call, X),
+                            in(call, Scale), in(call, Shift), in(call, Mean),
+                            in(call, Var), out(call, Y), /*relu=*/true);
+}
+
+void runBatchNormReluBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::BatchNormReluBackward;
+  batchNormBackward(plan::getBatchNormShape(call), in(call, X), in(call, DY),
+                    in(call, Scale), in(call, SavedMean), in(call, SavedInvStd),
+                    out(call, DX), out(call, DScale), out(call, DShift),
+                    in(call, Y));
+}
+
 constexpr auto runClipForward = runInputActivationForward;
 constexpr auto runClipBackward = runInputActivationBackward;
 constexpr auto runHardSigmoidForward = runInputActivationForward;
@@ -565,7 +596,32 @@ const plan::KernelTable<KernelContext> &getCpuKernelTable() {
   return kCpuKernels;
 }
 
+namespace {
+/// The CPU's KernelState: the instruction's bound oneDNN primitives.
+struct CpuKernelState : plan::KernelState {
+  CallSite site;
+};
+
+/// Points `context` at the call's site for the duration of one call.
+class CallSiteScope {
+public:
+  CallSiteScope(KernelContext &context, const KernelCall &call)
+      : context(context) {
+    if (!call.state)
+      return;
+    if (!*call.state)
+      *call.state = std::make_unique<CpuKernelState>();
+    context.setCallSite(&static_cast<CpuKernelState &>(**call.state).site);
+  }
+  ~CallSiteScope() { context.setCallSite(nullptr); }
+
+private:
+  KernelContext &context;
+};
+} // namespace
+
 void runCpuKernel(KernelContext &context, const KernelCall &call) {
+  CallSiteScope site(context, call);
   plan::dispatchKernel(kCpuKernels, context, call);
 }
 

@@ -63,6 +63,10 @@ public:
   /// Enqueues a kernel; everything `call` points to must stay valid until
   /// it has run.
   virtual void launch(plan::KernelCall call) = 0;
+  /// Enqueues a kernel whose call (the executor's, made once per
+  /// instruction) stays valid and unchanged until it has run, so that it
+  /// need not be copied.
+  virtual void launchPrepared(const plan::KernelCall &call) { launch(call); }
   /// Enqueues a host function (cudaLaunchHostFunc on CUDA).
   virtual void enqueueHostFunction(std::function<void()> function) = 0;
   /// Enqueues a copy from host memory to device memory (cudaMemcpyAsync on

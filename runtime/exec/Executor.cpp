@@ -43,6 +43,17 @@ struct Executor::StepState {
   std::vector<std::unique_ptr<Event>> events;
   std::unique_ptr<Event> uploaded; // after this replica's uploads
   int64_t lastRows = 0;
+  /// Each instruction's call, in enqueue order, made on the first run from
+  /// a slot: a run only sets the rows of its batch tensors, the batch and
+  /// the optimizer step, so that the step loop allocates nothing. A run
+  /// waits for the last one, so no stream still reads a call it rewrites.
+  struct Prepared {
+    plan::KernelCall call;
+    std::vector<plan::TensorArg *> batchArgs; // dims[0] is the rows
+  };
+  std::vector<Prepared> prepared[2];
+  /// The backend's state per instruction (KernelCall::state), both slots.
+  std::vector<std::unique_ptr<plan::KernelState>> kernelStates;
 };
 
 /// The replicas of one step, by device.
@@ -766,10 +777,16 @@ void Executor::broadcastState(bool buffersOnly) {
     getCommunicator(localDevice)->broadcast(buffers, 0);
 }
 
-void Executor::enqueue(int index, int64_t rows, int64_t batch, int64_t update,
-                       int64_t firstRow) {
+void Executor::prepare(int index) {
   StepState &state = *steps[index];
   const plan::Step &planStep = *state.step;
+  const auto &order = plan->getEnqueueOrder(index);
+  std::vector<StepState::Prepared> &prepared = state.prepared[state.slot];
+  prepared.resize(order.size());
+  state.kernelStates.resize(order.size());
+  auto isBatchMajor = [&](int t) {
+    return t >= 0 && planStep.tensors()->Get(t)->batch_dim();
+  };
   auto argOf = [&](int t) {
     plan::TensorArg arg;
     if (t >= 0) {
@@ -777,35 +794,61 @@ void Executor::enqueue(int index, int64_t rows, int64_t batch, int64_t update,
       arg.present = true;
       arg.data = state.data[state.slot][t];
       arg.dtype = tensor.dtype();
-      arg.dims = runtimeDims(tensor, rows);
+      arg.dims = plan::toDims(tensor.dims());
     }
     return arg;
   };
-  auto bind = [&](const flatbuffers::Vector<int32_t> *indices,
-                  std::vector<plan::TensorArg> &args) {
-    for (flatbuffers::uoffset_t k = 0; indices && k < indices->size(); ++k)
-      args.push_back(argOf(indices->Get(k)));
-  };
-  for (auto [s, i] : plan->getEnqueueOrder(index)) {
+  for (size_t c = 0; c < order.size(); ++c) {
+    auto [s, i] = order[c];
     const plan::Instruction &instruction =
         *planStep.streams()->Get(s)->instructions()->Get(i);
+    StepState::Prepared &entry = prepared[c];
+    plan::KernelCall &call = entry.call;
+    call.kernel = instruction.kernel();
+    call.instruction = &instruction;
+    call.communicator = state.communicator;
+    call.state = &state.kernelStates[c];
+    auto bind = [&](const flatbuffers::Vector<int32_t> *indices,
+                    std::vector<plan::TensorArg> &args) {
+      for (flatbuffers::uoffset_t k = 0; indices && k < indices->size(); ++k)
+        args.push_back(argOf(indices->Get(k)));
+      // Filled: the arguments stay put from here on.
+      for (flatbuffers::uoffset_t k = 0; indices && k < indices->size(); ++k)
+        if (isBatchMajor(indices->Get(k)))
+          entry.batchArgs.push_back(&args[k]);
+    };
+    bind(instruction.operands(), call.operands);
+    bind(instruction.results(), call.results);
+    call.workspace = argOf(instruction.workspace());
+    if (isBatchMajor(instruction.workspace()))
+      entry.batchArgs.push_back(&call.workspace);
+  }
+}
+
+void Executor::enqueue(int index, int64_t rows, int64_t batch, int64_t update,
+                       int64_t firstRow) {
+  StepState &state = *steps[index];
+  const plan::Step &planStep = *state.step;
+  if (state.prepared[state.slot].empty())
+    prepare(index);
+  std::vector<StepState::Prepared> &prepared = state.prepared[state.slot];
+  const auto &order = plan->getEnqueueOrder(index);
+  for (size_t c = 0; c < order.size(); ++c) {
+    auto [s, i] = order[c];
+    const plan::Instruction &instruction = *prepared[c].call.instruction;
     Stream &stream = *state.streams[s];
     if (const auto *waits = instruction.wait_events())
       for (int e : *waits)
         stream.wait(*state.events[e]);
-    plan::KernelCall call;
-    call.kernel = instruction.kernel();
-    call.instruction = &instruction;
+    plan::KernelCall &call = prepared[c].call;
+    for (plan::TensorArg *arg : prepared[c].batchArgs)
+      arg->dims[0] = rows;
     call.batch = batch;
     call.optimizerStep = update;
     call.randomSeed = randomSeed;
     call.firstRow = firstRow;
-    call.communicator = state.communicator;
-    bind(instruction.operands(), call.operands);
-    bind(instruction.results(), call.results);
-    call.workspace = argOf(instruction.workspace());
     if (!tracer) {
-      stream.launch(std::move(call));
+      stream.launchPrepared(call);
     } else {
       bool collective =
           planStep.streams()->Get(s)->kind() == plan::StreamKind::Communication;
@@ -814,7 +857,7 @@ void Executor::enqueue(int index, int64_t rows, int64_t batch, int64_t update,
                     planStep.device(), int(s),
                     collective ? SpanKind::Communication : SpanKind::Compute, 0,
                     0},
-                   [&] { stream.launch(std::move(call)); });
+                   [&] { stream.launchPrepared(call); });
     }
     if (const auto *signals = instruction.signal_events())
       for (int e : *signals)

@@ -231,6 +231,8 @@ private:
   struct StepGroup;
   StepState &getStep(int step) const;
   StepGroup &getGroup(int step) const;
+  /// Makes the calls of replica `index`'s instructions for its next slot.
+  void prepare(int index);
   /// Enqueues replica `index` (a plan step) on `rows` of `batch`, as part of
   /// optimizer update `update` from global row `firstRow` (KernelCall).
   void enqueue(int index, int64_t rows, int64_t batch, int64_t update,

@@ -26,6 +26,12 @@ void forEachPlane(const BatchNormShape &s, int64_t ch, Fn &&f) {
     f((i * s.c + ch) * plane);
 }
 
+/// The gradient a batch norm's output gets: dy, or with a fused ReLU after
+/// it, dy masked by the ReLU's output, as reluBackward computes it.
+inline float outputGradient(const float *dy, const float *reluY, int64_t i) {
+  return reluY ? math::reluBackward(dy[i], reluY[i]) : dy[i];
+}
+
 } // namespace
 
 // One device's training batch norm is the synchronized one over a single
@@ -36,39 +42,44 @@ void batchNormTrainingForward(const BatchNormShape &s,
                               const BatchNormParams &params, const float *x,
                               const float *scale, const float *shift, float *y,
                               float *saveMean, float *saveInvStd,
-                              float *runningMean, float *runningVar) {
+                              float *runningMean, float *runningVar,
+                              bool relu) {
   std::vector<double> sum(s.c), sumSq(s.c);
   double count;
   batchNormStatistics(s, x, sum.data(), sumSq.data(), &count);
   batchNormApply(s, params, x, scale, shift, runningMean, runningVar,
-                 sum.data(), sumSq.data(), &count, y, saveMean, saveInvStd);
+                 sum.data(), sumSq.data(), &count, y, saveMean, saveInvStd,
+                 relu);
 }
 
 void batchNormInferenceForward(const BatchNormShape &s,
                                const BatchNormParams &params, const float *x,
                                const float *scale, const float *shift,
                                const float *runningMean,
-                               const float *runningVar, float *y) {
+                               const float *runningVar, float *y, bool relu) {
   int64_t plane = s.h * s.w;
 #pragma omp parallel for collapse(2)
   for (int64_t i = 0; i < s.n; ++i)
     for (int64_t ch = 0; ch < s.c; ++ch) {
       float invStd = 1.f / std::sqrt(runningVar[ch] + params.eps);
       int64_t off = (i * s.c + ch) * plane;
-      for (int64_t j = 0; j < plane; ++j)
-        y[off + j] = math::batchNormApply(x[off + j], runningMean[ch], invStd,
-                                          scale[ch], shift[ch]);
+      for (int64_t j = 0; j < plane; ++j) {
+        float v = math::batchNormApply(x[off + j], runningMean[ch], invStd,
+                                       scale[ch], shift[ch]);
+        y[off + j] = relu ? math::reluForward(v) : v;
+      }
     }
 }
 
 void batchNormBackward(const BatchNormShape &s, const float *x, const float *dy,
                        const float *scale, const float *saveMean,
                        const float *saveInvStd, float *dx, float *dScale,
-                       float *dShift) {
-  batchNormGradStatistics(s, x, dy, saveMean, saveInvStd, dShift, dScale);
+                       float *dShift, const float *reluY) {
+  batchNormGradStatistics(s, x, dy, saveMean, saveInvStd, dShift, dScale,
+                          reluY);
   double count = static_cast<double>(s.n * s.h * s.w);
   batchNormGradApply(s, x, dy, scale, saveMean, saveInvStd, dShift, dScale,
-                     &count, dx);
+                     &count, dx, reluY);
 }
 
 void batchNormStatistics(const BatchNormShape &s, const float *x, double *sum,
@@ -94,7 +105,7 @@ void batchNormApply(const BatchNormShape &s, const BatchNormParams &params,
                     const float *x, const float *scale, const float *shift,
                     float *runningMean, float *runningVar, const double *sum,
                     const double *sumSq, const double *count, float *y,
-                    float *saveMean, float *saveInvStd) {
+                    float *saveMean, float *saveInvStd, bool relu) {
   int64_t plane = s.h * s.w;
   double n = count[0];
 #pragma omp parallel for
@@ -114,8 +125,10 @@ void batchNormApply(const BatchNormShape &s, const BatchNormParams &params,
     }
     float g = scale[ch], b = shift[ch];
     forEachPlane(s, ch, [&](int64_t off) {
-      for (int64_t j = 0; j < plane; ++j)
-        y[off + j] = math::batchNormApply(x[off + j], meanF, invStd, g, b);
+      for (int64_t j = 0; j < plane; ++j) {
+        float v = math::batchNormApply(x[off + j], meanF, invStd, g, b);
+        y[off + j] = relu ? math::reluForward(v) : v;
+      }
     });
   }
 }
@@ -123,7 +136,7 @@ void batchNormApply(const BatchNormShape &s, const BatchNormParams &params,
 void batchNormGradStatistics(const BatchNormShape &s, const float *x,
                              const float *dy, const float *saveMean,
                              const float *saveInvStd, float *sumDy,
-                             float *sumDyXhat) {
+                             float *sumDyXhat, const float *reluY) {
   int64_t plane = s.h * s.w;
 #pragma omp parallel for
   for (int64_t ch = 0; ch < s.c; ++ch) {
@@ -131,8 +144,9 @@ void batchNormGradStatistics(const BatchNormShape &s, const float *x,
     double total = 0.0, dotP = 0.0;
     forEachPlane(s, ch, [&](int64_t off) {
       for (int64_t j = 0; j < plane; ++j) {
-        total += dy[off + j];
-        dotP += static_cast<double>(dy[off + j]) * (x[off + j] - mean);
+        float g = outputGradient(dy, reluY, off + j);
+        total += g;
+        dotP += static_cast<double>(g) * (x[off + j] - mean);
       }
     });
     // As batchNormBackward's dShift and dScale.
@@ -145,7 +159,7 @@ void batchNormGradApply(const BatchNormShape &s, const float *x,
                         const float *dy, const float *scale,
                         const float *saveMean, const float *saveInvStd,
                         const float *sumDy, const float *sumDyXhat,
-                        const double *count, float *dx) {
+                        const double *count, float *dx, const float *reluY) {
   int64_t plane = s.h * s.w;
   double n = count[0];
   if (s.n == 0 || !(n > 0))
@@ -161,7 +175,8 @@ void batchNormGradApply(const BatchNormShape &s, const float *x,
     forEachPlane(s, ch, [&](int64_t off) {
       for (int64_t j = 0; j < plane; ++j)
         dx[off + j] = math::batchNormBackwardInput(
-            dy[off + j], x[off + j], mean, invStd, g, meanDy, projScale);
+            outputGradient(dy, reluY, off + j), x[off + j], mean, invStd, g,
+            meanDy, projScale);
     });
   }
 }

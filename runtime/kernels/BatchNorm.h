@@ -27,25 +27,31 @@ struct BatchNormParams {
 /// updates runningMean/runningVar [c] in place, the latter with the unbiased
 /// variance var*m/(m-1), m = n*h*w (the biased one when m == 1, where
 /// PyTorch refuses to train). Both running pointers null skips the update.
+/// With `relu`, y is the ReLU of the normalized value (fused).
 void batchNormTrainingForward(const BatchNormShape &shape,
                               const BatchNormParams &params, const float *x,
                               const float *scale, const float *shift, float *y,
                               float *saveMean, float *saveInvStd,
-                              float *runningMean, float *runningVar);
+                              float *runningMean, float *runningVar,
+                              bool relu = false);
 
-/// Normalizes with the running statistics (eval mode).
+/// Normalizes with the running statistics (eval mode); `relu` as above.
 void batchNormInferenceForward(const BatchNormShape &shape,
                                const BatchNormParams &params, const float *x,
                                const float *scale, const float *shift,
                                const float *runningMean,
-                               const float *runningVar, float *y);
+                               const float *runningVar, float *y,
+                               bool relu = false);
 
 /// Backward of the training-mode forward: dx, dScale, dShift (overwritten)
-/// from x, dy and the saved batch statistics.
+/// from x, dy and the saved batch statistics. With `reluY` (the output of
+/// a ReLU of the batch norm's output, fused), dy is that ReLU's output
+/// gradient, masked by reluY's signs as reluBackward does.
 void batchNormBackward(const BatchNormShape &shape, const float *x,
                        const float *dy, const float *scale,
                        const float *saveMean, const float *saveInvStd,
-                       float *dx, float *dScale, float *dShift);
+                       float *dx, float *dScale, float *dShift,
+                       const float *reluY = nullptr);
 
 // Synchronized batch norm (SyncBatchNorm): per-replica sums, all-reduced by
 // the caller, then the normalization from the global sums. Any number of
@@ -64,21 +70,22 @@ void batchNormApply(const BatchNormShape &shape, const BatchNormParams &params,
                     const float *x, const float *scale, const float *shift,
                     float *runningMean, float *runningVar, const double *sum,
                     const double *sumSq, const double *count, float *y,
-                    float *saveMean, float *saveInvStd);
+                    float *saveMean, float *saveInvStd, bool relu = false);
 
 /// Per channel: sumDy[c] = sum(dy), sumDyXhat[c] = sum(dy * xhat): the
 /// replica's dShift and dScale.
 void batchNormGradStatistics(const BatchNormShape &shape, const float *x,
                              const float *dy, const float *saveMean,
                              const float *saveInvStd, float *sumDy,
-                             float *sumDyXhat);
+                             float *sumDyXhat, const float *reluY = nullptr);
 
 /// dx from the (global) gradient sums and count.
 void batchNormGradApply(const BatchNormShape &shape, const float *x,
                         const float *dy, const float *scale,
                         const float *saveMean, const float *saveInvStd,
                         const float *sumDy, const float *sumDyXhat,
-                        const double *count, float *dx);
+                        const double *count, float *dx,
+                        const float *reluY = nullptr);
 
 } // namespace dpc::kernels
 

@@ -53,7 +53,8 @@ struct ConvDescs {
   }
 };
 
-PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias) {
+PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias,
+                     bool relu = false) {
   return {static_cast<int64_t>(kind),
           s.n,
           s.c,
@@ -71,12 +72,13 @@ PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias) {
           s.dilationH,
           s.dilationW,
           s.groups,
-          bias ? 1 : 0};
+          bias ? 1 : 0,
+          relu ? 1 : 0};
 }
 
 dnnl::convolution_forward::primitive_desc
 makeForwardPd(KernelContext::Impl &ctx, const ConvDescs &d, bool bias,
-              dnnl::prop_kind prop) {
+              dnnl::prop_kind prop, bool relu = false) {
   auto desc =
       bias ? dnnl::convolution_forward::desc(
                  prop, dnnl::algorithm::convolution_direct, d.anySrc,
@@ -85,33 +87,47 @@ makeForwardPd(KernelContext::Impl &ctx, const ConvDescs &d, bool bias,
            : dnnl::convolution_forward::desc(
                  prop, dnnl::algorithm::convolution_direct, d.anySrc,
                  d.anyWeights, d.anyDst, d.strides, d.dilates, d.padL, d.padR);
-  return {desc, defaultAttr(), ctx.engine};
+  dnnl::primitive_attr attr = defaultAttr();
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(ops);
+  }
+  return {desc, attr, ctx.engine};
 }
 
 } // namespace
 
 void conv2dForward(KernelContext &context, const Conv2dShape &shape,
                    const float *x, const float *weights, const float *bias,
-                   float *y) {
+                   float *y, bool relu) {
   checkShape(shape);
   auto &ctx = context.getImpl();
-  ConvDescs d(shape);
   bool hasBias = bias != nullptr;
-  const auto &prim = ctx.cache.getOrCreate(
-      makeKey(PrimitiveKind::ConvForward, shape, hasBias), [&] {
-        return makeForwardPd(ctx, d, hasBias,
-                             dnnl::prop_kind::forward_training);
-      });
-  ctx.execute(prim, weightedForwardArgs(ctx, d, x, weights, bias, y));
+  ctx.run(
+      makeKey(PrimitiveKind::ConvForward, shape, hasBias, relu),
+      [&] {
+        return makeForwardPd(ctx, ConvDescs(shape), hasBias,
+                             dnnl::prop_kind::forward_training, relu);
+      },
+      [&] {
+        ConvDescs d(shape);
+        return std::vector<memory::desc>{d.src, d.weights, d.bias, d.dst};
+      },
+      {{DNNL_ARG_SRC, x},
+       {DNNL_ARG_WEIGHTS, weights},
+       {DNNL_ARG_BIAS, bias},
+       {DNNL_ARG_DST, y}});
 }
 
 void conv2dBackwardData(KernelContext &context, const Conv2dShape &shape,
                         const float *dy, const float *weights, float *dx) {
   checkShape(shape);
   auto &ctx = context.getImpl();
-  ConvDescs d(shape);
-  const auto &prim = ctx.cache.getOrCreate(
-      makeKey(PrimitiveKind::ConvBackwardData, shape, false), [&] {
+  ctx.run(
+      makeKey(PrimitiveKind::ConvBackwardData, shape, false),
+      [&] {
+        ConvDescs d(shape);
         auto hint =
             makeForwardPd(ctx, d, false, dnnl::prop_kind::forward_training);
         dnnl::convolution_backward_data::desc desc(
@@ -119,10 +135,14 @@ void conv2dBackwardData(KernelContext &context, const Conv2dShape &shape,
             d.anyDst, d.strides, d.dilates, d.padL, d.padR);
         return dnnl::convolution_backward_data::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);
-      });
-  ctx.execute(prim, {{DNNL_ARG_DIFF_DST, wrap(ctx, d.dst, dy)},
-                     {DNNL_ARG_WEIGHTS, wrap(ctx, d.weights, weights)},
-                     {DNNL_ARG_DIFF_SRC, wrap(ctx, d.src, dx)}});
+      },
+      [&] {
+        ConvDescs d(shape);
+        return std::vector<memory::desc>{d.dst, d.weights, d.src};
+      },
+      {{DNNL_ARG_DIFF_DST, dy},
+       {DNNL_ARG_WEIGHTS, weights},
+       {DNNL_ARG_DIFF_SRC, dx}});
 }
 
 void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
@@ -131,10 +151,11 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
   checkShape(shape);
   ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
-  ConvDescs d(shape);
   bool hasBias = dBias != nullptr;
-  const auto &prim = ctx.cache.getOrCreate(
-      makeKey(PrimitiveKind::ConvBackwardWeights, shape, hasBias), [&] {
+  ctx.run(
+      makeKey(PrimitiveKind::ConvBackwardWeights, shape, hasBias),
+      [&] {
+        ConvDescs d(shape);
         auto hint =
             makeForwardPd(ctx, d, hasBias, dnnl::prop_kind::forward_training);
         auto desc = hasBias ? dnnl::convolution_backward_weights::desc(
@@ -147,8 +168,15 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
                                   d.padL, d.padR);
         return dnnl::convolution_backward_weights::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);
-      });
-  ctx.execute(prim, weightGradientArgs(ctx, d, x, dy, dWeights, dBias));
+      },
+      [&] {
+        ConvDescs d(shape);
+        return std::vector<memory::desc>{d.src, d.dst, d.weights, d.bias};
+      },
+      {{DNNL_ARG_SRC, x},
+       {DNNL_ARG_DIFF_DST, dy},
+       {DNNL_ARG_DIFF_WEIGHTS, dWeights},
+       {DNNL_ARG_DIFF_BIAS, dBias}});
 }
 
 } // namespace dpc::kernels

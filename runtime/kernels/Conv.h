@@ -31,9 +31,11 @@ struct Conv2dShape {
   }
 };
 
-/// y = conv(x, w) + bias. `bias` may be null.
+/// y = conv(x, w) + bias, and with `relu` max(y, 0) as oneDNN writes it (a
+/// post-op). `bias` may be null.
 void conv2dForward(KernelContext &ctx, const Conv2dShape &shape, const float *x,
-                   const float *weights, const float *bias, float *y);
+                   const float *weights, const float *bias, float *y,
+                   bool relu = false);
 
 /// dx from dy and the weights (overwrites dx).
 void conv2dBackwardData(KernelContext &ctx, const Conv2dShape &shape,

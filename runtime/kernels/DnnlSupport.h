@@ -17,8 +17,13 @@
 
 #include <dnnl.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
+#include <memory>
+#include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
@@ -36,8 +41,28 @@ enum class PrimitiveKind : int64_t {
 };
 
 /// The op kind followed by every shape and attribute that changes the
-/// primitive. Two calls with equal keys may share a primitive.
-using PrimitiveKey = std::vector<int64_t>;
+/// primitive. Two calls with equal keys may share a primitive. Fixed
+/// capacity, so that making one per call allocates nothing.
+class PrimitiveKey {
+public:
+  PrimitiveKey(std::initializer_list<int64_t> list) : size(list.size()) {
+    if (list.size() > kCapacity)
+      throw std::logic_error("primitive key longer than its capacity");
+    std::copy(list.begin(), list.end(), values.begin());
+  }
+  bool operator==(const PrimitiveKey &other) const {
+    return size == other.size &&
+           std::equal(begin(), end(), other.values.begin());
+  }
+  bool operator!=(const PrimitiveKey &other) const { return !(*this == other); }
+  const int64_t *begin() const { return values.data(); }
+  const int64_t *end() const { return values.data() + size; }
+
+private:
+  static constexpr size_t kCapacity = 24;
+  std::array<int64_t, kCapacity> values{};
+  size_t size;
+};
 
 struct PrimitiveKeyHash {
   size_t operator()(const PrimitiveKey &key) const {
@@ -89,10 +114,50 @@ private:
   std::unordered_map<PrimitiveKey, CachedPrimitive, PrimitiveKeyHash> entries;
 };
 
+/// One tensor a primitive call reads or writes: its DNNL_ARG_* and where it
+/// lives (null: left out, e.g. no bias).
+struct TensorBinding {
+  int arg;
+  const void *data;
+};
+
+/// A primitive with everything one call site needs to run it again without
+/// creating anything: a memory object per tensor (the caller's plain buffer;
+/// its pointer set per call), and where the primitive wants another layout,
+/// one in that layout (over a buffer of the context) with the reorder
+/// primitive between the two, plus the scratchpad's memory object and the
+/// C argument list that names them all.
+struct BoundPrimitive {
+  struct Tensor {
+    dnnl::memory user;
+    dnnl::memory blocked; // null when the primitive takes the plain layout
+    dnnl::primitive reorder;
+    bool written = false;
+    int buffer = 0; // the context's layout buffer for `blocked`
+    size_t blockedBytes = 0;
+  };
+  PrimitiveKey key;
+  dnnl::primitive primitive;
+  size_t scratchpadBytes = 0;
+  dnnl::memory scratchpad;
+  std::vector<Tensor> tensors; // the present bindings, in order
+  std::vector<dnnl_exec_arg_t> args;
+};
+
+/// The primitives one call site (a plan instruction) runs, in the order it
+/// runs them, kept from one call to the next.
+struct CallSite::Bound {
+  std::vector<std::unique_ptr<BoundPrimitive>> primitives;
+};
+
 struct KernelContext::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   PrimitiveCache cache;
+  /// The call site being run (setCallSite), and how many of its primitives
+  /// have run in this call.
+  CallSite *site = nullptr;
+  size_t nextPrimitive = 0;
 
   /// Primitives run in user scratchpad mode and share this buffer, so a
   /// context's temporary memory is one growing allocation.
@@ -100,18 +165,46 @@ struct KernelContext::Impl {
   void releaseScratchpad();
   ~Impl() { releaseScratchpad(); }
 
-  /// Runs `prim` on this context's stream with `args` plus the scratchpad,
-  /// and waits: kernels return with their outputs written. An argument in
-  /// another layout than the primitive's goes through a reorder into (and,
-  /// if written, back out of) a buffer of the context.
-  void execute(const CachedPrimitive &prim,
-               std::unordered_map<int, dnnl::memory> args);
+  /// Runs the primitive of `key` -- created by `create()` (returning its
+  /// primitive_desc) on first use -- on `tensors`, on this context's stream,
+  /// and waits: kernels return with their outputs written. `plainDescs()`
+  /// gives the callers' plain layout of each of `tensors` (in order); a
+  /// tensor the primitive wants in another layout goes through a reorder
+  /// into (and, if written, back out of) a buffer of the context. Within a
+  /// call site the bound primitive is kept, so that a repeated call with
+  /// the same key only sets pointers and runs.
+  template <typename CreateFn, typename DescsFn>
+  void run(const PrimitiveKey &key, CreateFn &&create, DescsFn &&plainDescs,
+           std::initializer_list<TensorBinding> tensors) {
+    std::unique_ptr<BoundPrimitive> *slot = nullptr;
+    std::unique_ptr<BoundPrimitive> temporary;
+    if (site) {
+      auto &primitives = site->bound->primitives;
+      if (primitives.size() <= nextPrimitive)
+        primitives.resize(nextPrimitive + 1);
+      slot = &primitives[nextPrimitive++];
+    } else {
+      slot = &temporary;
+    }
+    if (!*slot || (*slot)->key != key)
+      *slot = bind(key, cache.getOrCreate(key, create), plainDescs(), tensors);
+    execute(**slot, tensors);
+  }
 
 private:
+  std::unique_ptr<BoundPrimitive>
+  bind(const PrimitiveKey &key, const CachedPrimitive &prim,
+       const std::vector<dnnl::memory::desc> &plainDescs,
+       std::initializer_list<TensorBinding> tensors);
+  void execute(BoundPrimitive &bound,
+               std::initializer_list<TensorBinding> tensors);
+  /// Layout buffer `index` (one per kTensorArgs entry), at least `bytes`.
+  void *getLayoutBuffer(int index, size_t bytes);
+
   void *scratchpad = nullptr;
   size_t scratchpadCapacity = 0;
   /// Reordered arguments, one growing buffer per argument kind.
-  std::unordered_map<int, std::vector<float>> layoutBuffers;
+  std::array<std::vector<float>, std::size(kTensorArgs)> layoutBuffers;
 };
 
 /// Attributes every cached primitive is created with.
@@ -121,43 +214,6 @@ dnnl::primitive_attr defaultAttr();
 inline dnnl::memory::desc plainDesc(const dnnl::memory::dims &dims,
                                     dnnl::memory::format_tag tag) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
-}
-
-/// Wraps a caller-owned buffer; oneDNN never frees it. Inputs are passed as
-/// const pointers and only read by the primitive.
-inline dnnl::memory wrap(KernelContext::Impl &ctx,
-                         const dnnl::memory::desc &desc, const float *ptr) {
-  return dnnl::memory(desc, ctx.engine, const_cast<float *>(ptr));
-}
-
-/// Arguments of a weighted primitive with an optional bias (convolution and
-/// inner product share them): forward reads src/weights/bias and writes dst.
-template <typename Descs>
-std::unordered_map<int, dnnl::memory>
-weightedForwardArgs(KernelContext::Impl &ctx, const Descs &d, const float *src,
-                    const float *weights, const float *bias, float *dst) {
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, wrap(ctx, d.src, src)},
-      {DNNL_ARG_WEIGHTS, wrap(ctx, d.weights, weights)},
-      {DNNL_ARG_DST, wrap(ctx, d.dst, dst)}};
-  if (bias)
-    args.emplace(DNNL_ARG_BIAS, wrap(ctx, d.bias, bias));
-  return args;
-}
-
-/// ... and the weight gradient reads src/diff_dst, writes the weight and
-/// (optional) bias gradients.
-template <typename Descs>
-std::unordered_map<int, dnnl::memory>
-weightGradientArgs(KernelContext::Impl &ctx, const Descs &d, const float *src,
-                   const float *diffDst, float *diffWeights, float *diffBias) {
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, wrap(ctx, d.src, src)},
-      {DNNL_ARG_DIFF_DST, wrap(ctx, d.dst, diffDst)},
-      {DNNL_ARG_DIFF_WEIGHTS, wrap(ctx, d.weights, diffWeights)}};
-  if (diffBias)
-    args.emplace(DNNL_ARG_DIFF_BIAS, wrap(ctx, d.bias, diffBias));
-  return args;
 }
 
 } // namespace dpc::kernels

@@ -9,14 +9,23 @@
 
 namespace dpc::kernels {
 
+CallSite::CallSite() : bound(std::make_unique<Bound>()) {}
+CallSite::~CallSite() = default;
+
 KernelContext::KernelContext() : impl(std::make_unique<Impl>()) {}
 KernelContext::~KernelContext() = default;
+
+void KernelContext::setCallSite(CallSite *site) {
+  impl->site = site;
+  impl->nextPrimitive = 0;
+}
 
 size_t KernelContext::getNumCachedPrimitives() const {
   return impl->cache.size();
 }
 
 void KernelContext::clearCache() {
+  // Call sites keep their own references to the primitives they bound.
   impl->cache.clear();
   impl->releaseScratchpad();
 }
@@ -55,45 +64,98 @@ void KernelContext::Impl::releaseScratchpad() {
   scratchpadCapacity = 0;
 }
 
-void KernelContext::Impl::execute(const CachedPrimitive &prim,
-                                  std::unordered_map<int, dnnl::memory> args) {
-  if (prim.scratchpadBytes > 0) {
-    dnnl::memory::desc desc({static_cast<int64_t>(prim.scratchpadBytes)},
+void *KernelContext::Impl::getLayoutBuffer(int index, size_t bytes) {
+  // Cache-line aligned, as oneDNN's own buffers are.
+  constexpr size_t kAlign = 64 / sizeof(float);
+  std::vector<float> &buffer = layoutBuffers[index];
+  size_t floats = (bytes + sizeof(float) - 1) / sizeof(float);
+  if (buffer.size() < floats + kAlign)
+    buffer.resize(floats + kAlign);
+  void *start = buffer.data();
+  size_t space = buffer.size() * sizeof(float);
+  return std::align(64, floats * sizeof(float), start, space);
+}
+
+std::unique_ptr<BoundPrimitive>
+KernelContext::Impl::bind(const PrimitiveKey &key, const CachedPrimitive &prim,
+                          const std::vector<dnnl::memory::desc> &plainDescs,
+                          std::initializer_list<TensorBinding> tensors) {
+  auto bound = std::make_unique<BoundPrimitive>(
+      BoundPrimitive{key, prim.primitive, prim.scratchpadBytes, {}, {}, {}});
+  size_t index = 0;
+  for (const TensorBinding &binding : tensors) {
+    const dnnl::memory::desc &plain = plainDescs.at(index++);
+    if (!binding.data)
+      continue;
+    BoundPrimitive::Tensor tensor;
+    tensor.user = dnnl::memory(plain, engine, DNNL_MEMORY_NONE);
+    dnnl::memory used = tensor.user;
+    auto layout = prim.layouts.find(binding.arg);
+    if (layout != prim.layouts.end() && layout->second != plain) {
+      const auto *known =
+          std::find_if(std::begin(kTensorArgs), std::end(kTensorArgs),
+                       [&](auto entry) { return entry.first == binding.arg; });
+      tensor.written = known->second;
+      tensor.buffer = static_cast<int>(known - std::begin(kTensorArgs));
+      tensor.blockedBytes = layout->second.get_size();
+      tensor.blocked = dnnl::memory(layout->second, engine, DNNL_MEMORY_NONE);
+      tensor.reorder = tensor.written
+                           ? dnnl::reorder(tensor.blocked, tensor.user)
+                           : dnnl::reorder(tensor.user, tensor.blocked);
+      used = tensor.blocked;
+    }
+    bound->args.push_back({binding.arg, used.get()});
+    bound->tensors.push_back(std::move(tensor));
+  }
+  if (bound->scratchpadBytes > 0) {
+    dnnl::memory::desc desc({static_cast<int64_t>(bound->scratchpadBytes)},
                             dnnl::memory::data_type::u8,
                             dnnl::memory::format_tag::a);
-    args.emplace(
-        DNNL_ARG_SCRATCHPAD,
-        dnnl::memory(desc, engine, getScratchpad(prim.scratchpadBytes)));
+    bound->scratchpad = dnnl::memory(desc, engine, DNNL_MEMORY_NONE);
+    bound->args.push_back({DNNL_ARG_SCRATCHPAD, bound->scratchpad.get()});
   }
-  // Plain arguments to the primitive's own layouts, and back for outputs.
-  std::vector<std::pair<dnnl::memory, dnnl::memory>> writeBack;
-  for (auto [arg, written] : kTensorArgs) {
-    auto layout = prim.layouts.find(arg);
-    auto given = args.find(arg);
-    if (layout == prim.layouts.end() || given == args.end() ||
-        given->second.get_desc() == layout->second)
+  return bound;
+}
+
+namespace {
+void executeReorder(const dnnl::stream &stream,
+                    const BoundPrimitive::Tensor &tensor) {
+  const dnnl::memory &from = tensor.written ? tensor.blocked : tensor.user;
+  const dnnl::memory &to = tensor.written ? tensor.user : tensor.blocked;
+  dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from.get()},
+                            {DNNL_ARG_TO, to.get()}};
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(tensor.reorder.get(), stream.get(), 2, args),
+      "could not execute a reorder");
+}
+} // namespace
+
+void KernelContext::Impl::execute(
+    BoundPrimitive &bound, std::initializer_list<TensorBinding> tensors) {
+  size_t index = 0;
+  for (const TensorBinding &binding : tensors) {
+    if (!binding.data)
       continue;
-    // Cache-line aligned, as oneDNN's own buffers are.
-    constexpr size_t kAlign = 64 / sizeof(float);
-    std::vector<float> &buffer = layoutBuffers[arg];
-    size_t floats =
-        (layout->second.get_size() + sizeof(float) - 1) / sizeof(float);
-    if (buffer.size() < floats + kAlign)
-      buffer.resize(floats + kAlign);
-    void *start = buffer.data();
-    size_t space = buffer.size() * sizeof(float);
-    std::align(64, floats * sizeof(float), start, space);
-    dnnl::memory reordered(layout->second, engine, start);
-    if (written)
-      writeBack.emplace_back(reordered, given->second);
-    else
-      dnnl::reorder(given->second, reordered)
-          .execute(stream, given->second, reordered);
-    given->second = reordered;
+    BoundPrimitive::Tensor &tensor = bound.tensors[index++];
+    tensor.user.set_data_handle(const_cast<void *>(binding.data));
+    if (tensor.blocked)
+      tensor.blocked.set_data_handle(
+          getLayoutBuffer(tensor.buffer, tensor.blockedBytes));
   }
-  prim.primitive.execute(stream, args);
-  for (auto &[from, to] : writeBack)
-    dnnl::reorder(from, to).execute(stream, from, to);
+  if (bound.scratchpadBytes > 0)
+    bound.scratchpad.set_data_handle(getScratchpad(bound.scratchpadBytes));
+  // Plain arguments to the primitive's own layouts, and back for outputs.
+  for (const BoundPrimitive::Tensor &tensor : bound.tensors)
+    if (tensor.blocked && !tensor.written)
+      executeReorder(stream, tensor);
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(bound.primitive.get(), stream.get(),
+                             static_cast<int>(bound.args.size()),
+                             bound.args.data()),
+      "could not execute a primitive");
+  for (const BoundPrimitive::Tensor &tensor : bound.tensors)
+    if (tensor.blocked && tensor.written)
+      executeReorder(stream, tensor);
   stream.wait();
 }
 

@@ -7,6 +7,11 @@
 // mutable state: two device threads use two contexts. A context is not
 // thread-safe; it must only be used by one thread at a time.
 //
+// A CallSite keeps what one call site (a plan instruction) made on its
+// first call -- the primitive bound to memory objects, reorders and their
+// argument lists -- so that every later call with the same shapes only
+// sets pointers and runs: no lookup, creation or allocation per step.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_KERNELS_KERNELCONTEXT_H
@@ -16,6 +21,18 @@
 #include <memory>
 
 namespace dpc::kernels {
+
+class CallSite {
+public:
+  CallSite();
+  ~CallSite();
+  CallSite(const CallSite &) = delete;
+  CallSite &operator=(const CallSite &) = delete;
+
+  /// Only the kernel sources see its definition (oneDNN objects).
+  struct Bound;
+  std::unique_ptr<Bound> bound;
+};
 
 class KernelContext {
 public:
@@ -36,6 +53,11 @@ public:
   /// count, so that they compute the same bits.
   void setReductionThreads(int threads) { reductionThreads = threads; }
   int getReductionThreads() const { return reductionThreads; }
+
+  /// The call site the next kernel calls run for (null: none, everything
+  /// is looked up in the cache per call). Set by the executor's stream
+  /// around each call; the site must outlive its calls.
+  void setCallSite(CallSite *site);
 
   /// oneDNN objects live behind this so that kernel users need not include
   /// dnnl.hpp; only the kernel sources see its definition.

@@ -44,22 +44,21 @@ makeForwardPd(KernelContext::Impl &ctx, const LinearDescs &d, bool bias) {
 void runMatmul(KernelContext::Impl &ctx, int64_t rows, int64_t inner,
                int64_t cols, bool aTransposed, bool bTransposed, const float *a,
                const float *b, float *c) {
-  auto aDesc = plainDesc({rows, inner}, aTransposed ? Tag::ba : Tag::ab);
-  auto bDesc = plainDesc({inner, cols}, bTransposed ? Tag::ba : Tag::ab);
-  auto cDesc = plainDesc({rows, cols}, Tag::ab);
-  PrimitiveKey key{static_cast<int64_t>(PrimitiveKind::Matmul),
-                   rows,
-                   inner,
-                   cols,
-                   aTransposed ? 1 : 0,
-                   bTransposed ? 1 : 0};
-  const auto &prim = ctx.cache.getOrCreate(key, [&] {
-    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(aDesc, bDesc, cDesc),
-                                        defaultAttr(), ctx.engine);
-  });
-  ctx.execute(prim, {{DNNL_ARG_SRC, wrap(ctx, aDesc, a)},
-                     {DNNL_ARG_WEIGHTS, wrap(ctx, bDesc, b)},
-                     {DNNL_ARG_DST, wrap(ctx, cDesc, c)}});
+  auto descs = [&] {
+    return std::vector<memory::desc>{
+        plainDesc({rows, inner}, aTransposed ? Tag::ba : Tag::ab),
+        plainDesc({inner, cols}, bTransposed ? Tag::ba : Tag::ab),
+        plainDesc({rows, cols}, Tag::ab)};
+  };
+  ctx.run({static_cast<int64_t>(PrimitiveKind::Matmul), rows, inner, cols,
+           aTransposed ? 1 : 0, bTransposed ? 1 : 0},
+          [&] {
+            std::vector<memory::desc> d = descs();
+            return dnnl::matmul::primitive_desc(
+                dnnl::matmul::desc(d[0], d[1], d[2]), defaultAttr(),
+                ctx.engine);
+          },
+          descs, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
 }
 
 } // namespace
@@ -69,29 +68,40 @@ void linearForward(KernelContext &context, const LinearShape &shape,
                    float *y) {
   ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
-  LinearDescs d(shape);
   bool hasBias = bias != nullptr;
-  const auto &prim = ctx.cache.getOrCreate(
+  ctx.run(
       makeKey(PrimitiveKind::LinearForward, shape, hasBias),
-      [&] { return makeForwardPd(ctx, d, hasBias); });
-  ctx.execute(prim, weightedForwardArgs(ctx, d, x, weights, bias, y));
+      [&] { return makeForwardPd(ctx, LinearDescs(shape), hasBias); },
+      [&] {
+        LinearDescs d(shape);
+        return std::vector<memory::desc>{d.src, d.weights, d.bias, d.dst};
+      },
+      {{DNNL_ARG_SRC, x},
+       {DNNL_ARG_WEIGHTS, weights},
+       {DNNL_ARG_BIAS, bias},
+       {DNNL_ARG_DST, y}});
 }
 
 void linearBackwardData(KernelContext &context, const LinearShape &shape,
                         const float *dy, const float *weights, float *dx) {
   ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
-  LinearDescs d(shape);
-  const auto &prim = ctx.cache.getOrCreate(
-      makeKey(PrimitiveKind::LinearBackwardData, shape, false), [&] {
+  ctx.run(
+      makeKey(PrimitiveKind::LinearBackwardData, shape, false),
+      [&] {
+        LinearDescs d(shape);
         auto hint = makeForwardPd(ctx, d, false);
         dnnl::inner_product_backward_data::desc desc(d.src, d.weights, d.dst);
         return dnnl::inner_product_backward_data::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);
-      });
-  ctx.execute(prim, {{DNNL_ARG_DIFF_DST, wrap(ctx, d.dst, dy)},
-                     {DNNL_ARG_WEIGHTS, wrap(ctx, d.weights, weights)},
-                     {DNNL_ARG_DIFF_SRC, wrap(ctx, d.src, dx)}});
+      },
+      [&] {
+        LinearDescs d(shape);
+        return std::vector<memory::desc>{d.dst, d.weights, d.src};
+      },
+      {{DNNL_ARG_DIFF_DST, dy},
+       {DNNL_ARG_WEIGHTS, weights},
+       {DNNL_ARG_DIFF_SRC, dx}});
 }
 
 void linearBackwardWeights(KernelContext &context, const LinearShape &shape,
@@ -99,10 +109,11 @@ void linearBackwardWeights(KernelContext &context, const LinearShape &shape,
                            float *dBias) {
   ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
-  LinearDescs d(shape);
   bool hasBias = dBias != nullptr;
-  const auto &prim = ctx.cache.getOrCreate(
-      makeKey(PrimitiveKind::LinearBackwardWeights, shape, hasBias), [&] {
+  ctx.run(
+      makeKey(PrimitiveKind::LinearBackwardWeights, shape, hasBias),
+      [&] {
+        LinearDescs d(shape);
         auto hint = makeForwardPd(ctx, d, hasBias);
         auto desc = hasBias ? dnnl::inner_product_backward_weights::desc(
                                   d.src, d.weights, d.bias, d.dst)
@@ -110,8 +121,15 @@ void linearBackwardWeights(KernelContext &context, const LinearShape &shape,
                                   d.src, d.weights, d.dst);
         return dnnl::inner_product_backward_weights::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);
-      });
-  ctx.execute(prim, weightGradientArgs(ctx, d, x, dy, dWeights, dBias));
+      },
+      [&] {
+        LinearDescs d(shape);
+        return std::vector<memory::desc>{d.src, d.dst, d.weights, d.bias};
+      },
+      {{DNNL_ARG_SRC, x},
+       {DNNL_ARG_DIFF_DST, dy},
+       {DNNL_ARG_DIFF_WEIGHTS, dWeights},
+       {DNNL_ARG_DIFF_BIAS, dBias}});
 }
 
 void matmulForward(KernelContext &context, const MatmulShape &shape,

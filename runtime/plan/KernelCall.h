@@ -21,6 +21,7 @@
 #include "runtime/plan/PlanTypes.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace dpc::comm {
@@ -28,6 +29,14 @@ class Communicator;
 }
 
 namespace dpc::plan {
+
+/// What a backend keeps for one instruction from one call to the next (the
+/// CPU's oneDNN primitives bound to their memory objects): made by the
+/// backend on the instruction's first call, owned by the executor, one per
+/// instruction of each replica, used by one stream at a time.
+struct KernelState {
+  virtual ~KernelState() = default;
+};
 
 struct TensorArg {
   bool present = false; // false for a left-out optional operand or result
@@ -61,6 +70,8 @@ struct KernelCall {
   int64_t firstRow = 0;
   /// The replica's handle for collectives (AllReduce); null when checking.
   comm::Communicator *communicator = nullptr;
+  /// The instruction's KernelState slot; null: the backend keeps nothing.
+  std::unique_ptr<KernelState> *state = nullptr;
 
   /// True when a present operand or result has no elements (a replica on 0
   /// rows): see the rule above.

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
+#include <string_view>
 
 namespace dpc::plan {
 namespace {
@@ -21,6 +23,38 @@ std::string describe(const KernelCall &call, bool isOperand, size_t index) {
   return isOperand ? describeOperand(call.kernel, index)
                    : describeResult(call.kernel, index);
 }
+
+/// What an error calls a tensor: an operand or result of a kernel, spelled
+/// out only when an error reports it (the checks run on every kernel call,
+/// which must not build strings), or a given text.
+class Name {
+public:
+  Name() = default;
+  Name(std::string text) : text(std::move(text)) {}
+  Name(Kernel kernel, bool isOperand, size_t index)
+      : kernel(kernel), isOperand(isOperand), index(index), isRole(true) {}
+  std::string str() const {
+    if (!isRole)
+      return text;
+    return isOperand ? describeOperand(kernel, index)
+                     : describeResult(kernel, index);
+  }
+  friend std::string operator+(const Name &name, std::string_view more) {
+    return name.str().append(more);
+  }
+  friend std::string operator+(std::string text, const Name &name) {
+    return text.append(name.str());
+  }
+
+private:
+  std::string text;
+  Kernel kernel = Kernel::Copy;
+  bool isOperand = true;
+  size_t index = 0;
+  bool isRole = false;
+};
+Name operandName(Kernel kernel, size_t index) { return {kernel, true, index}; }
+Name resultName(Kernel kernel, size_t index) { return {kernel, false, index}; }
 
 /// Fetches operand/result `index`, which must be present and of `dtype`.
 const TensorArg &get(const KernelCall &call, bool isOperand, size_t index,
@@ -64,25 +98,23 @@ int64_t countOf(std::initializer_list<int64_t> factors) {
   return countOf<std::initializer_list<int64_t>>(factors);
 }
 
-void expectCount(const TensorArg &arg, const std::string &what,
-                 int64_t expected) {
+void expectCount(const TensorArg &arg, const Name &what, int64_t expected) {
   if (arg.getNumElements() != expected)
     fail(what + " has " + std::to_string(arg.getNumElements()) + " elements " +
          formatDims(arg.dims) + ", expected " + std::to_string(expected));
 }
 void expectOperandCount(const KernelCall &call, size_t index, int64_t expected,
                         DType dtype = DType::F32) {
-  expectCount(operand(call, index, dtype), describeOperand(call.kernel, index),
+  expectCount(operand(call, index, dtype), operandName(call.kernel, index),
               expected);
 }
 void expectResultCount(const KernelCall &call, size_t index, int64_t expected,
                        DType dtype = DType::F32) {
-  expectCount(result(call, index, dtype), describeResult(call.kernel, index),
+  expectCount(result(call, index, dtype), resultName(call.kernel, index),
               expected);
 }
 
-void expectRank(const TensorArg &arg, const std::string &what, size_t lo,
-                size_t hi) {
+void expectRank(const TensorArg &arg, const Name &what, size_t lo, size_t hi) {
   if (arg.dims.size() < lo || arg.dims.size() > hi)
     fail(what + " has rank " + std::to_string(arg.dims.size()) + " " +
          formatDims(arg.dims) + ", expected " +
@@ -94,21 +126,25 @@ void expectRank(const TensorArg &arg, const std::string &what, size_t lo,
 void expectCountResult(const KernelCall &call, size_t index) {
   const TensorArg &arg = call.result(index);
   if (!arg.present)
-    fail(describeResult(call.kernel, index) + " is missing");
+    fail(resultName(call.kernel, index) + " is missing");
   if (getDTypeSize(arg.dtype) == 0 || arg.dtype == DType::F16 ||
       arg.dtype == DType::BF16)
-    fail(describeResult(call.kernel, index) + " is " +
-         EnumNameDType(arg.dtype) + ", expected I64, I32, F32 or F64");
-  expectCount(arg, describeResult(call.kernel, index), 1);
+    fail(resultName(call.kernel, index) + " is " + EnumNameDType(arg.dtype) +
+         ", expected I64, I32, F32 or F64");
+  expectCount(arg, resultName(call.kernel, index), 1);
 }
 
 /// Rows (dims[0]) and the rest flattened, of a tensor of rank >= 1.
-RowsShape rowsOf(const TensorArg &arg, const std::string &what) {
+RowsShape rowsOf(const TensorArg &arg, const Name &what) {
   expectRank(arg, what, 1, 8);
   // The columns from the dims, not count / rows: a replica's share may be
   // 0 rows.
-  std::optional<int64_t> cols = checkedProduct(
-      std::vector<int64_t>(arg.dims.begin() + 1, arg.dims.end()));
+  struct {
+    const int64_t *first, *last;
+    const int64_t *begin() const { return first; }
+    const int64_t *end() const { return last; }
+  } rest{arg.dims.data() + 1, arg.dims.data() + arg.dims.size()};
+  std::optional<int64_t> cols = checkedProduct(rest);
   if (!cols)
     fail(what + " " + formatDims(arg.dims) + " has too many columns");
   return {arg.dims[0], *cols};
@@ -118,8 +154,7 @@ RowsShape rowsOf(const TensorArg &arg, const std::string &what) {
 /// last when the last is `cols` (x [n, t, k] times a [k, m] weight), else
 /// dims[0] with the rest flattened (x [n, c, h, w] into a linear layer).
 /// Both readings agree when both fit (the middle dims are 1).
-RowsShape matmulRowsOf(const TensorArg &arg, const std::string &what,
-                       int64_t cols) {
+RowsShape matmulRowsOf(const TensorArg &arg, const Name &what, int64_t cols) {
   RowsShape flat = rowsOf(arg, what);
   if (arg.dims.size() > 2 && arg.dims.back() == cols) {
     std::vector<int64_t> lead(arg.dims.begin(), arg.dims.end() - 1);
@@ -138,34 +173,32 @@ std::vector<int64_t> attrList(const flatbuffers::Vector<int64_t> *values) {
 /// A pair [h, w] from an attribute list of `size` 0 (default) or 2.
 void pairAttr(const flatbuffers::Vector<int64_t> *values, const char *name,
               int64_t fallbackH, int64_t fallbackW, int64_t &h, int64_t &w) {
-  std::vector<int64_t> list = attrList(values);
-  if (list.empty()) {
+  if (!values || values->size() == 0) {
     h = fallbackH, w = fallbackW;
     return;
   }
-  if (list.size() != 2)
+  if (values->size() != 2)
     fail(std::string(name) + " must have 2 values, has " +
-         std::to_string(list.size()));
-  h = list[0], w = list[1];
+         std::to_string(values->size()));
+  h = values->Get(0), w = values->Get(1);
 }
 
 /// Padding [top, left, bottom, right], [h, w] or empty.
 void paddingAttr(const flatbuffers::Vector<int64_t> *values, int64_t &top,
                  int64_t &left, int64_t &bottom, int64_t &right) {
-  std::vector<int64_t> list = attrList(values);
-  if (list.empty())
-    list = {0, 0, 0, 0};
-  else if (list.size() == 2)
-    list = {list[0], list[1], list[0], list[1]};
-  else if (list.size() != 4)
-    fail("padding must have 2 or 4 values, has " + std::to_string(list.size()));
+  size_t size = values ? values->size() : 0;
+  if (size != 0 && size != 2 && size != 4)
+    fail("padding must have 2 or 4 values, has " + std::to_string(size));
+  int64_t list[4] = {0, 0, 0, 0};
+  for (size_t i = 0; i < 4 && size; ++i)
+    list[i] = values->Get(static_cast<flatbuffers::uoffset_t>(i % size));
   for (int64_t p : list)
     if (p < 0)
       fail("padding must not be negative");
   top = list[0], left = list[1], bottom = list[2], right = list[3];
 }
 
-Nchw nchwOf(const TensorArg &arg, const std::string &what, size_t minRank) {
+Nchw nchwOf(const TensorArg &arg, const Name &what, size_t minRank) {
   expectRank(arg, what, minRank, 4);
   const auto &d = arg.dims;
   return {d[0], d[1], d.size() > 2 ? d[2] : 1, d.size() > 3 ? d[3] : 1};
@@ -180,25 +213,25 @@ Nchw nchwOf(const TensorArg &arg, const std::string &what, size_t minRank) {
 kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
   // Which tensor holds the input, the weights and the output.
   const TensorArg *in, *weights, *out;
-  std::string inName, weightsName, outName;
+  Name inName, weightsName, outName;
   switch (call.kernel) {
   case Kernel::Conv2dForward:
+  case Kernel::Conv2dReluForward:
     in = &operand(call, 0), weights = &operand(call, 1), out = &result(call, 0);
-    inName = describeOperand(call.kernel, 0),
-    weightsName = describeOperand(call.kernel, 1),
-    outName = describeResult(call.kernel, 0);
+    inName = operandName(call.kernel, 0),
+    weightsName = operandName(call.kernel, 1),
+    outName = resultName(call.kernel, 0);
     break;
   case Kernel::Conv2dBackwardData:
     out = &operand(call, 0), weights = &operand(call, 1), in = &result(call, 0);
-    outName = describeOperand(call.kernel, 0),
-    weightsName = describeOperand(call.kernel, 1),
-    inName = describeResult(call.kernel, 0);
+    outName = operandName(call.kernel, 0),
+    weightsName = operandName(call.kernel, 1),
+    inName = resultName(call.kernel, 0);
     break;
   default: // Conv2dBackwardWeights
     in = &operand(call, 0), out = &operand(call, 1), weights = &result(call, 0);
-    inName = describeOperand(call.kernel, 0),
-    outName = describeOperand(call.kernel, 1),
-    weightsName = describeResult(call.kernel, 0);
+    inName = operandName(call.kernel, 0), outName = operandName(call.kernel, 1),
+    weightsName = resultName(call.kernel, 0);
     break;
   }
   expectRank(*in, inName, 4, 4);
@@ -227,7 +260,9 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
   if (s.outH() < 1 || s.outW() < 1)
     fail("the convolution's output would be empty");
   expectCount(*out, outName, countOf({s.n, s.k, s.outH(), s.outW()}));
-  if (call.kernel == Kernel::Conv2dForward && hasOperand(call, 2))
+  if ((call.kernel == Kernel::Conv2dForward ||
+       call.kernel == Kernel::Conv2dReluForward) &&
+      hasOperand(call, 2))
     expectOperandCount(call, 2, s.k);
   if (call.kernel == Kernel::Conv2dBackwardWeights && hasResult(call, 1))
     expectResultCount(call, 1, s.k);
@@ -240,11 +275,12 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
 
 kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
   const TensorArg &x = operand(call, 0);
-  Nchw d = nchwOf(x, describeOperand(call.kernel, 0), 2);
+  Nchw d = nchwOf(x, operandName(call.kernel, 0), 2);
   int64_t count = x.getNumElements();
   int64_t c = d.c;
   switch (call.kernel) {
   case Kernel::BatchNormTrainingForward:
+  case Kernel::BatchNormReluTrainingForward:
     expectOperandCount(call, 1, c);
     expectOperandCount(call, 2, c);
     if (hasOperand(call, 3) != hasOperand(call, 4))
@@ -258,6 +294,7 @@ kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
     expectResultCount(call, 2, c);
     break;
   case Kernel::BatchNormInferenceForward:
+  case Kernel::BatchNormReluInferenceForward:
     for (size_t i = 1; i < 5; ++i)
       expectOperandCount(call, i, c);
     expectResultCount(call, 0, count);
@@ -292,6 +329,15 @@ kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
     expectOperandCount(call, 7, 1, DType::F64);
     expectResultCount(call, 0, count);
     break;
+  case Kernel::BatchNormReluBackward:
+    expectOperandCount(call, 1, count);
+    expectOperandCount(call, 2, count);
+    for (size_t i = 3; i < 6; ++i)
+      expectOperandCount(call, i, c);
+    expectResultCount(call, 0, count);
+    expectResultCount(call, 1, c);
+    expectResultCount(call, 2, c);
+    break;
   default: // BatchNormBackward
     expectOperandCount(call, 1, count);
     for (size_t i = 2; i < 5; ++i)
@@ -323,23 +369,20 @@ kernels::BatchNormParams getBatchNormParams(const KernelCall &call) {
 
 kernels::Pool2dShape getPool2dShape(const KernelCall &call) {
   const TensorArg *in, *out;
-  std::string inName, outName;
+  Name inName, outName;
   switch (call.kernel) {
   case Kernel::MaxPool2dBackward:
     in = &operand(call, 0), out = &operand(call, 1);
-    inName = describeOperand(call.kernel, 0),
-    outName = describeOperand(call.kernel, 1);
+    inName = operandName(call.kernel, 0), outName = operandName(call.kernel, 1);
     expectResultCount(call, 0, in->getNumElements());
     break;
   case Kernel::AvgPool2dBackward:
     out = &operand(call, 0), in = &result(call, 0);
-    outName = describeOperand(call.kernel, 0),
-    inName = describeResult(call.kernel, 0);
+    outName = operandName(call.kernel, 0), inName = resultName(call.kernel, 0);
     break;
   default: // forward
     in = &operand(call, 0), out = &result(call, 0);
-    inName = describeOperand(call.kernel, 0),
-    outName = describeResult(call.kernel, 0);
+    inName = operandName(call.kernel, 0), outName = resultName(call.kernel, 0);
     break;
   }
   expectRank(*in, inName, 4, 4);
@@ -375,10 +418,9 @@ kernels::Pool2dShape getPool2dShape(const KernelCall &call) {
 Nchw getGlobalAvgPoolShape(const KernelCall &call) {
   bool forward = call.kernel == Kernel::GlobalAvgPool2dForward;
   const TensorArg &in = forward ? operand(call, 0) : result(call, 0);
-  Nchw d = nchwOf(in,
-                  forward ? describeOperand(call.kernel, 0)
-                          : describeResult(call.kernel, 0),
-                  4);
+  Nchw d = nchwOf(
+      in, forward ? operandName(call.kernel, 0) : resultName(call.kernel, 0),
+      4);
   if (forward)
     expectResultCount(call, 0, d.n * d.c);
   else
@@ -390,8 +432,7 @@ kernels::Pad2dShape getPad2dShape(const KernelCall &call) {
   bool forward = call.kernel == Kernel::PadForward;
   const TensorArg &in = forward ? operand(call, 0) : result(call, 0);
   expectRank(in,
-             forward ? describeOperand(call.kernel, 0)
-                     : describeResult(call.kernel, 0),
+             forward ? operandName(call.kernel, 0) : resultName(call.kernel, 0),
              4, 4);
   const PadAttrs *attrs =
       call.instruction ? call.instruction->attrs_as_PadAttrs() : nullptr;
@@ -437,9 +478,9 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
   switch (call.kernel) {
   case Kernel::LinearForward: {
     const TensorArg &w = operand(call, 1);
-    expectRank(w, describeOperand(call.kernel, 1), 2, 2);
+    expectRank(w, operandName(call.kernel, 1), 2, 2);
     s.out = w.dims[0], s.in = w.dims[1];
-    s.n = rowsOf(operand(call, 0), describeOperand(call.kernel, 0)).rows;
+    s.n = rowsOf(operand(call, 0), operandName(call.kernel, 0)).rows;
     expectOperandCount(call, 0, countOf({s.n, s.in}));
     if (hasOperand(call, 2))
       expectOperandCount(call, 2, s.out);
@@ -448,18 +489,18 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
   }
   case Kernel::LinearBackwardData: {
     const TensorArg &w = operand(call, 1);
-    expectRank(w, describeOperand(call.kernel, 1), 2, 2);
+    expectRank(w, operandName(call.kernel, 1), 2, 2);
     s.out = w.dims[0], s.in = w.dims[1];
-    s.n = rowsOf(operand(call, 0), describeOperand(call.kernel, 0)).rows;
+    s.n = rowsOf(operand(call, 0), operandName(call.kernel, 0)).rows;
     expectOperandCount(call, 0, countOf({s.n, s.out}));
     expectResultCount(call, 0, countOf({s.n, s.in}));
     break;
   }
   default: { // LinearBackwardWeights
     const TensorArg &dw = result(call, 0);
-    expectRank(dw, describeResult(call.kernel, 0), 2, 2);
+    expectRank(dw, resultName(call.kernel, 0), 2, 2);
     s.out = dw.dims[0], s.in = dw.dims[1];
-    s.n = rowsOf(operand(call, 0), describeOperand(call.kernel, 0)).rows;
+    s.n = rowsOf(operand(call, 0), operandName(call.kernel, 0)).rows;
     expectOperandCount(call, 0, countOf({s.n, s.in}));
     expectOperandCount(call, 1, countOf({s.n, s.out}));
     if (hasResult(call, 1))
@@ -474,11 +515,11 @@ kernels::MatmulShape getMatmulShape(const KernelCall &call) {
   if (call.kernel == Kernel::MatmulTransposedA) {
     // c [k, m] = a [n, k]^T b [n, m]; c's dims say how a and b read.
     const TensorArg &c = result(call, 0);
-    expectRank(c, describeResult(call.kernel, 0), 2, 2);
-    RowsShape a = matmulRowsOf(operand(call, 0),
-                               describeOperand(call.kernel, 0), c.dims[0]);
-    RowsShape b = matmulRowsOf(operand(call, 1),
-                               describeOperand(call.kernel, 1), c.dims[1]);
+    expectRank(c, resultName(call.kernel, 0), 2, 2);
+    RowsShape a =
+        matmulRowsOf(operand(call, 0), operandName(call.kernel, 0), c.dims[0]);
+    RowsShape b =
+        matmulRowsOf(operand(call, 1), operandName(call.kernel, 1), c.dims[1]);
     if (a.rows != b.rows)
       fail("operands 0 and 1 have " + std::to_string(a.rows) + " and " +
            std::to_string(b.rows) + " rows");
@@ -486,12 +527,12 @@ kernels::MatmulShape getMatmulShape(const KernelCall &call) {
     return {a.rows, a.cols, b.cols};
   }
   const TensorArg &b = operand(call, 1);
-  expectRank(b, describeOperand(call.kernel, 1), 2, 2);
-  RowsShape a = matmulRowsOf(operand(call, 0), describeOperand(call.kernel, 0),
-                             b.dims[0]);
+  expectRank(b, operandName(call.kernel, 1), 2, 2);
+  RowsShape a =
+      matmulRowsOf(operand(call, 0), operandName(call.kernel, 0), b.dims[0]);
   kernels::MatmulShape s{a.rows, a.cols, b.dims[1]};
   if (b.dims[0] != s.k)
-    fail(describeOperand(call.kernel, 1) + " " + formatDims(b.dims) +
+    fail(operandName(call.kernel, 1) + " " + formatDims(b.dims) +
          " does not have " + std::to_string(s.k) + " rows");
   if (call.kernel == Kernel::MatmulForward) {
     expectResultCount(call, 0, countOf({s.n, s.m}));
@@ -514,7 +555,7 @@ int64_t getElementwiseSize(const KernelCall &call) {
   case Kernel::Fill: {
     const TensorArg &y = call.result(0);
     if (!y.present)
-      fail(describeResult(call.kernel, 0) + " is missing");
+      fail(resultName(call.kernel, 0) + " is missing");
     if (y.dtype != DType::F32 && y.dtype != DType::F64 &&
         y.dtype != DType::I32 && y.dtype != DType::I64)
       fail(std::string("cannot fill a ") + EnumNameDType(y.dtype) + " tensor");
@@ -528,7 +569,7 @@ int64_t getElementwiseSize(const KernelCall &call) {
       fail("copy from " + std::string(EnumNameDType(x.dtype)) + " to " +
            EnumNameDType(y.dtype));
     int64_t size = x.getNumElements();
-    expectCount(y, describeResult(call.kernel, 0), size);
+    expectCount(y, resultName(call.kernel, 0), size);
     return size;
   }
   default: {
@@ -661,8 +702,8 @@ kernels::LayerNormShape getLayerNormShape(const KernelCall &call) {
 kernels::EmbeddingShape getEmbeddingShape(const KernelCall &call) {
   bool forward = call.kernel == Kernel::EmbeddingForward;
   const TensorArg &table = forward ? operand(call, 0) : result(call, 0);
-  std::string tableName = forward ? describeOperand(call.kernel, 0)
-                                  : describeResult(call.kernel, 0);
+  Name tableName =
+      forward ? operandName(call.kernel, 0) : resultName(call.kernel, 0);
   expectRank(table, tableName, 2, 2);
   kernels::EmbeddingShape s;
   s.rows = table.dims[0], s.dim = table.dims[1];
@@ -716,19 +757,19 @@ RowsShape getRowsShape(const KernelCall &call) {
   case Kernel::SoftmaxBackward:
   case Kernel::LogSoftmaxBackward: {
     const TensorArg &x = operand(call, 0);
-    expectRank(x, describeOperand(call.kernel, 0), 1, 8);
+    expectRank(x, operandName(call.kernel, 0), 1, 8);
     int64_t cols = x.dims.back();
     std::optional<int64_t> rows =
         checkedProduct(std::vector<int64_t>(x.dims.begin(), x.dims.end() - 1));
     if (!rows)
-      fail(describeOperand(call.kernel, 0) + " " + formatDims(x.dims) +
+      fail(operandName(call.kernel, 0) + " " + formatDims(x.dims) +
            " has too many rows");
     RowsShape s{*rows, cols};
     getElementwiseSize(call); // every operand and the result alike
     return s;
   }
   default: { // CrossEntropyForward/Backward, CorrectCount
-    RowsShape s = rowsOf(operand(call, 0), describeOperand(call.kernel, 0));
+    RowsShape s = rowsOf(operand(call, 0), operandName(call.kernel, 0));
     if (s.cols < 1)
       fail("the logits have no classes");
     expectOperandCount(call, 1, s.rows, DType::I32);
@@ -750,9 +791,9 @@ RowsShape getRowsShape(const KernelCall &call) {
 
 RowsShape getTransposeShape(const KernelCall &call) {
   const TensorArg &x = operand(call, 0);
-  expectRank(x, describeOperand(call.kernel, 0), 2, 2);
+  expectRank(x, operandName(call.kernel, 0), 2, 2);
   const TensorArg &y = result(call, 0, x.dtype);
-  expectCount(y, describeResult(call.kernel, 0), x.getNumElements());
+  expectCount(y, resultName(call.kernel, 0), x.getNumElements());
   if (getDTypeSize(x.dtype) != 4)
     fail("transpose supports 4-byte elements");
   return {x.dims[0], x.dims[1]};
@@ -761,8 +802,7 @@ RowsShape getTransposeShape(const KernelCall &call) {
 PermuteShape getPermuteShape(const KernelCall &call) {
   const TensorArg &x = call.operand(0);
   if (!x.present || getDTypeSize(x.dtype) != 4)
-    fail(describeOperand(call.kernel, 0) +
-         " must be a tensor of 4-byte elements");
+    fail(operandName(call.kernel, 0) + " must be a tensor of 4-byte elements");
   operand(call, 0, x.dtype); // its dims
   const TransposeAttrs *attrs =
       call.instruction ? call.instruction->attrs_as_TransposeAttrs() : nullptr;
@@ -784,7 +824,7 @@ PermuteShape getPermuteShape(const KernelCall &call) {
   }
   const TensorArg &y = result(call, 0, x.dtype);
   if (y.dims != permuted)
-    fail(describeResult(call.kernel, 0) + " is " + formatDims(y.dims) +
+    fail(resultName(call.kernel, 0) + " is " + formatDims(y.dims) +
          ", expected " + formatDims(permuted));
   return s;
 }
@@ -793,8 +833,8 @@ JoinShape getJoinShape(const KernelCall &call) {
   bool concat = call.kernel == Kernel::ConcatForward;
   const std::vector<TensorArg> &parts = concat ? call.operands : call.results;
   const TensorArg &whole = concat ? call.result(0) : call.operand(0);
-  std::string wholeName =
-      concat ? describeResult(call.kernel, 0) : describeOperand(call.kernel, 0);
+  Name wholeName =
+      concat ? resultName(call.kernel, 0) : operandName(call.kernel, 0);
   if (!whole.present || parts.empty())
     fail("needs a whole tensor and at least one part");
   const ConcatAttrs *attrs =
@@ -817,8 +857,8 @@ JoinShape getJoinShape(const KernelCall &call) {
   int64_t joined = 0;
   for (size_t p = 0; p < parts.size(); ++p) {
     const TensorArg &part = parts[p];
-    std::string name = concat ? describeOperand(call.kernel, p)
-                              : describeResult(call.kernel, p);
+    Name name =
+        concat ? operandName(call.kernel, p) : resultName(call.kernel, p);
     if (!part.present || part.dtype != whole.dtype ||
         static_cast<int64_t>(part.dims.size()) != rank)
       fail(name + " does not match " + wholeName + " " +
@@ -924,13 +964,13 @@ ReduceOp getAllReduceOp(const KernelCall &call) {
   for (size_t i = 0; i < count; ++i) {
     const TensorArg &arg = call.operand(i);
     if (!arg.present)
-      fail(describeOperand(call.kernel, i) + " is missing");
+      fail(operandName(call.kernel, i) + " is missing");
     if (arg.dtype != DType::F32 && arg.dtype != DType::F64 &&
         arg.dtype != DType::I32 && arg.dtype != DType::I64)
-      fail(describeOperand(call.kernel, i) + " is " + EnumNameDType(arg.dtype) +
+      fail(operandName(call.kernel, i) + " is " + EnumNameDType(arg.dtype) +
            ", expected F32, F64, I32 or I64");
     if (arg.getNumElements() < 0)
-      fail(describeOperand(call.kernel, i) + " has invalid dims " +
+      fail(operandName(call.kernel, i) + " has invalid dims " +
            formatDims(arg.dims));
   }
   const AllReduceAttrs *attrs =

@@ -73,6 +73,7 @@ public:
 
   void run() {
     checkHeader();
+    checkOnnxModel();
     checkPersistent();
     const auto *steps = plan.steps();
     if (!steps || steps->size() == 0)
@@ -129,6 +130,31 @@ private:
         loaded.fail("sample_dims " + formatDims(toDims(sample)) + " exceed " +
                     std::to_string(kMaxTensorElements) + " elements");
     }
+  }
+
+  /// The eval graph `dpc export` writes as ONNX: a graph unless a problem
+  /// says why there is none, opsets in ONNX's range around the model's.
+  void checkOnnxModel() {
+    const OnnxModel *model = plan.onnx_model();
+    if (!model)
+      return;
+    bool hasProblem = model->problem() && model->problem()->size() > 0;
+    bool hasGraph = model->graph() && model->graph()->size() > 0;
+    if (hasProblem == hasGraph)
+      loaded.fail("onnx_model must hold either a graph or the problem that "
+                  "prevents one");
+    if (hasProblem)
+      return;
+    constexpr int64_t kMaxOnnxVersion = 1000;
+    if (model->ir_version() < 3 || model->ir_version() > kMaxOnnxVersion ||
+        model->min_opset() < 1 || model->min_opset() > model->opset() ||
+        model->opset() > model->max_opset() ||
+        model->max_opset() > kMaxOnnxVersion)
+      loaded.fail(
+          "onnx_model: IR version " + std::to_string(model->ir_version()) +
+          " or opsets " + std::to_string(model->min_opset()) +
+          " <= " + std::to_string(model->opset()) +
+          " <= " + std::to_string(model->max_opset()) + " out of range");
   }
 
   /// Dims of at most kMaxTensorRank entries and kMaxTensorElements

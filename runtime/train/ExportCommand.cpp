@@ -6,6 +6,7 @@
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/CommandLine.h"
 #include "runtime/train/NpyWriter.h"
+#include "runtime/train/OnnxWriter.h"
 #include "runtime/train/Trainer.h"
 
 #include <cstring>
@@ -15,19 +16,30 @@
 
 namespace dpc::runtime {
 
+using train::ExportedTensor;
 using train::RunError;
 using train::UsageError;
 
 namespace {
 
+enum class ExportFormat { Npz, Safetensors, Onnx };
+
 struct ExportOptions {
   std::string planPath, checkpointDirectory, outputPath;
-  std::string format; // npz or safetensors; empty: by the extension
+  ExportFormat format = ExportFormat::Npz;
+  int64_t opset = 0; // 0: the model's
   bool help = false;
 };
 
+bool hasExtension(const std::string &path, const std::string &extension) {
+  return path.size() >= extension.size() &&
+         path.compare(path.size() - extension.size(), extension.size(),
+                      extension) == 0;
+}
+
 ExportOptions parseExportOptions(const std::vector<std::string> &args) {
   ExportOptions options;
+  std::string format; // empty: by the output's extension
   train::FlagParser parser;
   parser.addValue("--checkpoint", [&](const std::string &value) {
     options.checkpointDirectory = value;
@@ -35,11 +47,13 @@ ExportOptions parseExportOptions(const std::vector<std::string> &args) {
   parser.addValue(
       "-o", [&](const std::string &value) { options.outputPath = value; });
   parser.addValue("--format", [&](const std::string &value) {
-    if (value != "npz" && value != "safetensors")
-      throw UsageError("--format: expected npz or safetensors (onnx is not "
-                       "supported yet), got '" +
+    if (value != "npz" && value != "safetensors" && value != "onnx")
+      throw UsageError("--format: expected onnx, npz or safetensors, got '" +
                        value + "'");
-    options.format = value;
+    format = value;
+  });
+  parser.addValue("--opset", [&](const std::string &value) {
+    options.opset = train::parseCount("--opset", value, 1);
   });
   if (!parser.parse(args, options.planPath)) {
     options.help = true;
@@ -48,7 +62,17 @@ ExportOptions parseExportOptions(const std::vector<std::string> &args) {
   if (options.planPath.empty())
     throw UsageError("missing the plan file (dpc export PLAN -o FILE.npz)");
   if (options.outputPath.empty())
-    throw UsageError("missing -o FILE.npz or -o FILE.safetensors");
+    throw UsageError("missing -o FILE.onnx, -o FILE.npz or -o "
+                     "FILE.safetensors");
+  if (format.empty())
+    format = hasExtension(options.outputPath, ".onnx")          ? "onnx"
+             : hasExtension(options.outputPath, ".safetensors") ? "safetensors"
+                                                                : "npz";
+  options.format = format == "onnx"          ? ExportFormat::Onnx
+                   : format == "safetensors" ? ExportFormat::Safetensors
+                                             : ExportFormat::Npz;
+  if (options.opset && options.format != ExportFormat::Onnx)
+    throw UsageError("--opset is for ONNX files (-o FILE.onnx)");
   return options;
 }
 
@@ -122,14 +146,6 @@ getExportedTensors(const plan::Plan &plan) {
     tensors.push_back(lowest[name]);
   return tensors;
 }
-
-/// A tensor as it leaves dpc: its name in the model file, plain layout.
-struct ExportedTensor {
-  std::string name;
-  plan::DType dtype;
-  std::vector<int64_t> dims;
-  std::vector<uint8_t> bytes;
-};
 
 /// The plan's parameters and buffers, with their values from `state` (when
 /// given) or the plan.
@@ -239,32 +255,52 @@ encodeTensorsAsSafetensors(const std::vector<ExportedTensor> &tensors) {
   return out;
 }
 
-/// --format, or else the output's extension: safetensors or npz.
-bool writesSafetensors(const ExportOptions &options) {
-  if (!options.format.empty())
-    return options.format == "safetensors";
-  const std::string extension = ".safetensors";
-  const std::string &path = options.outputPath;
-  return path.size() >= extension.size() &&
-         path.compare(path.size() - extension.size(), extension.size(),
-                      extension) == 0;
+/// The model's eval graph with `tensors` as its initializers, at the
+/// model's opset or `opset` where the graph is the same there.
+std::vector<uint8_t>
+encodeTensorsAsOnnx(const plan::LoadedPlan &loaded,
+                    const std::vector<ExportedTensor> &tensors, int64_t opset) {
+  const std::string &planName = loaded.getName();
+  const plan::OnnxModel *model = loaded->onnx_model();
+  if (!model)
+    throw RunError(planName + ": holds no ONNX graph (compiled from an .mlir "
+                              "model, or by a dpc without ONNX export); "
+                              "compile the .onnx model again, or export the "
+                              "weights with -o FILE.npz");
+  if (model->problem() && model->problem()->size())
+    throw RunError(planName +
+                   ": cannot be exported as ONNX: " + model->problem()->str());
+  if (!opset)
+    opset = model->opset();
+  if (opset < model->min_opset() || opset > model->max_opset())
+    throw RunError(planName + ": --opset " + std::to_string(opset) +
+                   ": the model's operators are those of its opset " +
+                   std::to_string(model->opset()) + " only at opsets " +
+                   std::to_string(model->min_opset()) + " to " +
+                   std::to_string(model->max_opset()) +
+                   "; export it from PyTorch at opset " +
+                   std::to_string(opset) + " and compile that");
+  return train::encodeOnnxModel(*model, tensors, opset, planName);
 }
 
 } // namespace
 
 const char *getExportUsage() {
-  return "usage: dpc export PLAN -o FILE.npz|FILE.safetensors [options]\n"
-         "Writes a plan's trained parameters and buffers, named as in the "
-         "model file, for NumPy and PyTorch.\n"
+  return "usage: dpc export PLAN -o FILE.onnx|FILE.npz|FILE.safetensors "
+         "[options]\n"
+         "Writes the trained model as ONNX (its eval graph), or its "
+         "parameters and buffers, named as in the model file, for NumPy and "
+         "PyTorch.\n"
          "\n"
          "Input:\n"
          "  --checkpoint DIR    the training state to export (default: the "
          "plan's initial values)\n"
          "Output:\n"
-         "  -o FILE             the file: one array per tensor, in plain "
-         "layout\n"
-         "  --format FORMAT     npz or safetensors (default: by the file's "
-         "extension, else npz)\n";
+         "  -o FILE             the file; tensors in plain layout\n"
+         "  --format FORMAT     onnx, npz or safetensors (default: by the "
+         "extension, .onnx or .safetensors, else npz)\n"
+         "  --opset N           the ONNX opset (default: the model's; another "
+         "only where the graph's operators are the same)\n";
 }
 
 int exportCommand(const std::vector<std::string> &args, std::ostream &out,
@@ -287,11 +323,19 @@ int exportCommand(const std::vector<std::string> &args, std::ostream &out,
     }
     std::vector<ExportedTensor> tensors =
         collectTensors(*loaded, state.get(), statePath);
-    train::writeFileAtomically(
-        options.outputPath,
-        writesSafetensors(options)
-            ? encodeTensorsAsSafetensors(tensors)
-            : encodeTensorsAsNpz(tensors, loaded->getName()));
+    std::vector<uint8_t> bytes;
+    switch (options.format) {
+    case ExportFormat::Onnx:
+      bytes = encodeTensorsAsOnnx(*loaded, tensors, options.opset);
+      break;
+    case ExportFormat::Safetensors:
+      bytes = encodeTensorsAsSafetensors(tensors);
+      break;
+    case ExportFormat::Npz:
+      bytes = encodeTensorsAsNpz(tensors, loaded->getName());
+      break;
+    }
+    train::writeFileAtomically(options.outputPath, bytes);
     out << "exported " << tensors.size() << " tensors to " << options.outputPath
         << std::endl;
     return 0;

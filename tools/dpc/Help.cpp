@@ -72,8 +72,8 @@ void printCommandsHelp(raw_ostream &os) {
               "logits or top-k classes of a trained plan, "
               "into an .npy file");
   printOption(os, "export",
-              "the trained parameters and buffers, by name, as .npz or "
-              "safetensors");
+              "the trained model as ONNX, or its parameters and buffers by "
+              "name (.npz, safetensors)");
   printOption(os, "inspect",
               "what a plan holds per device: memory by kind, "
               "streams, buckets");

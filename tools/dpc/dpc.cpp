@@ -10,8 +10,11 @@
 
 #include "codegen/Passes.h"
 #include "codegen/PlanWriter.h"
+#include "frontend/onnx/EvalExportNote.h"
+#include "frontend/onnx/InferenceModel.h"
 #include "frontend/onnx/ONNXImporter.h"
 #include "ir/dist/DistDialect.h"
+#include "ir/exec/ExecOps.h"
 #include "passes/Passes.h"
 #include "passes/RematSupport.h"
 #include "runtime/io/FileWrite.h"
@@ -34,6 +37,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -120,6 +124,11 @@ static cl::opt<std::string>
                    "(per device) or segments=K"),
           cl::init("none"), cl::value_desc("MODE"), cl::sub(compileCommand),
           cl::cat(memoryOptions));
+static cl::opt<bool>
+    noFusion("no-fusion",
+             cl::desc("keep every kernel call apart (no fused kernels), to "
+                      "compare against"),
+             cl::sub(compileCommand), cl::cat(memoryOptions));
 static cl::opt<bool> reportMemory(
     "report-memory",
     cl::desc("print each device's planned peak memory by kind, and what is "
@@ -227,7 +236,42 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &context) {
       dpc::frontend::importONNXFile(modelPath, context, error);
   if (!module)
     reportError(modelPath, error);
+  else if (std::string note = dpc::frontend::getEvalExportNote(modelPath);
+           !note.empty())
+    llvm::WithColor::note(llvm::errs(), "dpc")
+        << modelPath << ": " << note << "\n";
   return module;
+}
+
+/// What `dpc export -o model.onnx` needs of the ONNX model: its eval graph
+/// without the plan's parameters and buffers (every device's copy is one).
+static FailureOr<dpc::OnnxModelRecord>
+recordInferenceModel(ModuleOp module,
+                     const llvm::StringMap<std::vector<uint8_t>> &tensors) {
+  std::vector<dpc::frontend::StateTensor> state;
+  llvm::StringSet<> seen;
+  module.walk([&](dpc::exec::PersistentOp op) {
+    if (op.getKind() != "optimizer_state" &&
+        seen.insert(op.getPlanName()).second)
+      state.push_back(
+          {op.getPlanName().str(), cast<RankedTensorType>(op.getType())});
+  });
+  dpc::frontend::InferenceModel model;
+  std::string error;
+  if (!dpc::frontend::buildInferenceModel(modelPath, state, tensors,
+                                          DPC_VERSION, model, error)) {
+    reportError(modelPath, error);
+    return failure();
+  }
+  dpc::OnnxModelRecord record;
+  record.irVersion = model.irVersion;
+  record.opset = model.opset;
+  record.minOpset = model.minOpset;
+  record.maxOpset = model.maxOpset;
+  record.head = std::move(model.head);
+  record.graph = std::move(model.graph);
+  record.problem = std::move(model.problem);
+  return record;
 }
 
 /// The plan of the exec-level `module`, with the parameters' initial values
@@ -243,6 +287,13 @@ static FailureOr<std::vector<uint8_t>> buildPlan(ModuleOp module,
     }
   }
   dpc::PlanOptions options;
+  if (llvm::sys::path::extension(modelPath) == ".onnx") {
+    FailureOr<dpc::OnnxModelRecord> record =
+        recordInferenceModel(module, tensors);
+    if (failed(record))
+      return failure();
+    options.onnxModel = std::move(*record);
+  }
   options.modelPath = modelPath;
   options.batch = batch;
   auto lookup = [&](StringRef name) -> const std::vector<uint8_t> * {
@@ -322,8 +373,11 @@ static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
   // share; before the lowering, whose planner measures it.
   if (pipeline.rematerializes)
     pm.addPass(dpc::createRematerialize(pipeline.remat));
-  if (pipeline.lowers)
+  if (pipeline.lowers) {
     pm.addPass(dpc::createConvertNNToExec());
+    if (!noFusion)
+      pm.addPass(dpc::createFuseExecKernels());
+  }
 }
 
 /// Imports the model and runs `pipeline` on it; null after an error.

@@ -90,7 +90,11 @@ class GraphBuilder:
                          pads=[pad] * 4)
 
     def batch_norm(self, x, prefix, channels):
-        # Inference form: scale 1, bias 0, running mean 0, running var 1.
+        # Scale 1, bias 0, running mean 0, running var 1, in training form
+        # as PyTorch's legacy exporter writes it in training mode: the
+        # updated statistics as extra outputs (before opset 14 with the
+        # batch statistics; from 14 with training_mode=1). PyTorch 2's
+        # exporter (opset 18+) writes the inference form.
         inputs = [
             x,
             self.param(prefix + ".weight", np.ones(channels)),
@@ -98,9 +102,19 @@ class GraphBuilder:
             self.param(prefix + ".running_mean", np.zeros(channels)),
             self.param(prefix + ".running_var", np.ones(channels)),
         ]
-        return self.node("BatchNormalization", inputs,
-                         hint=prefix.replace(".", "_"),
-                         epsilon=BN_EPSILON, momentum=BN_MOMENTUM)
+        attrs = dict(epsilon=BN_EPSILON, momentum=BN_MOMENTUM)
+        if self.opset >= 18:
+            return self.node("BatchNormalization", inputs,
+                             hint=prefix.replace(".", "_"), **attrs)
+        out = self.fresh(prefix.replace(".", "_"))
+        statistics = 4 if self.opset < 14 else 2
+        if self.opset >= 14:
+            attrs["training_mode"] = 1
+        self.nodes.append(helper.make_node(
+            "BatchNormalization", inputs,
+            [out] + [f"{out}_statistics_{i}" for i in range(statistics)],
+            name=out, **attrs))
+        return out
 
     def linear(self, x, prefix, fin, fout, init):
         shape = (fout, fin)

@@ -286,10 +286,10 @@ def write(out, name, model, training=False, legacy=False, images=None):
             module = getattr(model, name)
             if isinstance(module, nn.Dropout):
                 setattr(model, name, DpcDropout(module.p, site))
-            else:  # ratio 1 - keep, keep rounded to float as exported
-                keep = float(np.float32(1.0 - module.p))
-                setattr(model, name,
-                        DpcDropout(1.0 - keep, site, rowwise=True))
+            else:  # ratio 1 - keep, as float decimals (dpc's importer)
+                keep = float(str(np.float32(1.0 - module.p)))
+                ratio = float(str(np.float32(1.0 - keep)))
+                setattr(model, name, DpcDropout(ratio, site, rowwise=True))
     save_step(directory, model, images, labels)
 
 

@@ -1,7 +1,10 @@
 //===- BatchNormTest.cpp - batch norm: statistics, running update, grads --===//
 
 #include "runtime/kernels/BatchNorm.h"
+#include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/test/TestUtil.h"
+
+#include <algorithm>
 
 namespace dpc::kernels::test {
 namespace {
@@ -101,6 +104,52 @@ TEST(BatchNormTest, InferenceForwardUsesRunningStats) {
         (x[i] - runMean[c]) / std::sqrt(runVar[c] + 1e-5) * gamma[c] + beta[c];
   }
   expectAllNear(y, ref, 1e-5, 1e-5, "y");
+}
+
+// The fused batch norm + ReLU kernels against the unfused calls, bit for
+// bit: forward (training and inference) and backward, whose DX may be the
+// ReLU output's own buffer.
+TEST(BatchNormTest, FusedReluMatchesTheSeparateCallsBitForBit) {
+  const auto s = kShape;
+  int64_t size = s.n * s.c * s.h * s.w;
+  auto x = randomVector(size, 7), dz = randomVector(size, 8);
+  auto gamma = randomVector(s.c, 9), beta = randomVector(s.c, 10);
+  BatchNormParams params;
+  std::vector<float> mean(s.c), invStd(s.c), runMean(s.c), runVar(s.c, 1.f);
+  std::vector<float> mean2(mean), invStd2(invStd), runMean2(runMean),
+      runVar2(runVar);
+  std::vector<float> y(size), z(size), fused(size);
+  batchNormTrainingForward(s, params, x.data(), gamma.data(), beta.data(),
+                           y.data(), mean.data(), invStd.data(), runMean.data(),
+                           runVar.data());
+  reluForward(size, y.data(), z.data());
+  batchNormTrainingForward(s, params, x.data(), gamma.data(), beta.data(),
+                           fused.data(), mean2.data(), invStd2.data(),
+                           runMean2.data(), runVar2.data(), /*relu=*/true);
+  EXPECT_EQ(fused, z);
+  EXPECT_EQ(runMean2, runMean);
+  EXPECT_GT(std::count(z.begin(), z.end(), 0.f), 0);
+
+  std::vector<float> yInf(size), zInf(size), fusedInf(size);
+  batchNormInferenceForward(s, params, x.data(), gamma.data(), beta.data(),
+                            runMean.data(), runVar.data(), yInf.data());
+  reluForward(size, yInf.data(), zInf.data());
+  batchNormInferenceForward(s, params, x.data(), gamma.data(), beta.data(),
+                            runMean.data(), runVar.data(), fusedInf.data(),
+                            /*relu=*/true);
+  EXPECT_EQ(fusedInf, zInf);
+
+  std::vector<float> dy(size), dx(size), dScale(s.c), dShift(s.c);
+  reluBackward(size, z.data(), dz.data(), dy.data());
+  batchNormBackward(s, x.data(), dy.data(), gamma.data(), mean.data(),
+                    invStd.data(), dx.data(), dScale.data(), dShift.data());
+  std::vector<float> dScale2(s.c), dShift2(s.c), inPlace(z);
+  batchNormBackward(s, x.data(), dz.data(), gamma.data(), mean.data(),
+                    invStd.data(), inPlace.data(), dScale2.data(),
+                    dShift2.data(), /*reluY=*/inPlace.data());
+  EXPECT_EQ(inPlace, dx);
+  EXPECT_EQ(dScale2, dScale);
+  EXPECT_EQ(dShift2, dShift);
 }
 
 TEST(BatchNormTest, TrainingBackwardMatchesFiniteDifferences) {

@@ -484,5 +484,29 @@ TEST(PlanLoaderTest, LongAliasChainsLoadInLinearTime) {
             "bad.plan: step 'eval_step': tensor 0: its aliases form a cycle");
 }
 
+TEST(PlanLoaderTest, TheOnnxModelHoldsAGraphOrItsProblem) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  plan.onnx_model = std::make_unique<OnnxModelT>();
+  OnnxModelT &model = *plan.onnx_model;
+  model.ir_version = 8;
+  model.opset = model.min_opset = 13;
+  model.max_opset = 17;
+  model.graph = {0x0a, 0x00};
+  EXPECT_EQ(loadError(plan), "");
+  model.problem = "no graph";
+  EXPECT_EQ(loadError(plan), "bad.plan: onnx_model must hold either a graph "
+                             "or the problem that prevents one");
+  model.graph.clear();
+  EXPECT_EQ(loadError(plan), "");
+  model.problem.clear();
+  model.graph = {0x0a, 0x00};
+  model.min_opset = 18;
+  EXPECT_EQ(loadError(plan), "bad.plan: onnx_model: IR version 8 or opsets "
+                             "18 <= 13 <= 17 out of range");
+  model.min_opset = 13;
+  model.max_opset = int64_t(1) << 40;
+  EXPECT_NE(loadError(plan), "");
+}
+
 } // namespace
 } // namespace dpc::plan

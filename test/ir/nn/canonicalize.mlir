@@ -32,3 +32,64 @@ func.func @constants(%x: tensor<4xf32>) -> tensor<4xf32> {
   %1 = nn.mul %0, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %1 : tensor<4xf32>
 }
+
+// -----
+
+// GELU as the legacy exporter writes it, with x / sqrt 2 imported as a
+// product with the reciprocal, becomes nn.gelu.
+// CHECK-LABEL: func.func @gelu_from_erf
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
+// CHECK-NEXT: %[[G:.*]] = nn.gelu %[[X]] : tensor<?x4xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @gelu_from_erf(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %r = nn.constant dense<0.707106769> : tensor<f32>
+  %one = nn.constant dense<1.0> : tensor<f32>
+  %half = nn.constant dense<0.5> : tensor<f32>
+  %0 = nn.mul %x, %r : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  %1 = nn.erf %0 : tensor<?x4xf32>
+  %2 = nn.add %1, %one : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  %3 = nn.mul %x, %2 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %4 = nn.mul %3, %half : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  return %4 : tensor<?x4xf32>
+}
+
+// -----
+
+// Another constant is not GELU, and an intermediate read elsewhere stays.
+// CHECK-LABEL: func.func @not_gelu
+// CHECK: nn.erf
+// CHECK-NOT: nn.gelu
+func.func @not_gelu(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %r = nn.constant dense<0.707106769> : tensor<f32>
+  %one = nn.constant dense<1.0> : tensor<f32>
+  %half = nn.constant dense<0.5> : tensor<f32>
+  %0 = nn.mul %x, %r : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  %1 = nn.erf %0 : tensor<?x4xf32>
+  %2 = nn.add %1, %one : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  %3 = nn.mul %x, %2 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %4 = nn.mul %3, %half : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  return %4, %2 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// The larger operand first: bias + x is x + bias.
+// CHECK-LABEL: func.func @larger_first
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK: nn.add %[[X]], %[[B]]
+func.func @larger_first(%x: tensor<?x8xf32>, %b: tensor<8xf32>) -> tensor<?x8xf32> {
+  %0 = nn.add %b, %x : (tensor<8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+// A view and its inverse fold away (x.view(n, c, 1, 1).flatten(1)).
+// CHECK-LABEL: func.func @view_roundtrip
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @view_roundtrip(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %0 = nn.reshape %x {shape = array<i64: 0, 8, 1, 1>} : (tensor<?x8xf32>) -> tensor<?x8x1x1xf32>
+  %1 = nn.flatten %0 : (tensor<?x8x1x1xf32>) -> tensor<?x8xf32>
+  return %1 : tensor<?x8xf32>
+}

@@ -132,6 +132,8 @@ MODELS = {
          helper.make_node("Mul", ["x", "a"], ["m"]),
          helper.make_node("Mul", ["m", "half"], ["y"])],
         ["batch", 4], ["batch", 4], 13),
+    "erf_13": model([helper.make_node("Erf", ["x"], ["y"])],
+                    ["batch", 4], ["batch", 4], 13),
     "div_tensor": model(
         [helper.make_node("Div", ["x", "x"], ["y"], name="div")],
         ["batch", 4], ["batch", 4], 13),

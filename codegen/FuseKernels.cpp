@@ -1,0 +1,264 @@
+//===- FuseKernels.cpp - one kernel call where the plan made several ------===//
+//
+// Runs on planned `exec` steps and merges adjacent kernel calls on one
+// stream (no event between them) into the fused kernels of Kernels.def:
+//
+//  - Conv2dForward, BatchNormTrainingForward or BatchNormInferenceForward
+//    whose output the very next kernel, a ReluForward, reads: one call that
+//    applies the ReLU as it writes (oneDNN's post-op for the convolution),
+//    so the activation is written once instead of written, read and
+//    written again.
+//  - ReluBackward whose result only the next kernel, a BatchNormBackward,
+//    reads (as its DY): one BatchNormReluBackward that masks the gradient
+//    as it reads it.
+//
+// In training, ReluBackward reads the producer's output as its Y (the
+// ReLU's output has the same signs), so that buffer lives on: the fused
+// forward writes there, and the ReLU's readers -- all before that buffer's
+// last reader, so within its planned life -- read it instead.
+//
+// The arena is already planned, so a fusion must not make a buffer live
+// where the planner let another one use its bytes: a buffer a fused call
+// writes that the unfused calls wrote later (the ReLU's output in
+// evaluation; the batch norm gradients) must share no bytes with what the
+// fused call reads that may die at the first call. A buffer no call uses
+// any more goes; the arena keeps its size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Passes.h"
+#include "ir/exec/ExecOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <optional>
+
+namespace dpc {
+#define GEN_PASS_DEF_FUSEEXECKERNELS
+#include "codegen/Passes.h.inc"
+} // namespace dpc
+
+using namespace mlir;
+using namespace dpc;
+namespace ex = dpc::exec;
+
+namespace {
+
+/// The arena bytes [begin, end) a buffer occupies at the step's compiled
+/// batch, or none when it is not in the arena (an input, training state).
+std::optional<std::pair<int64_t, int64_t>> getArenaBytes(Value buffer,
+                                                         int64_t batch) {
+  while (auto view = buffer.getDefiningOp<ex::ViewOp>())
+    buffer = view.getSource();
+  auto arena = buffer.getDefiningOp<ex::ArenaOp>();
+  if (!arena)
+    return std::nullopt;
+  auto type = cast<MemRefType>(arena.getBuffer().getType());
+  int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  for (int64_t dim : type.getShape())
+    bytes *= ShapedType::isDynamic(dim) ? batch : dim;
+  int64_t begin = static_cast<int64_t>(arena.getOffset());
+  return std::make_pair(begin, begin + bytes);
+}
+
+bool overlap(std::optional<std::pair<int64_t, int64_t>> a,
+             std::optional<std::pair<int64_t, int64_t>> b) {
+  return a && b && a->first < b->second && b->first < a->second;
+}
+
+/// The operations that read `buffer`, directly or through views of it.
+SmallVector<Operation *> getReaders(Value buffer) {
+  SmallVector<Operation *> readers;
+  for (Operation *user : buffer.getUsers()) {
+    if (auto view = dyn_cast<ex::ViewOp>(user))
+      readers.append(getReaders(view.getBuffer()));
+    else
+      readers.push_back(user);
+  }
+  return readers;
+}
+
+/// The kernel after `op` in its step, skipping the buffer definitions.
+ex::KernelOp getNextKernel(Operation *op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+    if (auto kernel = dyn_cast<ex::KernelOp>(next))
+      return kernel;
+    if (!isa<ex::ArenaOp, ex::ViewOp, ex::InputOp, ex::StateOp>(next))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// The fused kernel of `producer` followed by a ReLU, or "".
+StringRef getReluFusion(StringRef producer) {
+  return llvm::StringSwitch<StringRef>(producer)
+      .Case("Conv2dForward", "Conv2dReluForward")
+      .Case("BatchNormTrainingForward", "BatchNormReluTrainingForward")
+      .Case("BatchNormInferenceForward", "BatchNormReluInferenceForward")
+      .Default("");
+}
+
+/// Whether `first` and the kernel after it may run as one call in its
+/// place: same stream, no event between them, both recomputed or neither.
+bool canMerge(ex::KernelOp first, ex::KernelOp second) {
+  return first->getAttr("stream") == second->getAttr("stream") &&
+         !first->hasAttr("signal") && !second->hasAttr("wait") &&
+         first->hasAttr("remat") == second->hasAttr("remat");
+}
+
+/// Whether a fused call may write `written` while reading `reads` (which
+/// may die at the first of the unfused calls).
+bool isApart(Value written, ValueRange reads, int64_t batch) {
+  auto bytes = getArenaBytes(written, batch);
+  return llvm::none_of(reads, [&](Value read) {
+    return read && overlap(bytes, getArenaBytes(read, batch));
+  });
+}
+
+/// Where a fused producer + ReLU call may write, if anywhere.
+enum class ReluTarget { None, ReluBuffer, ProducerBuffer };
+
+ReluTarget getReluTarget(ex::KernelOp producer, ex::KernelOp relu,
+                         int64_t batch) {
+  if (producer.getOuts().empty() || relu.getIns().size() != 1 ||
+      relu.getIns()[0] != producer.getOuts()[0] || relu.getOuts().size() != 1 ||
+      !canMerge(producer, relu))
+    return ReluTarget::None;
+  // Training keeps the producer's output for ReluBackward: write there if
+  // nothing else reads it and it outlives the ReLU's output's readers.
+  Value produced = producer.getOuts()[0], reluOut = relu.getOuts()[0];
+  Operation *lastUse = producer;
+  bool onlyRelus = true, readBackward = false;
+  for (OpOperand &use : produced.getUses()) {
+    Operation *user = use.getOwner();
+    auto kernel = dyn_cast<ex::KernelOp>(user);
+    bool isReluY = kernel && kernel.getKernel() == "ReluBackward" &&
+                   use.getOperandNumber() == 0;
+    if (user != producer && user != relu && !isReluY)
+      onlyRelus = false;
+    readBackward |= isReluY;
+    if (lastUse->isBeforeInBlock(user))
+      lastUse = user;
+  }
+  if (!onlyRelus)
+    return ReluTarget::None;
+  bool covered = llvm::all_of(getReaders(reluOut), [&](Operation *user) {
+    return user == lastUse || user->isBeforeInBlock(lastUse);
+  });
+  if (lastUse != relu && covered)
+    return ReluTarget::ProducerBuffer;
+  if (readBackward)
+    return ReluTarget::None;
+  // Otherwise the fused call writes the ReLU's buffer, which is then live
+  // from the producer on: apart from what the producer reads, and from
+  // its other results (a batch norm's statistics that nothing reads, e.g.
+  // when it is recomputed, die there and may lend the ReLU their bytes).
+  if (!isApart(reluOut, producer.getIns(), batch) ||
+      !isApart(reluOut, producer.getWorkspace(), batch) ||
+      !isApart(reluOut, producer.getOuts().drop_front(), batch))
+    return ReluTarget::None;
+  return ReluTarget::ReluBuffer;
+}
+
+void fuseRelu(ex::KernelOp producer, ex::KernelOp relu, ReluTarget target) {
+  Value produced = producer.getOuts()[0], reluOut = relu.getOuts()[0];
+  Value output = target == ReluTarget::ProducerBuffer ? produced : reluOut;
+  SmallVector<Value> outs(producer.getOuts());
+  outs[0] = output;
+  OpBuilder builder(relu);
+  auto fused = builder.create<ex::KernelOp>(
+      producer.getLoc(), getReluFusion(producer.getKernel()), producer.getIns(),
+      outs, producer.getWorkspace());
+  for (NamedAttribute attr : producer->getDiscardableAttrs())
+    fused->setAttr(attr.getName(), attr.getValue());
+  if (Attribute signal = relu->getAttr("signal"))
+    fused->setAttr("signal", signal);
+  relu.erase();
+  producer.erase();
+  Value unused = produced;
+  if (target == ReluTarget::ProducerBuffer) {
+    reluOut.replaceAllUsesWith(produced);
+    unused = reluOut;
+  }
+  if (Operation *buffer = unused.getDefiningOp(); buffer && buffer->use_empty())
+    buffer->erase();
+}
+
+/// Whether ReluBackward `relu` and the BatchNormBackward after it may run
+/// as one BatchNormReluBackward.
+bool canFuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm,
+                                  int64_t batch) {
+  if (relu.getIns().size() != 2 || relu.getOuts().size() != 1 ||
+      norm.getIns().size() != 5 || norm.getOuts().size() != 3 ||
+      norm.getIns()[1] != relu.getOuts()[0] || !canMerge(relu, norm) ||
+      relu->hasAttr("wait"))
+    return false;
+  Value gradient = relu.getOuts()[0];
+  for (OpOperand &use : gradient.getUses())
+    if (use.getOwner() != relu &&
+        !(use.getOwner() == norm && use.getOperandNumber() == 1))
+      return false;
+  // The batch norm's results are now written where the ReLU's operands
+  // are read. DX may take exactly the bytes of one of them: the kernel
+  // reads element i of each before it writes element i of DX.
+  ValueRange reads = relu.getIns();
+  auto dx = getArenaBytes(norm.getOuts()[0], batch);
+  bool dxApart = llvm::all_of(reads, [&](Value read) {
+    auto bytes = getArenaBytes(read, batch);
+    return !overlap(dx, bytes) || dx == bytes;
+  });
+  return dxApart && isApart(norm.getOuts()[1], reads, batch) &&
+         isApart(norm.getOuts()[2], reads, batch);
+}
+
+void fuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm) {
+  ValueRange normIns = norm.getIns();
+  SmallVector<Value> ins = {normIns[0], relu.getIns()[0], relu.getIns()[1],
+                            normIns[2], normIns[3],       normIns[4]};
+  OpBuilder builder(norm);
+  auto fused = builder.create<ex::KernelOp>(
+      norm.getLoc(), "BatchNormReluBackward", ins, norm.getOuts(), Value());
+  for (NamedAttribute attr : norm->getDiscardableAttrs())
+    fused->setAttr(attr.getName(), attr.getValue());
+  Value gradient = relu.getOuts()[0];
+  norm.erase();
+  relu.erase();
+  if (Operation *buffer = gradient.getDefiningOp();
+      buffer && buffer->use_empty())
+    buffer->erase();
+}
+
+struct FuseExecKernelsPass
+    : public dpc::impl::FuseExecKernelsBase<FuseExecKernelsPass> {
+  void runOnOperation() override {
+    for (auto step : getOperation().getOps<ex::StepOp>()) {
+      int64_t batch = static_cast<int64_t>(step.getBatch());
+      SmallVector<ex::KernelOp> producers, reluGrads;
+      step.getBody().walk([&](ex::KernelOp op) {
+        if (!getReluFusion(op.getKernel()).empty())
+          producers.push_back(op);
+        else if (op.getKernel() == "ReluBackward")
+          reluGrads.push_back(op);
+      });
+      for (ex::KernelOp producer : producers) {
+        ex::KernelOp relu = getNextKernel(producer);
+        if (!relu || relu.getKernel() != "ReluForward")
+          continue;
+        ReluTarget target = getReluTarget(producer, relu, batch);
+        if (target != ReluTarget::None)
+          fuseRelu(producer, relu, target);
+      }
+      for (ex::KernelOp relu : reluGrads) {
+        ex::KernelOp norm = getNextKernel(relu);
+        if (norm && norm.getKernel() == "BatchNormBackward" &&
+            canFuseReluBatchNormBackward(relu, norm, batch))
+          fuseReluBatchNormBackward(relu, norm);
+      }
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,382 @@
+//===- InferenceModel.cpp - the model's eval graph for export -------------===//
+//
+// The model file's graph, turned into what PyTorch's eval-mode export would
+// have written: each BatchNormalization in inference form (training_mode
+// dropped, one output), each Dropout without its training_mode input and
+// mask, dropout written as random ops gone. The initializers that are training
+// state leave the graph (export writes the trained ones), and so does an
+// Identity that gives a deduplicated initializer its own name: that parameter
+// trained on its own and is written as an initializer of that name. What the
+// changes leave unread (the mask's and training_mode's constants, an
+// initializer only an Identity read) is pruned.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/InferenceModel.h"
+#include "frontend/onnx/ModelValidation.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
+#include <climits>
+#include <map>
+#include <set>
+
+using namespace dpc::frontend;
+using llvm::StringRef;
+
+namespace {
+
+/// ONNX's TensorProto.DataType of an element type, or 0 if ONNX has none.
+int32_t getOnnxDataType(mlir::Type type) {
+  if (type.isF32())
+    return onnx::TensorProto::FLOAT;
+  if (type.isF64())
+    return onnx::TensorProto::DOUBLE;
+  if (type.isF16())
+    return onnx::TensorProto::FLOAT16;
+  if (type.isBF16())
+    return onnx::TensorProto::BFLOAT16;
+  if (type.isInteger(64))
+    return onnx::TensorProto::INT64;
+  if (type.isInteger(32))
+    return onnx::TensorProto::INT32;
+  if (type.isUnsignedInteger(8))
+    return onnx::TensorProto::UINT8;
+  return 0;
+}
+
+std::string formatDims(llvm::ArrayRef<int64_t> dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+/// The default-domain opset the model imports, or 0.
+int64_t getDefaultOpset(const onnx::ModelProto &model) {
+  for (const auto &entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      return entry.version();
+  return 0;
+}
+
+/// The highest opset an IR version can carry (the ONNX release that
+/// introduced the next IR version raised it).
+int64_t getMaxOpsetOfIrVersion(int64_t irVersion) {
+  static const std::map<int64_t, int64_t> maxOpset = {
+      {3, 8}, {4, 9}, {5, 10}, {6, 11}, {7, 15}, {8, 17}, {9, 19}, {10, 22}};
+  auto it = maxOpset.find(irVersion);
+  return it == maxOpset.end() ? 0 : it->second;
+}
+
+/// The opsets around `opset` at which every node of `graph` has the
+/// operator version it has at `opset`, so the graph is valid unchanged;
+/// only `opset` itself where this ONNX library does not know its operators
+/// (newer opsets than it registers).
+std::pair<int64_t, int64_t> getUnchangedOpsets(const onnx::GraphProto &graph,
+                                               int64_t opset,
+                                               int64_t irVersion) {
+  const auto &known =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  int64_t knownMax = known.at(onnx::ONNX_DOMAIN).second;
+  if (opset > knownMax)
+    return {opset, opset};
+  std::set<std::string> ops;
+  for (const auto &node : graph.node())
+    ops.insert(node.op_type());
+  auto sinceVersion = [](const std::string &op, int64_t version) -> int64_t {
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Schema(op, static_cast<int>(version));
+    return schema ? schema->SinceVersion() : -1;
+  };
+  std::map<std::string, int64_t> since;
+  for (const std::string &op : ops) {
+    since[op] = sinceVersion(op, opset);
+    if (since[op] < 0)
+      return {opset, opset};
+  }
+  auto unchangedAt = [&](int64_t version) {
+    for (const auto &[op, version0] : since)
+      if (sinceVersion(op, version) != version0)
+        return false;
+    return true;
+  };
+  // ONNX Runtime runs opsets from 7.
+  int64_t low = opset, high = opset;
+  while (low > 7 && unchangedAt(low - 1))
+    --low;
+  int64_t limit = std::min(knownMax, getMaxOpsetOfIrVersion(irVersion));
+  while (high < limit && unchangedAt(high + 1))
+    ++high;
+  return {low, high};
+}
+
+template <typename Names> void eraseFrom(Names *names, int from) {
+  names->DeleteSubrange(from, names->size() - from);
+}
+
+/// Batch norm and dropout in inference form.
+void switchToInference(onnx::GraphProto &graph) {
+  for (auto &node : *graph.mutable_node()) {
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      continue;
+    if (node.op_type() == "BatchNormalization") {
+      auto *attributes = node.mutable_attribute();
+      for (int i = attributes->size() - 1; i >= 0; --i)
+        if (attributes->Get(i).name() == "training_mode")
+          attributes->DeleteSubrange(i, 1);
+      if (node.output_size() > 1)
+        eraseFrom(node.mutable_output(), 1);
+    } else if (node.op_type() == "Dropout") {
+      // From opset 12 the third input switches training on; before, the
+      // op is an identity outside training.
+      if (node.input_size() > 2)
+        eraseFrom(node.mutable_input(), 2);
+      if (node.output_size() > 1)
+        eraseFrom(node.mutable_output(), 1);
+    }
+  }
+}
+
+/// Dropout that PyTorch 2's exporter writes as random ops (in-place
+/// dropout, torchvision's StochasticDepth), which the importer reads as
+/// dropout: x * ((uniform < keep) / keep), possibly with casts, is x at
+/// inference. The mask's nodes are left unread, for pruning.
+void removeRandomMasks(onnx::GraphProto &graph) {
+  std::set<std::string> masks;
+  for (auto &node : *graph.mutable_node()) {
+    const std::string &op = node.op_type();
+    bool ofMask = node.input_size() > 0 && masks.count(node.input(0));
+    if (op == "RandomUniformLike" ||
+        (ofMask &&
+         (op == "Less" || op == "Div" || op == "Cast" || op == "CastLike"))) {
+      masks.insert(node.output().begin(), node.output().end());
+      continue;
+    }
+    if (op != "Mul" || node.input_size() != 2)
+      continue;
+    int mask = masks.count(node.input(1)) ? 1 : ofMask ? 0 : -1;
+    if (mask < 0)
+      continue;
+    std::string input = node.input(1 - mask);
+    node.set_op_type("Identity");
+    node.clear_input();
+    node.add_input(input);
+    node.clear_attribute();
+  }
+}
+
+/// Removes nodes whose outputs nothing reads and initializers nothing
+/// reads (with their graph input, where the model lists initializers as
+/// inputs), then the outputs and value_info of values no longer there;
+/// `state` names the initializers export adds.
+void prune(onnx::GraphProto &graph, const std::set<std::string> &state) {
+  auto eraseIf = [](auto *values, auto &&drop) {
+    for (int i = values->size() - 1; i >= 0; --i)
+      if (drop(values->Get(i).name()))
+        values->DeleteSubrange(i, 1);
+  };
+  std::set<std::string> outputs, pruned;
+  for (const auto &output : graph.output())
+    outputs.insert(output.name());
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::set<std::string> read = outputs;
+    for (const auto &node : graph.node())
+      read.insert(node.input().begin(), node.input().end());
+    auto *nodes = graph.mutable_node();
+    for (int i = nodes->size() - 1; i >= 0; --i) {
+      bool used = false;
+      for (const std::string &output : nodes->Get(i).output())
+        used |= !output.empty() && read.count(output);
+      if (!used) {
+        nodes->DeleteSubrange(i, 1);
+        changed = true;
+      }
+    }
+    eraseIf(graph.mutable_initializer(), [&](const std::string &name) {
+      if (read.count(name))
+        return false;
+      pruned.insert(name);
+      return changed = true;
+    });
+  }
+  eraseIf(graph.mutable_input(),
+          [&](const std::string &name) { return pruned.count(name) > 0; });
+  std::set<std::string> defined = state;
+  for (const auto &input : graph.input())
+    defined.insert(input.name());
+  for (const auto &init : graph.initializer())
+    defined.insert(init.name());
+  for (const auto &node : graph.node())
+    defined.insert(node.output().begin(), node.output().end());
+  auto undefined = [&](const std::string &name) {
+    return !defined.count(name);
+  };
+  eraseIf(graph.mutable_output(), undefined);
+  eraseIf(graph.mutable_value_info(), undefined);
+}
+
+class Builder {
+public:
+  Builder(onnx::ModelProto &model, llvm::ArrayRef<StateTensor> state,
+          const llvm::StringMap<std::vector<uint8_t>> &tensors)
+      : model(model), state(state), tensors(tensors) {}
+
+  /// Fills `result`, or returns the problem.
+  std::string build(StringRef producerVersion, InferenceModel &result);
+
+private:
+  std::string takeState(onnx::GraphProto &graph);
+  std::string inlineExternalData(onnx::GraphProto &graph);
+
+  onnx::ModelProto &model;
+  llvm::ArrayRef<StateTensor> state;
+  const llvm::StringMap<std::vector<uint8_t>> &tensors;
+};
+
+/// Removes the state's initializers (and the Identity nodes that name
+/// deduplicated ones) after checking that the model holds each as the plan
+/// does.
+std::string Builder::takeState(onnx::GraphProto &graph) {
+  std::map<std::string, const onnx::TensorProto *> initializers;
+  for (const auto &init : graph.initializer())
+    initializers[init.name()] = &init;
+  std::map<std::string, int> identities;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto &node = graph.node(i);
+    if (node.op_type() == "Identity" && node.input_size() == 1 &&
+        node.output_size() == 1)
+      identities[node.output(0)] = i;
+  }
+  std::set<std::string> names;
+  std::set<int> identitiesTaken;
+  for (const StateTensor &tensor : state) {
+    names.insert(tensor.name);
+    // An Identity (chain) of an initializer: the tensor the model holds.
+    std::string source = tensor.name;
+    for (int hops = 0; !initializers.count(source) && hops < graph.node_size();
+         ++hops) {
+      auto identity = identities.find(source);
+      if (identity == identities.end())
+        break;
+      if (source == tensor.name)
+        identitiesTaken.insert(identity->second);
+      source = graph.node(identity->second).input(0);
+    }
+    auto init = initializers.find(source);
+    if (init == initializers.end())
+      return "the plan's tensor '" + tensor.name +
+             "' is not an initializer of the model";
+    std::vector<int64_t> dims(init->second->dims().begin(),
+                              init->second->dims().end());
+    llvm::ArrayRef<int64_t> planDims = tensor.type.getShape();
+    if (dims != std::vector<int64_t>(planDims.begin(), planDims.end()) ||
+        init->second->data_type() !=
+            getOnnxDataType(tensor.type.getElementType()))
+      return "the plan's tensor '" + tensor.name + "' " + formatDims(planDims) +
+             " is " + formatDims(dims) + " or of another type in the model";
+  }
+  auto *nodes = graph.mutable_node();
+  for (auto it = identitiesTaken.rbegin(); it != identitiesTaken.rend(); ++it)
+    nodes->DeleteSubrange(*it, 1);
+  auto *inits = graph.mutable_initializer();
+  for (int i = inits->size() - 1; i >= 0; --i)
+    if (names.count(inits->Get(i).name()))
+      inits->DeleteSubrange(i, 1);
+  // IR 3 lists every initializer among the graph's inputs.
+  if (model.ir_version() < 4) {
+    std::set<std::string> inputs;
+    for (const auto &input : graph.input())
+      inputs.insert(input.name());
+    for (const StateTensor &tensor : state) {
+      if (inputs.count(tensor.name))
+        continue;
+      auto *input = graph.add_input();
+      input->set_name(tensor.name);
+      auto *type = input->mutable_type()->mutable_tensor_type();
+      type->set_elem_type(getOnnxDataType(tensor.type.getElementType()));
+      for (int64_t dim : tensor.type.getShape())
+        type->mutable_shape()->add_dim()->set_dim_value(dim);
+    }
+  }
+  prune(graph, names);
+  return "";
+}
+
+/// Kept initializers stored next to the model file go inline: the exported
+/// file stands alone.
+std::string Builder::inlineExternalData(onnx::GraphProto &graph) {
+  for (auto &init : *graph.mutable_initializer()) {
+    if (init.data_location() != onnx::TensorProto::EXTERNAL)
+      continue;
+    auto bytes = tensors.find(init.name());
+    if (bytes == tensors.end())
+      return "initializer '" + init.name() + "' has no data";
+    init.clear_external_data();
+    init.set_data_location(onnx::TensorProto::DEFAULT);
+    init.set_raw_data(bytes->second.data(), bytes->second.size());
+  }
+  return "";
+}
+
+std::string Builder::build(StringRef producerVersion, InferenceModel &result) {
+  // The model keeps the rest: it becomes the head.
+  onnx::GraphProto graph;
+  graph.Swap(model.mutable_graph());
+  model.clear_graph();
+  switchToInference(graph);
+  removeRandomMasks(graph);
+  if (std::string problem = takeState(graph); !problem.empty())
+    return problem;
+  if (std::string problem = inlineExternalData(graph); !problem.empty())
+    return problem;
+  result.irVersion = model.ir_version();
+  result.opset = getDefaultOpset(model);
+  std::tie(result.minOpset, result.maxOpset) =
+      getUnchangedOpsets(graph, result.opset, result.irVersion);
+
+  model.clear_ir_version();
+  model.clear_training_info();
+  auto *opsets = model.mutable_opset_import();
+  for (int i = opsets->size() - 1; i >= 0; --i)
+    if (opsets->Get(i).domain().empty() || opsets->Get(i).domain() == "ai.onnx")
+      opsets->DeleteSubrange(i, 1);
+  model.set_producer_name("dpc");
+  model.set_producer_version(producerVersion.str());
+  std::string headBytes = model.SerializeAsString();
+  std::string graphBytes = graph.SerializeAsString();
+  result.head.assign(headBytes.begin(), headBytes.end());
+  result.graph.assign(graphBytes.begin(), graphBytes.end());
+  return "";
+}
+
+} // namespace
+
+bool dpc::frontend::buildInferenceModel(
+    StringRef path, llvm::ArrayRef<StateTensor> state,
+    const llvm::StringMap<std::vector<uint8_t>> &tensors,
+    StringRef producerVersion, InferenceModel &result, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  onnx::ModelProto model;
+  if (!buffer || (*buffer)->getBufferSize() > size_t(INT_MAX) ||
+      !model.ParseFromArray((*buffer)->getBufferStart(),
+                            int((*buffer)->getBufferSize()))) {
+    error = "not an ONNX model (truncated, or not a model file?)";
+    return false;
+  }
+  result = InferenceModel();
+  try {
+    Builder builder(model, state, tensors);
+    result.problem = builder.build(producerVersion, result);
+  } catch (const std::exception &e) {
+    result.problem = e.what();
+  }
+  if (!result.problem.empty())
+    result.head.clear(), result.graph.clear();
+  return true;
+}

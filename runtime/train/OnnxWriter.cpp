@@ -1,0 +1,105 @@
+//===- OnnxWriter.cpp - a plan's model as an ONNX file --------------------===//
+//
+// Field numbers are onnx.proto's (ModelProto: ir_version 1, graph 7,
+// opset_import 8; GraphProto: initializer 5; TensorProto: dims 1,
+// data_type 2, name 8, raw_data 9; OperatorSetIdProto: domain 1,
+// version 2). A message's fields may come in any order, so the recorded
+// bytes are written as they are and the new fields after them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/train/OnnxWriter.h"
+#include "runtime/train/Trainer.h"
+
+#include <limits>
+
+namespace dpc::train {
+
+namespace {
+
+enum WireType : uint8_t { Varint = 0, LengthDelimited = 2 };
+
+class ProtoWriter {
+public:
+  void varint(uint64_t value) {
+    for (; value >= 0x80; value >>= 7)
+      bytes.push_back(uint8_t(value | 0x80));
+    bytes.push_back(uint8_t(value));
+  }
+  void key(int field, WireType type) { varint(uint64_t(field) << 3 | type); }
+  void intField(int field, int64_t value) {
+    key(field, Varint);
+    varint(uint64_t(value));
+  }
+  template <typename Bytes> void bytesField(int field, const Bytes &data) {
+    key(field, LengthDelimited);
+    varint(data.size());
+    bytes.insert(bytes.end(), data.begin(), data.end());
+  }
+  template <typename Bytes> void raw(const Bytes &data) {
+    bytes.insert(bytes.end(), data.begin(), data.end());
+  }
+
+  std::vector<uint8_t> bytes;
+};
+
+/// onnx.TensorProto.DataType.
+int64_t getOnnxDataType(plan::DType dtype) {
+  switch (dtype) {
+  case plan::DType::F32:
+    return 1;
+  case plan::DType::U8:
+    return 2;
+  case plan::DType::I32:
+    return 6;
+  case plan::DType::I64:
+    return 7;
+  case plan::DType::F16:
+    return 10;
+  case plan::DType::F64:
+    return 11;
+  case plan::DType::BF16:
+    return 16;
+  }
+  return 0;
+}
+
+std::vector<uint8_t> encodeInitializer(const ExportedTensor &tensor) {
+  ProtoWriter writer;
+  for (int64_t dim : tensor.dims)
+    writer.intField(1, dim);
+  writer.intField(2, getOnnxDataType(tensor.dtype));
+  writer.bytesField(8, tensor.name);
+  writer.bytesField(9, tensor.bytes);
+  return std::move(writer.bytes);
+}
+
+} // namespace
+
+std::vector<uint8_t> encodeOnnxModel(const plan::OnnxModel &model,
+                                     const std::vector<ExportedTensor> &tensors,
+                                     int64_t opset,
+                                     const std::string &planName) {
+  ProtoWriter graph;
+  graph.raw(*model.graph());
+  for (const ExportedTensor &tensor : tensors)
+    graph.bytesField(5, encodeInitializer(tensor));
+
+  ProtoWriter opsetImport;
+  opsetImport.bytesField(1, std::string());
+  opsetImport.intField(2, opset);
+
+  ProtoWriter file;
+  file.intField(1, model.ir_version());
+  if (model.head())
+    file.raw(*model.head());
+  file.bytesField(8, opsetImport.bytes);
+  file.bytesField(7, graph.bytes);
+  if (file.bytes.size() > size_t(std::numeric_limits<int32_t>::max()))
+    throw RunError(planName + ": the model's ONNX file would have " +
+                   std::to_string(file.bytes.size()) +
+                   " bytes, more than protobuf's 2 GiB");
+  return std::move(file.bytes);
+}
+
+} // namespace dpc::train

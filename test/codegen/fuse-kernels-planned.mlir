@@ -1,0 +1,106 @@
+// RUN: dpc-opt %s -split-input-file -fuse-exec-kernels | FileCheck %s
+
+// Planned steps the fusion must leave alone.
+
+// The ReLU's output has the bytes of the convolution's input, which dies
+// at the convolution: written by a fused call, it would overwrite what the
+// call reads.
+// CHECK-LABEL: exec.step "overlap"
+// CHECK: exec.kernel "Conv2dForward"
+// CHECK: exec.kernel "ReluForward"
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.persistent @w "parameter" init = "zeros" : tensor<4x4x1x1xf32>
+  exec.step "overlap" device(0) batch(2) arena(256) {
+    %0 = exec.input "x" : memref<?x4x2x2xf32>
+    %1 = exec.state @w : memref<4x4x1x1xf32>
+    %2 = exec.arena[0] : memref<?x4x2x2xf32>
+    exec.kernel "Copy" ins(%0 : memref<?x4x2x2xf32>) outs(%2 : memref<?x4x2x2xf32>)
+    %3 = exec.arena[128] : memref<?x4x2x2xf32>
+    exec.kernel "Conv2dForward" ins(%2, %1 : memref<?x4x2x2xf32>, memref<4x4x1x1xf32>) outs(%3 : memref<?x4x2x2xf32>) {algorithm = "direct"}
+    %4 = exec.arena[64] : memref<?x4x2x2xf32>
+    exec.kernel "ReluForward" ins(%3 : memref<?x4x2x2xf32>) outs(%4 : memref<?x4x2x2xf32>)
+    exec.output "y", %4 : memref<?x4x2x2xf32>
+  }
+}
+
+// -----
+
+// Another kernel runs between the two; and an event: the ReLU waits for
+// one. Neither pair fuses.
+// CHECK-LABEL: exec.step "apart"
+// CHECK: exec.kernel "Conv2dForward"
+// CHECK: exec.kernel "Copy"
+// CHECK: exec.kernel "ReluForward"
+// CHECK: exec.kernel "Conv2dForward"
+// CHECK: exec.kernel "ReluForward" {{.*}}wait
+// CHECK-NOT: Conv2dReluForward
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.persistent @w "parameter" init = "zeros" : tensor<4x4x1x1xf32>
+  exec.step "apart" device(0) batch(2) arena(1024) {
+    %0 = exec.input "x" : memref<?x4x2x2xf32>
+    %1 = exec.state @w : memref<4x4x1x1xf32>
+    %2 = exec.arena[0] : memref<?x4x2x2xf32>
+    exec.kernel "Conv2dForward" ins(%0, %1 : memref<?x4x2x2xf32>, memref<4x4x1x1xf32>) outs(%2 : memref<?x4x2x2xf32>) {algorithm = "direct"}
+    %3 = exec.arena[128] : memref<?x4x2x2xf32>
+    exec.kernel "Copy" ins(%0 : memref<?x4x2x2xf32>) outs(%3 : memref<?x4x2x2xf32>)
+    %4 = exec.arena[256] : memref<?x4x2x2xf32>
+    exec.kernel "ReluForward" ins(%2 : memref<?x4x2x2xf32>) outs(%4 : memref<?x4x2x2xf32>)
+    %5 = exec.arena[384] : memref<?x4x2x2xf32>
+    exec.kernel "Conv2dForward" ins(%0, %1 : memref<?x4x2x2xf32>, memref<4x4x1x1xf32>) outs(%5 : memref<?x4x2x2xf32>) {algorithm = "direct", signal = array<i64: 0>}
+    %6 = exec.arena[512] : memref<?x4x2x2xf32>
+    exec.kernel "ReluForward" ins(%5 : memref<?x4x2x2xf32>) outs(%6 : memref<?x4x2x2xf32>) {wait = array<i64: 0>}
+    exec.output "y", %6 : memref<?x4x2x2xf32>
+    exec.output "z", %4 : memref<?x4x2x2xf32>
+    exec.output "c", %3 : memref<?x4x2x2xf32>
+  }
+}
+
+// -----
+
+// The same as the first, with the ReLU's output apart from the input: it
+// fuses, into the ReLU's buffer, and the convolution's goes.
+// CHECK-LABEL: exec.step "apart_bytes"
+// CHECK-NOT: exec.arena[128]
+// CHECK: %[[Y:.*]] = exec.arena[256]
+// CHECK-NEXT: exec.kernel "Conv2dReluForward" ins(%{{.*}}, %{{.*}} : memref<?x4x2x2xf32>, memref<4x4x1x1xf32>) outs(%[[Y]] : memref<?x4x2x2xf32>) {algorithm = "direct"}
+// CHECK-NEXT: exec.output "y", %[[Y]]
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.persistent @w "parameter" init = "zeros" : tensor<4x4x1x1xf32>
+  exec.step "apart_bytes" device(0) batch(2) arena(384) {
+    %0 = exec.input "x" : memref<?x4x2x2xf32>
+    %1 = exec.state @w : memref<4x4x1x1xf32>
+    %2 = exec.arena[0] : memref<?x4x2x2xf32>
+    exec.kernel "Copy" ins(%0 : memref<?x4x2x2xf32>) outs(%2 : memref<?x4x2x2xf32>)
+    %3 = exec.arena[128] : memref<?x4x2x2xf32>
+    exec.kernel "Conv2dForward" ins(%2, %1 : memref<?x4x2x2xf32>, memref<4x4x1x1xf32>) outs(%3 : memref<?x4x2x2xf32>) {algorithm = "direct"}
+    %4 = exec.arena[256] : memref<?x4x2x2xf32>
+    exec.kernel "ReluForward" ins(%3 : memref<?x4x2x2xf32>) outs(%4 : memref<?x4x2x2xf32>)
+    exec.output "y", %4 : memref<?x4x2x2xf32>
+  }
+}
+
+// -----
+
+// A batch norm whose statistics nothing reads (a recomputed one's, or an
+// evaluation's): they die at the batch norm, and the planner gave the
+// ReLU's output their bytes. A fused call would write both at once.
+// CHECK-LABEL: exec.step "statistics_bytes"
+// CHECK: exec.kernel "BatchNormTrainingForward"
+// CHECK: exec.kernel "ReluForward"
+// CHECK-NOT: BatchNormRelu
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.persistent @scale "parameter" init = "zeros" : tensor<4xf32>
+  exec.persistent @shift "parameter" init = "zeros" : tensor<4xf32>
+  exec.step "statistics_bytes" device(0) batch(2) arena(512) {
+    %0 = exec.input "x" : memref<?x4x2x2xf32>
+    %1 = exec.state @scale : memref<4xf32>
+    %2 = exec.state @shift : memref<4xf32>
+    %3 = exec.arena[0] : memref<?x4x2x2xf32>
+    %4 = exec.arena[128] : memref<4xf32>
+    %5 = exec.arena[144] : memref<4xf32>
+    exec.kernel "BatchNormTrainingForward" ins(%0, %1, %2 : memref<?x4x2x2xf32>, memref<4xf32>, memref<4xf32>) outs(%3, %4, %5 : memref<?x4x2x2xf32>, memref<4xf32>, memref<4xf32>)
+    %6 = exec.arena[128] : memref<?x4x2x2xf32>
+    exec.kernel "ReluForward" ins(%3 : memref<?x4x2x2xf32>) outs(%6 : memref<?x4x2x2xf32>)
+    exec.output "y", %6 : memref<?x4x2x2xf32>
+  }
+}
