@@ -1054,13 +1054,18 @@ LogicalResult StepLowering::run() {
     if (failed(lowered))
       return failure();
     // The kernels that recompute a forward op say so (the runtime ignores
-    // it).
-    if (op.hasAttr(kRematAttrName))
-      for (Operation &emitted : llvm::make_range(
-               last ? std::next(last->getIterator()) : body->begin(),
-               body->end()))
-        if (isa<ex::KernelOp>(emitted))
-          emitted.setAttr("remat", builder.getUnitAttr());
+    // it); every kernel takes the op's location (its model node), which
+    // the verifier's and the plan writer's errors name.
+    for (Operation &emitted :
+         llvm::make_range(last ? std::next(last->getIterator()) : body->begin(),
+                          body->end())) {
+      if (!isa<ex::KernelOp>(emitted))
+        continue;
+      if (op.hasAttr(kRematAttrName))
+        emitted.setAttr("remat", builder.getUnitAttr());
+      if (isa<UnknownLoc>(emitted.getLoc()))
+        emitted.setLoc(op.getLoc());
+    }
   }
   return failure(failed(declareOutputs()) || failed(planArena()));
 }

@@ -11,6 +11,8 @@
 
 #include "ir/exec/ExecOps.h"
 #include "ir/exec/KernelAttributes.h"
+#include "runtime/plan/PlanChecksum.h"
+#include "runtime/plan/PlanTypes.h"
 #include "runtime/plan/PlanVersion.h"
 #include "runtime/plan/Plan_generated.h"
 
@@ -29,6 +31,36 @@ FailureOr<fb::Kernel> kernelOf(ex::KernelOp op) {
     return *kernel;
   return op.emitError() << "kernel '" << op.getKernel()
                         << "' is not in the plan schema";
+}
+
+/// What the plan loader accepts of a tensor (runtime/plan/PlanTypes.h):
+/// checked here, where the op (and its model node) is known, so that the
+/// compiler never writes a plan its own loader refuses.
+LogicalResult checkTensorLimits(Location loc, ArrayRef<int64_t> dims) {
+  if (dims.size() > fb::kMaxTensorRank)
+    return emitError(loc) << "a tensor of rank " << dims.size()
+                          << ": plans hold tensors of rank at most "
+                          << fb::kMaxTensorRank;
+  if (fb::getNumElements(std::vector<int64_t>(dims.begin(), dims.end())) < 0)
+    return emitError(loc) << "a tensor of dims [" << dims
+                          << "]: plans hold tensors of at most 2^48 ("
+                          << fb::kMaxTensorElements << ") elements";
+  return success();
+}
+
+LogicalResult checkStepLimits(ex::StepOp op, size_t numStreams,
+                              int64_t numEvents) {
+  if (op.getArenaBytes() < 0 || op.getArenaBytes() > fb::kMaxDeviceBytes)
+    return op.emitError() << "an arena of " << op.getArenaBytes()
+                          << " bytes: a device holds at most "
+                          << fb::kMaxDeviceBytes << " bytes in a plan";
+  if (numStreams > fb::kMaxStreams)
+    return op.emitError() << numStreams << " streams: a step has at most "
+                          << fb::kMaxStreams;
+  if (numEvents > fb::kMaxEvents)
+    return op.emitError() << numEvents << " events: a step has at most "
+                          << fb::kMaxEvents;
+  return success();
 }
 
 class Writer {
@@ -63,6 +95,8 @@ LogicalResult Writer::writePersistent(ex::PersistentOp op) {
     return failure();
   tensor->dtype = *dtype;
   tensor->dims.assign(type.getShape().begin(), type.getShape().end());
+  if (failed(checkTensorLimits(op.getLoc(), tensor->dims)))
+    return failure();
   if (op.getParameter())
     tensor->parameter = op.getParameter()->str();
   if (op.getInit() == "zeros") {
@@ -138,6 +172,8 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
     for (int64_t dim : type.getShape())
       tensor->dims.push_back(ShapedType::isDynamic(dim) ? int64_t(op.getBatch())
                                                         : dim);
+    if (failed(checkTensorLimits(buffer.getLoc(), tensor->dims)))
+      return failure();
     tensor->batch_dim = type.getRank() > 0 && type.isDynamicDim(0);
     tensor->storage = storage;
     tensorIndex[buffer] = step->tensors.size();
@@ -149,6 +185,23 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
     if (auto input = dyn_cast<ex::InputOp>(nested)) {
       if (failed(addTensor(input, input.getName(), fb::Storage::Input)))
         return failure();
+      // The plan records a sample's dims (sample_dims): the loader and the
+      // data sets take 1 to 3 of them, after the batch.
+      auto type = cast<MemRefType>(input.getType());
+      if (input.getName() == "images" &&
+          (type.getRank() < 2 || type.getRank() > 4 || !type.isDynamicDim(0))) {
+        InFlightDiagnostic error =
+            input.emitError() << "the model's input must be a batch of "
+                                 "samples of 1 to 3 dims ([N, C, H, W], "
+                                 "[N, T]) to be trained from a plan; it is [";
+        llvm::interleaveComma(type.getShape(), error, [&](int64_t dim) {
+          if (ShapedType::isDynamic(dim))
+            error << "N";
+          else
+            error << dim;
+        });
+        return error << "]";
+      }
       auto binding = std::make_unique<fb::BindingT>();
       binding->name = input.getName().str();
       binding->tensor = tensorIndex[input];
@@ -215,6 +268,8 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
       return nested.emitError() << "cannot be written to a plan";
     }
   }
+  if (failed(checkStepLimits(op, streams.size(), numEvents)))
+    return failure();
   for (auto &stream : streams)
     step->streams.push_back(std::move(stream));
   step->num_events = int32_t(numEvents);
@@ -278,10 +333,14 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
         plan.split[op.getDevice()] = op.getBatch();
   }
 
+  plan.checksum = fb::kUnsealedChecksum;
   flatbuffers::FlatBufferBuilder builder(1 << 20);
   fb::FinishPlanBuffer(builder, fb::Plan::Pack(builder, &plan));
-  return std::vector<uint8_t>(builder.GetBufferPointer(),
-                              builder.GetBufferPointer() + builder.GetSize());
+  std::vector<uint8_t> bytes(builder.GetBufferPointer(),
+                             builder.GetBufferPointer() + builder.GetSize());
+  if (!fb::sealPlan(bytes))
+    return module.emitError() << "the packed plan does not verify";
+  return bytes;
 }
 
 } // namespace

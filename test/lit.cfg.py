@@ -87,3 +87,22 @@ if os.path.exists(cuda_probe):
 else:
     lit_config.note("GPU tests (REQUIRES: cuda-gpu) skipped: built without "
                     "the CUDA backend")
+
+# Full and read-only disks (REQUIRES: tmpfs): a small tmpfs, mounted by
+# `unshare -rm` in a mount namespace of the test's own (no root needed
+# where unprivileged user namespaces are allowed).
+import subprocess
+tmpfs_probe = subprocess.run(
+    ["unshare", "-rm", "sh", "-c",
+     "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d && umount $d "
+     "&& rmdir $d"], capture_output=True, text=True)
+if tmpfs_probe.returncode == 0:
+    config.available_features.add("tmpfs")
+else:
+    lit_config.note("full-disk tests (REQUIRES: tmpfs) skipped: unshare -rm "
+                    "cannot mount a tmpfs: " + tmpfs_probe.stderr.strip())
+
+# A sanitizer build (DPC_SANITIZE): ASan reserves terabytes of address
+# space, so tests that limit it (ulimit -v) cannot run (UNSUPPORTED: asan).
+if "address" in getattr(config, "dpc_sanitize", ""):
+    config.available_features.add("asan")

@@ -155,8 +155,9 @@ public:
     if (mismatch.empty() && rank != root) {
       const std::vector<ReduceBuffer> &source = *group->posted[root];
       for (size_t b = 0; b < buffers.size(); ++b)
-        std::memcpy(buffers[b].data, source[b].data,
-                    buffers[b].count * plan::getDTypeSize(buffers[b].dtype));
+        if (buffers[b].count > 0) // an empty buffer may be null
+          std::memcpy(buffers[b].data, source[b].data,
+                      buffers[b].count * plan::getDTypeSize(buffers[b].dtype));
     }
     group->barrier.arriveAndWait();
     if (!mismatch.empty())

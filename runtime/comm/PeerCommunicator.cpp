@@ -18,6 +18,13 @@ std::string formatRanks(const std::vector<int> &ranks) {
 
 namespace {
 
+/// memcpy that allows an empty copy from or to null: a replica's empty
+/// share (or an empty buffer) has no memory behind it.
+void copyBytes(void *to, const void *from, size_t bytes) {
+  if (bytes)
+    std::memcpy(to, from, bytes);
+}
+
 /// Elements are handed to ranks in blocks of this many: the same split as
 /// InProcessCommunicator (which only the reduction order needs to match).
 constexpr int64_t kBlock = 16;
@@ -164,7 +171,7 @@ public:
     if (rank == root) {
       uint8_t *at = staging.data();
       for (const ReduceBuffer &buffer : buffers) {
-        std::memcpy(at, buffer.data, bytesOf(buffer));
+        copyBytes(at, buffer.data, bytesOf(buffer));
         at += bytesOf(buffer);
       }
       std::vector<std::pair<Transport::Request *, int>> sends;
@@ -183,7 +190,7 @@ public:
     pending.clear();
     const uint8_t *at = staging.data();
     for (const ReduceBuffer &buffer : buffers) {
-      std::memcpy(buffer.data, at, bytesOf(buffer));
+      copyBytes(buffer.data, at, bytesOf(buffer));
       at += bytesOf(buffer);
     }
   }
@@ -227,8 +234,8 @@ private:
     for (const ReduceBuffer &buffer : buffers) {
       auto [lo, hi] = sliceOf(buffer.count, r);
       int64_t size = plan::getDTypeSize(buffer.dtype);
-      std::memcpy(at, static_cast<const uint8_t *>(buffer.data) + lo * size,
-                  (hi - lo) * size);
+      copyBytes(at, static_cast<const uint8_t *>(buffer.data) + lo * size,
+                (hi - lo) * size);
       at += (hi - lo) * size;
     }
     return bytes;
@@ -240,8 +247,8 @@ private:
     for (const ReduceBuffer &buffer : buffers) {
       auto [lo, hi] = sliceOf(buffer.count, r);
       int64_t size = plan::getDTypeSize(buffer.dtype);
-      std::memcpy(static_cast<uint8_t *>(buffer.data) + lo * size, at,
-                  (hi - lo) * size);
+      copyBytes(static_cast<uint8_t *>(buffer.data) + lo * size, at,
+                (hi - lo) * size);
       at += (hi - lo) * size;
     }
   }
@@ -284,17 +291,17 @@ private:
                    ReduceOp op) {
     accumulator.resize(n * sizeof(T));
     T *acc = reinterpret_cast<T *>(accumulator.data());
-    std::memcpy(acc, partOf(0), n * sizeof(T));
+    copyBytes(acc, partOf(0), n * sizeof(T));
     for (int r = 1; r < worldSize; ++r) {
       const uint8_t *part = partOf(r);
       // Packed parts need not be aligned for T: combine from a copy.
       std::vector<T> x(n);
-      std::memcpy(x.data(), part, n * sizeof(T));
+      copyBytes(x.data(), part, n * sizeof(T));
       combine(acc, x.data(), n, op);
     }
     if (op == ReduceOp::Mean)
       divide(acc, n, worldSize);
-    std::memcpy(target, acc, n * sizeof(T));
+    copyBytes(target, acc, n * sizeof(T));
   }
 
   /// A tag for `phase` (0: header, 1: reduce-scatter, 2: gather/broadcast)

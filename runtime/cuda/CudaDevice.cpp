@@ -322,13 +322,15 @@ void CudaDevice::dispatch() {
 
 namespace {
 
-/// An allocation's status: out of memory is std::bad_alloc, as the Device
+/// An allocation's status: out of memory is OutOfMemory, as the Device
 /// interface promises; anything else a CudaError naming `call`.
-void checkAllocation(cudaError_t status, const char *call) {
+void checkAllocation(cudaError_t status, const char *call,
+                     const std::string &device, size_t bytes,
+                     const char *kind) {
   if (status == cudaErrorMemoryAllocation) {
     // Clears the (non-sticky) error, which it returns: nothing to report.
     (void)cudaGetLastError(); // lint: allowed
-    throw std::bad_alloc();
+    throw exec::OutOfMemory(device, bytes, kind);
   }
   if (failed(status))
     throwStatus(status, call);
@@ -340,7 +342,8 @@ void *CudaDevice::allocate(size_t bytes) {
   DeviceScope scope(ordinal);
   void *pointer = nullptr;
   checkAllocation(cudaMalloc(&pointer, bytes ? bytes : 1), // lint: checked
-                  "cudaMalloc(&pointer, bytes)");
+                  "cudaMalloc(&pointer, bytes)", getName(), bytes,
+                  "GPU memory");
   // The interface promises zeros (Zeros-initialized training state relies
   // on it); done before any stream can see the memory.
   DPC_CUDA_CHECK(cudaMemsetAsync(pointer, 0, bytes, copyStream));
@@ -362,7 +365,8 @@ void *CudaDevice::allocateHost(size_t bytes) {
   // stream may copy from it.
   checkAllocation(cudaHostAlloc(&pointer, bytes ? bytes : 1, // lint: checked
                                 cudaHostAllocPortable),
-                  "cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable)");
+                  "cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable)",
+                  getName(), bytes, "page-locked host memory");
   std::memset(pointer, 0, bytes);
   return pointer;
 }

@@ -7,7 +7,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace dpc::data;
@@ -22,7 +24,8 @@ namespace {
 std::vector<uint8_t> readMaybeGzipped(const std::string &path) {
   gzFile file = gzopen(path.c_str(), "rb");
   if (!file)
-    fail(path, "cannot open the file");
+    fail(path,
+         std::string("cannot open the file (") + std::strerror(errno) + ")");
   std::vector<uint8_t> bytes;
   uint8_t chunk[1 << 16];
   int read;

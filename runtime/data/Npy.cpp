@@ -2,14 +2,13 @@
 
 #include "runtime/data/Npy.h"
 #include "runtime/data/Dataset.h"
+#include "runtime/io/FileRead.h"
 #include "runtime/plan/CheckedMath.h"
 
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 using namespace dpc::data;
 
@@ -106,10 +105,10 @@ template std::vector<int32_t> NpyArray::as<int32_t>() const;
 template std::vector<int64_t> NpyArray::as<int64_t>() const;
 
 NpyArray dpc::data::readNpy(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    fail(path, "cannot open the file");
-  std::vector<uint8_t> data((std::istreambuf_iterator<char>(file)), {});
+  std::vector<uint8_t> data;
+  std::string error;
+  if (!io::readFile(path, data, error))
+    throw DatasetError(error);
   static const char kMagic[] = "\x93NUMPY";
   if (data.size() < 10 || std::memcmp(data.data(), kMagic, 6) != 0)
     fail(path, "not a .npy file");

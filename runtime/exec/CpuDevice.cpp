@@ -113,8 +113,10 @@ void CpuStream::enqueueHostFunction(std::function<void()> function) {
 
 void CpuStream::copyFromHost(void *deviceDst, const void *hostSrc,
                              size_t bytes) {
+  // A replica's empty share uploads nothing, to a null buffer.
   push({[=](kernels::KernelContext &) {
-          std::memcpy(deviceDst, hostSrc, bytes);
+          if (bytes)
+            std::memcpy(deviceDst, hostSrc, bytes);
         },
         true});
 }
@@ -182,11 +184,10 @@ void *CpuDevice::allocate(size_t bytes) {
   // Cache-line aligned, as oneDNN and vector loops like. calloc rather than
   // memset: large blocks come zeroed from the OS, untouched until used.
   constexpr size_t kAlignment = 64;
-  if (bytes > SIZE_MAX / 2)
-    throw std::bad_alloc();
-  void *block = std::calloc(1, bytes + 2 * kAlignment);
+  void *block =
+      bytes > SIZE_MAX / 2 ? nullptr : std::calloc(1, bytes + 2 * kAlignment);
   if (!block)
-    throw std::bad_alloc();
+    throw OutOfMemory(name, bytes, "memory");
   // The block's start is kept just below the aligned pointer.
   auto address = reinterpret_cast<uintptr_t>(block) + sizeof(void *);
   address = (address + kAlignment - 1) / kAlignment * kAlignment;

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,19 @@ class Communicator;
 }
 
 namespace dpc::exec {
+
+/// What a device throws when its memory runs out: a std::bad_alloc that
+/// says which device, what kind of memory and how many bytes.
+class OutOfMemory : public std::bad_alloc {
+public:
+  OutOfMemory(const std::string &device, size_t bytes, const char *kind)
+      : message(device + ": cannot allocate " + std::to_string(bytes) +
+                " bytes of " + kind) {}
+  const char *what() const noexcept override { return message.c_str(); }
+
+private:
+  std::string message;
+};
 
 class Event {
 public:
@@ -73,11 +87,11 @@ public:
   virtual const std::string &getName() const = 0;
 
   /// Device memory, zero-filled, aligned for any kernel. Throws
-  /// std::bad_alloc.
+  /// OutOfMemory.
   virtual void *allocate(size_t bytes) = 0;
   virtual void deallocate(void *pointer) = 0;
   /// Host memory that streams copy from asynchronously (page-locked on
-  /// CUDA), zero-filled. Throws std::bad_alloc.
+  /// CUDA), zero-filled. Throws OutOfMemory.
   virtual void *allocateHost(size_t bytes) = 0;
   virtual void deallocateHost(void *pointer) = 0;
   /// Synchronous copies and fills; no stream may be using the memory.

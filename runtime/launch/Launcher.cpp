@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -172,6 +173,7 @@ Attempt runWorkers(const LaunchOptions &options, std::vector<char *> &argv,
   std::vector<bool> running(options.nprocPerNode, false);
   std::cout.flush();
   err.flush();
+  pid_t launcher = ::getpid();
   for (int local = 0; local < options.nprocPerNode; ++local) {
     int rank = options.nodeRank * options.nprocPerNode + local;
     pid_t pid = ::fork();
@@ -200,6 +202,12 @@ Attempt runWorkers(const LaunchOptions &options, std::vector<char *> &argv,
       set("TORCHELASTIC_MAX_RESTARTS", options.maxRestarts);
       ::setenv("MASTER_ADDR", options.masterAddr.c_str(), 1);
       sigprocmask(SIG_SETMASK, &previous, nullptr);
+      // A launcher killed by SIGKILL cannot stop its workers: the kernel
+      // does, as they would otherwise train on as orphans (and hold their
+      // ports and GPUs). The signal survives exec; a launcher that died
+      // before the prctl left another parent behind.
+      if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != launcher)
+        std::_Exit(128 + SIGKILL);
       ::execvp(argv[0], argv.data());
       std::fprintf(stderr, "dpc launch: cannot run '%s': %s\n", argv[0],
                    std::strerror(errno));

@@ -9,7 +9,11 @@
 // and status, stops the others (SIGTERM, then SIGKILL after a grace
 // period) and exits with status 1 (128 + the signal when the launcher
 // itself was interrupted). With --max-restarts K it starts them all again
-// instead, up to K times, as torchrun does.
+// instead, up to K times, as torchrun does. Workers never outlive the
+// launcher: each asks the kernel for SIGKILL when its parent dies
+// (PR_SET_PDEATHSIG), so even a launcher killed by SIGKILL leaves no
+// orphans, and the ranks of other nodes then lose theirs and stop within
+// their --timeout.
 //
 // A command whose first word is `dpc` runs this very executable, so
 // `dpc launch ... -- dpc run PLAN ...` needs no dpc on PATH.

@@ -1,14 +1,15 @@
 //===- PlanLoader.cpp - reading and validating plan files -----------------===//
 
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/io/FileRead.h"
 #include "runtime/plan/CheckedMath.h"
 #include "runtime/plan/KernelShapes.h"
 #include "runtime/plan/KernelSignature.h"
+#include "runtime/plan/PlanChecksum.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/plan/PlanVersion.h"
 
 #include <algorithm>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
@@ -43,22 +44,12 @@ int LoadedPlan::findStep(std::string_view stepName) const {
 }
 
 std::shared_ptr<const LoadedPlan> LoadedPlan::load(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw PlanError(path + ": cannot open the plan file");
   // FlatBuffers cannot address more: a larger "plan" (a device file, say)
   // is refused before it fills the memory.
-  constexpr size_t kMaxPlanBytes = FLATBUFFERS_MAX_BUFFER_SIZE;
   std::vector<uint8_t> bytes;
-  char chunk[1 << 16];
-  while (file.read(chunk, sizeof(chunk)) || file.gcount() > 0) {
-    bytes.insert(bytes.end(), chunk, chunk + file.gcount());
-    if (bytes.size() > kMaxPlanBytes)
-      throw PlanError(path + ": larger than the " +
-                      std::to_string(kMaxPlanBytes) + " bytes a plan can be");
-  }
-  if (file.bad())
-    throw PlanError(path + ": cannot read the plan file");
+  std::string error;
+  if (!io::readFile(path, bytes, error, FLATBUFFERS_MAX_BUFFER_SIZE))
+    throw PlanError(error);
   return fromBytes(std::move(bytes), path);
 }
 
@@ -302,6 +293,9 @@ private:
       loaded.fail(where + ": num_events " + std::to_string(step.num_events()) +
                   " exceeds the " + std::to_string(mentions) +
                   " waits and signals of its instructions");
+    if (step.num_events() > kMaxEvents)
+      loaded.fail(where + ": " + std::to_string(step.num_events()) +
+                  " events, more than " + std::to_string(kMaxEvents));
   }
 
   static int64_t countEventMentions(const Step &step) {
@@ -505,6 +499,111 @@ private:
         loaded.fail(stepWhere + ": event " + std::to_string(e) +
                     " is waited for but never signalled");
     loaded.enqueueOrder.push_back(orderForEnqueue(step, stepWhere));
+    checkDataflow(step, stepWhere, loaded.enqueueOrder.back());
+  }
+
+  /// No instruction reads an arena tensor (or a view of one) that no
+  /// instruction ordered before it -- earlier on its stream, or through
+  /// events -- has written, and every output is written or bound. Inputs
+  /// and the training state hold values before the step starts.
+  ///
+  /// "Ordered before" is tracked with vector clocks: a stream's clock holds,
+  /// per stream, the index of the last instruction known to have run, and
+  /// an event carries its signaller's clock to the streams that wait. A
+  /// write on stream S at index I precedes an instruction whose clock has
+  /// clock[S] >= I.
+  void checkDataflow(const Step &step, const std::string &stepWhere,
+                     const std::vector<std::pair<int, int>> &order) {
+    const auto *tensors = step.tensors();
+    const auto *streams = step.streams();
+    size_t numTensors = tensors ? tensors->size() : 0;
+    size_t numStreams = streams ? streams->size() : 0;
+    const std::vector<int> &base = loaded.aliasBase.back();
+    auto startsWritten = [&](int t) {
+      return tensors->Get(base[t])->storage() != Storage::Arena;
+    };
+    // The first write of each tensor (by base) on the stream of its first
+    // write, and on any other stream.
+    std::vector<std::pair<int32_t, int32_t>> firstWrite(numTensors, {-1, -1});
+    std::map<int, std::vector<std::pair<int32_t, int32_t>>> otherWrites;
+    std::vector<std::vector<int32_t>> streamClock(
+        numStreams, std::vector<int32_t>(numStreams, -1));
+    std::vector<int32_t> eventClock(size_t(step.num_events()) * numStreams, -1);
+    auto precedes = [&](std::pair<int32_t, int32_t> write,
+                        const std::vector<int32_t> &clock) {
+      return write.first >= 0 && clock[write.first] >= write.second;
+    };
+    auto isWritten = [&](int t, const std::vector<int32_t> &clock) {
+      if (startsWritten(t) || precedes(firstWrite[base[t]], clock))
+        return true;
+      auto other = otherWrites.find(base[t]);
+      if (other == otherWrites.end())
+        return false;
+      for (auto write : other->second)
+        if (precedes(write, clock))
+          return true;
+      return false;
+    };
+    auto recordWrite = [&](int t, int32_t stream, int32_t index) {
+      auto &first = firstWrite[base[t]];
+      if (first.first < 0) {
+        first = {stream, index};
+        return;
+      }
+      if (first.first == stream)
+        return;
+      auto &others = otherWrites[base[t]];
+      for (auto &write : others)
+        if (write.first == stream)
+          return;
+      others.push_back({stream, index});
+    };
+    for (auto [s, i] : order) {
+      const Instruction &instruction = *streams->Get(s)->instructions()->Get(i);
+      std::vector<int32_t> &clock = streamClock[s];
+      if (const auto *waits = instruction.wait_events())
+        for (int e : *waits)
+          for (size_t k = 0; k < numStreams; ++k)
+            clock[k] = std::max(clock[k], eventClock[e * numStreams + k]);
+      clock[s] = i;
+      Kernel kernel = instruction.kernel();
+      auto checkRead = [&](int t, const std::string &what) {
+        if (t < 0 || isWritten(t, clock))
+          return;
+        const Tensor &tensor = *tensors->Get(t);
+        loaded.fail(stepWhere + ", stream " + std::to_string(s) +
+                    ", instruction " + std::to_string(i) + " (" +
+                    EnumNameKernel(kernel) + "): " + what + " reads tensor " +
+                    std::to_string(t) +
+                    (tensor.name() ? " ('" + tensor.name()->str() + "')" : "") +
+                    " before any instruction writes it");
+      };
+      if (const auto *operands = instruction.operands())
+        for (flatbuffers::uoffset_t k = 0; k < operands->size(); ++k)
+          checkRead(operands->Get(k), describeOperand(kernel, k));
+      if (const auto *results = instruction.results())
+        for (flatbuffers::uoffset_t k = 0; k < results->size(); ++k) {
+          // y += x reads y.
+          if (kernel == Kernel::Accumulate)
+            checkRead(results->Get(k), describeResult(kernel, k));
+          if (results->Get(k) >= 0)
+            recordWrite(results->Get(k), s, i);
+        }
+      // In-place updates write what they read; nothing to record for
+      // tensors that start written.
+      if (const auto *signals = instruction.signal_events())
+        for (int e : *signals)
+          std::copy(clock.begin(), clock.end(),
+                    eventClock.begin() + size_t(e) * numStreams);
+    }
+    // Outputs are read by the caller after every stream has finished.
+    std::vector<int32_t> end(numStreams, INT32_MAX);
+    if (const auto *outputs = step.outputs())
+      for (const Binding *output : *outputs)
+        if (!isWritten(output->tensor(), end))
+          loaded.fail(stepWhere + ": output '" + output->name()->str() +
+                      "' (tensor " + std::to_string(output->tensor()) +
+                      ") is never written by an instruction");
   }
 
   void checkInstruction(const Step &step, const Instruction &instruction,
@@ -769,6 +868,13 @@ void LoadedPlan::validate() {
   flatbuffers::Verifier verifier(data, size);
   if (!VerifyPlanBuffer(verifier))
     fail("corrupted plan (verification failed)");
+  std::optional<size_t> checksumAt = findPlanChecksum(data);
+  if (!checksumAt)
+    fail("the plan carries no checksum");
+  uint64_t expected = flatbuffers::ReadScalar<uint64_t>(data + *checksumAt);
+  if (computePlanChecksum(data, size, *checksumAt) != expected)
+    fail("corrupted plan (checksum mismatch: its contents changed since it "
+         "was written)");
   root = GetPlan(data);
   PlanValidator(*this).run();
 }

@@ -2,9 +2,11 @@
 //
 // A LoadedPlan is a plan file held in memory after every check the runtime
 // relies on: the "DPCP" identifier, the version, the FlatBuffers verifier,
-// and the cross-references the verifier cannot see (tensor indices, arena
-// bounds, persistent shapes, aliases, kernel signatures and shapes, events
-// that can be ordered, replicas and their training state on one device,
+// the plan's checksum (PlanChecksum.h), and the cross-references the
+// verifier cannot see (tensor indices, arena bounds, persistent shapes,
+// aliases, kernel signatures and shapes, events that can be ordered, no
+// tensor read before an instruction ordered before the read writes it,
+// every output written, replicas and their training state on one device,
 // collectives that every replica issues, the batch split). Everything past
 // load() may trust the plan. Each problem is a PlanError whose message is
 // one line that names the file.

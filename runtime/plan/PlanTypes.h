@@ -40,6 +40,9 @@ inline constexpr int64_t kMaxDeviceBytes = int64_t(1) << 48;
 /// and communication); each is a thread or a CUDA stream at run time.
 inline constexpr size_t kMaxDevices = 65536;
 inline constexpr size_t kMaxStreams = 64;
+/// Events of a step (codegen writes two per gradient bucket): the loader
+/// keeps a clock of every stream per event.
+inline constexpr int64_t kMaxEvents = int64_t(1) << 18;
 
 /// Elements of a tensor with `dims` (1 for a scalar); -1 if a dim is
 /// negative or the count exceeds kMaxTensorElements.

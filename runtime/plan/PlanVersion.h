@@ -7,8 +7,8 @@
 
 namespace dpc::plan {
 /// Written by codegen, checked by the runtime. Bump it on every change to
-/// Plan.fbs that an older runtime would misread.
-inline constexpr uint32_t kPlanVersion = 2;
+/// Plan.fbs that an older runtime would misread. 3: Plan.checksum.
+inline constexpr uint32_t kPlanVersion = 3;
 } // namespace dpc::plan
 
 #endif // DPC_RUNTIME_PLAN_PLANVERSION_H

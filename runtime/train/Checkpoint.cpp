@@ -10,16 +10,16 @@
 
 #include "runtime/train/Checkpoint.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/io/FileRead.h"
+#include "runtime/io/FileWrite.h"
 #include "runtime/plan/CheckedMath.h"
+#include "runtime/plan/Checksum.h"
 #include "runtime/plan/PlanTypes.h"
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
-#include <unistd.h>
 
 namespace dpc::train {
 namespace {
@@ -27,13 +27,6 @@ namespace {
 /// "DPCCKPT" and the format version as one ASCII digit.
 constexpr char kMagicPrefix[7] = {'D', 'P', 'C', 'C', 'K', 'P', 'T'};
 constexpr size_t kMagicSize = sizeof(kMagicPrefix) + 1;
-
-uint64_t fnv1a(const uint8_t *data, size_t size) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i)
-    hash = (hash ^ data[i]) * 0x100000001b3ull;
-  return hash;
-}
 
 class Writer {
 public:
@@ -152,46 +145,6 @@ void checkSavedTensor(const SavedTensor &t, const std::string &path) {
                           std::to_string(bytes));
 }
 
-[[noreturn]] void failErrno(const std::string &path, const char *what) {
-  throw CheckpointError(path + ": cannot " + what + " (" +
-                        std::strerror(errno) + ")");
-}
-
-/// Writes `bytes` to `path` through `path`.tmp, fsync and rename.
-void writeAtomically(const std::string &path,
-                     const std::vector<uint8_t> &bytes) {
-  std::string temporary = path + ".tmp";
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0)
-    failErrno(temporary, "create the file");
-  size_t written = 0;
-  while (written < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      ::close(fd);
-      failErrno(temporary, "write the file");
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    failErrno(temporary, "sync the file");
-  }
-  if (::close(fd) != 0)
-    failErrno(temporary, "close the file");
-  if (::rename(temporary.c_str(), path.c_str()) != 0)
-    failErrno(path, "replace the file");
-  // Make the rename itself durable.
-  std::string directory = std::filesystem::path(path).parent_path().string();
-  int dirFd = ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY);
-  if (dirFd >= 0) {
-    ::fsync(dirFd);
-    ::close(dirFd);
-  }
-}
-
 } // namespace
 
 std::string getCheckpointPath(const std::string &directory) {
@@ -233,16 +186,20 @@ void saveCheckpoint(const std::string &directory, const TrainingState &state) {
     w.putBytes(t.bytes);
   }
   w.put(fnv1a(w.bytes.data(), w.bytes.size()));
-  writeAtomically(getCheckpointPath(directory), w.bytes);
+  std::string message;
+  if (!io::writeFileAtomically(getCheckpointPath(directory), w.bytes.data(),
+                               w.bytes.size(), message))
+    throw CheckpointError(message);
 }
 
 TrainingState loadCheckpoint(const std::string &directory) {
   std::string path = getCheckpointPath(directory);
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw CheckpointError(path + ": no checkpoint to resume from");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                             std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes;
+  std::string error;
+  int number;
+  if (!io::readFile(path, bytes, error, UINT64_MAX, &number))
+    throw CheckpointError(
+        number == ENOENT ? path + ": no checkpoint to resume from" : error);
   if (bytes.size() < kMagicSize + 8 ||
       std::memcmp(bytes.data(), kMagicPrefix, sizeof(kMagicPrefix)) != 0)
     throw CheckpointError(path + ": not a dpc checkpoint");

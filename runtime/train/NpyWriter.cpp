@@ -1,13 +1,10 @@
 //===- NpyWriter.cpp - .npy and .npz files for NumPy and PyTorch ----------===//
 
 #include "runtime/train/NpyWriter.h"
+#include "runtime/io/FileWrite.h"
 #include "runtime/train/Trainer.h"
 
 #include <array>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 
 namespace dpc::train {
 namespace {
@@ -112,18 +109,9 @@ std::vector<uint8_t> encodeNpz(const std::vector<NpzEntry> &entries) {
 
 void writeFileAtomically(const std::string &path,
                          const std::vector<uint8_t> &bytes) {
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file.write(reinterpret_cast<const char *>(bytes.data()),
-               std::streamsize(bytes.size()));
-    if (!file.flush())
-      throw RunError(path + ": cannot write the file (" + std::strerror(errno) +
-                     ")");
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    throw RunError(path + ": cannot write the file (" + std::strerror(errno) +
-                   ")");
+  std::string error;
+  if (!io::writeFileAtomically(path, bytes.data(), bytes.size(), error))
+    throw RunError(error);
 }
 
 } // namespace dpc::train

@@ -39,6 +39,8 @@ const char *getRunUsage() {
       "cosine[:WARMUP_EPOCHS]\n"
       "  --init SCHEME       model (default: the plan's weights), kaiming, "
       "xavier, normal:STD or hash:SEED\n"
+      "  --on-nonfinite WHAT a step that leaves NaN or infinity in the "
+      "weights: stop (default) or skip-step (undo its update)\n"
       "Checkpoints:\n"
       "  --checkpoint DIR    save the training state at every epoch's end "
       "and at the run's end\n"
@@ -115,6 +117,12 @@ RunOptions parseRunOptions(const std::vector<std::string> &args) {
       throw UsageError("--last-batch: expected short, drop or pad, got '" +
                        value + "'");
     options.lastBatch = value;
+  });
+  parser.addValue("--on-nonfinite", [&](const std::string &value) {
+    if (value != "stop" && value != "skip-step")
+      throw UsageError("--on-nonfinite: expected stop or skip-step, got '" +
+                       value + "'");
+    options.skipNonFiniteSteps = value == "skip-step";
   });
   parser.addValue("--augment", [&](const std::string &value) {
     options.augmentation = parseAugmentation(value);

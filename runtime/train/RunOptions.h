@@ -46,6 +46,9 @@ struct RunOptions : DataOptions {
   double timeoutSeconds = 300; // --timeout: rendezvous and collectives
   // --last-batch short|drop|pad: an epoch's last, partial batch.
   std::string lastBatch = "short";
+  // --on-nonfinite stop|skip-step: what a step that leaves NaN or infinity
+  // in the training state (or a non-finite loss) does (NonFinite.h).
+  bool skipNonFiniteSteps = false;
   bool help = false;
 };
 

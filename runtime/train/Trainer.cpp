@@ -6,12 +6,15 @@
 #include "runtime/data/Dataset.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/Trace.h"
+#include "runtime/io/FileWrite.h"
+#include "runtime/plan/Checksum.h"
 #include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/DataOptions.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/ModelInput.h"
+#include "runtime/train/NonFinite.h"
 #include "runtime/train/Progress.h"
 
 #include <algorithm>
@@ -20,9 +23,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
+#include <sstream>
 
 namespace dpc::train {
 
@@ -103,18 +106,17 @@ std::vector<int64_t> sampleDims(const Executor &executor, int trainStep) {
   return sample;
 }
 
+/// "nan", "inf" or "-inf".
+std::string formatNonFinite(double value) {
+  return std::isnan(value) ? "nan" : value < 0 ? "-inf" : "inf";
+}
+
 /// Writes `text` to `path` (via a temporary file, so a reader never sees
 /// half a plot).
 void writeTextFile(const std::string &path, const std::string &text) {
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::trunc);
-    file << text;
-    if (!file.flush())
-      fail(path + ": cannot write the file");
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    fail(path + ": cannot write the file");
+  std::string error;
+  if (!io::writeFileAtomically(path, text, error))
+    fail(error);
 }
 
 /// Copies a batch into the images and labels inputs of `step`.
@@ -167,14 +169,6 @@ EvalSums evaluate(Executor &executor, int evalStep, data::BatchLoader &loader,
   return sums;
 }
 
-uint64_t fnv1a(const void *data, size_t size,
-               uint64_t hash = 0xcbf29ce484222325ull) {
-  const auto *bytes = static_cast<const uint8_t *>(data);
-  for (size_t i = 0; i < size; ++i)
-    hash = (hash ^ bytes[i]) * 0x100000001b3ull;
-  return hash;
-}
-
 /// --layout, --normalize, --augment and --val-split as text.
 std::string describeDataForm(const RunOptions &options) {
   std::string text = std::to_string(int(options.layout)) + "/";
@@ -195,8 +189,9 @@ uint64_t hashRunOptions(const RunOptions &options) {
       std::to_string(options.lr) + "/" + options.init + "/" +
       std::to_string(options.trainSubset) + "/" +
       std::to_string(options.testSubset) + "/" + options.lastBatch + "/" +
-      (options.resume ? "r" : "-") + "/" + describeDataForm(options);
-  return fnv1a(text.data(), text.size());
+      (options.resume ? "r" : "-") + "/" + describeDataForm(options) + "/" +
+      (options.skipNonFiniteSteps ? "s" : "-");
+  return fnv1a(reinterpret_cast<const uint8_t *>(text.data()), text.size());
 }
 
 /// Connects this process to the other ranks when its environment says it
@@ -217,16 +212,15 @@ exec::ProcessRank joinProcessGroup(const RunOptions &options,
   rank.localRank = environment.localRank;
   rank.timeout = timeout;
   // Before the first step: the same plan and flags everywhere.
-  const std::vector<uint8_t> &bytes = loaded.getBytes();
   comm::checkSameOnEveryRank(
-      *rank.communicator, fnv1a(bytes.data(), bytes.size()), "plan",
+      *rank.communicator, loaded.get().checksum(), "plan",
       "by a hash of the plan file; this rank loaded " + loaded.getName());
   comm::checkSameOnEveryRank(*rank.communicator, hashRunOptions(options),
                              "flags",
                              "--seed --epochs --steps --lr --init "
                              "--train-subset --test-subset --last-batch "
                              "--resume --layout --normalize --augment "
-                             "--val-split must agree");
+                             "--val-split --on-nonfinite must agree");
   return rank;
 }
 
@@ -273,7 +267,8 @@ bool shouldResume(const RunOptions &options) {
   if (options.resume)
     return true;
   const char *restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
-  return restarts && std::atoi(restarts) > 0 &&
+  // strtol, not atoi: a huge count saturates instead of overflowing.
+  return restarts && std::strtol(restarts, nullptr, 10) > 0 &&
          !options.checkpointDirectory.empty() &&
          std::filesystem::exists(
              getCheckpointPath(options.checkpointDirectory));
@@ -290,6 +285,8 @@ data::LastBatch parseLastBatch(const std::string &name) {
 TrainResult runTraining(const RunOptions &given, std::ostream &out,
                         bool interactive) {
   using Clock = std::chrono::steady_clock;
+  // What the run is doing, for a memory allocation that fails in it.
+  std::string doing = given.planPath + ": reading the plan";
   try {
     RunOptions options = given;
     options.resume = shouldResume(given);
@@ -299,6 +296,8 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     exec::ProcessRank rank = joinProcessGroup(options, *loaded);
     bool rankMode = rank.communicator != nullptr;
     bool leader = !rankMode || rank.communicator->getRank() == 0;
+    doing = options.planPath +
+            ": allocating the plan's training state, arenas and inputs";
     Executor executor(loaded, exec::createDevice, std::move(rank));
     const std::string &planName = loaded->getName();
     // Rank 0 alone reports and writes files.
@@ -336,6 +335,9 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       fail(planName + ": the plan does not say how many classes it has");
 
     // The data set, in the form the plan takes.
+    doing = (options.fashionMnist ? getFashionMnistDirectory(options)
+                                  : options.trainImages) +
+            ": reading the data set";
     data::ImageFormat format = getImageFormat(options, sample);
     Split train, validation, test;
     bool hasTest;
@@ -377,6 +379,8 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     TrainingState state;
     state.seed = options.seed;
     if (options.resume) {
+      doing = getCheckpointPath(options.checkpointDirectory) +
+              ": reading the checkpoint";
       state = loadCheckpoint(options.checkpointDirectory);
       std::string path = getCheckpointPath(options.checkpointDirectory);
       if (options.seedGiven && options.seed != state.seed)
@@ -388,6 +392,7 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     }
     executor.setRandomSeed(state.seed); // dropout's masks
 
+    doing = planName + ": training";
     int64_t batchSize = executor.getMaxBatch(trainStep);
     // Each rank assembles only its rows of every global batch.
     auto sliceOf = [&](int step) -> data::RowSlice {
@@ -425,15 +430,18 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       checkResumable(state, epochs, options.maxSteps,
                      getCheckpointPath(options.checkpointDirectory));
 
-    std::unique_ptr<std::ofstream> metrics;
+    io::AppendFile metrics;
+    auto appendMetrics = [&](const EpochMetrics &m) {
+      std::string error;
+      if (!metrics.append(toJsonLine(m) + "\n", error))
+        fail(error);
+    };
     if (!local.metricsPath.empty()) {
-      metrics =
-          std::make_unique<std::ofstream>(local.metricsPath, std::ios::trunc);
-      if (!*metrics)
-        fail(local.metricsPath + ": cannot write the file");
+      std::string error;
+      if (!metrics.open(local.metricsPath, error))
+        fail(error);
       for (const EpochMetrics &m : state.history)
-        *metrics << toJsonLine(m) << "\n";
-      metrics->flush();
+        appendMetrics(m);
     }
 
     // --trace: the first train steps, as a Chrome trace.
@@ -454,10 +462,9 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       executor.setTracer(nullptr);
       for (int d = 0; d < int(loaded->get().devices()->size()); ++d)
         tracer->setDeviceNotes(d, executor.getRunTimeChoices(d));
-      std::ofstream file(local.tracePath, std::ios::trunc);
-      tracer->writeChromeTrace(file);
-      if (!file)
-        fail(local.tracePath + ": cannot write the trace");
+      std::ostringstream trace;
+      tracer->writeChromeTrace(trace);
+      writeTextFile(local.tracePath, trace.str());
       double collective = 0, hidden = 0;
       for (const exec::Tracer::Overlap &device : tracer->getOverlap())
         collective += device.communicationMicros, hidden += device.hiddenMicros;
@@ -495,6 +502,10 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     auto stepsLeft = [&] {
       return options.maxSteps < 0 || state.stepsDone < options.maxSteps;
     };
+    NonFiniteGuard guard(executor, options.skipNonFiniteSteps
+                                       ? OnNonFinite::SkipStep
+                                       : OnNonFinite::Stop);
+    guard.keepState();
     EpochMetrics lastPartialEpoch; // the run's last epoch, if incomplete
     bool endedMidEpoch = false;
     for (int64_t epoch = state.epochsDone; epoch < epochs && stepsLeft();
@@ -536,14 +547,27 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
         if (tracer && ++tracedSteps == kTracedSteps)
           finishTrace();
         double loss = executor.getScalarOutput(trainStep, "loss");
-        if (!std::isfinite(loss))
-          fail("the loss diverged (" + std::to_string(loss) + ") in epoch " +
-               std::to_string(epoch + 1) + ", step " +
-               std::to_string(step + 1) + "; try a smaller --lr");
-        lossSum += loss * static_cast<double>(rows);
-        if (trainCounts)
-          correct += executor.getScalarOutput(trainStep, "correct");
-        seen += rows;
+        double stepCorrect =
+            trainCounts ? executor.getScalarOutput(trainStep, "correct") : 0;
+        if (std::optional<NonFiniteValue> bad = guard.check();
+            bad || !std::isfinite(loss)) {
+          std::string what = "step " + std::to_string(state.stepsDone + 1) +
+                             " (epoch " + std::to_string(epoch + 1) +
+                             ", batch " + std::to_string(step + 1) + "): " +
+                             (bad ? bad->describe() + " after the update"
+                                  : "the loss is " + formatNonFinite(loss));
+          if (!options.skipNonFiniteSteps)
+            fail(planName + ": " + what +
+                 "; stopping (try a smaller --lr, or --on-nonfinite "
+                 "skip-step to skip such steps)");
+          guard.restoreState();
+          if (!local.quiet)
+            out << what << "; skipped: its update is undone" << std::endl;
+        } else {
+          lossSum += loss * static_cast<double>(rows);
+          correct += stepCorrect;
+          seen += rows;
+        }
         ++step;
         ++state.stepsDone;
         rows = nextRows;
@@ -557,8 +581,9 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
         if (rows)
           executor.start(trainStep, rows);
         double seconds = secondsSoFar();
-        progress.update(epoch + 1, epochs, step, stepsPerEpoch, lossSum / seen,
-                        trainCounts ? correct / seen : kNaN,
+        progress.update(epoch + 1, epochs, step, stepsPerEpoch,
+                        seen ? lossSum / seen : kNaN,
+                        trainCounts && seen ? correct / seen : kNaN,
                         seconds > 0 ? seen / seconds : 0);
       }
       double trainSeconds = secondsSoFar();
@@ -590,10 +615,8 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       std::vector<EpochMetrics> shown = state.history;
       if (!complete)
         shown.push_back(m);
-      if (metrics) {
-        *metrics << toJsonLine(m) << "\n";
-        metrics->flush();
-      }
+      if (metrics.isOpen())
+        appendMetrics(m);
       if (!local.plotPath.empty())
         writeTextFile(local.plotPath, renderSvgPlot(shown, epochs));
       if (complete && checkpoints)
@@ -625,17 +648,21 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     }
     return result;
   } catch (...) {
-    rethrowAsRunError();
+    rethrowAsRunError(doing);
   }
 }
 
-void rethrowAsRunError() {
+void rethrowAsRunError(const std::string &doing) {
   try {
     throw;
   } catch (const RunError &) {
     throw;
-  } catch (const std::bad_alloc &) {
-    throw RunError("out of memory");
+  } catch (const std::bad_alloc &error) {
+    // A device's OutOfMemory says where and how many bytes; a bare
+    // bad_alloc (a container) says nothing of use.
+    bool described = dynamic_cast<const exec::OutOfMemory *>(&error);
+    throw RunError((doing.empty() ? "" : doing + ": ") + "out of memory" +
+                   (described ? std::string(" (") + error.what() + ")" : ""));
   } catch (const std::exception &error) {
     throw RunError(error.what());
   }

@@ -25,6 +25,7 @@
 
 #include <ostream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace dpc::train {
@@ -34,9 +35,11 @@ struct RunError : std::runtime_error {
 };
 
 /// In a catch block: rethrows the exception being handled as a RunError
-/// with the same one line (std::bad_alloc as "out of memory"); exceptions
-/// that are not std::exceptions go on as they are.
-[[noreturn]] void rethrowAsRunError();
+/// with the same one line; exceptions that are not std::exceptions go on
+/// as they are. std::bad_alloc becomes "DOING: out of memory (DETAIL)",
+/// where `doing` says what ran out ("PLAN: training") and a device's
+/// exec::OutOfMemory the device and the bytes asked for.
+[[noreturn]] void rethrowAsRunError(const std::string &doing = "");
 
 struct TrainResult {
   std::vector<EpochMetrics> history; // every epoch, resumed ones included

@@ -217,6 +217,16 @@ int dpc::printMemoryReport(const std::vector<uint8_t> &planBytes,
   return 0;
 }
 
+std::string dpc::checkPlanLoads(const std::vector<uint8_t> &planBytes,
+                                const std::string &name) {
+  try {
+    plan::LoadedPlan::fromBytes(planBytes, name);
+  } catch (const std::exception &error) {
+    return error.what();
+  }
+  return "";
+}
+
 int dpc::inspectCommand(int argc, char **argv) {
   std::string path;
   bool json = false;

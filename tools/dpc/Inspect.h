@@ -17,6 +17,11 @@ int inspectCommand(int argc, char **argv);
 /// it. Returns the exit code.
 int printMemoryReport(const std::vector<uint8_t> &planBytes,
                       const std::string &name, std::FILE *out);
+/// What the runtime's loader says of the plan `planBytes` (`name` stands
+/// for it): "" if it loads, else its one line. `dpc compile` checks every
+/// plan so before writing it.
+std::string checkPlanLoads(const std::vector<uint8_t> &planBytes,
+                           const std::string &name);
 } // namespace dpc
 
 #endif // DPC_TOOLS_DPC_INSPECT_H

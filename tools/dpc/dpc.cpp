@@ -17,6 +17,7 @@
 #include "ir/exec/ExecOps.h"
 #include "passes/Passes.h"
 #include "passes/RematSupport.h"
+#include "runtime/io/FileWrite.h"
 #include "runtime/launch/Launcher.h"
 #include "runtime/plan/ByteSize.h"
 #include "runtime/train/EvalCommand.h"
@@ -43,7 +44,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 #include <iostream>
@@ -199,6 +199,25 @@ static int reportError(StringRef file, const Twine &message) {
   return 1;
 }
 
+/// Diagnostics after the import concern the model: one line naming it and
+/// the node (or input) at fault, from the location the importer gave the
+/// ops.
+static LogicalResult reportModelDiagnostic(Diagnostic &diag) {
+  if (diag.getSeverity() != DiagnosticSeverity::Error)
+    return success();
+  std::string node;
+  diag.getLocation()->walk([&](Location nested) {
+    if (auto name = dyn_cast<NameLoc>(nested)) {
+      node = name.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  reportError(modelPath,
+              (node.empty() ? "" : "node '" + node + "': ") + diag.str());
+  return success();
+}
+
 static OwningOpRef<ModuleOp> loadModel(MLIRContext &context) {
   if (llvm::sys::path::extension(modelPath) == ".mlir") {
     llvm::SourceMgr sourceMgr;
@@ -282,17 +301,28 @@ static FailureOr<std::vector<uint8_t>> buildPlan(ModuleOp module,
     return it == tensors.end() ? nullptr : &it->second;
   };
   options.initialValues = lookup;
+  ScopedDiagnosticHandler handler(module.getContext(), reportModelDiagnostic);
   return dpc::writePlan(module, options);
 }
 
-/// Writes `bytes` to `outputPath`.
+/// Writes `bytes` to `outputPath` (atomically: a failed write leaves no
+/// partial plan), or to stdout for "-".
 static int writeOutput(StringRef bytes) {
-  std::string message;
-  auto output = openOutputFile(outputPath, &message);
-  if (!output)
-    return reportError(outputPath, message);
-  output->os() << bytes;
-  output->keep();
+  if (outputPath == "-") {
+    llvm::outs() << bytes;
+    llvm::outs().flush();
+    if (std::error_code error = llvm::outs().error()) {
+      llvm::outs().clear_error();
+      return reportError("<stdout>", "cannot write (" + error.message() + ")");
+    }
+    return 0;
+  }
+  std::string error;
+  if (!dpc::io::writeFileAtomically(outputPath, bytes.data(), bytes.size(),
+                                    error)) {
+    llvm::WithColor::error(llvm::errs(), "dpc") << error << "\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -356,12 +386,7 @@ static OwningOpRef<ModuleOp> compileModel(MLIRContext &context,
   OwningOpRef<ModuleOp> module = loadModel(context);
   if (!module)
     return nullptr;
-  // Diagnostics from here on concern the model as a whole.
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error)
-      reportError(modelPath, diag.str());
-    return success();
-  });
+  ScopedDiagnosticHandler handler(&context, reportModelDiagnostic);
   if (failed(verify(*module)))
     return nullptr;
   PassManager pm(&context);
@@ -513,6 +538,16 @@ static int runCompile() {
     FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, pipeline.batch);
     if (failed(plan))
       return 1;
+    // The writer checks the loader's limits where it knows the node at
+    // fault; whatever else the loader would refuse is caught here, so that
+    // no plan is written that `dpc run` refuses.
+    if (std::string problem = dpc::checkPlanLoads(
+            *plan, writesPlan ? outputPath.getValue() : "the plan");
+        !problem.empty())
+      return reportError(modelPath, "the compiled plan fails the runtime's "
+                                    "checks (a compiler bug; no plan is "
+                                    "written): " +
+                                        problem);
     // The report goes where it cannot mix with a printed stage.
     if (reportMemory)
       if (int status = dpc::printMemoryReport(*plan, modelPath,

@@ -73,8 +73,9 @@ template <typename T> void checkRounds(int ranks, int rounds, uint32_t seed) {
   for (int round = 0; round < rounds; ++round) {
     std::vector<T> want = expected(inputs[round], ops[round]);
     for (int r = 0; r < ranks; ++r)
-      ASSERT_EQ(0, std::memcmp(outputs[round][r].data(), want.data(),
-                               want.size() * sizeof(T)))
+      ASSERT_TRUE(want.empty() ||
+                  std::memcmp(outputs[round][r].data(), want.data(),
+                              want.size() * sizeof(T)) == 0)
           << ranks << " ranks, round " << round << ", rank " << r;
   }
 }

@@ -2,6 +2,7 @@
 
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/plan/PlanChecksum.h"
 #include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanVersion.h"
 #include "runtime/plan/test/TestPlans.h"
@@ -70,7 +71,8 @@ TEST(PlanLoaderTest, ReadsFiles) {
     LoadedPlan::load(path);
     FAIL();
   } catch (const PlanError &error) {
-    EXPECT_EQ(std::string(error.what()), path + ": cannot open the plan file");
+    EXPECT_EQ(std::string(error.what()),
+              path + ": cannot read the file (No such file or directory)");
   }
 }
 
@@ -104,8 +106,26 @@ TEST(PlanLoaderTest, Truncated) {
   }
 }
 
-/// Flipping any byte gives a plan that either is rejected in one line or
-/// loads and runs without crashing (e.g. a changed weight).
+/// A changed weight (which the structural checks cannot see) fails the
+/// checksum.
+TEST(PlanLoaderTest, ChecksumMismatch) {
+  auto plan = LoadedPlan::fromBytes(test::buildMlpPlan(smallMlp()), "ok.plan");
+  const std::vector<uint8_t> &bytes = plan->getBytes();
+  for (const PersistentTensor *p : *plan->get().persistent()) {
+    if (!p->data())
+      continue;
+    std::vector<uint8_t> changed = bytes;
+    changed[p->data()->data() + p->data()->size() / 2 - bytes.data()] ^= 0x10;
+    EXPECT_EQ(loadError(changed),
+              "bad.plan: corrupted plan (checksum mismatch: its contents "
+              "changed since it was written)")
+        << p->name()->str();
+  }
+}
+
+/// Flipping any byte (and sealing the plan again, as a forger would) gives
+/// a plan that either is rejected in one line or loads and runs without
+/// crashing (e.g. a changed weight).
 TEST(PlanLoaderTest, FlippedBytesNeverCrash) {
   MlpPlanOptions o = smallMlp();
   std::vector<uint8_t> bytes = test::buildMlpPlan(o);
@@ -114,6 +134,7 @@ TEST(PlanLoaderTest, FlippedBytesNeverCrash) {
     for (uint8_t mask : {uint8_t(0x01), uint8_t(0x80), uint8_t(0xff)}) {
       std::vector<uint8_t> flipped = bytes;
       flipped[at] ^= mask;
+      sealPlan(flipped);
       std::shared_ptr<const LoadedPlan> plan;
       try {
         plan = LoadedPlan::fromBytes(flipped, "bad.plan");
@@ -386,6 +407,56 @@ TEST(PlanLoaderTest, InputsCountTowardTheDeviceMemory) {
               "has 1.00 GiB (DPC_DEVICE_MEMORY)");
   }
   unsetenv("DPC_DEVICE_MEMORY");
+}
+
+/// An instruction whose operand nothing wrote reads the arena's garbage.
+TEST(PlanLoaderTest, ReadBeforeWrite) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  auto &instructions = plan.steps[0]->streams[0]->instructions;
+  int written = instructions[0]->results[0];
+  instructions.erase(instructions.begin());
+  std::string error = loadError(plan);
+  EXPECT_NE(error.find("bad.plan: step 'train_step', stream 0, instruction 0 "),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("reads tensor " + std::to_string(written) + " ('" +
+                       plan.steps[0]->tensors[written]->name +
+                       "') before any instruction writes it"),
+            std::string::npos)
+      << error;
+}
+
+/// A write on another stream counts only once an event orders it first.
+TEST(PlanLoaderTest, ReadUnorderedAcrossStreams) {
+  MlpPlanOptions o = smallMlp();
+  o.twoStreams = true;
+  EXPECT_EQ(loadError(test::buildMlpPlanObject(o)), "");
+  PlanT plan = test::buildMlpPlanObject(o);
+  plan.steps[0]->streams[1]->instructions.front()->wait_events.clear();
+  std::string error = loadError(plan);
+  EXPECT_NE(error.find("bad.plan: step 'train_step', stream 1, instruction 0 "
+                       "(SgdUpdate): operand 1 (Grad) reads tensor "),
+            std::string::npos)
+      << error;
+}
+
+TEST(PlanLoaderTest, OutputNeverWritten) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  StepT &step = *plan.steps[1];
+  auto tensor = std::make_unique<TensorT>();
+  tensor->name = "unwritten";
+  tensor->dtype = DType::F32;
+  tensor->dims = {1};
+  tensor->storage = Storage::Arena;
+  step.tensors.push_back(std::move(tensor));
+  auto binding = std::make_unique<BindingT>();
+  binding->name = "extra";
+  binding->tensor = int(step.tensors.size() - 1);
+  step.outputs.push_back(std::move(binding));
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'eval_step': output 'extra' (tensor " +
+                std::to_string(step.tensors.size() - 1) +
+                ") is never written by an instruction");
 }
 
 TEST(PlanLoaderTest, LongAliasChainsLoadInLinearTime) {

@@ -1,6 +1,7 @@
 //===- TestPlans.cpp - plans built by hand for the runtime's tests --------===//
 
 #include "runtime/plan/test/TestPlans.h"
+#include "runtime/plan/PlanChecksum.h"
 #include "runtime/plan/PlanVersion.h"
 
 #include <cmath>
@@ -367,9 +368,13 @@ PlanT buildMlpPlanObject(const MlpPlanOptions &options) {
 
 std::vector<uint8_t> packPlan(const PlanT &plan) {
   flatbuffers::FlatBufferBuilder builder;
+  // Every field written, Plan.checksum too, whatever the plan object says.
+  builder.ForceDefaults(true);
   FinishPlanBuffer(builder, Plan::Pack(builder, &plan));
-  return std::vector<uint8_t>(builder.GetBufferPointer(),
-                              builder.GetBufferPointer() + builder.GetSize());
+  std::vector<uint8_t> bytes(builder.GetBufferPointer(),
+                             builder.GetBufferPointer() + builder.GetSize());
+  sealPlan(bytes);
+  return bytes;
 }
 
 bool writeFile(const std::string &path, const std::vector<uint8_t> &bytes) {

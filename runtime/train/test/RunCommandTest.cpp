@@ -165,16 +165,18 @@ TEST_F(RunCommandTest, DataFlagsParse) {
 
 TEST_F(RunCommandTest, BadFilesAreOneLine) {
   expectError({dir + "/missing.plan", "--data", data},
-              dir + "/missing.plan: cannot open the plan file");
+              dir + "/missing.plan: cannot read the file (No such file or "
+                    "directory)");
   std::string garbage = dir + "/garbage.plan";
   std::ofstream(garbage) << "not a plan";
   expectError({garbage, "--data", data},
               garbage + ": not a dpc plan (no \"DPCP\" file identifier)");
   expectError({planPath, "--data", "idx:" + dir + "/nope," + train.labels},
-              dir + "/nope: cannot open the file");
+              dir + "/nope: cannot open the file (No such file or "
+                    "directory)");
   expectError({planPath, "--data", "fashion-mnist:" + dir + "/nowhere"},
               dir + "/nowhere/train-images-idx3-ubyte.gz: cannot open the "
-                    "file");
+                    "file (No such file or directory)");
   expectError(
       {planPath, "--data", data, "--checkpoint", dir + "/none", "--resume"},
       dir + "/none/checkpoint.dpcckpt: no checkpoint to resume from");

@@ -118,6 +118,22 @@ MODELS = {
         [weight("w", (3, 4)),
          numpy_helper.from_array(np.array([0, -np.inf, 1], np.float32),
                                  "b")]),
+    # What a plan cannot hold, refused when it is compiled (naming the node)
+    # rather than when it is loaded: a Pad of 2^40 rows, and an input that
+    # is not a batch of [C, H, W] images.
+    "huge_pad": model(
+        [helper.make_node("Pad", ["x", "pads"], ["p"], name="huge_pad"),
+         helper.make_node("GlobalAveragePool", ["p"], ["g"], name="gap"),
+         helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+         helper.make_node("Gemm", ["f", "w"], ["y"], name="fc", transB=1)],
+        [x(("batch", 1, 8, 8))], [y(("batch", 3))],
+        [numpy_helper.from_array(
+            np.array([0, 0, 0, 0, 0, 0, 2**40, 0], np.int64), "pads"),
+         weight("w", (3, 1))]),
+    "rank5_input": model(
+        [helper.make_node("Flatten", ["x"], ["f"], name="flat"),
+         helper.make_node("Gemm", ["f", "w"], ["y"], name="fc", transB=1)],
+        [x(("batch", 1, 2, 4, 4))], [y(("batch", 3))], [weight("w", (3, 32))]),
     # A 3-D convolution.
     "conv3d": model(
         [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_1",

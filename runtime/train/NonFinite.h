@@ -1,0 +1,80 @@
+//===- NonFinite.h - NaN and infinity in the training state -----*- C++ -*-===//
+//
+// A finite loss does not prove finite weights (ReLU maps NaN to 0), so after
+// every train step the trainer looks at the parameters and the optimizer
+// state for NaN or infinity: one pass over them, with no branch per element.
+// What it then does is --on-nonfinite: stop the run naming the step and the
+// first bad tensor, or skip the step as PyTorch's GradScaler does -- the
+// state goes back to what it was before the step (parameters, optimizer
+// state, batch-norm statistics and the optimizer's step count), kept as a
+// host copy that every good step refreshes.
+//
+// Only the replicated state is looked at: every replica (every rank) holds
+// the same bits of it after the gradient all-reduce, so all of them decide
+// alike without communicating. Batch-norm statistics may differ between
+// replicas; they are put back with the rest on a skip.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_TRAIN_NONFINITE_H
+#define DPC_RUNTIME_TRAIN_NONFINITE_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dpc::exec {
+class Executor;
+}
+
+namespace dpc::train {
+
+enum class OnNonFinite { Stop, SkipStep };
+
+/// The first non-finite element found.
+struct NonFiniteValue {
+  std::string tensor; // the persistent tensor's name
+  std::string kind;   // "parameter" or "optimizer state"
+  int64_t index = 0;  // the element, in row-major order
+  std::string value;  // "nan", "inf" or "-inf"
+  /// "parameter 'fc1.weight' holds nan at index 3".
+  std::string describe() const;
+};
+
+/// Index of the first element of `count` elements of `dtype` (a plan DType,
+/// as an int) that is NaN or infinite, or -1; -1 too for integer types.
+int64_t findNonFinite(int32_t dtype, const void *data, int64_t count);
+
+class NonFiniteGuard {
+public:
+  NonFiniteGuard(exec::Executor &executor, OnNonFinite policy);
+
+  /// Takes the state the next step starts from (skip-step only): call it
+  /// before the first step and after anything else changes the state.
+  void keepState();
+  /// After a step: the first non-finite value of the replicated state. On
+  /// a good step with skip-step, the state becomes the one to go back to.
+  std::optional<NonFiniteValue> check();
+  /// skip-step: puts the state kept last back (on every replica).
+  void restoreState();
+
+private:
+  /// A primary copy of a persistent tensor that is read after each step:
+  /// the replicated state (scanned), and with skip-step all the rest.
+  struct Entry {
+    size_t index;
+    bool scanned;
+    int32_t dtype;
+    int64_t count;
+    std::vector<uint8_t> current, saved;
+  };
+  exec::Executor &executor;
+  OnNonFinite policy;
+  std::vector<Entry> entries;
+  int64_t savedOptimizerStep = 0;
+};
+
+} // namespace dpc::train
+
+#endif // DPC_RUNTIME_TRAIN_NONFINITE_H
