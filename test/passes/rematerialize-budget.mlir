@@ -1,15 +1,15 @@
-// RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=60000" | FileCheck %s --check-prefix=LOOSE
-// RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=50000" | FileCheck %s --check-prefix=TIGHT
-// RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=48000" | FileCheck %s --check-prefix=SEGMENTS
+// RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=61280" | FileCheck %s --check-prefix=LOOSE
+// RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=54000" | FileCheck %s --check-prefix=TIGHT
+// RUN: not dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=53000" 2>&1 | FileCheck %s --check-prefix=SEGMENTS
 // RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=1MiB" | FileCheck %s --check-prefix=NONE
-// RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=50000" -convert-nn-to-exec | FileCheck %s --check-prefix=EXEC
+// RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=54000" -convert-nn-to-exec | FileCheck %s --check-prefix=EXEC
 // RUN: dpc-opt %s -nn-build-train-step -convert-nn-to-exec | FileCheck %s --check-prefix=EXEC0
 
 // Four layers, batch 64: 11520 bytes of parameters, and without
-// recomputation a 51840-byte arena (63360 bytes in all). Kept for the
+// recomputation a 53120-byte arena (64640 bytes in all). Kept for the
 // backward pass: h1 (relu1's gradient), a1, a2 = sigmoid(h2), h3, a3.
 //
-// 60000 bytes: one value is enough. The cheapest bytes are relu
+// 61280 bytes: one value is enough. The cheapest bytes are relu
 // outputs (one FLOP per element); a1 is alive at the peak, recomputed from
 // h1 (kept anyway) right before the fc2 weight gradient reads it.
 // LOOSE-LABEL: func.func @train_step
@@ -22,7 +22,7 @@
 // LOOSE-NOT: {nn.remat}
 // LOOSE: return
 
-// 50000 bytes: a3 (from h3) and a2 too; h2 was not kept, so a2 needs fc2
+// 54000 bytes: a3 (from h3) and a2 too; h2 was not kept, so a2 needs fc2
 // again, from a1, itself recomputed for it. A value that only feeds other
 // recomputed ops is not held for later: a1 is recomputed again where the
 // fc2 weight gradient reads it.
@@ -42,18 +42,13 @@
 // TIGHT-NOT: {nn.remat}
 // TIGHT: return
 
-// 48000 bytes: below the 49792 the greedy reaches (it keeps what linears
-// compute). The segment schemes are tried next; of those that fit, the
-// fewest recomputed FLOPs: two runs, fc1 and relu1 recomputed from x.
-// SEGMENTS-LABEL: func.func @train_step
-// SEGMENTS: nn.cross_entropy_grad
-// SEGMENTS-NOT: nn.remat
-// SEGMENTS: %[[H1R:.*]] = nn.linear %arg0, %arg3 {nn.remat}
-// SEGMENTS-NEXT: %[[A1R:.*]] = nn.relu %[[H1R]] {nn.remat}
-// SEGMENTS-NEXT: nn.matmul %{{.*}}, %[[A1R]]
-// SEGMENTS-NEXT: nn.relu_grad %{{.*}}, %[[H1R]]
-// SEGMENTS-NOT: nn.remat
-// SEGMENTS: return
+// 53000 bytes: below the 53882 the greedy reaches. The segment schemes are
+// tried next, but since a folded transpose keeps its operand alive until
+// the matmul reads it (the arena plan is right now, and 1280 bytes larger),
+// none of them gets lower on this model: the error names the smallest
+// peak. (TODO: a model where a segment scheme beats the greedy, as this
+// one did under the old, too optimistic plan.)
+// SEGMENTS: error: cannot fit the memory budget of 51.76 KiB per device: the smallest planned peak rematerialization reaches is 52.62 KiB (cpu:0, of which 11.25 KiB training state)
 
 // A budget the plan already fits changes nothing.
 // NONE-LABEL: func.func @train_step
@@ -62,8 +57,8 @@
 // The plan holds less and says what recomputation costs: 64x32 relus
 // (twice for a1, once for a3), a 64x32x32 linear and a sigmoid; the
 // kernels that recompute are marked.
-// EXEC0: exec.step "train_step" device(0) batch(64) arena(51840) attributes {activation_bytes = {{[0-9]+}} : i64, gradient_bytes = {{[0-9]+}} : i64, live_at_peak = [{{.*}}], remat_flops = 0 : i64}
-// EXEC: exec.step "train_step" device(0) batch(64) arena(38272) attributes {activation_bytes = {{[0-9]+}} : i64, gradient_bytes = {{[0-9]+}} : i64, live_at_peak = [{{.*}}(recomputed){{.*}}], remat_flops = 139264 : i64}
+// EXEC0: exec.step "train_step" device(0) batch(64) arena(53120) attributes {activation_bytes = {{[0-9]+}} : i64, gradient_bytes = {{[0-9]+}} : i64, live_at_peak = [{{.*}}], remat_flops = 0 : i64}
+// EXEC: exec.step "train_step" device(0) batch(64) arena(42368) attributes {activation_bytes = {{[0-9]+}} : i64, gradient_bytes = {{[0-9]+}} : i64, live_at_peak = [{{.*}}(recomputed){{.*}}], remat_flops = 139264 : i64}
 // EXEC: exec.kernel "ReluForward" {{.*}} {remat}
 // EXEC: exec.kernel "ReluForward" {{.*}} {remat}
 // EXEC: exec.kernel "LinearForward" {{.*}} {remat}

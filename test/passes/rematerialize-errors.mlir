@@ -8,7 +8,7 @@
 // The parameters (7.25 KiB) and the smallest arena recomputation
 // reaches (greedy or segments) do not fit 20000 bytes: the error says how
 // close it got.
-// SMALL: error: cannot fit the memory budget of 19.53 KiB per device: the smallest planned peak rematerialization reaches is 36.62 KiB (cpu:0, of which 7.25 KiB training state)
+// SMALL: error: cannot fit the memory budget of 19.53 KiB per device: the smallest planned peak rematerialization reaches is 44.62 KiB (cpu:0, of which 7.25 KiB training state)
 // SIZE: error: dpc-rematerialize: budget 'lots' is not a size (e.g. 1.5GiB, 300MiB) or auto
 // ONE: error: dpc-rematerialize: segments must be > 1, got 1
 // BOTH: error: dpc-rematerialize: give segments or budget, not both
