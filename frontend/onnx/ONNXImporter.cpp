@@ -113,6 +113,8 @@ private:
   /// arithmetic's results, Constant nodes, integer initializers. Float
   /// initializers are parameters, never folded away.
   const KnownTensor *knownValue(const std::string &name);
+  /// Input `i` as a number if it is given and a known one-element tensor.
+  std::optional<double> knownScalar(const onnx::NodeProto &node, int i);
   /// Evaluates a shape-arithmetic node on known inputs; false when an input
   /// is a tensor computed at run time.
   bool foldNode(const onnx::NodeProto &node);
@@ -424,6 +426,17 @@ const KnownTensor *Importer::knownValue(const std::string &name) {
     for (const APInt &v : attr.getValues<APInt>())
       value.ints.push_back(v.getSExtValue());
   return &(known[name] = std::move(value));
+}
+
+std::optional<double> Importer::knownScalar(const onnx::NodeProto &node,
+                                            int i) {
+  if (i >= node.input_size() || node.input(i).empty())
+    return std::nullopt;
+  const KnownTensor *value = knownValue(node.input(i));
+  if (!value || value->getNumElements() != 1)
+    return std::nullopt;
+  return value->isFloat() ? value->floats[0]
+                          : static_cast<double>(value->ints[0]);
 }
 
 int32_t Importer::onnxTypeOf(const std::string &name) {
@@ -902,11 +915,10 @@ void Importer::importClip(const onnx::NodeProto &node) {
   auto bound = [&](int i, double fallback) {
     if (i >= node.input_size() || node.input(i).empty())
       return fallback;
-    const KnownTensor *value = knownValue(node.input(i));
-    if (!value || value->getNumElements() != 1)
+    std::optional<double> value = knownScalar(node, i);
+    if (!value)
       fail("input '" + node.input(i) + "' (a bound) must be a constant scalar");
-    return value->isFloat() ? value->floats[0]
-                            : static_cast<double>(value->ints[0]);
+    return *value;
   };
   double lowest = -std::numeric_limits<float>::max();
   double min = shortestDecimal(static_cast<float>(bound(1, lowest)));
@@ -933,11 +945,10 @@ void Importer::importDropout(const onnx::NodeProto &node) {
   auto scalar = [&](int i) -> std::optional<double> {
     if (i >= node.input_size() || node.input(i).empty())
       return std::nullopt;
-    const KnownTensor *value = knownValue(node.input(i));
-    if (!value || value->getNumElements() != 1)
+    std::optional<double> value = knownScalar(node, i);
+    if (!value)
       fail("input '" + node.input(i) + "' must be a constant scalar");
-    return value->isFloat() ? value->floats[0]
-                            : static_cast<double>(value->ints[0]);
+    return value;
   };
   double ratio =
       opset >= 12 ? scalar(1).value_or(0.5) : floatAttr(node, "ratio", 0.5f);
@@ -970,13 +981,7 @@ bool Importer::importRandomMask(const onnx::NodeProto &node) {
     auto it = randomMasks.find(node.input(i));
     return it == randomMasks.end() ? nullptr : &it->second;
   };
-  auto scalar = [&](int i) -> std::optional<double> {
-    const KnownTensor *value =
-        i < node.input_size() ? knownValue(node.input(i)) : nullptr;
-    if (!value || value->getNumElements() != 1)
-      return std::nullopt;
-    return value->isFloat() ? value->floats[0] : double(value->ints[0]);
-  };
+  auto scalar = [&](int i) { return knownScalar(node, i); };
   auto define = [&](RandomMask mask) {
     randomMasks[node.output(0)] = std::move(mask);
     return true;
