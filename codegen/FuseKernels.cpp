@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/BufferLiveness.h"
 #include "codegen/Passes.h"
 #include "ir/exec/ExecOps.h"
 
@@ -46,23 +47,6 @@ using namespace dpc;
 namespace ex = dpc::exec;
 
 namespace {
-
-/// The arena bytes [begin, end) a buffer occupies at the step's compiled
-/// batch, or none when it is not in the arena (an input, training state).
-std::optional<std::pair<int64_t, int64_t>> getArenaBytes(Value buffer,
-                                                         int64_t batch) {
-  while (auto view = buffer.getDefiningOp<ex::ViewOp>())
-    buffer = view.getSource();
-  auto arena = buffer.getDefiningOp<ex::ArenaOp>();
-  if (!arena)
-    return std::nullopt;
-  auto type = cast<MemRefType>(arena.getBuffer().getType());
-  int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-  for (int64_t dim : type.getShape())
-    bytes *= ShapedType::isDynamic(dim) ? batch : dim;
-  int64_t begin = static_cast<int64_t>(arena.getOffset());
-  return std::make_pair(begin, begin + bytes);
-}
 
 bool overlap(std::optional<std::pair<int64_t, int64_t>> a,
              std::optional<std::pair<int64_t, int64_t>> b) {

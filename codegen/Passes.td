@@ -17,6 +17,19 @@ def ConvertNNToExec : Pass<"convert-nn-to-exec", "mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def AssignExecLayouts : Pass<"assign-exec-layouts", "mlir::ModuleOp"> {
+  let summary = "Keep activations in the convolutions' blocked layout";
+  let description = [{
+    Decides which arena buffers of planned exec steps live in nChw16c (the
+    layout oneDNN's convolutions run in), class by class of buffers that
+    must share a layout (runtime/plan/KernelLayouts.h): blocked where that
+    saves more convolution reorders than it needs explicit ones. Inserts an
+    exec.kernel "Reorder", through a plain arena buffer placed where no
+    live buffer lies, only where a producer and a consumer disagree. Steps
+    on CUDA devices stay plain.
+  }];
+}
+
 def FuseExecKernels : Pass<"fuse-exec-kernels", "mlir::ModuleOp"> {
   let summary = "Fuse adjacent kernel calls of planned exec steps";
   let description = [{

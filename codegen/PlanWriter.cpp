@@ -168,7 +168,7 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
     if (failed(dtype))
       return failure();
     tensor->dtype = *dtype;
-    tensor->layout = fb::Layout::Plain;
+    tensor->layout = ex::getBufferLayout(buffer);
     for (int64_t dim : type.getShape())
       tensor->dims.push_back(ShapedType::isDynamic(dim) ? int64_t(op.getBatch())
                                                         : dim);

@@ -3,6 +3,7 @@
 #include "ir/exec/ExecOps.h"
 #include "ir/exec/KernelAttributes.h"
 #include "runtime/plan/KernelCheck.h"
+#include "runtime/plan/KernelLayouts.h"
 #include "runtime/plan/KernelSignature.h"
 
 #include "mlir/IR/Builders.h"
@@ -56,13 +57,46 @@ LogicalResult StepOp::verify() {
   return success();
 }
 
+std::optional<plan::Layout> dpc::exec::parseLayoutName(StringRef name) {
+  for (plan::Layout layout : {plan::Layout::Plain, plan::Layout::NChw16c})
+    if (name == plan::getLayoutName(layout))
+      return layout;
+  return std::nullopt;
+}
+
+plan::Layout dpc::exec::getBufferLayout(Value buffer) {
+  if (auto arena = buffer.getDefiningOp<ArenaOp>())
+    if (std::optional<StringRef> name = arena.getLayout())
+      return parseLayoutName(*name).value_or(plan::Layout::Plain);
+  return plan::Layout::Plain;
+}
+
 LogicalResult ArenaOp::verify() {
   if (static_cast<int64_t>(getOffset()) < 0)
     return emitOpError() << "offset must be >= 0";
+  if (std::optional<StringRef> name = getLayout()) {
+    std::optional<plan::Layout> layout = parseLayoutName(*name);
+    if (!layout)
+      return emitOpError() << "unknown layout '" << *name << "'";
+    auto type = cast<MemRefType>(getBuffer().getType());
+    std::vector<int64_t> dims(type.getShape().begin(), type.getShape().end());
+    if (!dims.empty() && ShapedType::isDynamic(dims[0]))
+      dims[0] = 1;
+    FailureOr<plan::DType> dtype =
+        getPlanDType(type.getElementType(), getLoc());
+    if (failed(dtype))
+      return failure();
+    if (!plan::canHaveLayout(*layout, *dtype, dims))
+      return emitOpError() << "layout " << *name
+                           << " needs an f32 [n, c, h, w] "
+                           << "buffer with c a multiple of 16, not " << type;
+  }
   return success();
 }
 
 LogicalResult ViewOp::verify() {
+  if (getBufferLayout(getSource()) != plan::Layout::Plain)
+    return emitOpError() << "cannot view a buffer that is not plain";
   auto source = cast<MemRefType>(getSource().getType());
   auto result = cast<MemRefType>(getBuffer().getType());
   if (source.getElementType() != result.getElementType())
@@ -94,6 +128,7 @@ FailureOr<plan::TensorArg> toTensorArg(Value buffer, int64_t batch,
   plan::TensorArg arg;
   arg.present = true;
   arg.dtype = *dtype;
+  arg.layout = getBufferLayout(buffer);
   for (int64_t dim : type.getShape())
     arg.dims.push_back(ShapedType::isDynamic(dim) ? batch : dim);
   return arg;
@@ -163,6 +198,8 @@ LogicalResult KernelOp::verify() {
   call.instruction =
       flatbuffers::GetRoot<plan::Instruction>(builder.GetBufferPointer());
   std::string error = plan::findKernelCallError(call);
+  if (error.empty())
+    error = plan::checkCallLayouts(call);
   if (!error.empty())
     return emitOpError() << getKernel() << ": " << error;
   return success();

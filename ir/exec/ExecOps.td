@@ -66,8 +66,20 @@ def Exec_InputOp : Exec_Op<"input", [Pure]> {
 
 def Exec_ArenaOp : Exec_Op<"arena", [Pure]> {
   let summary = "A buffer at a planned byte offset in the step's arena";
-  let arguments = (ins I64Attr:$offset);
+  let description = [{
+    `layout`, when present, is how its elements lie in memory if not plain:
+    "nChw16c" (oneDNN's blocked activation layout, f32 [n, c, h, w] with c a
+    multiple of 16), as the layout assignment decided. Which kernel
+    operands may take it is the runtime's table
+    (runtime/plan/KernelLayouts.h), which the exec.kernel verifier checks.
+  }];
+  let arguments = (ins I64Attr:$offset, OptionalAttr<StrAttr>:$layout);
   let results = (outs AnyMemRef:$buffer);
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$type, "::mlir::IntegerAttr":$offset), [{
+      build($_builder, $_state, type, offset, /*layout=*/nullptr);
+    }]>
+  ];
   let assemblyFormat = "`[` $offset `]` attr-dict `:` type($buffer)";
   let hasVerifier = 1;
 }

@@ -882,6 +882,11 @@ void runCopy(StreamContext &ctx, const KernelCall &call) {
                       cudaMemcpyDeviceToDevice, ctx.getStream()));
 }
 
+/// Between plain tensors (dispatchKernel refuses blocked ones here): a copy.
+void runReorder(StreamContext &ctx, const KernelCall &call) {
+  runCopy(ctx, call);
+}
+
 void runFill(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::Fill;
   fill(ctx.getStream(), plan::getElementwiseSize(call),

@@ -228,13 +228,15 @@ void runAvgPool2dBackward(KernelContext &, const KernelCall &call) {
 void runGlobalAvgPool2dForward(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::GlobalAvgPool2dForward;
   plan::Nchw s = plan::getGlobalAvgPoolShape(call);
-  globalAvgPool2dForward(s.n, s.c, s.h, s.w, in(call, X), out(call, Y));
+  globalAvgPool2dForward(s.n, s.c, s.h, s.w, in(call, X), out(call, Y),
+                         call.operand(X).layout == plan::Layout::NChw16c);
 }
 
 void runGlobalAvgPool2dBackward(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::GlobalAvgPool2dBackward;
   plan::Nchw s = plan::getGlobalAvgPoolShape(call);
-  globalAvgPool2dBackward(s.n, s.c, s.h, s.w, in(call, DY), out(call, DX));
+  globalAvgPool2dBackward(s.n, s.c, s.h, s.w, in(call, DY), out(call, DX),
+                          call.result(DX).layout == plan::Layout::NChw16c);
 }
 
 void runPadForward(KernelContext &, const KernelCall &call) {
@@ -423,6 +425,17 @@ void runCopy(KernelContext &, const KernelCall &call) {
                size * plan::getDTypeSize(call.operand(X).dtype));
 }
 
+void runReorder(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::Reorder;
+  const plan::TensorArg &x = call.operand(X), &y = call.result(Y);
+  if (x.layout == y.layout)
+    return runCopy(context, call);
+  // Plain <-> nChw16c; the loader took no other pair (KernelLayouts.h).
+  plan::getElementwiseSize(call);
+  reorderChannels(x.dims[0], x.dims[1], x.dims[2] * x.dims[3], x.f32(), y.f32(),
+                  y.layout == plan::Layout::NChw16c);
+}
+
 void runFill(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::Fill;
   fillTensor(call.result(Y), plan::getElementwiseSize(call),
@@ -588,7 +601,8 @@ const plan::KernelTable<KernelContext> kCpuKernels = {"the CPU",
 #define DPC_KERNEL(Name, ...) run##Name,
 #include "runtime/plan/Kernels.def"
                                                       },
-                                                      &zeroNonEmptyResults};
+                                                      &zeroNonEmptyResults,
+                                                      /*blockedLayouts=*/true};
 
 } // namespace
 

@@ -795,6 +795,7 @@ void Executor::prepare(int index) {
       arg.data = state.data[state.slot][t];
       arg.dtype = tensor.dtype();
       arg.dims = plan::toDims(tensor.dims());
+      arg.layout = tensor.layout();
     }
     return arg;
   };

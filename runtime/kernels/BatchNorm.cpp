@@ -10,6 +10,7 @@
 
 #include "runtime/kernels/BatchNorm.h"
 #include "runtime/kernels/KernelMath.h"
+#include "runtime/kernels/Reorder.h"
 
 #include <cmath>
 #include <vector>
@@ -18,12 +19,31 @@ namespace dpc::kernels {
 
 namespace {
 
-/// Calls f(ptrOffset) for each contiguous [h*w] run of channel ch.
-template <typename Fn>
-void forEachPlane(const BatchNormShape &s, int64_t ch, Fn &&f) {
-  int64_t plane = s.h * s.w;
-  for (int64_t i = 0; i < s.n; ++i)
-    f((i * s.c + ch) * plane);
+/// Runs `perGroup(ch0, lanes, forEach)` for each group of `lanes` channels
+/// that the layout interleaves (one in NCHW, 16 in nChw16c), in parallel
+/// over groups; `forEach(f)` calls f(lane, offset) for every element of the
+/// group's channels ch0 + lane, each channel's in (n, h, w) order whatever
+/// the layout, so that sums come out the same in either.
+template <int64_t Lanes, typename Fn>
+void forEachGroupOf(const BatchNormShape &s, Fn &&perGroup) {
+  int64_t plane = s.h * s.w, groups = s.c / Lanes;
+#pragma omp parallel for
+  for (int64_t g = 0; g < groups; ++g)
+    perGroup(g * Lanes, Lanes, [&](auto &&f) {
+      for (int64_t i = 0; i < s.n; ++i) {
+        int64_t base = (i * groups + g) * plane * Lanes;
+        for (int64_t j = 0; j < plane; ++j)
+          for (int64_t l = 0; l < Lanes; ++l)
+            f(l, base + j * Lanes + l);
+      }
+    });
+}
+
+template <typename Fn> void forEachGroup(const BatchNormShape &s, Fn &&fn) {
+  if (s.channelBlock == kChannelBlock)
+    forEachGroupOf<kChannelBlock>(s, fn);
+  else
+    forEachGroupOf<1>(s, fn);
 }
 
 /// The gradient a batch norm's output gets: dy, or with a fused ReLU after
@@ -57,18 +77,20 @@ void batchNormInferenceForward(const BatchNormShape &s,
                                const float *scale, const float *shift,
                                const float *runningMean,
                                const float *runningVar, float *y, bool relu) {
-  int64_t plane = s.h * s.w;
-#pragma omp parallel for collapse(2)
-  for (int64_t i = 0; i < s.n; ++i)
-    for (int64_t ch = 0; ch < s.c; ++ch) {
-      float invStd = 1.f / std::sqrt(runningVar[ch] + params.eps);
-      int64_t off = (i * s.c + ch) * plane;
-      for (int64_t j = 0; j < plane; ++j) {
-        float v = math::batchNormApply(x[off + j], runningMean[ch], invStd,
-                                       scale[ch], shift[ch]);
-        y[off + j] = relu ? math::reluForward(v) : v;
-      }
+  forEachGroup(s, [&](int64_t ch0, int64_t lanes, auto &&forEach) {
+    float invStd[kChannelBlock], mean[kChannelBlock], g[kChannelBlock],
+        b[kChannelBlock];
+    for (int64_t l = 0; l < lanes; ++l) {
+      invStd[l] = 1.f / std::sqrt(runningVar[ch0 + l] + params.eps);
+      mean[l] = runningMean[ch0 + l];
+      g[l] = scale[ch0 + l];
+      b[l] = shift[ch0 + l];
     }
+    forEach([&](int64_t l, int64_t i) {
+      float v = math::batchNormApply(x[i], mean[l], invStd[l], g[l], b[l]);
+      y[i] = relu ? math::reluForward(v) : v;
+    });
+  });
 }
 
 void batchNormBackward(const BatchNormShape &s, const float *x, const float *dy,
@@ -84,21 +106,19 @@ void batchNormBackward(const BatchNormShape &s, const float *x, const float *dy,
 
 void batchNormStatistics(const BatchNormShape &s, const float *x, double *sum,
                          double *sumSq, double *count) {
-  int64_t plane = s.h * s.w;
-  count[0] = static_cast<double>(s.n * plane);
-#pragma omp parallel for
-  for (int64_t ch = 0; ch < s.c; ++ch) {
-    double total = 0.0, totalSq = 0.0;
-    forEachPlane(s, ch, [&](int64_t off) {
-      for (int64_t j = 0; j < plane; ++j) {
-        double v = x[off + j];
-        total += v;
-        totalSq += v * v;
-      }
+  count[0] = static_cast<double>(s.n * s.h * s.w);
+  forEachGroup(s, [&](int64_t ch0, int64_t lanes, auto &&forEach) {
+    double total[kChannelBlock] = {}, totalSq[kChannelBlock] = {};
+    forEach([&](int64_t l, int64_t i) {
+      double v = x[i];
+      total[l] += v;
+      totalSq[l] += v * v;
     });
-    sum[ch] = total;
-    sumSq[ch] = totalSq;
-  }
+    for (int64_t l = 0; l < lanes; ++l) {
+      sum[ch0 + l] = total[l];
+      sumSq[ch0 + l] = totalSq[l];
+    }
+  });
 }
 
 void batchNormApply(const BatchNormShape &s, const BatchNormParams &params,
@@ -106,53 +126,55 @@ void batchNormApply(const BatchNormShape &s, const BatchNormParams &params,
                     float *runningMean, float *runningVar, const double *sum,
                     const double *sumSq, const double *count, float *y,
                     float *saveMean, float *saveInvStd, bool relu) {
-  int64_t plane = s.h * s.w;
   double n = count[0];
-#pragma omp parallel for
-  for (int64_t ch = 0; ch < s.c; ++ch) {
-    double mean, var;
-    math::batchNormMoments(sum[ch], sumSq[ch], n, mean, var);
-    float meanF = static_cast<float>(mean);
-    float invStd = static_cast<float>(1.0 / std::sqrt(var + params.eps));
-    saveMean[ch] = meanF;
-    saveInvStd[ch] = invStd;
-    if (runningMean && runningVar) {
-      runningMean[ch] =
-          math::runningStatUpdate(runningMean[ch], meanF, params.momentum);
-      runningVar[ch] = math::runningStatUpdate(
-          runningVar[ch], static_cast<float>(math::unbiasedVariance(var, n)),
-          params.momentum);
-    }
-    float g = scale[ch], b = shift[ch];
-    forEachPlane(s, ch, [&](int64_t off) {
-      for (int64_t j = 0; j < plane; ++j) {
-        float v = math::batchNormApply(x[off + j], meanF, invStd, g, b);
-        y[off + j] = relu ? math::reluForward(v) : v;
+  forEachGroup(s, [&](int64_t ch0, int64_t lanes, auto &&forEach) {
+    float mean[kChannelBlock], invStd[kChannelBlock], g[kChannelBlock],
+        b[kChannelBlock];
+    for (int64_t l = 0; l < lanes; ++l) {
+      int64_t ch = ch0 + l;
+      double m, var;
+      math::batchNormMoments(sum[ch], sumSq[ch], n, m, var);
+      mean[l] = static_cast<float>(m);
+      invStd[l] = static_cast<float>(1.0 / std::sqrt(var + params.eps));
+      saveMean[ch] = mean[l];
+      saveInvStd[ch] = invStd[l];
+      if (runningMean && runningVar) {
+        runningMean[ch] =
+            math::runningStatUpdate(runningMean[ch], mean[l], params.momentum);
+        runningVar[ch] = math::runningStatUpdate(
+            runningVar[ch], static_cast<float>(math::unbiasedVariance(var, n)),
+            params.momentum);
       }
+      g[l] = scale[ch];
+      b[l] = shift[ch];
+    }
+    forEach([&](int64_t l, int64_t i) {
+      float v = math::batchNormApply(x[i], mean[l], invStd[l], g[l], b[l]);
+      y[i] = relu ? math::reluForward(v) : v;
     });
-  }
+  });
 }
 
 void batchNormGradStatistics(const BatchNormShape &s, const float *x,
                              const float *dy, const float *saveMean,
                              const float *saveInvStd, float *sumDy,
                              float *sumDyXhat, const float *reluY) {
-  int64_t plane = s.h * s.w;
-#pragma omp parallel for
-  for (int64_t ch = 0; ch < s.c; ++ch) {
-    float mean = saveMean[ch];
-    double total = 0.0, dotP = 0.0;
-    forEachPlane(s, ch, [&](int64_t off) {
-      for (int64_t j = 0; j < plane; ++j) {
-        float g = outputGradient(dy, reluY, off + j);
-        total += g;
-        dotP += static_cast<double>(g) * (x[off + j] - mean);
-      }
+  forEachGroup(s, [&](int64_t ch0, int64_t lanes, auto &&forEach) {
+    double total[kChannelBlock] = {}, dotP[kChannelBlock] = {};
+    float mean[kChannelBlock];
+    for (int64_t l = 0; l < lanes; ++l)
+      mean[l] = saveMean[ch0 + l];
+    forEach([&](int64_t l, int64_t i) {
+      float g = outputGradient(dy, reluY, i);
+      total[l] += g;
+      dotP[l] += static_cast<double>(g) * (x[i] - mean[l]);
     });
     // As batchNormBackward's dShift and dScale.
-    sumDy[ch] = static_cast<float>(total);
-    sumDyXhat[ch] = static_cast<float>(dotP * saveInvStd[ch]);
-  }
+    for (int64_t l = 0; l < lanes; ++l) {
+      sumDy[ch0 + l] = static_cast<float>(total[l]);
+      sumDyXhat[ch0 + l] = static_cast<float>(dotP[l] * saveInvStd[ch0 + l]);
+    }
+  });
 }
 
 void batchNormGradApply(const BatchNormShape &s, const float *x,
@@ -160,25 +182,28 @@ void batchNormGradApply(const BatchNormShape &s, const float *x,
                         const float *saveMean, const float *saveInvStd,
                         const float *sumDy, const float *sumDyXhat,
                         const double *count, float *dx, const float *reluY) {
-  int64_t plane = s.h * s.w;
   double n = count[0];
   if (s.n == 0 || !(n > 0))
     return;
-#pragma omp parallel for
-  for (int64_t ch = 0; ch < s.c; ++ch) {
-    float mean = saveMean[ch], invStd = saveInvStd[ch];
-    // sum(dy * (x - mean)) * invStd^2 / n, as batchNormBackward's.
-    float meanDy = static_cast<float>(sumDy[ch] / n);
-    float projScale =
-        static_cast<float>(static_cast<double>(sumDyXhat[ch]) * invStd / n);
-    float g = scale[ch];
-    forEachPlane(s, ch, [&](int64_t off) {
-      for (int64_t j = 0; j < plane; ++j)
-        dx[off + j] = math::batchNormBackwardInput(
-            outputGradient(dy, reluY, off + j), x[off + j], mean, invStd, g,
-            meanDy, projScale);
+  forEachGroup(s, [&](int64_t ch0, int64_t lanes, auto &&forEach) {
+    float mean[kChannelBlock], invStd[kChannelBlock], meanDy[kChannelBlock],
+        projScale[kChannelBlock], g[kChannelBlock];
+    for (int64_t l = 0; l < lanes; ++l) {
+      int64_t ch = ch0 + l;
+      mean[l] = saveMean[ch];
+      invStd[l] = saveInvStd[ch];
+      // sum(dy * (x - mean)) * invStd^2 / n, as batchNormBackward's.
+      meanDy[l] = static_cast<float>(sumDy[ch] / n);
+      projScale[l] = static_cast<float>(static_cast<double>(sumDyXhat[ch]) *
+                                        invStd[l] / n);
+      g[l] = scale[ch];
+    }
+    forEach([&](int64_t l, int64_t i) {
+      dx[i] = math::batchNormBackwardInput(outputGradient(dy, reluY, i), x[i],
+                                           mean[l], invStd[l], g[l], meanDy[l],
+                                           projScale[l]);
     });
-  }
+  });
 }
 
 } // namespace dpc::kernels

@@ -15,6 +15,8 @@ namespace dpc::kernels {
 
 struct BatchNormShape {
   int64_t n, c, h, w;
+  /// 1: plain NCHW; kChannelBlock (Reorder.h): x, y, dy and dx are nChw16c.
+  int64_t channelBlock = 1;
 };
 
 struct BatchNormParams {

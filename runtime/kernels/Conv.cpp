@@ -20,19 +20,21 @@ void checkShape(const Conv2dShape &s) {
     throw std::invalid_argument("conv2d: invalid shape");
 }
 
-/// The oneDNN view of one convolution: plain descriptors for every tensor
-/// (the callers' buffers), `any` ones for the primitive to pick its blocked
-/// layouts (2-3x faster than plain NCHW on few channels, reorders
-/// included), and the geometry in oneDNN's conventions (dilation 0 =
-/// dense).
+/// The oneDNN view of one convolution: descriptors for every tensor in the
+/// callers' layouts (plain, or nChw16c activations), `any` ones for the
+/// primitive to pick its blocked layouts (2-3x faster than plain NCHW on few
+/// channels, reorders included), and the geometry in oneDNN's conventions
+/// (dilation 0 = dense).
 struct ConvDescs {
   memory::desc src, weights, bias, dst;
   memory::desc anySrc, anyWeights, anyDst;
   memory::dims strides, dilates, padL, padR;
 
   explicit ConvDescs(const Conv2dShape &s) {
-    src = plainDesc({s.n, s.c, s.h, s.w}, Tag::nchw);
-    dst = plainDesc({s.n, s.k, s.outH(), s.outW()}, Tag::nchw);
+    src =
+        plainDesc({s.n, s.c, s.h, s.w}, s.blockedX ? Tag::nChw16c : Tag::nchw);
+    dst = plainDesc({s.n, s.k, s.outH(), s.outW()},
+                    s.blockedY ? Tag::nChw16c : Tag::nchw);
     bias = plainDesc({s.k}, Tag::x);
     // PyTorch's [k, c/g, r, s] is oneDNN's goihw with g split off k.
     weights =

@@ -22,6 +22,9 @@ struct Conv2dShape {
   int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
   int64_t dilationH = 1, dilationW = 1;
   int64_t groups = 1;
+  /// The activations' layouts: x (dx) and y (dy) plain NCHW or nChw16c
+  /// (Reorder.h). Weights and bias are plain.
+  bool blockedX = false, blockedY = false;
 
   int64_t outH() const {
     return math::convOutputSize(h, r, strideH, padTop, padBottom, dilationH);

@@ -18,6 +18,7 @@
 #include "runtime/kernels/Linear.h"
 #include "runtime/kernels/Optimizer.h"
 #include "runtime/kernels/Pool.h"
+#include "runtime/kernels/Reorder.h"
 #include "runtime/kernels/Softmax.h"
 #include "runtime/kernels/Utility.h"
 

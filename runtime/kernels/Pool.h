@@ -23,6 +23,8 @@ struct Pool2dShape {
   int64_t dilationH = 1, dilationW = 1; // max pooling only; 1 = dense
   bool ceilMode = false;
   bool countIncludePad = true; // average pooling only (PyTorch's default)
+  /// 1: plain NCHW; kChannelBlock (Reorder.h): every tensor is nChw16c.
+  int64_t channelBlock = 1;
 
   DPC_HOST_DEVICE int64_t outH() const {
     return math::poolOutputSize(h, kernelH, strideH, padTop, padBottom,
@@ -45,11 +47,12 @@ void maxPool2dBackward(const Pool2dShape &shape, const float *x,
 void avgPool2dForward(const Pool2dShape &shape, const float *x, float *y);
 void avgPool2dBackward(const Pool2dShape &shape, const float *dy, float *dx);
 
-/// y [n, c] = mean over h*w of x [n, c, h, w].
+/// y [n, c] = mean over h*w of x [n, c, h, w]; `blocked`: x (dx) is
+/// nChw16c, y (dy) plain all the same.
 void globalAvgPool2dForward(int64_t n, int64_t c, int64_t h, int64_t w,
-                            const float *x, float *y);
+                            const float *x, float *y, bool blocked = false);
 void globalAvgPool2dBackward(int64_t n, int64_t c, int64_t h, int64_t w,
-                             const float *dy, float *dx);
+                             const float *dy, float *dx, bool blocked = false);
 
 } // namespace dpc::kernels
 

@@ -43,6 +43,9 @@ struct TensorArg {
   void *data = nullptr; // device memory; null when only checking shapes
   DType dtype = DType::F32;
   std::vector<int64_t> dims;
+  /// How the elements lie in memory (KernelLayouts.h says where a kernel
+  /// takes other than plain).
+  Layout layout = Layout::Plain;
 
   int64_t getNumElements() const { return plan::getNumElements(dims); }
   int64_t getNumBytes() const { return getNumElements() * getDTypeSize(dtype); }

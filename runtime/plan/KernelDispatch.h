@@ -37,7 +37,19 @@ template <typename Context> struct KernelTable {
   std::array<Function, kNumKernels> kernels;
   /// Writes zeros to every present, non-empty result of the call.
   Function zeroResults;
+  /// Whether its kernels take the blocked layouts of KernelLayouts.h; a
+  /// backend without refuses any call with a tensor not plain.
+  bool blockedLayouts = false;
 };
+
+/// The first tensor of `call` that is not plain, or null.
+inline const TensorArg *findBlockedTensor(const KernelCall &call) {
+  for (const auto *args : {&call.operands, &call.results})
+    for (const TensorArg &arg : *args)
+      if (arg.present && arg.layout != Layout::Plain)
+        return &arg;
+  return nullptr;
+}
 
 template <typename Context>
 void dispatchKernel(const KernelTable<Context> &table, Context &context,
@@ -53,6 +65,14 @@ void dispatchKernel(const KernelTable<Context> &table, Context &context,
   if (!signature->has(kCollective) && !signature->has(kRunsOnEmpty) &&
       call.hasEmptyTensor())
     return table.zeroResults(context, call);
+  if (!table.blockedLayouts)
+    if (const TensorArg *blocked = findBlockedTensor(call))
+      throw std::runtime_error(std::string(signature->name) + ": " +
+                               table.backend +
+                               " takes plain tensors only, "
+                               "not " +
+                               EnumNameLayout(blocked->layout) +
+                               " (a plan compiled for another device)");
   if (signature->has(kOptimizer) && call.optimizerStep < 1)
     throw std::runtime_error(std::string(signature->name) + ": step " +
                              std::to_string(call.optimizerStep) +

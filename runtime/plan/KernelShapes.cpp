@@ -1,6 +1,7 @@
 //===- KernelShapes.cpp - kernel shapes from tensor dims ------------------===//
 
 #include "runtime/plan/KernelShapes.h"
+#include "runtime/kernels/Reorder.h"
 #include "runtime/plan/CheckedMath.h"
 #include "runtime/plan/KernelSignature.h"
 
@@ -266,6 +267,8 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
     expectOperandCount(call, 2, s.k);
   if (call.kernel == Kernel::Conv2dBackwardWeights && hasResult(call, 1))
     expectResultCount(call, 1, s.k);
+  s.blockedX = in->layout == Layout::NChw16c;
+  s.blockedY = out->layout == Layout::NChw16c;
   return s;
 }
 
@@ -347,7 +350,8 @@ kernels::BatchNormShape getBatchNormShape(const KernelCall &call) {
     expectResultCount(call, 2, c);
     break;
   }
-  return {d.n, d.c, d.h, d.w};
+  return {d.n, d.c, d.h, d.w,
+          x.layout == Layout::NChw16c ? kernels::kChannelBlock : 1};
 }
 
 kernels::BatchNormParams getBatchNormParams(const KernelCall &call) {
@@ -412,6 +416,8 @@ kernels::Pool2dShape getPool2dShape(const KernelCall &call) {
   if (s.outH() < 1 || s.outW() < 1)
     fail("the pooling's output would be empty");
   expectCount(*out, outName, countOf({s.n, s.c, s.outH(), s.outW()}));
+  if (in->layout == Layout::NChw16c)
+    s.channelBlock = kernels::kChannelBlock;
   return s;
 }
 

@@ -3,6 +3,7 @@
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/io/FileRead.h"
 #include "runtime/plan/CheckedMath.h"
+#include "runtime/plan/KernelLayouts.h"
 #include "runtime/plan/KernelShapes.h"
 #include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanChecksum.h"
@@ -332,6 +333,25 @@ private:
     }
   }
 
+  /// A blocked layout is for an arena tensor of a shape it fits, which no
+  /// other tensor views under other dims.
+  void checkLayout(const Tensor &tensor, const std::vector<int64_t> &dims,
+                   const std::string &where) {
+    Layout layout = tensor.layout();
+    if (layout == Layout::Plain)
+      return;
+    std::string name = getLayoutName(layout);
+    if (layout != Layout::NChw16c)
+      loaded.fail(where + ": unknown layout " + name);
+    if (!canHaveLayout(layout, tensor.dtype(), dims))
+      loaded.fail(where + ": layout " + name +
+                  " needs an F32 [n, c, h, w] "
+                  "tensor with c a multiple of 16, not " +
+                  EnumNameDType(tensor.dtype()) + " " + formatDims(dims));
+    if (tensor.storage() != Storage::Arena)
+      loaded.fail(where + ": layout " + name + " is for arena tensors only");
+  }
+
   /// Checks tensor `t`; returns the step's compiled batch seen so far (-1
   /// for none).
   int64_t checkTensor(const Step &step, const std::string &stepWhere, int t,
@@ -343,9 +363,8 @@ private:
     int64_t bytes = checkDims(where, tensor.dtype(), tensor.dims());
     int64_t size = getDTypeSize(tensor.dtype());
     int64_t count = bytes / size;
-    if (tensor.layout() != Layout::Plain)
-      loaded.fail(where + ": unknown layout");
     std::vector<int64_t> dims = toDims(tensor.dims());
+    checkLayout(tensor, dims, where);
     if (tensor.batch_dim()) {
       if (dims.empty())
         loaded.fail(where + ": a scalar cannot have a batch dim");
@@ -452,6 +471,11 @@ private:
                   std::to_string(bytesOf(tensor)) + " bytes do not fit the " +
                   std::to_string(bytesOf(base)) + " bytes of tensor " +
                   std::to_string(target) + " it aliases");
+    // A view reads plain elements: a blocked tensor has none to offer.
+    if (base.layout() != Layout::Plain)
+      loaded.fail(stepWhere + ": tensor " + std::to_string(t) +
+                  ": aliases tensor " + std::to_string(target) + ", which is " +
+                  getLayoutName(base.layout()));
   }
 
   void checkInstructions(const Step &step, const std::string &stepWhere,
@@ -645,6 +669,7 @@ private:
         arg.present = true;
         arg.dtype = tensor.dtype();
         arg.dims = toDims(tensor.dims());
+        arg.layout = tensor.layout();
         args.push_back(arg);
       }
     };
@@ -682,6 +707,8 @@ private:
     } catch (const ShapeError &error) {
       loaded.fail(where + ": " + error.what());
     }
+    if (std::string problem = checkCallLayouts(call); !problem.empty())
+      loaded.fail(where + ": " + problem);
     // Replicas run on different numbers of rows: only tensors without a
     // batch dim have the same size everywhere.
     if (instruction.kernel() == Kernel::AllReduce)

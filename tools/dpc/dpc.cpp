@@ -129,6 +129,11 @@ static cl::opt<bool>
              cl::desc("keep every kernel call apart (no fused kernels), to "
                       "compare against"),
              cl::sub(compileCommand), cl::cat(memoryOptions));
+static cl::opt<bool> noLayouts(
+    "no-layouts",
+    cl::desc("keep every buffer plain NCHW (no blocked layouts planned for "
+             "the convolutions), to compare against"),
+    cl::sub(compileCommand), cl::cat(memoryOptions));
 static cl::opt<bool> reportMemory(
     "report-memory",
     cl::desc("print each device's planned peak memory by kind, and what is "
@@ -375,6 +380,8 @@ static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
     pm.addPass(dpc::createRematerialize(pipeline.remat));
   if (pipeline.lowers) {
     pm.addPass(dpc::createConvertNNToExec());
+    if (!noLayouts)
+      pm.addPass(dpc::createAssignExecLayouts());
     if (!noFusion)
       pm.addPass(dpc::createFuseExecKernels());
   }

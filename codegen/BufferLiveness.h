@@ -1,0 +1,61 @@
+//===- BufferLiveness.h - arena buffers of a planned exec step --*- C++ -*-===//
+//
+// What passes over planned `exec` steps need to know of the arena: the
+// bytes a buffer occupies, when each buffer is alive, and where a new
+// short-lived buffer fits without touching a live one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_CODEGEN_BUFFERLIVENESS_H
+#define DPC_CODEGEN_BUFFERLIVENESS_H
+
+#include "ir/exec/ExecOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace dpc {
+
+/// The arena bytes [begin, end) a buffer (or a view of one) occupies at the
+/// step's compiled batch, or none when it is not in the arena (an input,
+/// training state).
+std::optional<std::pair<int64_t, int64_t>> getArenaBytes(mlir::Value buffer,
+                                                         int64_t batch);
+
+/// Bytes of a buffer of `type`, its `?` dim at `batch`.
+int64_t getBufferBytes(mlir::MemRefType type, int64_t batch);
+
+/// The liveness of a step's arena buffers: positions are the step's ops in
+/// order; a buffer lives from its first user to its last (views' users
+/// included; to the end when something other than a kernel reads it).
+class ArenaLiveness {
+public:
+  explicit ArenaLiveness(exec::StepOp step);
+
+  int64_t getPosition(mlir::Operation *op) const {
+    return positions.lookup(op);
+  }
+  /// The lowest offset, 64-byte aligned, where a buffer like `like`, alive
+  /// at `position` only, overlaps no buffer alive there; it is recorded as
+  /// alive there from now on.
+  int64_t placeAt(int64_t position, mlir::Value like);
+  /// The arena the step needs with the buffers placed.
+  int64_t getArenaBytes() const { return arenaBytes; }
+
+private:
+  struct Interval {
+    int64_t first, last, begin, end;
+  };
+  int64_t batch;
+  int64_t arenaBytes;
+  llvm::DenseMap<mlir::Operation *, int64_t> positions;
+  std::vector<Interval> intervals;
+};
+
+} // namespace dpc
+
+#endif // DPC_CODEGEN_BUFFERLIVENESS_H
