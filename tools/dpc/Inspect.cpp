@@ -33,6 +33,10 @@ struct StepSummary {
   int64_t instructions = 0;
   int64_t streams = 0;
   std::vector<int64_t> bucketBytes; // one per AllReduce, in order
+  /// Layout changes the plan makes (Reorder kernels) and the tensors it
+  /// keeps in a blocked layout.
+  int64_t reorders = 0;
+  int64_t blockedTensors = 0;
 };
 
 struct DeviceSummary {
@@ -56,12 +60,15 @@ std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
     summary.name = step->name()->str();
     summary.arenaBytes = step->arena_bytes();
     summary.streams = step->streams()->size();
-    for (const plan::Tensor *tensor : *step->tensors())
+    for (const plan::Tensor *tensor : *step->tensors()) {
       if (tensor->batch_dim() && tensor->dims()->size() > 0)
         summary.batch = tensor->dims()->Get(0);
+      summary.blockedTensors += tensor->layout() != plan::Layout::Plain;
+    }
     for (const plan::Stream *stream : *step->streams()) {
       summary.instructions += stream->instructions()->size();
       for (const plan::Instruction *instruction : *stream->instructions()) {
+        summary.reorders += instruction->kernel() == plan::Kernel::Reorder;
         if (instruction->kernel() != plan::Kernel::AllReduce)
           continue;
         int64_t bytes = 0;
@@ -134,7 +141,9 @@ void printText(const plan::LoadedPlan &loaded,
         for (int64_t bytes : step.bucketBytes)
           std::printf(" %s", megabytes(bytes).c_str());
       }
-      std::printf("\n");
+      std::printf(", %lld reorder(s), %lld blocked tensor(s)\n",
+                  static_cast<long long>(step.reorders),
+                  static_cast<long long>(step.blockedTensors));
     }
   }
 }
@@ -194,7 +203,9 @@ void printJson(const plan::LoadedPlan &loaded,
       for (size_t b = 0; b < step.bucketBytes.size(); ++b)
         std::printf("%s%lld", b ? ", " : "",
                     static_cast<long long>(step.bucketBytes[b]));
-      std::printf("]}");
+      std::printf("], \"reorders\": %lld, \"blocked_tensors\": %lld}",
+                  static_cast<long long>(step.reorders),
+                  static_cast<long long>(step.blockedTensors));
     }
     std::printf("]}");
   }
