@@ -151,3 +151,43 @@ exec.step "s" device(0) batch(2) arena(64) {
   // expected-error @+1 {{'exec.kernel' op CorrectCount: operand 1 (Labels) is I64, expected I32}}
   exec.kernel "CorrectCount" ins(%l, %y : memref<?x3xf32>, memref<?xi64>) outs(%c : memref<i64>)
 }
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(4096) {
+  // expected-error @+1 {{'exec.arena' op layout nChw16c needs an f32 [n, c, h, w] buffer with c a multiple of 16, not 'memref<?x8x4x4xf32>'}}
+  %x = exec.arena[0] {layout = "nChw16c"} : memref<?x8x4x4xf32>
+}
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(4096) {
+  // expected-error @+1 {{'exec.arena' op unknown layout 'nhwc'}}
+  %x = exec.arena[0] {layout = "nhwc"} : memref<?x16x4x4xf32>
+}
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(4096) {
+  %x = exec.arena[0] {layout = "nChw16c"} : memref<?x16x2x2xf32>
+  // expected-error @+1 {{'exec.view' op cannot view a buffer that is not plain}}
+  %v = exec.view %x : memref<?x16x2x2xf32> to memref<?x64xf32>
+}
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(4096) {
+  %x = exec.arena[0] {layout = "nChw16c"} : memref<?x16x2x2xf32>
+  %s = exec.arena[1024] : memref<16xf32>
+  // expected-error @+1 {{'exec.kernel' op ReduceSum: operand 0 (X) is nChw16c, but the kernel takes it plain only}}
+  exec.kernel "ReduceSum" ins(%x : memref<?x16x2x2xf32>) outs(%s : memref<16xf32>) {dims = array<i64: 0, 2, 3>}
+}
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(4096) {
+  %x = exec.arena[0] {layout = "nChw16c"} : memref<?x16x2x2xf32>
+  %y = exec.arena[1024] : memref<?x16x2x2xf32>
+  // expected-error @+1 {{'exec.kernel' op ReluForward: result 0 (Y) is plain, but operand 0 (X) is nChw16c}}
+  exec.kernel "ReluForward" ins(%x : memref<?x16x2x2xf32>) outs(%y : memref<?x16x2x2xf32>)
+}
