@@ -1,7 +1,8 @@
 //===- Conv.h - 2-D convolution kernels (oneDNN) ----------------*- C++ -*-===//
 //
 // Layout: x [n, c, h, w], weights [k, c/groups, r, s] (PyTorch's), bias [k],
-// y [n, k, outH, outW], all plain row-major. Dilation 1 means dense.
+// y [n, k, outH, outW]; plain row-major, except activations the shape marks
+// blocked (nChw16c). Dilation 1 means dense.
 //
 //===----------------------------------------------------------------------===//
 

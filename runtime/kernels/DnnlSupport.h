@@ -2,11 +2,11 @@
 //
 // Not part of the public API: the definition of KernelContext::Impl, the
 // primitive cache and the helpers that wrap raw pointers in dnnl::memory.
-// Memory layout is decided here and only here: callers hand over plain
-// row-major buffers; a primitive created with `format_tag::any` (the
-// convolutions) runs in the blocked layout oneDNN prefers, and execute()
-// reorders its arguments to and from it around the call. (Keeping tensors
-// blocked across ops, chosen at compile time, would save those reorders.)
+// Callers hand over buffers in the layouts the plan chose (plain row-major,
+// or nChw16c activations: codegen's assign-exec-layouts); a primitive
+// created with `format_tag::any` (the convolutions) runs in the layout
+// oneDNN prefers, and execute() reorders only the arguments that are not
+// in it already (the weights, plain activations) to and from it.
 //
 //===----------------------------------------------------------------------===//
 
