@@ -167,13 +167,16 @@ StepLayouts::getPlainPositions(ex::KernelOp op, ArrayRef<Position> positions) {
 void StepLayouts::insertReorders(ex::KernelOp op,
                                  ArrayRef<Position> plainPositions) {
   // One plain buffer per blocked buffer the call reads or writes.
+  // Accumulate adds to its result: that is read too.
+  bool readsResults = op.getKernel() == "Accumulate";
   llvm::MapVector<Value, std::pair<bool, bool>> accesses; // read, written
   for (const Position &p : plainPositions) {
     Value buffer = op->getOperand(p.operand);
     if (!blocked.contains(buffer))
       continue;
     auto &[read, written] = accesses[buffer];
-    (p.result ? written : read) = true;
+    read |= !p.result || readsResults;
+    written |= p.result;
   }
   if (accesses.empty())
     return;

@@ -142,3 +142,35 @@ module attributes {exec.devices = ["cuda:0"]} {
     exec.output "conv", %c : memref<?x16x8x8xf32>
   }
 }
+
+// -----
+
+// Accumulate adds into its result: where it must run plain on a blocked
+// gradient (its other operand is a plain input), the gradient is reordered
+// into the plain buffer before the call and back after it.
+// CHECK-LABEL: exec.step "train_step"
+// CHECK: %[[G:.*]] = exec.arena[0] {layout = "nChw16c"} : memref<?x16x8x8xf32>
+// CHECK-NEXT: exec.kernel "Conv2dBackwardData" {{.*}} outs(%[[G]] :
+// CHECK-NEXT: %[[T:.*]] = exec.arena[4096] : memref<?x16x8x8xf32>
+// CHECK-NEXT: exec.kernel "Reorder" ins(%[[G]] : {{.*}}) outs(%[[T]] :
+// CHECK-NEXT: exec.kernel "Accumulate" ins(%{{.*}} : {{.*}}) outs(%[[T]] :
+// CHECK-NEXT: exec.kernel "Reorder" ins(%[[T]] : {{.*}}) outs(%[[G]] :
+// CHECK-NEXT: exec.arena
+// CHECK-NEXT: exec.kernel "Conv2dBackwardData" ins(%[[G]],
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.persistent @w "parameter" init = "model" {source = "w"} : tensor<16x16x3x3xf32>
+  exec.step "train_step" device(0) batch(1) arena(12288) {
+    %dy = exec.input "dy" : memref<?x16x8x8xf32>
+    %other = exec.input "other" : memref<?x16x8x8xf32>
+    %w = exec.state @w : memref<16x16x3x3xf32>
+    %g = exec.arena[0] : memref<?x16x8x8xf32>
+    exec.kernel "Conv2dBackwardData" ins(%dy, %w : memref<?x16x8x8xf32>, memref<16x16x3x3xf32>) outs(%g : memref<?x16x8x8xf32>) {padding = array<i64: 1, 1, 1, 1>}
+    exec.kernel "Accumulate" ins(%other : memref<?x16x8x8xf32>) outs(%g : memref<?x16x8x8xf32>)
+    %dx = exec.arena[4096] : memref<?x16x8x8xf32>
+    exec.kernel "Conv2dBackwardData" ins(%g, %w : memref<?x16x8x8xf32>, memref<16x16x3x3xf32>) outs(%dx : memref<?x16x8x8xf32>) {padding = array<i64: 1, 1, 1, 1>}
+    %dw = exec.arena[8192] : memref<16x16x3x3xf32>
+    exec.kernel "Conv2dBackwardWeights" ins(%other, %g : memref<?x16x8x8xf32>, memref<?x16x8x8xf32>) outs(%dw : memref<16x16x3x3xf32>) {padding = array<i64: 1, 1, 1, 1>}
+    exec.output "dx", %dx : memref<?x16x8x8xf32>
+    exec.output "dw", %dw : memref<16x16x3x3xf32>
+  }
+}
