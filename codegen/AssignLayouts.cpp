@@ -122,9 +122,11 @@ bool StepLayouts::isCandidate(Value buffer) {
   auto arena = buffer.getDefiningOp<ex::ArenaOp>();
   if (!arena)
     return false;
+  // The batch, if any, as n: dim 0 as it is.
   auto type = cast<MemRefType>(buffer.getType());
   std::vector<int64_t> dims(type.getShape().begin(), type.getShape().end());
-  if (!dims.empty() && ShapedType::isDynamic(dims[0]))
+  if (!dims.empty() && ShapedType::isDynamic(dims[0]) &&
+      arena.getBatchScale() == 1)
     dims[0] = 1;
   if (!type.getElementType().isF32() ||
       !plan::canHaveLayout(kBlocked, plan::DType::F32, dims))
@@ -186,8 +188,8 @@ void StepLayouts::insertReorders(ex::KernelOp op,
   for (auto &[buffer, access] : accesses) {
     auto type = cast<MemRefType>(buffer.getType());
     int64_t offset = liveness->placeAt(position, buffer);
-    auto temp = builder.create<ex::ArenaOp>(op.getLoc(), type,
-                                            builder.getI64IntegerAttr(offset));
+    auto temp = builder.create<ex::ArenaOp>(op.getLoc(), type, offset,
+                                            /*batch_scale=*/1);
     plainOf[buffer] = temp.getBuffer();
   }
   auto reorder = [&](Value from, Value to) {

@@ -8,10 +8,11 @@ using namespace mlir;
 using namespace dpc;
 namespace ex = dpc::exec;
 
-int64_t dpc::getBufferBytes(MemRefType type, int64_t batch) {
+int64_t dpc::getBufferBytes(Value buffer, int64_t batch) {
+  auto type = cast<MemRefType>(buffer.getType());
   int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-  for (int64_t dim : type.getShape())
-    bytes *= ShapedType::isDynamic(dim) ? batch : dim;
+  for (int64_t dim : ex::getBufferDims(buffer, batch))
+    bytes *= dim;
   return bytes;
 }
 
@@ -22,9 +23,9 @@ std::optional<std::pair<int64_t, int64_t>> dpc::getArenaBytes(Value buffer,
   auto arena = buffer.getDefiningOp<ex::ArenaOp>();
   if (!arena)
     return std::nullopt;
-  auto type = cast<MemRefType>(arena.getBuffer().getType());
   int64_t begin = static_cast<int64_t>(arena.getOffset());
-  return std::make_pair(begin, begin + getBufferBytes(type, batch));
+  return std::make_pair(begin,
+                        begin + getBufferBytes(arena.getBuffer(), batch));
 }
 
 ArenaLiveness::ArenaLiveness(ex::StepOp step)
@@ -57,7 +58,7 @@ ArenaLiveness::ArenaLiveness(ex::StepOp step)
 }
 
 int64_t ArenaLiveness::placeAt(int64_t position, Value like) {
-  int64_t size = getBufferBytes(cast<MemRefType>(like.getType()), batch);
+  int64_t size = getBufferBytes(like, batch);
   std::vector<std::pair<int64_t, int64_t>> taken;
   for (const Interval &interval : intervals)
     if (interval.first <= position && position <= interval.last)

@@ -26,8 +26,8 @@ namespace dpc {
 std::optional<std::pair<int64_t, int64_t>> getArenaBytes(mlir::Value buffer,
                                                          int64_t batch);
 
-/// Bytes of a buffer of `type`, its `?` dim at `batch`.
-int64_t getBufferBytes(mlir::MemRefType type, int64_t batch);
+/// Bytes of `buffer` at a step batch of `batch`.
+int64_t getBufferBytes(mlir::Value buffer, int64_t batch);
 
 /// The liveness of a step's arena buffers: positions are the step's ops in
 /// order; a buffer lives from its first user to its last (views' users

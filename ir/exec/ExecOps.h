@@ -18,6 +18,13 @@
 
 namespace dpc::exec {
 
+/// How many times the step's batch the `?` dim of `buffer` is: its arena or
+/// view op's batch_scale, 1 for any other buffer.
+int64_t getBatchScale(mlir::Value buffer);
+
+/// The dims of `buffer` at a step batch of `batch`.
+llvm::SmallVector<int64_t> getBufferDims(mlir::Value buffer, int64_t batch);
+
 /// The layout "nChw16c" names (plan::getLayoutName's spelling), or none.
 std::optional<plan::Layout> parseLayoutName(llvm::StringRef name);
 

@@ -4,6 +4,7 @@
 #include "runtime/plan/KernelRoles.h"
 #include "runtime/plan/KernelSignature.h"
 
+#include <algorithm>
 #include <initializer_list>
 
 namespace dpc::plan {
@@ -122,7 +123,9 @@ bool canHaveLayout(Layout layout, DType dtype,
   case Layout::Plain:
     return true;
   case Layout::NChw16c:
-    return dtype == DType::F32 && dims.size() == 4 && dims[1] > 0 &&
+    return dtype == DType::F32 && dims.size() == 4 &&
+           std::all_of(dims.begin(), dims.end(),
+                       [](int64_t dim) { return dim > 0; }) &&
            dims[1] % 16 == 0;
   }
   return false;
