@@ -178,6 +178,8 @@ private:
   void importGemm(const onnx::NodeProto &node);
   void importReshape(const onnx::NodeProto &node);
   void importMatMul(const onnx::NodeProto &node);
+  /// Expand of a tensor computed at run time: to the batch only.
+  void importExpand(const onnx::NodeProto &node);
   /// Squeeze/Unsqueeze of a tensor (shape tensors fold): a reshape.
   void importSqueeze(const onnx::NodeProto &node, bool unsqueeze);
   /// How many times the batch the dynamic dim of `value` is: 1 for the
@@ -203,6 +205,8 @@ private:
   llvm::StringMap<KnownTensor> known;
   /// How many times the batch a value's dynamic dim is (see batchScaleOf).
   DenseMap<Value, int64_t> batchScales;
+  /// The first data input: what sizes a tensor expanded to the batch.
+  Value dataInput;
   /// Training-mode dropouts imported so far: the next one's mask key.
   int64_t numDropouts = 0;
   /// A random mask on its way to a Mul: a fill of `shape` (dim 0 the
@@ -714,6 +718,8 @@ void Importer::declareInputs(Block &body) {
     argumentAttrs.push_back({named(nn::NNDialect::kInputAttrName,
                                    builder.getStringAttr(input.name()))});
     values[input.name()] = arg;
+    if (!dataInput)
+      dataInput = arg;
   }
   if (argumentAttrs.empty())
     fail("the graph has no data input");
@@ -1414,6 +1420,27 @@ void Importer::importReshape(const onnx::NodeProto &node) {
   define(node, 0, create<nn::ReshapeOp>(input, {i64Array("shape", shape)}));
 }
 
+void Importer::importExpand(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape = constantInts(node, 1, /*allowBatch=*/true);
+  // A tensor without the batch repeated for each sample (ViT's class token,
+  // token.expand(n, -1, -1), whose -1s the exporter made 1s); one that has
+  // it already stays.
+  bool toBatch = !shape.empty() && frontend::isBatchMultiple(shape[0]) &&
+                 frontend::batchMultipleOf(shape[0]) == 1 &&
+                 static_cast<int64_t>(shape.size()) == type.getRank();
+  for (size_t d = 1; toBatch && d < shape.size(); ++d)
+    toBatch = shape[d] == 1 || shape[d] == type.getDimSize(d);
+  if (!toBatch)
+    fail("only a tensor of [1, ...] expanded to the batch in dim 0 is "
+         "supported (e.g. a class token); other run-time tensors do not "
+         "broadcast");
+  if (type.isDynamicDim(0) && batchScaleOf(input) == 1)
+    return define(node, 0, input);
+  define(node, 0, create<nn::BroadcastRowsOp>({input, dataInput}));
+}
+
 void Importer::importSqueeze(const onnx::NodeProto &node, bool unsqueeze) {
   Value input = operand(node, 0);
   auto type = cast<RankedTensorType>(input.getType());
@@ -1628,6 +1655,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
                  input, {named("axis", builder.getI64IntegerAttr(axis))}));
     } else if (op == "Reshape") {
       importReshape(node);
+    } else if (op == "Expand") {
+      importExpand(node);
     } else if (op == "Squeeze" || op == "Unsqueeze") {
       importSqueeze(node, op == "Unsqueeze");
     } else if (op == "Pad") {

@@ -105,6 +105,17 @@ MODELS = {
          helper.make_node("Concat", ["batch", "minus_one"], ["ys"], axis=0),
          helper.make_node("Reshape", ["back", "ys"], ["y"])],
         ["batch", 4, 8], ["batch", 32]),
+    # ViT's class token: torch.cat([token.expand(n, -1, -1), x], dim=1).
+    "class_token": model(
+        [helper.make_node("Shape", ["x"], ["s"]),
+         ints("zero", [0]),
+         helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+         ints("ones", [1, 1]),
+         helper.make_node("Concat", ["n", "ones"], ["es"], axis=0),
+         helper.make_node("Expand", ["token", "es"], ["t"]),
+         helper.make_node("Concat", ["t", "x"], ["y"], axis=1)],
+        ["batch", 3, 4], ["batch", 4, 4],
+        [numpy_helper.from_array(np.ones((1, 1, 4), np.float32), "token")]),
     # Mod (the divisor's sign, as Python's %) and Sqrt of constants.
     "mod_sqrt": model(
         [ints("a", [7, -7]),
