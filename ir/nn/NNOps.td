@@ -334,6 +334,7 @@ def NN_BatchMatmulOp : NN_Op<"batch_matmul", [Pure, InferTypeOpAdaptor]> {
     DefaultValuedAttr<BoolAttr, "false">:$transpose_lhs,
     DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs);
   let results = (outs NN_FloatTensor:$result);
+  let hasCanonicalizer = 1;
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
