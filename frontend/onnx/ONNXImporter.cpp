@@ -178,6 +178,11 @@ private:
   void importGemm(const onnx::NodeProto &node);
   void importReshape(const onnx::NodeProto &node);
   void importMatMul(const onnx::NodeProto &node);
+  /// Rows `ids` (constant, consecutive or one repeated) of `table`, shaped
+  /// [ids dims..., features].
+  Value constantRows(Value table, const KnownTensor &ids);
+  /// Expand of a tensor computed at run time: to the batch only.
+  void importExpand(const onnx::NodeProto &node);
   /// Squeeze/Unsqueeze of a tensor (shape tensors fold): a reshape.
   void importSqueeze(const onnx::NodeProto &node, bool unsqueeze);
   /// How many times the batch the dynamic dim of `value` is: 1 for the
@@ -203,6 +208,8 @@ private:
   llvm::StringMap<KnownTensor> known;
   /// How many times the batch a value's dynamic dim is (see batchScaleOf).
   DenseMap<Value, int64_t> batchScales;
+  /// The first data input: what sizes a tensor expanded to the batch.
+  Value dataInput;
   /// Training-mode dropouts imported so far: the next one's mask key.
   int64_t numDropouts = 0;
   /// A random mask on its way to a Mul: a fill of `shape` (dim 0 the
@@ -214,6 +221,9 @@ private:
     enum Stage { Fill, Uniform, Bernoulli, Scaled } stage;
     SmallVector<int64_t> shape;
     double keep = 1;
+    /// A Fill that expands known values to the batch (BERT's token-type
+    /// ids), not an empty tensor: what it repeats for each sample.
+    std::optional<KnownTensor> repeated;
   };
   llvm::StringMap<RandomMask> randomMasks;
   /// SplitToSequence's parts, for SequenceAt.
@@ -714,6 +724,8 @@ void Importer::declareInputs(Block &body) {
     argumentAttrs.push_back({named(nn::NNDialect::kInputAttrName,
                                    builder.getStringAttr(input.name()))});
     values[input.name()] = arg;
+    if (!dataInput)
+      dataInput = arg;
   }
   if (argumentAttrs.empty())
     fail("the graph has no data input");
@@ -1059,8 +1071,10 @@ bool Importer::importRandomMask(const onnx::NodeProto &node) {
     if (!shape || !shape->hasBatch() || shape->isFloat() ||
         shape->ints.empty() || shape->ints[0] != kBatch)
       return false;
-    RandomMask mask{RandomMask::Fill, {}, 1};
+    RandomMask mask{RandomMask::Fill, {}, 1, std::nullopt};
     mask.shape.assign(shape->ints.begin(), shape->ints.end());
+    if (op == "Expand")
+      mask.repeated = *knownValue(node.input(0));
     return define(mask);
   }
   if (op == "Cast" || op == "CastLike") {
@@ -1189,6 +1203,22 @@ void Importer::importSlice(const onnx::NodeProto &node) {
 }
 
 void Importer::importGather(const onnx::NodeProto &node) {
+  // Rows of a table by constant ids (BERT's position and token-type ids),
+  // repeated for each sample where the exporter expanded them to the batch.
+  const KnownTensor *ids = knownValue(node.input(1));
+  bool repeated = false;
+  if (auto it = randomMasks.find(node.input(1));
+      !ids && it != randomMasks.end() && it->second.repeated) {
+    ids = &*it->second.repeated;
+    repeated = true;
+  }
+  if (ids && !ids->isFloat() && ids->getNumElements() > 1 &&
+      intAttr(node, "axis", 0) == 0) {
+    Value rows = constantRows(operand(node, 0), *ids);
+    if (repeated)
+      rows = create<nn::BroadcastRowsOp>({rows, dataInput});
+    return define(node, 0, rows);
+  }
   // Rows of a float table by run-time indices: an embedding lookup.
   if (!knownValue(node.input(1)) && intAttr(node, "axis", 0) == 0) {
     Value table = operand(node, 0), indices = operand(node, 1);
@@ -1222,6 +1252,42 @@ void Importer::importGather(const onnx::NodeProto &node) {
         create<nn::ReshapeOp>(slice, {i64Array("shape", reshapeTarget(dims))});
   }
   define(node, 0, slice);
+}
+
+Value Importer::constantRows(Value table, const KnownTensor &ids) {
+  auto type = cast<RankedTensorType>(table.getType());
+  if (type.getRank() != 2 || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()))
+    fail("constant ids index a float table [rows, features], not " +
+         typeToString(type));
+  int64_t numRows = type.getDimSize(0), n = ids.getNumElements();
+  for (int64_t id : ids.ints)
+    if (id < 0 || id >= numRows)
+      fail("id " + std::to_string(id) + " is outside the table's " +
+           std::to_string(numRows) + " rows");
+  bool same = true, consecutive = true;
+  for (int64_t i = 1; i < n; ++i) {
+    same = same && ids.ints[i] == ids.ints[0];
+    consecutive = consecutive && ids.ints[i] == ids.ints[0] + i;
+  }
+  int64_t first = ids.ints[0];
+  Value rows;
+  if (consecutive) {
+    rows = createSlice(table, 0, first, first + n);
+  } else if (same) {
+    // One row, added to zeros of [n, features] (the second operand
+    // broadcasts; its gradient sums the n rows).
+    auto zerosType =
+        RankedTensorType::get({n, type.getDimSize(1)}, type.getElementType());
+    Value zeros = create<nn::ConstantOp>(
+        {}, {named("value", DenseElementsAttr::get(zerosType, 0.f))});
+    rows = create<nn::AddOp>({zeros, createSlice(table, 0, first, first + 1)});
+  } else {
+    fail("constant ids must be consecutive rows or one row repeated");
+  }
+  SmallVector<int64_t> shape(ids.dims.begin(), ids.dims.end());
+  shape.push_back(type.getDimSize(1));
+  return create<nn::ReshapeOp>(rows, {i64Array("shape", shape)});
 }
 
 void Importer::importDiv(const onnx::NodeProto &node) {
@@ -1412,6 +1478,27 @@ void Importer::importReshape(const onnx::NodeProto &node) {
                   create<nn::FlattenOp>(
                       input, {named("axis", builder.getI64IntegerAttr(1))}));
   define(node, 0, create<nn::ReshapeOp>(input, {i64Array("shape", shape)}));
+}
+
+void Importer::importExpand(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape = constantInts(node, 1, /*allowBatch=*/true);
+  // A tensor without the batch repeated for each sample (ViT's class token,
+  // token.expand(n, -1, -1), whose -1s the exporter made 1s); one that has
+  // it already stays.
+  bool toBatch = !shape.empty() && frontend::isBatchMultiple(shape[0]) &&
+                 frontend::batchMultipleOf(shape[0]) == 1 &&
+                 static_cast<int64_t>(shape.size()) == type.getRank();
+  for (size_t d = 1; toBatch && d < shape.size(); ++d)
+    toBatch = shape[d] == 1 || shape[d] == type.getDimSize(d);
+  if (!toBatch)
+    fail("only a tensor of [1, ...] expanded to the batch in dim 0 is "
+         "supported (e.g. a class token); other run-time tensors do not "
+         "broadcast");
+  if (type.isDynamicDim(0) && batchScaleOf(input) == 1)
+    return define(node, 0, input);
+  define(node, 0, create<nn::BroadcastRowsOp>({input, dataInput}));
 }
 
 void Importer::importSqueeze(const onnx::NodeProto &node, bool unsqueeze) {
@@ -1628,6 +1715,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
                  input, {named("axis", builder.getI64IntegerAttr(axis))}));
     } else if (op == "Reshape") {
       importReshape(node);
+    } else if (op == "Expand") {
+      importExpand(node);
     } else if (op == "Squeeze" || op == "Unsqueeze") {
       importSqueeze(node, op == "Unsqueeze");
     } else if (op == "Pad") {
