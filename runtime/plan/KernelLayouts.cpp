@@ -123,8 +123,9 @@ bool canHaveLayout(Layout layout, DType dtype,
   case Layout::Plain:
     return true;
   case Layout::NChw16c:
-    return dtype == DType::F32 && dims.size() == 4 &&
-           std::all_of(dims.begin(), dims.end(),
+    // n may be 0: a replica given no rows.
+    return dtype == DType::F32 && dims.size() == 4 && dims[0] >= 0 &&
+           std::all_of(dims.begin() + 1, dims.end(),
                        [](int64_t dim) { return dim > 0; }) &&
            dims[1] % 16 == 0;
   }
