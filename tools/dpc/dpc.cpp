@@ -170,6 +170,13 @@ static cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
                               cl::sub(compileCommand),
                               cl::sub(calibrateCommand),
                               cl::cat(trainingOptions));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("convolutions and matmuls in f32 (default), bf16 (f32 "
+             "accumulation and weights, as torch.autocast) or auto (the "
+             "faster per layer and pass)"),
+    cl::value_desc("P"), cl::init("f32"), cl::sub(compileCommand),
+    cl::cat(trainingOptions));
 static cl::opt<double>
     weightDecay("weight-decay",
                 cl::desc("weight decay (default: PyTorch's for the optimizer)"),
@@ -377,6 +384,11 @@ static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
     pm.addPass(dpc::createConvertNNToExec());
     if (!noFusion)
       pm.addPass(dpc::createFuseExecKernels());
+    if (precision != "f32") {
+      dpc::AssignKernelPrecisionOptions options;
+      options.precision = precision;
+      pm.addPass(dpc::createAssignKernelPrecision(options));
+    }
   }
 }
 
@@ -492,6 +504,10 @@ static int runCompile() {
                                         spec + "'");
     }
   }
+  if (precision != "f32" && precision != "bf16" && precision != "auto")
+    return reportError(modelPath, "--precision: expected f32, bf16 or auto, "
+                                  "got '" +
+                                      precision + "'");
   if (reportMemory && emitStage.getNumOccurrences() && emitStage != Stage::Exec)
     return reportError(modelPath, "--report-memory needs the planned steps: "
                                   "write a plan or use --emit=exec");
