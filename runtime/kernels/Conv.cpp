@@ -49,14 +49,9 @@ struct ConvDescs {
     anySrc = any(src);
     anyWeights = any(weights);
     anyDst = any(dst);
-    auto low = [&](const memory::desc &plain) {
-      return s.precision == Precision::BF16
-                 ? memory::desc(plain.dims(), memory::data_type::bf16, Tag::any)
-                 : any(plain);
-    };
-    lowSrc = low(src);
-    lowWeights = low(weights);
-    lowDst = low(dst);
+    lowSrc = lowDesc(anySrc, s.precision);
+    lowWeights = lowDesc(anyWeights, s.precision);
+    lowDst = lowDesc(anyDst, s.precision);
     strides = {s.strideH, s.strideW};
     dilates = {s.dilationH - 1, s.dilationW - 1};
     padL = {s.padTop, s.padLeft};

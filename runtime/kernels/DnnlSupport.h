@@ -218,7 +218,8 @@ inline dnnl::memory::desc plainDesc(const dnnl::memory::dims &dims,
 }
 
 /// What a kernel of `precision` reads the f32 tensor `plain` as: itself, or
-/// in bf16 a bf16 tensor of the same layout (the reorder into it rounds).
+/// in bf16 a bf16 tensor of the same layout, or format `any` (the reorder
+/// into it rounds).
 inline dnnl::memory::desc lowDesc(const dnnl::memory::desc &plain,
                                   Precision precision) {
   dnnl::memory::desc low = plain;
