@@ -12,16 +12,22 @@
 // rules' comments: f32 ms / bf16 ms at batch 256, rounding included). The
 // rules read only the per-sample geometry, never the batch, so that every
 // replica of a data-parallel step -- whatever its share of the batch --
-// chooses the same and the replicas stay equivalent.
+// chooses the same and the replicas stay equivalent. A cost file of
+// measured times (`dpc calibrate --kernels`) overrides them for the calls
+// it has, by the same batch-free key.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
 #include "ir/exec/ExecOps.h"
 #include "ir/exec/KernelAttributes.h"
+#include "runtime/plan/KernelCostKey.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 namespace dpc {
 #define GEN_PASS_DEF_ASSIGNKERNELPRECISION
@@ -95,6 +101,63 @@ bool prefersBf16(ex::KernelOp op) {
   return matmulPrefersBf16(kernel, op);
 }
 
+/// f32 and bf16 times by cost key (runtime/plan/KernelCostKey.h).
+using CostTable = llvm::StringMap<std::pair<double, double>>;
+
+/// Reads `path`, a `dpc calibrate --kernels` file: {"kernels": {KEY:
+/// {"f32": us, "bf16": us}}}; an error naming the file otherwise.
+FailureOr<CostTable> readCostTable(StringRef path, Operation *where) {
+  auto fail = [&](const Twine &problem) {
+    where->emitError() << path << ": " << problem;
+    return failure();
+  };
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file)
+    return fail("cannot read the cost file: " + file.getError().message());
+  llvm::Expected<llvm::json::Value> root =
+      llvm::json::parse((*file)->getBuffer());
+  if (!root)
+    return fail("not JSON: " + llvm::toString(root.takeError()));
+  const llvm::json::Object *kernels =
+      root->getAsObject() ? root->getAsObject()->getObject("kernels") : nullptr;
+  if (!kernels)
+    return fail("expected a \"kernels\" object of key: {\"f32\": us, "
+                "\"bf16\": us} (dpc calibrate --kernels)");
+  CostTable table;
+  for (const auto &[key, value] : *kernels) {
+    const llvm::json::Object *times = value.getAsObject();
+    std::optional<double> f32 = times ? times->getNumber("f32") : std::nullopt;
+    std::optional<double> bf16 =
+        times ? times->getNumber("bf16") : std::nullopt;
+    if (!f32 || !bf16 || *f32 <= 0 || *bf16 <= 0)
+      return fail("kernel '" + key.str() +
+                  "' needs positive \"f32\" and \"bf16\" times");
+    table[key.str()] = {*f32, *bf16};
+  }
+  return table;
+}
+
+/// The cost key of `op`, as the runtime computes it from the plan.
+FailureOr<std::string> getCostKey(ex::KernelOp op, plan::Kernel kernel) {
+  auto dims = [](ValueRange buffers) {
+    std::vector<std::vector<int64_t>> all;
+    for (Value buffer : buffers) {
+      std::vector<int64_t> shape(dimsOf(buffer));
+      for (int64_t &dim : shape)
+        if (ShapedType::isDynamic(dim))
+          dim = -1; // the batch
+      all.push_back(std::move(shape));
+    }
+    return all;
+  };
+  FailureOr<plan::KernelAttrsUnion> attrs =
+      ex::convertKernelAttrs(op, *plan::getKernelSignature(kernel));
+  if (failed(attrs))
+    return failure();
+  return plan::getKernelCostKey(kernel, dims(op.getIns()), dims(op.getOuts()),
+                                attrs->AsConv2dAttrs());
+}
+
 struct AssignKernelPrecisionPass
     : public dpc::impl::AssignKernelPrecisionBase<AssignKernelPrecisionPass> {
   using Base::Base;
@@ -107,13 +170,31 @@ struct AssignKernelPrecisionPass
     }
     if (precision == "f32")
       return;
+    CostTable measured;
+    if (!costs.empty()) {
+      FailureOr<CostTable> table = readCostTable(costs, getOperation());
+      if (failed(table))
+        return signalPassFailure();
+      measured = std::move(*table);
+    }
     Builder b(&getContext());
     WalkResult result = getOperation().walk([&](ex::KernelOp op) {
       const plan::Kernel *kernel = plan::findKernel(op.getKernel());
       if (!kernel ||
           !plan::getKernelSignature(*kernel)->has(plan::kMixedPrecision))
         return WalkResult::advance();
-      bool bf16 = precision == "bf16" || prefersBf16(op);
+      bool bf16 = precision == "bf16";
+      if (!bf16 && !measured.empty()) {
+        FailureOr<std::string> key = getCostKey(op, *kernel);
+        if (failed(key))
+          return WalkResult::interrupt();
+        auto times = measured.find(*key);
+        bf16 = times != measured.end()
+                   ? times->second.second < times->second.first
+                   : prefersBf16(op);
+      } else if (!bf16) {
+        bf16 = prefersBf16(op);
+      }
       if (bf16 && onCuda(op)) {
         if (precision == "bf16") {
           op.emitError() << "bf16 convolutions are not supported on CUDA "
