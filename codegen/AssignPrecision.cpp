@@ -48,9 +48,11 @@ ArrayRef<int64_t> dimsOf(Value buffer) {
 /// each output sums enough products (c * r * s >= 256: 64->64 3x3 1.55x,
 /// 128->256 3x3 2.7x; 1->64 3x3 0.64x, 64->128 1x1 0.96x). Backward-data
 /// wins everywhere measured (1.3x-4.2x). Backward-weights loses on strided
-/// 3x3 and larger kernels (64->128 s2 0.38x, 256->512 s2 0.55x) and on
-/// few output channels (1->6 5x5 0.04x), and wins otherwise (6->16 5x5
-/// 6.8x, 128->128 1.9x, 1x1 s2 1.2x).
+/// 3x3 and larger kernels (64->128 s2 0.02x-0.38x, 256->512 s2 0.03x-0.55x),
+/// on few output channels (1->6 5x5 0.04x) and on small outputs (512->512
+/// on 4x4: 0.11x-1.06x, 256->512 1x1 on 4x4 0.48x), and wins otherwise
+/// (6->16 5x5 on 10x10 6.8x, 128->128 on 14x14 1.6x-1.9x, 64->128 1x1 s2
+/// 1.2x-1.4x).
 bool convPrefersBf16(StringRef kernel, ex::KernelOp op) {
   // Weights [k, c / groups, r, s]: the result of backward-weights, else
   // operand 1.
@@ -65,8 +67,10 @@ bool convPrefersBf16(StringRef kernel, ex::KernelOp op) {
         llvm::any_of(stride.asArrayRef(), [](int64_t s) { return s != 1; });
   if (kernel == "Conv2dBackwardData")
     return true;
-  if (kernel == "Conv2dBackwardWeights")
-    return k >= 16 && (!strided || pointwise);
+  if (kernel == "Conv2dBackwardWeights") {
+    ArrayRef<int64_t> dy = dimsOf(op.getIns()[1]); // [n, k, outH, outW]
+    return k >= 16 && (!strided || pointwise) && dy[2] * dy[3] >= 49;
+  }
   return reduction >= 256;
 }
 
