@@ -11,6 +11,7 @@
 
 #include "runtime/kernels/KernelContext.h"
 #include "runtime/kernels/KernelMath.h"
+#include "runtime/kernels/Precision.h"
 
 #include <cstdint>
 
@@ -26,6 +27,7 @@ struct Conv2dShape {
   /// The activations' layouts: x (dx) and y (dy) plain NCHW or nChw16c
   /// (Reorder.h). Weights and bias are plain.
   bool blockedX = false, blockedY = false;
+  Precision precision = Precision::F32;
 
   int64_t outH() const {
     return math::convOutputSize(h, r, strideH, padTop, padBottom, dilationH);

@@ -154,6 +154,35 @@ exec.step "s" device(0) batch(2) arena(64) {
 
 // -----
 
+// Only convolutions and matmuls have a precision to choose.
+exec.step "s" device(0) batch(1) arena(64) {
+  %x = exec.arena[0] : memref<4xf32>
+  // expected-error @+1 {{'exec.kernel' op ReluForward computes in f32 only, not bf16}}
+  exec.kernel "ReluForward" ins(%x : memref<4xf32>) outs(%x : memref<4xf32>) {precision = bf16}
+}
+
+// -----
+
+exec.step "s" device(0) batch(1) arena(64) {
+  %a = exec.arena[0] : memref<2x2xf32>
+  %b = exec.arena[16] : memref<2x2xf32>
+  %c = exec.arena[32] : memref<2x2xf32>
+  // expected-error @+1 {{'exec.kernel' op 'precision' must be f32 or bf16, got f16}}
+  exec.kernel "MatmulForward" ins(%a, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%c : memref<2x2xf32>) {precision = f16}
+}
+
+// -----
+
+exec.step "s" device(0) batch(1) arena(64) {
+  %a = exec.arena[0] : memref<2x2xf32>
+  %b = exec.arena[16] : memref<2x2xf32>
+  %c = exec.arena[32] : memref<2x2xf32>
+  // expected-error @+1 {{'exec.kernel' op 'precision' must be f32 or bf16, got "bf16"}}
+  exec.kernel "MatmulForward" ins(%a, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%c : memref<2x2xf32>) {precision = "bf16"}
+}
+
+// -----
+
 exec.step "s" device(0) batch(2) arena(4096) {
   // expected-error @+1 {{'exec.arena' op layout nChw16c needs an f32 [n, c, h, w] buffer with c a multiple of 16, not 'memref<?x8x4x4xf32>'}}
   %x = exec.arena[0] {layout = "nChw16c"} : memref<?x8x4x4xf32>
