@@ -17,6 +17,9 @@ llvm_config.use_default_substitutions()
 config.substitutions.append(("%models", config.dpc_models_dir))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%dpc_src", config.dpc_src_root))
+config.substitutions.append(
+    ("%kill_in_write",
+     os.path.join(config.dpc_obj_root, "lib", "libdpc_kill_in_write.so")))
 config.substitutions.append(("%model_python", config.dpc_model_python))
 config.substitutions.append(
     ("%make_models", config.dpc_model_python + " " +

@@ -11,9 +11,13 @@
 #   tools/setup.sh sanitize  install, build with ASan and UBSan (every
 #                          finding fatal) into a build directory of its
 #                          own, run the whole test suite there
+#   tools/setup.sh fuzz [SECONDS]  install clang, build the fuzz targets
+#                          (fuzz/: libFuzzer, ASan, UBSan) into a build
+#                          directory of their own, run each for SECONDS
+#                          (default 60) from its seeds and regressions
 #
 # DPC_BUILD_DIR overrides the build directory (default: <repo>/build;
-# <repo>/build-sanitize for sanitize).
+# <repo>/build-sanitize for sanitize, <repo>/build-fuzz for fuzz).
 # `build`, `test` and `sanitize` also create the tests' Python environment,
 # <build>/test-venv, once: onnxruntime and numpy from PyPI, a second ONNX
 # runtime that runs the models `dpc export` writes.
@@ -21,8 +25,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 job=${1:-demo}
-if [[ $job == sanitize ]]; then
-  build=${DPC_BUILD_DIR:-$root/build-sanitize}
+if [[ $job == sanitize || $job == fuzz ]]; then
+  build=${DPC_BUILD_DIR:-$root/build-$job}
 else
   build=${DPC_BUILD_DIR:-$root/build}
 fi
@@ -43,6 +47,10 @@ packages=(
   # the test virtual environment).
   libgtest-dev iproute2 python3-venv
 )
+if [[ $job == fuzz ]]; then
+  # libFuzzer is clang's; Debian 12's clang 14 compiles MLIR 19's headers.
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
 
 install_packages() {
   local missing=()
@@ -63,13 +71,14 @@ install_packages() {
     --no-install-recommends "${missing[@]}"
 }
 
+# configure_and_build [CMAKE_ARGS...]; $targets (default: all) to build.
 configure_and_build() {
   # A build directory elsewhere (a CI clone) still hits the compiler cache.
   export CCACHE_BASEDIR=$root
   cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release \
     -DLLVM_USE_LINKER=lld "$@"
-  cmake --build "$build"
+  cmake --build "$build" ${targets:+--target $targets}
 }
 
 # Idempotent: kept while it imports what the tests need.
@@ -112,14 +121,27 @@ sanitize)
     -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELEASE="-O1 -g1 -DNDEBUG"
   make_test_venv
-  # Leaks are not findings here: MLIR, oneDNN and protobuf keep singletons
-  # to the end of the process. Everything else aborts the test that hits it.
-  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+  # Leaks are findings too (LeakSanitizer, at each process's exit);
+  # tools/lsan.supp names the third-party leaks it tolerates, and why.
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  # A full unwind: Open MPI's leaks are matched below its unloaded plugins.
+  export LSAN_OPTIONS=suppressions=$root/tools/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   ctest --test-dir "$build" --output-on-failure
   ;;
+fuzz)
+  install_packages
+  # Only the fuzz targets and what they link; CUDA's host code is not
+  # fuzzed (nvcc does not take clang's sanitizer flags).
+  targets=dpc-fuzzers configure_and_build \
+    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DDPC_FUZZ=ON -DDPC_SANITIZE=address,undefined -DDPC_ENABLE_CUDA=OFF \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELEASE="-O1 -gline-tables-only -DNDEBUG"
+  bash "$root/fuzz/run.sh" "$build" "${2:-60}"
+  ;;
 *)
-  echo "usage: tools/setup.sh [demo|test|build|sanitize]" >&2
+  echo "usage: tools/setup.sh [demo|test|build|sanitize|fuzz [SECONDS]]" >&2
   exit 2
   ;;
 esac

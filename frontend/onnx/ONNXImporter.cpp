@@ -12,6 +12,7 @@
 #include "frontend/onnx/ShapeFolding.h"
 
 #include "ir/nn/NNOps.h"
+#include "runtime/io/OneLine.h"
 #include "runtime/plan/CheckedMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -1957,9 +1958,9 @@ static std::vector<uint8_t> tensorBytes(const onnx::TensorProto &tensor,
   }
 }
 
-bool dpc::frontend::readONNXTensors(
-    StringRef path, llvm::StringMap<std::vector<uint8_t>> &tensors,
-    std::string &error) {
+static bool readTensors(StringRef path,
+                        llvm::StringMap<std::vector<uint8_t>> &tensors,
+                        std::string &error) {
   std::ifstream file(path.str(), std::ios::binary);
   onnx::ModelProto model;
   if (!file || !model.ParseFromIstream(&file)) {
@@ -1984,9 +1985,8 @@ bool dpc::frontend::readONNXTensors(
   return true;
 }
 
-OwningOpRef<ModuleOp> dpc::frontend::importONNXFile(StringRef path,
-                                                    MLIRContext &context,
-                                                    std::string &error) {
+static OwningOpRef<ModuleOp> importModel(StringRef path, MLIRContext &context,
+                                         std::string &error) {
   context.loadDialect<nn::NNDialect, func::FuncDialect>();
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
@@ -2007,8 +2007,8 @@ OwningOpRef<ModuleOp> dpc::frontend::importONNXFile(StringRef path,
     return nullptr;
   }
   // External tensor data lives next to the model file.
-  if (std::string problem =
-          validateModel(model, llvm::sys::path::parent_path(path));
+  if (std::string problem = dpc::frontend::validateModel(
+          model, llvm::sys::path::parent_path(path));
       !problem.empty()) {
     error = "invalid ONNX model: " + problem;
     return nullptr;
@@ -2020,4 +2020,22 @@ OwningOpRef<ModuleOp> dpc::frontend::importONNXFile(StringRef path,
     error = e.message;
     return nullptr;
   }
+}
+
+// The model's names may hold anything, newlines included: its errors stay
+// one line.
+bool dpc::frontend::readONNXTensors(
+    StringRef path, llvm::StringMap<std::vector<uint8_t>> &tensors,
+    std::string &error) {
+  bool read = readTensors(path, tensors, error);
+  error = dpc::io::oneLine(error);
+  return read;
+}
+
+OwningOpRef<ModuleOp> dpc::frontend::importONNXFile(StringRef path,
+                                                    MLIRContext &context,
+                                                    std::string &error) {
+  OwningOpRef<ModuleOp> module = importModel(path, context, error);
+  error = dpc::io::oneLine(error);
+  return module;
 }

@@ -13,6 +13,8 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace dpc::nn;
 using namespace dpc::nn::detail;
@@ -212,10 +214,14 @@ EmbeddingGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
       dy.getShape().drop_back() != indices.getShape())
     return emitOptionalError(loc, "result_grad ", dy,
                              " is not one row per index of ", indices);
-  if (adaptor.getNumEmbeddings() < 1)
+  // A u64 attribute: above 2^63 it is no dimension (nor a negative one).
+  uint64_t numEmbeddings = adaptor.getNumEmbeddings();
+  if (numEmbeddings < 1 ||
+      numEmbeddings > uint64_t(std::numeric_limits<int64_t>::max()))
     return emitOptionalError(loc, "num_embeddings must be positive");
   inferred.push_back(RankedTensorType::get(
-      {adaptor.getNumEmbeddings(), dy.getShape().back()}, dy.getElementType()));
+      {static_cast<int64_t>(numEmbeddings), dy.getShape().back()},
+      dy.getElementType()));
   return success();
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 namespace dpc::comm {
 
@@ -59,6 +60,25 @@ static_assert(sizeof(Header) == 40, "Header travels as raw bytes");
 bool isSupported(DType dtype) {
   return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::I32 ||
          dtype == DType::I64;
+}
+
+/// What a failed collective's requests may still use: the requests and the
+/// message memory they point into. Kept, reachable, to the process's end:
+/// destroying a pending request can block, and freeing its memory would let
+/// a late message land in freed memory.
+struct AbandonedCollective {
+  std::vector<std::unique_ptr<Transport::Request>> pending;
+  std::vector<Header> headers;
+  std::vector<std::vector<uint8_t>> outgoing, incoming;
+  std::vector<uint8_t> reduced, accumulator;
+};
+
+void abandon(std::unique_ptr<AbandonedCollective> collective) {
+  // Never destroyed, like what they hold.
+  static auto *mutex = new std::mutex;
+  static auto *kept = new std::vector<std::unique_ptr<AbandonedCollective>>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  kept->push_back(std::move(collective));
 }
 
 template <typename T> void divide(T *acc, int64_t n, int worldSize) {
@@ -198,9 +218,11 @@ public:
   ~PeerCommunicator() override {
     // After a failed collective, requests may still point into our memory:
     // leave them (and the memory) to the process's end rather than block.
+    // Moved vectors keep their storage, so the requests' pointers hold.
     if (broken)
-      for (auto &request : pending)
-        request.release();
+      abandon(std::unique_ptr<AbandonedCollective>(new AbandonedCollective{
+          std::move(pending), std::move(headers), std::move(outgoing),
+          std::move(incoming), std::move(reduced), std::move(accumulator)}));
   }
 
 private:

@@ -11,6 +11,7 @@
 #define DPC_RUNTIME_DATA_DATASET_H
 
 #include "runtime/data/ImageTransforms.h"
+#include "runtime/io/OneLine.h"
 
 #include <cstdint>
 #include <stdexcept>
@@ -19,8 +20,10 @@
 
 namespace dpc::data {
 
+/// One line, whatever the file's names hold (OneLine.h).
 struct DatasetError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit DatasetError(const std::string &message)
+      : std::runtime_error(io::oneLine(message)) {}
 };
 
 /// Images as float NCHW (C = 1 for IDX) and their labels.

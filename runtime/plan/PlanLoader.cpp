@@ -73,6 +73,7 @@ public:
       : loaded(loaded), plan(*loaded.root) {}
 
   void run() {
+    checkAlignment();
     checkHeader();
     checkOnnxModel();
     checkPersistent();
@@ -98,6 +99,59 @@ public:
   }
 
 private:
+  /// FlatBuffers' verifier checks that a vector's length is aligned, not
+  /// its elements: in a forged plan, a [long] whose length sits at 4 mod 8
+  /// would be read misaligned (undefined behaviour). Checks every [long] of
+  /// the schema before anything reads one; a [long] added to Plan.fbs must
+  /// be added here.
+  void checkAlignment() {
+    auto check = [&](const flatbuffers::Vector<int64_t> *vector,
+                     const char *what) {
+      if (vector &&
+          reinterpret_cast<uintptr_t>(vector->data()) % alignof(int64_t) != 0)
+        loaded.fail(std::string("a [long] (") + what +
+                    ") is not aligned to 8 bytes");
+    };
+    check(plan.sample_dims(), "sample_dims");
+    check(plan.split(), "split");
+    if (const auto *persistent = plan.persistent())
+      for (const PersistentTensor *tensor : *persistent)
+        check(tensor->dims(), "persistent tensor dims");
+    if (!plan.steps())
+      return;
+    for (const Step *step : *plan.steps()) {
+      if (const auto *tensors = step->tensors())
+        for (const Tensor *tensor : *tensors)
+          check(tensor->dims(), "tensor dims");
+      if (!step->streams())
+        continue;
+      for (const Stream *stream : *step->streams()) {
+        if (!stream->instructions())
+          continue;
+        for (const Instruction *instruction : *stream->instructions()) {
+          if (const auto *conv = instruction->attrs_as_Conv2dAttrs()) {
+            check(conv->stride(), "Conv2dAttrs.stride");
+            check(conv->padding(), "Conv2dAttrs.padding");
+            check(conv->dilation(), "Conv2dAttrs.dilation");
+          } else if (const auto *pool = instruction->attrs_as_Pool2dAttrs()) {
+            check(pool->kernel(), "Pool2dAttrs.kernel");
+            check(pool->stride(), "Pool2dAttrs.stride");
+            check(pool->padding(), "Pool2dAttrs.padding");
+            check(pool->dilation(), "Pool2dAttrs.dilation");
+          } else if (const auto *pad = instruction->attrs_as_PadAttrs()) {
+            check(pad->low(), "PadAttrs.low");
+            check(pad->high(), "PadAttrs.high");
+          } else if (const auto *reduce = instruction->attrs_as_ReduceAttrs()) {
+            check(reduce->dims(), "ReduceAttrs.dims");
+          } else if (const auto *transpose =
+                         instruction->attrs_as_TransposeAttrs()) {
+            check(transpose->permutation(), "TransposeAttrs.permutation");
+          }
+        }
+      }
+    }
+  }
+
   void checkHeader() {
     if (!plan.devices() || plan.devices()->size() == 0)
       loaded.fail("the plan names no devices");
@@ -601,7 +655,10 @@ private:
           return;
       others.push_back({stream, index});
     };
-    for (auto [s, i] : order) {
+    // Not a structured binding: the lambda below captures s and i, which
+    // C++17 (and clang before 16) does not allow of bindings.
+    for (const std::pair<int, int> &entry : order) {
+      int s = entry.first, i = entry.second;
       const Instruction &instruction = *streams->Get(s)->instructions()->Get(i);
       std::vector<int32_t> &clock = streamClock[s];
       if (const auto *waits = instruction.wait_events())

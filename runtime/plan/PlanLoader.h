@@ -16,6 +16,7 @@
 #ifndef DPC_RUNTIME_PLAN_PLANLOADER_H
 #define DPC_RUNTIME_PLAN_PLANLOADER_H
 
+#include "runtime/io/OneLine.h"
 #include "runtime/plan/Plan_generated.h"
 
 #include <cstdint>
@@ -27,8 +28,10 @@
 
 namespace dpc::plan {
 
+/// One line, whatever the file's names hold (OneLine.h).
 struct PlanError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit PlanError(const std::string &message)
+      : std::runtime_error(io::oneLine(message)) {}
 };
 
 class LoadedPlan {

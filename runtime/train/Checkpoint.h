@@ -14,6 +14,7 @@
 #ifndef DPC_RUNTIME_TRAIN_CHECKPOINT_H
 #define DPC_RUNTIME_TRAIN_CHECKPOINT_H
 
+#include "runtime/io/OneLine.h"
 #include "runtime/train/Metrics.h"
 
 #include <cstdint>
@@ -27,8 +28,10 @@ class Executor;
 
 namespace dpc::train {
 
+/// One line, whatever the file's names hold (OneLine.h).
 struct CheckpointError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit CheckpointError(const std::string &message)
+      : std::runtime_error(io::oneLine(message)) {}
 };
 
 struct SavedTensor {

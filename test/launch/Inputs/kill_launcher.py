@@ -15,39 +15,12 @@ Exits 0: the test checks the lines."""
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
-
-def children(pid):
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(p) for p in f.read().split()]
-    except OSError:
-        return []
-
-
-def descendants(pid):
-    found = []
-    for child in children(pid):
-        found += [child] + descendants(child)
-    return found
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("", 0))
-        return s.getsockname()[1]
+from procs import (children, command_after_dashes, descendants, free_port,
+                   wait_for_children, wait_gone)
 
 
 def main():
@@ -57,28 +30,22 @@ def main():
     parser.add_argument("--peer", default=None)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
     port = str(free_port())
-    command = [word.replace("{port}", port) for word in command]
+    command = command_after_dashes(args.command, port=port)
     peer = None
     if args.peer:
         peer = subprocess.Popen(args.peer.replace("{port}", port), shell=True,
                                 stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
     launcher = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not children(launcher.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for_children(launcher.pid)
     time.sleep(args.after)
     workers = descendants(launcher.pid)
     print(f"workers: {len(children(launcher.pid))}")
     os.kill(launcher.pid, signal.SIGKILL)
     launcher.wait()
     killed = time.monotonic()
-    while any(alive(p) for p in workers) and \
-            time.monotonic() - killed < args.within:
-        time.sleep(0.05)
-    orphans = [p for p in workers if alive(p)]
+    orphans = wait_gone(workers, args.within)
     if orphans:
         print("ORPHANS: " + " ".join(map(str, orphans)))
         for p in orphans:

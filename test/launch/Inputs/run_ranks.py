@@ -20,11 +20,7 @@ import subprocess
 import sys
 import time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("", 0))
-        return s.getsockname()[1]
+from procs import command_after_dashes, free_port
 
 
 def main():
@@ -37,7 +33,6 @@ def main():
     parser.add_argument("--torchrun-agent", action="store_true")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
     port = args.master_port or free_port()
     agent = None
     if args.torchrun_agent:
@@ -54,7 +49,7 @@ def main():
         if agent:
             env["TORCHELASTIC_USE_AGENT_STORE"] = "True"
         procs[rank] = subprocess.Popen(
-            [word.replace("{rank}", str(rank)) for word in command], env=env,
+            command_after_dashes(args.command, rank=rank), env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     start = time.monotonic()
     if args.kill:

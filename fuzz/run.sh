@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of a libFuzzer build (tools/setup.sh fuzz) for a
+# bounded time:  fuzz/run.sh BUILD_DIR SECONDS [TARGET...]
+# Each starts from its seeds (fuzz/corpus/TARGET) and every input that ever
+# failed (fuzz/regressions/TARGET); what it learns is kept in
+# BUILD_DIR/fuzz-corpus/TARGET for the next run. A finding is written to
+# BUILD_DIR/fuzz-findings/TARGET/ and fails the run: fix it, then copy the
+# input into fuzz/regressions/TARGET/, which ctest replays on every build.
+set -uo pipefail
+
+fuzz=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${1:?usage: fuzz/run.sh BUILD_DIR SECONDS [TARGET...]}
+seconds=${2:?usage: fuzz/run.sh BUILD_DIR SECONDS [TARGET...]}
+shift 2
+targets=("$@")
+if ((${#targets[@]} == 0)); then
+  targets=(onnx-import plan-loader checkpoint npy idx)
+fi
+
+# Leaks are findings too: each input must free what it allocates.
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The targets write their inputs as files: keep them off the disk.
+scratch=$(mktemp -d "${XDG_RUNTIME_DIR:-/dev/shm}/dpc-fuzz.XXXXXX" 2>/dev/null ||
+  mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+export TMPDIR=$scratch
+
+failed=()
+for target in "${targets[@]}"; do
+  corpus=$build/fuzz-corpus/$target
+  findings=$build/fuzz-findings/$target
+  mkdir -p "$corpus" "$findings"
+  log=$build/fuzz-$target.log
+  echo "fuzz: $target for ${seconds}s (log: $log)"
+  # -timeout: an input that takes 10 s is a hang; -rss_limit_mb: one that
+  # needs 2 GiB is unbounded allocation from a small file.
+  if "$build/bin/dpc-fuzz-$target" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$findings/" "$corpus" "$fuzz/corpus/$target" \
+    "$fuzz/regressions/$target" >"$log" 2>&1; then
+    grep -E '^stat::number_of_executed_units|^Done' "$log" | tail -1 |
+      sed "s/^/fuzz: $target: /"
+  else
+    echo "fuzz: $target: FINDING; the end of its log:" >&2
+    tail -30 "$log" >&2
+    failed+=("$target")
+  fi
+done
+if ((${#failed[@]})); then
+  echo "fuzz: findings in ${failed[*]}: inputs in $build/fuzz-findings/" >&2
+  exit 1
+fi
+echo "fuzz: no findings"
