@@ -35,7 +35,10 @@ for target in "${targets[@]}"; do
   echo "fuzz: $target for ${seconds}s (log: $log)"
   # -timeout: an input that takes 10 s is a hang; -rss_limit_mb: one that
   # needs 2 GiB is unbounded allocation from a small file.
+  # A fixed seed: a run explores what the same run explored before, so
+  # CI repeats what was checked here and a new finding comes from a change.
   if "$build/bin/dpc-fuzz-$target" -max_total_time="$seconds" -timeout=10 \
+    -seed="${DPC_FUZZ_SEED:-1}" \
     -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$findings/" "$corpus" "$fuzz/corpus/$target" \
     "$fuzz/regressions/$target" >"$log" 2>&1; then
