@@ -283,7 +283,30 @@ encodeTensorsAsOnnx(const plan::LoadedPlan &loaded,
   return train::encodeOnnxModel(*model, tensors, opset, planName);
 }
 
+/// The plan's parameters and buffers, from the checkpoint in `directory`
+/// (empty: the plan's own values).
+std::vector<ExportedTensor> loadExportedTensors(const plan::LoadedPlan &loaded,
+                                                const std::string &directory) {
+  std::unique_ptr<train::TrainingState> state;
+  std::string statePath;
+  if (!directory.empty()) {
+    statePath = train::getCheckpointPath(directory);
+    if (!std::ifstream(statePath))
+      throw RunError(statePath + ": no checkpoint there");
+    state = std::make_unique<train::TrainingState>(
+        train::loadCheckpoint(directory));
+  }
+  return collectTensors(loaded, state.get(), statePath);
+}
+
 } // namespace
+
+std::vector<ExportedTensor>
+loadExportedTensors(const std::string &planPath,
+                    const std::string &checkpointDirectory) {
+  return loadExportedTensors(*plan::LoadedPlan::load(planPath),
+                             checkpointDirectory);
+}
 
 const char *getExportUsage() {
   return "usage: dpc export PLAN -o FILE.onnx|FILE.npz|FILE.safetensors "
@@ -312,17 +335,8 @@ int exportCommand(const std::vector<std::string> &args, std::ostream &out,
       return 0;
     }
     auto loaded = plan::LoadedPlan::load(options.planPath);
-    std::unique_ptr<train::TrainingState> state;
-    std::string statePath;
-    if (!options.checkpointDirectory.empty()) {
-      statePath = train::getCheckpointPath(options.checkpointDirectory);
-      if (!std::ifstream(statePath))
-        throw RunError(statePath + ": no checkpoint there");
-      state = std::make_unique<train::TrainingState>(
-          train::loadCheckpoint(options.checkpointDirectory));
-    }
     std::vector<ExportedTensor> tensors =
-        collectTensors(*loaded, state.get(), statePath);
+        loadExportedTensors(*loaded, options.checkpointDirectory);
     std::vector<uint8_t> bytes;
     switch (options.format) {
     case ExportFormat::Onnx:

@@ -621,6 +621,8 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
         writeTextFile(local.plotPath, renderSvgPlot(shown, epochs));
       if (complete && checkpoints)
         checkpoint();
+      if (options.onEpochEnd && !options.onEpochEnd(m))
+        break;
     }
     // A run that --steps stopped mid-epoch keeps its place too.
     if (checkpoints && checkpointedAt != state.stepsDone)
