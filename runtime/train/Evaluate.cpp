@@ -51,7 +51,7 @@ std::string loadDataset(const InferenceOptions &options,
 class Inference {
 public:
   explicit Inference(const InferenceOptions &options)
-      : planPath(options.planPath),
+      : planPath(options.planPath), dataOptions(options.data),
         loaded(plan::LoadedPlan::load(options.planPath)) {
     plan::checkDeviceMemory(*loaded);
     executor = std::make_unique<Executor>(loaded, exec::createDevice);
@@ -69,10 +69,16 @@ public:
       std::string path = getCheckpointPath(options.checkpointDirectory);
       if (!std::ifstream(path))
         fail(path + ": no checkpoint there");
-      restoreState(*executor, loadCheckpoint(options.checkpointDirectory),
-                   path);
+      TrainingState state = loadCheckpoint(options.checkpointDirectory);
+      reconcileDataForm(state, dataOptions.layout, dataOptions.normalization,
+                        path);
+      restoreState(*executor, state, path);
     }
   }
+
+  /// The data flags with the checkpoint's --layout and --normalize where
+  /// they were left out.
+  const DataOptions &getDataOptions() const { return dataOptions; }
 
   /// The eval step's sample dims: images [C, H, W] or token ids [T].
   std::vector<int64_t> getSample() const {
@@ -126,6 +132,7 @@ private:
   }
 
   std::string planPath;
+  DataOptions dataOptions;
   std::shared_ptr<const plan::LoadedPlan> loaded;
   std::unique_ptr<Executor> executor;
   int evalStep = -1;
@@ -148,7 +155,9 @@ EvalResult evaluateDataset(const InferenceOptions &options) {
     Inference inference(options);
     data::Dataset dataset;
     std::string name = loadDataset(
-        options, getImageFormat(options.data, inference.getSample()), dataset);
+        options,
+        getImageFormat(inference.getDataOptions(), inference.getSample()),
+        dataset);
     data::keepFirst(dataset, options.subset);
     inference.check(dataset, name);
     int64_t classes = inference.getClasses();
@@ -177,7 +186,9 @@ Predictions predictDataset(const InferenceOptions &options) {
     Inference inference(options);
     data::Dataset dataset;
     std::string name = loadDataset(
-        options, getImageFormat(options.data, inference.getSample()), dataset);
+        options,
+        getImageFormat(inference.getDataOptions(), inference.getSample()),
+        dataset);
     data::keepFirst(dataset, options.subset);
     inference.check(dataset, name);
     Predictions predictions;

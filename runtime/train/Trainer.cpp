@@ -334,6 +334,22 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     if (numClasses <= 0)
       fail(planName + ": the plan does not say how many classes it has");
 
+    // Where to start: a resumed run takes the checkpoint's data form
+    // (--layout, --normalize) unless the flags say otherwise, and refuses a
+    // conflicting one.
+    TrainingState state;
+    state.seed = options.seed;
+    std::string resumePath = getCheckpointPath(options.checkpointDirectory);
+    if (options.resume) {
+      doing = resumePath + ": reading the checkpoint";
+      state = loadCheckpoint(options.checkpointDirectory);
+      if (options.seedGiven && options.seed != state.seed)
+        fail(resumePath + ": was trained with --seed " +
+             std::to_string(state.seed) + ", not " +
+             std::to_string(options.seed));
+    }
+    reconcileDataForm(state, options.layout, options.normalization, resumePath);
+
     // The data set, in the form the plan takes.
     doing = (options.fashionMnist ? getFashionMnistDirectory(options)
                                   : options.trainImages) +
@@ -375,18 +391,8 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       checkSplit(test, numClasses);
     }
 
-    // Where to start.
-    TrainingState state;
-    state.seed = options.seed;
     if (options.resume) {
-      doing = getCheckpointPath(options.checkpointDirectory) +
-              ": reading the checkpoint";
-      state = loadCheckpoint(options.checkpointDirectory);
-      std::string path = getCheckpointPath(options.checkpointDirectory);
-      if (options.seedGiven && options.seed != state.seed)
-        fail(path + ": was trained with --seed " + std::to_string(state.seed) +
-             ", not " + std::to_string(options.seed));
-      restoreState(executor, state, path);
+      restoreState(executor, state, resumePath);
     } else {
       initializeParameters(executor, parseInitScheme(options.init), state.seed);
     }
