@@ -19,6 +19,7 @@ lives in a checkpoint directory (`Plan.checkpoint`), the one `dpc run
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -76,22 +77,31 @@ class _DataFiles:
         self.names = {}
 
     def save(self, array, name):
-        path = os.path.join(self.directory, name.replace("[", "").replace(
-            "]", "") + ".npy")
+        path = os.path.join(self.directory,
+                            re.sub(r"[^\w.-]+", "_", name) + ".npy")
         np.save(path, np.ascontiguousarray(_to_numpy(array)))
         self.names[path] = name
         return path
 
+    def inputs(self, x, name):
+        """An array, or a dict of arrays by model input name (a model with
+        several inputs), as --data's files."""
+        if isinstance(x, dict):
+            return ",".join("%s=%s" % (key, self.save(value, "%s[%r]" % (
+                name, key))) for key, value in x.items())
+        return self.save(x, name)
+
     def labelled(self, data, name, images_alone=False):
-        """`data`, (x, y) arrays or a --data string, as a --data value."""
+        """`data`, (x, y) arrays or a --data string, as a --data value; x
+        may be a dict of arrays by input name."""
         if isinstance(data, (str, os.PathLike)):
             return os.fspath(data)
         if images_alone and not isinstance(data, (tuple, list)):
-            return "npy:" + self.save(data, name)
+            return "npy:" + self.inputs(data, name)
         if not isinstance(data, (tuple, list)) or len(data) != 2:
             raise Error("dpc: %s: expected (x, y) arrays or a --data string"
                         % name)
-        return "npy:%s,%s" % (self.save(data[0], name + "[0]"),
+        return "npy:%s,%s" % (self.inputs(data[0], name + "[0]"),
                               self.save(data[1], name + "[1]"))
 
     def rename(self, error):
@@ -143,7 +153,8 @@ class Plan:
 
     def train(self, data, epochs=1, *, test=None, validation=None,
               callbacks=(), **options):
-        """Trains `epochs` more epochs on `data`, (x, y) NumPy arrays or a
+        """Trains `epochs` more epochs on `data`, (x, y) NumPy arrays (x a
+        dict of arrays by input name for a model with several inputs) or a
         `--data` string ("fashion-mnist"); `test` and `validation` are
         (x, y) too. Options are `dpc run`'s flags (lr, seed, lr_schedule,
         normalize, layout, augment, val_split, checkpoint_every, ...). Each
