@@ -2,8 +2,8 @@
 it, evaluate it, predict with it and export it.
 
     import dpc
-    plan = dpc.compile("mlp.onnx", x[:64], devices=2, lr=0.1)
-    for m in plan.train((x, y), epochs=3, test=(x_test, y_test)):
+    plan = dpc.compile("mlp.onnx", x[:64], devices=2, momentum=0.9)
+    for m in plan.epochs((x, y), epochs=3, test=(x_test, y_test), lr=0.1):
         print(m["epoch"], m["train_loss"], m["test_acc"])
     plan.evaluate((x_test, y_test))["accuracy"]
     weights = plan.state_dict()          # numpy arrays by parameter name
@@ -151,6 +151,22 @@ class Plan:
         has = os.path.exists(_dpc.checkpoint_path(self.checkpoint))
         return self.checkpoint if has else ""
 
+    def _train_args(self, files, data, epochs, test, validation, options):
+        """dpc run's arguments: `epochs` in all, from the checkpoint."""
+        spec = files.labelled(data, "data")
+        if test is not None:
+            if not spec.startswith("npy:"):
+                raise Error("dpc: test=: give data as (x, y) arrays too")
+            spec += "," + files.labelled(test, "test")[4:]
+        args = [self.path, "--data", spec, "--epochs", str(epochs),
+                "--checkpoint", self.checkpoint]
+        if validation is not None:
+            args += ["--val-data", files.labelled(validation, "validation")]
+        return args + _flags(options)
+
+    def _epochs_done(self):
+        return _dpc.checkpoint_epochs(self.checkpoint) if self._state() else 0
+
     def train(self, data, epochs=1, *, test=None, validation=None,
               callbacks=(), **options):
         """Trains `epochs` more epochs on `data`, (x, y) NumPy arrays (x a
@@ -161,22 +177,13 @@ class Plan:
         callback gets each epoch's metrics (a dict, as `--metrics` writes
         them) when the epoch is done and checkpointed; one that returns
         False stops the training there. Returns this call's epochs'
-        metrics."""
-        done = _dpc.checkpoint_epochs(self.checkpoint) if self._state() else 0
+        metrics; `epochs()` yields them instead."""
+        done = self._epochs_done()
         with _DataFiles() as files:
-            spec = files.labelled(data, "data")
-            if test is not None:
-                if spec.startswith("npy:"):
-                    spec += "," + files.labelled(test, "test")[4:]
-                else:
-                    raise Error("dpc: test=: give data as (x, y) arrays too")
-            args = [self.path, "--data", spec, "--epochs", str(done + epochs),
-                    "--checkpoint", self.checkpoint]
-            if validation is not None:
-                args += ["--val-data", files.labelled(validation, "validation")]
+            args = self._train_args(files, data, done + epochs, test,
+                                    validation, options)
             if self._state():
                 args.append("--resume")
-            args += _flags(options)
 
             def on_epoch(metrics):
                 return all(callback(metrics) is not False
@@ -184,6 +191,21 @@ class Plan:
 
             history = _dpc.train(args, on_epoch)
         return [m for m in history if m["epoch"] > done]
+
+    def epochs(self, data, epochs=1, *, test=None, validation=None,
+               **options):
+        """train() as a generator: yields each epoch's metrics once it is
+        done and checkpointed, and trains the next one only when asked
+        (each resumes from the checkpoint, so the model is train()'s, bit
+        for bit); leaving the loop early stops training there."""
+        done = self._epochs_done()
+        with _DataFiles() as files:
+            args = self._train_args(files, data, done + epochs, test,
+                                    validation, options)
+            for _ in range(epochs):
+                resume = ["--resume"] if self._state() else []
+                history = _dpc.train(args + resume, lambda metrics: False)
+                yield history[-1]
 
     def evaluate(self, data, subset=None, **options):
         """The loss, accuracy and confusion matrix over `data`, (x, y) or a

@@ -16,6 +16,7 @@
 #include "runtime/plan/CheckedMath.h"
 #include "runtime/plan/Checksum.h"
 #include "runtime/plan/PlanTypes.h"
+#include "runtime/train/DataOptions.h"
 
 #include <cerrno>
 #include <cmath>
@@ -288,24 +289,6 @@ TrainingState loadCheckpoint(const std::string &directory) {
   for (const SavedTensor &t : state.tensors)
     checkSavedTensor(t, path);
   return state;
-}
-
-/// --normalize's text of `normalization`.
-static std::string formatNormalization(const data::Normalization &n) {
-  std::string text[2];
-  for (size_t c = 0; c < n.mean.size(); ++c)
-    for (int part = 0; part < 2; ++part) {
-      // The shortest text that reads back as the same float.
-      float value = part ? n.std[c] : n.mean[c];
-      char number[32];
-      for (int digits = 1; digits <= 9; ++digits) {
-        std::snprintf(number, sizeof(number), "%.*g", digits, value);
-        if (std::strtof(number, nullptr) == value)
-          break;
-      }
-      text[part] += (c ? "," : "") + std::string(number);
-    }
-  return text[0] + ":" + text[1];
 }
 
 void reconcileDataForm(TrainingState &state, data::ImageLayout &layout,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace dpc::train {
@@ -171,6 +172,24 @@ data::Normalization parseNormalization(const std::string &value) {
       throw UsageError(flag + ": the std of channel " + std::to_string(c) +
                        " must be > 0, got '" + deviations[c] + "'");
   return normalization;
+}
+
+/// --normalize's text of `normalization`.
+std::string formatNormalization(const data::Normalization &n) {
+  std::string text[2];
+  for (size_t c = 0; c < n.mean.size(); ++c)
+    for (int part = 0; part < 2; ++part) {
+      // The shortest text that reads back as the same float.
+      float value = part ? n.std[c] : n.mean[c];
+      char number[32];
+      for (int digits = 1; digits <= 9; ++digits) {
+        std::snprintf(number, sizeof(number), "%.*g", digits, value);
+        if (std::strtof(number, nullptr) == value)
+          break;
+      }
+      text[part] += (c ? "," : "") + std::string(number);
+    }
+  return text[0] + ":" + text[1];
 }
 
 data::Augmentation parseAugmentation(const std::string &value) {

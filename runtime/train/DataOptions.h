@@ -52,6 +52,10 @@ void parseLabelledFiles(const std::string &flag, const std::string &value,
 /// Parses --normalize's MEAN,...:STD,... Throws UsageError.
 data::Normalization parseNormalization(const std::string &value);
 
+/// --normalize's MEAN,...:STD,... of `normalization`, each number the
+/// shortest text that reads back as the same float.
+std::string formatNormalization(const data::Normalization &normalization);
+
 /// Parses --augment's comma-separated crop=PAD and flip. Throws UsageError.
 data::Augmentation parseAugmentation(const std::string &value);
 

@@ -111,10 +111,21 @@ assert all(np.array_equal(straight.state_dict()[n], resumed.state_dict()[n])
            for n in state)
 print("resumed training is training straight through")
 
+# The generator form trains the same model, an epoch per step.
+stepped = dpc.load(plan.path)
+metrics = []
+for m in stepped.epochs(small[0], epochs=2, test=small[1], seed=5):
+    metrics.append(m)
+    assert stepped._epochs_done() == len(metrics)  # nothing trained ahead
+assert [{k: v for k, v in m.items() if k not in drop} for m in metrics] == \
+    same, (metrics, two)
+print("epochs() yields the epochs of train()")
+
 # A callback that returns False stops training after that epoch.
 stopped = dpc.load(plan.path).train(small[0], epochs=3,
                                     callbacks=[lambda m: m["epoch"] < 2])
 assert [m["epoch"] for m in stopped] == [1, 2], stopped
+print("a callback returning False stops training")
 
 # Errors: dpc's one line, as dpc.Error.
 def error(call):
