@@ -307,6 +307,23 @@ def NN_MatmulOp : NN_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+def NN_BatchMatmulOp : NN_Op<"batch_matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Matrix product per leading index: [B..., M, K] x [B..., K, N]";
+  let description = [{
+    torch.matmul of two batched operands (attention's scores and weighted
+    values): one product per index of the leading dims, which must be equal
+    (no broadcasting). `transpose_lhs` / `transpose_rhs` read that operand's
+    last two dims swapped, which its gradients use instead of copies.
+  }];
+  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs,
+    DefaultValuedAttr<BoolAttr, "false">:$transpose_lhs,
+    DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def NN_EmbeddingOp : NN_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
   let summary = "Rows of `table` [V, D] picked by integer `indices` [N, ...]";
   let description = [{

@@ -83,6 +83,37 @@ MODELS = {
          helper.make_node("Conv", ["x", "w", "b"], ["y"])],
         ["batch", 2, 5, 5], ["batch", 4, 5, 5],
         [numpy_helper.from_array(np.ones((4, 2, 1, 1), np.float32), "w")]),
+    # Attention's shapes: the batch moves to dim 1, merges with 2 heads
+    # (Mul), comes back from the merged dim (Div) and out of a
+    # tensor Unsqueeze/Squeeze; y is [batch, 32].
+    "batch_times_heads": model(
+        [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0, 2]),
+         helper.make_node("Shape", ["t"], ["s"]),
+         ints("one", [1]), ints("two", [2]), ints("four", [4]),
+         helper.make_node("Gather", ["s", "one"], ["n"], axis=0),
+         helper.make_node("Mul", ["n", "two"], ["n2"]),
+         helper.make_node("Concat", ["four", "n2", "four"], ["hs"], axis=0),
+         helper.make_node("Reshape", ["t", "hs"], ["h"]),
+         helper.make_node("Shape", ["h"], ["s2"]),
+         helper.make_node("Gather", ["s2", "one"], ["m"], axis=0),
+         helper.make_node("Div", ["m", "two"], ["batch"]),
+         ints("zero", [0]),
+         helper.make_node("Unsqueeze", ["h", "zero"], ["u"]),
+         helper.make_node("Squeeze", ["u", "zero"], ["q"]),
+         helper.make_node("Transpose", ["q"], ["back"], perm=[1, 0, 2]),
+         ints("minus_one", [-1]),
+         helper.make_node("Concat", ["batch", "minus_one"], ["ys"], axis=0),
+         helper.make_node("Reshape", ["back", "ys"], ["y"])],
+        ["batch", 4, 8], ["batch", 32]),
+    # Mod (the divisor's sign, as Python's %) and Sqrt of constants.
+    "mod_sqrt": model(
+        [ints("a", [7, -7]),
+         ints("three", [3]),
+         helper.make_node("Mod", ["a", "three"], ["r"]),
+         helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+         helper.make_node("Sqrt", ["rf"], ["c"]),
+         helper.make_node("Add", ["x", "c"], ["y"])],
+        ["batch", 2], ["batch", 2]),
 }
 
 
