@@ -8,8 +8,8 @@ namespace dpc::train {
 namespace {
 
 /// Binds `values` to `step`'s input `name`, as floats or token ids.
-void bindInput(exec::Executor &executor, int step, const std::string &name,
-               const std::vector<float> &values) {
+void bindNamedInput(exec::Executor &executor, int step, const std::string &name,
+                    const std::vector<float> &values) {
   const plan::Tensor *input = executor.findInput(step, name);
   if (input && input->dtype() == plan::DType::I32) {
     std::vector<int32_t> ids(values.begin(), values.end());
@@ -53,9 +53,15 @@ std::vector<int64_t> getInputSample(const exec::Executor &executor, int step) {
 
 void bindInputs(exec::Executor &executor, int step, const data::Batch &batch) {
   PlanInputs inputs = getDataInputs(executor, step);
-  bindInput(executor, step, inputs[0].first, batch.images);
+  bindNamedInput(executor, step, inputs[0].first, batch.images);
   for (size_t i = 1; i < inputs.size() && i - 1 < batch.extras.size(); ++i)
-    bindInput(executor, step, inputs[i].first, batch.extras[i - 1]);
+    bindNamedInput(executor, step, inputs[i].first, batch.extras[i - 1]);
+}
+
+void bindInput(exec::Executor &executor, int step,
+               const std::vector<float> &values) {
+  bindNamedInput(executor, step, getDataInputs(executor, step).front().first,
+                 values);
 }
 
 } // namespace dpc::train

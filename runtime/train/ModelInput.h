@@ -29,6 +29,11 @@ PlanInputs getDataInputs(const exec::Executor &executor, int step);
 /// The sample dims of `step`'s first data input.
 std::vector<int64_t> getInputSample(const exec::Executor &executor, int step);
 
+/// Binds `values` to `step`'s first data input, as floats or as token ids,
+/// whichever the input is.
+void bindInput(exec::Executor &executor, int step,
+               const std::vector<float> &values);
+
 /// Binds a batch's images and extras to `step`'s data inputs, in order, as
 /// floats or as token ids, whichever each input is.
 void bindInputs(exec::Executor &executor, int step, const data::Batch &batch);
