@@ -819,6 +819,15 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                         {unmerged(transposed), unmerged(o.getRhs())});
         return simple("MatmulForward", {o.getLhs(), o.getRhs()});
       })
+      .Case([&](nn::BroadcastRowsOp o) {
+        // Zeros of the result's shape plus the broadcast input; `rows`
+        // only sized the result.
+        Value zeros = allocate(o.getResult());
+        kernel("Fill", {}, {zeros}, {attr("value", b.getF64FloatAttr(0))});
+        Value sum = allocate(o.getResult());
+        kernel("AddForward", {zeros, buffer(o.getInput())}, {sum});
+        return success();
+      })
       .Case([&](nn::BatchMatmulOp o) {
         SmallVector<NamedAttribute> attrs;
         if (o.getTransposeLhs())

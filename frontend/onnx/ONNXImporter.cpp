@@ -178,6 +178,14 @@ private:
   void importGemm(const onnx::NodeProto &node);
   void importReshape(const onnx::NodeProto &node);
   void importMatMul(const onnx::NodeProto &node);
+  /// Whether `node`, reading known values repeated for each sample (its
+  /// input 0 or others), computes the same on one sample's values.
+  bool foldsPerSample(const onnx::NodeProto &node);
+  /// Rows `ids` (constant, consecutive or one repeated) of `table`, shaped
+  /// [ids dims..., features].
+  Value constantRows(Value table, const KnownTensor &ids);
+  /// Expand of a tensor computed at run time: to the batch only.
+  void importExpand(const onnx::NodeProto &node);
   /// Squeeze/Unsqueeze of a tensor (shape tensors fold): a reshape.
   void importSqueeze(const onnx::NodeProto &node, bool unsqueeze);
   /// How many times the batch the dynamic dim of `value` is: 1 for the
@@ -203,6 +211,8 @@ private:
   llvm::StringMap<KnownTensor> known;
   /// How many times the batch a value's dynamic dim is (see batchScaleOf).
   DenseMap<Value, int64_t> batchScales;
+  /// The first data input: what sizes a tensor expanded to the batch.
+  Value dataInput;
   /// Training-mode dropouts imported so far: the next one's mask key.
   int64_t numDropouts = 0;
   /// A random mask on its way to a Mul: a fill of `shape` (dim 0 the
@@ -214,6 +224,9 @@ private:
     enum Stage { Fill, Uniform, Bernoulli, Scaled } stage;
     SmallVector<int64_t> shape;
     double keep = 1;
+    /// A Fill that expands known values to the batch (BERT's token-type
+    /// ids), not an empty tensor: what it repeats for each sample.
+    std::optional<KnownTensor> repeated;
   };
   llvm::StringMap<RandomMask> randomMasks;
   /// SplitToSequence's parts, for SequenceAt.
@@ -251,6 +264,20 @@ Value Importer::lookup(const std::string &name, bool isBuffer) {
     return it->second;
   if (auto it = unavailable.find(name); it != unavailable.end())
     fail(it->second);
+  if (auto it = randomMasks.find(name);
+      it != randomMasks.end() && it->second.repeated) {
+    // Known values repeated for each sample (BERT's all-ones attention
+    // mask): one sample's, then one per row of the data.
+    Value sample = materialize(name, *it->second.repeated);
+    if (!isa<FloatType>(
+            cast<RankedTensorType>(sample.getType()).getElementType()))
+      fail("value '" + name +
+           "' repeats integers for each sample; dpc "
+           "repeats only floating-point values");
+    Value rows = create<nn::BroadcastRowsOp>({sample, dataInput});
+    values[name] = rows;
+    return rows;
+  }
   if (randomMasks.count(name))
     fail("value '" + name +
          "' is random noise used other than as a dropout mask (x times "
@@ -463,13 +490,54 @@ int32_t Importer::onnxTypeOf(const std::string &name) {
   return onnx::TensorProto::FLOAT;
 }
 
+bool Importer::foldsPerSample(const onnx::NodeProto &node) {
+  static const StringRef elementwise[] = {
+      "Add",   "Sub",      "Mul",     "Div",         "Mod",
+      "Equal", "Less",     "Greater", "LessOrEqual", "GreaterOrEqual",
+      "And",   "Or",       "Not",     "Where",       "Sqrt",
+      "Cast",  "CastLike", "Identity"};
+  const std::string &op = node.op_type();
+  if (llvm::is_contained(elementwise, op))
+    return true;
+  if (op != "Unsqueeze" && op != "Squeeze")
+    return false;
+  // Dims added or removed after the batch's leave it in dim 0.
+  SmallVector<int64_t> axes;
+  if (opset < 13) {
+    axes = intsAttr(node, "axes", {});
+  } else if (node.input_size() > 1 && !node.input(1).empty()) {
+    const KnownTensor *known = knownValue(node.input(1));
+    if (!known || known->isFloat())
+      return false;
+    axes.assign(known->ints.begin(), known->ints.end());
+  }
+  const RandomMask &mask = randomMasks.find(node.input(0))->second;
+  int64_t rank = static_cast<int64_t>(mask.shape.size()) +
+                 (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
+  return !axes.empty() && llvm::none_of(axes, [&](int64_t axis) {
+    return axis == 0 || axis == -rank;
+  });
+}
+
 bool Importer::foldNode(const onnx::NodeProto &node) {
   std::vector<const KnownTensor *> inputs;
   std::vector<KnownTensor> shapes; // the dims of tensors whose Shape is read
   shapes.reserve(node.input_size());
+  bool repeated = false; // an input is known values repeated per sample
   for (int i = 0; i < node.input_size(); ++i) {
     const std::string &name = node.input(i);
     const KnownTensor *value = name.empty() ? nullptr : knownValue(name);
+    auto mask = name.empty() ? randomMasks.end() : randomMasks.find(name);
+    if (!value && mask != randomMasks.end() && mask->second.repeated) {
+      if (node.op_type() == "Shape") {
+        KnownTensor &dims = shapes.emplace_back();
+        dims.dims.assign(mask->second.shape.begin(), mask->second.shape.end());
+        value = &dims;
+      } else {
+        value = &*mask->second.repeated;
+        repeated = true;
+      }
+    }
     if (!value && !name.empty() && i == 0 &&
         (node.op_type() == "Shape" || node.op_type() == "Size")) {
       // Only the dims: of an initializer without reading it, of a tensor
@@ -487,6 +555,8 @@ bool Importer::foldNode(const onnx::NodeProto &node) {
     }
     inputs.push_back(value);
   }
+  if (repeated && !foldsPerSample(node))
+    return false;
   int32_t castTarget = 0;
   if (node.op_type() == "CastLike") {
     if (node.input_size() < 2 || !inputs[0])
@@ -502,9 +572,23 @@ bool Importer::foldNode(const onnx::NodeProto &node) {
   }
   if (!outputs)
     return false;
-  for (size_t i = 0; i < outputs->size() && i < size_t(node.output_size()); ++i)
-    if (!node.output(i).empty())
+  for (size_t i = 0; i < outputs->size() && i < size_t(node.output_size());
+       ++i) {
+    if (node.output(i).empty())
+      continue;
+    if (!repeated) {
       known[node.output(i)] = std::move((*outputs)[i]);
+      continue;
+    }
+    // Folded per sample: still repeated for each, dim 0 the batch.
+    KnownTensor &sample = (*outputs)[i];
+    if (sample.dims.empty() || sample.dims[0] != 1)
+      fail("moves the batch of values repeated for each sample");
+    RandomMask mask{RandomMask::Fill, {}, 1, std::move(sample)};
+    mask.shape.assign(mask.repeated->dims.begin(), mask.repeated->dims.end());
+    mask.shape[0] = kBatch;
+    randomMasks[node.output(i)] = std::move(mask);
+  }
   return true;
 }
 
@@ -714,6 +798,8 @@ void Importer::declareInputs(Block &body) {
     argumentAttrs.push_back({named(nn::NNDialect::kInputAttrName,
                                    builder.getStringAttr(input.name()))});
     values[input.name()] = arg;
+    if (!dataInput)
+      dataInput = arg;
   }
   if (argumentAttrs.empty())
     fail("the graph has no data input");
@@ -1059,12 +1145,30 @@ bool Importer::importRandomMask(const onnx::NodeProto &node) {
     if (!shape || !shape->hasBatch() || shape->isFloat() ||
         shape->ints.empty() || shape->ints[0] != kBatch)
       return false;
-    RandomMask mask{RandomMask::Fill, {}, 1};
+    RandomMask mask{RandomMask::Fill, {}, 1, std::nullopt};
     mask.shape.assign(shape->ints.begin(), shape->ints.end());
+    // What one sample holds: the op at a batch of 1.
+    KnownTensor perSample;
+    perSample.type = onnx::TensorProto::INT64;
+    perSample.dims = {static_cast<int64_t>(mask.shape.size())};
+    perSample.ints.assign(mask.shape.begin(), mask.shape.end());
+    perSample.ints[0] = 1;
+    std::vector<const KnownTensor *> inputs = {&perSample};
+    if (op == "Expand")
+      inputs = {knownValue(node.input(0)), &perSample};
+    try {
+      if (auto folded = frontend::foldNode(node, inputs, opset, 0))
+        mask.repeated = std::move(folded->front());
+    } catch (frontend::FoldError &) {
+      // Not foldable per sample: only a random mask may read it.
+    }
     return define(mask);
   }
   if (op == "Cast" || op == "CastLike") {
     RandomMask *mask = maskOf(0);
+    // Known values repeated per sample are cast as values (foldNode).
+    if (mask && mask->stage == RandomMask::Fill && mask->repeated)
+      return false;
     return mask && define(*mask);
   }
   if (op == "RandomUniformLike") {
@@ -1189,6 +1293,22 @@ void Importer::importSlice(const onnx::NodeProto &node) {
 }
 
 void Importer::importGather(const onnx::NodeProto &node) {
+  // Rows of a table by constant ids (BERT's position and token-type ids),
+  // repeated for each sample where the exporter expanded them to the batch.
+  const KnownTensor *ids = knownValue(node.input(1));
+  bool repeated = false;
+  if (auto it = randomMasks.find(node.input(1));
+      !ids && it != randomMasks.end() && it->second.repeated) {
+    ids = &*it->second.repeated;
+    repeated = true;
+  }
+  if (ids && !ids->isFloat() && ids->getNumElements() > 1 &&
+      intAttr(node, "axis", 0) == 0) {
+    Value rows = constantRows(operand(node, 0), *ids);
+    if (repeated)
+      rows = create<nn::BroadcastRowsOp>({rows, dataInput});
+    return define(node, 0, rows);
+  }
   // Rows of a float table by run-time indices: an embedding lookup.
   if (!knownValue(node.input(1)) && intAttr(node, "axis", 0) == 0) {
     Value table = operand(node, 0), indices = operand(node, 1);
@@ -1222,6 +1342,42 @@ void Importer::importGather(const onnx::NodeProto &node) {
         create<nn::ReshapeOp>(slice, {i64Array("shape", reshapeTarget(dims))});
   }
   define(node, 0, slice);
+}
+
+Value Importer::constantRows(Value table, const KnownTensor &ids) {
+  auto type = cast<RankedTensorType>(table.getType());
+  if (type.getRank() != 2 || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()))
+    fail("constant ids index a float table [rows, features], not " +
+         typeToString(type));
+  int64_t numRows = type.getDimSize(0), n = ids.getNumElements();
+  for (int64_t id : ids.ints)
+    if (id < 0 || id >= numRows)
+      fail("id " + std::to_string(id) + " is outside the table's " +
+           std::to_string(numRows) + " rows");
+  bool same = true, consecutive = true;
+  for (int64_t i = 1; i < n; ++i) {
+    same = same && ids.ints[i] == ids.ints[0];
+    consecutive = consecutive && ids.ints[i] == ids.ints[0] + i;
+  }
+  int64_t first = ids.ints[0];
+  Value rows;
+  if (consecutive) {
+    rows = createSlice(table, 0, first, first + n);
+  } else if (same) {
+    // One row, added to zeros of [n, features] (the second operand
+    // broadcasts; its gradient sums the n rows).
+    auto zerosType =
+        RankedTensorType::get({n, type.getDimSize(1)}, type.getElementType());
+    Value zeros = create<nn::ConstantOp>(
+        {}, {named("value", DenseElementsAttr::get(zerosType, 0.f))});
+    rows = create<nn::AddOp>({zeros, createSlice(table, 0, first, first + 1)});
+  } else {
+    fail("constant ids must be consecutive rows or one row repeated");
+  }
+  SmallVector<int64_t> shape(ids.dims.begin(), ids.dims.end());
+  shape.push_back(type.getDimSize(1));
+  return create<nn::ReshapeOp>(rows, {i64Array("shape", shape)});
 }
 
 void Importer::importDiv(const onnx::NodeProto &node) {
@@ -1412,6 +1568,27 @@ void Importer::importReshape(const onnx::NodeProto &node) {
                   create<nn::FlattenOp>(
                       input, {named("axis", builder.getI64IntegerAttr(1))}));
   define(node, 0, create<nn::ReshapeOp>(input, {i64Array("shape", shape)}));
+}
+
+void Importer::importExpand(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape = constantInts(node, 1, /*allowBatch=*/true);
+  // A tensor without the batch repeated for each sample (ViT's class token,
+  // token.expand(n, -1, -1), whose -1s the exporter made 1s); one that has
+  // it already stays.
+  bool toBatch = !shape.empty() && frontend::isBatchMultiple(shape[0]) &&
+                 frontend::batchMultipleOf(shape[0]) == 1 &&
+                 static_cast<int64_t>(shape.size()) == type.getRank();
+  for (size_t d = 1; toBatch && d < shape.size(); ++d)
+    toBatch = shape[d] == 1 || shape[d] == type.getDimSize(d);
+  if (!toBatch)
+    fail("only a tensor of [1, ...] expanded to the batch in dim 0 is "
+         "supported (e.g. a class token); other run-time tensors do not "
+         "broadcast");
+  if (type.isDynamicDim(0) && batchScaleOf(input) == 1)
+    return define(node, 0, input);
+  define(node, 0, create<nn::BroadcastRowsOp>({input, dataInput}));
 }
 
 void Importer::importSqueeze(const onnx::NodeProto &node, bool unsqueeze) {
@@ -1628,6 +1805,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
                  input, {named("axis", builder.getI64IntegerAttr(axis))}));
     } else if (op == "Reshape") {
       importReshape(node);
+    } else if (op == "Expand") {
+      importExpand(node);
     } else if (op == "Squeeze" || op == "Unsqueeze") {
       importSqueeze(node, op == "Unsqueeze");
     } else if (op == "Pad") {

@@ -389,6 +389,92 @@ int64_t batchArithmetic(const std::string &op, int64_t a, int64_t b) {
   return refuse();
 }
 
+/// GatherElements: out[i] = data[i with its `axis` entry replaced by
+/// indices[i]] (BERT's token-type ids gathered at the position ids).
+KnownTensor gatherElements(const onnx::NodeProto &node, const KnownTensor &data,
+                           const KnownTensor &indices) {
+  int64_t rank = static_cast<int64_t>(data.dims.size());
+  if (static_cast<int64_t>(indices.dims.size()) != rank)
+    fail("data and indices have different ranks");
+  int64_t axis = normalizeAxis(intAttr(node, "axis", 0), rank);
+  std::vector<int64_t> picks = staticInts(indices, "indices");
+  std::vector<int64_t> strides = stridesOf(data.dims),
+                       outStrides = stridesOf(indices.dims), flat;
+  for (int64_t i = 0; i < static_cast<int64_t>(picks.size()); ++i) {
+    int64_t index = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t coordinate = (i / outStrides[d]) % indices.dims[d];
+      if (d == axis) {
+        coordinate = picks[i] < 0 ? picks[i] + data.dims[d] : picks[i];
+        if (coordinate < 0 || coordinate >= data.dims[d])
+          fail("index " + std::to_string(picks[i]) + " is out of range");
+      } else if (coordinate >= data.dims[d]) {
+        fail("indices exceed the data's dim " + std::to_string(d));
+      }
+      index += coordinate * strides[d];
+    }
+    flat.push_back(index);
+  }
+  return gatherFlat(data, indices.dims, flat);
+}
+
+/// Slice (opset 10+: starts, ends, axes, steps as inputs) of a known tensor
+/// of any rank, e.g. BERT's position ids buffer cut to the sequence.
+KnownTensor slice(const Inputs &inputs) {
+  const KnownTensor &data = input(inputs, 0);
+  int64_t rank = static_cast<int64_t>(data.dims.size());
+  std::vector<int64_t> starts = staticInts(input(inputs, 1), "starts");
+  std::vector<int64_t> ends = staticInts(input(inputs, 2), "ends");
+  std::vector<int64_t> axes, steps;
+  if (inputs.size() > 3 && inputs[3])
+    axes = staticInts(*inputs[3], "axes");
+  else
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  if (inputs.size() > 4 && inputs[4])
+    steps = staticInts(*inputs[4], "steps");
+  else
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    fail("starts, ends, axes and steps differ in length");
+  // Per dim, the indices kept (all of it unless sliced).
+  std::vector<std::vector<int64_t>> kept(rank);
+  std::vector<bool> sliced(rank, false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t axis = normalizeAxis(axes[i], rank), n = data.dims[axis];
+    if (sliced[axis])
+      fail("axis " + std::to_string(axes[i]) + " is sliced twice");
+    if (steps[i] <= 0)
+      fail("only positive slice steps are supported at import");
+    sliced[axis] = true;
+    int64_t start =
+        std::clamp<int64_t>(starts[i] < 0 ? starts[i] + n : starts[i], 0, n);
+    int64_t end =
+        std::clamp<int64_t>(ends[i] < 0 ? ends[i] + n : ends[i], 0, n);
+    for (int64_t j = start; j < end; j += steps[i])
+      kept[axis].push_back(j);
+  }
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!sliced[d])
+      for (int64_t j = 0; j < data.dims[d]; ++j)
+        kept[d].push_back(j);
+    dims.push_back(static_cast<int64_t>(kept[d].size()));
+  }
+  std::vector<int64_t> strides = stridesOf(data.dims), flat;
+  int64_t count = product(dims);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, index = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      index += kept[d][rest % dims[d]] * strides[d];
+      rest /= dims[d];
+    }
+    flat.push_back(index);
+  }
+  return gatherFlat(data, dims, flat);
+}
+
 /// Element-wise Add/Sub/Mul/Div/Equal/Where on broadcast known tensors.
 KnownTensor elementwise(const std::string &op, const Inputs &inputs) {
   std::vector<const KnownTensor *> operands;
@@ -402,7 +488,10 @@ KnownTensor elementwise(const std::string &op, const Inputs &inputs) {
   std::vector<int64_t> dims = broadcastDims(operands);
   const KnownTensor &lhs = op == "Where" ? *operands[1] : *operands[0];
   KnownTensor out;
-  out.type = op == "Equal" ? onnx::TensorProto::BOOL : lhs.type;
+  bool compares = op == "Equal" || op == "Less" || op == "Greater" ||
+                  op == "LessOrEqual" || op == "GreaterOrEqual" ||
+                  op == "And" || op == "Or";
+  out.type = compares ? onnx::TensorProto::BOOL : lhs.type;
   out.dims = dims;
   auto value = [&](size_t k, int64_t i) {
     const KnownTensor &t = *operands[k];
@@ -441,6 +530,18 @@ KnownTensor elementwise(const std::string &op, const Inputs &inputs) {
         r = a * b;
       else if (op == "Equal")
         r = a == b;
+      else if (op == "Less")
+        r = a < b;
+      else if (op == "Greater")
+        r = a > b;
+      else if (op == "LessOrEqual")
+        r = a <= b;
+      else if (op == "GreaterOrEqual")
+        r = a >= b;
+      else if (op == "And")
+        r = a != 0 && b != 0;
+      else if (op == "Or")
+        r = a != 0 || b != 0;
       else if (b == 0 && !out.isFloat())
         fail("integer division by zero");
       else if (op == "FMod")
@@ -490,7 +591,15 @@ bool isFoldable(const std::string &op) {
                                     "Mul",
                                     "Div",
                                     "Mod",
-                                    "Sqrt"};
+                                    "Sqrt",
+                                    "GatherElements",
+                                    "Less",
+                                    "Greater",
+                                    "LessOrEqual",
+                                    "GreaterOrEqual",
+                                    "And",
+                                    "Or",
+                                    "Not"};
   return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
@@ -544,24 +653,17 @@ std::optional<Tensors> foldNode(const onnx::NodeProto &node,
         constantOfShape(node, staticInts(input(inputs, 0), "the shape"))};
   if (op == "Range")
     return Tensors{range(inputs)};
-  if (op == "Slice") {
-    const KnownTensor &data = input(inputs, 0);
-    if (data.dims.size() != 1)
-      fail("only 1-D known tensors can be sliced at import");
-    int64_t n = data.dims[0];
-    int64_t start = staticInts(input(inputs, 1), "starts").at(0);
-    int64_t end = staticInts(input(inputs, 2), "ends").at(0);
-    int64_t step = inputs.size() > 4 && inputs[4]
-                       ? staticInts(*inputs[4], "steps").at(0)
-                       : 1;
-    if (step <= 0)
-      fail("only positive slice steps are supported at import");
-    start = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);
-    end = std::clamp<int64_t>(end < 0 ? end + n : end, 0, n);
-    std::vector<int64_t> flat;
-    for (int64_t i = start; i < end; i += step)
-      flat.push_back(i);
-    return Tensors{gatherFlat(data, {static_cast<int64_t>(flat.size())}, flat)};
+  if (op == "Slice")
+    return Tensors{slice(inputs)};
+  if (op == "GatherElements")
+    return Tensors{gatherElements(node, input(inputs, 0), input(inputs, 1))};
+  if (op == "Not") {
+    KnownTensor out = input(inputs, 0);
+    if (out.isFloat() || out.hasBatch())
+      fail("Not takes booleans");
+    for (int64_t &v : out.ints)
+      v = v == 0;
+    return Tensors{out};
   }
   if (op == "Sqrt") { // attention's 1 / sqrt(head dim)
     KnownTensor out = input(inputs, 0);

@@ -490,6 +490,22 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult
+BroadcastRowsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto rows = cast<RankedTensorType>(adaptor.getRows().getType());
+  if (input.getRank() < 1 || input.getDimSize(0) != 1)
+    return emitOptionalError(loc, "input must have a dim 0 of 1, got ", input);
+  if (rows.getRank() < 1)
+    return emitOptionalError(loc, "rows must have a dim 0, got ", rows);
+  SmallVector<int64_t> shape(input.getShape());
+  shape[0] = rows.getDimSize(0);
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
 LogicalResult BatchMatmulOp::inferReturnTypes(MLIRContext *,
                                               std::optional<Location> loc,
                                               Adaptor adaptor,

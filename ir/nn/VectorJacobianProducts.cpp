@@ -358,6 +358,16 @@ LogicalResult buildVJP(MatmulOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+/// Each row is the input: its gradient is their sum; `rows` only sizes.
+LogicalResult buildVJP(BroadcastRowsOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<ReduceSumOp>(op.getLoc(), dys[0],
+                                        ArrayRef<int64_t>{0},
+                                        /*keep_dims=*/true));
+  grads.push_back(Value());
+  return success();
+}
+
 /// C = op(A) op(B), op a transpose where flagged: dA = dC op(B)^T (or,
 /// for a transposed A, its transpose op(B) dC^T), and likewise for B.
 LogicalResult buildVJP(BatchMatmulOp op, OpBuilder &b, ValueRange dys,
@@ -425,5 +435,5 @@ void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
          ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, ErfOp, DropoutOp,
          EmbeddingOp, ReduceSumOp, LayerNormOp, TransposeOp, ConcatOp, SplitOp,
          AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp, MatmulOp, BatchMatmulOp,
-         SoftmaxOp, LogSoftmaxOp, CrossEntropyOp>(context);
+         BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp, CrossEntropyOp>(context);
 }

@@ -193,3 +193,22 @@ func.func @forward(%x: tensor<?x4x8xf32> {nn.input = "x"},
   %y = nn.linear %f, %w : (tensor<?x32xf32>, tensor<3x32xf32>) -> tensor<?x3xf32>
   return %y : tensor<?x3xf32>
 }
+
+// -----
+
+// A class token expanded to the batch: its gradient sums over the rows.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[T:.*]] = nn.broadcast_rows %[[TOKEN:arg[0-9]+]], %arg0 : (tensor<1x1x4xf32>, tensor<?x3x4xf32>) -> tensor<?x1x4xf32>
+// CHECK: %[[PARTS:.*]]:2 = nn.split %{{.*}} {axis = 1 : i64, sizes = array<i64: 1, 3>}
+// CHECK: %[[DT:.*]] = nn.reduce_sum %[[PARTS]]#0 {dims = array<i64: 0>, keep_dims = true} : (tensor<?x1x4xf32>) -> tensor<1x1x4xf32>
+// CHECK: nn.sgd_update %[[TOKEN]], %[[DT]]
+func.func @forward(%x: tensor<?x3x4xf32> {nn.input = "x"},
+                   %token: tensor<1x1x4xf32> {nn.param = "token"},
+                   %w: tensor<2x16xf32> {nn.param = "fc.weight"})
+    -> (tensor<?x2xf32> {nn.output = "logits"}) {
+  %t = nn.broadcast_rows %token, %x : (tensor<1x1x4xf32>, tensor<?x3x4xf32>) -> tensor<?x1x4xf32>
+  %c = nn.concat %t, %x {axis = 1 : i64} : (tensor<?x1x4xf32>, tensor<?x3x4xf32>) -> tensor<?x4x4xf32>
+  %f = nn.reshape %c {shape = array<i64: -1, 16>} : (tensor<?x4x4xf32>) -> tensor<?x16xf32>
+  %y = nn.linear %f, %w : (tensor<?x16xf32>, tensor<2x16xf32>) -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}

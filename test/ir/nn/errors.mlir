@@ -497,3 +497,12 @@ func.func @batch_matmul_rank(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) {
   %0 = nn.batch_matmul %a, %b : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
   return
 }
+
+// -----
+
+func.func @broadcast_rows_not_one(%token: tensor<2x8xf32>, %x: tensor<?x8xf32>) {
+  // expected-error @+2 {{input must have a dim 0 of 1, got 'tensor<2x8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.broadcast_rows %token, %x : (tensor<2x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return
+}

@@ -129,3 +129,12 @@ func.func @batch_matmul(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>,
   %2 = nn.batch_matmul %q3, %q3 {transpose_lhs = true} : (tensor<?x16x8xf32>, tensor<?x16x8xf32>) -> tensor<?x8x8xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @broadcast_rows
+func.func @broadcast_rows(%token: tensor<1x1x8xf32>, %x: tensor<?x3x8xf32>) {
+  // CHECK: nn.broadcast_rows %{{.*}}, %{{.*}} : (tensor<1x1x8xf32>, tensor<?x3x8xf32>) -> tensor<?x1x8xf32>
+  %0 = nn.broadcast_rows %token, %x : (tensor<1x1x8xf32>, tensor<?x3x8xf32>) -> tensor<?x1x8xf32>
+  return
+}

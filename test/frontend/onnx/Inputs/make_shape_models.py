@@ -105,6 +105,17 @@ MODELS = {
          helper.make_node("Concat", ["batch", "minus_one"], ["ys"], axis=0),
          helper.make_node("Reshape", ["back", "ys"], ["y"])],
         ["batch", 4, 8], ["batch", 32]),
+    # ViT's class token: torch.cat([token.expand(n, -1, -1), x], dim=1).
+    "class_token": model(
+        [helper.make_node("Shape", ["x"], ["s"]),
+         ints("zero", [0]),
+         helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+         ints("ones", [1, 1]),
+         helper.make_node("Concat", ["n", "ones"], ["es"], axis=0),
+         helper.make_node("Expand", ["token", "es"], ["t"]),
+         helper.make_node("Concat", ["t", "x"], ["y"], axis=1)],
+        ["batch", 3, 4], ["batch", 4, 4],
+        [numpy_helper.from_array(np.ones((1, 1, 4), np.float32), "token")]),
     # Mod (the divisor's sign, as Python's %) and Sqrt of constants.
     "mod_sqrt": model(
         [ints("a", [7, -7]),
@@ -115,6 +126,71 @@ MODELS = {
          helper.make_node("Add", ["x", "c"], ["y"])],
         ["batch", 2], ["batch", 2]),
 }
+
+
+def bert_embeddings():
+    """Hugging Face BERT's embeddings: token ids, plus position ids and
+    token-type ids sliced from int64 buffers, the latter expanded to the
+    batch. y = word(x) + position(arange) + token_type(0)."""
+    shape = [helper.make_node("Shape", ["x"], ["s"]),
+             ints("zero", [0]), ints("one", [1]), ints("four", [4]),
+             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             helper.make_node("Concat", ["n", "four"], ["ns"], axis=0)]
+    nodes = shape + [
+        helper.make_node("Slice", ["position_ids", "zero", "four", "one"],
+                         ["pos"]),
+        helper.make_node("Slice", ["token_type_ids", "zero", "four", "one"],
+                         ["types"]),
+        helper.make_node("Expand", ["types", "ns"], ["types_n"]),
+        helper.make_node("Gather", ["word", "x"], ["w"]),
+        helper.make_node("Gather", ["position", "pos"], ["p"]),
+        helper.make_node("Gather", ["token_type", "types_n"], ["t"]),
+        helper.make_node("Add", ["w", "p"], ["wp"]),
+        helper.make_node("Add", ["wp", "t"], ["y"])]
+    inits = [
+        numpy_helper.from_array(np.arange(8, dtype=np.int64)[None],
+                                "position_ids"),
+        numpy_helper.from_array(np.zeros((1, 8), np.int64), "token_type_ids"),
+        numpy_helper.from_array(np.ones((10, 3), np.float32), "word"),
+        numpy_helper.from_array(np.ones((8, 3), np.float32), "position"),
+        numpy_helper.from_array(np.ones((2, 3), np.float32), "token_type")]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT64, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                       ["batch", 4, 3])], inits)
+    return helper.make_model(graph, producer_name="make_shape_models",
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
+MODELS["bert_embeddings"] = bert_embeddings()
+
+# Hugging Face's attention mask when none is given: ones of the batch's
+# shape, (1 - mask) * -10000 added to the scores. Known values repeated for
+# each sample, folded per sample (Unsqueeze after the batch, Sub, Mul, a
+# comparison and Where), then one sample's constant for each row.
+MODELS["ones_mask"] = model(
+    [helper.make_node("Shape", ["x"], ["s"]),
+     helper.make_node("ConstantOfShape", ["s"], ["m"],
+                      value=helper.make_tensor("v", TensorProto.FLOAT, [1],
+                                               [1.0])),
+     ints("one", [1]),
+     helper.make_node("Unsqueeze", ["m", "one"], ["u"]),
+     helper.make_node("Constant", [], ["c1"],
+                      value=helper.make_tensor("c1", TensorProto.FLOAT, [],
+                                               [1.0])),
+     helper.make_node("Sub", ["c1", "u"], ["inverted"]),
+     helper.make_node("GreaterOrEqual", ["inverted", "c1"], ["masked"]),
+     helper.make_node("Constant", [], ["big"],
+                      value=helper.make_tensor("big", TensorProto.FLOAT, [],
+                                               [-10000.0])),
+     helper.make_node("Constant", [], ["zero"],
+                      value=helper.make_tensor("zero", TensorProto.FLOAT, [],
+                                               [0.0])),
+     helper.make_node("Where", ["masked", "big", "zero"], ["bias"]),
+     helper.make_node("Squeeze", ["bias", "one"], ["b"]),
+     helper.make_node("Add", ["x", "b"], ["y"])],
+    ["batch", 4], ["batch", 4])
 
 
 def main():
