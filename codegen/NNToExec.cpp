@@ -182,6 +182,18 @@ private:
   ReplicaMemory memory;
 };
 
+/// The plan's name for data input `i` of `func`: "images" for a model's
+/// one input (what dpc run binds its data to), the model's own input name
+/// (nn.input's value) where it has several, which the data flags name.
+StringRef getDataInputBinding(func::FuncOp func, unsigned i) {
+  unsigned inputs = 0;
+  for (unsigned a = 0; a < func.getNumArguments(); ++a)
+    inputs += func.getArgAttr(a, nn::NNDialect::kInputAttrName) != nullptr;
+  auto name =
+      func.getArgAttrOfType<StringAttr>(i, nn::NNDialect::kInputAttrName);
+  return inputs == 1 || !name ? StringRef("images") : name.getValue();
+}
+
 LogicalResult StepAnalysis::run(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments()) {
     if (!func.getArgAttr(arg.getArgNumber(), nn::NNDialect::kInputAttrName))
@@ -450,7 +462,7 @@ LogicalResult StepLowering::declareArguments() {
                                        "", opt.rsplit('.').first));
     } else {
       StringRef binding = func.getArgAttr(i, nn::NNDialect::kInputAttrName)
-                              ? "images"
+                              ? getDataInputBinding(func, i)
                           : func.getArgAttr(i, "nn.labels") ? "labels"
                           : func.getArgAttr(i, "nn.lr")     ? "lr"
                           : func.getArgAttr(i, "nn.step")   ? "step"

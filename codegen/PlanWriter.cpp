@@ -192,7 +192,9 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
       // The plan records a sample's dims (sample_dims): the loader and the
       // data sets take 1 to 3 of them, after the batch.
       auto type = cast<MemRefType>(input.getType());
-      if (input.getName() == "images" &&
+      StringRef name = input.getName();
+      bool data = name != "labels" && name != "lr" && name != "step";
+      if (data &&
           (type.getRank() < 2 || type.getRank() > 4 || !type.isDynamicDim(0))) {
         InFlightDiagnostic error =
             input.emitError() << "the model's input must be a batch of "

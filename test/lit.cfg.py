@@ -69,6 +69,27 @@ else:
     lit_config.note("PyTorch tests (REQUIRES: torch) skipped: no Python with "
                     "torch (set DPC_TORCH_PYTHON to one)")
 
+# The dpc Python module (python/), where pybind11 was there to build it, run
+# by the Python it was built for with PYTHONPATH at the build's package
+# (REQUIRES: dpc-python); with PyTorch too where that Python has it
+# (REQUIRES: dpc-python-torch).
+import glob
+dpc_python_path = os.path.join(config.dpc_obj_root, "python")
+if glob.glob(os.path.join(dpc_python_path, "dpc", "_dpc*.so")):
+    config.available_features.add("dpc-python")
+    python_env = "env PYTHONPATH=%s DPC_BINARY=%s " % (
+        dpc_python_path, os.path.join(config.dpc_tools_dir, "dpc"))
+    config.substitutions.append(
+        ("%dpc_python", python_env + config.dpc_python_executable))
+    if torch_python:
+        config.available_features.add("dpc-python-torch")
+        config.substitutions.append(
+            ("%dpc_torch_python", python_env + torch_python))
+else:
+    lit_config.note("Python module tests (REQUIRES: dpc-python) skipped: "
+                    "no dpc module in " + dpc_python_path +
+                    " (apt-get install pybind11-dev, then build)")
+
 # The CUDA backend's GPU tests (REQUIRES: cuda-gpu) need a GPU this runtime
 # can use; dpc-cuda-probe, built with the backend, says whether there is one
 # and, if not, why: the reason is printed, so skipped tests say why.

@@ -43,6 +43,8 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler libdnnl-dev ocl-icd-opencl-dev
   libgloo-dev libhiredis-dev libibverbs-dev libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
+  # The Python module (python/): pybind11 and Python's headers.
+  pybind11-dev python3-dev
   # Tests (iproute2: `ip netns`, hosts as network namespaces; python3-venv:
   # the test virtual environment).
   libgtest-dev iproute2 python3-venv

@@ -112,6 +112,9 @@ void BatchLoader::fill(Batch &batch, int64_t index, int64_t epochOfBatch,
   batch.size = rows;
   batch.images.resize(count * imageSize);
   batch.labels.resize(count);
+  batch.extras.resize(dataset.extras.size());
+  for (size_t e = 0; e < dataset.extras.size(); ++e)
+    batch.extras[e].resize(count * dataset.extras[e].size);
   int64_t r = 0;
   for (auto [first, length] : ranges) {
     for (int64_t row = first; row < first + length; ++row, ++r) {
@@ -127,6 +130,12 @@ void BatchLoader::fill(Batch &batch, int64_t index, int64_t epochOfBatch,
       else
         std::memcpy(target, image, imageSize * sizeof(float));
       batch.labels[r] = dataset.labels[sample];
+      for (size_t e = 0; e < dataset.extras.size(); ++e) {
+        int64_t size = dataset.extras[e].size;
+        std::memcpy(&batch.extras[e][r * size],
+                    &dataset.extras[e].values[sample * size],
+                    size * sizeof(float));
+      }
     }
   }
 }

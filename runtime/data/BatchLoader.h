@@ -37,6 +37,7 @@ struct Batch {
   int64_t size = 0; // global rows; the last batch of an epoch may be short
   std::vector<float> images; // this process's rows (all without a RowSlice)
   std::vector<int32_t> labels;
+  std::vector<std::vector<float>> extras; // the data set's extras, same rows
 };
 
 /// What happens to the last batch of an epoch when it is not full.

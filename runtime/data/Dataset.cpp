@@ -297,6 +297,8 @@ void dpc::data::keepFirst(Dataset &dataset, int64_t count) {
   dataset.count = count;
   dataset.images.resize(count * dataset.imageSize());
   dataset.labels.resize(count);
+  for (ExtraInput &extra : dataset.extras)
+    extra.values.resize(count * extra.size);
   countClasses(dataset);
 }
 
@@ -311,6 +313,10 @@ Dataset dpc::data::splitOffLast(Dataset &dataset, int64_t count) {
   tail.images.assign(dataset.images.begin() + kept * dataset.imageSize(),
                      dataset.images.end());
   tail.labels.assign(dataset.labels.begin() + kept, dataset.labels.end());
+  for (const ExtraInput &extra : dataset.extras)
+    tail.extras.push_back({extra.size, std::vector<float>(extra.values.begin() +
+                                                              kept * extra.size,
+                                                          extra.values.end())});
   countClasses(tail);
   keepFirst(dataset, kept);
   return tail;

@@ -26,6 +26,14 @@ struct DatasetError : std::runtime_error {
       : std::runtime_error(io::oneLine(message)) {}
 };
 
+/// One more input of a model with several: `count` samples of `size`
+/// floats each (images in the plan's form, or token ids), row for row with
+/// the data set's images.
+struct ExtraInput {
+  int64_t size = 0;
+  std::vector<float> values;
+};
+
 /// Images as float NCHW (C = 1 for IDX) and their labels.
 struct Dataset {
   int64_t count = 0;
@@ -33,6 +41,8 @@ struct Dataset {
   std::vector<float> images; // count * channels * height * width
   std::vector<int32_t> labels;
   int32_t numClasses = 0; // max label + 1
+  /// A model with several inputs: its second, third, ... inputs' samples.
+  std::vector<ExtraInput> extras;
 
   int64_t imageSize() const { return channels * height * width; }
 };

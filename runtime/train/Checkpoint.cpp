@@ -1,10 +1,11 @@
 //===- Checkpoint.cpp - training state on disk ----------------------------===//
 //
-// Format (little-endian): "DPCCKPT2", then the fields of TrainingState in
+// Format (little-endian): "DPCCKPT4", then the fields of TrainingState in
 // declaration order (strings and vectors as a u64 length and their
-// elements), then an FNV-1a 64 checksum of everything before it. Version 1
-// ("DPCCKPT1") lacks PartialEpoch. docs/checkpoint-format.md is the
-// reference; change both together, with a new version.
+// elements), then an FNV-1a 64 checksum of everything before it. Version 3
+// lacks the DataForm, 2 the validation metrics, 1 PartialEpoch.
+// docs/checkpoint-format.md is the reference; change both together, with a new
+// version.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +16,12 @@
 #include "runtime/plan/CheckedMath.h"
 #include "runtime/plan/Checksum.h"
 #include "runtime/plan/PlanTypes.h"
+#include "runtime/train/DataOptions.h"
 
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iterator>
@@ -185,6 +190,11 @@ void saveCheckpoint(const std::string &directory, const TrainingState &state) {
       w.put(d);
     w.putBytes(t.bytes);
   }
+  w.put(static_cast<int32_t>(state.dataForm.layout));
+  const data::Normalization &normalization = state.dataForm.normalization;
+  w.put<uint64_t>(normalization.mean.size());
+  for (size_t c = 0; c < normalization.mean.size(); ++c)
+    w.put(normalization.mean[c]), w.put(normalization.std[c]);
   w.put(fnv1a(w.bytes.data(), w.bytes.size()));
   std::string message;
   if (!io::writeFileAtomically(getCheckpointPath(directory), w.bytes.data(),
@@ -253,12 +263,62 @@ TrainingState loadCheckpoint(const std::string &directory) {
     t.bytes = r.getBytes();
     state.tensors.push_back(std::move(t));
   }
+  if (version >= 4) {
+    DataForm &form = state.dataForm;
+    form.known = true;
+    int32_t layout = r.get<int32_t>();
+    if (layout < 0 || layout > int32_t(data::ImageLayout::NHWC))
+      failInvalid(path, "unknown image layout " + std::to_string(layout));
+    form.layout = data::ImageLayout(layout);
+    uint64_t channels = r.get<uint64_t>();
+    r.needItems(channels, 2 * sizeof(float));
+    for (uint64_t c = 0; c < channels; ++c) {
+      form.normalization.mean.push_back(r.get<float>());
+      form.normalization.std.push_back(r.get<float>());
+      if (!std::isfinite(form.normalization.mean.back()) ||
+          !(form.normalization.std.back() > 0) ||
+          !std::isfinite(form.normalization.std.back()))
+        failInvalid(path, "channel " + std::to_string(c) +
+                              "'s normalization is not a finite mean and a "
+                              "std > 0");
+    }
+  }
   if (!r.atEnd())
     throw CheckpointError(path + ": corrupted checkpoint (trailing bytes)");
   checkProgress(state, path);
   for (const SavedTensor &t : state.tensors)
     checkSavedTensor(t, path);
   return state;
+}
+
+void reconcileDataForm(TrainingState &state, data::ImageLayout &layout,
+                       data::Normalization &normalization,
+                       const std::string &path) {
+  DataForm &form = state.dataForm;
+  if (form.known) {
+    const char *names[] = {"auto", "nchw", "nhwc"};
+    if (layout == data::ImageLayout::Auto)
+      layout = form.layout;
+    else if (form.layout != data::ImageLayout::Auto && layout != form.layout)
+      throw CheckpointError(path + ": was trained with --layout " +
+                            names[int(form.layout)] + ", not " +
+                            names[int(layout)] +
+                            " (leave --layout out to use the checkpoint's)");
+    bool same = normalization.mean == form.normalization.mean &&
+                normalization.std == form.normalization.std;
+    if (normalization.empty())
+      normalization = form.normalization;
+    else if (!same)
+      throw CheckpointError(
+          path + ": was trained " +
+          (form.normalization.empty()
+               ? std::string("without --normalize")
+               : "with --normalize " +
+                     formatNormalization(form.normalization)) +
+          ", not with " + formatNormalization(normalization) +
+          " (leave --normalize out to use the checkpoint's)");
+  }
+  form = {true, layout, normalization};
 }
 
 void checkResumable(const TrainingState &state, int64_t epochs,

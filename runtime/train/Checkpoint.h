@@ -14,6 +14,7 @@
 #ifndef DPC_RUNTIME_TRAIN_CHECKPOINT_H
 #define DPC_RUNTIME_TRAIN_CHECKPOINT_H
 
+#include "runtime/data/ImageTransforms.h"
 #include "runtime/io/OneLine.h"
 #include "runtime/train/Metrics.h"
 
@@ -52,8 +53,17 @@ struct PartialEpoch {
 };
 
 /// The version of the checkpoint format that saveCheckpoint writes
-/// ("DPCCKPT3"); loadCheckpoint reads it and versions 1 and 2.
-constexpr int kCheckpointFormatVersion = 3;
+/// ("DPCCKPT4"); loadCheckpoint reads it and versions 1 to 3.
+constexpr int kCheckpointFormatVersion = 4;
+
+/// The form the run's images took (--layout, --normalize), which `dpc
+/// eval`, `predict` and a resumed run reuse. Unknown in checkpoints before
+/// version 4.
+struct DataForm {
+  bool known = false;
+  data::ImageLayout layout = data::ImageLayout::Auto;
+  data::Normalization normalization;
+};
 
 struct TrainingState {
   int64_t epochsDone = 0; // complete epochs
@@ -68,6 +78,7 @@ struct TrainingState {
   /// running statistics without sync-bn, where device 0's are kept (as
   /// DDP keeps rank 0's); a restore writes them to every device.
   std::vector<SavedTensor> tensors;
+  DataForm dataForm;
 };
 
 /// The file a checkpoint directory holds.
@@ -84,6 +95,14 @@ TrainingState loadCheckpoint(const std::string &directory);
 /// run of `epochs` epochs and `maxSteps` steps (-1: no limit).
 void checkResumable(const TrainingState &state, int64_t epochs,
                     int64_t maxSteps, const std::string &path);
+
+/// Takes the checkpoint's --layout and --normalize into `layout` and
+/// `normalization` where they were not given (Auto, empty); throws
+/// CheckpointError naming `path` where a given one disagrees with a
+/// recorded one. Then records the ones in effect in `state`.
+void reconcileDataForm(TrainingState &state, data::ImageLayout &layout,
+                       data::Normalization &normalization,
+                       const std::string &path);
 
 /// The executor's persistent tensors and optimizer step, into `state`.
 void captureState(const exec::Executor &executor, TrainingState &state);

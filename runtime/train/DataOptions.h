@@ -3,8 +3,9 @@
 // The data flags that `dpc run`, `eval` and `predict` share (--data,
 // --layout, --normalize), parsed once for all three, and the loading of
 // the files they name in the form the plan takes. The images feed the
-// plan's one input "images"; a plan with several named inputs would get a
-// DataOptions entry (files and ImageFormat) per input name.
+// plan's one input "images"; a plan with several inputs takes one .npy
+// file per input, named by the model's input names
+// (npy:tokens=T.npy,image=I.npy,LABELS.npy).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,8 @@ struct DataOptions {
   bool fashionMnist = false;
   std::string dataDirectory;                                    // fashion-mnist
   std::string trainImages, trainLabels, testImages, testLabels; // idx, npy
+  // npy:NAME=FILE,...,LABELS[,NAME=FILE,...,LABELS]: a file per input.
+  std::vector<std::pair<std::string, std::string>> trainInputs, testInputs;
   bool npy = false;        // the files are .npy arrays rather than IDX
   bool imagesOnly = false; // npy:IMAGES, no labels (predict)
   // --layout nchw|nhwc: of 4-D .npy images (default: by the plan's shape).
@@ -49,6 +52,10 @@ void parseLabelledFiles(const std::string &flag, const std::string &value,
 /// Parses --normalize's MEAN,...:STD,... Throws UsageError.
 data::Normalization parseNormalization(const std::string &value);
 
+/// --normalize's MEAN,...:STD,... of `normalization`, each number the
+/// shortest text that reads back as the same float.
+std::string formatNormalization(const data::Normalization &normalization);
+
 /// Parses --augment's comma-separated crop=PAD and flip. Throws UsageError.
 data::Augmentation parseAugmentation(const std::string &value);
 
@@ -65,6 +72,20 @@ struct LoadedData {
   data::Dataset dataset;
   std::string imagesPath, labelsPath;
 };
+
+/// A plan's data inputs: each one's binding name and sample dims, in the
+/// plan's order (ModelInput.h's getDataInputs).
+using PlanInputs = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+
+/// Loads the training split (`test`: the test split) that `options` names
+/// for a plan taking `inputs`, in the form `options` asks for: one file
+/// (IDX or .npy) for a plan with one input, one .npy file per input
+/// otherwise, the first input's as the data set's images and the others'
+/// as its extras. Without a labels file (predict's npy:IMAGES), labels
+/// are 0. Throws data::DatasetError in one line where a file is missing
+/// for an input, names none of the plan's, or files disagree in samples.
+LoadedData loadInputs(const DataOptions &options, bool test,
+                      const PlanInputs &inputs);
 
 /// Loads an image and a label file, IDX or .npy.
 LoadedData loadLabelledFiles(const std::string &imagesPath,

@@ -133,6 +133,8 @@ const char *getEvalUsage() {
           "Input:\n"
           "  --data DATA         fashion-mnist[:DIR] (the test split), "
           "idx|npy:IMAGES,LABELS, or dpc run's four files (the last two)\n"
+          "                      several inputs: npy:NAME=FILE,...,LABELS "
+          "(the model's input names)\n"
           "  --checkpoint DIR    the training state to evaluate (default: the "
           "plan's own weights)\n"
           "  --subset N          the first N samples only\n") +
@@ -152,8 +154,9 @@ const char *getPredictUsage() {
           "each image, in order.\n"
           "\n"
           "Input:\n"
-          "  --data DATA         npy:IMAGES.npy, or a labelled set as in dpc "
-          "eval (its labels unused)\n"
+          "  --data DATA         npy:IMAGES.npy (several inputs: "
+          "npy:NAME=FILE,...), or a labelled set as in dpc eval (its labels "
+          "unused)\n"
           "  --checkpoint DIR    the training state to use (default: the "
           "plan's own weights)\n"
           "  --subset N          the first N samples only\n") +

@@ -25,33 +25,31 @@ namespace {
 
 [[noreturn]] void fail(const std::string &message) { throw RunError(message); }
 
-/// The split `options.data` names, in the form `format` says: the test
-/// split where there is one. Returns the images file, for messages.
-std::string loadDataset(const InferenceOptions &options,
-                        const data::ImageFormat &format,
-                        data::Dataset &dataset) {
-  const DataOptions &d = options.data;
-  if (d.fashionMnist) {
-    std::string dir = getFashionMnistDirectory(d);
-    dataset = data::loadFashionMnist(dir, /*train=*/false, format);
+/// The split `data` names for a plan taking `inputs`: the test split
+/// where there is one. Returns the images file, for messages.
+std::string loadDataset(const std::string &plan, const DataOptions &data,
+                        const PlanInputs &inputs, data::Dataset &dataset) {
+  if (data.fashionMnist && inputs.size() > 1)
+    throw RunError(plan +
+                   ": --data fashion-mnist feeds one input; the plan takes "
+                   "several (name a .npy file for each: --data "
+                   "npy:NAME=FILE,...,LABELS)");
+  if (data.fashionMnist) {
+    std::string dir = getFashionMnistDirectory(data);
+    dataset = data::loadFashionMnist(
+        dir, /*train=*/false, getImageFormat(data, inputs.front().second));
     return dir + "/t10k-images-idx3-ubyte.gz";
   }
-  if (d.imagesOnly) {
-    dataset = data::loadNpyImages(d.trainImages, format);
-    return d.trainImages;
-  }
-  bool test = !d.testImages.empty();
-  const std::string &images = test ? d.testImages : d.trainImages;
-  const std::string &labels = test ? d.testLabels : d.trainLabels;
-  dataset = loadLabelledFiles(images, labels, d.npy, format).dataset;
-  return images;
+  LoadedData loaded = loadInputs(data, !data.testImages.empty(), inputs);
+  dataset = std::move(loaded.dataset);
+  return loaded.imagesPath;
 }
 
 /// A plan's eval_step, loaded with the training state to evaluate.
 class Inference {
 public:
   explicit Inference(const InferenceOptions &options)
-      : planPath(options.planPath),
+      : planPath(options.planPath), dataOptions(options.data),
         loaded(plan::LoadedPlan::load(options.planPath)) {
     plan::checkDeviceMemory(*loaded);
     executor = std::make_unique<Executor>(loaded, exec::createDevice);
@@ -69,15 +67,19 @@ public:
       std::string path = getCheckpointPath(options.checkpointDirectory);
       if (!std::ifstream(path))
         fail(path + ": no checkpoint there");
-      restoreState(*executor, loadCheckpoint(options.checkpointDirectory),
-                   path);
+      TrainingState state = loadCheckpoint(options.checkpointDirectory);
+      reconcileDataForm(state, dataOptions.layout, dataOptions.normalization,
+                        path);
+      restoreState(*executor, state, path);
     }
   }
 
-  /// The eval step's sample dims: images [C, H, W] or token ids [T].
-  std::vector<int64_t> getSample() const {
-    return getInputSample(*executor, evalStep);
-  }
+  /// The data flags with the checkpoint's --layout and --normalize where
+  /// they were left out.
+  const DataOptions &getDataOptions() const { return dataOptions; }
+
+  /// The eval step's data inputs.
+  PlanInputs getInputs() const { return getDataInputs(*executor, evalStep); }
 
   /// Checks `dataset` against the classes (the loader checked the shape).
   void check(const data::Dataset &dataset, const std::string &name) const {
@@ -103,7 +105,7 @@ public:
     std::vector<float> logits;
     bool hasLoss = executor->findOutput(evalStep, "loss") != nullptr;
     while (const data::Batch *batch = loader.next()) {
-      bindInput(*executor, evalStep, batch->images);
+      bindInputs(*executor, evalStep, *batch);
       executor->setInput(evalStep, "labels", batch->labels.data(),
                          batch->labels.size() * sizeof(int32_t));
       executor->run(evalStep, batch->size);
@@ -126,6 +128,7 @@ private:
   }
 
   std::string planPath;
+  DataOptions dataOptions;
   std::shared_ptr<const plan::LoadedPlan> loaded;
   std::unique_ptr<Executor> executor;
   int evalStep = -1;
@@ -147,8 +150,8 @@ EvalResult evaluateDataset(const InferenceOptions &options) {
   return withRunErrors([&] {
     Inference inference(options);
     data::Dataset dataset;
-    std::string name = loadDataset(
-        options, getImageFormat(options.data, inference.getSample()), dataset);
+    std::string name = loadDataset(options.planPath, inference.getDataOptions(),
+                                   inference.getInputs(), dataset);
     data::keepFirst(dataset, options.subset);
     inference.check(dataset, name);
     int64_t classes = inference.getClasses();
@@ -176,8 +179,8 @@ Predictions predictDataset(const InferenceOptions &options) {
   return withRunErrors([&] {
     Inference inference(options);
     data::Dataset dataset;
-    std::string name = loadDataset(
-        options, getImageFormat(options.data, inference.getSample()), dataset);
+    std::string name = loadDataset(options.planPath, inference.getDataOptions(),
+                                   inference.getInputs(), dataset);
     data::keepFirst(dataset, options.subset);
     inference.check(dataset, name);
     Predictions predictions;

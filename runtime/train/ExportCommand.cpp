@@ -5,6 +5,7 @@
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/CommandLine.h"
+#include "runtime/train/DataOptions.h"
 #include "runtime/train/NpyWriter.h"
 #include "runtime/train/OnnxWriter.h"
 #include "runtime/train/Trainer.h"
@@ -259,7 +260,8 @@ encodeTensorsAsSafetensors(const std::vector<ExportedTensor> &tensors) {
 /// model's opset or `opset` where the graph is the same there.
 std::vector<uint8_t>
 encodeTensorsAsOnnx(const plan::LoadedPlan &loaded,
-                    const std::vector<ExportedTensor> &tensors, int64_t opset) {
+                    const std::vector<ExportedTensor> &tensors, int64_t opset,
+                    const train::DataForm &form) {
   const std::string &planName = loaded.getName();
   const plan::OnnxModel *model = loaded->onnx_model();
   if (!model)
@@ -280,10 +282,48 @@ encodeTensorsAsOnnx(const plan::LoadedPlan &loaded,
                    std::to_string(model->max_opset()) +
                    "; export it from PyTorch at opset " +
                    std::to_string(opset) + " and compile that");
-  return train::encodeOnnxModel(*model, tensors, opset, planName);
+  // The data form the weights were trained for, which whoever feeds the
+  // model must reproduce: dpc.normalize (MEAN,...:STD,..., of [0, 1]
+  // pixels) and dpc.layout, where the run gave them.
+  train::OnnxMetadata metadata;
+  if (!form.normalization.empty())
+    metadata.push_back(
+        {"dpc.normalize", train::formatNormalization(form.normalization)});
+  if (form.layout != data::ImageLayout::Auto)
+    metadata.push_back({"dpc.layout", form.layout == data::ImageLayout::NHWC
+                                          ? "nhwc"
+                                          : "nchw"});
+  return train::encodeOnnxModel(*model, tensors, opset, planName, metadata);
+}
+
+/// The plan's parameters and buffers, from the checkpoint in `directory`
+/// (empty: the plan's own values), and the data form it trained with.
+std::vector<ExportedTensor>
+loadExportedTensors(const plan::LoadedPlan &loaded,
+                    const std::string &directory,
+                    train::DataForm *form = nullptr) {
+  std::unique_ptr<train::TrainingState> state;
+  std::string statePath;
+  if (!directory.empty()) {
+    statePath = train::getCheckpointPath(directory);
+    if (!std::ifstream(statePath))
+      throw RunError(statePath + ": no checkpoint there");
+    state = std::make_unique<train::TrainingState>(
+        train::loadCheckpoint(directory));
+    if (form)
+      *form = state->dataForm;
+  }
+  return collectTensors(loaded, state.get(), statePath);
 }
 
 } // namespace
+
+std::vector<ExportedTensor>
+loadExportedTensors(const std::string &planPath,
+                    const std::string &checkpointDirectory) {
+  return loadExportedTensors(*plan::LoadedPlan::load(planPath),
+                             checkpointDirectory);
+}
 
 const char *getExportUsage() {
   return "usage: dpc export PLAN -o FILE.onnx|FILE.npz|FILE.safetensors "
@@ -312,21 +352,13 @@ int exportCommand(const std::vector<std::string> &args, std::ostream &out,
       return 0;
     }
     auto loaded = plan::LoadedPlan::load(options.planPath);
-    std::unique_ptr<train::TrainingState> state;
-    std::string statePath;
-    if (!options.checkpointDirectory.empty()) {
-      statePath = train::getCheckpointPath(options.checkpointDirectory);
-      if (!std::ifstream(statePath))
-        throw RunError(statePath + ": no checkpoint there");
-      state = std::make_unique<train::TrainingState>(
-          train::loadCheckpoint(options.checkpointDirectory));
-    }
+    train::DataForm form;
     std::vector<ExportedTensor> tensors =
-        collectTensors(*loaded, state.get(), statePath);
+        loadExportedTensors(*loaded, options.checkpointDirectory, &form);
     std::vector<uint8_t> bytes;
     switch (options.format) {
     case ExportFormat::Onnx:
-      bytes = encodeTensorsAsOnnx(*loaded, tensors, options.opset);
+      bytes = encodeTensorsAsOnnx(*loaded, tensors, options.opset, form);
       break;
     case ExportFormat::Safetensors:
       bytes = encodeTensorsAsSafetensors(tensors);

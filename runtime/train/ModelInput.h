@@ -1,16 +1,19 @@
-//===- ModelInput.h - the data input a plan binds ---------------*- C++ -*-===//
+//===- ModelInput.h - the data inputs a plan binds --------------*- C++ -*-===//
 //
-// A plan's data input, "images", is either images [N, C, H, W] (F32) or
-// token ids [N, T] (I32, the indices of an embedding). Data sets hold both
-// as floats (token ids exactly: the loader refuses ids from 2^24 on); this
-// is where they take the input's type.
+// A plan's data inputs are images [N, C, H, W] (F32) or token ids [N, T]
+// (I32, the indices of an embedding): one, "images", for a model with one
+// input, or one per model input, under the model's input names. Data sets
+// hold both as floats (token ids exactly: the loader refuses ids from 2^24
+// on); this is where they take each input's type.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_TRAIN_MODELINPUT_H
 #define DPC_RUNTIME_TRAIN_MODELINPUT_H
 
+#include "runtime/data/BatchLoader.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/train/DataOptions.h"
 
 #include <cstdint>
 #include <string>
@@ -18,14 +21,22 @@
 
 namespace dpc::train {
 
-/// The sample dims of `step`'s "images" input ([C, H, W] or [T]); throws
-/// RunError naming the plan when the input is missing or of another form.
+/// `step`'s data inputs (every input but "labels", "lr" and "step"), in the
+/// plan's order, with their sample dims ([C, H, W] or [T]); throws RunError
+/// naming the plan when there is none or one is of another form.
+PlanInputs getDataInputs(const exec::Executor &executor, int step);
+
+/// The sample dims of `step`'s first data input.
 std::vector<int64_t> getInputSample(const exec::Executor &executor, int step);
 
-/// Binds `count` samples of `values` to `step`'s "images" input, as floats
-/// or as token ids, whichever the input is.
+/// Binds `values` to `step`'s first data input, as floats or as token ids,
+/// whichever the input is.
 void bindInput(exec::Executor &executor, int step,
                const std::vector<float> &values);
+
+/// Binds a batch's images and extras to `step`'s data inputs, in order, as
+/// floats or as token ids, whichever each input is.
+void bindInputs(exec::Executor &executor, int step, const data::Batch &batch);
 
 } // namespace dpc::train
 

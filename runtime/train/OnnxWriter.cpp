@@ -1,8 +1,8 @@
 //===- OnnxWriter.cpp - a plan's model as an ONNX file --------------------===//
 //
 // Field numbers are onnx.proto's (ModelProto: ir_version 1, graph 7,
-// opset_import 8; GraphProto: initializer 5; TensorProto: dims 1,
-// data_type 2, name 8, raw_data 9; OperatorSetIdProto: domain 1,
+// opset_import 8, metadata_props 14; GraphProto: initializer 5; TensorProto:
+// dims 1, data_type 2, name 8, raw_data 9; OperatorSetIdProto: domain 1,
 // version 2). A message's fields may come in any order, so the recorded
 // bytes are written as they are and the new fields after them.
 //
@@ -78,8 +78,8 @@ std::vector<uint8_t> encodeInitializer(const ExportedTensor &tensor) {
 
 std::vector<uint8_t> encodeOnnxModel(const plan::OnnxModel &model,
                                      const std::vector<ExportedTensor> &tensors,
-                                     int64_t opset,
-                                     const std::string &planName) {
+                                     int64_t opset, const std::string &planName,
+                                     const OnnxMetadata &metadata) {
   ProtoWriter graph;
   graph.raw(*model.graph());
   for (const ExportedTensor &tensor : tensors)
@@ -95,6 +95,12 @@ std::vector<uint8_t> encodeOnnxModel(const plan::OnnxModel &model,
     file.raw(*model.head());
   file.bytesField(8, opsetImport.bytes);
   file.bytesField(7, graph.bytes);
+  for (const auto &[key, value] : metadata) {
+    ProtoWriter entry; // StringStringEntryProto: key 1, value 2
+    entry.bytesField(1, key);
+    entry.bytesField(2, value);
+    file.bytesField(14, entry.bytes);
+  }
   if (file.bytes.size() > size_t(std::numeric_limits<int32_t>::max()))
     throw RunError(planName + ": the model's ONNX file would have " +
                    std::to_string(file.bytes.size()) +

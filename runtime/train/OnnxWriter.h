@@ -29,13 +29,17 @@ struct ExportedTensor {
   std::vector<uint8_t> bytes;
 };
 
+/// Key and value of the model's metadata_props.
+using OnnxMetadata = std::vector<std::pair<std::string, std::string>>;
+
 /// The ONNX model file of `model`'s graph with `tensors` as initializers,
-/// importing the default domain at `opset`. Throws RunError (naming
-/// `planName`) if the file would exceed protobuf's 2 GiB.
+/// importing the default domain at `opset`, with `metadata` added to its
+/// metadata_props. Throws RunError (naming `planName`) if the file would
+/// exceed protobuf's 2 GiB.
 std::vector<uint8_t> encodeOnnxModel(const plan::OnnxModel &model,
                                      const std::vector<ExportedTensor> &tensors,
-                                     int64_t opset,
-                                     const std::string &planName);
+                                     int64_t opset, const std::string &planName,
+                                     const OnnxMetadata &metadata = {});
 
 } // namespace dpc::train
 

@@ -18,6 +18,8 @@ const char *getRunUsage() {
           "Data:\n"
           "  --data DATA         fashion-mnist[:DIR], or idx|npy:TRAIN_IMAGES,"
           "TRAIN_LABELS[,TEST_IMAGES,TEST_LABELS]\n"
+          "                      a model with several inputs: a file per "
+          "input, npy:NAME=FILE,...,LABELS[,NAME=FILE,...,LABELS]\n"
           "  --train-subset N    train on the first N samples only\n"
           "  --test-subset N     test on the first N samples only\n"
           "  --last-batch MODE   an epoch's partial last batch: short "

@@ -7,8 +7,10 @@
 #include "runtime/train/CommandLine.h"
 #include "runtime/train/DataOptions.h"
 #include "runtime/train/LrSchedule.h"
+#include "runtime/train/Metrics.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,10 @@ struct RunOptions : DataOptions {
   // in the training state (or a non-finite loss) does (NonFinite.h).
   bool skipNonFiniteSteps = false;
   bool help = false;
+  // Not a flag: called with each epoch's metrics once the epoch is done
+  // (and checkpointed); returning false ends the run there, as --steps
+  // would. The Python module reports epochs through it.
+  std::function<bool(const EpochMetrics &)> onEpochEnd;
 };
 
 /// Parses the arguments after "run" (`--flag value` or `--flag=value`).

@@ -121,7 +121,7 @@ void writeTextFile(const std::string &path, const std::string &text) {
 
 /// Copies a batch into the images and labels inputs of `step`.
 void bindBatch(Executor &executor, int step, const data::Batch &batch) {
-  bindInput(executor, step, batch.images);
+  bindInputs(executor, step, batch);
   executor.setInput(step, "labels", batch.labels.data(),
                     batch.labels.size() * sizeof(int32_t));
 }
@@ -327,12 +327,39 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
                      true);
     }
     std::vector<int64_t> sample = sampleDims(executor, trainStep);
+    PlanInputs inputs = getDataInputs(executor, trainStep);
+    if (inputs.size() > 1 && options.augmentation.enabled())
+      fail(planName + ": --augment takes a model with one input; this one "
+                      "has several");
     if (sample.size() == 1 && options.augmentation.enabled())
       fail(planName + ": --augment transforms images; the plan takes token "
                       "ids");
+    if (inputs.size() > 1 && options.fashionMnist)
+      fail(planName + ": --data fashion-mnist feeds one input; this plan "
+                      "takes several (name a .npy file for each: --data "
+                      "npy:NAME=FILE,...,LABELS)");
+    if (inputs.size() > 1 && !options.valImages.empty())
+      fail(planName + ": --val-data takes a model with one input; this one "
+                      "has several (use --val-split)");
     int64_t numClasses = loaded->get().num_classes();
     if (numClasses <= 0)
       fail(planName + ": the plan does not say how many classes it has");
+
+    // Where to start: a resumed run takes the checkpoint's data form
+    // (--layout, --normalize) unless the flags say otherwise, and refuses a
+    // conflicting one.
+    TrainingState state;
+    state.seed = options.seed;
+    std::string resumePath = getCheckpointPath(options.checkpointDirectory);
+    if (options.resume) {
+      doing = resumePath + ": reading the checkpoint";
+      state = loadCheckpoint(options.checkpointDirectory);
+      if (options.seedGiven && options.seed != state.seed)
+        fail(resumePath + ": was trained with --seed " +
+             std::to_string(state.seed) + ", not " +
+             std::to_string(options.seed));
+    }
+    reconcileDataForm(state, options.layout, options.normalization, resumePath);
 
     // The data set, in the form the plan takes.
     doing = (options.fashionMnist ? getFashionMnistDirectory(options)
@@ -351,12 +378,10 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
                             dir + "/t10k-labels-idx1-ubyte.gz", false, format);
       hasTest = true;
     } else {
-      train = loadLabelledFiles(options.trainImages, options.trainLabels,
-                                options.npy, format);
+      train = loadInputs(options, /*test=*/false, inputs);
       hasTest = !options.testImages.empty();
       if (hasTest)
-        test = loadLabelledFiles(options.testImages, options.testLabels,
-                                 options.npy, format);
+        test = loadInputs(options, /*test=*/true, inputs);
     }
     data::keepFirst(train.dataset, options.trainSubset);
     bool hasValidation = options.valSplit > 0 || !options.valImages.empty();
@@ -375,18 +400,8 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       checkSplit(test, numClasses);
     }
 
-    // Where to start.
-    TrainingState state;
-    state.seed = options.seed;
     if (options.resume) {
-      doing = getCheckpointPath(options.checkpointDirectory) +
-              ": reading the checkpoint";
-      state = loadCheckpoint(options.checkpointDirectory);
-      std::string path = getCheckpointPath(options.checkpointDirectory);
-      if (options.seedGiven && options.seed != state.seed)
-        fail(path + ": was trained with --seed " + std::to_string(state.seed) +
-             ", not " + std::to_string(options.seed));
-      restoreState(executor, state, path);
+      restoreState(executor, state, resumePath);
     } else {
       initializeParameters(executor, parseInitScheme(options.init), state.seed);
     }
@@ -621,6 +636,8 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
         writeTextFile(local.plotPath, renderSvgPlot(shown, epochs));
       if (complete && checkpoints)
         checkpoint();
+      if (options.onEpochEnd && !options.onEpochEnd(m))
+        break;
     }
     // A run that --steps stopped mid-epoch keeps its place too.
     if (checkpoints && checkpointedAt != state.stepsDone)

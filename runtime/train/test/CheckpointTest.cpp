@@ -35,6 +35,7 @@ TrainingState sampleState() {
   }
   state.tensors.push_back({"w", 0, {2, 3}, std::vector<uint8_t>(24, 7)});
   state.tensors.push_back({"b", 4, {}, std::vector<uint8_t>(4, 1)});
+  state.dataForm = {true, data::ImageLayout::NHWC, {{0.5f, 0.25f}, {2, 4}}};
   return state;
 }
 
@@ -63,6 +64,11 @@ TEST(CheckpointTest, RoundTrips) {
   EXPECT_EQ(loaded.tensors[0].dims, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(loaded.tensors[0].bytes, std::vector<uint8_t>(24, 7));
   EXPECT_EQ(loaded.tensors[1].dtype, 4);
+  EXPECT_TRUE(loaded.dataForm.known);
+  EXPECT_EQ(loaded.dataForm.layout, data::ImageLayout::NHWC);
+  EXPECT_EQ(loaded.dataForm.normalization.mean,
+            (std::vector<float>{0.5f, 0.25f}));
+  EXPECT_EQ(loaded.dataForm.normalization.std, (std::vector<float>{2, 4}));
 }
 
 /// Rewrites a saved (current version) checkpoint as version `version`:
@@ -73,6 +79,17 @@ void rewriteVersion(const std::string &path, char version) {
                              std::istreambuf_iterator<char>());
   bytes.resize(bytes.size() - 8);
   bytes[7] = uint8_t(version);
+  // Before version 4, no data form at the end: a layout, a channel count
+  // and a mean and std per channel.
+  if (version < '4') {
+    uint64_t channels = 0, stored;
+    for (;; ++channels) {
+      std::memcpy(&stored, &bytes[bytes.size() - 8 * channels - 8], 8);
+      if (stored == channels)
+        break;
+    }
+    bytes.resize(bytes.size() - 8 * channels - 12);
+  }
   size_t partialAt = 8 + 4 * 8, historyAt = partialAt + 5 * 8;
   uint64_t epochs;
   std::memcpy(&epochs, &bytes[historyAt], 8);
@@ -95,7 +112,7 @@ void rewriteVersion(const std::string &path, char version) {
       .write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
 }
 
-TEST(CheckpointTest, ReadsVersionsOneAndTwoAndRefusesNewer) {
+TEST(CheckpointTest, ReadsVersionsOneToThreeAndRefusesNewer) {
   std::string dir = testing::TempDir() + "/dpc_ckpt_versions";
   fs::remove_all(dir);
   std::string path = getCheckpointPath(dir);
@@ -115,6 +132,14 @@ TEST(CheckpointTest, ReadsVersionsOneAndTwoAndRefusesNewer) {
   EXPECT_EQ(loaded.history[2].trainLoss, 0.5);
   EXPECT_TRUE(std::isnan(loaded.history[2].valLoss));
   EXPECT_EQ(loaded.tensors[0].bytes, std::vector<uint8_t>(24, 7));
+  EXPECT_FALSE(loaded.dataForm.known);
+
+  saveCheckpoint(dir, sampleState());
+  rewriteVersion(path, '3');
+  loaded = loadCheckpoint(dir);
+  EXPECT_EQ(loaded.history[2].valLoss, 0.75);
+  EXPECT_EQ(loaded.tensors[1].bytes, std::vector<uint8_t>(4, 1));
+  EXPECT_FALSE(loaded.dataForm.known);
 
   saveCheckpoint(dir, sampleState());
   rewriteVersion(path, '9');
@@ -124,8 +149,44 @@ TEST(CheckpointTest, ReadsVersionsOneAndTwoAndRefusesNewer) {
   } catch (const CheckpointError &error) {
     EXPECT_EQ(std::string(error.what()),
               path + ": checkpoint format version 9 is not one this dpc "
-                     "reads (1 to 3)");
+                     "reads (1 to 4)");
   }
+}
+
+TEST(CheckpointTest, DataFormIsTakenAndConflictsAreRefused) {
+  TrainingState state = sampleState();
+  data::ImageLayout layout = data::ImageLayout::Auto;
+  data::Normalization normalization;
+  reconcileDataForm(state, layout, normalization, "c.dpcckpt");
+  EXPECT_EQ(layout, data::ImageLayout::NHWC);
+  EXPECT_EQ(normalization.std, (std::vector<float>{2, 4}));
+
+  normalization = {{0.5f}, {3}};
+  try {
+    reconcileDataForm(state, layout, normalization, "c.dpcckpt");
+    FAIL();
+  } catch (const CheckpointError &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "c.dpcckpt: was trained with --normalize 0.5,0.25:2,4, not "
+              "with 0.5:3 (leave --normalize out to use the checkpoint's)");
+  }
+  layout = data::ImageLayout::NCHW;
+  normalization = {};
+  try {
+    reconcileDataForm(state, layout, normalization, "c.dpcckpt");
+    FAIL();
+  } catch (const CheckpointError &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "c.dpcckpt: was trained with --layout nhwc, not nchw (leave "
+              "--layout out to use the checkpoint's)");
+  }
+  // Before version 4 nothing is known: the flags stand, and are recorded.
+  TrainingState old;
+  normalization = {{0.5f}, {3}};
+  reconcileDataForm(old, layout, normalization, "c.dpcckpt");
+  EXPECT_TRUE(old.dataForm.known);
+  EXPECT_EQ(old.dataForm.layout, data::ImageLayout::NCHW);
+  EXPECT_EQ(old.dataForm.normalization.std, (std::vector<float>{3}));
 }
 
 TEST(CheckpointTest, CorruptionIsOneLine) {

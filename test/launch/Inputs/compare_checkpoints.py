@@ -13,7 +13,7 @@ def read(path):
     if os.path.isdir(path):
         path = os.path.join(path, "checkpoint.dpcckpt")
     data = open(path, "rb").read()
-    if data[:8] not in (b"DPCCKPT1", b"DPCCKPT2", b"DPCCKPT3"):
+    if data[:7] != b"DPCCKPT" or data[7:8] not in b"1234":
         sys.exit(f"{path}: not a dpc checkpoint (docs/checkpoint-format.md)")
     at = 8
 
@@ -49,6 +49,8 @@ def read(path):
         tensors.append((name, dtype, dims, data[at:at + size]))
         at += size
     state["tensors"] = tensors
+    # Version 4's data form (--layout, --normalize) follows: not compared,
+    # as runs on data normalized beforehand are compared with --normalize.
     return state
 
 

@@ -24,7 +24,7 @@ DTYPES = {0: "<f4", 1: "<f8", 2: "<f2", 4: "<i4", 5: "<i8", 6: "u1"}
 def read_checkpoint(path):
     b = open(path, "rb").read()
     version = int(b[7:8])
-    assert b[:7] == b"DPCCKPT" and 1 <= version <= 3
+    assert b[:7] == b"DPCCKPT" and 1 <= version <= 4
     at = 8 + 4 * 8 + (5 * 8 if version >= 2 else 0)
     (epochs,) = struct.unpack_from("<Q", b, at)
     at += 8 + epochs * (72 if version >= 3 else 56)
