@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/onnx/ONNXImporter.h"
+#include "frontend/onnx/ImportContext.h"
+#include "frontend/onnx/LstmImport.h"
 #include "frontend/onnx/ModelValidation.h"
 #include "frontend/onnx/ShapeFolding.h"
 
@@ -86,7 +88,7 @@ FailureOr<Type> elementTypeOf(MLIRContext &ctx, int32_t onnxType) {
   }
 }
 
-class Importer {
+class Importer : public frontend::ImportContext {
 public:
   Importer(MLIRContext &ctx, StringRef path, const onnx::ModelProto &model)
       : ctx(ctx), builder(&ctx), path(path), model(model),
@@ -136,10 +138,24 @@ private:
   std::string stringAttr(const onnx::NodeProto &node, StringRef name,
                          StringRef dflt) const;
 
-  /// Builds `OpTy` with the given operands and attributes, infers its result
-  /// types, and turns a rejection into an ImportError.
-  template <typename OpTy>
-  Value create(ValueRange operands, ArrayRef<NamedAttribute> attrs = {});
+  // ImportContext, for LstmImport; create<OpTy> builds through `build`.
+  Value valueOf(const std::string &name) override { return lookup(name); }
+  const KnownTensor *knownTensorOf(const std::string &name) override {
+    return knownValue(name);
+  }
+  Operation *build(StringRef opName, ValueRange operands,
+                   ArrayRef<NamedAttribute> attrs,
+                   unsigned numResults) override;
+  void bind(const std::string &name, Value value) override {
+    values[name] = value;
+  }
+  void bindKnown(const std::string &name, KnownTensor value) override {
+    known[name] = std::move(value);
+  }
+  [[noreturn]] void error(const std::string &message) override {
+    fail(message);
+  }
+  OpBuilder &opBuilder() override { return builder; }
   NamedAttribute named(StringRef name, Attribute value) {
     return builder.getNamedAttr(name, value);
   }
@@ -165,6 +181,10 @@ private:
   void importGather(const onnx::NodeProto &node);
   /// Dims [start, end) of `axis` (not the batch) of `input`.
   Value createSlice(Value input, int64_t axis, int64_t start, int64_t end);
+  /// A tensor without the batch with a unit dim in front, and back: its
+  /// dim 0 can then be cut and joined as dim 1 (nn keeps dim 0 whole).
+  Value withUnitDim(Value value);
+  Value dropUnitDim(Value value);
   void importTranspose(const onnx::NodeProto &node);
   void importConcat(const onnx::NodeProto &node);
   void importSplit(const onnx::NodeProto &node);
@@ -208,6 +228,8 @@ private:
     double keep = 1;
   };
   llvm::StringMap<RandomMask> randomMasks;
+  /// LSTM, and the sequence-first views and fills around it.
+  frontend::LstmImport lstmImport{*this};
   /// SplitToSequence's parts, for SequenceAt.
   llvm::StringMap<SmallVector<Value>> sequences;
   /// Outputs that have no nn counterpart (batch-norm's running statistics
@@ -276,6 +298,8 @@ Value Importer::lookup(const std::string &name, bool isBuffer) {
   }
   if (auto it = known.find(name); it != known.end())
     return materialize(name, it->second);
+  if (std::optional<std::string> why = lstmImport.misuse(name))
+    fail(*why);
   fail("value '" + name + "' is used but never defined");
 }
 
@@ -582,22 +606,25 @@ std::string Importer::stringAttr(const onnx::NodeProto &node, StringRef name,
 // Op construction
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy>
-Value Importer::create(ValueRange operands, ArrayRef<NamedAttribute> attrs) {
+Operation *Importer::build(StringRef opName, ValueRange operands,
+                           ArrayRef<NamedAttribute> attrs,
+                           unsigned numResults) {
   std::string diagnostic;
   ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
     if (diagnostic.empty())
       diagnostic = diag.str();
     return success();
   });
-  auto op = builder.create<OpTy>(currentLoc, TypeRange{builder.getNoneType()},
-                                 operands, attrs);
-  if (failed(nn::inferResultTypes(
-          cast<InferTypeOpInterface>(op.getOperation())))) {
+  OperationState state(currentLoc, opName);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  state.addTypes(SmallVector<Type>(numResults, builder.getNoneType()));
+  Operation *op = builder.create(state);
+  if (failed(nn::inferResultTypes(cast<InferTypeOpInterface>(op)))) {
     op->erase();
     fail(diagnostic.empty() ? "invalid operands" : diagnostic);
   }
-  return op->getResult(0);
+  return op;
 }
 
 //===----------------------------------------------------------------------===//
@@ -805,10 +832,33 @@ void Importer::importConcat(const onnx::NodeProto &node) {
     fail("needs at least one input");
   int64_t rank = cast<RankedTensorType>(inputs[0].getType()).getRank();
   int64_t axis = intAttr(node, "axis", 0);
+  bool batched = llvm::any_of(inputs, [](Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    return type.getRank() > 0 && type.isDynamicDim(0);
+  });
+  if (rank > 0 && (axis == 0 || axis == -rank) && !batched) {
+    // Rows of tensors without the batch (parameters' slices).
+    for (Value &input : inputs)
+      input = withUnitDim(input);
+    return define(node, 0,
+                  dropUnitDim(create<nn::ConcatOp>(
+                      inputs, {named("axis", builder.getI64IntegerAttr(1))})));
+  }
   define(node, 0,
          create<nn::ConcatOp>(
              inputs, {named("axis", builder.getI64IntegerAttr(
                                         axis < 0 ? axis + rank : axis))}));
+}
+
+Value Importer::withUnitDim(Value value) {
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, cast<RankedTensorType>(value.getType()).getShape());
+  return create<nn::ReshapeOp>(value, {i64Array("shape", shape)});
+}
+
+Value Importer::dropUnitDim(Value value) {
+  auto shape = cast<RankedTensorType>(value.getType()).getShape();
+  return create<nn::ReshapeOp>(value, {i64Array("shape", shape.drop_front())});
 }
 
 /// `axis` of `input`'s type, normalized: a static dim other than the batch.
@@ -1070,8 +1120,10 @@ Value Importer::createSlice(Value input, int64_t axis, int64_t start,
   int64_t dim = type.getDimSize(axis);
   if (start == 0 && (end == dim || (axis == 0 && end == kMaxSliceEnd)))
     return input; // the whole dim (x[:, ...] writes one for the batch)
-  if (axis == 0)
+  if (axis == 0 && type.isDynamicDim(0))
     fail("slicing the batch dim (0) is not supported");
+  if (axis == 0) // rows of a tensor without the batch (a parameter's)
+    return dropUnitDim(createSlice(withUnitDim(input), 1, start, end));
   if (start >= end)
     fail("the slice of dim " + std::to_string(axis) + " is empty");
   // A split into the slice and what surrounds it; the rest's gradient is 0.
@@ -1399,7 +1451,7 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       fail("operators of domain '" + node.domain() + "' are not supported");
     const std::string &op = node.op_type();
-    if (importRandomMask(node))
+    if (importRandomMask(node) || lstmImport.importNode(node, opset))
       return;
     if (frontend::isFoldable(op) && foldNode(node))
       return;
