@@ -125,6 +125,10 @@ MODELS = {
          helper.make_node("Reshape", ["yt", "merged"], ["ym"]),
          helper.make_node("Transpose", ["ym"], ["y"], perm=[1, 0, 2])],
         ["batch", STEPS, HIDDEN], weights(1)),
+    # The batch-dependent zeros read as a tensor.
+    "fill_misuse": model(
+        zero_state(1) + [helper.make_node("Add", ["h0", "h0"], ["y"])],
+        [1, "batch", HIDDEN], []),
     "lstm_clip": model(seq_first({"clip": 1.0}), ["batch", HIDDEN],
                        weights(1)),
     # The sequence-first output read by an elementwise op.
