@@ -214,6 +214,147 @@ void LstmImport::reshapeView(const onnx::NodeProto &node, const View &view,
   define(node, 0, result, batchTo);
 }
 
+std::vector<int64_t>
+LstmImport::reshapeTarget(const onnx::NodeProto &node, int64_t opset,
+                          const std::vector<int64_t> &from) {
+  const std::string &op = node.op_type();
+  // The target: Reshape's shape input (0 copies, -1 infers), or the
+  // dims without / with the axes of size 1.
+  std::vector<int64_t> dims;
+  std::vector<int64_t> axes;
+  if (op == "Reshape") {
+    const KnownTensor *shape =
+        hasInput(node, 1) ? context.knownTensorOf(node.input(1)) : nullptr;
+    if (!shape || shape->isFloat())
+      context.error("the target shape must be known at import");
+    dims = shape->ints;
+  } else if (opset < 13) {
+    if (const onnx::AttributeProto *a = findAttr(node, "axes"))
+      axes.assign(a->ints().begin(), a->ints().end());
+  } else if (hasInput(node, 1)) {
+    const KnownTensor *known = context.knownTensorOf(node.input(1));
+    if (!known || known->isFloat() || known->hasBatch())
+      context.error("the axes must be known at import");
+    axes = known->ints;
+  }
+  if (op == "Squeeze") {
+    int64_t rank = static_cast<int64_t>(from.size());
+    for (int64_t &a : axes)
+      a = a < 0 ? a + rank : a;
+    for (int64_t d = 0; d < rank; ++d) {
+      bool listed = llvm::is_contained(axes, d);
+      if (listed && from[d] != 1)
+        context.error("cannot squeeze dim " + std::to_string(d) + " of " +
+                      dimsToString(from));
+      if (!(axes.empty() ? from[d] == 1 : listed))
+        dims.push_back(from[d]);
+    }
+  } else if (op == "Unsqueeze") {
+    int64_t rank = static_cast<int64_t>(from.size() + axes.size());
+    for (int64_t &a : axes)
+      a = a < 0 ? a + rank : a;
+    llvm::sort(axes);
+    dims = from;
+    for (int64_t a : axes)
+      dims.insert(dims.begin() + std::clamp<int64_t>(a, 0, dims.size()), 1);
+  } else {
+    int64_t inferred = -1, known = 1, total = 1; // non-batch elements
+    for (int64_t d : from)
+      if (d != kBatch)
+        total *= d;
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      if (d == 0 && i < from.size())
+        d = from[i];
+      if (d == -1)
+        inferred = static_cast<int64_t>(i);
+      else if (d != kBatch)
+        known *= d;
+    }
+    // Without the batch among the others, -1 is the batch (times what
+    // the rest leaves over, which must be nothing).
+    bool batchGiven = llvm::is_contained(dims, kBatch);
+    if (inferred >= 0)
+      dims[inferred] = !batchGiven && known == total ? kBatch
+                       : known                       ? total / known
+                                                     : 0;
+  }
+  return dims;
+}
+
+bool LstmImport::importFill(const onnx::NodeProto &node, int64_t opset) {
+  // A known value broadcast to a shape that holds the batch.
+  const std::string &op = node.op_type();
+  int shapeInput = op == "Expand" ? 1 : 0;
+  const KnownTensor *shape = hasInput(node, shapeInput)
+                                 ? context.knownTensorOf(node.input(shapeInput))
+                                 : nullptr;
+  if (!shape || shape->isFloat() || !shape->hasBatch())
+    return false;
+  double value = 0;
+  if (op == "Expand") {
+    const KnownTensor *fill = context.knownTensorOf(node.input(0));
+    if (!fill || fill->getNumElements() != 1)
+      return false;
+    value = fill->isFloat() ? fill->floats[0] : double(fill->ints[0]);
+  } else {
+    // ConstantOfShape's value, read by the folder on a one-element shape.
+    KnownTensor one;
+    one.type = onnx::TensorProto::INT64;
+    one.dims = {1};
+    one.ints = {1};
+    try {
+      std::optional<std::vector<KnownTensor>> element =
+          foldNode(node, {&one}, opset, 0);
+      const KnownTensor &first = element->front();
+      value = first.isFloat() ? first.floats[0] : double(first.ints[0]);
+    } catch (FoldError &e) {
+      context.error(e.message);
+    }
+  }
+  fills[node.output(0)] = {shape->ints, value};
+  return true;
+}
+
+void LstmImport::sliceFill(const onnx::NodeProto &node) {
+  Fill fill = fills.find(node.input(0))->second;
+  auto ints = [&](int i) -> std::vector<int64_t> {
+    const KnownTensor *t =
+        hasInput(node, i) ? context.knownTensorOf(node.input(i)) : nullptr;
+    if (!t || t->isFloat() || t->hasBatch())
+      context.error("input " + std::to_string(i) + " must be known at import");
+    return t->ints;
+  };
+  std::vector<int64_t> starts = ints(1), ends = ints(2), axes;
+  int64_t rank = static_cast<int64_t>(fill.dims.size());
+  if (hasInput(node, 3))
+    axes = ints(3);
+  else
+    for (int64_t d = 0; d < static_cast<int64_t>(starts.size()); ++d)
+      axes.push_back(d);
+  if (hasInput(node, 4))
+    for (int64_t step : ints(4))
+      if (step != 1)
+        context.error("only slices with step 1 are supported");
+  if (axes.size() != starts.size() || ends.size() != starts.size())
+    context.error("starts, ends and axes differ in length");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (axis < 0 || axis >= rank)
+      context.error("axis " + std::to_string(axes[i]) + " is out of range");
+    int64_t dim = fill.dims[axis];
+    if (dim == kBatch) {
+      if (starts[i] != 0 || ends[i] < std::numeric_limits<int32_t>::max())
+        context.error("slicing the batch dim is not supported");
+      continue;
+    }
+    auto clamp = [&](int64_t v) {
+      return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim);
+    };
+    fill.dims[axis] = std::max<int64_t>(0, clamp(ends[i]) - clamp(starts[i]));
+  }
+  fills[node.output(0)] = fill;
+}
+
 bool LstmImport::importNode(const onnx::NodeProto &node, int64_t opset) {
   const std::string &op = node.op_type();
   auto isView = [&](int i) {
@@ -264,66 +405,7 @@ bool LstmImport::importNode(const onnx::NodeProto &node, int64_t opset) {
       auto shape = cast<RankedTensorType>(view.batchFirst.getType()).getShape();
       from.assign(shape.begin(), shape.end());
     }
-    // The target: Reshape's shape input (0 copies, -1 infers), or the
-    // dims without / with the axes of size 1.
-    std::vector<int64_t> dims;
-    std::vector<int64_t> axes;
-    if (op == "Reshape") {
-      const KnownTensor *shape =
-          hasInput(node, 1) ? context.knownTensorOf(node.input(1)) : nullptr;
-      if (!shape || shape->isFloat())
-        context.error("the target shape must be known at import");
-      dims = shape->ints;
-    } else if (opset < 13) {
-      if (const onnx::AttributeProto *a = findAttr(node, "axes"))
-        axes.assign(a->ints().begin(), a->ints().end());
-    } else if (hasInput(node, 1)) {
-      const KnownTensor *known = context.knownTensorOf(node.input(1));
-      if (!known || known->isFloat() || known->hasBatch())
-        context.error("the axes must be known at import");
-      axes = known->ints;
-    }
-    if (op == "Squeeze") {
-      int64_t rank = static_cast<int64_t>(from.size());
-      for (int64_t &a : axes)
-        a = a < 0 ? a + rank : a;
-      for (int64_t d = 0; d < rank; ++d) {
-        bool listed = llvm::is_contained(axes, d);
-        if (listed && from[d] != 1)
-          context.error("cannot squeeze dim " + std::to_string(d) + " of " +
-                        dimsToString(from));
-        if (!(axes.empty() ? from[d] == 1 : listed))
-          dims.push_back(from[d]);
-      }
-    } else if (op == "Unsqueeze") {
-      int64_t rank = static_cast<int64_t>(from.size() + axes.size());
-      for (int64_t &a : axes)
-        a = a < 0 ? a + rank : a;
-      llvm::sort(axes);
-      dims = from;
-      for (int64_t a : axes)
-        dims.insert(dims.begin() + std::clamp<int64_t>(a, 0, dims.size()), 1);
-    } else {
-      int64_t inferred = -1, known = 1, total = 1; // non-batch elements
-      for (int64_t d : from)
-        if (d != kBatch)
-          total *= d;
-      for (auto [i, d] : llvm::enumerate(dims)) {
-        if (d == 0 && i < from.size())
-          d = from[i];
-        if (d == -1)
-          inferred = static_cast<int64_t>(i);
-        else if (d != kBatch)
-          known *= d;
-      }
-      // Without the batch among the others, -1 is the batch (times what
-      // the rest leaves over, which must be nothing).
-      bool batchGiven = llvm::is_contained(dims, kBatch);
-      if (inferred >= 0)
-        dims[inferred] = !batchGiven && known == total ? kBatch
-                         : known                       ? total / known
-                                                       : 0;
-    }
+    std::vector<int64_t> dims = reshapeTarget(node, opset, from);
     if (view.batchDim >= 0) {
       reshapeView(node, view, dims);
     } else {
@@ -343,73 +425,10 @@ bool LstmImport::importNode(const onnx::NodeProto &node, int64_t opset) {
     }
     return true;
   }
-  if (op == "ConstantOfShape" || op == "Expand") {
-    // A known value broadcast to a shape that holds the batch.
-    int shapeInput = op == "Expand" ? 1 : 0;
-    const KnownTensor *shape =
-        hasInput(node, shapeInput)
-            ? context.knownTensorOf(node.input(shapeInput))
-            : nullptr;
-    if (!shape || shape->isFloat() || !shape->hasBatch())
-      return false;
-    double value = 0;
-    if (op == "Expand") {
-      const KnownTensor *fill = context.knownTensorOf(node.input(0));
-      if (!fill || fill->getNumElements() != 1)
-        return false;
-      value = fill->isFloat() ? fill->floats[0] : double(fill->ints[0]);
-    } else {
-      // ConstantOfShape's value, read by the folder on a one-element shape.
-      KnownTensor one;
-      one.type = onnx::TensorProto::INT64;
-      one.dims = {1};
-      one.ints = {1};
-      auto outputs = foldNode(node, {&one}, opset, 0);
-      const KnownTensor &element = (*outputs)[0];
-      value = element.isFloat() ? element.floats[0] : double(element.ints[0]);
-    }
-    fills[node.output(0)] = {shape->ints, value};
-    return true;
-  }
+  if (op == "ConstantOfShape" || op == "Expand")
+    return importFill(node, opset);
   if (op == "Slice" && isFill(0)) {
-    Fill fill = fills.find(node.input(0))->second;
-    auto ints = [&](int i) -> std::vector<int64_t> {
-      const KnownTensor *t =
-          hasInput(node, i) ? context.knownTensorOf(node.input(i)) : nullptr;
-      if (!t || t->isFloat() || t->hasBatch())
-        context.error("input " + std::to_string(i) +
-                      " must be known at import");
-      return t->ints;
-    };
-    std::vector<int64_t> starts = ints(1), ends = ints(2), axes;
-    int64_t rank = static_cast<int64_t>(fill.dims.size());
-    if (hasInput(node, 3))
-      axes = ints(3);
-    else
-      for (int64_t d = 0; d < static_cast<int64_t>(starts.size()); ++d)
-        axes.push_back(d);
-    if (hasInput(node, 4))
-      for (int64_t step : ints(4))
-        if (step != 1)
-          context.error("only slices with step 1 are supported");
-    if (axes.size() != starts.size() || ends.size() != starts.size())
-      context.error("starts, ends and axes differ in length");
-    for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
-      if (axis < 0 || axis >= rank)
-        context.error("axis " + std::to_string(axes[i]) + " is out of range");
-      int64_t dim = fill.dims[axis];
-      if (dim == kBatch) {
-        if (starts[i] != 0 || ends[i] < std::numeric_limits<int32_t>::max())
-          context.error("slicing the batch dim is not supported");
-        continue;
-      }
-      auto clamp = [&](int64_t v) {
-        return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim);
-      };
-      fill.dims[axis] = std::max<int64_t>(0, clamp(ends[i]) - clamp(starts[i]));
-    }
-    fills[node.output(0)] = fill;
+    sliceFill(node);
     return true;
   }
   return false;

@@ -62,11 +62,19 @@ private:
   };
 
   void importLstm(const onnx::NodeProto &node);
+  /// ConstantOfShape or Expand of a known value to a shape that holds the
+  /// batch, as a fill; false for any other.
+  bool importFill(const onnx::NodeProto &node, int64_t opset);
+  void sliceFill(const onnx::NodeProto &node);
   void importTranspose(const onnx::NodeProto &node);
   /// Reshape, Squeeze and Unsqueeze of a view, to `dims` (kBatch marks
   /// the batch).
   void reshapeView(const onnx::NodeProto &node, const View &view,
                    std::vector<int64_t> dims);
+  /// The dims Reshape (its shape input: 0 copies, -1 infers), Squeeze or
+  /// Unsqueeze (its axes) makes of `from` (kBatch marks the batch).
+  std::vector<int64_t> reshapeTarget(const onnx::NodeProto &node, int64_t opset,
+                                     const std::vector<int64_t> &from);
   /// Binds output 0 of `node` to `batchFirst` with its batch in `batchDim`:
   /// a plain value if that is 0, else a view.
   void define(const onnx::NodeProto &node, int i, mlir::Value batchFirst,
