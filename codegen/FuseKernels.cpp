@@ -58,8 +58,8 @@ std::optional<std::pair<int64_t, int64_t>> getArenaBytes(Value buffer,
     return std::nullopt;
   auto type = cast<MemRefType>(arena.getBuffer().getType());
   int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-  for (int64_t dim : type.getShape())
-    bytes *= ShapedType::isDynamic(dim) ? batch : dim;
+  for (int64_t dim : ex::getBufferDims(arena.getBuffer(), batch))
+    bytes *= dim;
   int64_t begin = static_cast<int64_t>(arena.getOffset());
   return std::make_pair(begin, begin + bytes);
 }

@@ -68,7 +68,13 @@ struct StepAnalysis {
   int64_t batch = 0;          // the global batch
   SmallVector<int64_t> split; // each replica's batch (one: {batch})
   SmallVector<std::string> devices;
-  DenseSet<Value> batchValues; // values whose dim 0 is the batch
+  /// Where a value holds the batch: dim `axis` is `scale` times the
+  /// replica's batch (merged with static dims, e.g. batch x heads).
+  struct BatchDim {
+    int64_t axis = 0;
+    int64_t scale = 1;
+  };
+  DenseMap<Value, BatchDim> batchDims;
   DenseMap<Operation *, int64_t> position;
   /// The all-reduces of each gradient bucket, in program order, by member
   /// (an all-reduce without a `bucket` attribute is a bucket of its own).
@@ -82,7 +88,7 @@ public:
   StepLowering(ModuleOp module, func::FuncOp func, const StepAnalysis &analysis,
                int64_t replica)
       : module(module), func(func), builder(module.getContext()),
-        analysis(analysis), batchValues(analysis.batchValues),
+        analysis(analysis), batchDims(analysis.batchDims),
         position(analysis.position), replica(replica) {}
 
   LogicalResult run();
@@ -100,6 +106,11 @@ private:
 
   /// The memref a tensor value lives in: the batch dim, if any, is `?`.
   MemRefType bufferType(Value value) const;
+  /// The batch_scale of `value`'s buffer (1 when it holds no batch).
+  int64_t batchScaleOf(Value value) const {
+    auto it = batchDims.find(value);
+    return it == batchDims.end() ? 1 : it->second.scale;
+  }
   /// Allocates an arena buffer for `value`, defined at the current op.
   Value allocate(Value value);
   /// Allocates `bytes` of scratch for the current op's kernel alone.
@@ -146,7 +157,7 @@ private:
   OpBuilder builder;
   ex::StepOp step;
   const StepAnalysis &analysis;
-  const DenseSet<Value> &batchValues;
+  const DenseMap<Value, StepAnalysis::BatchDim> &batchDims;
   const DenseMap<Operation *, int64_t> &position;
   int64_t replica;
   DenseMap<Value, Value> buffers;
@@ -221,21 +232,33 @@ LogicalResult StepAnalysis::run(func::FuncOp func) {
   if (failed(inferShapes(probe)))
     return failure();
 
+  // A replica's value grows by `scale` where it holds the batch (one more
+  // row per replica); a global one (a data argument) by `scale` per replica.
   auto compare = [&](Value original, Value probed) -> LogicalResult {
     auto a = dyn_cast<RankedTensorType>(original.getType());
     auto b = dyn_cast<RankedTensorType>(probed.getType());
     if (!a || a == b)
       return success();
-    for (int64_t d = 1; d < a.getRank(); ++d)
-      if (a.getDimSize(d) != b.getDimSize(d) &&
-          !llvm::all_of(original.getUsers(), [](Operation *user) {
-            return isa<nn::MatmulOp>(user);
-          }))
+    std::optional<int64_t> axis;
+    for (int64_t d = 0; d < a.getRank(); ++d) {
+      if (a.getDimSize(d) == b.getDimSize(d))
+        continue;
+      if (axis)
         return emitError(original.getLoc())
-               << "the batch is dim " << d << " of " << a
-               << "; the plan keeps it in dim 0";
-    if (a.getRank() > 0 && a.getDimSize(0) != b.getDimSize(0))
-      batchValues.insert(original);
+               << "the batch is in dims " << *axis << " and " << d << " of "
+               << a << "; a plan tensor holds it in one dim";
+      axis = d;
+    }
+    if (!axis)
+      return success();
+    int64_t growth = b.getDimSize(*axis) - a.getDimSize(*axis);
+    if (isa<BlockArgument>(original))
+      growth /= static_cast<int64_t>(split.size());
+    if (growth < 1 || a.getDimSize(*axis) % growth != 0)
+      return emitError(original.getLoc())
+             << "dim " << *axis << " of " << a
+             << " does not hold the batch as a whole multiple";
+    batchDims[original] = {*axis, growth};
     return success();
   };
   for (auto [a, b] : llvm::zip_equal(func.getArguments(), probe.getArguments()))
@@ -282,18 +305,19 @@ bool StepLowering::inReplica(Operation *op) const {
 MemRefType StepLowering::bufferType(Value value) const {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape(type.getShape());
-  if (batchValues.contains(value))
-    shape[0] = kDynamic;
+  auto batch = batchDims.find(value);
+  if (batch != batchDims.end())
+    shape[batch->second.axis] = kDynamic;
   Type element = type.getElementType();
   // Labels travel as int32, the kernels' index type.
-  if (isa<IntegerType>(element) && batchValues.contains(value))
+  if (isa<IntegerType>(element) && batch != batchDims.end())
     element = IntegerType::get(value.getContext(), 32);
   return MemRefType::get(shape, element);
 }
 
 Value StepLowering::allocate(Value value) {
   auto op = builder.create<ex::ArenaOp>(value.getLoc(), bufferType(value),
-                                        builder.getI64IntegerAttr(0));
+                                        /*offset=*/0, batchScaleOf(value));
   arenaIndex[op.getBuffer()] = arena.size();
   arena.push_back({op,
                    byteSize(cast<RankedTensorType>(value.getType())),
@@ -306,7 +330,7 @@ Value StepLowering::allocate(Value value) {
 Value StepLowering::allocateWorkspace(int64_t bytes) {
   auto op = builder.create<ex::ArenaOp>(
       builder.getUnknownLoc(), MemRefType::get({bytes}, builder.getI8Type()),
-      builder.getI64IntegerAttr(0));
+      /*offset=*/0, /*batch_scale=*/1);
   arenaIndex[op.getBuffer()] = arena.size();
   arena.push_back({op, bytes, currentPosition, {}});
   return op.getBuffer();
@@ -314,8 +338,8 @@ Value StepLowering::allocateWorkspace(int64_t bytes) {
 
 LogicalResult StepLowering::view(Value value, Value source) {
   Value sourceBuffer = buffer(source);
-  buffers[value] = builder.create<ex::ViewOp>(value.getLoc(), bufferType(value),
-                                              sourceBuffer);
+  buffers[value] = builder.create<ex::ViewOp>(
+      value.getLoc(), bufferType(value), sourceBuffer, batchScaleOf(value));
   if (auto it = arenaIndex.find(sourceBuffer); it != arenaIndex.end()) {
     arenaIndex[buffers[value]] = it->second;
     arena[it->second].values.push_back(value);
@@ -782,6 +806,23 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
           return simple("MatmulTransposedA",
                         {unmerged(transposed), unmerged(o.getRhs())});
         return simple("MatmulForward", {o.getLhs(), o.getRhs()});
+      })
+      .Case([&](nn::BroadcastRowsOp o) {
+        // Zeros of the result's shape plus the broadcast input; `rows`
+        // only sized the result.
+        Value zeros = allocate(o.getResult());
+        kernel("Fill", {}, {zeros}, {attr("value", b.getF64FloatAttr(0))});
+        Value sum = allocate(o.getResult());
+        kernel("AddForward", {zeros, buffer(o.getInput())}, {sum});
+        return success();
+      })
+      .Case([&](nn::BatchMatmulOp o) {
+        SmallVector<NamedAttribute> attrs;
+        if (o.getTransposeLhs())
+          attrs.push_back(attr("transpose_a", b.getBoolAttr(true)));
+        if (o.getTransposeRhs())
+          attrs.push_back(attr("transpose_b", b.getBoolAttr(true)));
+        return simple("BatchMatmul", {o.getLhs(), o.getRhs()}, attrs);
       })
       .Case([&](nn::TransposeOp o) -> LogicalResult {
         // Feeding only matmuls, a transpose folds into MatmulTransposedA.

@@ -169,12 +169,16 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
       return failure();
     tensor->dtype = *dtype;
     tensor->layout = fb::Layout::Plain;
-    for (int64_t dim : type.getShape())
-      tensor->dims.push_back(ShapedType::isDynamic(dim) ? int64_t(op.getBatch())
-                                                        : dim);
+    for (int64_t dim : ex::getBufferDims(buffer, op.getBatch()))
+      tensor->dims.push_back(dim);
     if (failed(checkTensorLimits(buffer.getLoc(), tensor->dims)))
       return failure();
-    tensor->batch_dim = type.getRank() > 0 && type.isDynamicDim(0);
+    for (auto [axis, dim] : llvm::enumerate(type.getShape()))
+      if (ShapedType::isDynamic(dim)) {
+        tensor->batch_dim = true;
+        tensor->batch_axis = static_cast<int32_t>(axis);
+        tensor->batch_scale = ex::getBatchScale(buffer);
+      }
     tensor->storage = storage;
     tensorIndex[buffer] = step->tensors.size();
     step->tensors.push_back(std::move(tensor));

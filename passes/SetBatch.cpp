@@ -24,7 +24,8 @@ struct NNSetBatchPass : public dpc::impl::NNSetBatchBase<NNSetBatchPass> {
       return signalPassFailure();
     }
     for (BlockArgument arg : func.getArguments()) {
-      if (!func.getArgAttr(arg.getArgNumber(), NNDialect::kInputAttrName))
+      if (!func.getArgAttr(arg.getArgNumber(), NNDialect::kInputAttrName) &&
+          !func.getArgAttr(arg.getArgNumber(), NNDialect::kLabelsAttrName))
         continue;
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!type || type.getRank() == 0) {

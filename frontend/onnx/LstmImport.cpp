@@ -42,18 +42,26 @@ std::string dimsToString(ArrayRef<int64_t> dims) {
 
 } // namespace
 
-std::optional<std::string> LstmImport::misuse(const std::string &name) const {
-  if (auto it = views.find(name); it != views.end())
-    return "value '" + name + "' has the batch in dim " +
-           std::to_string(it->second.batchDim) +
-           " (a sequence-first layout); dpc keeps the batch in dim 0, and "
-           "only Transpose, Reshape, Squeeze, Unsqueeze, Shape and LSTM can "
-           "read such a value";
+Value LstmImport::materialize(const std::string &name) {
   if (fills.count(name))
-    return "value '" + name +
-           "' is a fill whose shape depends on the batch size; only Shape, "
-           "Slice and an LSTM's initial state can read it";
-  return std::nullopt;
+    context.error("value '" + name +
+                  "' is a fill whose shape depends on the batch size; only "
+                  "Shape, Slice and an LSTM's initial state can read it");
+  auto it = views.find(name);
+  if (it == views.end())
+    return Value();
+  // The nn tensor itself, its batch moved from dim 0 to where ONNX has it.
+  const View &view = it->second;
+  int64_t rank = cast<RankedTensorType>(view.batchFirst.getType()).getRank();
+  SmallVector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i)
+    perm.push_back(i == view.batchDim ? 0 : i < view.batchDim ? i + 1 : i);
+  OpBuilder &b = context.opBuilder();
+  Value value = context.create<nn::TransposeOp>(
+      view.batchFirst,
+      {b.getNamedAttr("permutation", b.getDenseI64ArrayAttr(perm))});
+  context.bind(name, value);
+  return value;
 }
 
 std::vector<int64_t> LstmImport::dimsOf(const View &view) {
@@ -83,17 +91,6 @@ SmallVector<Value> LstmImport::split(Value value, int64_t axis, int64_t parts) {
   if (parts == 1)
     return {value};
   auto type = cast<RankedTensorType>(value.getType());
-  if (axis == 0) {
-    // A tensor without the batch (weights): cut as dim 1 of [1, ...].
-    SmallVector<int64_t> unit = {1};
-    unit.append(type.getShape().begin(), type.getShape().end());
-    SmallVector<int64_t> shape(type.getShape());
-    shape[0] /= parts;
-    SmallVector<Value> cut = split(reshape(value, unit), 1, parts);
-    for (Value &v : cut)
-      v = reshape(v, shape);
-    return cut;
-  }
   OpBuilder &b = context.opBuilder();
   SmallVector<int64_t> sizes(parts, type.getDimSize(axis) / parts);
   Operation *op =
@@ -180,7 +177,7 @@ void LstmImport::importTranspose(const onnx::NodeProto &node) {
   define(node, 0, result, batchDim);
 }
 
-void LstmImport::reshapeView(const onnx::NodeProto &node, const View &view,
+bool LstmImport::reshapeView(const onnx::NodeProto &node, const View &view,
                              std::vector<int64_t> dims) {
   std::vector<int64_t> from = dimsOf(view);
   auto batchAt = [](const std::vector<int64_t> &d) {
@@ -189,8 +186,7 @@ void LstmImport::reshapeView(const onnx::NodeProto &node, const View &view,
   int64_t batchFrom = batchAt(from), batchTo = batchAt(dims);
   if (batchTo == static_cast<int64_t>(dims.size()) ||
       std::count(dims.begin(), dims.end(), kBatch) != 1)
-    context.error("the target shape " + dimsToString(dims) +
-                  " does not keep the batch in one dim");
+    return false;
   // The batch stays apart iff the dims before it hold as many elements in
   // both shapes (and so do the dims after it).
   auto before = [](const std::vector<int64_t> &d, int64_t at) {
@@ -201,8 +197,7 @@ void LstmImport::reshapeView(const onnx::NodeProto &node, const View &view,
   };
   if (before(from, batchFrom) != before(dims, batchTo) ||
       after(from, batchFrom) != after(dims, batchTo))
-    context.error("reshaping " + dimsToString(from) + " to " +
-                  dimsToString(dims) + " mixes the batch with other dims");
+    return false; // merges the batch with other dims: the importer's
   SmallVector<int64_t> shape = {0};
   for (int64_t d : dims)
     if (d != kBatch)
@@ -212,6 +207,7 @@ void LstmImport::reshapeView(const onnx::NodeProto &node, const View &view,
   if (ArrayRef<int64_t>(shape).drop_front() != type.getShape().drop_front())
     result = reshape(result, shape);
   define(node, 0, result, batchTo);
+  return true;
 }
 
 std::vector<int64_t>
@@ -384,34 +380,11 @@ bool LstmImport::importNode(const onnx::NodeProto &node, int64_t opset) {
     importTranspose(node);
     return true;
   }
-  // Reshape of a view; Squeeze and Unsqueeze of any tensor (a reshape).
-  bool squeeze = op == "Squeeze" || op == "Unsqueeze";
-  if ((op == "Reshape" && isView(0)) ||
-      (squeeze && hasInput(node, 0) && !isFill(0) &&
-       (isView(0) || !context.knownTensorOf(node.input(0))))) {
-    View view;
-    if (isView(0)) {
-      view = views.find(node.input(0))->second;
-    } else {
-      view = {context.valueOf(node.input(0)), 0};
-      auto type = cast<RankedTensorType>(view.batchFirst.getType());
-      if (type.getRank() == 0 || !type.isDynamicDim(0))
-        view.batchDim = -1; // no batch
-    }
-    std::vector<int64_t> from;
-    if (view.batchDim >= 0) {
-      from = dimsOf(view);
-    } else {
-      auto shape = cast<RankedTensorType>(view.batchFirst.getType()).getShape();
-      from.assign(shape.begin(), shape.end());
-    }
-    std::vector<int64_t> dims = reshapeTarget(node, opset, from);
-    if (view.batchDim >= 0) {
-      reshapeView(node, view, dims);
-    } else {
-      context.bind(node.output(0), reshape(view.batchFirst, dims));
-    }
-    return true;
+  // Reshape, Squeeze and Unsqueeze of a view: a view again where the
+  // batch stays apart from the other dims.
+  if ((op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") && isView(0)) {
+    const View &view = views.find(node.input(0))->second;
+    return reshapeView(node, view, reshapeTarget(node, opset, dimsOf(view)));
   }
   if ((op == "Shape" || op == "Size") && (isView(0) || isFill(0))) {
     KnownTensor dims;

@@ -14,7 +14,8 @@
 // batch-first nn value and the dim the batch sits in. Transpose, Reshape,
 // Squeeze, Unsqueeze and Shape read views (and make plain values again
 // once the batch is back in dim 0), LSTM reads its input and initial state
-// from them; anything else reading one is an error naming the value.
+// from them; any other op reads the view as an nn.transpose that moves the
+// batch (nn tensors may hold it in any dim).
 // Likewise a batch-dependent fill (PyTorch's zero initial state,
 // ConstantOfShape or Expand to [layers, N, H]) is kept as its value and
 // shape, read by Shape, Slice and LSTM.
@@ -45,8 +46,10 @@ public:
   /// Imports `node` if it is an LSTM or reads or makes a view or a fill;
   /// false if it is none of those (the importer's to import).
   bool importNode(const onnx::NodeProto &node, int64_t opset);
-  /// Why `name` cannot be used as a plain tensor, if it is a view or fill.
-  std::optional<std::string> misuse(const std::string &name) const;
+  /// A view `name` as an nn tensor with the batch where ONNX has it (for
+  /// ops other than those above), bound to `name`; null if `name` is no
+  /// view. A fill fails: it has no tensor.
+  mlir::Value materialize(const std::string &name);
 
 private:
   /// A value whose batch is in dim `batchDim`: `batchFirst` with its dim 0
@@ -68,8 +71,8 @@ private:
   void sliceFill(const onnx::NodeProto &node);
   void importTranspose(const onnx::NodeProto &node);
   /// Reshape, Squeeze and Unsqueeze of a view, to `dims` (kBatch marks
-  /// the batch).
-  void reshapeView(const onnx::NodeProto &node, const View &view,
+  /// the batch); false if that merges the batch with other dims.
+  bool reshapeView(const onnx::NodeProto &node, const View &view,
                    std::vector<int64_t> dims);
   /// The dims Reshape (its shape input: 0 copies, -1 infers), Squeeze or
   /// Unsqueeze (its axes) makes of `from` (kBatch marks the batch).
@@ -87,8 +90,7 @@ private:
   mlir::Value batchFirstInput(const onnx::NodeProto &node, int i,
                               int64_t batchDim);
   mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
-  /// `value` cut into `parts` equal parts along `axis`; dim 0 of a tensor
-  /// without the batch (a parameter's) through a unit dim.
+  /// `value` cut into `parts` equal parts along `axis`.
   llvm::SmallVector<mlir::Value> split(mlir::Value value, int64_t axis,
                                        int64_t parts);
   mlir::Value concat(llvm::ArrayRef<mlir::Value> values, int64_t axis);

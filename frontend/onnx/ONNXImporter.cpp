@@ -148,6 +148,7 @@ private:
                    unsigned numResults) override;
   void bind(const std::string &name, Value value) override {
     values[name] = value;
+    batchScaleOf(value);
   }
   void bindKnown(const std::string &name, KnownTensor value) override {
     known[name] = std::move(value);
@@ -181,10 +182,6 @@ private:
   void importGather(const onnx::NodeProto &node);
   /// Dims [start, end) of `axis` (not the batch) of `input`.
   Value createSlice(Value input, int64_t axis, int64_t start, int64_t end);
-  /// A tensor without the batch with a unit dim in front, and back: its
-  /// dim 0 can then be cut and joined as dim 1 (nn keeps dim 0 whole).
-  Value withUnitDim(Value value);
-  Value dropUnitDim(Value value);
   void importTranspose(const onnx::NodeProto &node);
   void importConcat(const onnx::NodeProto &node);
   void importSplit(const onnx::NodeProto &node);
@@ -197,6 +194,17 @@ private:
   SmallVector<int64_t> normalizeAxes(ArrayRef<int64_t> axes, int64_t rank);
   void importGemm(const onnx::NodeProto &node);
   void importReshape(const onnx::NodeProto &node);
+  void importMatMul(const onnx::NodeProto &node);
+  /// Rows `ids` (constant, consecutive or one repeated) of `table`, shaped
+  /// [ids dims..., features].
+  Value constantRows(Value table, const KnownTensor &ids);
+  /// Expand of a tensor computed at run time: to the batch only.
+  void importExpand(const onnx::NodeProto &node);
+  /// Squeeze/Unsqueeze of a tensor (shape tensors fold): a reshape.
+  void importSqueeze(const onnx::NodeProto &node, bool unsqueeze);
+  /// How many times the batch the dynamic dim of `value` is: 1 for the
+  /// batch itself, more where a reshape merged it with static dims.
+  int64_t batchScaleOf(Value value);
   void importSoftmax(const onnx::NodeProto &node, bool isLog);
   void importConstant(const onnx::NodeProto &node);
   void importIdentity(const onnx::NodeProto &node);
@@ -215,6 +223,10 @@ private:
   llvm::StringMap<const onnx::TensorProto *> initializers;
   llvm::StringMap<const onnx::TensorProto *> constantNodes;
   llvm::StringMap<KnownTensor> known;
+  /// How many times the batch a value's dynamic dim is (see batchScaleOf).
+  DenseMap<Value, int64_t> batchScales;
+  /// The first data input: what sizes a tensor expanded to the batch.
+  Value dataInput;
   /// Training-mode dropouts imported so far: the next one's mask key.
   int64_t numDropouts = 0;
   /// A random mask on its way to a Mul: a fill of `shape` (dim 0 the
@@ -226,6 +238,9 @@ private:
     enum Stage { Fill, Uniform, Bernoulli, Scaled } stage;
     SmallVector<int64_t> shape;
     double keep = 1;
+    /// A Fill that expands known values to the batch (BERT's token-type
+    /// ids), not an empty tensor: what it repeats for each sample.
+    std::optional<KnownTensor> repeated;
   };
   llvm::StringMap<RandomMask> randomMasks;
   /// LSTM, and the sequence-first views and fills around it.
@@ -298,8 +313,8 @@ Value Importer::lookup(const std::string &name, bool isBuffer) {
   }
   if (auto it = known.find(name); it != known.end())
     return materialize(name, it->second);
-  if (std::optional<std::string> why = lstmImport.misuse(name))
-    fail(*why);
+  if (Value view = lstmImport.materialize(name))
+    return view;
   fail("value '" + name + "' is used but never defined");
 }
 
@@ -495,8 +510,9 @@ bool Importer::foldNode(const onnx::NodeProto &node) {
         dims.dims.assign(it->second->dims().begin(), it->second->dims().end());
       } else {
         auto type = cast<RankedTensorType>(lookup(name).getType());
+        int64_t batch = frontend::batchTimes(batchScaleOf(lookup(name)));
         for (int64_t d : type.getShape())
-          dims.dims.push_back(ShapedType::isDynamic(d) ? kBatch : d);
+          dims.dims.push_back(ShapedType::isDynamic(d) ? batch : d);
       }
       value = &dims;
     }
@@ -561,6 +577,64 @@ Value Importer::materialize(const std::string &name,
 void Importer::define(const onnx::NodeProto &node, int i, Value value) {
   if (i < node.output_size() && !node.output(i).empty())
     values[node.output(i)] = value;
+  // Memoized here, so the lazy walk back stays within this node's ops.
+  batchScaleOf(value);
+}
+
+/// `type` as MLIR prints it, for messages.
+static std::string typeToString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// nn.reshape's target for `dims`: the batch's dim, whichever it is, is
+/// left for shape inference (-1), so it follows the batch at run time.
+static SmallVector<int64_t> reshapeTarget(ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> shape;
+  for (int64_t dim : dims)
+    shape.push_back(ShapedType::isDynamic(dim) ? -1 : dim);
+  return shape;
+}
+
+/// Static element count of `type` without its dynamic dims.
+static int64_t staticElements(RankedTensorType type) {
+  int64_t n = 1;
+  for (int64_t d : type.getShape())
+    if (!ShapedType::isDynamic(d))
+      n *= d;
+  return n;
+}
+
+int64_t Importer::batchScaleOf(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.hasStaticShape())
+    return 1;
+  if (auto it = batchScales.find(value); it != batchScales.end())
+    return it->second;
+  int64_t scale = 1;
+  if (Operation *op = value.getDefiningOp()) {
+    // An op's dynamic dim is its batch-carrying operand's, except where a
+    // reshape merges or splits it with static dims.
+    for (Value operand : op->getOperands()) {
+      auto operandType = dyn_cast<RankedTensorType>(operand.getType());
+      if (!operandType || operandType.hasStaticShape())
+        continue;
+      scale = batchScaleOf(operand);
+      if (isa<nn::ReshapeOp, nn::FlattenOp>(op)) {
+        int64_t in = scale * staticElements(operandType),
+                out = staticElements(type);
+        if (in % out != 0)
+          fail("the reshape to " + typeToString(type) +
+               " splits the batch size: it must stay a whole factor of a dim");
+        scale = in / out;
+      }
+      break;
+    }
+  }
+  batchScales[value] = scale;
+  return scale;
 }
 
 //===----------------------------------------------------------------------===//
@@ -674,6 +748,8 @@ void Importer::declareInputs(Block &body) {
     argumentAttrs.push_back({named(nn::NNDialect::kInputAttrName,
                                    builder.getStringAttr(input.name()))});
     values[input.name()] = arg;
+    if (!dataInput)
+      dataInput = arg;
   }
   if (argumentAttrs.empty())
     fail("the graph has no data input");
@@ -816,10 +892,8 @@ void Importer::importTranspose(const onnx::NodeProto &node) {
   for (int64_t d = type.getRank() - 1; d >= 0; --d)
     reversed.push_back(d);
   SmallVector<int64_t> perm = intsAttr(node, "perm", reversed);
-  // dpc splits and sizes the batch along dim 0: it must stay there.
-  if (type.getRank() > 0 && type.isDynamicDim(0) &&
-      (perm.empty() || perm[0] != 0))
-    fail("the permutation moves the batch dim (0); only the others may move");
+  // The batch may move (attention works sequence-first): the compiler
+  // follows it to whichever dim holds it.
   define(node, 0,
          create<nn::TransposeOp>(input, {i64Array("permutation", perm)}));
 }
@@ -832,43 +906,20 @@ void Importer::importConcat(const onnx::NodeProto &node) {
     fail("needs at least one input");
   int64_t rank = cast<RankedTensorType>(inputs[0].getType()).getRank();
   int64_t axis = intAttr(node, "axis", 0);
-  bool batched = llvm::any_of(inputs, [](Value v) {
-    auto type = cast<RankedTensorType>(v.getType());
-    return type.getRank() > 0 && type.isDynamicDim(0);
-  });
-  if (rank > 0 && (axis == 0 || axis == -rank) && !batched) {
-    // Rows of tensors without the batch (parameters' slices).
-    for (Value &input : inputs)
-      input = withUnitDim(input);
-    return define(node, 0,
-                  dropUnitDim(create<nn::ConcatOp>(
-                      inputs, {named("axis", builder.getI64IntegerAttr(1))})));
-  }
   define(node, 0,
          create<nn::ConcatOp>(
              inputs, {named("axis", builder.getI64IntegerAttr(
                                         axis < 0 ? axis + rank : axis))}));
 }
 
-Value Importer::withUnitDim(Value value) {
-  SmallVector<int64_t> shape = {1};
-  llvm::append_range(shape, cast<RankedTensorType>(value.getType()).getShape());
-  return create<nn::ReshapeOp>(value, {i64Array("shape", shape)});
-}
-
-Value Importer::dropUnitDim(Value value) {
-  auto shape = cast<RankedTensorType>(value.getType()).getShape();
-  return create<nn::ReshapeOp>(value, {i64Array("shape", shape.drop_front())});
-}
-
-/// `axis` of `input`'s type, normalized: a static dim other than the batch.
+/// `axis` of `input`'s type, normalized: a static dim (not the batch's).
 int64_t Importer::splitAxis(const onnx::NodeProto &node, Value input) {
   auto type = cast<RankedTensorType>(input.getType());
   int64_t axis = intAttr(node, "axis", 0);
   axis = axis < 0 ? axis + type.getRank() : axis;
-  if (axis < 1 || axis >= type.getRank() || type.isDynamicDim(axis))
+  if (axis < 0 || axis >= type.getRank() || type.isDynamicDim(axis))
     fail("axis " + std::to_string(axis) +
-         " is not a static dim of the input other than the batch (0)");
+         " is not a static dim of the input (the batch's cannot be split)");
   return axis;
 }
 
@@ -1044,8 +1095,10 @@ bool Importer::importRandomMask(const onnx::NodeProto &node) {
     if (!shape || !shape->hasBatch() || shape->isFloat() ||
         shape->ints.empty() || shape->ints[0] != kBatch)
       return false;
-    RandomMask mask{RandomMask::Fill, {}, 1};
+    RandomMask mask{RandomMask::Fill, {}, 1, std::nullopt};
     mask.shape.assign(shape->ints.begin(), shape->ints.end());
+    if (op == "Expand")
+      mask.repeated = *knownValue(node.input(0));
     return define(mask);
   }
   if (op == "Cast" || op == "CastLike") {
@@ -1118,12 +1171,12 @@ Value Importer::createSlice(Value input, int64_t axis, int64_t start,
                             int64_t end) {
   auto type = cast<RankedTensorType>(input.getType());
   int64_t dim = type.getDimSize(axis);
-  if (start == 0 && (end == dim || (axis == 0 && end == kMaxSliceEnd)))
+  bool batch = type.isDynamicDim(axis);
+  if (start == 0 && (end == dim || (batch && end == kMaxSliceEnd)))
     return input; // the whole dim (x[:, ...] writes one for the batch)
-  if (axis == 0 && type.isDynamicDim(0))
-    fail("slicing the batch dim (0) is not supported");
-  if (axis == 0) // rows of a tensor without the batch (a parameter's)
-    return dropUnitDim(createSlice(withUnitDim(input), 1, start, end));
+  if (batch)
+    fail("slicing the batch dim (" + std::to_string(axis) +
+         ") is not supported");
   if (start >= end)
     fail("the slice of dim " + std::to_string(axis) + " is empty");
   // A split into the slice and what surrounds it; the rest's gradient is 0.
@@ -1174,6 +1227,22 @@ void Importer::importSlice(const onnx::NodeProto &node) {
 }
 
 void Importer::importGather(const onnx::NodeProto &node) {
+  // Rows of a table by constant ids (BERT's position and token-type ids),
+  // repeated for each sample where the exporter expanded them to the batch.
+  const KnownTensor *ids = knownValue(node.input(1));
+  bool repeated = false;
+  if (auto it = randomMasks.find(node.input(1));
+      !ids && it != randomMasks.end() && it->second.repeated) {
+    ids = &*it->second.repeated;
+    repeated = true;
+  }
+  if (ids && !ids->isFloat() && ids->getNumElements() > 1 &&
+      intAttr(node, "axis", 0) == 0) {
+    Value rows = constantRows(operand(node, 0), *ids);
+    if (repeated)
+      rows = create<nn::BroadcastRowsOp>({rows, dataInput});
+    return define(node, 0, rows);
+  }
   // Rows of a float table by run-time indices: an embedding lookup.
   if (!knownValue(node.input(1)) && intAttr(node, "axis", 0) == 0) {
     Value table = operand(node, 0), indices = operand(node, 1);
@@ -1201,12 +1270,48 @@ void Importer::importGather(const onnx::NodeProto &node) {
     i += dim;
   Value slice = createSlice(input, axis, i, i + 1);
   if (index->dims.empty()) {
-    SmallVector<int64_t> shape(type.getShape());
-    shape.erase(shape.begin() + axis);
-    shape[0] = 0; // the batch, as it is at run time
-    slice = create<nn::ReshapeOp>(slice, {i64Array("shape", shape)});
+    SmallVector<int64_t> dims(type.getShape());
+    dims.erase(dims.begin() + axis);
+    slice =
+        create<nn::ReshapeOp>(slice, {i64Array("shape", reshapeTarget(dims))});
   }
   define(node, 0, slice);
+}
+
+Value Importer::constantRows(Value table, const KnownTensor &ids) {
+  auto type = cast<RankedTensorType>(table.getType());
+  if (type.getRank() != 2 || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()))
+    fail("constant ids index a float table [rows, features], not " +
+         typeToString(type));
+  int64_t numRows = type.getDimSize(0), n = ids.getNumElements();
+  for (int64_t id : ids.ints)
+    if (id < 0 || id >= numRows)
+      fail("id " + std::to_string(id) + " is outside the table's " +
+           std::to_string(numRows) + " rows");
+  bool same = true, consecutive = true;
+  for (int64_t i = 1; i < n; ++i) {
+    same = same && ids.ints[i] == ids.ints[0];
+    consecutive = consecutive && ids.ints[i] == ids.ints[0] + i;
+  }
+  int64_t first = ids.ints[0];
+  Value rows;
+  if (consecutive) {
+    rows = createSlice(table, 0, first, first + n);
+  } else if (same) {
+    // One row, added to zeros of [n, features] (the second operand
+    // broadcasts; its gradient sums the n rows).
+    auto zerosType =
+        RankedTensorType::get({n, type.getDimSize(1)}, type.getElementType());
+    Value zeros = create<nn::ConstantOp>(
+        {}, {named("value", DenseElementsAttr::get(zerosType, 0.f))});
+    rows = create<nn::AddOp>({zeros, createSlice(table, 0, first, first + 1)});
+  } else {
+    fail("constant ids must be consecutive rows or one row repeated");
+  }
+  SmallVector<int64_t> shape(ids.dims.begin(), ids.dims.end());
+  shape.push_back(type.getDimSize(1));
+  return create<nn::ReshapeOp>(rows, {i64Array("shape", shape)});
 }
 
 void Importer::importDiv(const onnx::NodeProto &node) {
@@ -1289,9 +1394,11 @@ void Importer::importReduceMean(const onnx::NodeProto &node) {
   // The spatial mean of NCHW (what exporters write for AdaptiveAvgPool2d(1))
   // is a pooling; any other, a sum over the axes scaled by their size.
   if (rank != 4 || axes != SmallVector<int64_t>{2, 3}) {
-    if (axes.front() == 0)
-      fail("a mean over the batch dim (0) is not supported");
     auto type = cast<RankedTensorType>(input.getType());
+    for (int64_t axis : axes)
+      if (type.isDynamicDim(axis))
+        fail("a mean over the batch dim (" + std::to_string(axis) +
+             ") is not supported");
     int64_t count = 1;
     for (int64_t axis : axes)
       count *= type.getDimSize(axis);
@@ -1343,15 +1450,40 @@ void Importer::importReshape(const onnx::NodeProto &node) {
   // allowzero=1 makes a 0 mean an empty dim instead of a copied one.
   if (intAttr(node, "allowzero", 0) != 0 && llvm::is_contained(shape, 0))
     fail("allowzero=1 with a 0 in the shape is not supported");
-  // The batch, computed from the input's shape: copied through.
+  // The batch, or a multiple of it (attention's batch x heads), computed
+  // from the input's shape: dim 0 kept is copied (0), elsewhere shape
+  // inference works it out (-1), and a -1 beside it is resolved here.
   auto inputType = cast<RankedTensorType>(input.getType());
-  for (auto [i, dim] : llvm::enumerate(shape))
-    if (dim == kBatch) {
-      if (i != 0 || inputType.getRank() == 0 || !inputType.isDynamicDim(0))
-        fail("the target shape moves the batch size to dim " +
-             std::to_string(i) + "; only dim 0 may hold it");
-      dim = 0;
+  std::optional<size_t> batchEntry;
+  int64_t inputScale = batchScaleOf(input);
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    if (!frontend::isBatchMultiple(dim))
+      continue;
+    if (batchEntry || inputType.hasStaticShape())
+      fail("the target shape holds the batch size where the input does not");
+    batchEntry = i;
+    int64_t k = frontend::batchMultipleOf(dim);
+    bool copied = i == 0 && inputType.getRank() > 0 &&
+                  inputType.isDynamicDim(0) && k == inputScale;
+    // Per sample, the input holds inputRest elements and the target k x rest.
+    int64_t rest = 1;
+    for (int64_t d : shape)
+      if (d > 0)
+        rest *= d;
+    int64_t inputRest = inputScale * staticElements(inputType);
+    for (auto [j, other] : llvm::enumerate(shape)) {
+      if (other != -1 || j == i || copied)
+        continue;
+      if (inputRest % (k * rest) != 0)
+        fail("the target shape does not divide the input's elements");
+      other = inputRest / (k * rest);
+      rest *= other;
     }
+    if (!copied && inputRest != k * rest)
+      fail("the target shape holds " + std::to_string(k * rest) +
+           " elements per sample, the input " + std::to_string(inputRest));
+    dim = copied ? 0 : -1;
+  }
   // An exporter that traced with a fixed batch writes that batch into the
   // target shape; the batch is open here, so copy it through instead.
   auto type = cast<RankedTensorType>(input.getType());
@@ -1370,6 +1502,78 @@ void Importer::importReshape(const onnx::NodeProto &node) {
                   create<nn::FlattenOp>(
                       input, {named("axis", builder.getI64IntegerAttr(1))}));
   define(node, 0, create<nn::ReshapeOp>(input, {i64Array("shape", shape)}));
+}
+
+void Importer::importExpand(const onnx::NodeProto &node) {
+  Value input = operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape = constantInts(node, 1, /*allowBatch=*/true);
+  // A tensor without the batch repeated for each sample (ViT's class token,
+  // token.expand(n, -1, -1), whose -1s the exporter made 1s); one that has
+  // it already stays.
+  bool toBatch = !shape.empty() && frontend::isBatchMultiple(shape[0]) &&
+                 frontend::batchMultipleOf(shape[0]) == 1 &&
+                 static_cast<int64_t>(shape.size()) == type.getRank();
+  for (size_t d = 1; toBatch && d < shape.size(); ++d)
+    toBatch = shape[d] == 1 || shape[d] == type.getDimSize(d);
+  if (!toBatch)
+    fail("only a tensor of [1, ...] expanded to the batch in dim 0 is "
+         "supported (e.g. a class token); other run-time tensors do not "
+         "broadcast");
+  if (type.isDynamicDim(0) && batchScaleOf(input) == 1)
+    return define(node, 0, input);
+  define(node, 0, create<nn::BroadcastRowsOp>({input, dataInput}));
+}
+
+void Importer::importSqueeze(const onnx::NodeProto &node, bool unsqueeze) {
+  Value input = operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> axes;
+  if (opset < 13)
+    axes = intsAttr(node, "axes", {});
+  else if (node.input_size() > 1 && !node.input(1).empty())
+    axes = constantInts(node, 1, /*allowBatch=*/false);
+  if (unsqueeze && axes.empty())
+    fail("Unsqueeze needs axes");
+  int64_t rank = type.getRank() + (unsqueeze ? int64_t(axes.size()) : 0);
+  for (int64_t &axis : axes) {
+    if (axis < -rank || axis >= rank)
+      fail("axis " + std::to_string(axis) + " is out of range for rank " +
+           std::to_string(rank));
+    axis = axis < 0 ? axis + rank : axis;
+  }
+  SmallVector<int64_t> dims;
+  auto add = [&](int64_t dim) { dims.push_back(dim); };
+  if (unsqueeze) {
+    for (int64_t d = 0, next = 0; d < rank; ++d)
+      add(llvm::is_contained(axes, d) ? 1 : type.getDimSize(next++));
+  } else {
+    for (auto [d, dim] : llvm::enumerate(type.getShape())) {
+      bool listed = llvm::is_contained(axes, static_cast<int64_t>(d));
+      if (listed && dim != 1)
+        fail("cannot squeeze dim " + std::to_string(d) + " of " +
+             typeToString(type) + ": it is not 1");
+      if (!(axes.empty() ? dim == 1 : listed))
+        add(dim);
+    }
+  }
+  define(
+      node, 0,
+      create<nn::ReshapeOp>(input, {i64Array("shape", reshapeTarget(dims))}));
+}
+
+void Importer::importMatMul(const onnx::NodeProto &node) {
+  Value lhs = operand(node, 0), rhs = operand(node, 1);
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  // A matrix on the right: rows of the left times it. Otherwise a product
+  // per leading index (attention's scores and weighted values).
+  if (rhsType.getRank() == 2)
+    return define(node, 0, create<nn::MatmulOp>({lhs, rhs}));
+  if (lhsType.getRank() != rhsType.getRank() || lhsType.getRank() < 3)
+    fail("batched MatMul takes operands of the same rank >= 3, got " +
+         typeToString(lhsType) + " and " + typeToString(rhsType));
+  define(node, 0, create<nn::BatchMatmulOp>({lhs, rhs}));
 }
 
 void Importer::importSoftmax(const onnx::NodeProto &node, bool isLog) {
@@ -1535,13 +1739,16 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
                  input, {named("axis", builder.getI64IntegerAttr(axis))}));
     } else if (op == "Reshape") {
       importReshape(node);
+    } else if (op == "Expand") {
+      importExpand(node);
+    } else if (op == "Squeeze" || op == "Unsqueeze") {
+      importSqueeze(node, op == "Unsqueeze");
     } else if (op == "Pad") {
       importPad(node);
     } else if (op == "Gemm") {
       importGemm(node);
     } else if (op == "MatMul") {
-      define(node, 0,
-             create<nn::MatmulOp>({operand(node, 0), operand(node, 1)}));
+      importMatMul(node);
     } else if (op == "Softmax" || op == "LogSoftmax") {
       importSoftmax(node, op == "LogSoftmax");
     } else if (op == "Identity") {

@@ -359,15 +359,103 @@ KnownTensor range(const Inputs &inputs) {
   return out;
 }
 
+/// `op` on integers of which one or more is a multiple of the batch: what
+/// keeps the result a known multiple of it (or a constant) and nothing else.
+int64_t batchArithmetic(const std::string &op, int64_t a, int64_t b) {
+  bool batchA = isBatchMultiple(a), batchB = isBatchMultiple(b);
+  auto refuse = [&]() -> int64_t {
+    fail(op + " on the batch size is not supported: dpc keeps the batch "
+              "open until run time and follows only multiples of it");
+  };
+  if (op == "Mul" && batchA != batchB) {
+    int64_t k = batchMultipleOf(batchA ? a : b), c = batchA ? b : a;
+    if (c < 1 || c >= kMaxBatchMultiple / k)
+      return refuse();
+    return batchTimes(k * c);
+  }
+  if (op == "Div" && batchA && !batchB) {
+    int64_t k = batchMultipleOf(a);
+    if (b < 1 || k % b != 0)
+      return refuse();
+    return batchTimes(k / b);
+  }
+  if (op == "Equal") {
+    // The batch is positive: it equals no constant below 1.
+    if (batchA && batchB)
+      return a == b;
+    if ((batchA ? b : a) < 1)
+      return 0;
+  }
+  return refuse();
+}
+
+/// Slice (opset 10+: starts, ends, axes, steps as inputs) of a known tensor
+/// of any rank, e.g. BERT's position ids buffer cut to the sequence.
+KnownTensor slice(const Inputs &inputs) {
+  const KnownTensor &data = input(inputs, 0);
+  int64_t rank = static_cast<int64_t>(data.dims.size());
+  std::vector<int64_t> starts = staticInts(input(inputs, 1), "starts");
+  std::vector<int64_t> ends = staticInts(input(inputs, 2), "ends");
+  std::vector<int64_t> axes, steps;
+  if (inputs.size() > 3 && inputs[3])
+    axes = staticInts(*inputs[3], "axes");
+  else
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  if (inputs.size() > 4 && inputs[4])
+    steps = staticInts(*inputs[4], "steps");
+  else
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    fail("starts, ends, axes and steps differ in length");
+  // Per dim, the indices kept (all of it unless sliced).
+  std::vector<std::vector<int64_t>> kept(rank);
+  std::vector<bool> sliced(rank, false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t axis = normalizeAxis(axes[i], rank), n = data.dims[axis];
+    if (sliced[axis])
+      fail("axis " + std::to_string(axes[i]) + " is sliced twice");
+    if (steps[i] <= 0)
+      fail("only positive slice steps are supported at import");
+    sliced[axis] = true;
+    int64_t start =
+        std::clamp<int64_t>(starts[i] < 0 ? starts[i] + n : starts[i], 0, n);
+    int64_t end =
+        std::clamp<int64_t>(ends[i] < 0 ? ends[i] + n : ends[i], 0, n);
+    for (int64_t j = start; j < end; j += steps[i])
+      kept[axis].push_back(j);
+  }
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!sliced[d])
+      for (int64_t j = 0; j < data.dims[d]; ++j)
+        kept[d].push_back(j);
+    dims.push_back(static_cast<int64_t>(kept[d].size()));
+  }
+  std::vector<int64_t> strides = stridesOf(data.dims), flat;
+  int64_t count = product(dims);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, index = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      index += kept[d][rest % dims[d]] * strides[d];
+      rest /= dims[d];
+    }
+    flat.push_back(index);
+  }
+  return gatherFlat(data, dims, flat);
+}
+
 /// Element-wise Add/Sub/Mul/Div/Equal/Where on broadcast known tensors.
 KnownTensor elementwise(const std::string &op, const Inputs &inputs) {
   std::vector<const KnownTensor *> operands;
   for (size_t i = 0; i < inputs.size(); ++i)
     operands.push_back(&input(inputs, i));
+  bool symbolic = false;
   for (const KnownTensor *t : operands)
-    if (t->hasBatch())
-      fail("arithmetic on the batch size is not supported: dpc keeps the "
-           "batch open until run time");
+    symbolic = symbolic || t->hasBatch();
+  if (symbolic && op == "Where" && operands[0]->hasBatch())
+    fail("Where's condition depends on the batch size");
   std::vector<int64_t> dims = broadcastDims(operands);
   const KnownTensor &lhs = op == "Where" ? *operands[1] : *operands[0];
   KnownTensor out;
@@ -378,7 +466,25 @@ KnownTensor elementwise(const std::string &op, const Inputs &inputs) {
     int64_t j = broadcastSource(t, dims, i);
     return t.isFloat() ? t.floats[j] : static_cast<double>(t.ints[j]);
   };
+  auto raw = [&](size_t k, int64_t i) {
+    const KnownTensor &t = *operands[k];
+    if (t.isFloat())
+      fail(op + " mixes the batch size with floating-point values");
+    return t.ints[broadcastSource(t, dims, i)];
+  };
   for (int64_t i = 0; i < product(dims); ++i) {
+    if (symbolic) {
+      int64_t a = raw(op == "Where" ? 1 : 0, i),
+              b = raw(op == "Where" ? 2 : 1, i);
+      if (op == "Where") {
+        out.ints.push_back(raw(0, i) != 0 ? a : b);
+        continue;
+      }
+      if (isBatchMultiple(a) || isBatchMultiple(b)) {
+        out.ints.push_back(batchArithmetic(op, a, b));
+        continue;
+      }
+    }
     double r;
     if (op == "Where") {
       r = value(0, i) != 0 ? value(1, i) : value(2, i);
@@ -394,6 +500,10 @@ KnownTensor elementwise(const std::string &op, const Inputs &inputs) {
         r = a == b;
       else if (b == 0 && !out.isFloat())
         fail("integer division by zero");
+      else if (op == "FMod")
+        r = std::fmod(a, b);
+      else if (op == "Mod") // the divisor's sign, as Python's %
+        r = a - b * std::floor(a / b);
       else
         r = out.isFloat() ? a / b : std::trunc(a / b);
     }
@@ -412,7 +522,7 @@ bool KnownTensor::isFloat() const { return isFloatType(type); }
 int64_t KnownTensor::getNumElements() const { return product(dims); }
 
 bool KnownTensor::hasBatch() const {
-  return std::find(ints.begin(), ints.end(), kBatch) != ints.end();
+  return std::any_of(ints.begin(), ints.end(), isBatchMultiple);
 }
 
 bool isFoldable(const std::string &op) {
@@ -435,7 +545,9 @@ bool isFoldable(const std::string &op) {
                                     "Add",
                                     "Sub",
                                     "Mul",
-                                    "Div"};
+                                    "Div",
+                                    "Mod",
+                                    "Sqrt"};
   return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
@@ -489,25 +601,19 @@ std::optional<Tensors> foldNode(const onnx::NodeProto &node,
         constantOfShape(node, staticInts(input(inputs, 0), "the shape"))};
   if (op == "Range")
     return Tensors{range(inputs)};
-  if (op == "Slice") {
-    const KnownTensor &data = input(inputs, 0);
-    if (data.dims.size() != 1)
-      fail("only 1-D known tensors can be sliced at import");
-    int64_t n = data.dims[0];
-    int64_t start = staticInts(input(inputs, 1), "starts").at(0);
-    int64_t end = staticInts(input(inputs, 2), "ends").at(0);
-    int64_t step = inputs.size() > 4 && inputs[4]
-                       ? staticInts(*inputs[4], "steps").at(0)
-                       : 1;
-    if (step <= 0)
-      fail("only positive slice steps are supported at import");
-    start = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);
-    end = std::clamp<int64_t>(end < 0 ? end + n : end, 0, n);
-    std::vector<int64_t> flat;
-    for (int64_t i = start; i < end; i += step)
-      flat.push_back(i);
-    return Tensors{gatherFlat(data, {static_cast<int64_t>(flat.size())}, flat)};
+  if (op == "Slice")
+    return Tensors{slice(inputs)};
+  if (op == "Sqrt") { // attention's 1 / sqrt(head dim)
+    KnownTensor out = input(inputs, 0);
+    if (!out.isFloat())
+      fail("Sqrt takes floating-point values");
+    for (double &v : out.floats)
+      v = std::sqrt(v);
+    return Tensors{out};
   }
+  if (op == "Mod")
+    return Tensors{
+        elementwise(intAttr(node, "fmod", 0) ? "FMod" : "Mod", inputs)};
   return Tensors{elementwise(op, inputs)};
 }
 

@@ -6,7 +6,9 @@
 // (constants, initializers read as values, a tensor's static shape), so the
 // nn dialect only sees tensor ops. The batch stays symbolic: a shape entry
 // that is the batch is kBatch and follows the arithmetic that only moves it
-// (Gather, Concat, Slice, Reshape, ...); arithmetic on it is refused.
+// (Gather, Concat, Slice, Reshape, ...). Multiplying it by a constant
+// gives a multiple of it (attention's batch x heads); other arithmetic on it
+// is refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +27,17 @@ class NodeProto;
 
 namespace dpc::frontend {
 
-/// The symbolic batch in a known integer tensor.
-constexpr int64_t kBatch = std::numeric_limits<int64_t>::min();
+/// The symbolic batch in a known integer tensor: kBatch is the batch,
+/// batchTimes(k) is k times it. A range no exporter writes (they write
+/// INT64_MIN, -INT64_MAX and INT64_MAX for open slice ends).
+constexpr int64_t kBatch = -(int64_t(1) << 62);
+constexpr int64_t kMaxBatchMultiple = int64_t(1) << 40;
+constexpr bool isBatchMultiple(int64_t value) {
+  return value >= kBatch && value < kBatch + kMaxBatchMultiple;
+}
+constexpr int64_t batchTimes(int64_t k) { return kBatch + (k - 1); }
+/// k of a value isBatchMultiple accepts.
+constexpr int64_t batchMultipleOf(int64_t value) { return value - kBatch + 1; }
 
 /// A tensor whose value is known at import. Integer tensors (ONNX INT64,
 /// INT32, BOOL) keep `ints`; floating-point ones `floats`.

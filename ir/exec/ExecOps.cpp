@@ -56,10 +56,38 @@ LogicalResult StepOp::verify() {
   return success();
 }
 
+int64_t dpc::exec::getBatchScale(Value buffer) {
+  if (auto arena = buffer.getDefiningOp<ArenaOp>())
+    return arena.getBatchScale();
+  if (auto view = buffer.getDefiningOp<ViewOp>())
+    return view.getBatchScale();
+  return 1;
+}
+
+SmallVector<int64_t> dpc::exec::getBufferDims(Value buffer, int64_t batch) {
+  SmallVector<int64_t> dims;
+  int64_t rows = batch * getBatchScale(buffer);
+  for (int64_t dim : cast<MemRefType>(buffer.getType()).getShape())
+    dims.push_back(ShapedType::isDynamic(dim) ? rows : dim);
+  return dims;
+}
+
+/// A buffer holds the batch in at most one dim, a positive multiple of it.
+static LogicalResult verifyBatchDim(Operation *op, MemRefType type,
+                                    int64_t scale) {
+  if (scale < 1)
+    return op->emitOpError() << "batch_scale must be >= 1, got " << scale;
+  if (type.getNumDynamicDims() > 1)
+    return op->emitOpError()
+           << "buffer " << type << " holds the batch in more than one dim";
+  return success();
+}
+
 LogicalResult ArenaOp::verify() {
   if (static_cast<int64_t>(getOffset()) < 0)
     return emitOpError() << "offset must be >= 0";
-  return success();
+  return verifyBatchDim(*this, cast<MemRefType>(getBuffer().getType()),
+                        getBatchScale());
 }
 
 LogicalResult ViewOp::verify() {
@@ -67,16 +95,19 @@ LogicalResult ViewOp::verify() {
   auto result = cast<MemRefType>(getBuffer().getType());
   if (source.getElementType() != result.getElementType())
     return emitOpError() << "cannot change the element type";
-  // Both are batch-major: compare the per-sample sizes.
-  auto perSample = [](MemRefType type) {
-    int64_t n = 1;
-    for (auto [i, dim] : llvm::enumerate(type.getShape()))
-      if (!(i == 0 && ShapedType::isDynamic(dim)))
+  if (failed(verifyBatchDim(*this, result, getBatchScale())))
+    return failure();
+  // Both hold the batch or neither: compare the sizes per sample.
+  auto perSample = [](MemRefType type, int64_t scale) {
+    int64_t n = scale;
+    for (int64_t dim : type.getShape())
+      if (!ShapedType::isDynamic(dim))
         n *= dim;
     return n;
   };
-  if (source.isDynamicDim(0) != result.isDynamicDim(0) ||
-      perSample(source) != perSample(result))
+  if (source.hasStaticShape() != result.hasStaticShape() ||
+      perSample(source, dpc::exec::getBatchScale(getSource())) !=
+          perSample(result, getBatchScale()))
     return emitOpError() << "view " << result << " does not cover the same "
                          << "elements as " << source;
   return success();
@@ -94,8 +125,8 @@ FailureOr<plan::TensorArg> toTensorArg(Value buffer, int64_t batch,
   plan::TensorArg arg;
   arg.present = true;
   arg.dtype = *dtype;
-  for (int64_t dim : type.getShape())
-    arg.dims.push_back(ShapedType::isDynamic(dim) ? batch : dim);
+  for (int64_t dim : dpc::exec::getBufferDims(buffer, batch))
+    arg.dims.push_back(dim);
   return arg;
 }
 

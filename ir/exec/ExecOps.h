@@ -12,4 +12,15 @@
 #define GET_OP_CLASSES
 #include "ir/exec/ExecOps.h.inc"
 
+namespace dpc::exec {
+
+/// How many times the step's batch the `?` dim of `buffer` is: its arena or
+/// view op's batch_scale, 1 for any other buffer.
+int64_t getBatchScale(mlir::Value buffer);
+
+/// The dims of `buffer` at a step batch of `batch`.
+llvm::SmallVector<int64_t> getBufferDims(mlir::Value buffer, int64_t batch);
+
+} // namespace dpc::exec
+
 #endif // DPC_IR_EXEC_EXECOPS_H

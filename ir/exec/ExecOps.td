@@ -36,7 +36,10 @@ def Exec_StepOp : Exec_Op<"step", [NoTerminator, SingleBlock]> {
   let description = [{
     Replicas of a data-parallel step are the steps of one `name` on several
     devices. `batch` is the batch the step is compiled for (its share of the
-    global batch): the size of its buffers' `?` dims.
+    global batch): a buffer's one `?` dim is that many rows, times the
+    buffer's `batch_scale` where the batch is merged with other dims
+    (attention's batch x heads). The batch may be any dim of a buffer but
+    the step's inputs and outputs, whose dim 0 it is.
 
     The memory report, from the arena's liveness: at the position where the
     most arena bytes are alive, `activation_bytes` (forward values, kept for
@@ -66,7 +69,8 @@ def Exec_InputOp : Exec_Op<"input", [Pure]> {
 
 def Exec_ArenaOp : Exec_Op<"arena", [Pure]> {
   let summary = "A buffer at a planned byte offset in the step's arena";
-  let arguments = (ins I64Attr:$offset);
+  let arguments = (ins I64Attr:$offset,
+    DefaultValuedAttr<I64Attr, "1">:$batch_scale);
   let results = (outs AnyMemRef:$buffer);
   let assemblyFormat = "`[` $offset `]` attr-dict `:` type($buffer)";
   let hasVerifier = 1;
@@ -81,7 +85,8 @@ def Exec_StateOp : Exec_Op<"state", [Pure]> {
 
 def Exec_ViewOp : Exec_Op<"view", [Pure]> {
   let summary = "The same bytes under another shape (reshape, flatten)";
-  let arguments = (ins AnyMemRef:$source);
+  let arguments = (ins AnyMemRef:$source,
+    DefaultValuedAttr<I64Attr, "1">:$batch_scale);
   let results = (outs AnyMemRef:$buffer);
   let assemblyFormat = "$source attr-dict `:` type($source) `to` type($buffer)";
   let hasVerifier = 1;

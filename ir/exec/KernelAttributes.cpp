@@ -207,6 +207,13 @@ plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
     attrs.Set(std::move(layerNorm));
     break;
   }
+  case plan::KernelAttrs::BatchMatmulAttrs: {
+    plan::BatchMatmulAttrsT batchMatmul;
+    batchMatmul.transpose_a = r.flag("transpose_a");
+    batchMatmul.transpose_b = r.flag("transpose_b");
+    attrs.Set(std::move(batchMatmul));
+    break;
+  }
   case plan::KernelAttrs::AllReduceAttrs: {
     plan::AllReduceAttrsT allReduce;
     if (FailureOr<plan::ReduceOp> op = r.reduction("op"); succeeded(op))

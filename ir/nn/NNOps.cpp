@@ -129,9 +129,67 @@ void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
   patterns.add<LargerOperandFirst<AddOp>>(context);
 }
 
+namespace {
+
+/// x^T times a scalar is (x times the scalar)^T: the transpose moves next to
+/// its reader (attention scales q and k^T by 1/sqrt(d) before q k^T).
+struct ScaleBeforeTranspose : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getLhs().getDefiningOp<TransposeOp>();
+    auto scale = cast<RankedTensorType>(op.getRhs().getType());
+    if (!transpose || !transpose->hasOneUse() || !scale.hasStaticShape() ||
+        scale.getNumElements() != 1 || op.getType() != op.getLhs().getType())
+      return failure();
+    Value scaled =
+        rewriter.create<MulOp>(op.getLoc(), transpose.getInput(), op.getRhs());
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, scaled,
+                                             transpose.getPermutation());
+    return success();
+  }
+};
+
+/// A swap of the last two dims feeding batch_matmul becomes its operand's
+/// transpose flag: attention's q k^T reads k in place, no copy is made.
+struct FoldTransposeIntoBatchMatmul : OpRewritePattern<BatchMatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BatchMatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto swapped = [](Value value) -> Value {
+      auto transpose = value.getDefiningOp<TransposeOp>();
+      if (!transpose)
+        return Value();
+      ArrayRef<int64_t> perm = transpose.getPermutation();
+      int64_t rank = static_cast<int64_t>(perm.size());
+      for (int64_t d = 0; d < rank - 2; ++d)
+        if (perm[d] != d)
+          return Value();
+      if (perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
+        return Value();
+      return transpose.getInput();
+    };
+    Value lhs = swapped(op.getLhs()), rhs = swapped(op.getRhs());
+    if (!lhs && !rhs)
+      return failure();
+    rewriter.replaceOpWithNewOp<BatchMatmulOp>(
+        op, lhs ? lhs : op.getLhs(), rhs ? rhs : op.getRhs(),
+        op.getTransposeLhs() != bool(lhs), op.getTransposeRhs() != bool(rhs));
+    return success();
+  }
+};
+
+} // namespace
+
+void BatchMatmulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                MLIRContext *context) {
+  patterns.add<FoldTransposeIntoBatchMatmul>(context);
+}
+
 void MulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {
-  patterns.add<LargerOperandFirst<MulOp>, GeluFromErf>(context);
+  patterns.add<LargerOperandFirst<MulOp>, GeluFromErf, ScaleBeforeTranspose>(
+      context);
 }
 
 #define GET_OP_CLASSES

@@ -283,6 +283,21 @@ def NN_ReshapeOp : NN_Op<"reshape", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+def NN_BroadcastRowsOp : NN_Op<"broadcast_rows", [Pure, InferTypeOpAdaptor]> {
+  let summary = "`input` [1, ...] repeated for each row of `rows`: [N, ...]";
+  let description = [{
+    A tensor without the batch expanded to it (ViT's class token,
+    `token.expand(n, -1, -1)`): the result has dim 0 of `rows` (a tensor
+    holding the batch in dim 0, e.g. the data input) and `input`'s other
+    dims. `rows` gives only its size; the gradient sums over the rows.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, AnyRankedTensor:$rows);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $rows attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Matrix products
 //===----------------------------------------------------------------------===//
@@ -302,6 +317,24 @@ def NN_MatmulOp : NN_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let summary = "Matrix product [..., N, K] x [K, M] -> [..., N, M]";
   let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs);
   let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_BatchMatmulOp : NN_Op<"batch_matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Matrix product per leading index: [B..., M, K] x [B..., K, N]";
+  let description = [{
+    torch.matmul of two batched operands (attention's scores and weighted
+    values): one product per index of the leading dims, which must be equal
+    (no broadcasting). `transpose_lhs` / `transpose_rhs` read that operand's
+    last two dims swapped, which its gradients use instead of copies.
+  }];
+  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs,
+    DefaultValuedAttr<BoolAttr, "false">:$transpose_lhs,
+    DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs);
+  let results = (outs NN_FloatTensor:$result);
+  let hasCanonicalizer = 1;
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];

@@ -490,6 +490,60 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult
+BroadcastRowsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto rows = cast<RankedTensorType>(adaptor.getRows().getType());
+  if (input.getRank() < 1 || input.getDimSize(0) != 1)
+    return emitOptionalError(loc, "input must have a dim 0 of 1, got ", input);
+  if (rows.getRank() < 1)
+    return emitOptionalError(loc, "rows must have a dim 0, got ", rows);
+  SmallVector<int64_t> shape(input.getShape());
+  shape[0] = rows.getDimSize(0);
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult BatchMatmulOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (lhs.getRank() < 3 || rhs.getRank() != lhs.getRank())
+    return emitOptionalError(loc, "operands must have the same rank >= 3, got ",
+                             lhs, " and ", rhs);
+  if (failed(checkSameElementType(error, lhs, rhs, "rhs")))
+    return failure();
+  int64_t rank = lhs.getRank();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank - 2; ++d) {
+    if (!dimsAgree(lhs.getDimSize(d), rhs.getDimSize(d)))
+      return emitOptionalError(loc, "leading dim ", d,
+                               " differs: ", dimToString(lhs.getDimSize(d)),
+                               " vs ", dimToString(rhs.getDimSize(d)));
+    shape.push_back(ShapedType::isDynamic(lhs.getDimSize(d))
+                        ? rhs.getDimSize(d)
+                        : lhs.getDimSize(d));
+  }
+  // op(x) reads x's last two dims swapped when transposed.
+  auto dim = [&](RankedTensorType type, bool transposed, int64_t i) {
+    return type.getDimSize(rank - 2 + (transposed ? 1 - i : i));
+  };
+  bool tl = adaptor.getTransposeLhs(), tr = adaptor.getTransposeRhs();
+  if (!dimsAgree(dim(lhs, tl, 1), dim(rhs, tr, 0)))
+    return emitOptionalError(
+        loc, "contracted dimensions differ: ", dimToString(dim(lhs, tl, 1)),
+        " vs ", dimToString(dim(rhs, tr, 0)));
+  shape.push_back(dim(lhs, tl, 0));
+  shape.push_back(dim(rhs, tr, 1));
+  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Softmax and loss
 //===----------------------------------------------------------------------===//
@@ -558,10 +612,9 @@ LogicalResult LogSoftmaxOp::verify() {
 /// Concat and split: `axis` is a dim of `type` other than the batch (0).
 static LogicalResult checkJoinAxis(std::optional<Location> loc,
                                    RankedTensorType type, int64_t axis) {
-  if (axis < 1 || axis >= type.getRank())
-    return emitOptionalError(loc, "'axis' must be in [1, ", type.getRank(),
-                             ") for ", type, ", got ", axis,
-                             " (dim 0 is the batch)");
+  if (axis < 0 || axis >= type.getRank() || type.isDynamicDim(axis))
+    return emitOptionalError(loc, "'axis' must be a static dim of ", type,
+                             ", got ", axis, " (the batch's is open)");
   return success();
 }
 

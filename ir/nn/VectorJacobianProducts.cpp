@@ -56,7 +56,7 @@ FailureOr<Value> reshapeTo(Operation *op, OpBuilder &b, Value grad,
   // A leading dim the gradient shares is copied (0), not spelled out, so the
   // reshape stays valid at any batch size.
   auto gradType = cast<RankedTensorType>(grad.getType());
-  if (!shape.empty() && gradType.getRank() > 0 &&
+  if (!shape.empty() && gradType.getRank() > 0 && shape[0] != -1 &&
       gradType.getDimSize(0) == target.getDimSize(0))
     shape[0] = 0;
   return b.create<ReshapeOp>(op->getLoc(), grad, shape).getResult();
@@ -358,6 +358,33 @@ LogicalResult buildVJP(MatmulOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+/// Each row is the input: its gradient is their sum; `rows` only sizes.
+LogicalResult buildVJP(BroadcastRowsOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<ReduceSumOp>(op.getLoc(), dys[0],
+                                        ArrayRef<int64_t>{0},
+                                        /*keep_dims=*/true));
+  grads.push_back(Value());
+  return success();
+}
+
+/// C = op(A) op(B), op a transpose where flagged: dA = dC op(B)^T (or,
+/// for a transposed A, its transpose op(B) dC^T), and likewise for B.
+LogicalResult buildVJP(BatchMatmulOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  Location loc = op.getLoc();
+  Value dc = dys[0], lhs = op.getLhs(), rhs = op.getRhs();
+  bool tl = op.getTransposeLhs(), tr = op.getTransposeRhs();
+  auto product = [&](Value x, Value y, bool tx, bool ty) -> Value {
+    return b.create<BatchMatmulOp>(loc, x, y, tx, ty);
+  };
+  grads.push_back(tl ? product(rhs, dc, tr, true)
+                     : product(dc, rhs, false, !tr));
+  grads.push_back(tr ? product(dc, lhs, true, tl)
+                     : product(lhs, dc, !tl, false));
+  return success();
+}
+
 LogicalResult buildVJP(SoftmaxOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   grads.push_back(b.create<SoftmaxGradOp>(op.getLoc(), dys[0], op.getResult(),
@@ -407,6 +434,6 @@ void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
          ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, ErfOp, DropoutOp,
          EmbeddingOp, ReduceSumOp, LayerNormOp, TransposeOp, ConcatOp, SplitOp,
-         AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp, MatmulOp, SoftmaxOp,
-         LogSoftmaxOp, CrossEntropyOp>(context);
+         AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp, MatmulOp, BatchMatmulOp,
+         BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp, CrossEntropyOp>(context);
 }

@@ -452,6 +452,19 @@ void gemmRowMajor(StreamContext &ctx, int64_t rows, int64_t cols, int64_t inner,
                              &kOne, b, ldb, a, lda, &kZero, c, m));
 }
 
+/// gemmRowMajor for each of `s.batch` consecutive matrices.
+void batchMatmul(StreamContext &ctx, const kernels::BatchMatmulShape &s,
+                 const float *a, const float *b, float *c) {
+  int m = toGemmInt(s.n), n = toGemmInt(s.m), k = toGemmInt(s.k);
+  int ldb = s.transposeB ? k : m;
+  int lda = s.transposeA ? n : k;
+  DPC_CUDA_CHECK(cublasSgemmStridedBatched(
+      ctx.getCublas(), s.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      s.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &kOne, b, ldb,
+      s.k * s.n, a, lda, s.m * s.k, &kZero, c, m, s.m * s.n,
+      toGemmInt(s.batch)));
+}
+
 void linearForward(StreamContext &ctx, const kernels::LinearShape &s,
                    const float *x, const float *w, const float *bias,
                    float *y) {
@@ -691,6 +704,12 @@ void runMatmulForward(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::MatmulForward;
   matmulForward(ctx, plan::getMatmulShape(call), in(call, A), in(call, B),
                 out(call, C));
+}
+
+void runBatchMatmul(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::BatchMatmul;
+  batchMatmul(ctx, plan::getBatchMatmulShape(call), in(call, A), in(call, B),
+              out(call, C));
 }
 
 void runMatmulBackward(StreamContext &ctx, const KernelCall &call) {

@@ -285,6 +285,12 @@ void runMatmulTransposedA(KernelContext &context, const KernelCall &call) {
                  in(call, B), nullptr, out(call, C));
 }
 
+void runBatchMatmul(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::BatchMatmul;
+  batchMatmul(context, plan::getBatchMatmulShape(call), in(call, A),
+              in(call, B), out(call, C));
+}
+
 void runReluForward(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::ReluForward;
   reluForward(plan::getElementwiseSize(call), in(call, X), out(call, Y));

@@ -49,7 +49,13 @@ struct Executor::StepState {
   /// waits for the last one, so no stream still reads a call it rewrites.
   struct Prepared {
     plan::KernelCall call;
-    std::vector<plan::TensorArg *> batchArgs; // dims[0] is the rows
+    /// The arguments that hold the batch: dims[axis] is scale x rows.
+    struct BatchArg {
+      plan::TensorArg *arg;
+      int axis;
+      int64_t scale;
+    };
+    std::vector<BatchArg> batchArgs;
   };
   std::vector<Prepared> prepared[2];
   /// The backend's state per instruction (KernelCall::state), both slots.
@@ -174,14 +180,6 @@ int findBinding(const Bindings *list, std::string_view name) {
     if (list->Get(i)->name()->string_view() == name)
       return list->Get(i)->tensor();
   return -1;
-}
-
-/// Dims at `rows` rows (the replica's part of the batch).
-std::vector<int64_t> runtimeDims(const plan::Tensor &tensor, int64_t rows) {
-  std::vector<int64_t> dims = plan::toDims(tensor.dims());
-  if (tensor.batch_dim())
-    dims[0] = rows;
-  return dims;
 }
 
 double readScalar(const uint8_t *raw, plan::DType dtype,
@@ -784,8 +782,11 @@ void Executor::prepare(int index) {
   std::vector<StepState::Prepared> &prepared = state.prepared[state.slot];
   prepared.resize(order.size());
   state.kernelStates.resize(order.size());
-  auto isBatchMajor = [&](int t) {
-    return t >= 0 && planStep.tensors()->Get(t)->batch_dim();
+  auto batchArg = [&](StepState::Prepared &entry, int t, plan::TensorArg *arg) {
+    const plan::Tensor *tensor = t >= 0 ? planStep.tensors()->Get(t) : nullptr;
+    if (tensor && tensor->batch_dim())
+      entry.batchArgs.push_back(
+          {arg, tensor->batch_axis(), tensor->batch_scale()});
   };
   auto argOf = [&](int t) {
     plan::TensorArg arg;
@@ -814,14 +815,12 @@ void Executor::prepare(int index) {
         args.push_back(argOf(indices->Get(k)));
       // Filled: the arguments stay put from here on.
       for (flatbuffers::uoffset_t k = 0; indices && k < indices->size(); ++k)
-        if (isBatchMajor(indices->Get(k)))
-          entry.batchArgs.push_back(&args[k]);
+        batchArg(entry, indices->Get(k), &args[k]);
     };
     bind(instruction.operands(), call.operands);
     bind(instruction.results(), call.results);
     call.workspace = argOf(instruction.workspace());
-    if (isBatchMajor(instruction.workspace()))
-      entry.batchArgs.push_back(&call.workspace);
+    batchArg(entry, instruction.workspace(), &call.workspace);
   }
 }
 
@@ -841,8 +840,8 @@ void Executor::enqueue(int index, int64_t rows, int64_t batch, int64_t update,
       for (int e : *waits)
         stream.wait(*state.events[e]);
     plan::KernelCall &call = prepared[c].call;
-    for (plan::TensorArg *arg : prepared[c].batchArgs)
-      arg->dims[0] = rows;
+    for (const StepState::Prepared::BatchArg &batchArg : prepared[c].batchArgs)
+      batchArg.arg->dims[batchArg.axis] = rows * batchArg.scale;
     call.batch = batch;
     call.optimizerStep = update;
     call.randomSeed = randomSeed;
@@ -1052,7 +1051,7 @@ size_t Executor::getReplicaOutputBytes(int step, int replica,
                                 std::to_string(state.step->device()) +
                                 " has no output '" + std::string(name) + "'");
   const plan::Tensor &tensor = *state.step->tensors()->Get(t);
-  return plan::getNumElements(runtimeDims(tensor, state.lastRows)) *
+  return plan::getNumElements(plan::getRuntimeDims(tensor, state.lastRows)) *
          plan::getDTypeSize(tensor.dtype());
 }
 

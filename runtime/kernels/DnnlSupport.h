@@ -38,6 +38,7 @@ enum class PrimitiveKind : int64_t {
   LinearBackwardData,
   LinearBackwardWeights,
   Matmul,
+  BatchMatmul,
 };
 
 /// The op kind followed by every shape and attribute that changes the

@@ -10,6 +10,7 @@
 #ifndef DPC_RUNTIME_KERNELS_KERNELS_H
 #define DPC_RUNTIME_KERNELS_KERNELS_H
 
+#include "runtime/kernels/BatchMatmul.h"
 #include "runtime/kernels/BatchNorm.h"
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/CrossEntropy.h"

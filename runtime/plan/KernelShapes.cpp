@@ -546,6 +546,40 @@ kernels::MatmulShape getMatmulShape(const KernelCall &call) {
   return s;
 }
 
+kernels::BatchMatmulShape getBatchMatmulShape(const KernelCall &call) {
+  const BatchMatmulAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_BatchMatmulAttrs()
+                       : nullptr;
+  kernels::BatchMatmulShape s{};
+  s.transposeA = attrs && attrs->transpose_a();
+  s.transposeB = attrs && attrs->transpose_b();
+  const TensorArg &a = operand(call, 0), &b = operand(call, 1);
+  const TensorArg &c = result(call, 0);
+  size_t rank = a.dims.size();
+  expectRank(a, operandName(call.kernel, 0), 3, 8);
+  expectRank(b, operandName(call.kernel, 1), rank, rank);
+  expectRank(c, resultName(call.kernel, 0), rank, rank);
+  std::vector<int64_t> leading(a.dims.begin(), a.dims.end() - 2);
+  for (const TensorArg *t : {&b, &c})
+    if (!std::equal(leading.begin(), leading.end(), t->dims.begin()))
+      fail("batch matmul operands " + formatDims(a.dims) + ", " +
+           formatDims(b.dims) + " -> " + formatDims(c.dims) +
+           " differ in their leading dims");
+  s.batch = countOf(leading);
+  // op(x) reads x's last two dims swapped when transposed.
+  auto dim = [&](const TensorArg &x, bool transposed, size_t i) {
+    return x.dims[rank - 2 + (transposed ? 1 - i : i)];
+  };
+  s.m = dim(a, s.transposeA, 0);
+  s.k = dim(a, s.transposeA, 1);
+  s.n = dim(b, s.transposeB, 1);
+  if (dim(b, s.transposeB, 0) != s.k || c.dims[rank - 2] != s.m ||
+      c.dims[rank - 1] != s.n)
+    fail("batch matmul operands " + formatDims(a.dims) + ", " +
+         formatDims(b.dims) + " -> " + formatDims(c.dims) + " do not multiply");
+  return s;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise, broadcast, rows
 //===----------------------------------------------------------------------===//
@@ -1002,6 +1036,7 @@ void checkGlobalAvgPool(const KernelCall &call) { getGlobalAvgPoolShape(call); }
 void checkPad2d(const KernelCall &call) { getPad2dShape(call); }
 void checkLinear(const KernelCall &call) { getLinearShape(call); }
 void checkMatmul(const KernelCall &call) { getMatmulShape(call); }
+void checkBatchMatmul(const KernelCall &call) { getBatchMatmulShape(call); }
 void checkElementwise(const KernelCall &call) { getElementwiseSize(call); }
 void checkInputActivation(const KernelCall &call) {
   getInputActivationShape(call);

@@ -22,6 +22,7 @@
 #ifndef DPC_RUNTIME_PLAN_KERNELSHAPES_H
 #define DPC_RUNTIME_PLAN_KERNELSHAPES_H
 
+#include "runtime/kernels/BatchMatmul.h"
 #include "runtime/kernels/BatchNorm.h"
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Elementwise.h"
@@ -69,6 +70,8 @@ kernels::Pad2dShape getPad2dShape(const KernelCall &call);
 float getPadValue(const KernelCall &call);
 kernels::LinearShape getLinearShape(const KernelCall &call);
 kernels::MatmulShape getMatmulShape(const KernelCall &call);
+/// BatchMatmul: A, B and C of one rank >= 3 with equal leading dims.
+kernels::BatchMatmulShape getBatchMatmulShape(const KernelCall &call);
 /// Activations, Copy, Fill, Accumulate: the element count.
 int64_t getElementwiseSize(const KernelCall &call);
 

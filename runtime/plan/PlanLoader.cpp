@@ -255,6 +255,15 @@ private:
         if (inputs && tensors->Get(t)->storage() != Storage::Input)
           loaded.fail(where + ": input '" + name + "' is tensor " +
                       std::to_string(t) + ", which is not an Input tensor");
+        // The executor splits and joins bindings by rows of dim 0.
+        const Tensor &tensor = *tensors->Get(t);
+        if (tensor.batch_dim() &&
+            (tensor.batch_axis() != 0 || tensor.batch_scale() != 1))
+          loaded.fail(where + ": " + kind + " '" + name +
+                      "' holds the batch in dim " +
+                      std::to_string(tensor.batch_axis()) + " (scale " +
+                      std::to_string(tensor.batch_scale()) +
+                      "); a binding holds it in dim 0");
       }
     };
     checkBindings(step.inputs(), "input", true);
@@ -347,15 +356,22 @@ private:
       loaded.fail(where + ": unknown layout");
     std::vector<int64_t> dims = toDims(tensor.dims());
     if (tensor.batch_dim()) {
-      if (dims.empty())
-        loaded.fail(where + ": a scalar cannot have a batch dim");
-      if (maxBatch >= 0 && dims[0] != maxBatch)
-        loaded.fail(where + ": batch dim " + std::to_string(dims[0]) +
+      int64_t axis = tensor.batch_axis(), scale = tensor.batch_scale();
+      if (axis < 0 || axis >= static_cast<int64_t>(dims.size()))
+        loaded.fail(where + ": batch axis " + std::to_string(axis) +
+                    " is not a dim of " + formatDims(dims));
+      if (scale < 1 || dims[axis] % scale != 0)
+        loaded.fail(where + ": dim " + std::to_string(axis) + " of " +
+                    formatDims(dims) + " is not " + std::to_string(scale) +
+                    " times a batch");
+      int64_t batch = dims[axis] / scale;
+      if (maxBatch >= 0 && batch != maxBatch)
+        loaded.fail(where + ": batch " + std::to_string(batch) +
                     " differs from the step's other batch tensors (" +
                     std::to_string(maxBatch) + ")");
-      if (dims[0] < 0)
-        loaded.fail(where + ": the batch dim must not be negative");
-      maxBatch = dims[0];
+      maxBatch = batch;
+    } else if (tensor.batch_axis() != 0 || tensor.batch_scale() != 1) {
+      loaded.fail(where + ": a batch axis or scale without a batch dim");
     }
     switch (tensor.storage()) {
     case Storage::Arena:

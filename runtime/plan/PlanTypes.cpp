@@ -22,6 +22,14 @@ std::vector<int64_t> toDims(const flatbuffers::Vector<int64_t> *dims) {
   return std::vector<int64_t>(dims->begin(), dims->end());
 }
 
+std::vector<int64_t> getRuntimeDims(const Tensor &tensor, int64_t rows) {
+  std::vector<int64_t> dims = toDims(tensor.dims());
+  if (tensor.batch_dim() && tensor.batch_axis() >= 0 &&
+      static_cast<size_t>(tensor.batch_axis()) < dims.size())
+    dims[tensor.batch_axis()] = rows * tensor.batch_scale();
+  return dims;
+}
+
 std::string formatDims(const std::vector<int64_t> &dims) {
   std::string text = "[";
   for (size_t i = 0; i < dims.size(); ++i)

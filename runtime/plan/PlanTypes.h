@@ -55,6 +55,10 @@ int64_t getByteSize(DType dtype, const std::vector<int64_t> &dims);
 /// The dims of a flatbuffer vector (empty for a missing one).
 std::vector<int64_t> toDims(const flatbuffers::Vector<int64_t> *dims);
 
+/// The dims of `tensor` when its step runs on `rows` rows: the batch dim
+/// (Tensor.batch_axis) is batch_scale times that.
+std::vector<int64_t> getRuntimeDims(const Tensor &tensor, int64_t rows);
+
 /// "[64, 1, 28, 28]".
 std::string formatDims(const std::vector<int64_t> &dims);
 

@@ -164,3 +164,51 @@ func.func @forward(%x: tensor<?x4xf32> {nn.input = "x"},
   %1 = nn.dropout %0 {ratio = 0.25 : f64, key = 3 : i64} : tensor<?x4xf32>
   return %1 : tensor<?x4xf32>
 }
+
+// -----
+
+// Attention's shapes: the batch leaves dim 0 ([T, N, E]) and merges with
+// the heads ([N*H, T, d]); the gradients of its reshapes follow it (-1
+// where it is, 0 where a dim is copied) and batch_matmul's are products
+// with transposed operands (dS Q, and dS^T Q for the transposed rhs).
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[Q:.*]] = nn.transpose %{{.*}} {permutation = array<i64: 1, 0, 2>} : (tensor<4x?x4xf32>) -> tensor<?x4x4xf32>
+// CHECK: nn.batch_matmul %[[Q]], %[[Q]] {transpose_rhs = true}
+// CHECK: %[[DS:.*]] = nn.reshape %{{.*}} {shape = array<i64: -1, 4, 4>} : (tensor<?x32xf32>) -> tensor<?x4x4xf32>
+// CHECK: %[[DLHS:.*]] = nn.batch_matmul %[[DS]], %[[Q]] : (tensor<?x4x4xf32>, tensor<?x4x4xf32>) -> tensor<?x4x4xf32>
+// CHECK: %[[DRHS:.*]] = nn.batch_matmul %[[DS]], %[[Q]] {transpose_lhs = true}
+// CHECK: %[[DQ:.*]] = nn.add %[[DLHS]], %[[DRHS]]
+// CHECK: %[[DH:.*]] = nn.transpose %[[DQ]] {permutation = array<i64: 1, 0, 2>} : (tensor<?x4x4xf32>) -> tensor<4x?x4xf32>
+// CHECK: nn.reshape %[[DH]] {shape = array<i64: 0, -1, 8>} : (tensor<4x?x4xf32>) -> tensor<4x?x8xf32>
+func.func @forward(%x: tensor<?x4x8xf32> {nn.input = "x"},
+                   %pos: tensor<1x4x8xf32> {nn.param = "position"},
+                   %w: tensor<3x32xf32> {nn.param = "fc.weight"})
+    -> (tensor<?x3xf32> {nn.output = "logits"}) {
+  %a = nn.add %x, %pos : (tensor<?x4x8xf32>, tensor<1x4x8xf32>) -> tensor<?x4x8xf32>
+  %t = nn.transpose %a {permutation = array<i64: 1, 0, 2>} : (tensor<?x4x8xf32>) -> tensor<4x?x8xf32>
+  %h = nn.reshape %t {shape = array<i64: 4, -1, 4>} : (tensor<4x?x8xf32>) -> tensor<4x?x4xf32>
+  %q = nn.transpose %h {permutation = array<i64: 1, 0, 2>} : (tensor<4x?x4xf32>) -> tensor<?x4x4xf32>
+  %s = nn.batch_matmul %q, %q {transpose_rhs = true} : (tensor<?x4x4xf32>, tensor<?x4x4xf32>) -> tensor<?x4x4xf32>
+  %f = nn.reshape %s {shape = array<i64: -1, 32>} : (tensor<?x4x4xf32>) -> tensor<?x32xf32>
+  %y = nn.linear %f, %w : (tensor<?x32xf32>, tensor<3x32xf32>) -> tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+
+// -----
+
+// A class token expanded to the batch: its gradient sums over the rows.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[T:.*]] = nn.broadcast_rows %[[TOKEN:arg[0-9]+]], %arg0 : (tensor<1x1x4xf32>, tensor<?x3x4xf32>) -> tensor<?x1x4xf32>
+// CHECK: %[[PARTS:.*]]:2 = nn.split %{{.*}} {axis = 1 : i64, sizes = array<i64: 1, 3>}
+// CHECK: %[[DT:.*]] = nn.reduce_sum %[[PARTS]]#0 {dims = array<i64: 0>, keep_dims = true} : (tensor<?x1x4xf32>) -> tensor<1x1x4xf32>
+// CHECK: nn.sgd_update %[[TOKEN]], %[[DT]]
+func.func @forward(%x: tensor<?x3x4xf32> {nn.input = "x"},
+                   %token: tensor<1x1x4xf32> {nn.param = "token"},
+                   %w: tensor<2x16xf32> {nn.param = "fc.weight"})
+    -> (tensor<?x2xf32> {nn.output = "logits"}) {
+  %t = nn.broadcast_rows %token, %x : (tensor<1x1x4xf32>, tensor<?x3x4xf32>) -> tensor<?x1x4xf32>
+  %c = nn.concat %t, %x {axis = 1 : i64} : (tensor<?x1x4xf32>, tensor<?x3x4xf32>) -> tensor<?x4x4xf32>
+  %f = nn.reshape %c {shape = array<i64: -1, 16>} : (tensor<?x4x4xf32>) -> tensor<?x16xf32>
+  %y = nn.linear %f, %w : (tensor<?x16xf32>, tensor<2x16xf32>) -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}

@@ -23,6 +23,7 @@
 #include "runtime/data/Npy.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/train/ModelInput.h"
 
 #include <cmath>
 #include <cstdio>
@@ -47,8 +48,11 @@ struct Trainer {
   void step(const std::vector<float> &images,
             const std::vector<int32_t> &labels, int64_t imageSize, int64_t row,
             int64_t rows, float lr) {
-    executor->setInput(trainStep, "images", &images[row * imageSize],
-                       rows * imageSize * sizeof(float));
+    // As floats or as token ids, whichever the plan's input is.
+    train::bindInput(
+        *executor, trainStep,
+        std::vector<float>(images.begin() + row * imageSize,
+                           images.begin() + (row + rows) * imageSize));
     executor->setInput(trainStep, "labels", &labels[row],
                        rows * sizeof(int32_t));
     executor->setInput(trainStep, "lr", &lr, sizeof(lr));

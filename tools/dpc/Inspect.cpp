@@ -41,10 +41,8 @@ struct DeviceSummary {
 };
 
 int64_t tensorBytes(const plan::Tensor &tensor, int64_t batch) {
-  std::vector<int64_t> dims = plan::toDims(tensor.dims());
-  if (tensor.batch_dim() && !dims.empty())
-    dims[0] = batch;
-  return plan::getNumElements(dims) * plan::getDTypeSize(tensor.dtype());
+  return plan::getNumElements(plan::getRuntimeDims(tensor, batch)) *
+         plan::getDTypeSize(tensor.dtype());
 }
 
 std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
@@ -57,7 +55,8 @@ std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
     summary.arenaBytes = step->arena_bytes();
     summary.streams = step->streams()->size();
     for (const plan::Tensor *tensor : *step->tensors())
-      if (tensor->batch_dim() && tensor->dims()->size() > 0)
+      if (tensor->batch_dim() && tensor->dims()->size() > 0 &&
+          tensor->batch_axis() == 0 && tensor->batch_scale() == 1)
         summary.batch = tensor->dims()->Get(0);
     for (const plan::Stream *stream : *step->streams()) {
       summary.instructions += stream->instructions()->size();

@@ -340,12 +340,6 @@ struct PipelineOptions {
 };
 
 static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
-  if (pipeline.batch) {
-    dpc::NNSetBatchOptions options;
-    // The steps run one micro-batch; the plan's batch stays the global one.
-    options.batch = pipeline.batch / pipeline.gradAccum;
-    pm.addNestedPass<func::FuncOp>(dpc::createNNSetBatch(options));
-  }
   pm.addPass(createCanonicalizerPass());
   if (pipeline.training) {
     dpc::NNBuildTrainStepOptions options;
@@ -358,6 +352,14 @@ static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
     dpc::AccumulateGradientsOptions accumulate;
     accumulate.gradAccum = pipeline.gradAccum;
     pm.addPass(dpc::createAccumulateGradients(accumulate));
+  }
+  // After differentiation, so that gradients follow the open batch to
+  // whichever dim holds it (attention moves it) before it is fixed.
+  if (pipeline.batch) {
+    dpc::NNSetBatchOptions options;
+    // The steps run one micro-batch; the plan's batch stays the global one.
+    options.batch = pipeline.batch / pipeline.gradAccum;
+    pm.addNestedPass<func::FuncOp>(dpc::createNNSetBatch(options));
   }
   if (pipeline.partitions) {
     dpc::PartitionDataParallelOptions options;

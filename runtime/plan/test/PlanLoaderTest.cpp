@@ -225,6 +225,32 @@ TEST(PlanLoaderTest, BadAliases) {
   EXPECT_NE(loadError(plan).find("bytes do not fit"), std::string::npos);
 }
 
+TEST(PlanLoaderTest, BatchAxisAndScaleAreChecked) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  TensorT &images = tensorNamed(*plan.steps[0], "images"); // [4, 1, 4, 4]
+  images.batch_axis = 7;
+  EXPECT_NE(loadError(plan).find("batch axis 7 is not a dim of [4, 1, 4, 4]"),
+            std::string::npos);
+  images.batch_axis = 0;
+  images.batch_scale = 3;
+  EXPECT_NE(loadError(plan).find("dim 0 of [4, 1, 4, 4] is not 3 times a "
+                                 "batch"),
+            std::string::npos);
+  images.batch_scale = 2;
+  EXPECT_NE(loadError(plan).find("differs from the step's other batch"),
+            std::string::npos);
+  // Dim 2 is 4 rows too, but the executor splits bindings by dim 0.
+  images.batch_scale = 1;
+  images.batch_axis = 2;
+  EXPECT_NE(loadError(plan).find("input 'images' holds the batch in dim 2"),
+            std::string::npos);
+  images.batch_axis = 0;
+  images.batch_dim = false;
+  images.batch_scale = 4;
+  EXPECT_NE(loadError(plan).find("a batch axis or scale without a batch dim"),
+            std::string::npos);
+}
+
 TEST(PlanLoaderTest, AttributesMustMatchTheKernel) {
   PlanT plan = test::buildMlpPlanObject(smallMlp());
   SgdAttrsT sgd;

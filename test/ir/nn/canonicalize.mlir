@@ -93,3 +93,36 @@ func.func @view_roundtrip(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %1 = nn.flatten %0 : (tensor<?x8x1x1xf32>) -> tensor<?x8xf32>
   return %1 : tensor<?x8xf32>
 }
+
+// -----
+
+// A swap of the last two dims feeding batch_matmul becomes its flag (or
+// cancels one); a permutation of the leading dims stays.
+// CHECK-LABEL: func.func @batch_matmul_transpose
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x16x8xf32>, %[[K:.*]]: tensor<2x4x16x8xf32>)
+// CHECK-NEXT: %[[S:.*]] = nn.batch_matmul %[[Q]], %[[K]] {transpose_rhs = true}
+// CHECK-NEXT: %[[R:.*]] = nn.batch_matmul %[[S]], %[[Q]] {transpose_lhs = true} : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+// CHECK-NEXT: nn.transpose %[[R]] {permutation = array<i64: 1, 0, 2, 3>}
+func.func @batch_matmul_transpose(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>) -> tensor<4x2x16x8xf32> {
+  %kt = nn.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<2x4x16x8xf32>) -> tensor<2x4x8x16xf32>
+  %s = nn.batch_matmul %q, %kt : (tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x16x16xf32>
+  %st = nn.transpose %s {permutation = array<i64: 0, 1, 3, 2>} : (tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %r = nn.batch_matmul %st, %q : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  %t = nn.transpose %r {permutation = array<i64: 1, 0, 2, 3>} : (tensor<2x4x16x8xf32>) -> tensor<4x2x16x8xf32>
+  return %t : tensor<4x2x16x8xf32>
+}
+
+// -----
+
+// Attention scales k^T before q k^T: the scale goes first, and the swap
+// becomes the product's flag.
+// CHECK-LABEL: func.func @scaled_keys
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x16x8xf32>, %[[K:.*]]: tensor<2x16x8xf32>, %[[C:.*]]: tensor<1xf32>)
+// CHECK-NEXT: %[[KS:.*]] = nn.mul %[[K]], %[[C]]
+// CHECK-NEXT: nn.batch_matmul %[[Q]], %[[KS]] {transpose_rhs = true}
+func.func @scaled_keys(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %c: tensor<1xf32>) -> tensor<2x16x16xf32> {
+  %kt = nn.transpose %k {permutation = array<i64: 0, 2, 1>} : (tensor<2x16x8xf32>) -> tensor<2x8x16xf32>
+  %ks = nn.mul %kt, %c : (tensor<2x8x16xf32>, tensor<1xf32>) -> tensor<2x8x16xf32>
+  %s = nn.batch_matmul %q, %ks : (tensor<2x16x8xf32>, tensor<2x8x16xf32>) -> tensor<2x16x16xf32>
+  return %s : tensor<2x16x16xf32>
+}

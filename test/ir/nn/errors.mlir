@@ -448,7 +448,7 @@ func.func @clip_bounds(%x: tensor<4xf32>) {
 // -----
 
 func.func @concat_batch(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) {
-  // expected-error @+2 {{'axis' must be in [1, 2) for 'tensor<?x4xf32>', got 0 (dim 0 is the batch)}}
+  // expected-error @+2 {{'axis' must be a static dim of 'tensor<?x4xf32>', got 0 (the batch's is open)}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = nn.concat %a, %b {axis = 0 : i64} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   return
@@ -468,5 +468,41 @@ func.func @split_sizes(%x: tensor<?x4xf32>) {
 func.func @dropout_ratio(%x: tensor<4x3xf32>) {
   // expected-error @+1 {{'nn.dropout' op ratio 1.500000e+00 is not in [0, 1]}}
   %0 = nn.dropout %x {ratio = 1.5 : f64, key = 0 : i64} : tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @batch_matmul_leading(%a: tensor<2x4x8xf32>, %b: tensor<3x8x4xf32>) {
+  // expected-error @+2 {{leading dim 0 differs: 2 vs 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.batch_matmul %a, %b : (tensor<2x4x8xf32>, tensor<3x8x4xf32>) -> tensor<2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_matmul_contracted(%a: tensor<2x4x8xf32>, %b: tensor<2x8x4xf32>) {
+  // expected-error @+2 {{contracted dimensions differ: 4 vs 8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.batch_matmul %a, %b {transpose_lhs = true} : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_matmul_rank(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) {
+  // expected-error @+2 {{operands must have the same rank >= 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.batch_matmul %a, %b : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_rows_not_one(%token: tensor<2x8xf32>, %x: tensor<?x8xf32>) {
+  // expected-error @+2 {{input must have a dim 0 of 1, got 'tensor<2x8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.broadcast_rows %token, %x : (tensor<2x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   return
 }

@@ -115,3 +115,26 @@ func.func @classifier(%x: tensor<32x784xf32>, %w: tensor<10x784xf32>, %b: tensor
   %5 = nn.cross_entropy %2, %labels : (tensor<32x10xf32>, tensor<32xi64>) -> tensor<f32>
   return %3, %4, %5 : tensor<32x10xf32>, tensor<32x10xf32>, tensor<f32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @batch_matmul
+func.func @batch_matmul(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>,
+                        %q3: tensor<?x16x8xf32>) {
+  // CHECK: nn.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs = true} : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x16xf32>
+  %0 = nn.batch_matmul %q, %k {transpose_rhs = true} : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x16xf32>
+  // CHECK: nn.batch_matmul %{{.*}}, %{{.*}} : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  %1 = nn.batch_matmul %0, %q : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  // CHECK: nn.batch_matmul %{{.*}}, %{{.*}} {transpose_lhs = true} : (tensor<?x16x8xf32>, tensor<?x16x8xf32>) -> tensor<?x8x8xf32>
+  %2 = nn.batch_matmul %q3, %q3 {transpose_lhs = true} : (tensor<?x16x8xf32>, tensor<?x16x8xf32>) -> tensor<?x8x8xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @broadcast_rows
+func.func @broadcast_rows(%token: tensor<1x1x8xf32>, %x: tensor<?x3x8xf32>) {
+  // CHECK: nn.broadcast_rows %{{.*}}, %{{.*}} : (tensor<1x1x8xf32>, tensor<?x3x8xf32>) -> tensor<?x1x8xf32>
+  %0 = nn.broadcast_rows %token, %x : (tensor<1x1x8xf32>, tensor<?x3x8xf32>) -> tensor<?x1x8xf32>
+  return
+}

@@ -91,6 +91,15 @@ MODELS = {
     # the batch stays open, so arithmetic on it cannot be followed).
     "batch_arithmetic": model(
         [helper.make_node("Shape", ["x"], ["s"], name="shape_1"),
+         helper.make_node("Constant", [], ["one"],
+                          value=helper.make_tensor("one", TensorProto.INT64,
+                                                   [2], [1, 0])),
+         helper.make_node("Add", ["s", "one"], ["t"], name="grow"),
+         helper.make_node("Reshape", ["x", "t"], ["y"], name="reshape_1")],
+        [x()], [y()]),
+    # Twice the batch is followed, but x has only one batch of rows.
+    "batch_multiple_mismatch": model(
+        [helper.make_node("Shape", ["x"], ["s"], name="shape_1"),
          helper.make_node("Constant", [], ["two"],
                           value=helper.make_tensor("two", TensorProto.INT64,
                                                    [2], [2, 1])),

@@ -3,7 +3,7 @@
 (layout 0) behind a Transpose of the batch-first input, the zero initial
 state a batch-dependent ConstantOfShape, the output transposed back; and
 the variants dpc imports too (bidirectional with biases and Y_h, layout 1)
-or refuses (clip, a sequence-first value read by an elementwise op).
+or refuses (clip), and a sequence-first value read by an elementwise op.
 
 Usage: make_lstm_models.py OUT_DIR    (Debian's /usr/bin/python3)
 """

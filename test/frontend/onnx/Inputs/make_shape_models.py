@@ -83,7 +83,87 @@ MODELS = {
          helper.make_node("Conv", ["x", "w", "b"], ["y"])],
         ["batch", 2, 5, 5], ["batch", 4, 5, 5],
         [numpy_helper.from_array(np.ones((4, 2, 1, 1), np.float32), "w")]),
+    # Attention's shapes: the batch moves to dim 1, merges with 2 heads
+    # (Mul), comes back from the merged dim (Div) and out of a
+    # tensor Unsqueeze/Squeeze; y is [batch, 32].
+    "batch_times_heads": model(
+        [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0, 2]),
+         helper.make_node("Shape", ["t"], ["s"]),
+         ints("one", [1]), ints("two", [2]), ints("four", [4]),
+         helper.make_node("Gather", ["s", "one"], ["n"], axis=0),
+         helper.make_node("Mul", ["n", "two"], ["n2"]),
+         helper.make_node("Concat", ["four", "n2", "four"], ["hs"], axis=0),
+         helper.make_node("Reshape", ["t", "hs"], ["h"]),
+         helper.make_node("Shape", ["h"], ["s2"]),
+         helper.make_node("Gather", ["s2", "one"], ["m"], axis=0),
+         helper.make_node("Div", ["m", "two"], ["batch"]),
+         ints("zero", [0]),
+         helper.make_node("Unsqueeze", ["h", "zero"], ["u"]),
+         helper.make_node("Squeeze", ["u", "zero"], ["q"]),
+         helper.make_node("Transpose", ["q"], ["back"], perm=[1, 0, 2]),
+         ints("minus_one", [-1]),
+         helper.make_node("Concat", ["batch", "minus_one"], ["ys"], axis=0),
+         helper.make_node("Reshape", ["back", "ys"], ["y"])],
+        ["batch", 4, 8], ["batch", 32]),
+    # ViT's class token: torch.cat([token.expand(n, -1, -1), x], dim=1).
+    "class_token": model(
+        [helper.make_node("Shape", ["x"], ["s"]),
+         ints("zero", [0]),
+         helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+         ints("ones", [1, 1]),
+         helper.make_node("Concat", ["n", "ones"], ["es"], axis=0),
+         helper.make_node("Expand", ["token", "es"], ["t"]),
+         helper.make_node("Concat", ["t", "x"], ["y"], axis=1)],
+        ["batch", 3, 4], ["batch", 4, 4],
+        [numpy_helper.from_array(np.ones((1, 1, 4), np.float32), "token")]),
+    # Mod (the divisor's sign, as Python's %) and Sqrt of constants.
+    "mod_sqrt": model(
+        [ints("a", [7, -7]),
+         ints("three", [3]),
+         helper.make_node("Mod", ["a", "three"], ["r"]),
+         helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+         helper.make_node("Sqrt", ["rf"], ["c"]),
+         helper.make_node("Add", ["x", "c"], ["y"])],
+        ["batch", 2], ["batch", 2]),
 }
+
+
+def bert_embeddings():
+    """Hugging Face BERT's embeddings: token ids, plus position ids and
+    token-type ids sliced from int64 buffers, the latter expanded to the
+    batch. y = word(x) + position(arange) + token_type(0)."""
+    shape = [helper.make_node("Shape", ["x"], ["s"]),
+             ints("zero", [0]), ints("one", [1]), ints("four", [4]),
+             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             helper.make_node("Concat", ["n", "four"], ["ns"], axis=0)]
+    nodes = shape + [
+        helper.make_node("Slice", ["position_ids", "zero", "four", "one"],
+                         ["pos"]),
+        helper.make_node("Slice", ["token_type_ids", "zero", "four", "one"],
+                         ["types"]),
+        helper.make_node("Expand", ["types", "ns"], ["types_n"]),
+        helper.make_node("Gather", ["word", "x"], ["w"]),
+        helper.make_node("Gather", ["position", "pos"], ["p"]),
+        helper.make_node("Gather", ["token_type", "types_n"], ["t"]),
+        helper.make_node("Add", ["w", "p"], ["wp"]),
+        helper.make_node("Add", ["wp", "t"], ["y"])]
+    inits = [
+        numpy_helper.from_array(np.arange(8, dtype=np.int64)[None],
+                                "position_ids"),
+        numpy_helper.from_array(np.zeros((1, 8), np.int64), "token_type_ids"),
+        numpy_helper.from_array(np.ones((10, 3), np.float32), "word"),
+        numpy_helper.from_array(np.ones((8, 3), np.float32), "position"),
+        numpy_helper.from_array(np.ones((2, 3), np.float32), "token_type")]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT64, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                       ["batch", 4, 3])], inits)
+    return helper.make_model(graph, producer_name="make_shape_models",
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
+MODELS["bert_embeddings"] = bert_embeddings()
 
 
 def main():

@@ -55,7 +55,7 @@ MODELS = {
     "transpose": model(
         [helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1])],
         ["batch", 3, 4, 5], ["batch", 4, 5, 3], 13),
-    # ... or is refused (the default permutation reverses every dim).
+    # ... or moves the batch (the default permutation reverses every dim).
     "transpose_batch": model(
         [helper.make_node("Transpose", ["x"], ["y"], name="t")],
         ["batch", 3], [3, "batch"], 13),
