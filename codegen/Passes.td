@@ -27,4 +27,28 @@ def FuseExecKernels : Pass<"fuse-exec-kernels", "mlir::ModuleOp"> {
   }];
 }
 
+def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
+  let summary = "Choose f32 or bf16 for each convolution and matmul call";
+  let description = [{
+    Sets `precision` on every kernel call that may compute in bf16
+    (Kernels.def's kMixedPrecision: convolutions, linear layers, matmuls,
+    each pass a call of its own): `bf16` everywhere with `precision=bf16`
+    (torch.autocast's rule), or with `precision=auto` whichever of f32 and
+    bf16 the built-in cost rules, measured with dpc-bench-precision on
+    oneDNN 2.6, rank faster for the call's shape and pass -- or, for the
+    calls a `costs` file times (`dpc calibrate --kernels`, keyed as
+    runtime/plan/KernelCostKey.h says), whichever it measured faster.
+    Everything else
+    (loss, softmax, batch norm, reductions, optimizer, master weights)
+    stays f32. `precision=f32` leaves the calls as they are.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
+           "f32, bf16 or auto">,
+    Option<"costs", "costs", "std::string", /*default=*/"",
+           "auto: a kernel cost file (dpc calibrate --kernels) whose times "
+           "decide the calls it has">,
+  ];
+}
+
 #endif // DPC_CODEGEN_PASSES_TD

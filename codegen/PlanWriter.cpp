@@ -250,6 +250,11 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
       instruction->attrs = std::move(*attrs);
       if (auto algorithm = kernel->getAttrOfType<StringAttr>("algorithm"))
         instruction->algorithm = algorithm.str();
+      FailureOr<fb::DType> precision =
+          ex::convertKernelPrecision(kernel, *fb::getKernelSignature(*kind));
+      if (failed(precision))
+        return failure();
+      instruction->precision = *precision;
       auto events = [&](StringRef name, std::vector<int32_t> &into) {
         if (auto list = kernel->getAttrOfType<DenseI64ArrayAttr>(name))
           for (int64_t event : list.asArrayRef()) {

@@ -195,6 +195,9 @@ private:
   void importGemm(const onnx::NodeProto &node);
   void importReshape(const onnx::NodeProto &node);
   void importMatMul(const onnx::NodeProto &node);
+  /// Whether `node`, reading known values repeated for each sample (its
+  /// input 0 or others), computes the same on one sample's values.
+  bool foldsPerSample(const onnx::NodeProto &node);
   /// Rows `ids` (constant, consecutive or one repeated) of `table`, shaped
   /// [ids dims..., features].
   Value constantRows(Value table, const KnownTensor &ids);
@@ -280,6 +283,20 @@ Value Importer::lookup(const std::string &name, bool isBuffer) {
     return it->second;
   if (auto it = unavailable.find(name); it != unavailable.end())
     fail(it->second);
+  if (auto it = randomMasks.find(name);
+      it != randomMasks.end() && it->second.repeated) {
+    // Known values repeated for each sample (BERT's all-ones attention
+    // mask): one sample's, then one per row of the data.
+    Value sample = materialize(name, *it->second.repeated);
+    if (!isa<FloatType>(
+            cast<RankedTensorType>(sample.getType()).getElementType()))
+      fail("value '" + name +
+           "' repeats integers for each sample; dpc "
+           "repeats only floating-point values");
+    Value rows = create<nn::BroadcastRowsOp>({sample, dataInput});
+    values[name] = rows;
+    return rows;
+  }
   if (randomMasks.count(name))
     fail("value '" + name +
          "' is random noise used other than as a dropout mask (x times "
@@ -494,13 +511,54 @@ int32_t Importer::onnxTypeOf(const std::string &name) {
   return onnx::TensorProto::FLOAT;
 }
 
+bool Importer::foldsPerSample(const onnx::NodeProto &node) {
+  static const StringRef elementwise[] = {
+      "Add",   "Sub",      "Mul",     "Div",         "Mod",
+      "Equal", "Less",     "Greater", "LessOrEqual", "GreaterOrEqual",
+      "And",   "Or",       "Not",     "Where",       "Sqrt",
+      "Cast",  "CastLike", "Identity"};
+  const std::string &op = node.op_type();
+  if (llvm::is_contained(elementwise, op))
+    return true;
+  if (op != "Unsqueeze" && op != "Squeeze")
+    return false;
+  // Dims added or removed after the batch's leave it in dim 0.
+  SmallVector<int64_t> axes;
+  if (opset < 13) {
+    axes = intsAttr(node, "axes", {});
+  } else if (node.input_size() > 1 && !node.input(1).empty()) {
+    const KnownTensor *known = knownValue(node.input(1));
+    if (!known || known->isFloat())
+      return false;
+    axes.assign(known->ints.begin(), known->ints.end());
+  }
+  const RandomMask &mask = randomMasks.find(node.input(0))->second;
+  int64_t rank = static_cast<int64_t>(mask.shape.size()) +
+                 (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
+  return !axes.empty() && llvm::none_of(axes, [&](int64_t axis) {
+    return axis == 0 || axis == -rank;
+  });
+}
+
 bool Importer::foldNode(const onnx::NodeProto &node) {
   std::vector<const KnownTensor *> inputs;
   std::vector<KnownTensor> shapes; // the dims of tensors whose Shape is read
   shapes.reserve(node.input_size());
+  bool repeated = false; // an input is known values repeated per sample
   for (int i = 0; i < node.input_size(); ++i) {
     const std::string &name = node.input(i);
     const KnownTensor *value = name.empty() ? nullptr : knownValue(name);
+    auto mask = name.empty() ? randomMasks.end() : randomMasks.find(name);
+    if (!value && mask != randomMasks.end() && mask->second.repeated) {
+      if (node.op_type() == "Shape") {
+        KnownTensor &dims = shapes.emplace_back();
+        dims.dims.assign(mask->second.shape.begin(), mask->second.shape.end());
+        value = &dims;
+      } else {
+        value = &*mask->second.repeated;
+        repeated = true;
+      }
+    }
     if (!value && !name.empty() && i == 0 &&
         (node.op_type() == "Shape" || node.op_type() == "Size")) {
       // Only the dims: of an initializer without reading it, of a tensor
@@ -518,6 +576,8 @@ bool Importer::foldNode(const onnx::NodeProto &node) {
     }
     inputs.push_back(value);
   }
+  if (repeated && !foldsPerSample(node))
+    return false;
   int32_t castTarget = 0;
   if (node.op_type() == "CastLike") {
     if (node.input_size() < 2 || !inputs[0])
@@ -533,9 +593,23 @@ bool Importer::foldNode(const onnx::NodeProto &node) {
   }
   if (!outputs)
     return false;
-  for (size_t i = 0; i < outputs->size() && i < size_t(node.output_size()); ++i)
-    if (!node.output(i).empty())
+  for (size_t i = 0; i < outputs->size() && i < size_t(node.output_size());
+       ++i) {
+    if (node.output(i).empty())
+      continue;
+    if (!repeated) {
       known[node.output(i)] = std::move((*outputs)[i]);
+      continue;
+    }
+    // Folded per sample: still repeated for each, dim 0 the batch.
+    KnownTensor &sample = (*outputs)[i];
+    if (sample.dims.empty() || sample.dims[0] != 1)
+      fail("moves the batch of values repeated for each sample");
+    RandomMask mask{RandomMask::Fill, {}, 1, std::move(sample)};
+    mask.shape.assign(mask.repeated->dims.begin(), mask.repeated->dims.end());
+    mask.shape[0] = kBatch;
+    randomMasks[node.output(i)] = std::move(mask);
+  }
   return true;
 }
 
@@ -1097,12 +1171,28 @@ bool Importer::importRandomMask(const onnx::NodeProto &node) {
       return false;
     RandomMask mask{RandomMask::Fill, {}, 1, std::nullopt};
     mask.shape.assign(shape->ints.begin(), shape->ints.end());
+    // What one sample holds: the op at a batch of 1.
+    KnownTensor perSample;
+    perSample.type = onnx::TensorProto::INT64;
+    perSample.dims = {static_cast<int64_t>(mask.shape.size())};
+    perSample.ints.assign(mask.shape.begin(), mask.shape.end());
+    perSample.ints[0] = 1;
+    std::vector<const KnownTensor *> inputs = {&perSample};
     if (op == "Expand")
-      mask.repeated = *knownValue(node.input(0));
+      inputs = {knownValue(node.input(0)), &perSample};
+    try {
+      if (auto folded = frontend::foldNode(node, inputs, opset, 0))
+        mask.repeated = std::move(folded->front());
+    } catch (frontend::FoldError &) {
+      // Not foldable per sample: only a random mask may read it.
+    }
     return define(mask);
   }
   if (op == "Cast" || op == "CastLike") {
     RandomMask *mask = maskOf(0);
+    // Known values repeated per sample are cast as values (foldNode).
+    if (mask && mask->stage == RandomMask::Fill && mask->repeated)
+      return false;
     return mask && define(*mask);
   }
   if (op == "RandomUniformLike") {

@@ -389,6 +389,35 @@ int64_t batchArithmetic(const std::string &op, int64_t a, int64_t b) {
   return refuse();
 }
 
+/// GatherElements: out[i] = data[i with its `axis` entry replaced by
+/// indices[i]] (BERT's token-type ids gathered at the position ids).
+KnownTensor gatherElements(const onnx::NodeProto &node, const KnownTensor &data,
+                           const KnownTensor &indices) {
+  int64_t rank = static_cast<int64_t>(data.dims.size());
+  if (static_cast<int64_t>(indices.dims.size()) != rank)
+    fail("data and indices have different ranks");
+  int64_t axis = normalizeAxis(intAttr(node, "axis", 0), rank);
+  std::vector<int64_t> picks = staticInts(indices, "indices");
+  std::vector<int64_t> strides = stridesOf(data.dims),
+                       outStrides = stridesOf(indices.dims), flat;
+  for (int64_t i = 0; i < static_cast<int64_t>(picks.size()); ++i) {
+    int64_t index = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t coordinate = (i / outStrides[d]) % indices.dims[d];
+      if (d == axis) {
+        coordinate = picks[i] < 0 ? picks[i] + data.dims[d] : picks[i];
+        if (coordinate < 0 || coordinate >= data.dims[d])
+          fail("index " + std::to_string(picks[i]) + " is out of range");
+      } else if (coordinate >= data.dims[d]) {
+        fail("indices exceed the data's dim " + std::to_string(d));
+      }
+      index += coordinate * strides[d];
+    }
+    flat.push_back(index);
+  }
+  return gatherFlat(data, indices.dims, flat);
+}
+
 /// Slice (opset 10+: starts, ends, axes, steps as inputs) of a known tensor
 /// of any rank, e.g. BERT's position ids buffer cut to the sequence.
 KnownTensor slice(const Inputs &inputs) {
@@ -459,7 +488,10 @@ KnownTensor elementwise(const std::string &op, const Inputs &inputs) {
   std::vector<int64_t> dims = broadcastDims(operands);
   const KnownTensor &lhs = op == "Where" ? *operands[1] : *operands[0];
   KnownTensor out;
-  out.type = op == "Equal" ? onnx::TensorProto::BOOL : lhs.type;
+  bool compares = op == "Equal" || op == "Less" || op == "Greater" ||
+                  op == "LessOrEqual" || op == "GreaterOrEqual" ||
+                  op == "And" || op == "Or";
+  out.type = compares ? onnx::TensorProto::BOOL : lhs.type;
   out.dims = dims;
   auto value = [&](size_t k, int64_t i) {
     const KnownTensor &t = *operands[k];
@@ -498,6 +530,18 @@ KnownTensor elementwise(const std::string &op, const Inputs &inputs) {
         r = a * b;
       else if (op == "Equal")
         r = a == b;
+      else if (op == "Less")
+        r = a < b;
+      else if (op == "Greater")
+        r = a > b;
+      else if (op == "LessOrEqual")
+        r = a <= b;
+      else if (op == "GreaterOrEqual")
+        r = a >= b;
+      else if (op == "And")
+        r = a != 0 && b != 0;
+      else if (op == "Or")
+        r = a != 0 || b != 0;
       else if (b == 0 && !out.isFloat())
         fail("integer division by zero");
       else if (op == "FMod")
@@ -547,7 +591,15 @@ bool isFoldable(const std::string &op) {
                                     "Mul",
                                     "Div",
                                     "Mod",
-                                    "Sqrt"};
+                                    "Sqrt",
+                                    "GatherElements",
+                                    "Less",
+                                    "Greater",
+                                    "LessOrEqual",
+                                    "GreaterOrEqual",
+                                    "And",
+                                    "Or",
+                                    "Not"};
   return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
@@ -603,6 +655,16 @@ std::optional<Tensors> foldNode(const onnx::NodeProto &node,
     return Tensors{range(inputs)};
   if (op == "Slice")
     return Tensors{slice(inputs)};
+  if (op == "GatherElements")
+    return Tensors{gatherElements(node, input(inputs, 0), input(inputs, 1))};
+  if (op == "Not") {
+    KnownTensor out = input(inputs, 0);
+    if (out.isFloat() || out.hasBatch())
+      fail("Not takes booleans");
+    for (int64_t &v : out.ints)
+      v = v == 0;
+    return Tensors{out};
+  }
   if (op == "Sqrt") { // attention's 1 / sqrt(head dim)
     KnownTensor out = input(inputs, 0);
     if (!out.isFloat())

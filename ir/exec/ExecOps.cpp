@@ -161,6 +161,10 @@ LogicalResult KernelOp::verify() {
       convertKernelAttrs(getOperation(), signature);
   if (failed(attrs))
     return failure();
+  FailureOr<plan::DType> precision =
+      convertKernelPrecision(getOperation(), signature);
+  if (failed(precision))
+    return failure();
 
   // Shapes and attributes, as the plan loader will check them. Outside a
   // step the batch is unknown: counts are all there is to check.
@@ -189,6 +193,7 @@ LogicalResult KernelOp::verify() {
   plan::InstructionT instruction;
   instruction.kernel = *kernel;
   instruction.attrs = std::move(*attrs);
+  instruction.precision = *precision;
   flatbuffers::FlatBufferBuilder builder;
   builder.Finish(plan::Instruction::Pack(builder, &instruction));
   call.instruction =

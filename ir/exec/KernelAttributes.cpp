@@ -236,4 +236,21 @@ convertKernelAttrs(Operation *op, const plan::KernelSignature &signature) {
   return attrs;
 }
 
+FailureOr<plan::DType>
+convertKernelPrecision(Operation *op, const plan::KernelSignature &signature) {
+  Attribute attr = op->getAttr(kPrecisionAttrName);
+  if (!attr)
+    return plan::DType::F32;
+  auto type = dyn_cast<TypeAttr>(attr);
+  if (!type || !(type.getValue().isF32() || type.getValue().isBF16()))
+    return op->emitOpError() << "'" << kPrecisionAttrName
+                             << "' must be f32 or bf16, got " << attr;
+  if (type.getValue().isF32())
+    return plan::DType::F32;
+  if (!signature.has(plan::kMixedPrecision))
+    return op->emitOpError()
+           << signature.name << " computes in f32 only, not bf16";
+  return plan::DType::BF16;
+}
+
 } // namespace dpc::exec

@@ -29,6 +29,16 @@ mlir::FailureOr<plan::DType> getPlanDType(mlir::Type type, mlir::Location loc);
 mlir::FailureOr<plan::KernelAttrsUnion>
 convertKernelAttrs(mlir::Operation *op, const plan::KernelSignature &signature);
 
+/// The name of the attribute that says what a convolution or matrix
+/// multiply computes in: a type, f32 (the default when absent) or bf16.
+inline constexpr llvm::StringLiteral kPrecisionAttrName = "precision";
+
+/// `op`'s precision as the plan's Instruction.precision; an error at `op`
+/// for another type, or bf16 on a kernel without kMixedPrecision.
+mlir::FailureOr<plan::DType>
+convertKernelPrecision(mlir::Operation *op,
+                       const plan::KernelSignature &signature);
+
 } // namespace dpc::exec
 
 #endif // DPC_IR_EXEC_KERNELATTRIBUTES_H

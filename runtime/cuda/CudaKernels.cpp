@@ -307,9 +307,19 @@ struct Workspace {
   }
 };
 
+/// cuDNN convolves bf16 only from bf16 tensors (CUDNN_DATA_BFLOAT16 x, w
+/// and y), which the plan's f32 buffers are not: refused until the plan
+/// carries bf16 buffers and casts.
+void requireF32Convolution(const kernels::Conv2dShape &s) {
+  if (s.precision != kernels::Precision::F32)
+    throw std::runtime_error("bf16 convolutions are not supported on CUDA "
+                             "devices yet: compile with --precision f32");
+}
+
 void conv2dForward(StreamContext &ctx, const kernels::Conv2dShape &s,
                    Workspace workspace, const float *x, const float *w,
                    const float *bias, float *y) {
+  requireF32Convolution(s);
   cudnnHandle_t handle = ctx.getCudnn();
   const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
   DPC_CUDA_CHECK(cudnnConvolutionForward(handle, &kOne, p.x, x, p.w, w, p.conv,
@@ -322,6 +332,7 @@ void conv2dForward(StreamContext &ctx, const kernels::Conv2dShape &s,
 void conv2dBackwardData(StreamContext &ctx, const kernels::Conv2dShape &s,
                         Workspace workspace, const float *dy, const float *w,
                         float *dx) {
+  requireF32Convolution(s);
   cudnnHandle_t handle = ctx.getCudnn();
   const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
   DPC_CUDA_CHECK(cudnnConvolutionBackwardData(
@@ -332,6 +343,7 @@ void conv2dBackwardData(StreamContext &ctx, const kernels::Conv2dShape &s,
 void conv2dBackwardWeights(StreamContext &ctx, const kernels::Conv2dShape &s,
                            Workspace workspace, const float *x, const float *dy,
                            float *dw, float *dBias) {
+  requireF32Convolution(s);
   cudnnHandle_t handle = ctx.getCudnn();
   const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
   DPC_CUDA_CHECK(cudnnConvolutionBackwardFilter(
@@ -438,18 +450,29 @@ int toGemmInt(int64_t value) {
 }
 
 /// Row-major C[rows, cols] = op(A)[rows, inner] · op(B)[inner, cols], where
-/// `aTransposed` means A is stored as its transpose [inner, rows].
+/// `aTransposed` means A is stored as its transpose [inner, rows]. In bf16
+/// the f32 operands are rounded to bf16 by cuBLAS itself
+/// (CUBLAS_COMPUTE_32F_FAST_16BF: tensor cores, f32 accumulation and C),
+/// so no bf16 copies are needed.
 void gemmRowMajor(StreamContext &ctx, int64_t rows, int64_t cols, int64_t inner,
                   bool aTransposed, bool bTransposed, const float *a,
-                  const float *b, float *c) {
+                  const float *b, float *c,
+                  kernels::Precision precision = kernels::Precision::F32) {
   int m = toGemmInt(cols), n = toGemmInt(rows), k = toGemmInt(inner);
   // Column-major: Cᵀ[cols, rows] = op(B)ᵀ · op(A)ᵀ.
   int ldb = bTransposed ? k : m; // B stored [inner, cols] or [cols, inner]
   int lda = aTransposed ? n : k; // A stored [rows, inner] or [inner, rows]
-  DPC_CUDA_CHECK(cublasSgemm(ctx.getCublas(),
-                             bTransposed ? CUBLAS_OP_T : CUBLAS_OP_N,
-                             aTransposed ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k,
-                             &kOne, b, ldb, a, lda, &kZero, c, m));
+  cublasOperation_t opB = bTransposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opA = aTransposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (precision == kernels::Precision::BF16) {
+    DPC_CUDA_CHECK(cublasGemmEx(ctx.getCublas(), opB, opA, m, n, k, &kOne, b,
+                                CUDA_R_32F, ldb, a, CUDA_R_32F, lda, &kZero, c,
+                                CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_16BF,
+                                CUBLAS_GEMM_DEFAULT));
+    return;
+  }
+  DPC_CUDA_CHECK(cublasSgemm(ctx.getCublas(), opB, opA, m, n, k, &kOne, b, ldb,
+                             a, lda, &kZero, c, m));
 }
 
 /// gemmRowMajor for each of `s.batch` consecutive matrices.
@@ -469,7 +492,7 @@ void linearForward(StreamContext &ctx, const kernels::LinearShape &s,
                    const float *x, const float *w, const float *bias,
                    float *y) {
   // y[n, out] = x[n, in] · W[out, in]ᵀ
-  gemmRowMajor(ctx, s.n, s.out, s.in, false, true, x, w, y);
+  gemmRowMajor(ctx, s.n, s.out, s.in, false, true, x, w, y, s.precision);
   if (bias)
     addRowBias(ctx.getStream(), s.n, s.out, bias, y);
 }
@@ -477,30 +500,30 @@ void linearForward(StreamContext &ctx, const kernels::LinearShape &s,
 void linearBackwardData(StreamContext &ctx, const kernels::LinearShape &s,
                         const float *dy, const float *w, float *dx) {
   // dx[n, in] = dy[n, out] · W[out, in]
-  gemmRowMajor(ctx, s.n, s.in, s.out, false, false, dy, w, dx);
+  gemmRowMajor(ctx, s.n, s.in, s.out, false, false, dy, w, dx, s.precision);
 }
 
 void linearBackwardWeights(StreamContext &ctx, const kernels::LinearShape &s,
                            const float *x, const float *dy, float *dw,
                            float *dBias) {
   // dW[out, in] = dy[n, out]ᵀ · x[n, in]
-  gemmRowMajor(ctx, s.out, s.in, s.n, true, false, dy, x, dw);
+  gemmRowMajor(ctx, s.out, s.in, s.n, true, false, dy, x, dw, s.precision);
   if (dBias)
     columnSums(ctx.getStream(), s.n, s.out, dy, dBias);
 }
 
 void matmulForward(StreamContext &ctx, const kernels::MatmulShape &s,
                    const float *a, const float *b, float *c) {
-  gemmRowMajor(ctx, s.n, s.m, s.k, false, false, a, b, c);
+  gemmRowMajor(ctx, s.n, s.m, s.k, false, false, a, b, c, s.precision);
 }
 
 void matmulBackward(StreamContext &ctx, const kernels::MatmulShape &s,
                     const float *a, const float *b, const float *dc, float *da,
                     float *db) {
   if (da) // da[n, k] = dc[n, m] · b[k, m]ᵀ
-    gemmRowMajor(ctx, s.n, s.k, s.m, false, true, dc, b, da);
+    gemmRowMajor(ctx, s.n, s.k, s.m, false, true, dc, b, da, s.precision);
   if (db) // db[k, m] = a[n, k]ᵀ · dc[n, m]
-    gemmRowMajor(ctx, s.k, s.m, s.n, true, false, a, dc, db);
+    gemmRowMajor(ctx, s.k, s.m, s.n, true, false, a, dc, db, s.precision);
 }
 
 //===----------------------------------------------------------------------===//

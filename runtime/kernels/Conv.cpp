@@ -24,10 +24,13 @@ void checkShape(const Conv2dShape &s) {
 /// (the callers' buffers), `any` ones for the primitive to pick its blocked
 /// layouts (2-3x faster than plain NCHW on few channels, reorders
 /// included), and the geometry in oneDNN's conventions (dilation 0 =
-/// dense).
+/// dense). In bf16 the tensors a pass reads (`low*`) are bf16, so that the
+/// reorder into the blocked layout also rounds them, and what it writes
+/// (`any*`) stays f32: oneDNN accumulates in f32 and writes it unrounded.
 struct ConvDescs {
   memory::desc src, weights, bias, dst;
   memory::desc anySrc, anyWeights, anyDst;
+  memory::desc lowSrc, lowWeights, lowDst;
   memory::dims strides, dilates, padL, padR;
 
   explicit ConvDescs(const Conv2dShape &s) {
@@ -46,6 +49,9 @@ struct ConvDescs {
     anySrc = any(src);
     anyWeights = any(weights);
     anyDst = any(dst);
+    lowSrc = lowDesc(anySrc, s.precision);
+    lowWeights = lowDesc(anyWeights, s.precision);
+    lowDst = lowDesc(anyDst, s.precision);
     strides = {s.strideH, s.strideW};
     dilates = {s.dilationH - 1, s.dilationW - 1};
     padL = {s.padTop, s.padLeft};
@@ -73,7 +79,8 @@ PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias,
           s.dilationW,
           s.groups,
           bias ? 1 : 0,
-          relu ? 1 : 0};
+          relu ? 1 : 0,
+          static_cast<int64_t>(s.precision)};
 }
 
 dnnl::convolution_forward::primitive_desc
@@ -81,12 +88,12 @@ makeForwardPd(KernelContext::Impl &ctx, const ConvDescs &d, bool bias,
               dnnl::prop_kind prop, bool relu = false) {
   auto desc =
       bias ? dnnl::convolution_forward::desc(
-                 prop, dnnl::algorithm::convolution_direct, d.anySrc,
-                 d.anyWeights, d.bias, d.anyDst, d.strides, d.dilates, d.padL,
+                 prop, dnnl::algorithm::convolution_direct, d.lowSrc,
+                 d.lowWeights, d.bias, d.anyDst, d.strides, d.dilates, d.padL,
                  d.padR)
            : dnnl::convolution_forward::desc(
-                 prop, dnnl::algorithm::convolution_direct, d.anySrc,
-                 d.anyWeights, d.anyDst, d.strides, d.dilates, d.padL, d.padR);
+                 prop, dnnl::algorithm::convolution_direct, d.lowSrc,
+                 d.lowWeights, d.anyDst, d.strides, d.dilates, d.padL, d.padR);
   dnnl::primitive_attr attr = defaultAttr();
   if (relu) {
     dnnl::post_ops ops;
@@ -131,8 +138,8 @@ void conv2dBackwardData(KernelContext &context, const Conv2dShape &shape,
         auto hint =
             makeForwardPd(ctx, d, false, dnnl::prop_kind::forward_training);
         dnnl::convolution_backward_data::desc desc(
-            dnnl::algorithm::convolution_direct, d.anySrc, d.anyWeights,
-            d.anyDst, d.strides, d.dilates, d.padL, d.padR);
+            dnnl::algorithm::convolution_direct, d.anySrc, d.lowWeights,
+            d.lowDst, d.strides, d.dilates, d.padL, d.padR);
         return dnnl::convolution_backward_data::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);
       },
@@ -159,12 +166,12 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
         auto hint =
             makeForwardPd(ctx, d, hasBias, dnnl::prop_kind::forward_training);
         auto desc = hasBias ? dnnl::convolution_backward_weights::desc(
-                                  dnnl::algorithm::convolution_direct, d.anySrc,
-                                  d.anyWeights, d.bias, d.anyDst, d.strides,
+                                  dnnl::algorithm::convolution_direct, d.lowSrc,
+                                  d.anyWeights, d.bias, d.lowDst, d.strides,
                                   d.dilates, d.padL, d.padR)
                             : dnnl::convolution_backward_weights::desc(
-                                  dnnl::algorithm::convolution_direct, d.anySrc,
-                                  d.anyWeights, d.anyDst, d.strides, d.dilates,
+                                  dnnl::algorithm::convolution_direct, d.lowSrc,
+                                  d.anyWeights, d.lowDst, d.strides, d.dilates,
                                   d.padL, d.padR);
         return dnnl::convolution_backward_weights::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);

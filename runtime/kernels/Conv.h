@@ -10,6 +10,7 @@
 
 #include "runtime/kernels/KernelContext.h"
 #include "runtime/kernels/KernelMath.h"
+#include "runtime/kernels/Precision.h"
 
 #include <cstdint>
 
@@ -22,6 +23,7 @@ struct Conv2dShape {
   int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
   int64_t dilationH = 1, dilationW = 1;
   int64_t groups = 1;
+  Precision precision = Precision::F32;
 
   int64_t outH() const {
     return math::convOutputSize(h, r, strideH, padTop, padBottom, dilationH);

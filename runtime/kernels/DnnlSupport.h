@@ -14,6 +14,7 @@
 #define DPC_RUNTIME_KERNELS_DNNLSUPPORT_H
 
 #include "runtime/kernels/KernelContext.h"
+#include "runtime/kernels/Precision.h"
 
 #include <dnnl.hpp>
 
@@ -215,6 +216,17 @@ dnnl::primitive_attr defaultAttr();
 inline dnnl::memory::desc plainDesc(const dnnl::memory::dims &dims,
                                     dnnl::memory::format_tag tag) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
+}
+
+/// What a kernel of `precision` reads the f32 tensor `plain` as: itself, or
+/// in bf16 a bf16 tensor of the same layout, or format `any` (the reorder
+/// into it rounds).
+inline dnnl::memory::desc lowDesc(const dnnl::memory::desc &plain,
+                                  Precision precision) {
+  dnnl::memory::desc low = plain;
+  if (precision == Precision::BF16)
+    low.data.data_type = dnnl_bf16; // strides count elements: still valid
+  return low;
 }
 
 } // namespace dpc::kernels

@@ -12,8 +12,12 @@ using Tag = memory::format_tag;
 
 namespace {
 
+/// The callers' plain f32 tensors, and (`low*`) what a pass reads them as:
+/// the same in f32; in bf16 bf16 copies, rounded by the reorder into them,
+/// while what it writes stays f32 (oneDNN accumulates in f32).
 struct LinearDescs {
   memory::desc src, weights, bias, dst;
+  memory::desc lowSrc, lowWeights, lowDst;
   explicit LinearDescs(const LinearShape &s) {
     if (s.n <= 0 || s.in <= 0 || s.out <= 0)
       throw std::invalid_argument("linear: invalid shape");
@@ -21,20 +25,25 @@ struct LinearDescs {
     weights = plainDesc({s.out, s.in}, Tag::oi);
     bias = plainDesc({s.out}, Tag::x);
     dst = plainDesc({s.n, s.out}, Tag::nc);
+    lowSrc = lowDesc(src, s.precision);
+    lowWeights = lowDesc(weights, s.precision);
+    lowDst = lowDesc(dst, s.precision);
   }
 };
 
 PrimitiveKey makeKey(PrimitiveKind kind, const LinearShape &s, bool bias) {
-  return {static_cast<int64_t>(kind), s.n, s.in, s.out, bias ? 1 : 0};
+  int64_t precision = static_cast<int64_t>(s.precision);
+  return {
+      static_cast<int64_t>(kind), s.n, s.in, s.out, bias ? 1 : 0, precision};
 }
 
 dnnl::inner_product_forward::primitive_desc
 makeForwardPd(KernelContext::Impl &ctx, const LinearDescs &d, bool bias) {
   auto prop = dnnl::prop_kind::forward_training;
-  auto desc =
-      bias ? dnnl::inner_product_forward::desc(prop, d.src, d.weights, d.bias,
-                                               d.dst)
-           : dnnl::inner_product_forward::desc(prop, d.src, d.weights, d.dst);
+  auto desc = bias ? dnnl::inner_product_forward::desc(
+                         prop, d.lowSrc, d.lowWeights, d.bias, d.dst)
+                   : dnnl::inner_product_forward::desc(prop, d.lowSrc,
+                                                       d.lowWeights, d.dst);
   return {desc, defaultAttr(), ctx.engine};
 }
 
@@ -43,7 +52,7 @@ makeForwardPd(KernelContext::Impl &ctx, const LinearDescs &d, bool bias) {
 /// Transposes are strided views: no copy is made.
 void runMatmul(KernelContext::Impl &ctx, int64_t rows, int64_t inner,
                int64_t cols, bool aTransposed, bool bTransposed, const float *a,
-               const float *b, float *c) {
+               const float *b, float *c, Precision precision) {
   auto descs = [&] {
     return std::vector<memory::desc>{
         plainDesc({rows, inner}, aTransposed ? Tag::ba : Tag::ab),
@@ -51,12 +60,14 @@ void runMatmul(KernelContext::Impl &ctx, int64_t rows, int64_t inner,
         plainDesc({rows, cols}, Tag::ab)};
   };
   ctx.run({static_cast<int64_t>(PrimitiveKind::Matmul), rows, inner, cols,
-           aTransposed ? 1 : 0, bTransposed ? 1 : 0},
+           aTransposed ? 1 : 0, bTransposed ? 1 : 0,
+           static_cast<int64_t>(precision)},
           [&] {
             std::vector<memory::desc> d = descs();
             return dnnl::matmul::primitive_desc(
-                dnnl::matmul::desc(d[0], d[1], d[2]), defaultAttr(),
-                ctx.engine);
+                dnnl::matmul::desc(lowDesc(d[0], precision),
+                                   lowDesc(d[1], precision), d[2]),
+                defaultAttr(), ctx.engine);
           },
           descs, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
 }
@@ -91,7 +102,8 @@ void linearBackwardData(KernelContext &context, const LinearShape &shape,
       [&] {
         LinearDescs d(shape);
         auto hint = makeForwardPd(ctx, d, false);
-        dnnl::inner_product_backward_data::desc desc(d.src, d.weights, d.dst);
+        dnnl::inner_product_backward_data::desc desc(d.src, d.lowWeights,
+                                                     d.lowDst);
         return dnnl::inner_product_backward_data::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);
       },
@@ -116,9 +128,9 @@ void linearBackwardWeights(KernelContext &context, const LinearShape &shape,
         LinearDescs d(shape);
         auto hint = makeForwardPd(ctx, d, hasBias);
         auto desc = hasBias ? dnnl::inner_product_backward_weights::desc(
-                                  d.src, d.weights, d.bias, d.dst)
+                                  d.lowSrc, d.weights, d.bias, d.lowDst)
                             : dnnl::inner_product_backward_weights::desc(
-                                  d.src, d.weights, d.dst);
+                                  d.lowSrc, d.weights, d.lowDst);
         return dnnl::inner_product_backward_weights::primitive_desc(
             desc, defaultAttr(), ctx.engine, hint);
       },
@@ -137,8 +149,8 @@ void matmulForward(KernelContext &context, const MatmulShape &shape,
   if (shape.n <= 0 || shape.k <= 0 || shape.m <= 0)
     throw std::invalid_argument("matmul: invalid shape");
   ReductionThreadsScope threads(context);
-  runMatmul(context.getImpl(), shape.n, shape.k, shape.m, false, false, a, b,
-            c);
+  runMatmul(context.getImpl(), shape.n, shape.k, shape.m, false, false, a, b, c,
+            shape.precision);
 }
 
 void matmulBackward(KernelContext &context, const MatmulShape &shape,
@@ -150,10 +162,12 @@ void matmulBackward(KernelContext &context, const MatmulShape &shape,
   auto &ctx = context.getImpl();
   // da[n, k] = dc[n, m] · bᵀ, with b [k, m] read as its transpose [m, k].
   if (da)
-    runMatmul(ctx, shape.n, shape.m, shape.k, false, true, dc, b, da);
+    runMatmul(ctx, shape.n, shape.m, shape.k, false, true, dc, b, da,
+              shape.precision);
   // db[k, m] = aᵀ · dc, with a [n, k] read as its transpose [k, n].
   if (db)
-    runMatmul(ctx, shape.k, shape.n, shape.m, true, false, a, dc, db);
+    runMatmul(ctx, shape.k, shape.n, shape.m, true, false, a, dc, db,
+              shape.precision);
 }
 
 } // namespace dpc::kernels

@@ -10,6 +10,7 @@
 #define DPC_RUNTIME_KERNELS_LINEAR_H
 
 #include "runtime/kernels/KernelContext.h"
+#include "runtime/kernels/Precision.h"
 
 #include <cstdint>
 
@@ -19,6 +20,7 @@ struct LinearShape {
   int64_t n;   // rows (batch)
   int64_t in;  // input features
   int64_t out; // output features
+  Precision precision = Precision::F32;
 };
 
 /// `bias` may be null.
@@ -34,6 +36,7 @@ void linearBackwardWeights(KernelContext &ctx, const LinearShape &shape,
 
 struct MatmulShape {
   int64_t n, k, m; // a [n, k], b [k, m], c [n, m]
+  Precision precision = Precision::F32;
 };
 
 void matmulForward(KernelContext &ctx, const MatmulShape &shape, const float *a,

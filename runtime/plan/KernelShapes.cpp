@@ -206,6 +206,17 @@ Nchw nchwOf(const TensorArg &arg, const Name &what, size_t minRank) {
 
 } // namespace
 
+kernels::Precision getPrecision(const KernelCall &call) {
+  DType precision =
+      call.instruction ? call.instruction->precision() : DType::F32;
+  if (precision == DType::BF16)
+    return kernels::Precision::BF16;
+  if (precision != DType::F32)
+    fail(std::string("precision ") + EnumNameDType(precision) +
+         " is neither F32 nor BF16");
+  return kernels::Precision::F32;
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
@@ -266,6 +277,7 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
     expectOperandCount(call, 2, s.k);
   if (call.kernel == Kernel::Conv2dBackwardWeights && hasResult(call, 1))
     expectResultCount(call, 1, s.k);
+  s.precision = getPrecision(call);
   return s;
 }
 
@@ -508,6 +520,7 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
     break;
   }
   }
+  s.precision = getPrecision(call);
   return s;
 }
 
@@ -524,7 +537,7 @@ kernels::MatmulShape getMatmulShape(const KernelCall &call) {
       fail("operands 0 and 1 have " + std::to_string(a.rows) + " and " +
            std::to_string(b.rows) + " rows");
     expectResultCount(call, 0, countOf({a.cols, b.cols}));
-    return {a.rows, a.cols, b.cols};
+    return {a.rows, a.cols, b.cols, getPrecision(call)};
   }
   const TensorArg &b = operand(call, 1);
   expectRank(b, operandName(call.kernel, 1), 2, 2);
@@ -543,6 +556,7 @@ kernels::MatmulShape getMatmulShape(const KernelCall &call) {
     if (hasResult(call, 1))
       expectResultCount(call, 1, countOf({s.k, s.m}));
   }
+  s.precision = getPrecision(call);
   return s;
 }
 
@@ -1055,6 +1069,14 @@ void checkAllReduce(const KernelCall &call) { getAllReduceOp(call); }
 } // namespace
 
 void checkKernelCall(const KernelCall &call) {
+  // Only convolutions and matrix multiplies have a precision to choose.
+  if (call.instruction && call.instruction->precision() != DType::F32) {
+    const KernelSignature *signature = getKernelSignature(call.kernel);
+    if (signature && !signature->has(kMixedPrecision))
+      fail(std::string("precision ") +
+           EnumNameDType(call.instruction->precision()) + " on " +
+           signature->name + ", which computes in f32 only");
+  }
   switch (call.kernel) {
 #define DPC_KERNEL(Name, Shape, ...)                                           \
   case Kernel::Name:                                                           \

@@ -61,6 +61,8 @@ struct ReduceShape {
   std::vector<bool> reduced; // per operand dim
 };
 
+/// What a convolution or matrix multiply computes in (Instruction.precision).
+kernels::Precision getPrecision(const KernelCall &call);
 kernels::Conv2dShape getConv2dShape(const KernelCall &call);
 kernels::BatchNormShape getBatchNormShape(const KernelCall &call);
 kernels::BatchNormParams getBatchNormParams(const KernelCall &call);

@@ -28,6 +28,7 @@ enum KernelFlags : uint32_t {
   kOptimizer = 1 << 4,
   kVariadic = 1 << 5,
   kVariadicResults = 1 << 6,
+  kMixedPrecision = 1 << 7,
 };
 
 struct KernelSignature {

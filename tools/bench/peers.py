@@ -12,6 +12,12 @@ once, one after the other:
   compile      torch.compile (inductor), f32
   bf16         eager under torch.autocast("cpu", torch.bfloat16)
 
+with --precision bf16,auto also
+
+  dpc-P        `dpc run` of the plan compiled with --precision P (bf16:
+               every convolution and matmul; auto: per layer and pass),
+               beside PyTorch's bf16 autocast
+
 and with --ddp N also
 
   dpc-N        dpc with N devices in one process
@@ -39,7 +45,7 @@ summarised apart when any round was quiet.
   tools/bench/peers.py --install [--venv DIR]       # PyTorch 2 from PyPI
   tools/bench/peers.py [--venv DIR | --python PY] [--build build]
       [--models mlp,lenet_relu,resnet18] [--rounds 5] [--steps 20]
-      [--batch 256] [--ddp 2] [--json FILE]
+      [--batch 256] [--precision bf16,auto] [--ddp 2] [--json FILE]
   tools/bench/peers.py --smoke [--build build]      # dpc only, tiny: CI
 
 --baseline BUILD also times that build's dpc (e.g. before a change) in
@@ -356,6 +362,10 @@ def bench_model(args, model, workdir, script):
                                   args.batch, args.steps, workdir,
                                   tag="-base",
                                   flags=args.baseline_flags.split())
+    for precision in filter(None, args.precision.split(",")):
+        systems[f"dpc-{precision}"] = Dpc(
+            args.build, model, args.batch, args.steps, workdir,
+            tag=f"-{precision}", flags=["--precision", precision])
     workers = []
     try:
         if args.python:
@@ -387,6 +397,8 @@ def bench_model(args, model, workdir, script):
             worker.close()
     n = args.ddp
     comparisons = [("dpc", "dpc-base"), ("dpc", "eager"), ("dpc", "compile"), ("dpc", "bf16"),
+                   *[(f"dpc-{p}", peer) for p in args.precision.split(",")
+                     if p for peer in ("bf16", "compile", "dpc")],
                    (f"launch-{n}", f"ddp-{n}"), (f"launch-{n}", f"dpc-{n}"),
                    (f"dpc-{n}", f"ddp-{n}")]
     return report(model, rounds, comparisons, args.quiet)
@@ -417,6 +429,9 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--ddp", type=int, default=0, metavar="N")
+    parser.add_argument("--precision", default="", metavar="P,P",
+                        help="also time dpc plans compiled with --precision "
+                        "P (bf16, auto), as dpc-P")
     parser.add_argument("--quiet", type=float, default=0.25,
                         help="others' cores below which a round is quiet")
     parser.add_argument("--json", default=None, help="write the samples")

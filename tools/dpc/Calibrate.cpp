@@ -4,6 +4,9 @@
 
 #include "runtime/exec/Device.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/Trace.h"
+#include "runtime/plan/KernelCostKey.h"
+#include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanTypes.h"
 
@@ -169,6 +172,102 @@ bool dpc::measureThroughputs(std::vector<CalibrateDevice> devices,
     return true;
   } catch (const plan::PlanError &failure) {
     error = failure.what(); // already names the plan
+  } catch (const std::exception &failure) {
+    error = planName + ": " + current + ": " + failure.what();
+  }
+  return false;
+}
+
+namespace {
+
+/// The cost key of `instruction` of `step` (runtime/plan/KernelCostKey.h).
+std::string getCostKey(const plan::Step &step,
+                       const plan::Instruction &instruction) {
+  auto dimsOf = [&](const flatbuffers::Vector<int32_t> *indices) {
+    std::vector<std::vector<int64_t>> all;
+    if (!indices)
+      return all;
+    for (int32_t index : *indices) {
+      if (index < 0)
+        continue; // a left-out optional operand
+      const plan::Tensor &tensor = *step.tensors()->Get(index);
+      std::vector<int64_t> dims = plan::toDims(tensor.dims());
+      if (tensor.batch_dim() && !dims.empty())
+        dims[0] = -1;
+      all.push_back(std::move(dims));
+    }
+    return all;
+  };
+  std::unique_ptr<plan::Conv2dAttrsT> conv;
+  if (const plan::Conv2dAttrs *attrs = instruction.attrs_as_Conv2dAttrs())
+    conv.reset(attrs->UnPack());
+  return plan::getKernelCostKey(instruction.kernel(),
+                                dimsOf(instruction.operands()),
+                                dimsOf(instruction.results()), conv.get());
+}
+
+} // namespace
+
+bool dpc::measureKernelTimes(CalibrateDevice device,
+                             const std::string &planName,
+                             const CalibrateOptions &options,
+                             std::vector<KernelTime> &results,
+                             std::string &error) {
+  if (options.steps < 1) {
+    error = "--steps must be at least 1";
+    return false;
+  }
+  std::string current = device.name;
+  try {
+    Runner runner = prepare(std::move(device), planName, options.batch);
+    exec::Executor &executor = *runner.executor;
+    for (int i = 0; i < options.warmup; ++i)
+      executor.run(runner.step, runner.batch);
+    exec::Tracer tracer;
+    executor.setTracer(&tracer);
+    for (int i = 0; i < options.steps; ++i)
+      executor.run(runner.step, runner.batch);
+    executor.setTracer(nullptr);
+
+    // Each stream runs its instructions in order, once a step: its n-th
+    // span of a step is its n-th instruction.
+    const plan::Step &step =
+        *executor.getPlan().get().steps()->Get(runner.step);
+    std::vector<std::vector<exec::TraceSpan>> byStream(step.streams()->size());
+    for (exec::TraceSpan &span : tracer.getSpans())
+      if (span.kind != exec::SpanKind::Upload && span.stream >= 0 &&
+          span.stream < int(byStream.size()))
+        byStream[span.stream].push_back(std::move(span));
+    results.clear();
+    for (size_t s = 0; s < byStream.size(); ++s) {
+      const auto &instructions = *step.streams()->Get(s)->instructions();
+      std::vector<exec::TraceSpan> &spans = byStream[s];
+      std::sort(spans.begin(), spans.end(), [](const auto &a, const auto &b) {
+        return a.startMicros < b.startMicros;
+      });
+      if (spans.size() != instructions.size() * size_t(options.steps))
+        throw CalibrateError("the trace of stream " + std::to_string(s) +
+                             " has " + std::to_string(spans.size()) +
+                             " spans, not " + std::to_string(options.steps) +
+                             " steps of " +
+                             std::to_string(instructions.size()));
+      for (size_t i = 0; i < instructions.size(); ++i) {
+        const plan::Instruction &instruction = *instructions.Get(i);
+        const plan::KernelSignature *signature =
+            plan::getKernelSignature(instruction.kernel());
+        if (!signature || !signature->has(plan::kMixedPrecision))
+          continue;
+        std::vector<double> micros;
+        for (int k = 0; k < options.steps; ++k) {
+          const exec::TraceSpan &span = spans[k * instructions.size() + i];
+          micros.push_back(span.endMicros - span.startMicros);
+        }
+        results.push_back({getCostKey(step, instruction), median(micros)});
+      }
+    }
+    return true;
+  } catch (const plan::PlanError &failure) {
+    error = failure.what();
   } catch (const std::exception &failure) {
     error = planName + ": " + current + ": " + failure.what();
   }

@@ -1,7 +1,8 @@
 //===- Calibrate.h - a device's training throughput, measured ---*- C++ -*-===//
 //
 // The runtime half of `dpc calibrate`: runs the train_step of a one-device
-// plan on one device, alone, and times it. It lives in a plain library (the
+// plan on one device, alone, and times it, or each of its convolution and
+// matmul calls (--kernels). It lives in a plain library (the
 // runtime reports problems as exceptions); nothing here throws.
 //
 //===----------------------------------------------------------------------===//
@@ -52,6 +53,22 @@ bool measureThroughputs(std::vector<CalibrateDevice> devices,
                         const std::string &planName,
                         const CalibrateOptions &options,
                         std::vector<Measurement> &results, std::string &error);
+
+/// One convolution or matmul call of a plan's train_step: its cost key
+/// (runtime/plan/KernelCostKey.h) and median time per step.
+struct KernelTime {
+  std::string key;
+  double micros = 0;
+};
+
+/// Times every convolution and matmul call (Kernels.def's kMixedPrecision)
+/// of the train_step of `device`'s one-device plan, in the plan's order,
+/// from the executor's trace of `options.steps` steps after
+/// `options.warmup` untimed ones. Returns false with a one-line `error`
+/// naming the plan on failure.
+bool measureKernelTimes(CalibrateDevice device, const std::string &planName,
+                        const CalibrateOptions &options,
+                        std::vector<KernelTime> &results, std::string &error);
 
 } // namespace dpc
 

@@ -5,7 +5,8 @@
 // Per device: the planned peak (state + the largest arena) split into
 // parameters, buffers, optimizer state, gradients, activations and
 // workspace, the tensors alive at the peak, the FLOPs recomputation adds,
-// each step's arena, streams and all-reduce buckets.
+// each step's arena, streams and all-reduce buckets, and how many of its
+// convolution and matmul calls compute in bf16 (--precision).
 // Reads the plan through the runtime's loader, so what it shows has passed
 // the same validation `dpc run` applies.
 //
@@ -13,6 +14,7 @@
 
 #include "tools/dpc/Inspect.h"
 
+#include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanMemory.h"
 #include "runtime/plan/PlanTypes.h"
@@ -33,6 +35,10 @@ struct StepSummary {
   int64_t instructions = 0;
   int64_t streams = 0;
   std::vector<int64_t> bucketBytes; // one per AllReduce, in order
+  // Convolution and matmul calls (Kernels.def's kMixedPrecision), and
+  // those of them that compute in bf16 (--precision).
+  int64_t precisionKernels = 0;
+  int64_t bf16Kernels = 0;
 };
 
 struct DeviceSummary {
@@ -61,6 +67,12 @@ std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
     for (const plan::Stream *stream : *step->streams()) {
       summary.instructions += stream->instructions()->size();
       for (const plan::Instruction *instruction : *stream->instructions()) {
+        const plan::KernelSignature *signature =
+            plan::getKernelSignature(instruction->kernel());
+        if (signature && signature->has(plan::kMixedPrecision)) {
+          ++summary.precisionKernels;
+          summary.bf16Kernels += instruction->precision() == plan::DType::BF16;
+        }
         if (instruction->kernel() != plan::Kernel::AllReduce)
           continue;
         int64_t bytes = 0;
@@ -128,6 +140,10 @@ void printText(const plan::LoadedPlan &loaded,
                   megabytes(step.arenaBytes).c_str(),
                   static_cast<long long>(step.instructions),
                   static_cast<long long>(step.streams));
+      if (step.bf16Kernels > 0)
+        std::printf(", bf16 in %lld of %lld convolution/matmul calls",
+                    static_cast<long long>(step.bf16Kernels),
+                    static_cast<long long>(step.precisionKernels));
       if (!step.bucketBytes.empty()) {
         std::printf(", %zu all-reduce bucket(s):", step.bucketBytes.size());
         for (int64_t bytes : step.bucketBytes)
@@ -184,12 +200,13 @@ void printJson(const plan::LoadedPlan &loaded,
       const StepSummary &step = device.steps[s];
       std::printf("%s{\"name\": \"%s\", \"batch\": %lld, \"arena_bytes\": "
                   "%lld, \"kernels\": %lld, \"streams\": %lld, "
-                  "\"bucket_bytes\": [",
+                  "\"bf16_kernels\": %lld, \"bucket_bytes\": [",
                   s ? ", " : "", step.name.c_str(),
                   static_cast<long long>(step.batch),
                   static_cast<long long>(step.arenaBytes),
                   static_cast<long long>(step.instructions),
-                  static_cast<long long>(step.streams));
+                  static_cast<long long>(step.streams),
+                  static_cast<long long>(step.bf16Kernels));
       for (size_t b = 0; b < step.bucketBytes.size(); ++b)
         std::printf("%s%lld", b ? ", " : "",
                     static_cast<long long>(step.bucketBytes[b]));

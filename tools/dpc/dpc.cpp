@@ -40,13 +40,18 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
+#include <array>
+#include <cmath>
 #include <iostream>
+#include <map>
 #include <optional>
 
 using namespace mlir;
@@ -170,6 +175,18 @@ static cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
                               cl::sub(compileCommand),
                               cl::sub(calibrateCommand),
                               cl::cat(trainingOptions));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("convolutions and matmuls in f32 (default), bf16 (f32 "
+             "accumulation and weights, as torch.autocast) or auto (the "
+             "faster per layer and pass)"),
+    cl::value_desc("P"), cl::init("f32"), cl::sub(compileCommand),
+    cl::cat(trainingOptions));
+static cl::opt<std::string> precisionCosts(
+    "costs",
+    cl::desc("for --precision auto: the kernel times of dpc calibrate "
+             "--kernels (default: built-in rules)"),
+    cl::value_desc("FILE"), cl::sub(compileCommand), cl::cat(trainingOptions));
 static cl::opt<double>
     weightDecay("weight-decay",
                 cl::desc("weight decay (default: PyTorch's for the optimizer)"),
@@ -182,6 +199,11 @@ static cl::opt<int64_t> calibrateBatch(
              "batch for a plan)"),
     cl::value_desc("N"), cl::init(0), cl::sub(calibrateCommand),
     cl::cat(timingOptions));
+static cl::opt<bool> calibrateKernels(
+    "kernels",
+    cl::desc("time each convolution and matmul of a model in f32 and bf16 "
+             "instead: the file of dpc compile --precision auto --costs"),
+    cl::sub(calibrateCommand), cl::cat(timingOptions));
 static cl::opt<int>
     calibrateSteps("steps", cl::desc("timed steps per device (default 20)"),
                    cl::value_desc("S"), cl::init(20), cl::sub(calibrateCommand),
@@ -337,6 +359,8 @@ struct PipelineOptions {
   std::vector<int64_t> split;
   bool rematerializes = false;
   dpc::RematerializeOptions remat;
+  std::string precision = "f32"; // --precision
+  std::string costs;             // --costs
 };
 
 static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
@@ -379,6 +403,12 @@ static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
     pm.addPass(dpc::createConvertNNToExec());
     if (!noFusion)
       pm.addPass(dpc::createFuseExecKernels());
+    if (pipeline.precision != "f32") {
+      dpc::AssignKernelPrecisionOptions options;
+      options.precision = pipeline.precision;
+      options.costs = pipeline.costs;
+      pm.addPass(dpc::createAssignKernelPrecision(options));
+    }
   }
 }
 
@@ -494,6 +524,14 @@ static int runCompile() {
                                         spec + "'");
     }
   }
+  if (precision != "f32" && precision != "bf16" && precision != "auto")
+    return reportError(modelPath, "--precision: expected f32, bf16 or auto, "
+                                  "got '" +
+                                      precision + "'");
+  if (precisionCosts.getNumOccurrences() && precision != "auto")
+    return reportError(precisionCosts, "--costs chooses for --precision "
+                                       "auto, but the precision is " +
+                                           precision);
   if (reportMemory && emitStage.getNumOccurrences() && emitStage != Stage::Exec)
     return reportError(modelPath, "--report-memory needs the planned steps: "
                                   "write a plan or use --emit=exec");
@@ -521,6 +559,8 @@ static int runCompile() {
   pipeline.rematerializes =
       pipeline.partitions || (emitStage == Stage::Train && remat != "none");
   pipeline.remat = rematOptions;
+  pipeline.precision = precision;
+  pipeline.costs = precisionCosts;
   if (pipeline.partitions && balance.getNumOccurrences()) {
     // With --grad-accum, the split is that of one micro-batch.
     FailureOr<std::vector<int64_t>> balanced =
@@ -566,6 +606,92 @@ static int runCompile() {
   return writeOutput(text);
 }
 
+/// `dpc calibrate --kernels`: every convolution and matmul call of the
+/// model's train step timed in f32 and in bf16 on one CPU device, as the
+/// cost file of `dpc compile --precision auto --costs`:
+///
+///   {"unit": "us", "device": "cpu:0", "batch": 64,
+///    "kernels": {"<cost key>": {"f32": 812.5, "bf16": 402.1}, ...}}
+///
+/// A key (runtime/plan/KernelCostKey.h) several calls share gets their mean.
+static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
+  if (!isModel)
+    return reportError(modelPath, "--kernels times a model (.onnx or "
+                                  ".mlir), which it compiles in f32 and "
+                                  "bf16, not a plan");
+  if (names.size() != 1 || !StringRef(names[0]).starts_with("cpu:"))
+    return reportError("--devices", "--kernels times one CPU device");
+  DialectRegistry registry;
+  dpc::registerAllDialects(registry);
+  dpc::CalibrateOptions options;
+  options.batch = calibrateBatch;
+  options.warmup = calibrateWarmup;
+  options.steps = calibrateSteps;
+  std::vector<std::vector<dpc::KernelTime>> times;
+  int64_t batch = 0;
+  for (const char *precision : {"f32", "bf16"}) {
+    PipelineOptions pipeline;
+    pipeline.batch = batch = calibrateBatch ? calibrateBatch.getValue() : 64;
+    pipeline.training = pipeline.partitions = pipeline.lowers = true;
+    pipeline.devices = names[0];
+    pipeline.precision = precision;
+    MLIRContext context(registry);
+    OwningOpRef<ModuleOp> module = compileModel(context, pipeline);
+    if (!module)
+      return 1;
+    FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, pipeline.batch);
+    if (failed(plan))
+      return 1;
+    dpc::CalibrateDevice device;
+    device.name = names[0];
+    device.plan = std::move(*plan);
+    std::string error;
+    if (!dpc::measureKernelTimes(std::move(device), modelPath, options,
+                                 times.emplace_back(), error)) {
+      llvm::WithColor::error(llvm::errs(), "dpc") << error << "\n";
+      return 1;
+    }
+  }
+  // The two plans make the same calls in the same order.
+  std::map<std::string, std::array<double, 3>> costs; // f32, bf16, calls
+  for (size_t i = 0; i < times[0].size(); ++i) {
+    std::array<double, 3> &cost = costs[times[0][i].key];
+    cost[0] += times[0][i].micros;
+    cost[1] += times[1].at(i).micros;
+    cost[2] += 1;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream json(os, /*IndentSize=*/2);
+  json.object([&] {
+    json.attribute("unit", "us");
+    json.attribute("model", modelPath);
+    json.attribute("device", names[0]);
+    json.attribute("batch", batch);
+    json.attribute("steps", int64_t(calibrateSteps));
+    json.attributeObject("kernels", [&] {
+      for (const auto &[key, cost] : costs)
+        json.attributeObject(key, [&] {
+          for (auto [name, sum] :
+               {std::pair("f32", cost[0]), std::pair("bf16", cost[1])}) {
+            json.attributeBegin(name);
+            json.rawValue(
+                llvm::formatv("{0}", llvm::format("%.1f", sum / cost[2]))
+                    .str());
+            json.attributeEnd();
+          }
+        });
+    });
+  });
+  os << "\n";
+  llvm::errs() << "dpc: calibrate: " << costs.size()
+               << " convolution and matmul shapes timed in f32 and bf16 ("
+               << times[0].size() << " calls, median of "
+               << calibrateSteps.getValue() << " steps of " << batch
+               << " rows)\n";
+  return writeOutput(text);
+}
+
 /// `dpc calibrate`: the training throughput of each device, alone, into a
 /// cost file. A model is compiled once per device kind, for the first device
 /// of that kind, and run as each device of the kind.
@@ -584,6 +710,8 @@ static int runCalibrate() {
     return 1;
   StringRef extension = llvm::sys::path::extension(modelPath);
   bool isModel = extension == ".onnx" || extension == ".mlir";
+  if (calibrateKernels)
+    return calibrateKernelTimes(isModel, *names);
 
   // The plan each device kind runs.
   llvm::StringMap<std::vector<uint8_t>> plans;

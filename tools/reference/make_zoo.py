@@ -156,6 +156,32 @@ class DeepLstmClassifier(nn.Module):
         return self.fc(y[:, -1])
 
 
+class BertLogits(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, tokens):
+        return self.model(input_ids=tokens).logits
+
+
+def bert_tiny():
+    """Hugging Face BERT for sequence classification (the transformers
+    package, only for this model): 2 layers of width 32, 4 heads, eager
+    attention over the all-ones mask it makes itself; token, position and
+    token-type embeddings, GELU, the tanh pooler. No padding id: ONNX's
+    Gather has no padding_idx, whose row PyTorch leaves without gradient
+    (a dpc plan trains every row it reads)."""
+    import transformers
+    config = transformers.BertConfig(
+        vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=TOKENS, num_labels=10, pad_token_id=None,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        attn_implementation="eager")
+    return BertLogits(transformers.BertForSequenceClassification(config))
+
+
 def mlp():
     return nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 64),
                          nn.LayerNorm(64), nn.GELU(), nn.Dropout(0.5),
@@ -209,6 +235,7 @@ ZOO = {
     "convnext_tiny": (torchvision_model("convnext_tiny"), "images"),
     "vit_b_16": (vit_b_16, "images"),
     "text_transformer": (TextTransformer, "tokens"),
+    "bert_tiny": (bert_tiny, "tokens"),
     "lstm": (LstmClassifier, "sequence"),
     "lstm_bidirectional": (DeepLstmClassifier, "sequence"),
     "mlp_layernorm": (mlp, "images"),

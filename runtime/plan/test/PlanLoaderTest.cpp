@@ -534,5 +534,21 @@ TEST(PlanLoaderTest, TheOnnxModelHoldsAGraphOrItsProblem) {
   EXPECT_NE(loadError(plan), "");
 }
 
+TEST(PlanLoaderTest, PrecisionIsF32OrBf16OnConvolutionsAndMatmulsOnly) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  InstructionT &linear = *plan.steps[0]->streams[0]->instructions[0];
+  linear.precision = DType::BF16;
+  EXPECT_EQ(loadError(plan), "");
+  linear.precision = DType::I32;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step', stream 0, "
+                             "instruction 0 (LinearForward): precision I32 "
+                             "is neither F32 nor BF16");
+  linear.precision = DType::F32;
+  plan.steps[1]->streams[0]->instructions[1]->precision = DType::BF16;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step', stream 0, "
+                             "instruction 1 (ReluForward): precision BF16 on "
+                             "ReluForward, which computes in f32 only");
+}
+
 } // namespace
 } // namespace dpc::plan

@@ -151,3 +151,32 @@ exec.step "s" device(0) batch(2) arena(64) {
   // expected-error @+1 {{'exec.kernel' op CorrectCount: operand 1 (Labels) is I64, expected I32}}
   exec.kernel "CorrectCount" ins(%l, %y : memref<?x3xf32>, memref<?xi64>) outs(%c : memref<i64>)
 }
+
+// -----
+
+// Only convolutions and matmuls have a precision to choose.
+exec.step "s" device(0) batch(1) arena(64) {
+  %x = exec.arena[0] : memref<4xf32>
+  // expected-error @+1 {{'exec.kernel' op ReluForward computes in f32 only, not bf16}}
+  exec.kernel "ReluForward" ins(%x : memref<4xf32>) outs(%x : memref<4xf32>) {precision = bf16}
+}
+
+// -----
+
+exec.step "s" device(0) batch(1) arena(64) {
+  %a = exec.arena[0] : memref<2x2xf32>
+  %b = exec.arena[16] : memref<2x2xf32>
+  %c = exec.arena[32] : memref<2x2xf32>
+  // expected-error @+1 {{'exec.kernel' op 'precision' must be f32 or bf16, got f16}}
+  exec.kernel "MatmulForward" ins(%a, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%c : memref<2x2xf32>) {precision = f16}
+}
+
+// -----
+
+exec.step "s" device(0) batch(1) arena(64) {
+  %a = exec.arena[0] : memref<2x2xf32>
+  %b = exec.arena[16] : memref<2x2xf32>
+  %c = exec.arena[32] : memref<2x2xf32>
+  // expected-error @+1 {{'exec.kernel' op 'precision' must be f32 or bf16, got "bf16"}}
+  exec.kernel "MatmulForward" ins(%a, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%c : memref<2x2xf32>) {precision = "bf16"}
+}

@@ -165,6 +165,33 @@ def bert_embeddings():
 
 MODELS["bert_embeddings"] = bert_embeddings()
 
+# Hugging Face's attention mask when none is given: ones of the batch's
+# shape, (1 - mask) * -10000 added to the scores. Known values repeated for
+# each sample, folded per sample (Unsqueeze after the batch, Sub, Mul, a
+# comparison and Where), then one sample's constant for each row.
+MODELS["ones_mask"] = model(
+    [helper.make_node("Shape", ["x"], ["s"]),
+     helper.make_node("ConstantOfShape", ["s"], ["m"],
+                      value=helper.make_tensor("v", TensorProto.FLOAT, [1],
+                                               [1.0])),
+     ints("one", [1]),
+     helper.make_node("Unsqueeze", ["m", "one"], ["u"]),
+     helper.make_node("Constant", [], ["c1"],
+                      value=helper.make_tensor("c1", TensorProto.FLOAT, [],
+                                               [1.0])),
+     helper.make_node("Sub", ["c1", "u"], ["inverted"]),
+     helper.make_node("GreaterOrEqual", ["inverted", "c1"], ["masked"]),
+     helper.make_node("Constant", [], ["big"],
+                      value=helper.make_tensor("big", TensorProto.FLOAT, [],
+                                               [-10000.0])),
+     helper.make_node("Constant", [], ["zero"],
+                      value=helper.make_tensor("zero", TensorProto.FLOAT, [],
+                                               [0.0])),
+     helper.make_node("Where", ["masked", "big", "zero"], ["bias"]),
+     helper.make_node("Squeeze", ["bias", "one"], ["b"]),
+     helper.make_node("Add", ["x", "b"], ["y"])],
+    ["batch", 4], ["batch", 4])
+
 
 def main():
     out = sys.argv[1]

@@ -1,0 +1,219 @@
+//===- AssignPrecision.cpp - f32 or bf16 per convolution and matmul -------===//
+//
+// Runs on planned `exec` steps and sets `precision` on the kernel calls that
+// may compute in bf16 (Kernels.def's kMixedPrecision). The buffers stay f32:
+// a bf16 call rounds its operands as it reads them and accumulates and
+// writes in f32, so the arena plan, master weights and optimizer state are
+// untouched and a cast is never needed between calls.
+//
+// `auto` decides per call, i.e. per layer and per pass (forward,
+// backward-data, backward-weights), from rules fitted to oneDNN 2.6 on an
+// AVX512-BF16 CPU (tools/bench/PrecisionBench.cpp; the numbers are in the
+// rules' comments: f32 ms / bf16 ms at batch 256, rounding included). The
+// rules read only the per-sample geometry, never the batch, so that every
+// replica of a data-parallel step -- whatever its share of the batch --
+// chooses the same and the replicas stay equivalent. A cost file of
+// measured times (`dpc calibrate --kernels`) overrides them for the calls
+// it has, by the same batch-free key.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Passes.h"
+#include "ir/exec/ExecOps.h"
+#include "ir/exec/KernelAttributes.h"
+#include "runtime/plan/KernelCostKey.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace dpc {
+#define GEN_PASS_DEF_ASSIGNKERNELPRECISION
+#include "codegen/Passes.h.inc"
+} // namespace dpc
+
+using namespace mlir;
+using namespace dpc;
+namespace ex = dpc::exec;
+
+namespace {
+
+ArrayRef<int64_t> dimsOf(Value buffer) {
+  return cast<MemRefType>(buffer.getType()).getShape();
+}
+
+/// Whether a convolution pass is faster in bf16. Forward pays off once
+/// each output sums enough products (c * r * s >= 256: 64->64 3x3 1.55x,
+/// 128->256 3x3 2.7x; 1->64 3x3 0.64x, 64->128 1x1 0.96x). Backward-data
+/// wins everywhere measured (1.3x-4.2x). Backward-weights loses on strided
+/// 3x3 and larger kernels (64->128 s2 0.02x-0.38x, 256->512 s2 0.03x-0.55x),
+/// on few output channels (1->6 5x5 0.04x) and on small outputs (512->512
+/// on 4x4: 0.11x-1.06x, 256->512 1x1 on 4x4 0.48x), and wins otherwise
+/// (6->16 5x5 on 10x10 6.8x, 128->128 on 14x14 1.6x-1.9x, 64->128 1x1 s2
+/// 1.2x-1.4x).
+bool convPrefersBf16(StringRef kernel, ex::KernelOp op) {
+  // Weights [k, c / groups, r, s]: the result of backward-weights, else
+  // operand 1.
+  ArrayRef<int64_t> weights = kernel == "Conv2dBackwardWeights"
+                                  ? dimsOf(op.getOuts()[0])
+                                  : dimsOf(op.getIns()[1]);
+  int64_t k = weights[0], reduction = weights[1] * weights[2] * weights[3];
+  bool pointwise = weights[2] == 1 && weights[3] == 1;
+  bool strided = false;
+  if (auto stride = op->getAttrOfType<DenseI64ArrayAttr>("stride"))
+    strided =
+        llvm::any_of(stride.asArrayRef(), [](int64_t s) { return s != 1; });
+  if (kernel == "Conv2dBackwardData")
+    return true;
+  if (kernel == "Conv2dBackwardWeights") {
+    ArrayRef<int64_t> dy = dimsOf(op.getIns()[1]); // [n, k, outH, outW]
+    return k >= 16 && (!strided || pointwise) && dy[2] * dy[3] >= 49;
+  }
+  return reduction >= 256;
+}
+
+/// Whether a matrix multiply is faster in bf16: when both of its weight's
+/// dims are wide (784x256 1.1x-1.3x, 768x768 1.3x-2x); narrow layers lose
+/// to rounding their operands (400x120 0.5x-0.65x, 512x10 0.2x).
+bool matmulPrefersBf16(StringRef kernel, ex::KernelOp op) {
+  // The dims other than the rows: the weight [out, in] of a linear layer,
+  // b [k, m] of a matmul, c [k, m] of MatmulTransposedA.
+  ArrayRef<int64_t> dims;
+  if (kernel == "LinearBackwardWeights" || kernel == "MatmulTransposedA")
+    dims = dimsOf(op.getOuts()[0]);
+  else
+    dims = dimsOf(op.getIns()[1]);
+  if (dims.size() != 2 || ShapedType::isDynamic(dims[0]) ||
+      ShapedType::isDynamic(dims[1]))
+    return false;
+  return dims[0] >= 256 && dims[1] >= 256;
+}
+
+/// A convolution lowered for cuDNN, which takes bf16 only as bf16 tensors
+/// (runtime/cuda/CudaKernels.cpp refuses it); cuBLAS rounds f32 itself.
+bool onCuda(ex::KernelOp op) {
+  auto algorithm = op->getAttrOfType<StringAttr>("algorithm");
+  return algorithm && algorithm.getValue() == "cudnn_heuristic";
+}
+
+bool prefersBf16(ex::KernelOp op) {
+  StringRef kernel = op.getKernel();
+  if (kernel.starts_with("Conv2d"))
+    return convPrefersBf16(kernel, op);
+  return matmulPrefersBf16(kernel, op);
+}
+
+/// f32 and bf16 times by cost key (runtime/plan/KernelCostKey.h).
+using CostTable = llvm::StringMap<std::pair<double, double>>;
+
+/// Reads `path`, a `dpc calibrate --kernels` file: {"kernels": {KEY:
+/// {"f32": us, "bf16": us}}}; an error naming the file otherwise.
+FailureOr<CostTable> readCostTable(StringRef path, Operation *where) {
+  auto fail = [&](const Twine &problem) {
+    where->emitError() << path << ": " << problem;
+    return failure();
+  };
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file)
+    return fail("cannot read the cost file: " + file.getError().message());
+  llvm::Expected<llvm::json::Value> root =
+      llvm::json::parse((*file)->getBuffer());
+  if (!root)
+    return fail("not JSON: " + llvm::toString(root.takeError()));
+  const llvm::json::Object *kernels =
+      root->getAsObject() ? root->getAsObject()->getObject("kernels") : nullptr;
+  if (!kernels)
+    return fail("expected a \"kernels\" object of key: {\"f32\": us, "
+                "\"bf16\": us} (dpc calibrate --kernels)");
+  CostTable table;
+  for (const auto &[key, value] : *kernels) {
+    const llvm::json::Object *times = value.getAsObject();
+    std::optional<double> f32 = times ? times->getNumber("f32") : std::nullopt;
+    std::optional<double> bf16 =
+        times ? times->getNumber("bf16") : std::nullopt;
+    if (!f32 || !bf16 || *f32 <= 0 || *bf16 <= 0)
+      return fail("kernel '" + key.str() +
+                  "' needs positive \"f32\" and \"bf16\" times");
+    table[key.str()] = {*f32, *bf16};
+  }
+  return table;
+}
+
+/// The cost key of `op`, as the runtime computes it from the plan.
+FailureOr<std::string> getCostKey(ex::KernelOp op, plan::Kernel kernel) {
+  auto dims = [](ValueRange buffers) {
+    std::vector<std::vector<int64_t>> all;
+    for (Value buffer : buffers) {
+      std::vector<int64_t> shape(dimsOf(buffer));
+      for (int64_t &dim : shape)
+        if (ShapedType::isDynamic(dim))
+          dim = -1; // the batch
+      all.push_back(std::move(shape));
+    }
+    return all;
+  };
+  FailureOr<plan::KernelAttrsUnion> attrs =
+      ex::convertKernelAttrs(op, *plan::getKernelSignature(kernel));
+  if (failed(attrs))
+    return failure();
+  return plan::getKernelCostKey(kernel, dims(op.getIns()), dims(op.getOuts()),
+                                attrs->AsConv2dAttrs());
+}
+
+struct AssignKernelPrecisionPass
+    : public dpc::impl::AssignKernelPrecisionBase<AssignKernelPrecisionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (precision != "f32" && precision != "bf16" && precision != "auto") {
+      getOperation().emitError()
+          << "precision must be f32, bf16 or auto, got '" << precision << "'";
+      return signalPassFailure();
+    }
+    if (precision == "f32")
+      return;
+    CostTable measured;
+    if (!costs.empty()) {
+      FailureOr<CostTable> table = readCostTable(costs, getOperation());
+      if (failed(table))
+        return signalPassFailure();
+      measured = std::move(*table);
+    }
+    Builder b(&getContext());
+    WalkResult result = getOperation().walk([&](ex::KernelOp op) {
+      const plan::Kernel *kernel = plan::findKernel(op.getKernel());
+      if (!kernel ||
+          !plan::getKernelSignature(*kernel)->has(plan::kMixedPrecision))
+        return WalkResult::advance();
+      bool bf16 = precision == "bf16";
+      if (!bf16 && !measured.empty()) {
+        FailureOr<std::string> key = getCostKey(op, *kernel);
+        if (failed(key))
+          return WalkResult::interrupt();
+        auto times = measured.find(*key);
+        bf16 = times != measured.end()
+                   ? times->second.second < times->second.first
+                   : prefersBf16(op);
+      } else if (!bf16) {
+        bf16 = prefersBf16(op);
+      }
+      if (bf16 && onCuda(op)) {
+        if (precision == "bf16") {
+          op.emitError() << "bf16 convolutions are not supported on CUDA "
+                            "devices yet: use --precision f32 or auto";
+          return WalkResult::interrupt();
+        }
+        bf16 = false;
+      }
+      op->setAttr(ex::kPrecisionAttrName,
+                  TypeAttr::get(bf16 ? b.getBF16Type() : b.getF32Type()));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

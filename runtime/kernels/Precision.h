@@ -1,0 +1,23 @@
+//===- Precision.h - What a matmul or convolution computes in ---*- C++ -*-===//
+//
+// The compute type of one convolution or matrix-multiply call, chosen at
+// compile time per layer and per pass (the plan's Instruction.precision).
+// Operands and results stay f32 in memory; BF16 rounds the operands to
+// bfloat16 as the kernel reads them and accumulates in f32 (what
+// torch.autocast does), so master weights, optimizer state and everything
+// outside these kernels stay f32.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_KERNELS_PRECISION_H
+#define DPC_RUNTIME_KERNELS_PRECISION_H
+
+#include <cstdint>
+
+namespace dpc::kernels {
+
+enum class Precision : uint8_t { F32, BF16 };
+
+} // namespace dpc::kernels
+
+#endif // DPC_RUNTIME_KERNELS_PRECISION_H

@@ -1,0 +1,246 @@
+//===- PrecisionBench.cpp - f32 against bf16 convolutions and matmuls -----===//
+//
+// Times dpc's own CPU kernels (oneDNN 2.6) in f32 and in bf16 at the zoo's
+// ResNet-18 and LeNet convolution shapes and a few matmuls, every pass:
+// forward, backward-data, backward-weights. The bf16 timings include rounding
+// the f32 operands into bf16 (the kernels' reorders), as a plan runs them. What
+// it prints decides what `dpc compile --precision auto` picks
+// (codegen/AssignPrecision.cpp).
+//
+//   dpc-bench-precision [--batch N] [--reps R] [--threads T]
+//
+// One line per shape and pass: milliseconds per call in f32 and bf16 (the
+// median of R calls after a warm-up call) and their ratio.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/kernels/Conv.h"
+#include "runtime/kernels/Linear.h"
+
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace dpc::kernels;
+
+namespace {
+
+std::vector<float> randomVector(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+/// Median milliseconds per call of `fn`, after one warm-up call (which
+/// creates the primitive).
+double timeMs(int reps, const std::function<void()> &fn) {
+  fn();
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    fn();
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2,
+                   times.end());
+  return times[times.size() / 2];
+}
+
+void report(const std::string &name, const char *pass, double flops, double f32,
+            double bf16) {
+  std::printf("%-34s %-16s %9.3f %9.3f %6.2f  %7.1f %7.1f\n", name.c_str(),
+              pass, f32, bf16, f32 / bf16, flops / f32 / 1e6,
+              flops / bf16 / 1e6);
+  std::fflush(stdout);
+}
+
+/// What reading a convolution's f32 NCHW input costs before the kernel
+/// runs: the reorder into the layout the f32 primitive picks against the
+/// one into the bf16 primitive's (layout and rounding in one pass). The
+/// difference is what rounding adds to a reorder an f32 plain-layout plan
+/// pays anyway.
+void benchInputReorder(const Conv2dShape &s, int reps) {
+  using dnnl::memory;
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  memory::dims src = {s.n, s.c, s.h, s.w}, weights = {s.k, s.c, s.r, s.s},
+               dst = {s.n, s.k, s.outH(), s.outW()};
+  memory user({src, memory::data_type::f32, memory::format_tag::nchw}, engine);
+  std::vector<float> x = randomVector(s.n * s.c * s.h * s.w, 1);
+  user.set_data_handle(x.data());
+  double t[2];
+  for (int i = 0; i < 2; ++i) {
+    auto type = i ? memory::data_type::bf16 : memory::data_type::f32;
+    auto any = memory::format_tag::any;
+    dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+        {src, type, any}, {weights, type, any},
+        {dst, memory::data_type::f32, any}, {s.strideH, s.strideW}, {0, 0},
+        {s.padTop, s.padLeft}, {s.padBottom, s.padRight});
+    dnnl::convolution_forward::primitive_desc pd(desc, engine);
+    memory blocked(pd.src_desc(), engine);
+    dnnl::reorder reorder(user, blocked);
+    t[i] = timeMs(reps, [&] {
+      reorder.execute(stream, user, blocked);
+      stream.wait();
+    });
+  }
+  std::printf("%-34s %-16s %9.3f %9.3f %6.2f\n", "", "input reorder", t[0],
+              t[1], t[0] / t[1]);
+}
+
+void benchConv(KernelContext &ctx, Conv2dShape s, int reps) {
+  std::vector<float> x = randomVector(s.n * s.c * s.h * s.w, 1);
+  std::vector<float> w = randomVector(s.k * s.c * s.r * s.s, 2);
+  std::vector<float> y(s.n * s.k * s.outH() * s.outW());
+  std::vector<float> dy = randomVector(y.size(), 3);
+  std::vector<float> dx(x.size()), dw(w.size());
+  double flops = 2.0 * s.n * s.k * s.outH() * s.outW() * s.c * s.r * s.s;
+  std::string name = "conv n" + std::to_string(s.n) + " " +
+                     std::to_string(s.c) + "->" + std::to_string(s.k) + " " +
+                     std::to_string(s.h) + "x" + std::to_string(s.w) + " k" +
+                     std::to_string(s.r) + " s" + std::to_string(s.strideH);
+  double t[3][2];
+  for (Precision p : {Precision::F32, Precision::BF16}) {
+    s.precision = p;
+    int i = p == Precision::BF16;
+    t[0][i] = timeMs(reps, [&] {
+      conv2dForward(ctx, s, x.data(), w.data(), nullptr, y.data());
+    });
+    t[1][i] = timeMs(reps, [&] {
+      conv2dBackwardData(ctx, s, dy.data(), w.data(), dx.data());
+    });
+    t[2][i] = timeMs(reps, [&] {
+      conv2dBackwardWeights(ctx, s, x.data(), dy.data(), dw.data(), nullptr);
+    });
+  }
+  report(name, "forward", flops, t[0][0], t[0][1]);
+  report(name, "backward-data", flops, t[1][0], t[1][1]);
+  report(name, "backward-weights", flops, t[2][0], t[2][1]);
+  benchInputReorder(s, reps);
+}
+
+void benchLinear(KernelContext &ctx, LinearShape s, int reps) {
+  std::vector<float> x = randomVector(s.n * s.in, 1);
+  std::vector<float> w = randomVector(s.out * s.in, 2);
+  std::vector<float> y(s.n * s.out), dy = randomVector(s.n * s.out, 3);
+  std::vector<float> dx(x.size()), dw(w.size());
+  double flops = 2.0 * s.n * s.in * s.out;
+  std::string name = "linear n" + std::to_string(s.n) + " " +
+                     std::to_string(s.in) + "->" + std::to_string(s.out);
+  double t[3][2];
+  for (Precision p : {Precision::F32, Precision::BF16}) {
+    s.precision = p;
+    int i = p == Precision::BF16;
+    t[0][i] = timeMs(reps, [&] {
+      linearForward(ctx, s, x.data(), w.data(), nullptr, y.data());
+    });
+    t[1][i] = timeMs(reps, [&] {
+      linearBackwardData(ctx, s, dy.data(), w.data(), dx.data());
+    });
+    t[2][i] = timeMs(reps, [&] {
+      linearBackwardWeights(ctx, s, x.data(), dy.data(), dw.data(), nullptr);
+    });
+  }
+  report(name, "forward", flops, t[0][0], t[0][1]);
+  report(name, "backward-data", flops, t[1][0], t[1][1]);
+  report(name, "backward-weights", flops, t[2][0], t[2][1]);
+}
+
+void benchMatmul(KernelContext &ctx, MatmulShape s, int reps) {
+  std::vector<float> a = randomVector(s.n * s.k, 1);
+  std::vector<float> b = randomVector(s.k * s.m, 2);
+  std::vector<float> c(s.n * s.m), dc = randomVector(s.n * s.m, 3);
+  std::vector<float> da(a.size()), db(b.size());
+  double flops = 2.0 * s.n * s.k * s.m;
+  std::string name = "matmul " + std::to_string(s.n) + "x" +
+                     std::to_string(s.k) + "x" + std::to_string(s.m);
+  double t[3][2];
+  for (Precision p : {Precision::F32, Precision::BF16}) {
+    s.precision = p;
+    int i = p == Precision::BF16;
+    t[0][i] = timeMs(
+        reps, [&] { matmulForward(ctx, s, a.data(), b.data(), c.data()); });
+    t[1][i] = timeMs(reps, [&] {
+      matmulBackward(ctx, s, a.data(), b.data(), dc.data(), da.data(), nullptr);
+    });
+    t[2][i] = timeMs(reps, [&] {
+      matmulBackward(ctx, s, a.data(), b.data(), dc.data(), nullptr, db.data());
+    });
+  }
+  report(name, "forward", flops, t[0][0], t[0][1]);
+  report(name, "backward-data", flops, t[1][0], t[1][1]);
+  report(name, "backward-weights", flops, t[2][0], t[2][1]);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int64_t batch = 256;
+  int reps = 5;
+  int threads = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--batch"))
+      batch = std::atoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--reps"))
+      reps = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--threads"))
+      threads = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "dpc-bench-precision: unknown option '%s'\n",
+                   argv[i]);
+      return 1;
+    }
+  }
+  if (batch < 1 || reps < 1) {
+    std::fprintf(stderr, "dpc-bench-precision: --batch and --reps must be "
+                         "positive\n");
+    return 1;
+  }
+  KernelContext ctx;
+  if (threads > 0)
+    ctx.setReductionThreads(threads);
+  std::printf("%-34s %-16s %9s %9s %6s  %7s %7s\n", "shape", "pass", "f32 ms",
+              "bf16 ms", "ratio", "f32 GF", "bf16 GF");
+  // The d2l ResNet-18 of the zoo and peers.py on 28x28 Fashion-MNIST: the
+  // stem, then per stage its 3x3 convolution, and the strided first one
+  // with its 1x1 shortcut; LeNet's two convolutions.
+  auto conv = [&](int64_t c, int64_t k, int64_t hw, int64_t r, int64_t stride,
+                  int64_t pad) {
+    Conv2dShape s{batch, c, hw, hw, k, r, r};
+    s.strideH = s.strideW = stride;
+    s.padTop = s.padLeft = s.padBottom = s.padRight = pad;
+    benchConv(ctx, s, reps);
+  };
+  conv(1, 64, 28, 3, 1, 1);
+  conv(64, 64, 28, 3, 1, 1);
+  conv(64, 128, 28, 3, 2, 1);
+  conv(64, 128, 28, 1, 2, 0);
+  conv(128, 128, 14, 3, 1, 1);
+  conv(128, 256, 14, 3, 2, 1);
+  conv(256, 256, 7, 3, 1, 1);
+  conv(256, 512, 7, 3, 2, 1);
+  conv(512, 512, 4, 3, 1, 1);
+  conv(1, 6, 28, 5, 1, 2);
+  conv(6, 16, 14, 5, 1, 0);
+  // ResNet-18's classifier, the MLP's layers, LeNet's widest, and a
+  // transformer-sized matmul.
+  benchLinear(ctx, {batch, 512, 10}, reps);
+  benchLinear(ctx, {batch, 784, 256}, reps);
+  benchLinear(ctx, {batch, 400, 120}, reps);
+  benchMatmul(ctx, {batch * 4, 768, 768}, reps);
+  return 0;
+}
