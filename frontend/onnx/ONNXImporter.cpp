@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/onnx/ONNXImporter.h"
+#include "frontend/onnx/ImportContext.h"
+#include "frontend/onnx/LstmImport.h"
 #include "frontend/onnx/ModelValidation.h"
 #include "frontend/onnx/ShapeFolding.h"
 
@@ -87,7 +89,7 @@ FailureOr<Type> elementTypeOf(MLIRContext &ctx, int32_t onnxType) {
   }
 }
 
-class Importer {
+class Importer : public frontend::ImportContext {
 public:
   Importer(MLIRContext &ctx, StringRef path, const onnx::ModelProto &model)
       : ctx(ctx), builder(&ctx), path(path), model(model),
@@ -137,10 +139,25 @@ private:
   std::string stringAttr(const onnx::NodeProto &node, StringRef name,
                          StringRef dflt) const;
 
-  /// Builds `OpTy` with the given operands and attributes, infers its result
-  /// types, and turns a rejection into an ImportError.
-  template <typename OpTy>
-  Value create(ValueRange operands, ArrayRef<NamedAttribute> attrs = {});
+  // ImportContext, for LstmImport; create<OpTy> builds through `build`.
+  Value valueOf(const std::string &name) override { return lookup(name); }
+  const KnownTensor *knownTensorOf(const std::string &name) override {
+    return knownValue(name);
+  }
+  Operation *build(StringRef opName, ValueRange operands,
+                   ArrayRef<NamedAttribute> attrs,
+                   unsigned numResults) override;
+  void bind(const std::string &name, Value value) override {
+    values[name] = value;
+    batchScaleOf(value);
+  }
+  void bindKnown(const std::string &name, KnownTensor value) override {
+    known[name] = std::move(value);
+  }
+  [[noreturn]] void error(const std::string &message) override {
+    fail(message);
+  }
+  OpBuilder &opBuilder() override { return builder; }
   NamedAttribute named(StringRef name, Attribute value) {
     return builder.getNamedAttr(name, value);
   }
@@ -230,6 +247,8 @@ private:
     std::optional<KnownTensor> repeated;
   };
   llvm::StringMap<RandomMask> randomMasks;
+  /// LSTM, and the sequence-first views and fills around it.
+  frontend::LstmImport lstmImport{*this};
   /// SplitToSequence's parts, for SequenceAt.
   llvm::StringMap<SmallVector<Value>> sequences;
   /// Outputs that have no nn counterpart (batch-norm's running statistics
@@ -312,6 +331,8 @@ Value Importer::lookup(const std::string &name, bool isBuffer) {
   }
   if (auto it = known.find(name); it != known.end())
     return materialize(name, it->second);
+  if (Value view = lstmImport.materialize(name))
+    return view;
   fail("value '" + name + "' is used but never defined");
 }
 
@@ -734,22 +755,25 @@ std::string Importer::stringAttr(const onnx::NodeProto &node, StringRef name,
 // Op construction
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy>
-Value Importer::create(ValueRange operands, ArrayRef<NamedAttribute> attrs) {
+Operation *Importer::build(StringRef opName, ValueRange operands,
+                           ArrayRef<NamedAttribute> attrs,
+                           unsigned numResults) {
   std::string diagnostic;
   ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
     if (diagnostic.empty())
       diagnostic = diag.str();
     return success();
   });
-  auto op = builder.create<OpTy>(currentLoc, TypeRange{builder.getNoneType()},
-                                 operands, attrs);
-  if (failed(nn::inferResultTypes(
-          cast<InferTypeOpInterface>(op.getOperation())))) {
+  OperationState state(currentLoc, opName);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  state.addTypes(SmallVector<Type>(numResults, builder.getNoneType()));
+  Operation *op = builder.create(state);
+  if (failed(nn::inferResultTypes(cast<InferTypeOpInterface>(op)))) {
     op->erase();
     fail(diagnostic.empty() ? "invalid operands" : diagnostic);
   }
-  return op->getResult(0);
+  return op;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1722,7 +1746,7 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       fail("operators of domain '" + node.domain() + "' are not supported");
     const std::string &op = node.op_type();
-    if (importRandomMask(node))
+    if (importRandomMask(node) || lstmImport.importNode(node, opset))
       return;
     if (frontend::isFoldable(op) && foldNode(node))
       return;

@@ -5,8 +5,8 @@ For each model (torchvision's resnet18, resnet50, mobilenet_v2,
 mobilenet_v3_small, efficientnet_b0, vgg11_bn, densenet121, squeezenet1_1,
 shufflenet_v2_x0_5, regnet_y_400mf, convnext_tiny, vit_b_16, and four small
 ones: a TransformerEncoder text classifier, an LSTM classifier, an MLP with
-LayerNorm + GELU + Dropout and a CNN with MaxPool + Dropout) at a small input
-size, in training mode with every dropout at p = 0, writes ZOO/MODEL/:
+LayerNorm + GELU + Dropout and a CNN with MaxPool + Dropout; beyond them, a
+2-layer bidirectional LSTM) at a small input size, in training mode with every dropout at p = 0, writes ZOO/MODEL/:
 
   dynamo.onnx   torch.onnx.export's default exporter (IR 10, opset 18+)
   legacy.onnx   dynamo=False, opset 17, do_constant_folding=False
@@ -14,15 +14,31 @@ size, in training mode with every dropout at p = 0, writes ZOO/MODEL/:
                 parameters' and buffers' data are stripped, pointing at
                 stripped.bin, which a test makes as a sparse file of zeros)
   images.npy    the batch (float images or int64 tokens), labels.npy
-  loss.npy      PyTorch's float32 loss of one step
-  reference/NAME.npy  per parameter, float32 [K + 3, 3], column 1 for the
-                gradient and column 2 for the parameter after one SGD step
-                at lr 0.1: row 0 the element count and their L2 norms; rows
-                1 and 2 the L2 norm and the largest element of the float32
-                result's distance from the float64 one (PyTorch's rounding
+  loss.npy      PyTorch's float64 loss of one step
+  reference/NAME.npy  per parameter, float32 [K + 3, 5], of PyTorch's
+                float64 step (model.double()): column 1 for the gradient
+                and column 2 for the parameter after one SGD step at lr
+                0.1, columns 3 and 4 their allowances; row 0 the element
+                count, their L2 norms and the allowances' L2 norms; rows 1
+                and 2 the L2 norm and the largest element of PyTorch's
+                float32 result's distance from the float64 one (its rounding
                 noise, which bounds how far dpc may be where it exceeds the
-                tolerance); rows 3.. a flat index (K = 64 seeded positions)
-                and the values there (the form dpc-check-reference reads).
+                tolerance), row 2 also the largest allowances; rows 3.. a
+                flat index (K = 64 seeded positions), the values there and
+                their allowances (the form dpc-check-reference reads).
+
+The allowances (zoo_allowance.py says why and how) are what a float32 step
+may differ from float64 by that PyTorch's own float32 step need not show:
+the gradients that change when a unit whose input is within float32's
+forward error of a ReLU-like kink takes the other side, and a floor of
+rounding for gradients whose terms cancel (a batch-norm shift whose exact
+gradient is zero). A real error is not within them: zoo.test's header
+records that breaking a kernel slightly (a convolution's padding, a
+gradient's scale) fails it, and zoo_explain.py fits dpc's distance from
+float64 by the ambiguous units (on RegNet and MobileNetV2, a few units
+taken the other way explain it up to rounding). With --check, a model
+where dpc is much further from float64 than PyTorch's float32 step (the
+printed distances) is one to explain that way.
 
 The weights are not stored: every parameter is hash:SEED's function of its
 name and element index (hash_init below, runtime/train/Init.cpp in C++),
@@ -59,6 +75,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "models"))
 from export_torch import STRIPPED_LOCATION, strip_weights  # noqa: E402
 from export_torch2 import export  # noqa: E402
+from zoo_allowance import allowance  # noqa: E402
 
 BATCH = 8
 LR = 0.1
@@ -118,6 +135,21 @@ class LstmClassifier(nn.Module):
         super().__init__()
         self.lstm = nn.LSTM(FEATURES, hidden, batch_first=True)
         self.fc = nn.Linear(hidden, 10)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y[:, -1])
+
+
+class DeepLstmClassifier(nn.Module):
+    """Beyond the 16: two bidirectional layers, the last step of both
+    directions."""
+
+    def __init__(self, hidden=16):
+        super().__init__()
+        self.lstm = nn.LSTM(FEATURES, hidden, num_layers=2,
+                            bidirectional=True, batch_first=True)
+        self.fc = nn.Linear(2 * hidden, 10)
 
     def forward(self, x):
         y, _ = self.lstm(x)
@@ -205,6 +237,7 @@ ZOO = {
     "text_transformer": (TextTransformer, "tokens"),
     "bert_tiny": (bert_tiny, "tokens"),
     "lstm": (LstmClassifier, "sequence"),
+    "lstm_bidirectional": (DeepLstmClassifier, "sequence"),
     "mlp_layernorm": (mlp, "images"),
     "cnn_dropout": (cnn, "images"),
 }
@@ -253,8 +286,7 @@ def step(model, x, y, dtype):
     return loss.item(), grads, after
 
 
-def write_reference(directory, name, x, y, f32, f64):
-    loss, grads, after = f32
+def write_reference(directory, name, x, y, f32, f64, allowances):
     ref = os.path.join(directory, "reference")
     shutil.rmtree(ref, ignore_errors=True)
     os.makedirs(ref)
@@ -262,19 +294,23 @@ def write_reference(directory, name, x, y, f32, f64):
     np.save(os.path.join(directory, "labels.npy"),
             y.numpy().astype(np.int32))
     np.save(os.path.join(directory, "loss.npy"),
-            np.array(loss, dtype=np.float32))
-    for param_name, grad in grads.items():
-        g = grad.numpy().ravel().astype(np.float64)
-        a = after[param_name].numpy().ravel().astype(np.float64)
+            np.array(f64[0], dtype=np.float32))
+    for param_name, grad in f64[1].items():
+        g = grad.numpy().ravel()
+        a = f64[2][param_name].numpy().ravel()
+        allow_g = allowances[param_name].numpy().ravel()
+        allow_a = LR * allow_g
         rng = np.random.default_rng(sum(map(ord, name + param_name)))
         picks = np.sort(rng.choice(g.size, min(SAMPLES, g.size),
                                    replace=False))
-        noise_g = g - f64[1][param_name].numpy().ravel()
-        noise_a = a - f64[2][param_name].numpy().ravel()
-        rows = [[g.size, np.linalg.norm(g), np.linalg.norm(a)],
-                [0, np.linalg.norm(noise_g), np.linalg.norm(noise_a)],
-                [0, np.abs(noise_g).max(), np.abs(noise_a).max()]]
-        rows += [[i, g[i], a[i]] for i in picks]
+        noise_g = f32[1][param_name].double().numpy().ravel() - g
+        noise_a = f32[2][param_name].double().numpy().ravel() - a
+        rows = [[g.size, np.linalg.norm(g), np.linalg.norm(a),
+                 np.linalg.norm(allow_g), np.linalg.norm(allow_a)],
+                [0, np.linalg.norm(noise_g), np.linalg.norm(noise_a), 0, 0],
+                [0, np.abs(noise_g).max(), np.abs(noise_a).max(),
+                 allow_g.max(), allow_a.max()]]
+        rows += [[i, g[i], a[i], allow_g[i], allow_a[i]] for i in picks]
         np.save(os.path.join(ref, param_name + ".npy"),
                 np.array(rows, dtype=np.float32))
 
@@ -329,7 +365,7 @@ def precision(dump, f32, f64, detail):
         d_torch = relative_l2(f32[1][param_name], g64)
         rows.append(f"    {param_name:40s} dpc {d_dpc:.2e} PyTorch "
                     f"{d_torch:.2e} ratio {d_dpc / max(d_torch, 1e-30):.2f}")
-        if d_torch < 1e-2 and d_dpc / d_torch > worst[0] / max(worst[1],
+        if 0 < d_torch < 1e-2 and d_dpc / d_torch > worst[0] / max(worst[1],
                                                                  1e-30):
             worst = (d_dpc, d_torch, param_name)
     if detail:
@@ -402,10 +438,12 @@ def main():
         x, y = batch(name, ZOO[name][1])
         f32 = step(model, x, y, torch.float32)
         f64 = step(model, x, y, torch.float64)
-        write_reference(directory, name, x, y, f32, f64)
+        allowances, note = allowance(model, x, y)
+        write_reference(directory, name, x, y, f32, f64, allowances)
         if not args.no_export:
             export_both(model, x[:2], directory, ZOO[name][1])
-        print(f"{name}: loss {f32[0]:.6f} (float64 {f64[0]:.6f})", flush=True)
+        print(f"{name}: loss {f32[0]:.6f} (float64 {f64[0]:.6f}); {note}",
+              flush=True)
         if args.check:
             for line in check(args.check, directory, name, f32, f64,
                               args.detail):
