@@ -273,7 +273,10 @@ LoadedData loadInputs(const DataOptions &options, bool test,
   }
   LoadedData loaded;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const auto &[name, sample] = inputs[i];
+    // Members, not a structured binding: clang 14 (the fuzz build) cannot
+    // capture one in a lambda.
+    const auto &name = inputs[i].first;
+    const auto &sample = inputs[i].second;
     auto file = std::find_if(named.begin(), named.end(),
                              [&](const auto &f) { return f.first == name; });
     if (file == named.end())
