@@ -2,7 +2,11 @@
 //---------------===//
 //
 // dpc-compare-plans A.plan B.plan IMAGES.npy LABELS.npy --batch N
-//     [--steps K] [--lr LR] [--tolerance T]
+//     [--steps K] [--lr LR] [--tolerance T] [--init SCHEME]
+//
+// --init hash:SEED sets both plans' weights first (runtime/train/Init.h), as
+// the zoo's stripped exports need: their weights are zeros, under which a
+// model trains almost nothing to compare.
 //
 // Trains both plans (e.g. one device, and several with --sync-bn) from their
 // initial state on the same sequence of batches: N rows at a time through
@@ -23,12 +27,14 @@
 #include "runtime/data/Npy.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/train/Init.h"
 #include "runtime/train/ModelInput.h"
 
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -75,12 +81,13 @@ int compare(int argc, char **argv) {
   if (argc < 5) {
     std::fprintf(stderr, "usage: dpc-compare-plans A.plan B.plan IMAGES.npy "
                          "LABELS.npy --batch N [--steps K] [--lr LR] "
-                         "[--tolerance T] [--resync]\n");
+                         "[--tolerance T] [--resync] [--init SCHEME]\n");
     return 2;
   }
   int64_t batch = 0, steps = 3;
   double lr = 0.1, tolerance = 1e-5;
   bool resync = false;
+  std::optional<train::InitScheme> init;
   for (int i = 5; i < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--resync") {
@@ -98,12 +105,17 @@ int compare(int argc, char **argv) {
       lr = std::stod(argv[i + 1]);
     else if (flag == "--tolerance")
       tolerance = std::stod(argv[i + 1]);
+    else if (flag == "--init")
+      init = train::parseInitScheme(argv[i + 1]);
   }
   data::NpyArray imageArray = data::readNpy(argv[3]);
   std::vector<float> images = imageArray.as<float>();
   std::vector<int32_t> labels = data::readNpy(argv[4]).as<int32_t>();
   int64_t imageSize = images.size() / labels.size();
   Trainer a(argv[1]), b(argv[2]);
+  if (init)
+    for (Trainer *trainer : {&a, &b})
+      train::initializeParameters(*trainer->executor, *init, /*seed=*/0);
   const plan::Plan &planA = a.executor->getPlan().get();
   const plan::Plan &planB = b.executor->getPlan().get();
   // Every tensor of A's state and its index in B, by name.
