@@ -533,8 +533,10 @@ bool Importer::foldsPerSample(const onnx::NodeProto &node) {
       return false;
     axes.assign(known->ints.begin(), known->ints.end());
   }
-  const RandomMask &mask = randomMasks.find(node.input(0))->second;
-  int64_t rank = static_cast<int64_t>(mask.shape.size()) +
+  auto mask = randomMasks.find(node.input(0));
+  if (mask == randomMasks.end())
+    return false;
+  int64_t rank = static_cast<int64_t>(mask->second.shape.size()) +
                  (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
   return !axes.empty() && llvm::none_of(axes, [&](int64_t axis) {
     return axis == 0 || axis == -rank;
