@@ -433,6 +433,27 @@ TEST_F(DataTest, EveryNpyIntegerTypeReadNpyAcceptsLoads) {
                                 "(0 to 2147483646)");
 }
 
+TEST_F(DataTest, TokenIdsAreCheckedAsTheIntegersTheyAre) {
+  ImageFormat tokens;
+  tokens.sample = {2};
+  writePlain("ids.npy", npy("<i4", "(2, 2)", bytesOf<int32_t>({0, 7, 3, 1})));
+  EXPECT_EQ(loadNpyImages(path("ids.npy"), tokens).images,
+            (std::vector<float>{0, 7, 3, 1}));
+  // INT64_MAX is 2^63 as a float, which no int64 holds: the id is named
+  // as the file has it.
+  writePlain("max.npy", npy("<i8", "(1, 2)", bytesOf<int64_t>({1, INT64_MAX})));
+  EXPECT_EQ(expectError([&] { loadNpyImages(path("max.npy"), tokens); }),
+            path("max.npy") + ": token id 9223372036854775807 (entry 1) is "
+                              "outside [0, 2^24)");
+  writePlain("u8.npy", npy("<u8", "(1, 2)", bytesOf<uint64_t>({~0ull, 1})));
+  EXPECT_EQ(expectError([&] { loadNpyImages(path("u8.npy"), tokens); }),
+            path("u8.npy") + ": element 0 (18446744073709551615) does not "
+                             "fit in int64");
+  writePlain("neg.npy", npy("<i2", "(1, 2)", bytesOf<int16_t>({4, -1})));
+  EXPECT_EQ(expectError([&] { loadNpyImages(path("neg.npy"), tokens); }),
+            path("neg.npy") + ": token id -1 (entry 1) is outside [0, 2^24)");
+}
+
 TEST_F(DataTest, NonFinitePixelsAreRefusedWhenLoaded) {
   writePlain("labels.npy", npy("<i8", "(2,)", bytesOf<int64_t>({0, 1})));
   float nan = std::numeric_limits<float>::quiet_NaN();
