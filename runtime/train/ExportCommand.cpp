@@ -7,6 +7,7 @@
 #include "runtime/train/CommandLine.h"
 #include "runtime/train/DataOptions.h"
 #include "runtime/train/NpyWriter.h"
+#include "runtime/train/OnnxNormalize.h"
 #include "runtime/train/OnnxWriter.h"
 #include "runtime/train/Trainer.h"
 
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <set>
 
 namespace dpc::runtime {
 
@@ -282,18 +284,31 @@ encodeTensorsAsOnnx(const plan::LoadedPlan &loaded,
                    std::to_string(model->max_opset()) +
                    "; export it from PyTorch at opset " +
                    std::to_string(opset) + " and compile that");
-  // The data form the weights were trained for, which whoever feeds the
-  // model must reproduce: dpc.normalize (MEAN,...:STD,..., of [0, 1]
-  // pixels) and dpc.layout, where the run gave them.
+  // The data form the weights were trained for: --normalize goes into the
+  // graph, so the file takes the pixels dpc predict takes; both are
+  // recorded as metadata too (dpc.normalize, MEAN,...:STD,... of [0, 1]
+  // pixels, applied by the graph; dpc.layout, that of the run's files).
+  std::string_view graph(reinterpret_cast<const char *>(model->graph()->data()),
+                         model->graph()->size());
+  std::vector<uint8_t> normalized;
   train::OnnxMetadata metadata;
-  if (!form.normalization.empty())
+  if (!form.normalization.empty()) {
+    std::set<std::string> state;
+    for (const ExportedTensor &tensor : tensors)
+      state.insert(tensor.name);
+    normalized =
+        train::normalizeImageInputs(graph, state, form.normalization, planName);
+    graph = std::string_view(reinterpret_cast<const char *>(normalized.data()),
+                             normalized.size());
     metadata.push_back(
         {"dpc.normalize", train::formatNormalization(form.normalization)});
+  }
   if (form.layout != data::ImageLayout::Auto)
     metadata.push_back({"dpc.layout", form.layout == data::ImageLayout::NHWC
                                           ? "nhwc"
                                           : "nchw"});
-  return train::encodeOnnxModel(*model, tensors, opset, planName, metadata);
+  return train::encodeOnnxModel(*model, graph, tensors, opset, planName,
+                                metadata);
 }
 
 /// The plan's parameters and buffers, from the checkpoint in `directory`

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/train/OnnxWriter.h"
+#include "runtime/train/ProtoWire.h"
 #include "runtime/train/Trainer.h"
 
 #include <limits>
@@ -16,32 +17,6 @@
 namespace dpc::train {
 
 namespace {
-
-enum WireType : uint8_t { Varint = 0, LengthDelimited = 2 };
-
-class ProtoWriter {
-public:
-  void varint(uint64_t value) {
-    for (; value >= 0x80; value >>= 7)
-      bytes.push_back(uint8_t(value | 0x80));
-    bytes.push_back(uint8_t(value));
-  }
-  void key(int field, WireType type) { varint(uint64_t(field) << 3 | type); }
-  void intField(int field, int64_t value) {
-    key(field, Varint);
-    varint(uint64_t(value));
-  }
-  template <typename Bytes> void bytesField(int field, const Bytes &data) {
-    key(field, LengthDelimited);
-    varint(data.size());
-    bytes.insert(bytes.end(), data.begin(), data.end());
-  }
-  template <typename Bytes> void raw(const Bytes &data) {
-    bytes.insert(bytes.end(), data.begin(), data.end());
-  }
-
-  std::vector<uint8_t> bytes;
-};
 
 /// onnx.TensorProto.DataType.
 int64_t getOnnxDataType(plan::DType dtype) {
@@ -77,11 +52,12 @@ std::vector<uint8_t> encodeInitializer(const ExportedTensor &tensor) {
 } // namespace
 
 std::vector<uint8_t> encodeOnnxModel(const plan::OnnxModel &model,
+                                     std::string_view graphBytes,
                                      const std::vector<ExportedTensor> &tensors,
                                      int64_t opset, const std::string &planName,
                                      const OnnxMetadata &metadata) {
   ProtoWriter graph;
-  graph.raw(*model.graph());
+  graph.raw(graphBytes);
   for (const ExportedTensor &tensor : tensors)
     graph.bytesField(5, encodeInitializer(tensor));
 
