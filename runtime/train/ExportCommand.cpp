@@ -258,8 +258,42 @@ encodeTensorsAsSafetensors(const std::vector<ExportedTensor> &tensors) {
   return out;
 }
 
+std::string_view asStringView(const flatbuffers::Vector<uint8_t> &bytes) {
+  return {reinterpret_cast<const char *>(bytes.data()), bytes.size()};
+}
+
+/// The graph of `model` in the form of `opset`: the recorded one where its
+/// operators are the same there, else the converted form dpc compile
+/// recorded for it. Throws RunError (naming `planName`) where there is
+/// none, with the reason.
+std::string_view getGraphAtOpset(const plan::OnnxModel &model, int64_t opset,
+                                 const std::string &planName) {
+  if (opset >= model.min_opset() && opset <= model.max_opset())
+    return asStringView(*model.graph());
+  std::string failure = planName + ": --opset " + std::to_string(opset) + ": ";
+  if (model.forms())
+    for (const plan::OnnxGraphForm *form : *model.forms()) {
+      if (opset < form->min_opset() || opset > form->max_opset())
+        continue;
+      if (form->problem() && form->problem()->size())
+        throw RunError(failure + form->problem()->str());
+      return asStringView(form->graph() && form->graph()->size()
+                              ? *form->graph()
+                              : *model.graph());
+    }
+  if (!model.forms())
+    throw RunError(failure + "the model's operators are those of its opset " +
+                   std::to_string(model.opset()) + " only at opsets " +
+                   std::to_string(model.min_opset()) + " to " +
+                   std::to_string(model.max_opset()) +
+                   " (compile the model again for the other opsets dpc "
+                   "converts to)");
+  throw RunError(failure + "dpc writes opsets 7 to 21 (the model's is " +
+                 std::to_string(model.opset()) + ")");
+}
+
 /// The model's eval graph with `tensors` as its initializers, at the
-/// model's opset or `opset` where the graph is the same there.
+/// model's opset or `opset`.
 std::vector<uint8_t>
 encodeTensorsAsOnnx(const plan::LoadedPlan &loaded,
                     const std::vector<ExportedTensor> &tensors, int64_t opset,
@@ -276,20 +310,11 @@ encodeTensorsAsOnnx(const plan::LoadedPlan &loaded,
                    ": cannot be exported as ONNX: " + model->problem()->str());
   if (!opset)
     opset = model->opset();
-  if (opset < model->min_opset() || opset > model->max_opset())
-    throw RunError(planName + ": --opset " + std::to_string(opset) +
-                   ": the model's operators are those of its opset " +
-                   std::to_string(model->opset()) + " only at opsets " +
-                   std::to_string(model->min_opset()) + " to " +
-                   std::to_string(model->max_opset()) +
-                   "; export it from PyTorch at opset " +
-                   std::to_string(opset) + " and compile that");
+  std::string_view graph = getGraphAtOpset(*model, opset, planName);
   // The data form the weights were trained for: --normalize goes into the
   // graph, so the file takes the pixels dpc predict takes; both are
   // recorded as metadata too (dpc.normalize, MEAN,...:STD,... of [0, 1]
   // pixels, applied by the graph; dpc.layout, that of the run's files).
-  std::string_view graph(reinterpret_cast<const char *>(model->graph()->data()),
-                         model->graph()->size());
   std::vector<uint8_t> normalized;
   train::OnnxMetadata metadata;
   if (!form.normalization.empty()) {
@@ -354,8 +379,8 @@ const char *getExportUsage() {
          "  -o FILE             the file; tensors in plain layout\n"
          "  --format FORMAT     onnx, npz or safetensors (default: by the "
          "extension, .onnx or .safetensors, else npz)\n"
-         "  --opset N           the ONNX opset (default: the model's; another "
-         "only where the graph's operators are the same)\n";
+         "  --opset N           the ONNX opset, 7 to 21 (default: the model's; "
+         "operators whose form differs are rewritten)\n";
 }
 
 int exportCommand(const std::vector<std::string> &args, std::ostream &out,

@@ -12,6 +12,8 @@
 #include "runtime/train/ProtoWire.h"
 #include "runtime/train/Trainer.h"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 
 namespace dpc::train {
@@ -37,6 +39,14 @@ int64_t getOnnxDataType(plan::DType dtype) {
     return 16;
   }
   return 0;
+}
+
+/// The lowest IR version of the ONNX release that introduced `opset`.
+int64_t getMinIrVersion(int64_t opset) {
+  static const int64_t irVersions[] = {3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 5,
+                                       6, 7, 7, 7, 8, 8, 8, 8, 9, 9, 10};
+  int64_t last = int64_t(std::size(irVersions)) - 1;
+  return irVersions[std::clamp<int64_t>(opset, 0, last)];
 }
 
 std::vector<uint8_t> encodeInitializer(const ExportedTensor &tensor) {
@@ -66,7 +76,8 @@ std::vector<uint8_t> encodeOnnxModel(const plan::OnnxModel &model,
   opsetImport.intField(2, opset);
 
   ProtoWriter file;
-  file.intField(1, model.ir_version());
+  // A newer opset than the model's may need a newer IR version.
+  file.intField(1, std::max(model.ir_version(), getMinIrVersion(opset)));
   if (model.head())
     file.raw(*model.head());
   file.bytesField(8, opsetImport.bytes);
