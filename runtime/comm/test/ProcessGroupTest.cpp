@@ -3,8 +3,10 @@
 // The process-per-rank path, with ranks on threads over loopback: the
 // TcpStore; Gloo rendezvous; all-reduce and broadcast bit for bit equal to
 // the in-process communicator (every op and dtype, several buffers, odd
-// sizes, 2 to 4 ranks); a mismatch named on every rank; a rank that never
-// arrives named in a timeout. (MPI needs mpirun: test/launch covers it.)
+// sizes, 2 to 4 ranks), through shared memory (ranks on one address) and
+// through Gloo's sockets alone, with messages larger than a ring; a
+// mismatch named on every rank; a rank that never arrives named in a
+// timeout. (MPI needs mpirun: test/launch covers it.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,10 +131,23 @@ void fillRandom(std::vector<uint8_t> &bytes, int64_t count,
   }
 }
 
+/// A Gloo group whose ranks (threads of one process, on one address)
+/// talk through Gloo's sockets alone, as ranks on different hosts do.
+std::vector<std::unique_ptr<Communicator>>
+connectGroupOverSockets(int size, milliseconds timeout) {
+  ::setenv("DPC_SHARED_MEMORY", "0", 1);
+  auto group = connectGroup(size, timeout);
+  ::unsetenv("DPC_SHARED_MEMORY");
+  return group;
+}
+
 /// Random rounds on the Gloo group and the in-process group alike; every
-/// rank of both must end with the same bytes.
-void checkSameAsInProcess(int size, int rounds, uint32_t seed) {
-  auto gloo = connectGroup(size, milliseconds(20000));
+/// rank of both must end with the same bytes. `large` adds buffers of a
+/// few million elements: messages larger than a shared-memory ring.
+void checkSameAsInProcess(int size, int rounds, uint32_t seed,
+                          bool sockets = false, bool large = false) {
+  auto gloo = sockets ? connectGroupOverSockets(size, milliseconds(20000))
+                      : connectGroup(size, milliseconds(20000));
   auto local = createInProcessGroup(size);
   std::mt19937 random(seed);
   for (int round = 0; round < rounds; ++round) {
@@ -145,7 +160,8 @@ void checkSameAsInProcess(int size, int rounds, uint32_t seed) {
       static const DType kInt[] = {DType::I32, DType::I64};
       dtypes.push_back(floats ? kFloat[random() % 2] : kInt[random() % 2]);
       int64_t sizes[] = {0, 1, 15, 17, 100, 1000 + int64_t(random() % 5000)};
-      counts.push_back(sizes[random() % 6]);
+      counts.push_back(large ? (1 << 20) + int64_t(random() % (1 << 20))
+                             : sizes[random() % 6]);
     }
     ReduceOp op = static_cast<ReduceOp>(random() % 3);
     bool broadcast = random() % 4 == 0;
@@ -205,6 +221,17 @@ TEST(GlooCommunicatorTest, SameBitsAsInProcessThreeRanks) {
 }
 TEST(GlooCommunicatorTest, SameBitsAsInProcessFourRanks) {
   checkSameAsInProcess(4, 20, 3);
+}
+
+// Ranks on one host talk through shared memory (above); these go through
+// Gloo's sockets, and through rings that a message fills several times.
+TEST(GlooCommunicatorTest, SameBitsAsInProcessOverSockets) {
+  checkSameAsInProcess(2, 20, 4, /*sockets=*/true);
+  checkSameAsInProcess(3, 20, 5, /*sockets=*/true);
+}
+TEST(GlooCommunicatorTest, MessagesLargerThanTheRingStream) {
+  checkSameAsInProcess(2, 3, 6, /*sockets=*/false, /*large=*/true);
+  checkSameAsInProcess(3, 2, 7, /*sockets=*/false, /*large=*/true);
 }
 
 TEST(GlooCommunicatorTest, OneRankIsTheIdentity) {
