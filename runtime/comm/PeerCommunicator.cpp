@@ -125,8 +125,8 @@ public:
     for (int peer = 0; peer < worldSize; ++peer) {
       if (peer == rank)
         continue;
-      outgoing[peer] = pack(buffers, peer);
-      incoming[peer].assign(sliceBytes(buffers, rank), 0);
+      pack(buffers, peer, outgoing[peer]);
+      incoming[peer].resize(sliceBytes(buffers, rank));
       if (!outgoing[peer].empty())
         sends.push_back({track(transport->send(peer, outgoing[peer].data(),
                                                outgoing[peer].size(), tag(1))),
@@ -147,12 +147,12 @@ public:
     }
 
     // All-gather: the reduced block r from rank r to every rank.
-    reduced = pack(buffers, rank);
+    pack(buffers, rank, reduced);
     for (int peer = 0; peer < worldSize; ++peer) {
       receives[peer] = nullptr;
       if (peer == rank)
         continue;
-      incoming[peer].assign(sliceBytes(buffers, peer), 0);
+      incoming[peer].resize(sliceBytes(buffers, peer));
       if (!reduced.empty())
         sends.push_back({track(transport->send(peer, reduced.data(),
                                                reduced.size(), tag(2))),
@@ -248,10 +248,12 @@ private:
     return bytes;
   }
 
-  /// Rank `r`'s slices of the buffers, back to back.
-  std::vector<uint8_t> pack(const std::vector<ReduceBuffer> &buffers,
-                            int r) const {
-    std::vector<uint8_t> bytes(sliceBytes(buffers, r));
+  /// Rank `r`'s slices of the buffers, back to back, into `bytes` (whose
+  /// memory is reused: a step's collectives allocate nothing, and touch no
+  /// fresh page).
+  void pack(const std::vector<ReduceBuffer> &buffers, int r,
+            std::vector<uint8_t> &bytes) const {
+    bytes.resize(sliceBytes(buffers, r));
     uint8_t *at = bytes.data();
     for (const ReduceBuffer &buffer : buffers) {
       auto [lo, hi] = sliceOf(buffer.count, r);
@@ -260,7 +262,6 @@ private:
                 (hi - lo) * size);
       at += (hi - lo) * size;
     }
-    return bytes;
   }
 
   void unpack(const std::vector<ReduceBuffer> &buffers, int r,
@@ -316,10 +317,13 @@ private:
     copyBytes(acc, partOf(0), n * sizeof(T));
     for (int r = 1; r < worldSize; ++r) {
       const uint8_t *part = partOf(r);
-      // Packed parts need not be aligned for T: combine from a copy.
-      std::vector<T> x(n);
-      copyBytes(x.data(), part, n * sizeof(T));
-      combine(acc, x.data(), n, op);
+      // Packed parts need not be aligned for T: combine from a copy then.
+      if (reinterpret_cast<uintptr_t>(part) % alignof(T) != 0) {
+        unaligned.resize(n * sizeof(T));
+        copyBytes(unaligned.data(), part, n * sizeof(T));
+        part = unaligned.data();
+      }
+      combine(acc, reinterpret_cast<const T *>(part), n, op);
     }
     if (op == ReduceOp::Mean)
       divide(acc, n, worldSize);
@@ -492,7 +496,7 @@ private:
   std::vector<std::unique_ptr<Transport::Request>> pending;
   std::vector<Header> headers;
   std::vector<std::vector<uint8_t>> outgoing, incoming;
-  std::vector<uint8_t> reduced, accumulator;
+  std::vector<uint8_t> reduced, accumulator, unaligned;
 };
 
 } // namespace
