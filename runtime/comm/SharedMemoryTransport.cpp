@@ -132,6 +132,17 @@ size_t pull(Segment &segment, int sender, uint8_t *data, size_t bytes) {
   return n;
 }
 
+/// Drops up to `bytes` from `sender`'s ring of `segment`; returns how many
+/// were there.
+size_t skip(Segment &segment, int sender, size_t bytes) {
+  RingControl &control = segment.control(sender);
+  uint64_t consumed = control.consumed.load(std::memory_order_relaxed);
+  uint64_t written = control.written.load(std::memory_order_acquire);
+  size_t n = std::min<size_t>(bytes, written - consumed);
+  control.consumed.store(consumed + n, std::memory_order_release);
+  return n;
+}
+
 /// A process by pid and start time (which tells a reused pid apart): the
 /// start time if it runs (a zombie has exited), else 0.
 uint64_t getStartTime(int pid) {
@@ -162,6 +173,7 @@ struct Message {
   size_t bytes;
   Frame frame{};
   size_t frameDone = 0, dataDone = 0;
+  size_t received = 0; // the size the sender sent (receives)
   bool complete = false;
 };
 
@@ -191,9 +203,11 @@ public:
   };
 
   SharedMemoryTransport(std::unique_ptr<Transport> network,
-                        std::unique_ptr<Segment> mine, std::vector<Peer> peers)
+                        std::unique_ptr<Segment> mine, std::vector<Peer> peers,
+                        bool everyPairShared)
       : network(std::move(network)), mine(std::move(mine)),
-        peers(std::move(peers)), rank(this->network->getRank()) {}
+        peers(std::move(peers)), rank(this->network->getRank()),
+        everyPairShared(everyPairShared) {}
 
   int getRank() const override { return rank; }
   int getWorldSize() const override { return network->getWorldSize(); }
@@ -201,6 +215,9 @@ public:
   std::string getPeerHost(int peer) const override {
     return network->getPeerHost(peer);
   }
+  /// Rings take any size; the network may not, so only if no pair of the
+  /// group uses it (which every rank knows alike).
+  bool receivesAnySize() const override { return everyPairShared; }
 
   std::unique_ptr<Request> send(int peer, const void *data, size_t bytes,
                                 uint32_t tag) override {
@@ -300,12 +317,25 @@ public:
           break;
         if (n > 0 && !checkFrame(peer, message))
           break;
-        size_t m = pull(*mine, p, message.data + message.dataDone,
-                        message.bytes - message.dataDone);
-        message.dataDone += m;
+        // The message's first bytes, as many as the receive holds; the
+        // rest (of a longer message than expected) is dropped.
+        size_t sent = message.frame.bytes;
+        size_t kept = std::min(sent, message.bytes);
+        size_t m = 0;
+        if (message.dataDone < kept) {
+          m = pull(*mine, p, message.data + message.dataDone,
+                   kept - message.dataDone);
+          message.dataDone += m;
+        }
+        if (message.dataDone >= kept) {
+          size_t dropped = skip(*mine, p, sent - message.dataDone);
+          message.dataDone += dropped;
+          m += dropped;
+        }
         read |= m > 0;
-        if (message.dataDone < message.bytes)
+        if (message.dataDone < sent)
           break;
+        message.received = sent;
         message.complete = true;
         peer.receives.pop_front();
       }
@@ -320,17 +350,15 @@ private:
   /// the ring is out of step for good.
   bool checkFrame(Peer &peer, const Message &message) {
     const Frame &frame = message.frame;
-    if (frame.magic == kFrameMagic && frame.tag == message.tag &&
-        frame.bytes == message.bytes)
+    if (frame.magic == kFrameMagic && frame.tag == message.tag)
       return true;
     peer.broken = frame.magic != kFrameMagic
                       ? "rank " + std::to_string(message.peer) +
                             "'s ring holds no message where one begins"
-                      : "rank " + std::to_string(message.peer) + " sent " +
-                            std::to_string(frame.bytes) + " bytes with tag " +
-                            std::to_string(frame.tag) + " where " +
-                            std::to_string(message.bytes) + " bytes with tag " +
-                            std::to_string(message.tag) + " were expected";
+                      : "rank " + std::to_string(message.peer) +
+                            " sent a message with tag " +
+                            std::to_string(frame.tag) + " where tag " +
+                            std::to_string(message.tag) + " was expected";
     return false;
   }
 
@@ -338,6 +366,7 @@ private:
   std::unique_ptr<Segment> mine;
   std::vector<Peer> peers;
   int rank;
+  bool everyPairShared;
 };
 
 bool SharedMemoryRequest::wait(Clock::time_point deadline, int *source) {
@@ -460,21 +489,29 @@ addSharedMemoryPeers(std::unique_ptr<Transport> network,
   }
   store.set(keyPrefix + "shm-open/" + std::to_string(rank), toBytes(opened));
   bool any = false;
+  std::vector<std::string> masks(size);
   for (int p = 0; p < size; ++p) {
     std::vector<char> theirs =
         store.get(keyPrefix + "shm-open/" + std::to_string(p));
+    masks[p].assign(theirs.begin(), theirs.end());
     // Both sides must agree, or one would wait on the other's network.
     if (int(theirs.size()) != size || theirs[rank] != '1')
       peers[p].segment.reset();
     any |= peers[p].segment != nullptr;
   }
+  bool everyPairShared = true;
+  for (int a = 0; a < size; ++a)
+    for (int b = 0; b < size; ++b)
+      everyPairShared &= a == b || (int(masks[a].size()) == size &&
+                                    int(masks[b].size()) == size &&
+                                    masks[a][b] == '1' && masks[b][a] == '1');
   // Every peer that opened ours has it mapped now.
   if (mine)
     ::shm_unlink(name);
   if (!any)
     return network;
   return std::make_unique<SharedMemoryTransport>(
-      std::move(network), std::move(mine), std::move(peers));
+      std::move(network), std::move(mine), std::move(peers), everyPairShared);
 }
 
 } // namespace dpc::comm

@@ -12,7 +12,9 @@
 // writes to this rank's rings or frees room in the rings it writes to. A
 // wait polls every pending send and receive, spins on the doorbell for a
 // short while (a peer's answer within a few microseconds costs no sleep),
-// then sleeps on it. A message larger than a ring streams through it:
+// then sleeps on it. A receive takes a message of any size (its first
+// bytes: Transport::receivesAnySize), so that a collective's header and
+// data travel as one message. A message larger than a ring streams through it:
 // every wait moves what it can of every pending message, so two ranks
 // sending each other large buffers at once cannot deadlock.
 //

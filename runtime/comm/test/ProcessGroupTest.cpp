@@ -241,8 +241,9 @@ TEST(GlooCommunicatorTest, OneRankIsTheIdentity) {
   EXPECT_EQ(x[2], 3.f);
 }
 
-TEST(GlooCommunicatorTest, MismatchIsNamedOnEveryRank) {
-  auto group = connectGroup(3, milliseconds(5000));
+void checkMismatchIsNamedOnEveryRank(bool sockets) {
+  auto group = sockets ? connectGroupOverSockets(3, milliseconds(5000))
+                       : connectGroup(3, milliseconds(5000));
   std::vector<std::string> errors(3);
   onEveryRank(3, [&](int rank) {
     std::vector<float> x(rank == 1 ? 9 : 8, 1.f);
@@ -257,12 +258,55 @@ TEST(GlooCommunicatorTest, MismatchIsNamedOnEveryRank) {
               "all-reduce #1 (gloo, rank " + std::to_string(rank) +
                   " of 3): rank 1 passed 1 buffers of 9 elements, rank 0 "
                   "passed 1 of 8");
-  // The group goes on: nothing was sent past the headers.
+  // The group goes on: nothing was sent past the headers (or, through
+  // shared memory, no message was left behind).
   onEveryRank(3, [&](int rank) {
     double x = rank + 1;
     group[rank]->allReduce({{&x, 1, DType::F64}}, ReduceOp::Sum);
     EXPECT_EQ(x, 6.0);
   });
+  // Another collective, another root: named, and the group goes on.
+  onEveryRank(3, [&](int rank) {
+    std::vector<float> x(1000, float(rank));
+    try {
+      if (rank == 2)
+        group[rank]->broadcast({{x.data(), 1000, DType::F32}}, 2);
+      else
+        group[rank]->allReduce(x.data(), 1000, ReduceOp::Sum);
+      ADD_FAILURE() << "rank " << rank << " did not throw";
+    } catch (const CommError &error) {
+      EXPECT_EQ(std::string(error.what()),
+                std::string(rank == 2 ? "broadcast" : "all-reduce") +
+                    " #3 (gloo, rank " + std::to_string(rank) +
+                    " of 3): rank 2 is at broadcast #3, rank 0 at all-reduce "
+                    "#3")
+          << "rank " << rank;
+    }
+  });
+  onEveryRank(3, [&](int rank) {
+    std::vector<float> x(100, float(rank));
+    try {
+      group[rank]->broadcast({{x.data(), 100, DType::F32}}, rank == 1 ? 1 : 0);
+      ADD_FAILURE() << "rank " << rank << " did not throw";
+    } catch (const CommError &error) {
+      EXPECT_NE(std::string(error.what())
+                    .find("rank 1 broadcasts from another root than rank 0"),
+                std::string::npos)
+          << error.what();
+    }
+  });
+  onEveryRank(3, [&](int rank) {
+    std::vector<double> x(5000, rank + 1);
+    group[rank]->allReduce({{x.data(), 5000, DType::F64}}, ReduceOp::Sum);
+    EXPECT_EQ(x, std::vector<double>(5000, 6.0));
+  });
+}
+
+TEST(GlooCommunicatorTest, MismatchIsNamedOnEveryRank) {
+  checkMismatchIsNamedOnEveryRank(/*sockets=*/false);
+}
+TEST(GlooCommunicatorTest, MismatchIsNamedOnEveryRankOverSockets) {
+  checkMismatchIsNamedOnEveryRank(/*sockets=*/true);
 }
 
 TEST(GlooCommunicatorTest, AbsentRankTimesOut) {
