@@ -10,6 +10,32 @@
 
 namespace dpc::comm {
 
+namespace {
+/// A send from a copy of its pieces, which it keeps.
+class CopiedSend : public Transport::Request {
+public:
+  bool wait(Clock::time_point deadline, int *source) override {
+    return sent->wait(deadline, source);
+  }
+  std::optional<bool> isDone() override { return sent->isDone(); }
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<Transport::Request> sent;
+};
+} // namespace
+
+std::unique_ptr<Transport::Request>
+Transport::sendPieces(int peer, const std::vector<Piece> &pieces,
+                      uint32_t tag) {
+  auto request = std::make_unique<CopiedSend>();
+  for (const Piece &piece : pieces) {
+    const auto *data = static_cast<const uint8_t *>(piece.data);
+    request->bytes.insert(request->bytes.end(), data, data + piece.bytes);
+  }
+  request->sent =
+      send(peer, request->bytes.data(), request->bytes.size(), tag);
+  return request;
+}
+
 std::string formatRanks(const std::vector<int> &ranks) {
   std::string text = ranks.size() == 1 ? "rank " : "ranks ";
   for (size_t i = 0; i < ranks.size(); ++i)
@@ -230,13 +256,20 @@ private:
     for (int peer = 0; peer < worldSize; ++peer) {
       if (peer == rank)
         continue;
-      outgoing[peer].resize(sizeof(Header));
-      std::memcpy(outgoing[peer].data(), &headers[rank], sizeof(Header));
-      pack(buffers, peer, outgoing[peer], sizeof(Header));
+      // The header, then the peer's slices, straight from the buffers
+      // (which nothing writes before every send is done).
+      std::vector<Transport::Piece> pieces{{&headers[rank], sizeof(Header)}};
+      for (const ReduceBuffer &buffer : buffers) {
+        auto [lo, hi] = sliceOf(buffer.count, peer);
+        int64_t size = plan::getDTypeSize(buffer.dtype);
+        if (hi > lo)
+          pieces.push_back(
+              {static_cast<const uint8_t *>(buffer.data) + lo * size,
+               size_t((hi - lo) * size)});
+      }
       incoming[peer].resize(sizeof(Header) + sliceBytes(buffers, rank));
-      sends.push_back({track(transport->send(peer, outgoing[peer].data(),
-                                             outgoing[peer].size(), tag(1))),
-                       peer});
+      sends.push_back(
+          {track(transport->sendPieces(peer, pieces, tag(1))), peer});
       receives[peer] = track(transport->receive(
           peer, incoming[peer].data(), incoming[peer].size(), tag(1)));
     }
@@ -356,9 +389,9 @@ private:
   /// memory is reused: a step's collectives allocate nothing, and touch no
   /// fresh page).
   void pack(const std::vector<ReduceBuffer> &buffers, int r,
-            std::vector<uint8_t> &bytes, size_t offset = 0) const {
-    bytes.resize(offset + sliceBytes(buffers, r));
-    uint8_t *at = bytes.data() + offset;
+            std::vector<uint8_t> &bytes) const {
+    bytes.resize(sliceBytes(buffers, r));
+    uint8_t *at = bytes.data();
     for (const ReduceBuffer &buffer : buffers) {
       auto [lo, hi] = sliceOf(buffer.count, r);
       int64_t size = plan::getDTypeSize(buffer.dtype);
@@ -384,14 +417,14 @@ private:
   /// `incoming[r]` holds rank r's slices (packed, from byte `offset` on),
   /// this rank's are in place.
   void reduceMySlice(const std::vector<ReduceBuffer> &buffers,
-                     const std::vector<std::vector<uint8_t>> &incoming,
-                     ReduceOp op, size_t offset = 0) {
+                     std::vector<std::vector<uint8_t>> &incoming, ReduceOp op,
+                     size_t offset = 0) {
     for (const ReduceBuffer &buffer : buffers) {
       auto [lo, hi] = sliceOf(buffer.count, rank);
       int64_t size = plan::getDTypeSize(buffer.dtype);
       if (hi > lo) {
         uint8_t *mine = static_cast<uint8_t *>(buffer.data) + lo * size;
-        auto partOf = [&](int r) -> const uint8_t * {
+        auto partOf = [&](int r) -> uint8_t * {
           return r == rank ? mine : incoming[r].data() + offset;
         };
         switch (buffer.dtype) {
@@ -416,9 +449,16 @@ private:
   template <typename T, typename PartOf>
   void reduceRange(const PartOf &partOf, uint8_t *target, int64_t n,
                    ReduceOp op) {
-    accumulator.resize(n * sizeof(T));
-    T *acc = reinterpret_cast<T *>(accumulator.data());
-    copyBytes(acc, partOf(0), n * sizeof(T));
+    // Rank 0's part in place, rank 0 accumulates into its own buffer, any
+    // other rank into rank 0's part (received here): no copy in and out
+    // where the part is aligned for T.
+    uint8_t *first = partOf(0);
+    T *acc = reinterpret_cast<T *>(first);
+    if (reinterpret_cast<uintptr_t>(first) % alignof(T) != 0) {
+      accumulator.resize(n * sizeof(T));
+      acc = reinterpret_cast<T *>(accumulator.data());
+      copyBytes(acc, first, n * sizeof(T));
+    }
     for (int r = 1; r < worldSize; ++r) {
       const uint8_t *part = partOf(r);
       // Packed parts need not be aligned for T: combine from a copy then.
@@ -431,7 +471,8 @@ private:
     }
     if (op == ReduceOp::Mean)
       divide(acc, n, worldSize);
-    copyBytes(target, acc, n * sizeof(T));
+    if (reinterpret_cast<uint8_t *>(acc) != target)
+      copyBytes(target, acc, n * sizeof(T));
   }
 
   /// A tag for `phase` (0: header, 1: reduce-scatter, 2: gather/broadcast)

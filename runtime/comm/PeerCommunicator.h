@@ -75,6 +75,16 @@ public:
                                         size_t bytes, uint32_t tag) = 0;
   virtual std::unique_ptr<Request> receive(int peer, void *data, size_t bytes,
                                            uint32_t tag) = 0;
+  /// Memory for one message in several pieces.
+  struct Piece {
+    const void *data;
+    size_t bytes;
+  };
+  /// One message: `pieces` back to back. Their memory must stay valid and
+  /// unchanged until it is done. By default sent from a copy the request
+  /// keeps; a transport that writes each piece where it goes overrides it.
+  virtual std::unique_ptr<Request>
+  sendPieces(int peer, const std::vector<Piece> &pieces, uint32_t tag);
   /// Whether a receive takes a message of any size from every peer: its
   /// first `bytes`, the rest dropped (a shorter one leaves the rest of the
   /// buffer as it was), on every rank of the group alike. A collective then

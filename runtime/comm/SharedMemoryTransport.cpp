@@ -167,10 +167,16 @@ uint64_t getStartTime(int pid) {
 
 /// One message to or from a peer through shared memory.
 struct Message {
+  Message(int peer, uint32_t tag, uint8_t *data, size_t bytes)
+      : peer(peer), tag(tag), data(data), bytes(bytes) {}
   int peer;
   uint32_t tag;
-  uint8_t *data;
-  size_t bytes;
+  uint8_t *data; // receives: where the message goes
+  size_t bytes;  // receives: how much of it fits there
+  /// Sends: the pieces of the message, the one being written and how much
+  /// of it is.
+  std::vector<Transport::Piece> pieces;
+  size_t piece = 0, pieceDone = 0;
   Frame frame{};
   size_t frameDone = 0, dataDone = 0;
   size_t received = 0; // the size the sender sent (receives)
@@ -223,9 +229,19 @@ public:
                                 uint32_t tag) override {
     if (!peers[peer].segment)
       return network->send(peer, data, bytes, tag);
-    auto message = std::make_shared<Message>(Message{
-        peer, tag, const_cast<uint8_t *>(static_cast<const uint8_t *>(data)),
-        bytes});
+    return sendPieces(peer, {{data, bytes}}, tag);
+  }
+
+  /// Written into the ring straight from the pieces: no copy first.
+  std::unique_ptr<Request> sendPieces(int peer, const std::vector<Piece> &pieces,
+                                      uint32_t tag) override {
+    if (!peers[peer].segment)
+      return Transport::sendPieces(peer, pieces, tag);
+    auto message = std::make_shared<Message>(peer, tag, nullptr, 0);
+    message->pieces = pieces;
+    size_t bytes = 0;
+    for (const Piece &piece : pieces)
+      bytes += piece.bytes;
     message->frame = {tag, kFrameMagic, bytes};
     peers[peer].sends.push_back(message);
     progress(); // most messages fit the ring at once
@@ -237,7 +253,7 @@ public:
     if (!peers[peer].segment)
       return network->receive(peer, data, bytes, tag);
     auto message = std::make_shared<Message>(
-        Message{peer, tag, static_cast<uint8_t *>(data), bytes});
+        peer, tag, static_cast<uint8_t *>(data), bytes);
     peers[peer].receives.push_back(message);
     return std::make_unique<SharedMemoryRequest>(*this, std::move(message));
   }
@@ -293,15 +309,22 @@ public:
         size_t n = push(*peer.segment, rank, frame + message.frameDone,
                         sizeof(Frame) - message.frameDone);
         message.frameDone += n;
-        size_t m =
-            message.frameDone < sizeof(Frame)
-                ? 0
-                : push(*peer.segment, rank, message.data + message.dataDone,
-                       message.bytes - message.dataDone);
-        message.dataDone += m;
-        wrote |= n + m > 0;
-        if (message.frameDone < sizeof(Frame) ||
-            message.dataDone < message.bytes)
+        wrote |= n > 0;
+        if (message.frameDone < sizeof(Frame))
+          break;
+        for (; message.piece < message.pieces.size(); ++message.piece) {
+          const Piece &piece = message.pieces[message.piece];
+          size_t m = push(*peer.segment, rank,
+                          static_cast<const uint8_t *>(piece.data) +
+                              message.pieceDone,
+                          piece.bytes - message.pieceDone);
+          message.pieceDone += m;
+          wrote |= m > 0;
+          if (message.pieceDone < piece.bytes)
+            break;
+          message.pieceDone = 0;
+        }
+        if (message.piece < message.pieces.size())
           break;
         message.complete = true;
         peer.sends.pop_front();
