@@ -2,6 +2,7 @@
 
 #include "runtime/kernels/CrossEntropy.h"
 #include "runtime/kernels/KernelMath.h"
+#include "runtime/kernels/Parallel.h"
 
 #include <cmath>
 
@@ -28,7 +29,7 @@ void crossEntropyBackward(int64_t rows, int64_t classes, const float *logits,
                           const int32_t *labels, const float *dLoss,
                           float divisor, float *dLogits) {
   float g = *dLoss / divisor;
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(rows * classes, 8))
   for (int64_t i = 0; i < rows; ++i) {
     const float *row = logits + i * classes;
     float *dRow = dLogits + i * classes;

@@ -8,12 +8,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/exec/CpuKernels.h"
+#include "runtime/kernels/KernelElements.h"
 #include "runtime/plan/KernelDispatch.h"
 #include "runtime/plan/KernelRoles.h"
 #include "runtime/plan/KernelSignature.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 namespace dpc::plan {
@@ -194,6 +196,50 @@ TEST(KernelTableTest, ConcatAndSplitMoveRowsOfParts) {
   // Parts that do not add up are refused before anything is copied.
   split.results = {tensor(a2, {2, 1, 3}), tensor(a2, {2, 1, 3})};
   EXPECT_THROW(exec::runCpuKernel(context, split), std::runtime_error);
+}
+
+/// ReduceSum on the CPU sums leading dims away a row at a time; each
+/// output must still be the CUDA element body's sum, in its order, bit for
+/// bit -- over more outputs than one chunk, and over other dims too.
+TEST(KernelTableTest, ReduceSumMatchesTheElementBodyBitForBit) {
+  kernels::KernelContext context;
+  for (auto [dims, reduced] :
+       {std::pair(std::vector<int64_t>{37, 1030}, std::vector<int64_t>{0}),
+        std::pair(std::vector<int64_t>{5, 3, 7}, std::vector<int64_t>{0, 1}),
+        std::pair(std::vector<int64_t>{6, 4, 3, 5},
+                  std::vector<int64_t>{0, 2, 3})}) {
+    std::vector<float> x(getNumElements(dims));
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = std::sin(static_cast<float>(i)) * 1e3f + 1e-3f;
+    InstructionT instruction;
+    ReduceAttrsT attrs;
+    attrs.dims = reduced;
+    instruction.attrs.Set(attrs);
+    flatbuffers::FlatBufferBuilder builder;
+    builder.Finish(Instruction::Pack(builder, &instruction));
+    KernelCall sum;
+    sum.kernel = Kernel::ReduceSum;
+    sum.instruction =
+        flatbuffers::GetRoot<Instruction>(builder.GetBufferPointer());
+    bool isReduced[8] = {};
+    std::vector<int64_t> keptDims;
+    for (int64_t d : reduced)
+      isReduced[d] = true;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (!isReduced[d])
+        keptDims.push_back(dims[d]);
+    std::vector<float> y(getNumElements(keptDims));
+    sum.operands = {tensor(x, dims)};
+    sum.results = {tensor(y, keptDims)};
+    exec::runCpuKernel(context, sum);
+    kernels::elements::ReduceIndex index = kernels::elements::makeReduceIndex(
+        static_cast<int>(dims.size()), dims.data(), isReduced);
+    for (size_t o = 0; o < y.size(); ++o) {
+      float body = kernels::elements::reduceSum(index, o, x.data());
+      EXPECT_EQ(std::memcmp(&y[o], &body, sizeof(float)), 0)
+          << "output " << o << ": " << y[o] << " vs " << body;
+    }
+  }
 }
 
 } // namespace
