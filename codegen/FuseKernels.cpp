@@ -11,6 +11,11 @@
 //  - ReluBackward whose result only the next kernel, a BatchNormBackward,
 //    reads (as its DY): one BatchNormReluBackward that masks the gradient
 //    as it reads it.
+//  - A weight gradient followed by the bias gradient, a ReduceSum of the
+//    same DY over all but its channels: Conv2dBackwardWeights with its DB
+//    result, and MatmulTransposedA(DY, X) of 2-D operands as
+//    LinearBackwardWeights(X, DY) with DB. The bias sum then rides on the
+//    pass over DY that the weight gradient makes anyway, one call fewer.
 //
 // In training, ReluBackward reads the producer's output as its Y (the
 // ReLU's output has the same signs), so that buffer lives on: the fused
@@ -215,17 +220,72 @@ void fuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm) {
     buffer->erase();
 }
 
+/// The weight-gradient kernel that also writes the bias gradient `sum`
+/// computes, when the kernel `weights` is followed by it, or "".
+StringRef getBiasFusion(ex::KernelOp weights, ex::KernelOp sum) {
+  if (sum.getKernel() != "ReduceSum" || sum.getIns().size() != 1 ||
+      sum.getOuts().size() != 1 || weights.getIns().size() != 2 ||
+      weights.getOuts().size() != 1)
+    return "";
+  auto dims = sum->getAttrOfType<DenseI64ArrayAttr>("dims");
+  if (!dims)
+    return "";
+  ArrayRef<int64_t> reduced = dims.asArrayRef();
+  Value dy = sum.getIns()[0];
+  int64_t rank = cast<MemRefType>(dy.getType()).getRank();
+  if (weights.getKernel() == "Conv2dBackwardWeights" &&
+      weights.getIns()[1] == dy && rank == 4 &&
+      reduced == ArrayRef<int64_t>{0, 2, 3})
+    return "Conv2dBackwardWeights";
+  if (weights.getKernel() == "MatmulTransposedA" &&
+      weights.getIns()[0] == dy && rank == 2 &&
+      cast<MemRefType>(weights.getIns()[1].getType()).getRank() == 2 &&
+      reduced == ArrayRef<int64_t>{0})
+    return "LinearBackwardWeights";
+  return "";
+}
+
+/// Whether `weights` may write the bias gradient of `sum` too: the bias
+/// gradient, written one call earlier, must share no bytes with what the
+/// weight gradient reads (which may die there) or writes.
+bool canFuseBias(ex::KernelOp weights, ex::KernelOp sum, int64_t batch) {
+  Value bias = sum.getOuts()[0];
+  return canMerge(weights, sum) && isApart(bias, weights.getIns(), batch) &&
+         isApart(bias, weights.getOuts(), batch) &&
+         isApart(bias, weights.getWorkspace(), batch);
+}
+
+void fuseBias(ex::KernelOp weights, ex::KernelOp sum, StringRef kernel) {
+  // LinearBackwardWeights takes (X, DY) where MatmulTransposedA took (DY, X).
+  SmallVector<Value> ins(weights.getIns());
+  if (kernel != weights.getKernel())
+    std::swap(ins[0], ins[1]);
+  SmallVector<Value> outs = {weights.getOuts()[0], sum.getOuts()[0]};
+  OpBuilder builder(sum);
+  auto fused = builder.create<ex::KernelOp>(weights.getLoc(), kernel, ins,
+                                            outs, weights.getWorkspace());
+  for (NamedAttribute attr : weights->getDiscardableAttrs())
+    fused->setAttr(attr.getName(), attr.getValue());
+  if (Attribute signal = sum->getAttr("signal"))
+    fused->setAttr("signal", signal);
+  sum.erase();
+  weights.erase();
+}
+
 struct FuseExecKernelsPass
     : public dpc::impl::FuseExecKernelsBase<FuseExecKernelsPass> {
   void runOnOperation() override {
     for (auto step : getOperation().getOps<ex::StepOp>()) {
       int64_t batch = static_cast<int64_t>(step.getBatch());
-      SmallVector<ex::KernelOp> producers, reluGrads;
+      SmallVector<ex::KernelOp> producers, reluGrads, weightGrads;
       step.getBody().walk([&](ex::KernelOp op) {
         if (!getReluFusion(op.getKernel()).empty())
           producers.push_back(op);
         else if (op.getKernel() == "ReluBackward")
           reluGrads.push_back(op);
+        else if (op.getKernel() == "Conv2dBackwardWeights" ||
+                 op.getKernel() == "MatmulTransposedA")
+          weightGrads.push_back(op);
       });
       for (ex::KernelOp producer : producers) {
         ex::KernelOp relu = getNextKernel(producer);
@@ -240,6 +300,14 @@ struct FuseExecKernelsPass
         if (norm && norm.getKernel() == "BatchNormBackward" &&
             canFuseReluBatchNormBackward(relu, norm, batch))
           fuseReluBatchNormBackward(relu, norm);
+      }
+      for (ex::KernelOp weights : weightGrads) {
+        ex::KernelOp sum = getNextKernel(weights);
+        if (!sum)
+          continue;
+        StringRef kernel = getBiasFusion(weights, sum);
+        if (!kernel.empty() && canFuseBias(weights, sum, batch))
+          fuseBias(weights, sum, kernel);
       }
     }
   }

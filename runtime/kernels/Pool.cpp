@@ -104,9 +104,12 @@ bool isTiling(const Pool2dShape &s) {
          s.w % s.kernelW == 0;
 }
 
-/// avgPoolMean's sums in its order, over tiling windows.
+/// avgPoolMean's sums in its order, over tiling windows; Kh and Kw > 0 fix
+/// the window (LeNet's 2x2, unrolled), 0 leaves it to `s`.
+template <int64_t Kh, int64_t Kw>
 void avgPoolForwardTiles(const Pool2dShape &s, const float *plane, float *out) {
-  int64_t oh = s.outH(), ow = s.outW(), kh = s.kernelH, kw = s.kernelW;
+  int64_t kh = Kh ? Kh : s.kernelH, kw = Kw ? Kw : s.kernelW;
+  int64_t oh = s.outH(), ow = s.outW();
   float divisor = static_cast<float>(kh * kw);
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j) {
@@ -121,22 +124,30 @@ void avgPoolForwardTiles(const Pool2dShape &s, const float *plane, float *out) {
 
 /// avgPoolBackwardPlane over tiling windows: each input element gets its
 /// one window's share, added to zero as there.
+template <int64_t Kh, int64_t Kw>
 void avgPoolBackwardTiles(const Pool2dShape &s, const float *dOut,
                           float *dIn) {
-  int64_t ow = s.outW(), kh = s.kernelH, kw = s.kernelW;
+  int64_t kh = Kh ? Kh : s.kernelH, kw = Kw ? Kw : s.kernelW;
+  int64_t oh = s.outH(), ow = s.outW();
   float divisor = static_cast<float>(kh * kw);
-  for (int64_t ih = 0; ih < s.h; ++ih) {
-    const float *row = dOut + (ih / kh) * ow;
-    for (int64_t iw = 0; iw < s.w; ++iw)
-      dIn[ih * s.w + iw] = 0.f + row[iw / kw] / divisor;
-  }
+  for (int64_t i = 0; i < oh; ++i)
+    for (int64_t a = 0; a < kh; ++a) {
+      float *row = dIn + (i * kh + a) * s.w;
+      for (int64_t j = 0; j < ow; ++j) {
+        float share = 0.f + dOut[i * ow + j] / divisor;
+        for (int64_t b = 0; b < kw; ++b)
+          row[j * kw + b] = share;
+      }
+    }
 }
 
 void avgPoolForwardPlane(const Pool2dShape &s, const math::AvgWindow *rows,
                          const math::AvgWindow *cols, const float *plane,
                          float *out) {
   if (isTiling(s))
-    return avgPoolForwardTiles(s, plane, out);
+    return s.kernelH == 2 && s.kernelW == 2
+               ? avgPoolForwardTiles<2, 2>(s, plane, out)
+               : avgPoolForwardTiles<0, 0>(s, plane, out);
   int64_t oh = s.outH(), ow = s.outW();
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j)
@@ -145,7 +156,9 @@ void avgPoolForwardPlane(const Pool2dShape &s, const math::AvgWindow *rows,
 
 void avgPoolBackwardPlane(const Pool2dShape &s, const float *dOut, float *dIn) {
   if (isTiling(s))
-    return avgPoolBackwardTiles(s, dOut, dIn);
+    return s.kernelH == 2 && s.kernelW == 2
+               ? avgPoolBackwardTiles<2, 2>(s, dOut, dIn)
+               : avgPoolBackwardTiles<0, 0>(s, dOut, dIn);
   int64_t oh = s.outH(), ow = s.outW();
   std::fill(dIn, dIn + s.h * s.w, 0.f);
   for (int64_t i = 0; i < oh; ++i) {
