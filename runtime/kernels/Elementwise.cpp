@@ -16,15 +16,19 @@ namespace dpc::kernels {
 //===----------------------------------------------------------------------===//
 
 void reluForward(int64_t size, const float *x, float *y) {
-#pragma omp parallel for simd if (isWorthThreads(size))
-  for (int64_t i = 0; i < size; ++i)
-    y[i] = math::reluForward(x[i]);
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = math::reluForward(x[i]);
+  });
 }
 
 void reluBackward(int64_t size, const float *y, const float *dy, float *dx) {
-#pragma omp parallel for simd if (isWorthThreads(size))
-  for (int64_t i = 0; i < size; ++i)
-    dx[i] = math::reluBackward(dy[i], y[i]);
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = math::reluBackward(dy[i], y[i]);
+  });
 }
 
 void sigmoidForward(int64_t size, const float *x, float *y) {
@@ -36,9 +40,11 @@ void sigmoidForward(int64_t size, const float *x, float *y) {
 }
 
 void sigmoidBackward(int64_t size, const float *y, const float *dy, float *dx) {
-#pragma omp parallel for simd if (isWorthThreads(size))
-  for (int64_t i = 0; i < size; ++i)
-    dx[i] = math::sigmoidBackward(dy[i], y[i]);
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = math::sigmoidBackward(dy[i], y[i]);
+  });
 }
 
 void tanhForward(int64_t size, const float *x, float *y) {
@@ -48,9 +54,11 @@ void tanhForward(int64_t size, const float *x, float *y) {
 }
 
 void tanhBackward(int64_t size, const float *y, const float *dy, float *dx) {
-#pragma omp parallel for simd if (isWorthThreads(size))
-  for (int64_t i = 0; i < size; ++i)
-    dx[i] = math::tanhBackward(dy[i], y[i]);
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = math::tanhBackward(dy[i], y[i]);
+  });
 }
 
 void inputActivationForward(math::InputActivation kind,

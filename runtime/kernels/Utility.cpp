@@ -17,21 +17,27 @@ void copy(int64_t size, const float *x, float *y) {
 }
 
 void scale(int64_t size, float alpha, float *y) {
-#pragma omp parallel for simd if (isWorthThreads(size))
-  for (int64_t i = 0; i < size; ++i)
-    y[i] *= alpha;
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      y[i] *= alpha;
+  });
 }
 
 void axpy(int64_t size, float alpha, const float *x, float *y) {
-#pragma omp parallel for simd if (isWorthThreads(size))
-  for (int64_t i = 0; i < size; ++i)
-    y[i] += alpha * x[i];
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      y[i] += alpha * x[i];
+  });
 }
 
 void accumulate(int64_t size, const float *x, float *y) {
-#pragma omp parallel for simd if (isWorthThreads(size))
-  for (int64_t i = 0; i < size; ++i)
-    y[i] += x[i];
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      y[i] += x[i];
+  });
 }
 
 void sumReduce(int64_t size, const float *x, float *out) {
