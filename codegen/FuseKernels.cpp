@@ -237,8 +237,8 @@ StringRef getBiasFusion(ex::KernelOp weights, ex::KernelOp sum) {
       weights.getIns()[1] == dy && rank == 4 &&
       reduced == ArrayRef<int64_t>{0, 2, 3})
     return "Conv2dBackwardWeights";
-  if (weights.getKernel() == "MatmulTransposedA" &&
-      weights.getIns()[0] == dy && rank == 2 &&
+  if (weights.getKernel() == "MatmulTransposedA" && weights.getIns()[0] == dy &&
+      rank == 2 &&
       cast<MemRefType>(weights.getIns()[1].getType()).getRank() == 2 &&
       reduced == ArrayRef<int64_t>{0})
     return "LinearBackwardWeights";
@@ -262,8 +262,8 @@ void fuseBias(ex::KernelOp weights, ex::KernelOp sum, StringRef kernel) {
     std::swap(ins[0], ins[1]);
   SmallVector<Value> outs = {weights.getOuts()[0], sum.getOuts()[0]};
   OpBuilder builder(sum);
-  auto fused = builder.create<ex::KernelOp>(weights.getLoc(), kernel, ins,
-                                            outs, weights.getWorkspace());
+  auto fused = builder.create<ex::KernelOp>(weights.getLoc(), kernel, ins, outs,
+                                            weights.getWorkspace());
   for (NamedAttribute attr : weights->getDiscardableAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   if (Attribute signal = sum->getAttr("signal"))

@@ -125,8 +125,7 @@ void avgPoolForwardTiles(const Pool2dShape &s, const float *plane, float *out) {
 /// avgPoolBackwardPlane over tiling windows: each input element gets its
 /// one window's share, added to zero as there.
 template <int64_t Kh, int64_t Kw>
-void avgPoolBackwardTiles(const Pool2dShape &s, const float *dOut,
-                          float *dIn) {
+void avgPoolBackwardTiles(const Pool2dShape &s, const float *dOut, float *dIn) {
   int64_t kh = Kh ? Kh : s.kernelH, kw = Kw ? Kw : s.kernelW;
   int64_t oh = s.outH(), ow = s.outW();
   float divisor = static_cast<float>(kh * kw);

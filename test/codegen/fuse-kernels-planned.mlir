@@ -104,3 +104,84 @@ module attributes {exec.devices = ["cpu:0"]} {
     exec.output "y", %6 : memref<?x4x2x2xf32>
   }
 }
+
+// -----
+
+// A linear layer's weight gradient (MatmulTransposedA of DY and X) and its
+// bias gradient (ReduceSum of DY over the rows): one LinearBackwardWeights
+// that writes both, with the weight gradient's precision; the event the
+// bias gradient signalled is signalled by the fused call.
+// CHECK-LABEL: exec.step "linear_bias"
+// CHECK: %[[DW:.*]] = exec.arena[64] : memref<3x4xf32>
+// CHECK-NEXT: %[[DB:.*]] = exec.arena[128] : memref<3xf32>
+// CHECK-NEXT: exec.kernel "LinearBackwardWeights" ins(%[[X:.*]], %[[DY:.*]] : memref<?x4xf32>, memref<?x3xf32>) outs(%[[DW]], %[[DB]] : memref<3x4xf32>, memref<3xf32>) {precision = bf16, signal = array<i64: 0>}
+// CHECK-NOT: ReduceSum
+// CHECK-NOT: MatmulTransposedA
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.step "linear_bias" device(0) batch(2) arena(256) {
+    %0 = exec.input "x" : memref<?x4xf32>
+    %1 = exec.input "dy" : memref<?x3xf32>
+    %2 = exec.arena[64] : memref<3x4xf32>
+    exec.kernel "MatmulTransposedA" ins(%1, %0 : memref<?x3xf32>, memref<?x4xf32>) outs(%2 : memref<3x4xf32>) {precision = bf16}
+    %3 = exec.arena[128] : memref<3xf32>
+    exec.kernel "ReduceSum" ins(%1 : memref<?x3xf32>) outs(%3 : memref<3xf32>) {dims = array<i64: 0>, signal = array<i64: 0>}
+    exec.output "dw", %2 : memref<3x4xf32>
+    exec.output "db", %3 : memref<3xf32>
+  }
+}
+
+// -----
+
+// A convolution's weight gradient and its bias gradient, DY summed over
+// all but the channels: Conv2dBackwardWeights writes both.
+// CHECK-LABEL: exec.step "conv_bias"
+// CHECK: exec.kernel "Conv2dBackwardWeights" ins(%{{.*}}, %{{.*}} : memref<?x2x3x3xf32>, memref<?x4x3x3xf32>) outs(%{{.*}}, %{{.*}} : memref<4x2x1x1xf32>, memref<4xf32>) {algorithm = "direct"}
+// CHECK-NOT: ReduceSum
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.step "conv_bias" device(0) batch(2) arena(512) {
+    %0 = exec.input "x" : memref<?x2x3x3xf32>
+    %1 = exec.input "dy" : memref<?x4x3x3xf32>
+    %2 = exec.arena[0] : memref<4x2x1x1xf32>
+    exec.kernel "Conv2dBackwardWeights" ins(%0, %1 : memref<?x2x3x3xf32>, memref<?x4x3x3xf32>) outs(%2 : memref<4x2x1x1xf32>) {algorithm = "direct"}
+    %3 = exec.arena[64] : memref<4xf32>
+    exec.kernel "ReduceSum" ins(%1 : memref<?x4x3x3xf32>) outs(%3 : memref<4xf32>) {dims = array<i64: 0, 2, 3>}
+    exec.output "dw", %2 : memref<4x2x1x1xf32>
+    exec.output "db", %3 : memref<4xf32>
+  }
+}
+
+// -----
+
+// Left alone: the bias gradient has the bytes of X, which dies at the
+// weight gradient (written one call earlier it would overwrite what that
+// call reads); a sum over other dims than a bias's; a sum of another
+// tensor than DY.
+// CHECK-LABEL: exec.step "bias_apart"
+// CHECK-COUNT-3: exec.kernel "MatmulTransposedA"
+// CHECK-NOT: LinearBackwardWeights
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.step "bias_apart" device(0) batch(2) arena(512) {
+    %0 = exec.input "x" : memref<?x4xf32>
+    %1 = exec.input "dy" : memref<?x3xf32>
+    %2 = exec.arena[0] : memref<?x4xf32>
+    exec.kernel "Copy" ins(%0 : memref<?x4xf32>) outs(%2 : memref<?x4xf32>)
+    %3 = exec.arena[64] : memref<3x4xf32>
+    exec.kernel "MatmulTransposedA" ins(%1, %2 : memref<?x3xf32>, memref<?x4xf32>) outs(%3 : memref<3x4xf32>)
+    %4 = exec.arena[0] : memref<3xf32>
+    exec.kernel "ReduceSum" ins(%1 : memref<?x3xf32>) outs(%4 : memref<3xf32>) {dims = array<i64: 0>}
+    %5 = exec.arena[128] : memref<3x4xf32>
+    exec.kernel "MatmulTransposedA" ins(%1, %0 : memref<?x3xf32>, memref<?x4xf32>) outs(%5 : memref<3x4xf32>)
+    %6 = exec.arena[192] : memref<?xf32>
+    exec.kernel "ReduceSum" ins(%1 : memref<?x3xf32>) outs(%6 : memref<?xf32>) {dims = array<i64: 1>}
+    %7 = exec.arena[256] : memref<3x4xf32>
+    exec.kernel "MatmulTransposedA" ins(%1, %0 : memref<?x3xf32>, memref<?x4xf32>) outs(%7 : memref<3x4xf32>)
+    %8 = exec.arena[320] : memref<4xf32>
+    exec.kernel "ReduceSum" ins(%0 : memref<?x4xf32>) outs(%8 : memref<4xf32>) {dims = array<i64: 0>}
+    exec.output "a", %3 : memref<3x4xf32>
+    exec.output "b", %4 : memref<3xf32>
+    exec.output "c", %5 : memref<3x4xf32>
+    exec.output "d", %6 : memref<?xf32>
+    exec.output "e", %7 : memref<3x4xf32>
+    exec.output "f", %8 : memref<4xf32>
+  }
+}

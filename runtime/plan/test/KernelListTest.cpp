@@ -198,6 +198,93 @@ TEST(KernelTableTest, ConcatAndSplitMoveRowsOfParts) {
   EXPECT_THROW(exec::runCpuKernel(context, split), std::runtime_error);
 }
 
+/// The instruction `attrs` (a Plan.fbs attribute table) make, packed.
+template <typename AttrsT>
+flatbuffers::DetachedBuffer packInstruction(AttrsT attrs) {
+  InstructionT instruction;
+  instruction.attrs.Set(std::move(attrs));
+  flatbuffers::FlatBufferBuilder builder;
+  builder.Finish(Instruction::Pack(builder, &instruction));
+  return builder.Release();
+}
+
+std::vector<float> wavyVector(size_t size, float phase) {
+  std::vector<float> v(size);
+  for (size_t i = 0; i < size; ++i)
+    v[i] = std::sin(static_cast<float>(i) * 0.7f + phase);
+  return v;
+}
+
+void expectClose(const std::vector<float> &fused,
+                 const std::vector<float> &unfused, const char *what) {
+  ASSERT_EQ(fused.size(), unfused.size()) << what;
+  for (size_t i = 0; i < fused.size(); ++i)
+    EXPECT_NEAR(fused[i], unfused[i], 1e-5f * (1.f + std::fabs(unfused[i])))
+        << what << " element " << i;
+}
+
+/// codegen's fuse-exec-kernels folds a bias gradient (ReduceSum of DY) into
+/// the weight gradient before it: the fused call must give what the two
+/// unfused calls give.
+TEST(KernelTableTest, BiasGradientFusionsMatchTheUnfusedCalls) {
+  kernels::KernelContext context;
+  auto sumAttrs = [](std::vector<int64_t> dims) {
+    ReduceAttrsT attrs;
+    attrs.dims = std::move(dims);
+    return packInstruction(attrs);
+  };
+
+  // Linear: MatmulTransposedA(DY, X) + ReduceSum(DY, rows) against
+  // LinearBackwardWeights(X, DY) -> (DW, DB).
+  std::vector<float> x = wavyVector(7 * 5, 0.f), dy = wavyVector(7 * 3, 1.f);
+  std::vector<float> dw(3 * 5), db(3), fusedDw(3 * 5), fusedDb(3);
+  auto rows = sumAttrs({0});
+  KernelCall weights, sum, fused;
+  weights.kernel = Kernel::MatmulTransposedA;
+  weights.operands = {tensor(dy, {7, 3}), tensor(x, {7, 5})};
+  weights.results = {tensor(dw, {3, 5})};
+  sum.kernel = Kernel::ReduceSum;
+  sum.instruction = flatbuffers::GetRoot<Instruction>(rows.data());
+  sum.operands = {tensor(dy, {7, 3})};
+  sum.results = {tensor(db, {3})};
+  fused.kernel = Kernel::LinearBackwardWeights;
+  fused.operands = {tensor(x, {7, 5}), tensor(dy, {7, 3})};
+  fused.results = {tensor(fusedDw, {3, 5}), tensor(fusedDb, {3})};
+  for (KernelCall *call : {&weights, &sum, &fused})
+    exec::runCpuKernel(context, *call);
+  expectClose(fusedDw, dw, "linear dw");
+  expectClose(fusedDb, db, "linear db");
+
+  // Convolution: Conv2dBackwardWeights + ReduceSum(DY, all but channels)
+  // against Conv2dBackwardWeights -> (DW, DB).
+  std::vector<float> cx = wavyVector(2 * 2 * 5 * 5, 2.f);
+  std::vector<float> cdy = wavyVector(2 * 4 * 3 * 3, 3.f);
+  std::vector<float> cdw(4 * 2 * 3 * 3), cdb(4), fusedCdw(cdw.size()),
+      fusedCdb(4);
+  Conv2dAttrsT convAttrs;
+  convAttrs.stride = {1, 1};
+  convAttrs.padding = {0, 0, 0, 0};
+  convAttrs.dilation = {1, 1};
+  auto conv = packInstruction(convAttrs);
+  auto channels = sumAttrs({0, 2, 3});
+  KernelCall convWeights, convSum, convFused;
+  convWeights.kernel = convFused.kernel = Kernel::Conv2dBackwardWeights;
+  convWeights.instruction = convFused.instruction =
+      flatbuffers::GetRoot<Instruction>(conv.data());
+  convWeights.operands = convFused.operands = {tensor(cx, {2, 2, 5, 5}),
+                                               tensor(cdy, {2, 4, 3, 3})};
+  convWeights.results = {tensor(cdw, {4, 2, 3, 3})};
+  convFused.results = {tensor(fusedCdw, {4, 2, 3, 3}), tensor(fusedCdb, {4})};
+  convSum.kernel = Kernel::ReduceSum;
+  convSum.instruction = flatbuffers::GetRoot<Instruction>(channels.data());
+  convSum.operands = {tensor(cdy, {2, 4, 3, 3})};
+  convSum.results = {tensor(cdb, {4})};
+  for (KernelCall *call : {&convWeights, &convSum, &convFused})
+    exec::runCpuKernel(context, *call);
+  expectClose(fusedCdw, cdw, "conv dw");
+  expectClose(fusedCdb, cdb, "conv db");
+}
+
 /// ReduceSum on the CPU sums leading dims away a row at a time; each
 /// output must still be the CUDA element body's sum, in its order, bit for
 /// bit -- over more outputs than one chunk, and over other dims too.
