@@ -30,8 +30,8 @@ void adamwUpdate(int64_t size, const AdamWParams &p, double lr, int64_t step,
                  float *expAvgSq) {
   if (step < 1)
     throw std::invalid_argument("adamw: step counts from 1");
-  math::AdamWScalars k =
-      math::adamwScalars(lr, p.beta1, p.beta2, p.eps, p.weightDecay, step);
+  math::AdamWScalars k = math::adamwScalars(lr, p.beta1, p.beta2, p.eps,
+                                            p.weightDecay, step);
 #pragma omp parallel for if (isWorthThreads(size, 8))
   for (int64_t i = 0; i < size; ++i)
     math::adamwStep(param[i], grad[i], expAvg[i], expAvgSq[i], k.decayFactor,
