@@ -16,6 +16,9 @@
 //    result, and MatmulTransposedA(DY, X) of 2-D operands as
 //    LinearBackwardWeights(X, DY) with DB. The bias sum then rides on the
 //    pass over DY that the weight gradient makes anyway, one call fewer.
+//  - CrossEntropyForward followed by CorrectCount of the same logits and
+//    labels: the loss kernel's optional Correct result, counted on its
+//    pass over the rows.
 //
 // In training, ReluBackward reads the producer's output as its Y (the
 // ReLU's output has the same signs), so that buffer lives on: the fused
@@ -272,12 +275,35 @@ void fuseBias(ex::KernelOp weights, ex::KernelOp sum, StringRef kernel) {
   weights.erase();
 }
 
+/// Whether `count`, right after the loss `loss`, counts the same rows, and
+/// may be written one call earlier (apart from what the loss reads).
+bool canFuseCorrectCount(ex::KernelOp loss, ex::KernelOp count, int64_t batch) {
+  return count.getKernel() == "CorrectCount" && loss.getOuts().size() == 1 &&
+         count.getOuts().size() == 1 && loss.getIns() == count.getIns() &&
+         canMerge(loss, count) &&
+         isApart(count.getOuts()[0], loss.getIns(), batch) &&
+         isApart(count.getOuts()[0], loss.getOuts(), batch);
+}
+
+void fuseCorrectCount(ex::KernelOp loss, ex::KernelOp count) {
+  SmallVector<Value> outs = {loss.getOuts()[0], count.getOuts()[0]};
+  OpBuilder builder(count);
+  auto fused = builder.create<ex::KernelOp>(loss.getLoc(), loss.getKernel(),
+                                            loss.getIns(), outs, Value());
+  for (NamedAttribute attr : loss->getDiscardableAttrs())
+    fused->setAttr(attr.getName(), attr.getValue());
+  if (Attribute signal = count->getAttr("signal"))
+    fused->setAttr("signal", signal);
+  count.erase();
+  loss.erase();
+}
+
 struct FuseExecKernelsPass
     : public dpc::impl::FuseExecKernelsBase<FuseExecKernelsPass> {
   void runOnOperation() override {
     for (auto step : getOperation().getOps<ex::StepOp>()) {
       int64_t batch = static_cast<int64_t>(step.getBatch());
-      SmallVector<ex::KernelOp> producers, reluGrads, weightGrads;
+      SmallVector<ex::KernelOp> producers, reluGrads, weightGrads, losses;
       step.getBody().walk([&](ex::KernelOp op) {
         if (!getReluFusion(op.getKernel()).empty())
           producers.push_back(op);
@@ -286,6 +312,8 @@ struct FuseExecKernelsPass
         else if (op.getKernel() == "Conv2dBackwardWeights" ||
                  op.getKernel() == "MatmulTransposedA")
           weightGrads.push_back(op);
+        else if (op.getKernel() == "CrossEntropyForward")
+          losses.push_back(op);
       });
       for (ex::KernelOp producer : producers) {
         ex::KernelOp relu = getNextKernel(producer);
@@ -308,6 +336,11 @@ struct FuseExecKernelsPass
         StringRef kernel = getBiasFusion(weights, sum);
         if (!kernel.empty() && canFuseBias(weights, sum, batch))
           fuseBias(weights, sum, kernel);
+      }
+      for (ex::KernelOp loss : losses) {
+        ex::KernelOp count = getNextKernel(loss);
+        if (count && canFuseCorrectCount(loss, count, batch))
+          fuseCorrectCount(loss, count);
       }
     }
   }

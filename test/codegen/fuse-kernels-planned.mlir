@@ -185,3 +185,36 @@ module attributes {exec.devices = ["cpu:0"]} {
     exec.output "f", %8 : memref<4xf32>
   }
 }
+
+// -----
+
+// The loss and the count of correct rows over the same logits and labels:
+// one CrossEntropyForward with its Correct result. Not where the count
+// takes bytes the loss reads.
+// CHECK-LABEL: exec.step "loss_count"
+// CHECK: %[[LOSS:.*]] = exec.arena[64] : memref<f32>
+// CHECK-NEXT: %[[COUNT:.*]] = exec.arena[72] : memref<i64>
+// CHECK-NEXT: exec.kernel "CrossEntropyForward" ins(%[[LOGITS:.*]], %[[LABELS:.*]] : memref<?x3xf32>, memref<?xi32>) outs(%[[LOSS]], %[[COUNT]] : memref<f32>, memref<i64>)
+// CHECK: exec.kernel "CrossEntropyForward" ins(%{{.*}}) outs(%{{[0-9]+}} : memref<f32>)
+// CHECK-NEXT: exec.arena[0] : memref<i64>
+// CHECK-NEXT: exec.kernel "CorrectCount"
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.step "loss_count" device(0) batch(2) arena(256) {
+    %0 = exec.input "logits" : memref<?x3xf32>
+    %1 = exec.input "labels" : memref<?xi32>
+    %2 = exec.arena[64] : memref<f32>
+    exec.kernel "CrossEntropyForward" ins(%0, %1 : memref<?x3xf32>, memref<?xi32>) outs(%2 : memref<f32>)
+    %3 = exec.arena[72] : memref<i64>
+    exec.kernel "CorrectCount" ins(%0, %1 : memref<?x3xf32>, memref<?xi32>) outs(%3 : memref<i64>)
+    %4 = exec.arena[0] : memref<?x3xf32>
+    exec.kernel "Copy" ins(%0 : memref<?x3xf32>) outs(%4 : memref<?x3xf32>)
+    %5 = exec.arena[128] : memref<f32>
+    exec.kernel "CrossEntropyForward" ins(%4, %1 : memref<?x3xf32>, memref<?xi32>) outs(%5 : memref<f32>)
+    %6 = exec.arena[0] : memref<i64>
+    exec.kernel "CorrectCount" ins(%4, %1 : memref<?x3xf32>, memref<?xi32>) outs(%6 : memref<i64>)
+    exec.output "loss", %2 : memref<f32>
+    exec.output "correct", %3 : memref<i64>
+    exec.output "loss2", %5 : memref<f32>
+    exec.output "correct2", %6 : memref<i64>
+  }
+}

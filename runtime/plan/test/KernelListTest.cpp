@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -283,6 +284,39 @@ TEST(KernelTableTest, BiasGradientFusionsMatchTheUnfusedCalls) {
     exec::runCpuKernel(context, *call);
   expectClose(fusedCdw, cdw, "conv dw");
   expectClose(fusedCdb, cdb, "conv db");
+}
+
+/// fuse-exec-kernels folds CorrectCount into the loss before it: the loss
+/// kernel's Correct result must count what CorrectCount counts.
+TEST(KernelTableTest, LossCountsTheRowsCorrectCountCounts) {
+  kernels::KernelContext context;
+  std::vector<float> logits = wavyVector(9 * 4, 0.5f);
+  // Every other row labelled with its argmax: 5 of 9 correct.
+  std::vector<int32_t> labels(9);
+  for (int32_t i = 0; i < 9; ++i) {
+    const float *row = logits.data() + i * 4;
+    int32_t best = static_cast<int32_t>(std::max_element(row, row + 4) - row);
+    labels[i] = i % 2 ? (best + 1) % 4 : best;
+  }
+  std::vector<float> loss(1), fusedLoss(1);
+  int64_t count = -1, fusedCount = -1;
+  TensorArg labelArg{true, labels.data(), DType::I32, {9}};
+  TensorArg countArg{true, &count, DType::I64, {}};
+  TensorArg fusedCountArg{true, &fusedCount, DType::I64, {}};
+  KernelCall unfused, counting, fused;
+  unfused.kernel = fused.kernel = Kernel::CrossEntropyForward;
+  unfused.batch = fused.batch = 9;
+  unfused.operands = fused.operands =
+      counting.operands = {tensor(logits, {9, 4}), labelArg};
+  unfused.results = {tensor(loss, {})};
+  counting.kernel = Kernel::CorrectCount;
+  counting.results = {countArg};
+  fused.results = {tensor(fusedLoss, {}), fusedCountArg};
+  for (KernelCall *call : {&unfused, &counting, &fused})
+    exec::runCpuKernel(context, *call);
+  EXPECT_EQ(fusedLoss, loss);
+  EXPECT_EQ(fusedCount, count);
+  EXPECT_EQ(count, 5);
 }
 
 /// ReduceSum on the CPU sums leading dims away a row at a time; each
