@@ -352,9 +352,11 @@ LogicalResult StepLowering::view(Value value, Value source) {
   Value sourceBuffer = buffer(source);
   buffers[value] = builder.create<ex::ViewOp>(
       value.getLoc(), bufferType(value), sourceBuffer, batchScaleOf(value));
+  // Copy the index out: inserting into arenaIndex may rehash it.
   if (auto it = arenaIndex.find(sourceBuffer); it != arenaIndex.end()) {
-    arenaIndex[buffers[value]] = it->second;
-    arena[it->second].values.push_back(value);
+    size_t index = it->second;
+    arenaIndex[buffers[value]] = index;
+    arena[index].values.push_back(value);
   }
   return success();
 }
