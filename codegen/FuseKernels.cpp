@@ -3,9 +3,10 @@
 // Runs on planned `exec` steps and merges adjacent kernel calls on one
 // stream (no event between them) into the fused kernels of Kernels.def:
 //
-//  - Conv2dForward, BatchNormTrainingForward or BatchNormInferenceForward
-//    whose output the very next kernel, a ReluForward, reads: one call that
-//    applies the ReLU as it writes (oneDNN's post-op for the convolution),
+//  - Conv2dForward, LinearForward, BatchNormTrainingForward or
+//    BatchNormInferenceForward whose output the very next kernel, a
+//    ReluForward, reads: one call that applies the ReLU as it writes
+//    (oneDNN's post-op for the convolution and the linear layer),
 //    so the activation is written once instead of written, read and
 //    written again.
 //  - ReluBackward whose result only the next kernel, a BatchNormBackward,
@@ -88,6 +89,7 @@ ex::KernelOp getNextKernel(Operation *op) {
 StringRef getReluFusion(StringRef producer) {
   return llvm::StringSwitch<StringRef>(producer)
       .Case("Conv2dForward", "Conv2dReluForward")
+      .Case("LinearForward", "LinearReluForward")
       .Case("BatchNormTrainingForward", "BatchNormReluTrainingForward")
       .Case("BatchNormInferenceForward", "BatchNormReluInferenceForward")
       .Default("");

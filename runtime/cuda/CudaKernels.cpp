@@ -771,6 +771,15 @@ constexpr auto runTanhBackward = &runActivationBackward<Activation::Tanh>;
 
 /// cuDNN's fused convolution + bias + activation needs the bias and takes
 /// other algorithms: two calls, the ReLU in place, give the unfused bits.
+void runLinearReluForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LinearReluForward;
+  linearForward(ctx, plan::getLinearShape(call), in(call, X), in(call, W),
+                in(call, Bias), out(call, Y));
+  activationForward(ctx.getStream(), Activation::Relu,
+                    call.result(Y).getNumElements(), out(call, Y),
+                    out(call, Y));
+}
+
 void runConv2dReluForward(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::Conv2dReluForward;
   kernels::Conv2dShape shape = plan::getConv2dShape(call);

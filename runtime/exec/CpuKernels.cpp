@@ -544,6 +544,12 @@ void runInputActivationBackward(KernelContext &, const KernelCall &call) {
   inputActivationBackward(s.kind, s.params, s.size, in(call, X), in(call, DY),
                           out(call, DX));
 }
+void runLinearReluForward(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::LinearReluForward;
+  linearForward(context, plan::getLinearShape(call), in(call, X), in(call, W),
+                in(call, Bias), out(call, Y), /*relu=*/true);
+}
+
 void runConv2dReluForward(KernelContext &context, const KernelCall &call) {
   using namespace plan::roles::Conv2dReluForward;
   conv2dForward(context, plan::getConv2dShape(call), in(call, X), in(call, W),

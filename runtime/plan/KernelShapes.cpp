@@ -494,7 +494,8 @@ float getPadValue(const KernelCall &call) {
 kernels::LinearShape getLinearShape(const KernelCall &call) {
   kernels::LinearShape s{};
   switch (call.kernel) {
-  case Kernel::LinearForward: {
+  case Kernel::LinearForward:
+  case Kernel::LinearReluForward: {
     const TensorArg &w = operand(call, 1);
     expectRank(w, operandName(call.kernel, 1), 2, 2);
     s.out = w.dims[0], s.in = w.dims[1];

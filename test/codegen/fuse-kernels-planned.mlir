@@ -218,3 +218,33 @@ module attributes {exec.devices = ["cpu:0"]} {
     exec.output "correct2", %6 : memref<i64>
   }
 }
+
+// -----
+
+// A linear layer followed by a ReLU, as the MLP trains it: ReluBackward
+// reads the linear layer's output, so the fused LinearReluForward writes
+// there (with the linear layer's precision) and the ReLU's reader reads it.
+// CHECK-LABEL: exec.step "linear_relu"
+// CHECK: %[[Y:.*]] = exec.arena[0] : memref<?x3xf32>
+// CHECK-NEXT: exec.kernel "LinearReluForward" ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<?x4xf32>, memref<3x4xf32>, memref<3xf32>) outs(%[[Y]] : memref<?x3xf32>) {precision = bf16}
+// CHECK-NOT: ReluForward
+// CHECK: exec.kernel "Copy" ins(%[[Y]] :
+// CHECK: exec.kernel "ReluBackward" ins(%[[Y]],
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.persistent @w "parameter" init = "zeros" : tensor<3x4xf32>
+  exec.persistent @b "parameter" init = "zeros" : tensor<3xf32>
+  exec.step "linear_relu" device(0) batch(2) arena(512) {
+    %0 = exec.input "x" : memref<?x4xf32>
+    %1 = exec.state @w : memref<3x4xf32>
+    %2 = exec.state @b : memref<3xf32>
+    %3 = exec.arena[0] : memref<?x3xf32>
+    exec.kernel "LinearForward" ins(%0, %1, %2 : memref<?x4xf32>, memref<3x4xf32>, memref<3xf32>) outs(%3 : memref<?x3xf32>) {precision = bf16}
+    %4 = exec.arena[64] : memref<?x3xf32>
+    exec.kernel "ReluForward" ins(%3 : memref<?x3xf32>) outs(%4 : memref<?x3xf32>)
+    %5 = exec.arena[128] : memref<?x3xf32>
+    exec.kernel "Copy" ins(%4 : memref<?x3xf32>) outs(%5 : memref<?x3xf32>)
+    %6 = exec.arena[192] : memref<?x3xf32>
+    exec.kernel "ReluBackward" ins(%3, %5 : memref<?x3xf32>, memref<?x3xf32>) outs(%6 : memref<?x3xf32>)
+    exec.output "dx", %6 : memref<?x3xf32>
+  }
+}
