@@ -20,6 +20,11 @@
 //  - CrossEntropyForward followed by CorrectCount of the same logits and
 //    labels: the loss kernel's optional Correct result, counted on its
 //    pass over the rows.
+//  - That loss and, next (past the Fill of its seed gradient), the
+//    CrossEntropyBackward of the same logits and labels: one
+//    CrossEntropyForwardBackward in the backward's place, each row's
+//    logsumexp computed once. A seed of 1 that nothing else reads goes
+//    (1 is the kernel's default).
 //
 // In training, ReluBackward reads the producer's output as its Y (the
 // ReLU's output has the same signs), so that buffer lives on: the fused
@@ -300,6 +305,60 @@ void fuseCorrectCount(ex::KernelOp loss, ex::KernelOp count) {
   loss.erase();
 }
 
+/// The Fill of a scalar 1 that only `backward` reads, as its DLoss.
+bool isUnitSeedOf(ex::KernelOp fill, ex::KernelOp backward) {
+  if (fill.getKernel() != "Fill" || fill.getOuts().size() != 1 ||
+      backward.getIns().size() != 3 ||
+      backward.getIns()[2] != fill.getOuts()[0])
+    return false;
+  auto value = fill->getAttrOfType<FloatAttr>("value");
+  return value && value.getValueAsDouble() == 1.0 &&
+         llvm::all_of(getReaders(fill.getOuts()[0]), [&](Operation *user) {
+           return user == fill || user == backward;
+         });
+}
+
+/// Fuses the loss `loss` with its gradient, when the CrossEntropyBackward
+/// of the same logits and labels follows it (past at most a Fill, of its
+/// DLoss). The fused call runs in the backward's place: the loss and the
+/// count, written later than before, are read by no call between.
+void fuseLossGradient(ex::KernelOp loss) {
+  ex::KernelOp next = getNextKernel(loss);
+  if (!next || !canMerge(loss, next))
+    return;
+  ex::KernelOp fill, backward = next;
+  if (next.getKernel() == "Fill") {
+    fill = next;
+    backward = getNextKernel(fill);
+    if (!backward || !canMerge(fill, backward))
+      return;
+  }
+  if (backward.getKernel() != "CrossEntropyBackward" ||
+      backward.getOuts().size() != 1 || backward.getIns().size() < 2 ||
+      backward.getIns().take_front(2) != loss.getIns())
+    return;
+  bool dropSeed = fill && isUnitSeedOf(fill, backward);
+  SmallVector<Value> ins(loss.getIns());
+  if (!dropSeed && backward.getIns().size() == 3)
+    ins.push_back(backward.getIns()[2]);
+  SmallVector<Value> outs = {loss.getOuts()[0], backward.getOuts()[0]};
+  if (loss.getOuts().size() == 2)
+    outs.push_back(loss.getOuts()[1]);
+  OpBuilder builder(backward);
+  auto fused = builder.create<ex::KernelOp>(
+      loss.getLoc(), "CrossEntropyForwardBackward", ins, outs, Value());
+  for (NamedAttribute attr : backward->getDiscardableAttrs())
+    fused->setAttr(attr.getName(), attr.getValue());
+  backward.erase();
+  loss.erase();
+  if (dropSeed) {
+    Value seed = fill.getOuts()[0];
+    fill.erase();
+    if (Operation *buffer = seed.getDefiningOp(); buffer && buffer->use_empty())
+      buffer->erase();
+  }
+}
+
 struct FuseExecKernelsPass
     : public dpc::impl::FuseExecKernelsBase<FuseExecKernelsPass> {
   void runOnOperation() override {
@@ -344,6 +403,14 @@ struct FuseExecKernelsPass
         if (count && canFuseCorrectCount(loss, count, batch))
           fuseCorrectCount(loss, count);
       }
+      // Again: the count fusion replaced the losses it fused.
+      SmallVector<ex::KernelOp> fusedLosses;
+      step.getBody().walk([&](ex::KernelOp op) {
+        if (op.getKernel() == "CrossEntropyForward")
+          fusedLosses.push_back(op);
+      });
+      for (ex::KernelOp loss : fusedLosses)
+        fuseLossGradient(loss);
     }
   }
 };

@@ -891,6 +891,21 @@ void runCrossEntropyForward(StreamContext &ctx, const KernelCall &call) {
       correct.present ? scalarTypeOf(correct) : ScalarType::F32);
 }
 
+void runCrossEntropyForwardBackward(StreamContext &ctx,
+                                    const KernelCall &call) {
+  using namespace plan::roles::CrossEntropyForwardBackward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  const plan::TensorArg &correct = call.result(Correct);
+  const auto *labels = call.operand(Labels).as<int32_t>();
+  float divisor = static_cast<float>(call.batch);
+  crossEntropyForward(
+      ctx.getStream(), s.rows, s.cols, in(call, Logits), labels, divisor,
+      out(call, Loss), correct.present ? correct.data : nullptr,
+      correct.present ? scalarTypeOf(correct) : ScalarType::F32);
+  crossEntropyBackward(ctx.getStream(), s.rows, s.cols, in(call, Logits),
+                       labels, in(call, DLoss), divisor, out(call, DLogits));
+}
+
 void runCrossEntropyBackward(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::CrossEntropyBackward;
   plan::RowsShape s = plan::getRowsShape(call);

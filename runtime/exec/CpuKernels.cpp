@@ -422,6 +422,21 @@ void runCrossEntropyBackward(KernelContext &, const KernelCall &call) {
                        static_cast<float>(call.batch), out(call, DLogits));
 }
 
+void runCrossEntropyForwardBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::CrossEntropyForwardBackward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  const auto *labels = call.operand(Labels).as<int32_t>();
+  checkLabels(labels, s.rows, s.cols);
+  float one = 1.f;
+  const float *dLoss = call.operand(DLoss).present ? in(call, DLoss) : &one;
+  int64_t correct = 0;
+  crossEntropyForwardBackward(s.rows, s.cols, in(call, Logits), labels, dLoss,
+                              static_cast<float>(call.batch), out(call, Loss),
+                              &correct, out(call, DLogits));
+  if (call.result(Correct).present)
+    storeScalar(call.result(Correct), static_cast<double>(correct));
+}
+
 void runCorrectCount(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::CorrectCount;
   plan::RowsShape s = plan::getRowsShape(call);

@@ -248,3 +248,55 @@ module attributes {exec.devices = ["cpu:0"]} {
     exec.output "dx", %6 : memref<?x3xf32>
   }
 }
+
+// -----
+
+// The loss (with its count), the Fill of its seed gradient and its
+// backward: one CrossEntropyForwardBackward in the backward's place, with
+// no seed (1 is its default). A seed of another value stays, as DLoss; a
+// kernel between the loss and its backward keeps them apart.
+// CHECK-LABEL: exec.step "loss_gradient"
+// CHECK: %[[LOSS:.*]] = exec.arena[0] : memref<f32>
+// CHECK-NEXT: %[[COUNT:.*]] = exec.arena[8] : memref<i64>
+// CHECK-NOT: exec.kernel
+// CHECK: %[[DX:.*]] = exec.arena[64] : memref<?x3xf32>
+// CHECK-NEXT: exec.kernel "CrossEntropyForwardBackward" ins(%[[X:.*]], %[[L:.*]] : memref<?x3xf32>, memref<?xi32>) outs(%[[LOSS]], %[[DX]], %[[COUNT]] : memref<f32>, memref<?x3xf32>, memref<i64>)
+// CHECK: %[[SEED:.*]] = exec.arena[32] : memref<f32>
+// CHECK-NEXT: exec.kernel "Fill" outs(%[[SEED]] : memref<f32>) {value = 5.000000e-01 : f64}
+// CHECK: exec.kernel "CrossEntropyForwardBackward" ins(%[[X]], %[[L]], %[[SEED]] : memref<?x3xf32>, memref<?xi32>, memref<f32>) outs(%{{[0-9]+}}, %{{[0-9]+}} : memref<f32>, memref<?x3xf32>)
+// CHECK: exec.kernel "CrossEntropyForward"
+// CHECK: exec.kernel "Copy"
+// CHECK: exec.kernel "CrossEntropyBackward"
+module attributes {exec.devices = ["cpu:0"]} {
+  exec.step "loss_gradient" device(0) batch(2) arena(512) {
+    %0 = exec.input "logits" : memref<?x3xf32>
+    %1 = exec.input "labels" : memref<?xi32>
+    %2 = exec.arena[0] : memref<f32>
+    %3 = exec.arena[8] : memref<i64>
+    exec.kernel "CrossEntropyForward" ins(%0, %1 : memref<?x3xf32>, memref<?xi32>) outs(%2, %3 : memref<f32>, memref<i64>)
+    %4 = exec.arena[16] : memref<f32>
+    exec.kernel "Fill" outs(%4 : memref<f32>) {value = 1.000000e+00 : f64}
+    %5 = exec.arena[64] : memref<?x3xf32>
+    exec.kernel "CrossEntropyBackward" ins(%0, %1, %4 : memref<?x3xf32>, memref<?xi32>, memref<f32>) outs(%5 : memref<?x3xf32>)
+    %6 = exec.arena[24] : memref<f32>
+    exec.kernel "CrossEntropyForward" ins(%0, %1 : memref<?x3xf32>, memref<?xi32>) outs(%6 : memref<f32>)
+    %7 = exec.arena[32] : memref<f32>
+    exec.kernel "Fill" outs(%7 : memref<f32>) {value = 5.000000e-01 : f64}
+    %8 = exec.arena[128] : memref<?x3xf32>
+    exec.kernel "CrossEntropyBackward" ins(%0, %1, %7 : memref<?x3xf32>, memref<?xi32>, memref<f32>) outs(%8 : memref<?x3xf32>)
+    %9 = exec.arena[40] : memref<f32>
+    exec.kernel "CrossEntropyForward" ins(%0, %1 : memref<?x3xf32>, memref<?xi32>) outs(%9 : memref<f32>)
+    %10 = exec.arena[192] : memref<?x3xf32>
+    exec.kernel "Copy" ins(%0 : memref<?x3xf32>) outs(%10 : memref<?x3xf32>)
+    %11 = exec.arena[256] : memref<?x3xf32>
+    exec.kernel "CrossEntropyBackward" ins(%0, %1 : memref<?x3xf32>, memref<?xi32>) outs(%11 : memref<?x3xf32>)
+    exec.output "loss", %2 : memref<f32>
+    exec.output "correct", %3 : memref<i64>
+    exec.output "dx", %5 : memref<?x3xf32>
+    exec.output "loss2", %6 : memref<f32>
+    exec.output "dx2", %8 : memref<?x3xf32>
+    exec.output "loss3", %9 : memref<f32>
+    exec.output "copy", %10 : memref<?x3xf32>
+    exec.output "dx3", %11 : memref<?x3xf32>
+  }
+}

@@ -319,6 +319,47 @@ TEST(KernelTableTest, LossCountsTheRowsCorrectCountCounts) {
   EXPECT_EQ(count, 5);
 }
 
+/// fuse-exec-kernels makes the loss, its count and its gradient one
+/// CrossEntropyForwardBackward: the same bits as the three calls, with the
+/// seed gradient given or left to its default of 1.
+TEST(KernelTableTest, LossAndGradientInOneCallMatchTheUnfusedCalls) {
+  kernels::KernelContext context;
+  std::vector<float> logits = wavyVector(9 * 4, 1.5f);
+  std::vector<int32_t> labels = {0, 1, 2, 3, 0, 1, 2, 3, 1};
+  TensorArg labelArg{true, labels.data(), DType::I32, {9}};
+  for (float seed : {1.f, 0.25f}) {
+    std::vector<float> loss(1), fusedLoss(1), dLoss(1, seed);
+    std::vector<float> dLogits(9 * 4), fusedDLogits(9 * 4);
+    int64_t count = -1, fusedCount = -1;
+    KernelCall forward, counting, backward, fused;
+    forward.kernel = Kernel::CrossEntropyForward;
+    counting.kernel = Kernel::CorrectCount;
+    backward.kernel = Kernel::CrossEntropyBackward;
+    fused.kernel = Kernel::CrossEntropyForwardBackward;
+    for (KernelCall *call : {&forward, &counting, &backward, &fused}) {
+      call->batch = 12; // a replica's 9 rows of a global batch of 12
+      call->operands = {tensor(logits, {9, 4}), labelArg};
+    }
+    forward.results = {tensor(loss, {})};
+    counting.results = {TensorArg{true, &count, DType::I64, {}}};
+    backward.results = {tensor(dLogits, {9, 4})};
+    fused.results = {tensor(fusedLoss, {}), tensor(fusedDLogits, {9, 4}),
+                     TensorArg{true, &fusedCount, DType::I64, {}}};
+    if (seed != 1.f) {
+      backward.operands.push_back(tensor(dLoss, {}));
+      fused.operands.push_back(tensor(dLoss, {}));
+    }
+    for (KernelCall *call : {&forward, &counting, &backward, &fused})
+      exec::runCpuKernel(context, *call);
+    EXPECT_EQ(fusedLoss, loss);
+    EXPECT_EQ(fusedCount, count);
+    EXPECT_EQ(std::memcmp(fusedDLogits.data(), dLogits.data(),
+                          dLogits.size() * sizeof(float)),
+              0)
+        << "seed " << seed;
+  }
+}
+
 /// ReduceSum on the CPU sums leading dims away a row at a time; each
 /// output must still be the CUDA element body's sum, in its order, bit for
 /// bit -- over more outputs than one chunk, and over other dims too.
