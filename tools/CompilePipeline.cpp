@@ -93,6 +93,9 @@ recordInferenceModel(ModuleOp module, StringRef modelPath,
   record.head = std::move(model.head);
   record.graph = std::move(model.graph);
   record.problem = std::move(model.problem);
+  for (dpc::frontend::GraphForm &form : model.forms)
+    record.forms.push_back({form.minOpset, form.maxOpset, std::move(form.graph),
+                            std::move(form.problem)});
   return record;
 }
 

@@ -141,6 +141,20 @@ bool readImageDims(const NpyArray &images, const std::string &path,
     dataset.channels = 1, dataset.height = 1, dataset.width = shape[1];
     return false;
   }
+  if (format.sample.size() == 2) { // sequences [N, T, F], as [N, 1, T, F]
+    if (shape.size() != 3 || shape[1] != format.sample[0] ||
+        shape[2] != format.sample[1])
+      fail(path,
+           "expected sequences [N, " + std::to_string(format.sample[0]) + ", " +
+               std::to_string(format.sample[1]) + "], got " +
+               std::to_string(shape.size()) + " dims" +
+               (shape.size() == 3 ? " [N, " + std::to_string(shape[1]) + ", " +
+                                        std::to_string(shape[2]) + "]"
+                                  : ""));
+    dataset.count = shape[0];
+    dataset.channels = 1, dataset.height = shape[1], dataset.width = shape[2];
+    return false;
+  }
   if (shape.size() != 3 && shape.size() != 4)
     fail(path, "expected images [N, H, W], [N, C, H, W] or [N, H, W, C], got " +
                    std::to_string(shape.size()) + " dims");
