@@ -3,6 +3,7 @@
 #include "codegen/BufferLiveness.h"
 
 #include <algorithm>
+#include <map>
 
 using namespace mlir;
 using namespace dpc;
@@ -28,16 +29,17 @@ std::optional<std::pair<int64_t, int64_t>> dpc::getArenaBytes(Value buffer,
                         begin + getBufferBytes(arena.getBuffer(), batch));
 }
 
-ArenaLiveness::ArenaLiveness(ex::StepOp step)
-    : batch(static_cast<int64_t>(step.getBatch())),
-      arenaBytes(static_cast<int64_t>(step.getArenaBytes())) {
+std::vector<ArenaLifetime> dpc::getArenaLifetimes(ex::StepOp step) {
+  int64_t batch = static_cast<int64_t>(step.getBatch());
   Block &body = step.getBody().front();
+  DenseMap<Operation *, int64_t> positions;
   for (Operation &op : body)
     positions[&op] = static_cast<int64_t>(positions.size());
   int64_t end = static_cast<int64_t>(positions.size());
+  std::vector<ArenaLifetime> lifetimes;
   for (auto arena : body.getOps<ex::ArenaOp>()) {
-    auto bytes = dpc::getArenaBytes(arena.getBuffer(), batch);
-    Interval interval{end, -1, bytes->first, bytes->second};
+    ArenaLifetime lifetime{arena, getBufferBytes(arena.getBuffer(), batch), end,
+                           -1, true};
     SmallVector<Value> values = {arena.getBuffer()};
     while (!values.empty()) {
       Value value = values.pop_back_val();
@@ -47,13 +49,59 @@ ArenaLiveness::ArenaLiveness(ex::StepOp step)
           continue;
         }
         int64_t at = positions.lookup(user);
-        interval.first = std::min(interval.first, at);
-        interval.last =
-            std::max(interval.last, isa<ex::KernelOp>(user) ? at : end);
+        lifetime.first = std::min(lifetime.first, at);
+        lifetime.last =
+            std::max(lifetime.last, isa<ex::KernelOp>(user) ? at : end);
       }
     }
-    if (interval.first <= interval.last)
-      intervals.push_back(interval);
+    if (lifetime.first > lifetime.last) {
+      lifetime.first = lifetime.last = positions.lookup(arena);
+      lifetime.used = false;
+    }
+    lifetimes.push_back(lifetime);
+  }
+  return lifetimes;
+}
+
+std::pair<int64_t, int64_t>
+dpc::getLivePeak(ArrayRef<ArenaLifetime> lifetimes) {
+  // +bytes where a buffer's life begins, -bytes just after it ends.
+  std::map<int64_t, int64_t> delta;
+  for (const ArenaLifetime &lifetime : lifetimes) {
+    delta[lifetime.first] += lifetime.bytes;
+    delta[lifetime.last + 1] -= lifetime.bytes;
+  }
+  int64_t live = 0, peakPosition = 0, peakBytes = 0;
+  for (auto [position, change] : delta) {
+    live += change;
+    if (live > peakBytes) {
+      peakBytes = live;
+      peakPosition = position;
+    }
+  }
+  return {peakPosition, peakBytes};
+}
+
+MemoryPlan dpc::planArena(ArrayRef<ArenaLifetime> lifetimes) {
+  std::vector<BufferLifetime> buffers;
+  for (const ArenaLifetime &lifetime : lifetimes)
+    buffers.push_back({lifetime.bytes, lifetime.first, lifetime.last});
+  return planMemory(buffers);
+}
+
+ArenaLiveness::ArenaLiveness(ex::StepOp step)
+    : batch(static_cast<int64_t>(step.getBatch())),
+      arenaBytes(static_cast<int64_t>(step.getArenaBytes())) {
+  for (Operation &op : step.getBody().front())
+    positions[&op] = static_cast<int64_t>(positions.size());
+  for (ArenaLifetime &lifetime : getArenaLifetimes(step)) {
+    // Buffers nothing uses any more (a fusion dropped their kernel) free
+    // their bytes.
+    if (!lifetime.used)
+      continue;
+    auto bytes = dpc::getArenaBytes(lifetime.op.getBuffer(), batch);
+    intervals.push_back(
+        {lifetime.first, lifetime.last, bytes->first, bytes->second});
   }
 }
 

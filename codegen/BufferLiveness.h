@@ -9,8 +9,10 @@
 #ifndef DPC_CODEGEN_BUFFERLIVENESS_H
 #define DPC_CODEGEN_BUFFERLIVENESS_H
 
+#include "codegen/MemoryPlanner.h"
 #include "ir/exec/ExecOps.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <cstdint>
@@ -29,9 +31,38 @@ std::optional<std::pair<int64_t, int64_t>> getArenaBytes(mlir::Value buffer,
 /// Bytes of `buffer` at a step batch of `batch`.
 int64_t getBufferBytes(mlir::Value buffer, int64_t batch);
 
-/// The liveness of a step's arena buffers: positions are the step's ops in
-/// order; a buffer lives from its first user to its last (views' users
-/// included; to the end when something other than a kernel reads it).
+/// When one arena buffer of a step is alive: positions are the step's ops
+/// in order; a buffer lives from its first user to its last (views' users
+/// included; to the end when something other than a kernel reads it, an
+/// exec.output). A buffer no op but views uses (`used` false) lives at its
+/// own position.
+struct ArenaLifetime {
+  exec::ArenaOp op;
+  int64_t bytes = 0;
+  int64_t first = 0;
+  int64_t last = 0;
+  bool used = true;
+  bool liveAt(int64_t position) const {
+    return first <= position && position <= last;
+  }
+};
+
+/// The lifetime of every exec.arena of `step`, in program order. Arena
+/// planning, the memory report, rematerialization's budget and the passes
+/// that add buffers to a planned arena all read the arena through this.
+std::vector<ArenaLifetime> getArenaLifetimes(exec::StepOp step);
+
+/// The first position where the most bytes of `lifetimes` are alive, and
+/// how many (0 and 0 when there are none).
+std::pair<int64_t, int64_t>
+getLivePeak(llvm::ArrayRef<ArenaLifetime> lifetimes);
+
+/// Offsets for `lifetimes` in one arena (MemoryPlanner.h's planMemory), in
+/// their order, and the arena's size.
+MemoryPlan planArena(llvm::ArrayRef<ArenaLifetime> lifetimes);
+
+/// The liveness of a planned step's arena buffers (getArenaLifetimes at
+/// their planned offsets), to place new short-lived buffers.
 class ArenaLiveness {
 public:
   explicit ArenaLiveness(exec::StepOp step);

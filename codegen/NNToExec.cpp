@@ -12,7 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/BufferLiveness.h"
 #include "codegen/MemoryPlanner.h"
+#include "codegen/MemoryReport.h"
 #include "codegen/Passes.h"
 #include "codegen/StepMemory.h"
 #include "ir/exec/ExecOps.h"
@@ -93,16 +95,20 @@ public:
 
   LogicalResult run();
 
-  /// The arena as planned by run().
-  const ReplicaMemory &getMemory() const { return memory; }
+  /// The step run() built.
+  ex::StepOp getStep() const { return step; }
+  /// The nn values each exec.arena of the step holds (the value that
+  /// allocated it first, then its views and the values updated in place in
+  /// it; none for a kernel's workspace), by exec.arena.
+  DenseMap<Operation *, SmallVector<Value>> getArenaValues() const;
 
 private:
   LogicalResult declareArguments();
   LogicalResult lowerOp(Operation *op);
   LogicalResult declareOutputs();
-  LogicalResult planArena();
-  /// Records on the step what its arena holds at its peak.
-  void reportMemory();
+  /// Records on each arena buffer what it holds, for the memory report
+  /// (MemoryReport.h), and on the step the FLOPs recomputation adds.
+  void recordArenaHolds();
 
   /// The memref a tensor value lives in: the batch dim, if any, is `?`.
   MemRefType bufferType(Value value) const;
@@ -161,25 +167,18 @@ private:
   const DenseMap<Operation *, int64_t> &position;
   int64_t replica;
   DenseMap<Value, Value> buffers;
-  /// Streams and events: the last kernel on the compute stream, the buffers
-  /// of the bucket being collected, and the buffers whose all-reduce (by
-  /// its completion event) a compute kernel has not yet waited for.
-  ex::KernelOp lastComputeKernel;
+  /// The buffers of each gradient bucket being collected, by its first
+  /// all-reduce.
   DenseMap<Operation *, SmallVector<Value>> bucketBuffers;
-  DenseMap<Value, int64_t> pendingReduction;
-  int64_t numEvents = 0;
   /// Arena buffers: the exec.arena op and the values living in it (views
-  /// included), for liveness; none for a kernel's workspace.
+  /// included); none for a kernel's workspace.
   struct ArenaBuffer {
     ex::ArenaOp op;
-    int64_t size;
-    int64_t firstUse;
     SmallVector<Value> values;
   };
   std::vector<ArenaBuffer> arena;
   DenseMap<Value, size_t> arenaIndex; // buffer value -> index into arena
   int64_t currentPosition = 0;
-  ReplicaMemory memory;
 };
 
 /// The plan's name for data input `i` of `func`: "images" for a model's
@@ -331,10 +330,7 @@ Value StepLowering::allocate(Value value) {
   auto op = builder.create<ex::ArenaOp>(value.getLoc(), bufferType(value),
                                         /*offset=*/0, batchScaleOf(value));
   arenaIndex[op.getBuffer()] = arena.size();
-  arena.push_back({op,
-                   byteSize(cast<RankedTensorType>(value.getType())),
-                   currentPosition,
-                   {value}});
+  arena.push_back({op, {value}});
   buffers[value] = op.getBuffer();
   return op.getBuffer();
 }
@@ -344,7 +340,7 @@ Value StepLowering::allocateWorkspace(int64_t bytes) {
       builder.getUnknownLoc(), MemRefType::get({bytes}, builder.getI8Type()),
       /*offset=*/0, /*batch_scale=*/1);
   arenaIndex[op.getBuffer()] = arena.size();
-  arena.push_back({op, bytes, currentPosition, {}});
+  arena.push_back({op, {}});
   return op.getBuffer();
 }
 
@@ -382,36 +378,7 @@ ex::KernelOp StepLowering::kernel(StringRef name, ValueRange ins,
                                          outs, workspace);
   for (NamedAttribute a : attrs)
     op->setAttr(a.getName(), a.getValue());
-  // A compute kernel that touches a buffer still being all-reduced on the
-  // communication stream waits for that all-reduce to finish.
-  SmallVector<int64_t> waits;
-  SmallVector<Value> touched(ins);
-  llvm::append_range(touched, outs);
-  for (Value buffer : touched)
-    if (auto it = pendingReduction.find(buffer);
-        it != pendingReduction.end() && !llvm::is_contained(waits, it->second))
-      waits.push_back(it->second);
-  if (!waits.empty()) {
-    op->setAttr("wait", builder.getDenseI64ArrayAttr(waits));
-    // The compute stream is in order: later kernels need not wait again.
-    SmallVector<Value> waited;
-    for (auto &[pending, event] : pendingReduction)
-      if (llvm::is_contained(waits, event))
-        waited.push_back(pending);
-    for (Value pending : waited)
-      pendingReduction.erase(pending);
-  }
-  lastComputeKernel = op;
   return op;
-}
-
-/// Adds `event` to what `op` signals when it completes.
-static void addSignal(ex::KernelOp op, int64_t event) {
-  SmallVector<int64_t> signals;
-  if (auto existing = op->getAttrOfType<DenseI64ArrayAttr>("signal"))
-    signals.assign(existing.asArrayRef().begin(), existing.asArrayRef().end());
-  signals.push_back(event);
-  op->setAttr("signal", DenseI64ArrayAttr::get(op->getContext(), signals));
 }
 
 StringRef StepLowering::declarePersistent(StringRef name, RankedTensorType type,
@@ -968,55 +935,17 @@ LogicalResult StepLowering::declareOutputs() {
   return success();
 }
 
-LogicalResult StepLowering::planArena() {
-  // A buffer is live from the op that defines it to its last reader (over
-  // all views of it); step outputs stay live to the end.
-  int64_t end = currentPosition + 1;
-  Operation *terminator = func.getBody().back().getTerminator();
-  std::vector<BufferLifetime> lifetimes;
-  for (ArenaBuffer &buf : arena) {
-    int64_t last = buf.firstUse;
-    for (Value v : buf.values)
-      for (Operation *user : v.getUsers())
-        last = std::max(last, user == terminator ? end : position.lookup(user));
-    lifetimes.push_back({buf.size, buf.firstUse, last});
-  }
-  MemoryPlan plan = planMemory(lifetimes);
-  for (auto [buf, offset] : llvm::zip_equal(arena, plan.offsets))
-    buf.op.setOffset(offset);
-  step.setArenaBytes(plan.peakBytes);
-
-  memory.replica = replica;
-  memory.arenaBytes = plan.peakBytes;
-  for (auto [buf, lifetime] : llvm::zip_equal(arena, lifetimes)) {
-    PlannedBuffer &planned = memory.buffers.emplace_back();
-    planned.values.assign(buf.values.begin(), buf.values.end());
-    planned.bytes = lifetime.size;
-    planned.first = lifetime.first;
-    planned.last = lifetime.last;
-  }
-  // The peak of the live bytes: +size at first, -size after last.
-  std::map<int64_t, int64_t> delta;
-  for (const BufferLifetime &lifetime : lifetimes) {
-    delta[lifetime.first] += lifetime.size;
-    delta[lifetime.last + 1] -= lifetime.size;
-  }
-  int64_t live = 0;
-  for (auto [position, change] : delta) {
-    live += change;
-    if (live > memory.liveBytesAtPeak) {
-      memory.liveBytesAtPeak = live;
-      memory.peakPosition = position;
-    }
-  }
-  reportMemory();
-  return success();
+DenseMap<Operation *, SmallVector<Value>> StepLowering::getArenaValues() const {
+  DenseMap<Operation *, SmallVector<Value>> values;
+  for (const ArenaBuffer &buf : arena)
+    values[buf.op] = buf.values;
+  return values;
 }
 
-void StepLowering::reportMemory() {
+void StepLowering::recordArenaHolds() {
   Operation *loss = findLossOp(func, replica);
   int64_t lossPosition = loss ? position.lookup(loss) : INT64_MAX;
-  auto kindOf = [&](const PlannedBuffer &buf) -> StringRef {
+  auto kindOf = [&](const ArenaBuffer &buf) -> StringRef {
     if (buf.values.empty()) // a kernel's own scratch
       return "workspace";
     for (Value v : buf.values)
@@ -1034,16 +963,7 @@ void StepLowering::reportMemory() {
       return "activation";
     return "workspace";
   };
-  int64_t activations = 0, gradients = 0;
-  SmallVector<std::pair<int64_t, DictionaryAttr>> live;
-  for (const PlannedBuffer &buf : memory.buffers) {
-    if (!buf.liveAt(memory.peakPosition))
-      continue;
-    StringRef kind = kindOf(buf);
-    if (kind == "activation")
-      activations += buf.bytes;
-    else if (kind == "gradient")
-      gradients += buf.bytes;
+  for (const ArenaBuffer &buf : arena) {
     // Named by the model's node where the importer recorded it.
     std::string name;
     llvm::raw_string_ostream os(name);
@@ -1060,28 +980,14 @@ void StepLowering::reportMemory() {
       }
       os << " " << value.getType();
     }
-    live.push_back(
-        {buf.bytes,
-         builder.getDictionaryAttr(
-             {attr("name", builder.getStringAttr(name)),
-              attr("kind", builder.getStringAttr(kind)),
-              attr("bytes", builder.getI64IntegerAttr(buf.bytes))})});
+    buf.op->setAttr(kArenaHoldsAttrName, builder.getStringAttr(name));
+    buf.op->setAttr(kArenaKindAttrName, builder.getStringAttr(kindOf(buf)));
   }
-  // The largest first; ten say where the memory goes.
-  llvm::stable_sort(live, [](auto &a, auto &b) { return a.first > b.first; });
-  if (live.size() > 10)
-    live.resize(10);
-  SmallVector<Attribute> liveAttrs;
-  for (auto &[bytes, dict] : live)
-    liveAttrs.push_back(dict);
   int64_t rematFlops = 0;
   for (Operation &op : func.getBody().front())
     if (op.hasAttr(kRematAttrName) && inReplica(&op))
       rematFlops += estimateFlops(&op);
-  step.setActivationBytes(activations);
-  step.setGradientBytes(gradients);
   step.setRematFlops(rematFlops);
-  step.setLiveAtPeakAttr(builder.getArrayAttr(liveAttrs));
 }
 
 LogicalResult StepLowering::run() {
@@ -1122,7 +1028,10 @@ LogicalResult StepLowering::run() {
         emitted.setLoc(op.getLoc());
     }
   }
-  return failure(failed(declareOutputs()) || failed(planArena()));
+  if (failed(declareOutputs()))
+    return failure();
+  recordArenaHolds();
+  return success();
 }
 
 LogicalResult StepLowering::lowerDistOp(Operation *op) {
@@ -1151,25 +1060,13 @@ LogicalResult StepLowering::lowerDistOp(Operation *op) {
     members.push_back(part);
     if (bucket.back() != op)
       return success();
-    // On the communication stream, after the compute stream produced the
-    // bucket, so that the rest of the backward pass overlaps it.
-    if (!lastComputeKernel)
-      return op->emitError() << "all-reduces a value no kernel computed";
-    int64_t ready = numEvents++, reduced = numEvents++;
-    addSignal(lastComputeKernel, ready);
-    SmallVector<NamedAttribute> attrs = {
-        attr("stream", builder.getI64IntegerAttr(1)),
-        attr("wait", builder.getDenseI64ArrayAttr({ready})),
-        attr("signal", builder.getDenseI64ArrayAttr({reduced}))};
-    if (auto reduction = op->getAttrOfType<StringAttr>("reduction"))
-      attrs.push_back(attr("op", reduction));
+    // One call for the bucket, in program order; schedule-exec-streams
+    // moves it to the communication stream.
     auto allReduce =
         builder.create<ex::KernelOp>(op->getLoc(), "AllReduce", members,
                                      ValueRange{}, /*workspace=*/Value());
-    for (NamedAttribute a : attrs)
-      allReduce->setAttr(a.getName(), a.getValue());
-    for (Value reducedBuffer : members)
-      pendingReduction[reducedBuffer] = reduced;
+    if (auto reduction = op->getAttrOfType<StringAttr>("reduction"))
+      allReduce->setAttr("op", reduction);
     return success();
   }
   return op->emitError() << "cannot be lowered to the plan yet";
@@ -1212,7 +1109,23 @@ FailureOr<std::vector<ReplicaMemory>> dpc::planStepMemory(func::FuncOp step) {
     StepLowering lowering(*scratch, step, analysis, replica);
     if (failed(lowering.run()))
       return failure();
-    replicas.push_back(lowering.getMemory());
+    // The arena as plan-exec-arena plans it, from the same liveness.
+    std::vector<ArenaLifetime> lifetimes =
+        getArenaLifetimes(lowering.getStep());
+    ReplicaMemory &memory = replicas.emplace_back();
+    memory.replica = replica;
+    memory.arenaBytes = planArena(lifetimes).peakBytes;
+    std::tie(memory.peakPosition, memory.liveBytesAtPeak) =
+        getLivePeak(lifetimes);
+    DenseMap<Operation *, SmallVector<Value>> values =
+        lowering.getArenaValues();
+    for (const ArenaLifetime &lifetime : lifetimes) {
+      PlannedBuffer &planned = memory.buffers.emplace_back();
+      planned.values = values.lookup(lifetime.op);
+      planned.bytes = lifetime.bytes;
+      planned.first = lifetime.first;
+      planned.last = lifetime.last;
+    }
   }
   return replicas;
 }

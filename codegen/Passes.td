@@ -8,13 +8,49 @@ include "mlir/Pass/PassBase.td"
 def ConvertNNToExec : Pass<"convert-nn-to-exec", "mlir::ModuleOp"> {
   let summary = "Lower @train_step and @eval_step to exec steps";
   let description = [{
-    Gives every tensor a buffer (training state, a bound input, a view, or a
-    planned arena offset from liveness) and turns every nn op into runtime
-    kernel calls on one compute stream. The batch must be static (`--batch`);
-    buffers whose leading dim is the batch get a `?` there.
+    Gives every tensor a buffer (training state, a bound input, a view, or
+    an arena buffer, at offset 0 until plan-exec-arena places it, with what
+    it holds for report-exec-memory) and turns every nn op into runtime
+    kernel calls, in program order on one compute stream: a gradient
+    bucket's all-reduce too, which schedule-exec-streams then moves to the
+    communication stream. The batch must be static (`--batch`); buffers
+    whose leading dim is the batch get a `?` there.
   }];
   let dependentDialects = ["::dpc::exec::ExecDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def ScheduleExecStreams : Pass<"schedule-exec-streams", "mlir::ModuleOp"> {
+  let summary = "Run gradient all-reduces on the communication stream";
+  let description = [{
+    Moves every AllReduce kernel call of an exec step to stream 1 and
+    orders the streams with events: the compute kernel that completes a
+    bucket signals an event the AllReduce waits for, and the first later
+    compute kernel that touches a reduced buffer waits for the AllReduce's
+    own event. The rest of the backward pass overlaps the all-reduce.
+  }];
+}
+
+def PlanExecArena : Pass<"plan-exec-arena", "mlir::ModuleOp"> {
+  let summary = "Place every arena buffer of a step at a byte offset";
+  let description = [{
+    Sets the offset of every exec.arena of every step, and the step's arena
+    size, from the buffers' lifetimes (codegen/BufferLiveness.h: from a
+    buffer's first user to its last, views included): buffers alive at the
+    same kernel never share bytes, and a kernel's output never aliases its
+    input. First fit, the smaller of two orders (codegen/MemoryPlanner.h).
+  }];
+}
+
+def ReportExecMemory : Pass<"report-exec-memory", "mlir::ModuleOp"> {
+  let summary = "Record what each step's arena holds at its peak";
+  let description = [{
+    At the position where the most arena bytes of a planned step are alive:
+    `activation_bytes`, `gradient_bytes` and the ten largest buffers alive
+    there (`live_at_peak`: name, kind, bytes), from what convert-nn-to-exec
+    recorded on each exec.arena (`exec.holds`, `exec.kind`), which this
+    pass removes. `dpc inspect` and `--report-memory` print it.
+  }];
 }
 
 def AssignExecLayouts : Pass<"assign-exec-layouts", "mlir::ModuleOp"> {

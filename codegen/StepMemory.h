@@ -1,9 +1,12 @@
 //===- StepMemory.h - a step's arena plan, without lowering --*- C++ -*-===//
 //
-// The lowering (NNToExec.cpp) decides which tensors get arena buffers, which
-// are views or updated in place, and plans their offsets from liveness.
-// planStepMemory runs that same code on a step without changing it, so the
-// rematerialization pass estimates memory exactly as the plan will use it.
+// The lowering (convert-nn-to-exec) decides which tensors get arena
+// buffers, which are views or updated in place; plan-exec-arena places
+// them from their liveness (BufferLiveness.h). planStepMemory runs that
+// lowering alone (no scheduling, no report) into a scratch module and plans
+// its arena with the same liveness and planner, leaving the step unchanged,
+// so that the rematerialization pass measures memory exactly as the plan
+// will use it. Positions are those of the lowered exec step.
 //
 //===----------------------------------------------------------------------===//
 

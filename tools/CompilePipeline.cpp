@@ -54,6 +54,9 @@ void dpc::buildCompilePipeline(PassManager &pm,
     pm.addPass(createRematerialize(pipeline.remat));
   if (pipeline.lowers) {
     pm.addPass(createConvertNNToExec());
+    pm.addPass(createScheduleExecStreams());
+    pm.addPass(createPlanExecArena());
+    pm.addPass(createReportExecMemory());
     if (pipeline.layouts)
       pm.addPass(createAssignExecLayouts());
     if (pipeline.fusion)

@@ -1,7 +1,7 @@
-// RUN: dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -assign-kernel-precision=precision=auto | FileCheck %s --check-prefix=AUTO
-// RUN: dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -assign-kernel-precision=precision=bf16 | FileCheck %s --check-prefix=BF16
-// RUN: dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -assign-kernel-precision=precision=f32 | FileCheck %s --check-prefix=F32
-// RUN: not dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -assign-kernel-precision=precision=f16 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory -assign-kernel-precision=precision=auto | FileCheck %s --check-prefix=AUTO
+// RUN: dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory -assign-kernel-precision=precision=bf16 | FileCheck %s --check-prefix=BF16
+// RUN: dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory -assign-kernel-precision=precision=f32 | FileCheck %s --check-prefix=F32
+// RUN: not dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory -assign-kernel-precision=precision=f16 2>&1 | FileCheck %s --check-prefix=BAD
 
 // auto: per call, from the per-sample geometry alone. Forward: bf16 once an
 // output sums c*r*s >= 256 products (conv1's 1*3*3 stays f32, conv2's and

@@ -1,5 +1,5 @@
-// RUN: dpc-opt %s -nn-set-batch=batch=16 -nn-build-train-step -dpc-partition-data-parallel="devices=cuda:0,cuda:1 split=6,10" -convert-nn-to-exec | FileCheck %s
-// RUN: dpc-opt %s -nn-set-batch=batch=16 -nn-build-train-step -dpc-partition-data-parallel="devices=cpu:0,cpu:1 split=6,10" -convert-nn-to-exec | FileCheck %s --check-prefix=CPU
+// RUN: dpc-opt %s -nn-set-batch=batch=16 -nn-build-train-step -dpc-partition-data-parallel="devices=cuda:0,cuda:1 split=6,10" -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory | FileCheck %s
+// RUN: dpc-opt %s -nn-set-batch=batch=16 -nn-build-train-step -dpc-partition-data-parallel="devices=cpu:0,cpu:1 split=6,10" -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory | FileCheck %s --check-prefix=CPU
 
 // On a GPU every convolution kernel gets cuDNN's workspace in the arena: as
 // many bytes as the call's largest tensor at the replica's batch, at least

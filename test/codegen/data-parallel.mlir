@@ -1,4 +1,4 @@
-// RUN: dpc-opt %s -nn-set-batch=batch=8 -nn-build-train-step="momentum=0.9" -dpc-partition-data-parallel="devices=cpu:0,cpu:1 split=3,5" -dpc-bucket-gradients="first-bucket-mb=0.0001 bucket-mb=0.001" -convert-nn-to-exec | FileCheck %s
+// RUN: dpc-opt %s -nn-set-batch=batch=8 -nn-build-train-step="momentum=0.9" -dpc-partition-data-parallel="devices=cpu:0,cpu:1 split=3,5" -dpc-bucket-gradients="first-bucket-mb=0.0001 bucket-mb=0.001" -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory | FileCheck %s
 
 // Each device keeps its own copy of the training state, under the plan
 // name; device 1's symbol carries its index.

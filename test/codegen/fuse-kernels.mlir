@@ -1,4 +1,4 @@
-// RUN: dpc-opt %s -split-input-file -nn-set-batch=batch=2 -nn-build-train-step -convert-nn-to-exec -fuse-exec-kernels | FileCheck %s
+// RUN: dpc-opt %s -split-input-file -nn-set-batch=batch=2 -nn-build-train-step -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory -fuse-exec-kernels | FileCheck %s
 
 // A convolution followed by a ReLU, lowered and planned, then fused.
 // Evaluation: the convolution's output is read by the ReLU alone, so the

@@ -1,4 +1,4 @@
-// RUN: dpc-opt %s -split-input-file -nn-set-batch=batch=8 -nn-build-train-step="momentum=0.9" -convert-nn-to-exec | FileCheck %s
+// RUN: dpc-opt %s -split-input-file -nn-set-batch=batch=8 -nn-build-train-step="momentum=0.9" -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory | FileCheck %s
 
 // An MLP: the forward graph goes through differentiation and lowering.
 // Training state is declared once, before the steps.

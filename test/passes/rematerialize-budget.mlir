@@ -2,8 +2,8 @@
 // RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=54000" | FileCheck %s --check-prefix=TIGHT
 // RUN: not dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=53000" 2>&1 | FileCheck %s --check-prefix=SEGMENTS
 // RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=1MiB" | FileCheck %s --check-prefix=NONE
-// RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=54000" -convert-nn-to-exec | FileCheck %s --check-prefix=EXEC
-// RUN: dpc-opt %s -nn-build-train-step -convert-nn-to-exec | FileCheck %s --check-prefix=EXEC0
+// RUN: dpc-opt %s -nn-build-train-step -dpc-rematerialize="budget=54000" -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory | FileCheck %s --check-prefix=EXEC
+// RUN: dpc-opt %s -nn-build-train-step -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory | FileCheck %s --check-prefix=EXEC0
 
 // Four layers, batch 64: 11520 bytes of parameters, and without
 // recomputation a 53120-byte arena (64640 bytes in all). Kept for the

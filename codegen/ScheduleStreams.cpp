@@ -1,0 +1,97 @@
+//===- ScheduleStreams.cpp - gradient all-reduces on their own stream -----===//
+//
+// The lowering leaves every kernel call of a step in program order on the
+// compute stream (0). This pass moves each AllReduce to the communication
+// stream (1) and orders the two streams with events, so that a bucket's
+// all-reduce overlaps the rest of the backward pass:
+//
+//  - the compute kernel just before an AllReduce (the one that completed its
+//    bucket) signals a `ready` event, which the AllReduce waits for;
+//  - the AllReduce signals a `reduced` event;
+//  - the first later compute kernel that reads or writes a reduced buffer
+//    waits for that event. The compute stream runs in order, so the kernels
+//    after it need not wait again.
+//
+// Events are numbered per step from 0, in program order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Passes.h"
+#include "ir/exec/ExecOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace dpc {
+#define GEN_PASS_DEF_SCHEDULEEXECSTREAMS
+#include "codegen/Passes.h.inc"
+} // namespace dpc
+
+using namespace mlir;
+using namespace dpc;
+namespace ex = dpc::exec;
+
+namespace {
+
+constexpr int64_t kCommunicationStream = 1;
+
+/// Adds `event` to what `op` signals when it completes.
+void addSignal(ex::KernelOp op, int64_t event) {
+  SmallVector<int64_t> signals;
+  if (auto existing = op->getAttrOfType<DenseI64ArrayAttr>("signal"))
+    llvm::append_range(signals, existing.asArrayRef());
+  signals.push_back(event);
+  op->setAttr("signal", DenseI64ArrayAttr::get(op->getContext(), signals));
+}
+
+LogicalResult scheduleStep(ex::StepOp step) {
+  Builder builder(step.getContext());
+  ex::KernelOp lastComputeKernel;
+  // Buffers whose all-reduce no compute kernel has waited for yet.
+  DenseMap<Value, int64_t> pendingReduction;
+  int64_t numEvents = 0;
+  for (auto kernel : step.getBody().front().getOps<ex::KernelOp>()) {
+    if (kernel.getKernel() == "AllReduce") {
+      if (!lastComputeKernel)
+        return kernel.emitError() << "all-reduces a value no kernel computed";
+      int64_t ready = numEvents++, reduced = numEvents++;
+      addSignal(lastComputeKernel, ready);
+      kernel->setAttr("stream",
+                      builder.getI64IntegerAttr(kCommunicationStream));
+      kernel->setAttr("wait", builder.getDenseI64ArrayAttr({ready}));
+      kernel->setAttr("signal", builder.getDenseI64ArrayAttr({reduced}));
+      for (Value reducedBuffer : kernel.getIns())
+        pendingReduction[reducedBuffer] = reduced;
+      continue;
+    }
+    SmallVector<int64_t> waits;
+    for (ValueRange buffers : {kernel.getIns(), kernel.getOuts()})
+      for (Value buffer : buffers)
+        if (auto it = pendingReduction.find(buffer);
+            it != pendingReduction.end() &&
+            !llvm::is_contained(waits, it->second))
+          waits.push_back(it->second);
+    if (!waits.empty()) {
+      kernel->setAttr("wait", builder.getDenseI64ArrayAttr(waits));
+      SmallVector<Value> waited;
+      for (auto &[pending, event] : pendingReduction)
+        if (llvm::is_contained(waits, event))
+          waited.push_back(pending);
+      for (Value pending : waited)
+        pendingReduction.erase(pending);
+    }
+    lastComputeKernel = kernel;
+  }
+  return success();
+}
+
+struct ScheduleExecStreamsPass
+    : public dpc::impl::ScheduleExecStreamsBase<ScheduleExecStreamsPass> {
+  void runOnOperation() override {
+    for (auto step : getOperation().getOps<ex::StepOp>())
+      if (failed(scheduleStep(step)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
