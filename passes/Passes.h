@@ -3,6 +3,8 @@
 #ifndef DPC_PASSES_PASSES_H
 #define DPC_PASSES_PASSES_H
 
+#include "passes/StepMemory.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -15,6 +17,13 @@ namespace dpc {
 /// the function's result types. Fails (with a diagnostic) if an op rejects
 /// its new operand types.
 mlir::LogicalResult inferShapes(mlir::func::FuncOp func);
+
+/// dpc-rematerialize with the memory estimate budget=SIZE measures
+/// candidates with (codegen's planStepMemory, handed in by the tools);
+/// created without one, budget=SIZE is refused.
+std::unique_ptr<mlir::Pass>
+createRematerialize(const RematerializeOptions &options,
+                    StepMemoryEstimator estimateMemory);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"

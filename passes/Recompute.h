@@ -9,6 +9,8 @@
 #ifndef DPC_PASSES_RECOMPUTE_H
 #define DPC_PASSES_RECOMPUTE_H
 
+#include "passes/StepMemory.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -96,9 +98,9 @@ OpSet segmentRecomputeSet(const StepRegions &regions, int64_t segments);
 
 /// budget=SIZE: the recomputation that makes every replica's planned peak
 /// fit `budget` bytes (see RematBudget.cpp), or failure (diagnosed).
-mlir::FailureOr<RecomputePlan> planForBudget(mlir::ModuleOp module,
-                                             mlir::func::FuncOp step,
-                                             int64_t budget);
+mlir::FailureOr<RecomputePlan>
+planForBudget(mlir::ModuleOp module, mlir::func::FuncOp step,
+              const StepMemoryEstimator &estimateMemory, int64_t budget);
 
 /// "1.50 GiB", "300.00 MiB", "19.53 KiB", "12 bytes".
 std::string formatBytes(int64_t bytes);

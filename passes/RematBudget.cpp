@@ -1,12 +1,12 @@
 //===- RematBudget.cpp - what to recompute to fit a memory budget --------===//
 //
-// Every candidate is measured with the lowering's own arena planner
-// (codegen/StepMemory.h) on a trial copy of the step, so the budget is met
-// by the plan that runs, not by a second estimate.
+// Every candidate is measured with the estimator the pass was given -- in
+// dpc and dpc-opt, the lowering's own arena plan (codegen/StepMemory.h) --
+// on a trial copy of the step, so the budget is met by the plan that runs,
+// not by a second estimate.
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/StepMemory.h"
 #include "ir/nn/NNOps.h"
 #include "passes/Recompute.h"
 #include "passes/RematSupport.h"
@@ -63,8 +63,10 @@ constexpr int64_t kMaxChain = 8;
 /// would chain through a whole stage at once).
 class BudgetSearch {
 public:
-  BudgetSearch(ModuleOp module, func::FuncOp step, int64_t budget)
-      : module(module), step(step), regions(step), budget(budget) {}
+  BudgetSearch(ModuleOp module, func::FuncOp step,
+               const StepMemoryEstimator &estimateMemory, int64_t budget)
+      : module(module), step(step), estimateMemory(estimateMemory),
+        regions(step), budget(budget) {}
 
   /// The recomputation that fits, or failure (diagnosed).
   FailureOr<RecomputePlan> run();
@@ -93,6 +95,7 @@ private:
 
   ModuleOp module;
   func::FuncOp step;
+  const StepMemoryEstimator &estimateMemory;
   StepRegions regions;
   int64_t budget;
   int64_t state = 0, evalArena = 0;
@@ -118,7 +121,7 @@ BudgetSearch::trial(const RecomputePlan &plan,
   for (Operation *op : plan.ops)
     mapped.insert(toCopy.lookup(op));
   applyRecomputation(*copy, mapped, plan.shareIntermediates);
-  FailureOr<std::vector<ReplicaMemory>> memory = planStepMemory(*copy);
+  FailureOr<std::vector<ReplicaMemory>> memory = estimateMemory(*copy);
   if (failed(memory))
     return failure();
   const ReplicaMemory *worst = nullptr;
@@ -200,7 +203,7 @@ FailureOr<RecomputePlan> BudgetSearch::run() {
   // The eval step's arena counts towards the peak too; recomputation cannot
   // shrink it.
   if (auto eval = module.lookupSymbol<func::FuncOp>("eval_step")) {
-    FailureOr<std::vector<ReplicaMemory>> evalMemory = planStepMemory(eval);
+    FailureOr<std::vector<ReplicaMemory>> evalMemory = estimateMemory(eval);
     if (failed(evalMemory))
       return failure();
     for (const ReplicaMemory &replica : *evalMemory)
@@ -339,6 +342,8 @@ FailureOr<RecomputePlan> BudgetSearch::greedy() {
 } // namespace
 
 FailureOr<RecomputePlan>
-dpc::remat::planForBudget(ModuleOp module, func::FuncOp step, int64_t budget) {
-  return BudgetSearch(module, step, budget).run();
+dpc::remat::planForBudget(ModuleOp module, func::FuncOp step,
+                          const StepMemoryEstimator &estimateMemory,
+                          int64_t budget) {
+  return BudgetSearch(module, step, estimateMemory, budget).run();
 }

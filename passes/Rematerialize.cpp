@@ -58,6 +58,9 @@ FailureOr<int64_t> autoBudget(func::FuncOp step) {
 struct RematerializePass
     : public dpc::impl::RematerializeBase<RematerializePass> {
   using RematerializeBase::RematerializeBase;
+  RematerializePass(const RematerializeOptions &options,
+                    StepMemoryEstimator estimateMemory)
+      : RematerializeBase(options), estimateMemory(std::move(estimateMemory)) {}
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -99,12 +102,26 @@ struct RematerializePass
     }
     if (failed(bytes))
       return failure();
-    FailureOr<RecomputePlan> plan = planForBudget(module, step, *bytes);
+    if (!estimateMemory)
+      return module.emitError()
+             << "dpc-rematerialize: budget=SIZE measures memory with the "
+                "back end's arena plan, which this pipeline did not provide";
+    FailureOr<RecomputePlan> plan =
+        planForBudget(module, step, estimateMemory, *bytes);
     if (failed(plan))
       return failure();
     applyRecomputation(step, plan->ops, plan->shareIntermediates);
     return success();
   }
+
+  StepMemoryEstimator estimateMemory;
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+dpc::createRematerialize(const RematerializeOptions &options,
+                         StepMemoryEstimator estimateMemory) {
+  return std::make_unique<RematerializePass>(options,
+                                             std::move(estimateMemory));
+}

@@ -4,6 +4,7 @@
 
 #include "codegen/Passes.h"
 #include "codegen/PlanWriter.h"
+#include "codegen/StepMemory.h"
 #include "frontend/onnx/InferenceModel.h"
 #include "frontend/onnx/ONNXImporter.h"
 #include "ir/exec/ExecOps.h"
@@ -51,7 +52,7 @@ void dpc::buildCompilePipeline(PassManager &pm,
   // On the partitioned step, so that each device's replica fits its own
   // share; before the lowering, whose planner measures it.
   if (pipeline.rematerializes)
-    pm.addPass(createRematerialize(pipeline.remat));
+    pm.addPass(createRematerialize(pipeline.remat, planStepMemory));
   if (pipeline.lowers) {
     pm.addPass(createConvertNNToExec());
     pm.addPass(createScheduleExecStreams());

@@ -3,6 +3,7 @@
 #include "tools/Registration.h"
 
 #include "codegen/Passes.h"
+#include "codegen/StepMemory.h"
 #include "ir/dist/DistDialect.h"
 #include "ir/exec/ExecDialect.h"
 #include "ir/nn/NNDialect.h"
@@ -18,6 +19,11 @@ void dpc::registerAllDialects(mlir::DialectRegistry &registry) {
 }
 
 void dpc::registerAllPasses() {
+  // Before registerDPCPasses, whose own registration of the pass (without
+  // the back end's memory estimate) then leaves this one in place.
+  mlir::registerPass([] {
+    return createRematerialize(RematerializeOptions(), planStepMemory);
+  });
   dpc::registerDPCPasses();
   dpc::registerDPCCodegenPasses();
   mlir::registerCanonicalizerPass();
