@@ -39,10 +39,27 @@ zoo_options=(
   "--batch 4 --remat auto"
 )
 
+# Where plans differ: each device's peak and each step's arena and kernel
+# count, before -> after.
+summarize() { # BASE_PLAN NEW_PLAN
+  python3 - "$1" "$2" "$base" "$new" <<'PY'
+import json, subprocess, sys
+a, b = (json.loads(subprocess.run([dpc, "inspect", plan, "--json"],
+                                  capture_output=True, text=True).stdout)
+        for plan, dpc in ((sys.argv[1], sys.argv[3]), (sys.argv[2], sys.argv[4])))
+for da, db in zip(a["devices"], b["devices"]):
+    line = [f"  {da['name']}: peak {da['peak_bytes']} -> {db['peak_bytes']}"]
+    for sa, sb in zip(da["steps"], db["steps"]):
+        line.append(f"{sa['name']} arena {sa['arena_bytes']} -> {sb['arena_bytes']}"
+                    f", kernels {sa['kernels']} -> {sb['kernels']}")
+    print("; ".join(line))
+PY
+}
+
 same=0 differ=0 refused=0
-compare() { # MODEL OPTIONS...
-  local model=$1
-  shift
+compare() { # NAME MODEL OPTIONS...
+  local name=$1 model=$2
+  shift 2
   local a=$work/a.plan b=$work/b.plan
   rm -f "$a" "$b"
   local ea eb
@@ -55,7 +72,7 @@ compare() { # MODEL OPTIONS...
       refused=$((refused + 1))
       return
     fi
-    echo "DIFFER (exit $ra vs $rb): $model $*"
+    echo "DIFFER (exit $ra vs $rb): $name $*"
     echo "  base: $ea" | head -3
     echo "  new:  $eb" | head -3
     differ=$((differ + 1))
@@ -65,8 +82,8 @@ compare() { # MODEL OPTIONS...
     same=$((same + 1))
     return
   fi
-  echo "DIFFER: $model $*"
-  diff <("$base" inspect "$a") <("$new" inspect "$b") | head -20
+  echo "DIFFER: $name $*"
+  summarize "$a" "$b"
   differ=$((differ + 1))
 }
 
@@ -87,7 +104,7 @@ while IFS= read -r model; do
   fi
   for opts in "${options[@]}"; do
     # shellcheck disable=SC2086
-    compare "$local_model" $opts
+    compare "${model#"$root"/}" "$local_model" $opts
   done
 done < <(cd "$root" && find test -name '*.onnx' | sort | sed "s|^|$root/|";
          cd "$root" && grep -l 'func.func @forward' -r test --include='*.mlir' |
