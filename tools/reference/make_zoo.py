@@ -386,6 +386,23 @@ def write_reference(directory, name, x, y, f32, f64, allowances):
                 np.array(rows, dtype=np.float32))
 
 
+def rename_tied(m, model):
+    """A tied parameter (GPT's LM head and token embedding) under the name
+    named_parameters() gives it, its first alias: the legacy exporter writes
+    that one, the dynamo exporter the last (lm_head.weight). The name is
+    all that differs, and hash:SEED initializes by name."""
+    first = {}
+    for name, param in model.named_parameters(remove_duplicate=False):
+        first.setdefault(id(param), name)
+    alias = {name: first[id(param)] for name, param
+             in model.named_parameters(remove_duplicate=False)}
+    for tensor in m.graph.initializer:
+        tensor.name = alias.get(tensor.name, tensor.name)
+    for node in m.graph.node:
+        for i, name in enumerate(node.input):
+            node.input[i] = alias.get(name, name)
+
+
 def export_both(model, x, directory, kind):
     """Both exports, with every parameter and float buffer stripped (the
     exporters' own constants kept)."""
@@ -402,6 +419,7 @@ def export_both(model, x, directory, kind):
             continue
         m = onnx.load(path, load_external_data=False)
         strip_weights(m, 0, names)
+        rename_tied(m, model)
         for entry in [*m.graph.value_info, *m.graph.initializer,
                       *m.graph.input, *m.graph.output]:
             del entry.metadata_props[:]  # torch.export's provenance
