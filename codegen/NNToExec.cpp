@@ -746,6 +746,9 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
         return simple("SigmoidForward", {o.getInput()});
       })
       .Case([&](nn::TanhOp o) { return simple("TanhForward", {o.getInput()}); })
+      .Case([&](nn::ReciprocalOp o) {
+        return simple("ReciprocalForward", {o.getInput()});
+      })
       .Case([&](nn::ClipOp o) {
         return simple(
             "ClipForward", {o.getInput()},
@@ -831,6 +834,9 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
       })
       .Case([&](nn::TanhGradOp o) {
         return simple("TanhBackward", {o.getOperand(1), o.getOperand(0)});
+      })
+      .Case([&](nn::ReciprocalGradOp o) {
+        return simple("ReciprocalBackward", {o.getOperand(1), o.getOperand(0)});
       })
       .Case([&](nn::AddOp o) {
         return binary("AddForward", o.getLhs(), o.getRhs());

@@ -26,6 +26,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
 
 #include <climits>
@@ -1028,6 +1029,39 @@ SmallVector<Value> Importer::createSplit(Value input, int64_t axis,
 }
 
 /// Parts of `size` (the last one smaller if they do not divide `dim`).
+/// PyTorch's padding_idx of the embedding lookup `node`, which ONNX cannot
+/// say: the legacy exporter drops it, the default exporter keeps it only in
+/// the node's metadata, the FX call it came from
+/// (`aten.embedding.default](args = (%w, %ids, P)`; no P: none). Debian's
+/// ONNX 1.12 classes predate NodeProto's metadata_props (field 9, IR 10),
+/// so it is read from the fields they do not know.
+static std::optional<int64_t> embeddingPaddingIdx(const onnx::NodeProto &node) {
+  constexpr StringRef kCall = "aten.embedding.default](args = (";
+  const google::protobuf::UnknownFieldSet &unknown =
+      node.GetReflection()->GetUnknownFields(node);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField &field = unknown.field(i);
+    onnx::StringStringEntryProto entry;
+    if (field.number() != 9 ||
+        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED ||
+        !entry.ParseFromString(field.length_delimited()) ||
+        entry.key() != "pkg.torch.onnx.fx_node")
+      continue;
+    StringRef call = entry.value();
+    size_t at = call.find(kCall);
+    if (at == StringRef::npos)
+      return std::nullopt;
+    SmallVector<StringRef> args;
+    call.drop_front(at + kCall.size()).split(')').first.split(args, ',');
+    int64_t padding;
+    if (args.size() < 3 || args[2].trim().getAsInteger(10, padding) ||
+        padding < 0) // -1: none
+      return std::nullopt;
+    return padding;
+  }
+  return std::nullopt;
+}
+
 static SmallVector<int64_t> chunkSizes(int64_t dim, int64_t size) {
   SmallVector<int64_t> sizes;
   for (int64_t left = dim; left > 0; left -= size)
@@ -1349,7 +1383,11 @@ void Importer::importGather(const onnx::NodeProto &node) {
         !isa<IntegerType>(
             cast<RankedTensorType>(indices.getType()).getElementType()))
       fail("only a float table indexed by integers is supported");
-    define(node, 0, create<nn::EmbeddingOp>({table, indices}));
+    SmallVector<NamedAttribute, 1> attrs;
+    if (std::optional<int64_t> padding = embeddingPaddingIdx(node))
+      attrs.push_back(
+          named("padding_idx", builder.getI64IntegerAttr(*padding)));
+    define(node, 0, create<nn::EmbeddingOp>({table, indices}, attrs));
     return;
   }
   // A constant index into a tensor (ViT's class token, x[:, 0]): a slice,
@@ -1414,10 +1452,16 @@ Value Importer::constantRows(Value table, const KnownTensor &ids) {
 
 void Importer::importDiv(const onnx::NodeProto &node) {
   // By a constant (GELU's x / sqrt(2), attention's scaling): times its
-  // reciprocal, which rounds within an ulp of the quotient.
+  // reciprocal, which rounds within an ulp of the quotient. By a tensor:
+  // times nn.reciprocal of it, whose gradient gives the divisor's.
   const KnownTensor *divisor = knownValue(node.input(1));
-  if (!divisor || !divisor->isFloat() || divisor->getNumElements() != 1)
-    fail("only division by a constant scalar is supported");
+  if (!divisor) {
+    Value reciprocal = create<nn::ReciprocalOp>(operand(node, 1));
+    define(node, 0, create<nn::MulOp>({operand(node, 0), reciprocal}));
+    return;
+  }
+  if (!divisor->isFloat() || divisor->getNumElements() != 1)
+    fail("only division by a tensor or a constant scalar is supported");
   double value = divisor->floats[0];
   if (value == 0 || !std::isfinite(value))
     fail("division by " + std::to_string(value));

@@ -100,9 +100,10 @@ __global__ void activationForwardKernel(Activation kind, int64_t n,
                                         const float *x, float *y) {
   DPC_GRID_STRIDE(i, n) {
     float v = x[i];
-    y[i] = kind == Activation::Relu      ? math::reluForward(v)
-           : kind == Activation::Sigmoid ? math::sigmoidForward(v)
-                                         : math::tanhForward(v);
+    y[i] = kind == Activation::Relu         ? math::reluForward(v)
+           : kind == Activation::Sigmoid    ? math::sigmoidForward(v)
+           : kind == Activation::Reciprocal ? math::reciprocalForward(v)
+                                            : math::tanhForward(v);
   }
 }
 
@@ -113,6 +114,8 @@ __global__ void activationBackwardKernel(Activation kind, int64_t n,
     dx[i] = kind == Activation::Relu ? math::reluBackward(dy[i], y[i])
             : kind == Activation::Sigmoid
                 ? math::sigmoidBackward(dy[i], y[i])
+            : kind == Activation::Reciprocal
+                ? math::reciprocalBackward(dy[i], y[i])
                 : math::tanhBackward(dy[i], y[i]);
   }
 }

@@ -225,6 +225,31 @@ TEST(KernelElementsTest, InputActivationsMatchTheCpuKernelsBitForBit) {
   }
 }
 
+// The activations whose backward reads y: the CUDA kernel applies their
+// math:: functions per element, as the CPU loops must (ReLU, sigmoid and
+// tanh run through oneDNN-free loops of the same functions; reciprocal,
+// Div by a tensor, with its zeros, infinities and NaN).
+TEST(KernelElementsTest, ReciprocalMatchesTheCpuKernelsBitForBit) {
+  std::vector<float> x = randomVector(512, 21, -8.f, 8.f);
+  for (float special : {0.f, -0.f, 1e-40f, -1e-40f, 1e30f, -1e30f})
+    x.push_back(special);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  x.push_back(std::numeric_limits<float>::infinity());
+  std::vector<float> dy = randomVector(x.size(), 22);
+  std::vector<float> y(x.size()), dx(x.size()), yBody(x.size()),
+      dxBody(x.size());
+  kernels::reciprocalForward(x.size(), x.data(), y.data());
+  kernels::reciprocalBackward(x.size(), y.data(), dy.data(), dx.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    yBody[i] = math::reciprocalForward(x[i]);
+    dxBody[i] = math::reciprocalBackward(dy[i], y[i]);
+  }
+  expectSameBits(y, yBody, "forward");
+  expectSameBits(dx, dxBody, "backward");
+  EXPECT_EQ(y[512], std::numeric_limits<float>::infinity()) << "1 / +0";
+  EXPECT_EQ(y[513], -std::numeric_limits<float>::infinity()) << "1 / -0";
+}
+
 TEST(KernelElementsTest, DropoutMatchesTheCpuKernelBitForBit) {
   // Rows of 10 end inside a draw of four; a replica from global row 5.
   int64_t rows = 6, cols = 10, firstRow = 5;
