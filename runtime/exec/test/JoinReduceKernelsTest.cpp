@@ -11,12 +11,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/exec/CpuKernels.h"
+#include "runtime/kernels/KernelElements.h"
 #include "runtime/plan/KernelDispatch.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace dpc::exec {
@@ -254,6 +256,33 @@ TEST(ReduceKernelsTest, LeadingDimSumsSpanChunks) {
   std::vector<float> x = randomValues(product(dims), 2);
   expectCloseToSums(runReduceSum(x, dims, {0, 1}, 700),
                     naiveSum(x, dims, {true, true, false}), "leading dims");
+}
+
+// The CUDA kernel sums each output with KernelElements.h's reduceSum; the
+// CPU kernel, on its own paths (per output, or leading dims row by row
+// across chunks), must give the same bits.
+TEST(ReduceKernelsTest, ReduceSumEqualsTheCudaBodyBitForBit) {
+  struct Case {
+    std::vector<int64_t> dims, reduced;
+  };
+  for (const Case &c : {Case{{3, 4, 5, 6}, {1, 3}}, Case{{3, 4, 5, 6}, {0}},
+                        Case{{37, 3, 700}, {0, 1}}, Case{{5, 9}, {1}}}) {
+    std::vector<float> x = randomValues(product(c.dims), 6);
+    bool reduced[8] = {};
+    int64_t kept = 1;
+    for (int64_t d : c.reduced)
+      reduced[d] = true;
+    for (size_t d = 0; d < c.dims.size(); ++d)
+      kept *= reduced[d] ? 1 : c.dims[d];
+    std::vector<float> y = runReduceSum(x, c.dims, c.reduced, kept);
+    kernels::elements::ReduceIndex r = kernels::elements::makeReduceIndex(
+        static_cast<int>(c.dims.size()), c.dims.data(), reduced);
+    for (int64_t o = 0; o < kept; ++o) {
+      float body = kernels::elements::reduceSum(r, o, x.data());
+      ASSERT_EQ(std::memcmp(&y[o], &body, sizeof(float)), 0)
+          << "output " << o << ": " << y[o] << " vs " << body;
+    }
+  }
 }
 
 // ReduceMean imports as nn.reduce_sum times the constant 1 / count
