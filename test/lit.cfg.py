@@ -76,17 +76,36 @@ else:
 # (REQUIRES: dpc-python-torch).
 import glob
 dpc_python_path = os.path.join(config.dpc_obj_root, "python")
-if glob.glob(os.path.join(dpc_python_path, "dpc", "_dpc*.so")):
+python_env = "env PYTHONPATH=%s DPC_BINARY=%s " % (
+    dpc_python_path, os.path.join(config.dpc_tools_dir, "dpc"))
+# In an ASan build the interpreter is not instrumented but the module is:
+# ASan's runtime must be the first library loaded, so it is preloaded, and
+# leak detection is off for these processes (the interpreter keeps its
+# objects alive at exit by design, which LeakSanitizer would report; the
+# module's own code runs leak-checked in the dpc tests).
+asan_runtime = getattr(config, "dpc_asan_runtime", "")
+python_asan_ok = True
+if "address" in getattr(config, "dpc_sanitize", ""):
+    if os.path.isabs(asan_runtime) and os.path.exists(asan_runtime):
+        python_env += "LD_PRELOAD=%s ASAN_OPTIONS=%s " % (
+            asan_runtime,
+            ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"),
+                                   "detect_leaks=0"])))
+    else:
+        python_asan_ok = False
+        lit_config.note("Python module tests (REQUIRES: dpc-python) skipped: "
+                        "the compiler names no shared ASan runtime to "
+                        "preload into Python (got '%s')" % asan_runtime)
+if python_asan_ok and glob.glob(
+        os.path.join(dpc_python_path, "dpc", "_dpc*.so")):
     config.available_features.add("dpc-python")
-    python_env = "env PYTHONPATH=%s DPC_BINARY=%s " % (
-        dpc_python_path, os.path.join(config.dpc_tools_dir, "dpc"))
     config.substitutions.append(
         ("%dpc_python", python_env + config.dpc_python_executable))
     if torch_python:
         config.available_features.add("dpc-python-torch")
         config.substitutions.append(
             ("%dpc_torch_python", python_env + torch_python))
-else:
+elif python_asan_ok:
     lit_config.note("Python module tests (REQUIRES: dpc-python) skipped: "
                     "no dpc module in " + dpc_python_path +
                     " (apt-get install pybind11-dev, then build)")

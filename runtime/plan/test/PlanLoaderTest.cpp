@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 namespace dpc::plan {
@@ -412,6 +413,35 @@ TEST(PlanLoaderTest, ImagesMustMatchTheSampleDims) {
             "bad.plan: step 'train_step': input 'images' [4, 1, "
             "1099511627776, 1] disagrees with sample_dims [1, 4, 4] "
             "(expected [4, 1, 4, 4] with a batch dim)");
+}
+
+/// FlatBuffers' verifier checks a vector's length field is 4-aligned, not
+/// that its elements are: a forger can place a [long] at 4 mod 8, which
+/// reading would be undefined behaviour (UBSan's alignment check in the
+/// sanitizer build). The loader refuses it first.
+TEST(PlanLoaderTest, MisalignedLongVector) {
+  std::vector<uint8_t> bytes = test::buildMlpPlan(smallMlp());
+  const auto *table =
+      reinterpret_cast<const flatbuffers::Table *>(GetPlan(bytes.data()));
+  size_t field = table->GetAddressOf(Plan::VT_SAMPLE_DIMS) - bytes.data();
+  // The copy goes at the end, its length at 0 mod 8 so that its elements
+  // start at 4 mod 8 (offsets only point forward).
+  bytes.resize((bytes.size() + 7) / 8 * 8);
+  size_t copy = bytes.size();
+  std::vector<int64_t> dims = {1, 4, 4};
+  bytes.resize(copy + 4 + dims.size() * sizeof(int64_t));
+  flatbuffers::WriteScalar<uint32_t>(bytes.data() + copy, dims.size());
+  std::memcpy(bytes.data() + copy + 4, dims.data(),
+              dims.size() * sizeof(int64_t));
+  flatbuffers::WriteScalar<flatbuffers::uoffset_t>(bytes.data() + field,
+                                                   copy - field);
+  ASSERT_TRUE(sealPlan(bytes));
+  ASSERT_NE(reinterpret_cast<uintptr_t>(
+                GetPlan(bytes.data())->sample_dims()->data()) %
+                alignof(int64_t),
+            0u);
+  EXPECT_EQ(loadError(bytes),
+            "bad.plan: a [long] (sample_dims) is not aligned to 8 bytes");
 }
 
 TEST(PlanLoaderTest, InputsCountTowardTheDeviceMemory) {
