@@ -41,7 +41,8 @@ def FuseExecKernels : Pass<"fuse-exec-kernels", "mlir::ModuleOp"> {
 }
 
 def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
-  let summary = "Choose f32 or bf16 for each convolution and matmul call";
+  let summary = "Choose each convolution and matmul call's precision and "
+                "algorithm";
   let description = [{
     Sets `precision` on every kernel call that may compute in bf16
     (Kernels.def's kMixedPrecision: convolutions, linear layers, matmuls,
@@ -53,7 +54,13 @@ def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
     runtime/plan/KernelCostKey.h says), whichever it measured faster.
     Everything else
     (loss, softmax, batch norm, reductions, optimizer, master weights)
-    stays f32. `precision=f32` leaves the calls as they are.
+    stays f32. `precision=f32` leaves the calls' precision as it is.
+
+    On CPU devices it also sets `algorithm = "winograd"` on f32 3x3
+    stride-1 convolution calls (oneDNN's Winograd F(4x4, 3x3)): with
+    `conv-algorithm=auto` where both channel counts are at least 64 or the
+    `costs` file measured it fastest, with `conv-algorithm=winograd` wherever
+    it applies; `conv-algorithm=direct` keeps oneDNN's direct algorithm.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
@@ -61,6 +68,8 @@ def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
     Option<"costs", "costs", "std::string", /*default=*/"",
            "auto: a kernel cost file (dpc calibrate --kernels) whose times "
            "decide the calls it has">,
+    Option<"convAlgorithm", "conv-algorithm", "std::string",
+           /*default=*/"\"auto\"", "direct, winograd or auto">,
   ];
 }
 

@@ -83,20 +83,36 @@ PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias,
           s.groups,
           bias ? 1 : 0,
           relu ? 1 : 0,
-          static_cast<int64_t>(s.precision)};
+          static_cast<int64_t>(s.precision),
+          static_cast<int64_t>(s.algorithm)};
+}
+
+/// Builds a pass's primitive descriptor with the shape's algorithm, or the
+/// direct one where oneDNN has no Winograd kernel for it (another CPU than
+/// the plan was compiled on, or a forged plan).
+template <typename MakePd>
+auto withAlgorithm(const Conv2dShape &s, MakePd makePd) {
+  if (s.algorithm == ConvAlgorithm::Winograd) {
+    try {
+      return makePd(dnnl::algorithm::convolution_winograd);
+    } catch (const dnnl::error &) {
+    }
+  }
+  return makePd(dnnl::algorithm::convolution_direct);
 }
 
 dnnl::convolution_forward::primitive_desc
 makeForwardPd(KernelContext::Impl &ctx, const ConvDescs &d, bool bias,
-              dnnl::prop_kind prop, bool relu = false) {
+              dnnl::prop_kind prop, dnnl::algorithm algorithm,
+              bool relu = false) {
   auto desc =
-      bias ? dnnl::convolution_forward::desc(
-                 prop, dnnl::algorithm::convolution_direct, d.lowSrc,
-                 d.lowWeights, d.bias, d.anyDst, d.strides, d.dilates, d.padL,
-                 d.padR)
-           : dnnl::convolution_forward::desc(
-                 prop, dnnl::algorithm::convolution_direct, d.lowSrc,
-                 d.lowWeights, d.anyDst, d.strides, d.dilates, d.padL, d.padR);
+      bias ? dnnl::convolution_forward::desc(prop, algorithm, d.lowSrc,
+                                             d.lowWeights, d.bias, d.anyDst,
+                                             d.strides, d.dilates, d.padL,
+                                             d.padR)
+           : dnnl::convolution_forward::desc(prop, algorithm, d.lowSrc,
+                                             d.lowWeights, d.anyDst, d.strides,
+                                             d.dilates, d.padL, d.padR);
   dnnl::primitive_attr attr = defaultAttr();
   if (relu) {
     dnnl::post_ops ops;
@@ -117,8 +133,12 @@ void conv2dForward(KernelContext &context, const Conv2dShape &shape,
   ctx.run(
       makeKey(PrimitiveKind::ConvForward, shape, hasBias, relu),
       [&] {
-        return makeForwardPd(ctx, ConvDescs(shape), hasBias,
-                             dnnl::prop_kind::forward_training, relu);
+        ConvDescs d(shape);
+        return withAlgorithm(shape, [&](dnnl::algorithm algorithm) {
+          return makeForwardPd(ctx, d, hasBias,
+                               dnnl::prop_kind::forward_training, algorithm,
+                               relu);
+        });
       },
       [&] {
         ConvDescs d(shape);
@@ -138,13 +158,15 @@ void conv2dBackwardData(KernelContext &context, const Conv2dShape &shape,
       makeKey(PrimitiveKind::ConvBackwardData, shape, false),
       [&] {
         ConvDescs d(shape);
-        auto hint =
-            makeForwardPd(ctx, d, false, dnnl::prop_kind::forward_training);
-        dnnl::convolution_backward_data::desc desc(
-            dnnl::algorithm::convolution_direct, d.anySrc, d.lowWeights,
-            d.lowDst, d.strides, d.dilates, d.padL, d.padR);
-        return dnnl::convolution_backward_data::primitive_desc(
-            desc, defaultAttr(), ctx.engine, hint);
+        return withAlgorithm(shape, [&](dnnl::algorithm algorithm) {
+          auto hint = makeForwardPd(
+              ctx, d, false, dnnl::prop_kind::forward_training, algorithm);
+          dnnl::convolution_backward_data::desc desc(
+              algorithm, d.anySrc, d.lowWeights, d.lowDst, d.strides,
+              d.dilates, d.padL, d.padR);
+          return dnnl::convolution_backward_data::primitive_desc(
+              desc, defaultAttr(), ctx.engine, hint);
+        });
       },
       [&] {
         ConvDescs d(shape);
@@ -166,18 +188,20 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
       makeKey(PrimitiveKind::ConvBackwardWeights, shape, hasBias),
       [&] {
         ConvDescs d(shape);
-        auto hint =
-            makeForwardPd(ctx, d, hasBias, dnnl::prop_kind::forward_training);
-        auto desc = hasBias ? dnnl::convolution_backward_weights::desc(
-                                  dnnl::algorithm::convolution_direct, d.lowSrc,
-                                  d.anyWeights, d.bias, d.lowDst, d.strides,
-                                  d.dilates, d.padL, d.padR)
-                            : dnnl::convolution_backward_weights::desc(
-                                  dnnl::algorithm::convolution_direct, d.lowSrc,
-                                  d.anyWeights, d.lowDst, d.strides, d.dilates,
-                                  d.padL, d.padR);
-        return dnnl::convolution_backward_weights::primitive_desc(
-            desc, defaultAttr(), ctx.engine, hint);
+        return withAlgorithm(shape, [&](dnnl::algorithm algorithm) {
+          auto hint = makeForwardPd(ctx, d, hasBias,
+                                    dnnl::prop_kind::forward_training,
+                                    algorithm);
+          auto desc =
+              hasBias ? dnnl::convolution_backward_weights::desc(
+                            algorithm, d.lowSrc, d.anyWeights, d.bias,
+                            d.lowDst, d.strides, d.dilates, d.padL, d.padR)
+                      : dnnl::convolution_backward_weights::desc(
+                            algorithm, d.lowSrc, d.anyWeights, d.lowDst,
+                            d.strides, d.dilates, d.padL, d.padR);
+          return dnnl::convolution_backward_weights::primitive_desc(
+              desc, defaultAttr(), ctx.engine, hint);
+        });
       },
       [&] {
         ConvDescs d(shape);

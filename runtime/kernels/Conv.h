@@ -17,6 +17,12 @@
 
 namespace dpc::kernels {
 
+/// How a convolution pass computes: oneDNN's direct algorithm, or Winograd
+/// F(4x4, 3x3) (f32, 3x3, stride 1, AVX-512: 2-4x fewer multiplies; its
+/// rounding error is about 5x direct's, ~2e-6 of the output's range). A
+/// Winograd call oneDNN has no kernel for on this CPU or shape runs direct.
+enum class ConvAlgorithm : uint8_t { Direct, Winograd };
+
 struct Conv2dShape {
   int64_t n, c, h, w; // input
   int64_t k, r, s;    // output channels, kernel height, kernel width
@@ -28,6 +34,7 @@ struct Conv2dShape {
   /// (Reorder.h). Weights and bias are plain.
   bool blockedX = false, blockedY = false;
   Precision precision = Precision::F32;
+  ConvAlgorithm algorithm = ConvAlgorithm::Direct;
 
   int64_t outH() const {
     return math::convOutputSize(h, r, strideH, padTop, padBottom, dilationH);

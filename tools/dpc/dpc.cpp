@@ -189,9 +189,15 @@ static cl::opt<std::string> precision(
     cl::cat(trainingOptions));
 static cl::opt<std::string> precisionCosts(
     "costs",
-    cl::desc("for --precision auto: the kernel times of dpc calibrate "
-             "--kernels (default: built-in rules)"),
+    cl::desc("the kernel times of dpc calibrate --kernels, which decide "
+             "precisions and algorithms (default: built-in rules)"),
     cl::value_desc("FILE"), cl::sub(compileCommand), cl::cat(trainingOptions));
+static cl::opt<std::string> convAlgorithm(
+    "conv-algorithm",
+    cl::desc("CPU f32 3x3 convolutions: direct, winograd (wherever it "
+             "applies) or auto (default: where it is faster)"),
+    cl::value_desc("A"), cl::init("auto"), cl::sub(compileCommand),
+    cl::cat(trainingOptions));
 static cl::opt<double>
     weightDecay("weight-decay",
                 cl::desc("weight decay (default: PyTorch's for the optimizer)"),
@@ -366,6 +372,7 @@ struct PipelineOptions {
   dpc::RematerializeOptions remat;
   std::string precision = "f32"; // --precision
   std::string costs;             // --costs
+  std::string convAlgorithm = "auto"; // --conv-algorithm
 };
 
 static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
@@ -410,12 +417,11 @@ static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
       pm.addPass(dpc::createAssignExecLayouts());
     if (!noFusion)
       pm.addPass(dpc::createFuseExecKernels());
-    if (pipeline.precision != "f32") {
-      dpc::AssignKernelPrecisionOptions options;
-      options.precision = pipeline.precision;
-      options.costs = pipeline.costs;
-      pm.addPass(dpc::createAssignKernelPrecision(options));
-    }
+    dpc::AssignKernelPrecisionOptions options;
+    options.precision = pipeline.precision;
+    options.costs = pipeline.costs;
+    options.convAlgorithm = pipeline.convAlgorithm;
+    pm.addPass(dpc::createAssignKernelPrecision(options));
   }
 }
 
@@ -535,10 +541,15 @@ static int runCompile() {
     return reportError(modelPath, "--precision: expected f32, bf16 or auto, "
                                   "got '" +
                                       precision + "'");
-  if (precisionCosts.getNumOccurrences() && precision != "auto")
+  if (precisionCosts.getNumOccurrences() && precision == "bf16")
     return reportError(precisionCosts, "--costs chooses for --precision "
-                                       "auto, but the precision is " +
+                                       "f32 or auto, but the precision is " +
                                            precision);
+  if (convAlgorithm != "direct" && convAlgorithm != "winograd" &&
+      convAlgorithm != "auto")
+    return reportError(modelPath, "--conv-algorithm: expected direct, "
+                                  "winograd or auto, got '" +
+                                      convAlgorithm + "'");
   if (reportMemory && emitStage.getNumOccurrences() && emitStage != Stage::Exec)
     return reportError(modelPath, "--report-memory needs the planned steps: "
                                   "write a plan or use --emit=exec");
@@ -568,6 +579,7 @@ static int runCompile() {
   pipeline.remat = rematOptions;
   pipeline.precision = precision;
   pipeline.costs = precisionCosts;
+  pipeline.convAlgorithm = convAlgorithm;
   if (pipeline.partitions && balance.getNumOccurrences()) {
     // With --grad-accum, the split is that of one micro-batch.
     FailureOr<std::vector<int64_t>> balanced =
@@ -614,11 +626,13 @@ static int runCompile() {
 }
 
 /// `dpc calibrate --kernels`: every convolution and matmul call of the
-/// model's train step timed in f32 and in bf16 on one CPU device, as the
-/// cost file of `dpc compile --precision auto --costs`:
+/// model's train step timed in f32, in bf16 and, where it applies, in f32
+/// with Winograd on one CPU device, as the cost file of `dpc compile
+/// --costs`:
 ///
 ///   {"unit": "us", "device": "cpu:0", "batch": 64,
-///    "kernels": {"<cost key>": {"f32": 812.5, "bf16": 402.1}, ...}}
+///    "kernels": {"<cost key>": {"f32": 812.5, "bf16": 402.1,
+///                               "f32_winograd": 301.7}, ...}}
 ///
 /// A key (runtime/plan/KernelCostKey.h) several calls share gets their mean.
 static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
@@ -636,12 +650,16 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
   options.steps = calibrateSteps;
   std::vector<std::vector<dpc::KernelTime>> times;
   int64_t batch = 0;
-  for (const char *precision : {"f32", "bf16"}) {
+  // f32 direct, bf16, f32 with Winograd wherever it applies.
+  for (auto [precision, algorithm] :
+       {std::pair("f32", "direct"), std::pair("bf16", "direct"),
+        std::pair("f32", "winograd")}) {
     PipelineOptions pipeline;
     pipeline.batch = batch = calibrateBatch ? calibrateBatch.getValue() : 64;
     pipeline.training = pipeline.partitions = pipeline.lowers = true;
     pipeline.devices = names[0];
     pipeline.precision = precision;
+    pipeline.convAlgorithm = algorithm;
     MLIRContext context(registry);
     OwningOpRef<ModuleOp> module = compileModel(context, pipeline);
     if (!module)
@@ -659,13 +677,19 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
       return 1;
     }
   }
-  // The two plans make the same calls in the same order.
-  std::map<std::string, std::array<double, 3>> costs; // f32, bf16, calls
+  // The three plans make the same calls in the same order.
+  struct Sums {
+    double f32 = 0, bf16 = 0, winograd = 0, calls = 0;
+    bool hasWinograd = false;
+  };
+  std::map<std::string, Sums> costs;
   for (size_t i = 0; i < times[0].size(); ++i) {
-    std::array<double, 3> &cost = costs[times[0][i].key];
-    cost[0] += times[0][i].micros;
-    cost[1] += times[1].at(i).micros;
-    cost[2] += 1;
+    Sums &cost = costs[times[0][i].key];
+    cost.f32 += times[0][i].micros;
+    cost.bf16 += times[1].at(i).micros;
+    cost.winograd += times[2].at(i).micros;
+    cost.hasWinograd = times[2][i].winograd;
+    cost.calls += 1;
   }
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -679,11 +703,14 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
     json.attributeObject("kernels", [&] {
       for (const auto &[key, cost] : costs)
         json.attributeObject(key, [&] {
-          for (auto [name, sum] :
-               {std::pair("f32", cost[0]), std::pair("bf16", cost[1])}) {
+          for (auto [name, sum] : {std::pair("f32", cost.f32),
+                                   std::pair("bf16", cost.bf16),
+                                   std::pair("f32_winograd", cost.winograd)}) {
+            if (StringRef(name) == "f32_winograd" && !cost.hasWinograd)
+              continue;
             json.attributeBegin(name);
             json.rawValue(
-                llvm::formatv("{0}", llvm::format("%.1f", sum / cost[2]))
+                llvm::formatv("{0}", llvm::format("%.1f", sum / cost.calls))
                     .str());
             json.attributeEnd();
           }
@@ -692,7 +719,8 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
   });
   os << "\n";
   llvm::errs() << "dpc: calibrate: " << costs.size()
-               << " convolution and matmul shapes timed in f32 and bf16 ("
+               << " convolution and matmul shapes timed in f32, bf16 and "
+                  "Winograd ("
                << times[0].size() << " calls, median of "
                << calibrateSteps.getValue() << " steps of " << batch
                << " rows)\n";
