@@ -3,14 +3,28 @@
 // Runs on planned `exec` steps and merges adjacent kernel calls on one
 // stream (no event between them) into the fused kernels of Kernels.def:
 //
-//  - Conv2dForward, BatchNormTrainingForward or BatchNormInferenceForward
-//    whose output the very next kernel, a ReluForward, reads: one call that
-//    applies the ReLU as it writes (oneDNN's post-op for the convolution),
+//  - Conv2dForward, LinearForward, BatchNormTrainingForward or
+//    BatchNormInferenceForward whose output the very next kernel, a
+//    ReluForward, reads: one call that applies the ReLU as it writes
+//    (oneDNN's post-op for the convolution and the linear layer),
 //    so the activation is written once instead of written, read and
 //    written again.
 //  - ReluBackward whose result only the next kernel, a BatchNormBackward,
 //    reads (as its DY): one BatchNormReluBackward that masks the gradient
 //    as it reads it.
+//  - A weight gradient followed by the bias gradient, a ReduceSum of the
+//    same DY over all but its channels: Conv2dBackwardWeights with its DB
+//    result, and MatmulTransposedA(DY, X) of 2-D operands as
+//    LinearBackwardWeights(X, DY) with DB. The bias sum then rides on the
+//    pass over DY that the weight gradient makes anyway, one call fewer.
+//  - CrossEntropyForward followed by CorrectCount of the same logits and
+//    labels: the loss kernel's optional Correct result, counted on its
+//    pass over the rows.
+//  - That loss and, next (past the Fill of its seed gradient), the
+//    CrossEntropyBackward of the same logits and labels: one
+//    CrossEntropyForwardBackward in the backward's place, each row's
+//    logsumexp computed once. A seed of 1 that nothing else reads goes
+//    (1 is the kernel's default).
 //
 // In training, ReluBackward reads the producer's output as its Y (the
 // ReLU's output has the same signs), so that buffer lives on: the fused
@@ -80,6 +94,7 @@ ex::KernelOp getNextKernel(Operation *op) {
 StringRef getReluFusion(StringRef producer) {
   return llvm::StringSwitch<StringRef>(producer)
       .Case("Conv2dForward", "Conv2dReluForward")
+      .Case("LinearForward", "LinearReluForward")
       .Case("BatchNormTrainingForward", "BatchNormReluTrainingForward")
       .Case("BatchNormInferenceForward", "BatchNormReluInferenceForward")
       .Default("");
@@ -215,17 +230,151 @@ void fuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm) {
     buffer->erase();
 }
 
+/// The weight-gradient kernel that also writes the bias gradient `sum`
+/// computes, when the kernel `weights` is followed by it, or "".
+StringRef getBiasFusion(ex::KernelOp weights, ex::KernelOp sum) {
+  if (sum.getKernel() != "ReduceSum" || sum.getIns().size() != 1 ||
+      sum.getOuts().size() != 1 || weights.getIns().size() != 2 ||
+      weights.getOuts().size() != 1)
+    return "";
+  auto dims = sum->getAttrOfType<DenseI64ArrayAttr>("dims");
+  if (!dims)
+    return "";
+  ArrayRef<int64_t> reduced = dims.asArrayRef();
+  Value dy = sum.getIns()[0];
+  int64_t rank = cast<MemRefType>(dy.getType()).getRank();
+  if (weights.getKernel() == "Conv2dBackwardWeights" &&
+      weights.getIns()[1] == dy && rank == 4 &&
+      reduced == ArrayRef<int64_t>{0, 2, 3})
+    return "Conv2dBackwardWeights";
+  if (weights.getKernel() == "MatmulTransposedA" && weights.getIns()[0] == dy &&
+      rank == 2 &&
+      cast<MemRefType>(weights.getIns()[1].getType()).getRank() == 2 &&
+      reduced == ArrayRef<int64_t>{0})
+    return "LinearBackwardWeights";
+  return "";
+}
+
+/// Whether `weights` may write the bias gradient of `sum` too: the bias
+/// gradient, written one call earlier, must share no bytes with what the
+/// weight gradient reads (which may die there) or writes.
+bool canFuseBias(ex::KernelOp weights, ex::KernelOp sum, int64_t batch) {
+  Value bias = sum.getOuts()[0];
+  return canMerge(weights, sum) && isApart(bias, weights.getIns(), batch) &&
+         isApart(bias, weights.getOuts(), batch) &&
+         isApart(bias, weights.getWorkspace(), batch);
+}
+
+void fuseBias(ex::KernelOp weights, ex::KernelOp sum, StringRef kernel) {
+  // LinearBackwardWeights takes (X, DY) where MatmulTransposedA took (DY, X).
+  SmallVector<Value> ins(weights.getIns());
+  if (kernel != weights.getKernel())
+    std::swap(ins[0], ins[1]);
+  SmallVector<Value> outs = {weights.getOuts()[0], sum.getOuts()[0]};
+  OpBuilder builder(sum);
+  auto fused = builder.create<ex::KernelOp>(weights.getLoc(), kernel, ins, outs,
+                                            weights.getWorkspace());
+  for (NamedAttribute attr : weights->getDiscardableAttrs())
+    fused->setAttr(attr.getName(), attr.getValue());
+  if (Attribute signal = sum->getAttr("signal"))
+    fused->setAttr("signal", signal);
+  sum.erase();
+  weights.erase();
+}
+
+/// Whether `count`, right after the loss `loss`, counts the same rows, and
+/// may be written one call earlier (apart from what the loss reads).
+bool canFuseCorrectCount(ex::KernelOp loss, ex::KernelOp count, int64_t batch) {
+  return count.getKernel() == "CorrectCount" && loss.getOuts().size() == 1 &&
+         count.getOuts().size() == 1 && loss.getIns() == count.getIns() &&
+         canMerge(loss, count) &&
+         isApart(count.getOuts()[0], loss.getIns(), batch) &&
+         isApart(count.getOuts()[0], loss.getOuts(), batch);
+}
+
+void fuseCorrectCount(ex::KernelOp loss, ex::KernelOp count) {
+  SmallVector<Value> outs = {loss.getOuts()[0], count.getOuts()[0]};
+  OpBuilder builder(count);
+  auto fused = builder.create<ex::KernelOp>(loss.getLoc(), loss.getKernel(),
+                                            loss.getIns(), outs, Value());
+  for (NamedAttribute attr : loss->getDiscardableAttrs())
+    fused->setAttr(attr.getName(), attr.getValue());
+  if (Attribute signal = count->getAttr("signal"))
+    fused->setAttr("signal", signal);
+  count.erase();
+  loss.erase();
+}
+
+/// The Fill of a scalar 1 that only `backward` reads, as its DLoss.
+bool isUnitSeedOf(ex::KernelOp fill, ex::KernelOp backward) {
+  if (fill.getKernel() != "Fill" || fill.getOuts().size() != 1 ||
+      backward.getIns().size() != 3 ||
+      backward.getIns()[2] != fill.getOuts()[0])
+    return false;
+  auto value = fill->getAttrOfType<FloatAttr>("value");
+  return value && value.getValueAsDouble() == 1.0 &&
+         llvm::all_of(getReaders(fill.getOuts()[0]), [&](Operation *user) {
+           return user == fill || user == backward;
+         });
+}
+
+/// Fuses the loss `loss` with its gradient, when the CrossEntropyBackward
+/// of the same logits and labels follows it (past at most a Fill, of its
+/// DLoss). The fused call runs in the backward's place: the loss and the
+/// count, written later than before, are read by no call between.
+void fuseLossGradient(ex::KernelOp loss) {
+  ex::KernelOp next = getNextKernel(loss);
+  if (!next || !canMerge(loss, next))
+    return;
+  ex::KernelOp fill, backward = next;
+  if (next.getKernel() == "Fill") {
+    fill = next;
+    backward = getNextKernel(fill);
+    if (!backward || !canMerge(fill, backward))
+      return;
+  }
+  if (backward.getKernel() != "CrossEntropyBackward" ||
+      backward.getOuts().size() != 1 || backward.getIns().size() < 2 ||
+      backward.getIns().take_front(2) != loss.getIns())
+    return;
+  bool dropSeed = fill && isUnitSeedOf(fill, backward);
+  SmallVector<Value> ins(loss.getIns());
+  if (!dropSeed && backward.getIns().size() == 3)
+    ins.push_back(backward.getIns()[2]);
+  SmallVector<Value> outs = {loss.getOuts()[0], backward.getOuts()[0]};
+  if (loss.getOuts().size() == 2)
+    outs.push_back(loss.getOuts()[1]);
+  OpBuilder builder(backward);
+  auto fused = builder.create<ex::KernelOp>(
+      loss.getLoc(), "CrossEntropyForwardBackward", ins, outs, Value());
+  for (NamedAttribute attr : backward->getDiscardableAttrs())
+    fused->setAttr(attr.getName(), attr.getValue());
+  backward.erase();
+  loss.erase();
+  if (dropSeed) {
+    Value seed = fill.getOuts()[0];
+    fill.erase();
+    if (Operation *buffer = seed.getDefiningOp(); buffer && buffer->use_empty())
+      buffer->erase();
+  }
+}
+
 struct FuseExecKernelsPass
     : public dpc::impl::FuseExecKernelsBase<FuseExecKernelsPass> {
   void runOnOperation() override {
     for (auto step : getOperation().getOps<ex::StepOp>()) {
       int64_t batch = static_cast<int64_t>(step.getBatch());
-      SmallVector<ex::KernelOp> producers, reluGrads;
+      SmallVector<ex::KernelOp> producers, reluGrads, weightGrads, losses;
       step.getBody().walk([&](ex::KernelOp op) {
         if (!getReluFusion(op.getKernel()).empty())
           producers.push_back(op);
         else if (op.getKernel() == "ReluBackward")
           reluGrads.push_back(op);
+        else if (op.getKernel() == "Conv2dBackwardWeights" ||
+                 op.getKernel() == "MatmulTransposedA")
+          weightGrads.push_back(op);
+        else if (op.getKernel() == "CrossEntropyForward")
+          losses.push_back(op);
       });
       for (ex::KernelOp producer : producers) {
         ex::KernelOp relu = getNextKernel(producer);
@@ -241,6 +390,27 @@ struct FuseExecKernelsPass
             canFuseReluBatchNormBackward(relu, norm, batch))
           fuseReluBatchNormBackward(relu, norm);
       }
+      for (ex::KernelOp weights : weightGrads) {
+        ex::KernelOp sum = getNextKernel(weights);
+        if (!sum)
+          continue;
+        StringRef kernel = getBiasFusion(weights, sum);
+        if (!kernel.empty() && canFuseBias(weights, sum, batch))
+          fuseBias(weights, sum, kernel);
+      }
+      for (ex::KernelOp loss : losses) {
+        ex::KernelOp count = getNextKernel(loss);
+        if (count && canFuseCorrectCount(loss, count, batch))
+          fuseCorrectCount(loss, count);
+      }
+      // Again: the count fusion replaced the losses it fused.
+      SmallVector<ex::KernelOp> fusedLosses;
+      step.getBody().walk([&](ex::KernelOp op) {
+        if (op.getKernel() == "CrossEntropyForward")
+          fusedLosses.push_back(op);
+      });
+      for (ex::KernelOp loss : fusedLosses)
+        fuseLossGradient(loss);
     }
   }
 };

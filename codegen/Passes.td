@@ -33,10 +33,14 @@ def AssignExecLayouts : Pass<"assign-exec-layouts", "mlir::ModuleOp"> {
 def FuseExecKernels : Pass<"fuse-exec-kernels", "mlir::ModuleOp"> {
   let summary = "Fuse adjacent kernel calls of planned exec steps";
   let description = [{
-    A Conv2dForward whose output only the next kernel, a ReluForward, reads
-    becomes one Conv2dReluForward writing the ReLU's buffer (oneDNN's ReLU
-    post-op on the CPU), when that buffer shares no arena bytes with the
-    convolution's inputs or workspace and no event lies between the two.
+    A Conv2dForward or LinearForward whose output only the next kernel, a
+    ReluForward, reads becomes one Conv2dReluForward or LinearReluForward
+    writing the ReLU's buffer (oneDNN's ReLU post-op on the CPU), when that
+    buffer shares no arena bytes with the producer's inputs or workspace
+    and no event lies between the two; batch norm + ReLU likewise, forward
+    and backward; a bias gradient joins the weight gradient before it, and
+    a CorrectCount the loss before it. FuseKernels.cpp says when each is
+    safe on the planned arena.
   }];
 }
 

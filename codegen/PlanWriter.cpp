@@ -319,6 +319,14 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
     plan.onnx_model->head = record->head;
     plan.onnx_model->graph = record->graph;
     plan.onnx_model->problem = record->problem;
+    for (const OnnxModelRecord::Form &form : record->forms) {
+      auto entry = std::make_unique<fb::OnnxGraphFormT>();
+      entry->min_opset = form.minOpset;
+      entry->max_opset = form.maxOpset;
+      entry->graph = form.graph;
+      entry->problem = form.problem;
+      plan.onnx_model->forms.push_back(std::move(entry));
+    }
   }
   SmallVector<StringRef> devices = {"cpu:0"};
   if (auto names = module->getAttrOfType<ArrayAttr>("exec.devices"))

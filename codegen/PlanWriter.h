@@ -18,6 +18,14 @@ struct OnnxModelRecord {
   int64_t irVersion = 0, opset = 0, minOpset = 0, maxOpset = 0;
   std::vector<uint8_t> head, graph;
   std::string problem;
+  /// OnnxGraphForm: the graph (empty: `graph`) or the problem at opsets
+  /// [minOpset, maxOpset].
+  struct Form {
+    int64_t minOpset = 0, maxOpset = 0;
+    std::vector<uint8_t> graph;
+    std::string problem;
+  };
+  std::vector<Form> forms;
 };
 
 struct PlanOptions {

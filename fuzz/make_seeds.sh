@@ -16,6 +16,8 @@ trap 'rm -rf "$work"' EXIT
 corpus=$fuzz/corpus
 rm -rf "$corpus"
 mkdir -p "$corpus"/{onnx-import,plan-loader,checkpoint,npy,idx}
+# The compile target starts from the import target's models.
+ln -s onnx-import "$corpus/onnx-compile"
 
 # ONNX: convolution, batch norm, pooling, padding; token inputs with an
 # embedding and shape arithmetic; dropout and stochastic depth (random

@@ -14,7 +14,7 @@ seconds=${2:?usage: fuzz/run.sh BUILD_DIR SECONDS [TARGET...]}
 shift 2
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(onnx-import plan-loader checkpoint npy idx)
+  targets=(onnx-import onnx-compile plan-loader checkpoint npy idx)
 fi
 
 # Leaks are findings too: each input must free what it allocates.

@@ -26,7 +26,8 @@ config.substitutions.append(
      os.path.join(config.dpc_src_root, "tools", "models", "make_models.py")))
 
 llvm_config.add_tool_substitutions(
-    ["dpc", "dpc-opt", "dpc-check-reference", "dpc-compare-plans",
+    ["dpc", "dpc-opt", "dpc-check-reference", "dpc-check-gradients",
+     "dpc-compare-plans",
      "dpc-make-test-plan", "FileCheck", "not", "count",
      "split-file"],
     [config.dpc_tools_dir, config.llvm_tools_dir, "/usr/lib/llvm-19/bin"])

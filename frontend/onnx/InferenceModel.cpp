@@ -14,10 +14,10 @@
 
 #include "frontend/onnx/InferenceModel.h"
 #include "frontend/onnx/ModelValidation.h"
+#include "frontend/onnx/OpsetConversion.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
-#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <climits>
@@ -63,53 +63,15 @@ int64_t getDefaultOpset(const onnx::ModelProto &model) {
   return 0;
 }
 
-/// The highest opset an IR version can carry (the ONNX release that
-/// introduced the next IR version raised it).
-int64_t getMaxOpsetOfIrVersion(int64_t irVersion) {
-  static const std::map<int64_t, int64_t> maxOpset = {
-      {3, 8}, {4, 9}, {5, 10}, {6, 11}, {7, 15}, {8, 17}, {9, 19}, {10, 22}};
-  auto it = maxOpset.find(irVersion);
-  return it == maxOpset.end() ? 0 : it->second;
-}
-
-/// The opsets around `opset` at which every node of `graph` has the
-/// operator version it has at `opset`, so the graph is valid unchanged;
-/// only `opset` itself where this ONNX library does not know its operators
-/// (newer opsets than it registers).
+/// The opsets around `opset`, from 7 (ONNX Runtime's lowest), at which
+/// every node of `graph` has the operator version it has at `opset`, so
+/// the graph is valid unchanged.
 std::pair<int64_t, int64_t> getUnchangedOpsets(const onnx::GraphProto &graph,
-                                               int64_t opset,
-                                               int64_t irVersion) {
-  const auto &known =
-      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  int64_t knownMax = known.at(onnx::ONNX_DOMAIN).second;
-  if (opset > knownMax)
-    return {opset, opset};
-  std::set<std::string> ops;
-  for (const auto &node : graph.node())
-    ops.insert(node.op_type());
-  auto sinceVersion = [](const std::string &op, int64_t version) -> int64_t {
-    const onnx::OpSchema *schema =
-        onnx::OpSchemaRegistry::Schema(op, static_cast<int>(version));
-    return schema ? schema->SinceVersion() : -1;
-  };
-  std::map<std::string, int64_t> since;
-  for (const std::string &op : ops) {
-    since[op] = sinceVersion(op, opset);
-    if (since[op] < 0)
-      return {opset, opset};
-  }
-  auto unchangedAt = [&](int64_t version) {
-    for (const auto &[op, version0] : since)
-      if (sinceVersion(op, version) != version0)
-        return false;
-    return true;
-  };
-  // ONNX Runtime runs opsets from 7.
+                                               int64_t opset) {
   int64_t low = opset, high = opset;
-  while (low > 7 && unchangedAt(low - 1))
+  while (low > 7 && keepsOperatorVersions(graph, opset, low - 1))
     --low;
-  int64_t limit = std::min(knownMax, getMaxOpsetOfIrVersion(irVersion));
-  while (high < limit && unchangedAt(high + 1))
+  while (high < kMaxOpset && keepsOperatorVersions(graph, opset, high + 1))
     ++high;
   return {low, high};
 }
@@ -218,6 +180,44 @@ void prune(onnx::GraphProto &graph, const std::set<std::string> &state) {
   };
   eraseIf(graph.mutable_output(), undefined);
   eraseIf(graph.mutable_value_info(), undefined);
+}
+
+/// The graph's forms at the opsets from 7 to kMaxOpset outside
+/// [unchangedLow, unchangedHigh], adjacent opsets of the same form merged;
+/// `state` names the initializers export adds.
+std::vector<GraphForm> getOtherForms(const onnx::GraphProto &graph,
+                                     int64_t opset, int64_t unchangedLow,
+                                     int64_t unchangedHigh,
+                                     const std::set<std::string> &state) {
+  std::string original = graph.SerializeAsString();
+  std::vector<GraphForm> forms;
+  for (int64_t target = 7; target <= kMaxOpset; ++target) {
+    if (target >= unchangedLow && target <= unchangedHigh)
+      continue;
+    GraphForm form{target, target, {}, ""};
+    if (target < kMinConvertedOpset) {
+      form.problem = "dpc converts graphs to opsets " +
+                     std::to_string(kMinConvertedOpset) + " to " +
+                     std::to_string(kMaxOpset) +
+                     ", and the model's "
+                     "operators are not the same at " +
+                     std::to_string(target);
+    } else {
+      onnx::GraphProto converted = graph;
+      form.problem = convertOpset(converted, opset, target);
+      prune(converted, state); // e.g. axes that became attributes
+      std::string bytes = converted.SerializeAsString();
+      if (form.problem.empty() && bytes != original)
+        form.graph.assign(bytes.begin(), bytes.end());
+    }
+    if (!forms.empty() && forms.back().maxOpset == target - 1 &&
+        forms.back().graph == form.graph &&
+        forms.back().problem == form.problem)
+      forms.back().maxOpset = target;
+    else
+      forms.push_back(std::move(form));
+  }
+  return forms;
 }
 
 class Builder {
@@ -337,7 +337,12 @@ std::string Builder::build(StringRef producerVersion, InferenceModel &result) {
   result.irVersion = model.ir_version();
   result.opset = getDefaultOpset(model);
   std::tie(result.minOpset, result.maxOpset) =
-      getUnchangedOpsets(graph, result.opset, result.irVersion);
+      getUnchangedOpsets(graph, result.opset);
+  std::set<std::string> stateNames;
+  for (const StateTensor &tensor : state)
+    stateNames.insert(tensor.name);
+  result.forms = getOtherForms(graph, result.opset, result.minOpset,
+                               result.maxOpset, stateNames);
 
   model.clear_ir_version();
   model.clear_training_info();

@@ -32,6 +32,15 @@ struct StateTensor {
   mlir::RankedTensorType type;
 };
 
+/// Plan.fbs's OnnxGraphForm: the graph at opsets [minOpset, maxOpset],
+/// when it differs from the model's (an empty graph: the same), or why it
+/// cannot be written there.
+struct GraphForm {
+  int64_t minOpset = 0, maxOpset = 0;
+  std::vector<uint8_t> graph;
+  std::string problem;
+};
+
 /// The fields of Plan.fbs's OnnxModel.
 struct InferenceModel {
   int64_t irVersion = 0, opset = 0, minOpset = 0, maxOpset = 0;
@@ -41,6 +50,8 @@ struct InferenceModel {
   std::vector<uint8_t> graph;
   /// Why the model cannot be exported; empty when head and graph are set.
   std::string problem;
+  /// The graph at the other opsets dpc writes.
+  std::vector<GraphForm> forms;
 };
 
 /// The eval-form graph of the ONNX model at `path` for a plan whose

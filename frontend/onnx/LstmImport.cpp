@@ -254,21 +254,23 @@ LstmImport::reshapeTarget(const onnx::NodeProto &node, int64_t opset,
     for (int64_t a : axes)
       dims.insert(dims.begin() + std::clamp<int64_t>(a, 0, dims.size()), 1);
   } else {
-    int64_t inferred = -1, known = 1, total = 1; // non-batch elements
+    // Non-batch elements; a multiple of the batch (batchTimes) is the
+    // batch here, never a factor (its encoding would overflow a product).
+    int64_t inferred = -1, known = 1, total = 1;
     for (int64_t d : from)
-      if (d != kBatch)
+      if (!isBatchMultiple(d))
         total *= d;
     for (auto [i, d] : llvm::enumerate(dims)) {
       if (d == 0 && i < from.size())
         d = from[i];
       if (d == -1)
         inferred = static_cast<int64_t>(i);
-      else if (d != kBatch)
+      else if (!isBatchMultiple(d))
         known *= d;
     }
     // Without the batch among the others, -1 is the batch (times what
     // the rest leaves over, which must be nothing).
-    bool batchGiven = llvm::is_contained(dims, kBatch);
+    bool batchGiven = llvm::any_of(dims, isBatchMultiple);
     if (inferred >= 0)
       dims[inferred] = !batchGiven && known == total ? kBatch
                        : known                       ? total / known

@@ -170,7 +170,9 @@ private:
   void importBatchNorm(const onnx::NodeProto &node);
   void importPool(const onnx::NodeProto &node, bool isMax);
   void importPad(const onnx::NodeProto &node);
-  void importReduceMean(const onnx::NodeProto &node);
+  /// ReduceMean (`mean`) or ReduceSum over non-batch axes.
+  void importReduce(const onnx::NodeProto &node, bool mean);
+  void importPow(const onnx::NodeProto &node);
   void importClip(const onnx::NodeProto &node);
   void importDropout(const onnx::NodeProto &node);
   /// Dropout written out with random ops (PyTorch 2's bernoulli, the
@@ -1423,6 +1425,22 @@ void Importer::importDiv(const onnx::NodeProto &node) {
   define(node, 0, create<nn::MulOp>({operand(node, 0), constant}));
 }
 
+void Importer::importPow(const onnx::NodeProto &node) {
+  // To a small constant whole power (x.pow(2) in variances and RMS norms,
+  // GPT-2's x.pow(3)): a product of x, whose gradient the products give.
+  const KnownTensor *exponent = knownValue(node.input(1));
+  double value = exponent && exponent->getNumElements() == 1
+                     ? (exponent->isFloat() ? exponent->floats[0]
+                                            : double(exponent->ints[0]))
+                     : 0;
+  if (value != 1 && value != 2 && value != 3 && value != 4)
+    fail("only a constant scalar exponent of 1, 2, 3 or 4 is supported");
+  Value base = operand(node, 0), power = base;
+  for (int i = 1; i < int(value); ++i)
+    power = create<nn::MulOp>({power, base});
+  define(node, 0, power);
+}
+
 void Importer::importLayerNorm(const onnx::NodeProto &node) {
   Value input = operand(node, 0);
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
@@ -1465,18 +1483,21 @@ SmallVector<int64_t> Importer::normalizeAxes(ArrayRef<int64_t> axes,
   return result;
 }
 
-void Importer::importReduceMean(const onnx::NodeProto &node) {
+void Importer::importReduce(const onnx::NodeProto &node, bool mean) {
   Value input = operand(node, 0);
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
-  // The axes: an attribute before opset 18, an optional input from it on.
+  // The axes: an attribute before opset 18 (ReduceSum: 13), an optional
+  // input from it on.
   SmallVector<int64_t> axes;
-  if (opset < 18) {
+  int64_t axesInputFrom = mean ? 18 : 13;
+  if (opset < axesInputFrom) {
     if (const onnx::AttributeProto *a = attr(node, "axes"))
       axes.assign(a->ints().begin(), a->ints().end());
   } else if (node.input_size() > 1 && !node.input(1).empty()) {
     axes = constantInts(node, 1);
   }
-  if (axes.empty() && opset >= 18 && intAttr(node, "noop_with_empty_axes", 0))
+  if (axes.empty() && opset >= axesInputFrom &&
+      intAttr(node, "noop_with_empty_axes", 0))
     fail("noop_with_empty_axes is not supported");
   if (axes.empty())
     for (int64_t d = 0; d < rank; ++d)
@@ -1486,11 +1507,12 @@ void Importer::importReduceMean(const onnx::NodeProto &node) {
   bool keepDims = intAttr(node, "keepdims", 1) != 0;
   // The spatial mean of NCHW (what exporters write for AdaptiveAvgPool2d(1))
   // is a pooling; any other, a sum over the axes scaled by their size.
-  if (rank != 4 || axes != SmallVector<int64_t>{2, 3}) {
+  if (!mean || rank != 4 || axes != SmallVector<int64_t>{2, 3}) {
     auto type = cast<RankedTensorType>(input.getType());
     for (int64_t axis : axes)
       if (type.isDynamicDim(axis))
-        fail("a mean over the batch dim (" + std::to_string(axis) +
+        fail(std::string("a ") + (mean ? "mean" : "sum") +
+             " over the batch dim (" + std::to_string(axis) +
              ") is not supported");
     int64_t count = 1;
     for (int64_t axis : axes)
@@ -1498,6 +1520,10 @@ void Importer::importReduceMean(const onnx::NodeProto &node) {
     Value sum = create<nn::ReduceSumOp>(
         input, {i64Array("dims", axes),
                 named("keep_dims", builder.getBoolAttr(keepDims))});
+    if (!mean) {
+      define(node, 0, sum);
+      return;
+    }
     auto scalar = RankedTensorType::get({}, builder.getF32Type());
     Value scale = create<nn::ConstantOp>(
         {},
@@ -1782,6 +1808,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       define(node, 0, create<nn::ErfOp>(operand(node, 0)));
     } else if (op == "Div") {
       importDiv(node);
+    } else if (op == "Pow") {
+      importPow(node);
     } else if (op == "Sub") {
       // a + (-1 b): exactly a - b in IEEE arithmetic.
       auto scalar = RankedTensorType::get({}, builder.getF32Type());
@@ -1818,8 +1846,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       define(node, 0, create<nn::MulOp>({operand(node, 0), operand(node, 1)}));
     } else if (op == "AveragePool" || op == "MaxPool") {
       importPool(node, op == "MaxPool");
-    } else if (op == "ReduceMean") {
-      importReduceMean(node);
+    } else if (op == "ReduceMean" || op == "ReduceSum") {
+      importReduce(node, op == "ReduceMean");
     } else if (op == "GlobalAveragePool") {
       define(node, 0, create<nn::GlobalAvgPool2dOp>(operand(node, 0)));
     } else if (op == "Flatten") {

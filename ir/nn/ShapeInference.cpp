@@ -339,6 +339,18 @@ static LogicalResult inferBroadcast(std::optional<Location> loc,
                                           shape))
     return emitOptionalError(loc, "shapes ", lhs, " and ", rhs,
                              " do not broadcast");
+  // The one dynamic dim is the batch (or a multiple of it): against a
+  // static dim other than 1 it would broadcast for one batch size only,
+  // and the gradients built from it would disagree with the forward.
+  ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
+  for (size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
+    int64_t x = a[a.size() - i], y = b[b.size() - i];
+    if (ShapedType::isDynamic(x) != ShapedType::isDynamic(y) &&
+        (ShapedType::isDynamic(x) ? y : x) != 1)
+      return emitOptionalError(loc, "shapes ", lhs, " and ", rhs,
+                               " broadcast the batch dim against ",
+                               ShapedType::isDynamic(x) ? y : x);
+  }
   inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
   return success();
 }

@@ -9,11 +9,14 @@
 // GLOO_SOCKET_IFNAME if set, 127.0.0.1 if the master is on loopback, else
 // the local address the kernel routes MASTER_ADDR through. Each rank also
 // leaves it in the store, so that a rank that loses another names its host.
+// Ranks with the same address then exchange their messages through shared
+// memory (SharedMemoryTransport.h), the others through Gloo.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/comm/PeerCommunicator.h"
 #include "runtime/comm/ProcessGroup.h"
+#include "runtime/comm/SharedMemoryTransport.h"
 #include "runtime/comm/TcpStore.h"
 
 #include <gloo/rendezvous/context.h>
@@ -320,12 +323,25 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
           "dpc/" + generation + "host/" + std::to_string(r), timeout);
       hosts.emplace_back(theirs.begin(), theirs.end());
     }
+    // Ranks that listen on this rank's address are on its host: they then
+    // talk through shared memory instead.
+    std::vector<bool> sameHost(size);
+    for (int r = 0; r < size; ++r)
+      sameHost[r] = hosts[r] == hosts[rank];
     // On one host, the ranks alone say it all.
     if (std::count(hosts.begin(), hosts.end(), hosts[0]) == size)
       hosts.assign(size, "");
+    TcpStore &keys = *store;
+    KeyValueStore sharedMemoryKeys{
+        [&](const std::string &key, const std::vector<char> &value) {
+          keys.set(key, value);
+        },
+        [&](const std::string &key) { return keys.get(key, timeout); }};
     return createPeerCommunicator(
-        std::make_unique<GlooTransport>(std::move(server), std::move(store),
-                                        std::move(context), std::move(hosts)),
+        addSharedMemoryPeers(std::make_unique<GlooTransport>(
+                                 std::move(server), std::move(store),
+                                 std::move(context), std::move(hosts)),
+                             sharedMemoryKeys, "dpc/" + generation, sameHost),
         timeout);
   } catch (const CommError &) {
     throw;

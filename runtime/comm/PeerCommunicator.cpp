@@ -10,6 +10,32 @@
 
 namespace dpc::comm {
 
+namespace {
+/// A send from a copy of its pieces, which it keeps.
+class CopiedSend : public Transport::Request {
+public:
+  bool wait(Clock::time_point deadline, int *source) override {
+    return sent->wait(deadline, source);
+  }
+  std::optional<bool> isDone() override { return sent->isDone(); }
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<Transport::Request> sent;
+};
+} // namespace
+
+std::unique_ptr<Transport::Request>
+Transport::sendPieces(int peer, const std::vector<Piece> &pieces,
+                      uint32_t tag) {
+  auto request = std::make_unique<CopiedSend>();
+  for (const Piece &piece : pieces) {
+    const auto *data = static_cast<const uint8_t *>(piece.data);
+    request->bytes.insert(request->bytes.end(), data, data + piece.bytes);
+  }
+  request->sent =
+      send(peer, request->bytes.data(), request->bytes.size(), tag);
+  return request;
+}
+
 std::string formatRanks(const std::vector<int> &ranks) {
   std::string text = ranks.size() == 1 ? "rank " : "ranks ";
   for (size_t i = 0; i < ranks.size(); ++i)
@@ -108,12 +134,15 @@ public:
       throw CommError("all-reduce: unknown reduce op");
     if (worldSize == 1)
       return;
-    Clock::time_point deadline =
-        begin(Operation::AllReduce, static_cast<uint32_t>(op), buffers);
-
     size_t totalBytes = 0;
     for (const ReduceBuffer &buffer : buffers)
       totalBytes += bytesOf(buffer);
+    if (transport->receivesAnySize()) {
+      allReduceBehindHeaders(buffers, op, totalBytes);
+      return;
+    }
+    Clock::time_point deadline =
+        begin(Operation::AllReduce, static_cast<uint32_t>(op), buffers);
     whole = worldSize == 2 || totalBytes <= kExchangeAllBytes;
 
     // Reduce-scatter: block r of every rank to rank r (every block, when
@@ -125,8 +154,8 @@ public:
     for (int peer = 0; peer < worldSize; ++peer) {
       if (peer == rank)
         continue;
-      outgoing[peer] = pack(buffers, peer);
-      incoming[peer].assign(sliceBytes(buffers, rank), 0);
+      pack(buffers, peer, outgoing[peer]);
+      incoming[peer].resize(sliceBytes(buffers, rank));
       if (!outgoing[peer].empty())
         sends.push_back({track(transport->send(peer, outgoing[peer].data(),
                                                outgoing[peer].size(), tag(1))),
@@ -146,28 +175,7 @@ public:
       return;
     }
 
-    // All-gather: the reduced block r from rank r to every rank.
-    reduced = pack(buffers, rank);
-    for (int peer = 0; peer < worldSize; ++peer) {
-      receives[peer] = nullptr;
-      if (peer == rank)
-        continue;
-      incoming[peer].assign(sliceBytes(buffers, peer), 0);
-      if (!reduced.empty())
-        sends.push_back({track(transport->send(peer, reduced.data(),
-                                               reduced.size(), tag(2))),
-                         peer});
-      if (!incoming[peer].empty())
-        receives[peer] = track(transport->receive(
-            peer, incoming[peer].data(), incoming[peer].size(), tag(2)));
-    }
-    for (int peer = 0; peer < worldSize; ++peer)
-      if (receives[peer]) {
-        waitFor(*receives[peer], peer, deadline, "sent its result");
-        unpack(buffers, peer, incoming[peer]);
-      }
-    waitForSends(sends, deadline);
-    pending.clear();
+    gatherReducedBlocks(buffers, deadline);
   }
 
   void broadcast(const std::vector<ReduceBuffer> &buffers, int root) override {
@@ -179,6 +187,10 @@ public:
         throw CommError("broadcast: a buffer has a negative count");
     if (worldSize == 1)
       return;
+    if (transport->receivesAnySize()) {
+      broadcastBehindHeaders(buffers, root);
+      return;
+    }
     Clock::time_point deadline =
         begin(Operation::Broadcast, static_cast<uint32_t>(root), buffers);
     size_t total = 0;
@@ -226,6 +238,131 @@ public:
   }
 
 private:
+  /// A transport that takes messages of any size (receivesAnySize): every
+  /// rank sends each peer one message, its header followed by what the
+  /// peer needs of its data, and the headers are checked once everything
+  /// arrived. A mismatch still leaves no message behind (each rank sent
+  /// and took one per peer), and the group goes on; a round of messages
+  /// per collective less than header, then data.
+  void allReduceBehindHeaders(const std::vector<ReduceBuffer> &buffers,
+                              ReduceOp op, size_t totalBytes) {
+    Clock::time_point deadline =
+        start(Operation::AllReduce, static_cast<uint32_t>(op), buffers);
+    whole = worldSize == 2 || totalBytes <= kExchangeAllBytes;
+    outgoing.resize(worldSize);
+    incoming.resize(worldSize);
+    std::vector<std::pair<Transport::Request *, int>> sends;
+    std::vector<Transport::Request *> receives(worldSize);
+    for (int peer = 0; peer < worldSize; ++peer) {
+      if (peer == rank)
+        continue;
+      // The header, then the peer's slices, straight from the buffers
+      // (which nothing writes before every send is done).
+      std::vector<Transport::Piece> pieces{{&headers[rank], sizeof(Header)}};
+      for (const ReduceBuffer &buffer : buffers) {
+        auto [lo, hi] = sliceOf(buffer.count, peer);
+        int64_t size = plan::getDTypeSize(buffer.dtype);
+        if (hi > lo)
+          pieces.push_back(
+              {static_cast<const uint8_t *>(buffer.data) + lo * size,
+               size_t((hi - lo) * size)});
+      }
+      incoming[peer].resize(sizeof(Header) + sliceBytes(buffers, rank));
+      sends.push_back(
+          {track(transport->sendPieces(peer, pieces, tag(1))), peer});
+      receives[peer] = track(transport->receive(
+          peer, incoming[peer].data(), incoming[peer].size(), tag(1)));
+    }
+    awaitArrivals(receives, deadline);
+    waitForSends(sends, deadline);
+    pending.clear();
+    for (int peer = 0; peer < worldSize; ++peer)
+      if (peer != rank)
+        std::memcpy(&headers[peer], incoming[peer].data(), sizeof(Header));
+    checkHeaders();
+    reduceMySlice(buffers, incoming, op, sizeof(Header));
+    if (whole) {
+      whole = false;
+      return;
+    }
+    gatherReducedBlocks(buffers, deadline);
+  }
+
+  /// Broadcast in the same way: the root's message to each peer is its
+  /// header and its buffers, every other rank's its header alone.
+  void broadcastBehindHeaders(const std::vector<ReduceBuffer> &buffers,
+                              int root) {
+    Clock::time_point deadline =
+        start(Operation::Broadcast, static_cast<uint32_t>(root), buffers);
+    size_t total = 0;
+    for (const ReduceBuffer &buffer : buffers)
+      total += bytesOf(buffer);
+    std::vector<uint8_t> &message = reduced;
+    message.resize(sizeof(Header) + (rank == root ? total : 0));
+    std::memcpy(message.data(), &headers[rank], sizeof(Header));
+    if (rank == root) {
+      uint8_t *at = message.data() + sizeof(Header);
+      for (const ReduceBuffer &buffer : buffers) {
+        copyBytes(at, buffer.data, bytesOf(buffer));
+        at += bytesOf(buffer);
+      }
+    }
+    incoming.resize(worldSize);
+    std::vector<std::pair<Transport::Request *, int>> sends;
+    std::vector<Transport::Request *> receives(worldSize);
+    for (int peer = 0; peer < worldSize; ++peer) {
+      if (peer == rank)
+        continue;
+      incoming[peer].resize(sizeof(Header) + (peer == root ? total : 0));
+      sends.push_back(
+          {track(transport->send(peer, message.data(), message.size(), tag(1))),
+           peer});
+      receives[peer] = track(transport->receive(
+          peer, incoming[peer].data(), incoming[peer].size(), tag(1)));
+    }
+    awaitArrivals(receives, deadline);
+    waitForSends(sends, deadline);
+    pending.clear();
+    for (int peer = 0; peer < worldSize; ++peer)
+      if (peer != rank)
+        std::memcpy(&headers[peer], incoming[peer].data(), sizeof(Header));
+    checkHeaders();
+    if (rank == root)
+      return;
+    const uint8_t *at = incoming[root].data() + sizeof(Header);
+    for (const ReduceBuffer &buffer : buffers) {
+      copyBytes(buffer.data, at, bytesOf(buffer));
+      at += bytesOf(buffer);
+    }
+  }
+
+  /// All-gather: the reduced block r from rank r to every rank.
+  void gatherReducedBlocks(const std::vector<ReduceBuffer> &buffers,
+                           Clock::time_point deadline) {
+    pack(buffers, rank, reduced);
+    std::vector<std::pair<Transport::Request *, int>> sends;
+    std::vector<Transport::Request *> receives(worldSize);
+    for (int peer = 0; peer < worldSize; ++peer) {
+      if (peer == rank)
+        continue;
+      incoming[peer].resize(sliceBytes(buffers, peer));
+      if (!reduced.empty())
+        sends.push_back({track(transport->send(peer, reduced.data(),
+                                               reduced.size(), tag(2))),
+                         peer});
+      if (!incoming[peer].empty())
+        receives[peer] = track(transport->receive(
+            peer, incoming[peer].data(), incoming[peer].size(), tag(2)));
+    }
+    for (int peer = 0; peer < worldSize; ++peer)
+      if (receives[peer]) {
+        waitFor(*receives[peer], peer, deadline, "sent its result");
+        unpack(buffers, peer, incoming[peer]);
+      }
+    waitForSends(sends, deadline);
+    pending.clear();
+  }
+
   static size_t bytesOf(const ReduceBuffer &buffer) {
     return static_cast<size_t>(buffer.count) * plan::getDTypeSize(buffer.dtype);
   }
@@ -248,10 +385,12 @@ private:
     return bytes;
   }
 
-  /// Rank `r`'s slices of the buffers, back to back.
-  std::vector<uint8_t> pack(const std::vector<ReduceBuffer> &buffers,
-                            int r) const {
-    std::vector<uint8_t> bytes(sliceBytes(buffers, r));
+  /// Rank `r`'s slices of the buffers, back to back, into `bytes` (whose
+  /// memory is reused: a step's collectives allocate nothing, and touch no
+  /// fresh page).
+  void pack(const std::vector<ReduceBuffer> &buffers, int r,
+            std::vector<uint8_t> &bytes) const {
+    bytes.resize(sliceBytes(buffers, r));
     uint8_t *at = bytes.data();
     for (const ReduceBuffer &buffer : buffers) {
       auto [lo, hi] = sliceOf(buffer.count, r);
@@ -260,7 +399,6 @@ private:
                 (hi - lo) * size);
       at += (hi - lo) * size;
     }
-    return bytes;
   }
 
   void unpack(const std::vector<ReduceBuffer> &buffers, int r,
@@ -276,17 +414,17 @@ private:
   }
 
   /// Reduces this rank's slices in rank order into its own buffers;
-  /// `incoming[r]` holds rank r's slices (packed), this rank's are in place.
+  /// `incoming[r]` holds rank r's slices (packed, from byte `offset` on),
+  /// this rank's are in place.
   void reduceMySlice(const std::vector<ReduceBuffer> &buffers,
-                     const std::vector<std::vector<uint8_t>> &incoming,
-                     ReduceOp op) {
-    size_t offset = 0; // into every incoming[r]
+                     std::vector<std::vector<uint8_t>> &incoming, ReduceOp op,
+                     size_t offset = 0) {
     for (const ReduceBuffer &buffer : buffers) {
       auto [lo, hi] = sliceOf(buffer.count, rank);
       int64_t size = plan::getDTypeSize(buffer.dtype);
       if (hi > lo) {
         uint8_t *mine = static_cast<uint8_t *>(buffer.data) + lo * size;
-        auto partOf = [&](int r) -> const uint8_t * {
+        auto partOf = [&](int r) -> uint8_t * {
           return r == rank ? mine : incoming[r].data() + offset;
         };
         switch (buffer.dtype) {
@@ -311,19 +449,30 @@ private:
   template <typename T, typename PartOf>
   void reduceRange(const PartOf &partOf, uint8_t *target, int64_t n,
                    ReduceOp op) {
-    accumulator.resize(n * sizeof(T));
-    T *acc = reinterpret_cast<T *>(accumulator.data());
-    copyBytes(acc, partOf(0), n * sizeof(T));
+    // Rank 0's part in place, rank 0 accumulates into its own buffer, any
+    // other rank into rank 0's part (received here): no copy in and out
+    // where the part is aligned for T.
+    uint8_t *first = partOf(0);
+    T *acc = reinterpret_cast<T *>(first);
+    if (reinterpret_cast<uintptr_t>(first) % alignof(T) != 0) {
+      accumulator.resize(n * sizeof(T));
+      acc = reinterpret_cast<T *>(accumulator.data());
+      copyBytes(acc, first, n * sizeof(T));
+    }
     for (int r = 1; r < worldSize; ++r) {
       const uint8_t *part = partOf(r);
-      // Packed parts need not be aligned for T: combine from a copy.
-      std::vector<T> x(n);
-      copyBytes(x.data(), part, n * sizeof(T));
-      combine(acc, x.data(), n, op);
+      // Packed parts need not be aligned for T: combine from a copy then.
+      if (reinterpret_cast<uintptr_t>(part) % alignof(T) != 0) {
+        unaligned.resize(n * sizeof(T));
+        copyBytes(unaligned.data(), part, n * sizeof(T));
+        part = unaligned.data();
+      }
+      combine(acc, reinterpret_cast<const T *>(part), n, op);
     }
     if (op == ReduceOp::Mean)
       divide(acc, n, worldSize);
-    copyBytes(target, acc, n * sizeof(T));
+    if (reinterpret_cast<uint8_t *>(acc) != target)
+      copyBytes(target, acc, n * sizeof(T));
   }
 
   /// A tag for `phase` (0: header, 1: reduce-scatter, 2: gather/broadcast)
@@ -338,8 +487,8 @@ private:
            " of " + std::to_string(worldSize) + ")";
   }
 
-  /// Starts a collective: exchanges headers; returns its deadline.
-  Clock::time_point begin(Operation operation, uint32_t argument,
+  /// Starts a collective: this rank's header; returns its deadline.
+  Clock::time_point start(Operation operation, uint32_t argument,
                           const std::vector<ReduceBuffer> &buffers) {
     if (broken)
       throw CommError(std::string(nameOf(operation)) +
@@ -360,19 +509,36 @@ private:
     }
     headers.assign(worldSize, Header());
     headers[rank] = mine;
+    return deadline;
+  }
+
+  /// Starts a collective: exchanges headers; returns its deadline.
+  Clock::time_point begin(Operation operation, uint32_t argument,
+                          const std::vector<ReduceBuffer> &buffers) {
+    Clock::time_point deadline = start(operation, argument, buffers);
     std::vector<std::pair<Transport::Request *, int>> sends;
     for (int peer = 0; peer < worldSize; ++peer)
       if (peer != rank)
         sends.push_back({track(transport->send(peer, &headers[rank],
                                                sizeof(Header), tag(0))),
                          peer});
-    // Headers from each peer; on a timeout, name the first that did not
-    // arrive and every other one the backend can tell is missing.
     std::vector<Transport::Request *> receives(worldSize, nullptr);
     for (int peer = 0; peer < worldSize; ++peer)
       if (peer != rank)
         receives[peer] = track(
             transport->receive(peer, &headers[peer], sizeof(Header), tag(0)));
+    awaitArrivals(receives, deadline);
+    waitForSends(sends, deadline);
+    pending.clear();
+    checkHeaders();
+    return deadline;
+  }
+
+  /// Waits for the first message of the current collective from every
+  /// peer; on a timeout, names the first that did not arrive and every
+  /// other one the backend can tell is missing.
+  void awaitArrivals(const std::vector<Transport::Request *> &receives,
+                     Clock::time_point deadline) {
     for (int peer = 0; peer < worldSize; ++peer) {
       if (peer == rank)
         continue;
@@ -381,7 +547,7 @@ private:
         done = receives[peer]->wait(deadline, nullptr);
       } catch (const CommError &error) {
         broken = true;
-        throw CommError(describe(operation) + ": lost the connection to " +
+        throw CommError(describe(current) + ": lost the connection to " +
                         nameRanks({peer}) + " (" + error.what() + ")");
       }
       if (!done) {
@@ -390,13 +556,16 @@ private:
         for (int later = peer + 1; later < worldSize; ++later)
           if (later != rank && receives[later]->isDone() == false)
             missing.push_back(later);
-        throw CommError(describe(operation) + ": timed out after " +
+        throw CommError(describe(current) + ": timed out after " +
                         formatSeconds() + ": " + nameRanks(missing) +
                         " did not arrive");
       }
     }
-    waitForSends(sends, deadline);
-    pending.clear();
+  }
+
+  /// Throws, naming the first rank whose header differs from rank 0's.
+  void checkHeaders() const {
+    Operation operation = current;
     for (int r = 0; r < worldSize; ++r) {
       const Header &other = headers[r];
       if (other == headers[0])
@@ -424,7 +593,6 @@ private:
                            ? " (counts or dtypes differ)"
                            : ""));
     }
-    return deadline;
   }
 
   /// "rank 1 (host 10.0.0.2)", "ranks 2, 3 (host 10.0.0.2)": the ranks,
@@ -492,7 +660,7 @@ private:
   std::vector<std::unique_ptr<Transport::Request>> pending;
   std::vector<Header> headers;
   std::vector<std::vector<uint8_t>> outgoing, incoming;
-  std::vector<uint8_t> reduced, accumulator;
+  std::vector<uint8_t> reduced, accumulator, unaligned;
 };
 
 } // namespace

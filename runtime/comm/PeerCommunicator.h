@@ -5,7 +5,9 @@
 // in-process communicator computes:
 //
 //  1. Every rank sends a small header (operation, sequence number, buffer
-//     layout) to every other rank and receives theirs. A rank whose header
+//     layout) to every other rank and receives theirs (on a transport that
+//     receives any size, with its first message of the collective's data
+//     behind it). A rank whose header
 //     differs is named in a CommError on every rank (instead of a crash or
 //     a hang on mismatched message sizes); a rank that does not send its
 //     header within the timeout is named as one that did not arrive, and
@@ -73,6 +75,22 @@ public:
                                         size_t bytes, uint32_t tag) = 0;
   virtual std::unique_ptr<Request> receive(int peer, void *data, size_t bytes,
                                            uint32_t tag) = 0;
+  /// Memory for one message in several pieces.
+  struct Piece {
+    const void *data;
+    size_t bytes;
+  };
+  /// One message: `pieces` back to back. Their memory must stay valid and
+  /// unchanged until it is done. By default sent from a copy the request
+  /// keeps; a transport that writes each piece where it goes overrides it.
+  virtual std::unique_ptr<Request>
+  sendPieces(int peer, const std::vector<Piece> &pieces, uint32_t tag);
+  /// Whether a receive takes a message of any size from every peer: its
+  /// first `bytes`, the rest dropped (a shorter one leaves the rest of the
+  /// buffer as it was), on every rank of the group alike. A collective then
+  /// sends its data right behind its header, in one message (step 1
+  /// below): a mismatch the headers then reveal leaves no message behind.
+  virtual bool receivesAnySize() const { return false; }
 };
 
 /// A Communicator over `transport`; collectives time out after `timeout`.

@@ -771,6 +771,15 @@ constexpr auto runTanhBackward = &runActivationBackward<Activation::Tanh>;
 
 /// cuDNN's fused convolution + bias + activation needs the bias and takes
 /// other algorithms: two calls, the ReLU in place, give the unfused bits.
+void runLinearReluForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LinearReluForward;
+  linearForward(ctx, plan::getLinearShape(call), in(call, X), in(call, W),
+                in(call, Bias), out(call, Y));
+  activationForward(ctx.getStream(), Activation::Relu,
+                    call.result(Y).getNumElements(), out(call, Y),
+                    out(call, Y));
+}
+
 void runConv2dReluForward(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::Conv2dReluForward;
   kernels::Conv2dShape shape = plan::getConv2dShape(call);
@@ -880,6 +889,21 @@ void runCrossEntropyForward(StreamContext &ctx, const KernelCall &call) {
       call.operand(Labels).as<int32_t>(), static_cast<float>(call.batch),
       out(call, Loss), correct.present ? correct.data : nullptr,
       correct.present ? scalarTypeOf(correct) : ScalarType::F32);
+}
+
+void runCrossEntropyForwardBackward(StreamContext &ctx,
+                                    const KernelCall &call) {
+  using namespace plan::roles::CrossEntropyForwardBackward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  const plan::TensorArg &correct = call.result(Correct);
+  const auto *labels = call.operand(Labels).as<int32_t>();
+  float divisor = static_cast<float>(call.batch);
+  crossEntropyForward(
+      ctx.getStream(), s.rows, s.cols, in(call, Logits), labels, divisor,
+      out(call, Loss), correct.present ? correct.data : nullptr,
+      correct.present ? scalarTypeOf(correct) : ScalarType::F32);
+  crossEntropyBackward(ctx.getStream(), s.rows, s.cols, in(call, Logits),
+                       labels, in(call, DLoss), divisor, out(call, DLogits));
 }
 
 void runCrossEntropyBackward(StreamContext &ctx, const KernelCall &call) {

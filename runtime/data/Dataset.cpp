@@ -141,6 +141,20 @@ bool readImageDims(const NpyArray &images, const std::string &path,
     dataset.channels = 1, dataset.height = 1, dataset.width = shape[1];
     return false;
   }
+  if (format.sample.size() == 2) { // sequences [N, T, F], as [N, 1, T, F]
+    if (shape.size() != 3 || shape[1] != format.sample[0] ||
+        shape[2] != format.sample[1])
+      fail(path,
+           "expected sequences [N, " + std::to_string(format.sample[0]) + ", " +
+               std::to_string(format.sample[1]) + "], got " +
+               std::to_string(shape.size()) + " dims" +
+               (shape.size() == 3 ? " [N, " + std::to_string(shape[1]) + ", " +
+                                        std::to_string(shape[2]) + "]"
+                                  : ""));
+    dataset.count = shape[0];
+    dataset.channels = 1, dataset.height = shape[1], dataset.width = shape[2];
+    return false;
+  }
   if (shape.size() != 3 && shape.size() != 4)
     fail(path, "expected images [N, H, W], [N, C, H, W] or [N, H, W, C], got " +
                    std::to_string(shape.size()) + " dims");
@@ -234,23 +248,25 @@ Dataset dpc::data::loadNpyImages(const std::string &imagesPath,
   Dataset dataset;
   bool nhwc = readImageDims(images, imagesPath, format, dataset);
   checkFormat(dataset, imagesPath, format);
-  std::vector<float> pixels = convertNpy<float>(images, imagesPath);
-  requireFinite(pixels, imagesPath);
   if (format.sample.size() == 1) {
-    // Token ids travel as floats, which hold every integer below 2^24.
+    // Token ids travel as floats, which hold every integer below 2^24;
+    // they are checked as the integers they are (a float beyond int64 has
+    // no integer to name).
     if (images.dtype[0] == 'f')
       fail(imagesPath, "token ids must be integers, not " + images.dtype);
     if (!format.normalization.empty())
       fail(imagesPath, "token ids take no --normalize");
-    for (size_t i = 0; i < pixels.size(); ++i)
-      if (pixels[i] < 0 || pixels[i] >= float(1 << 24))
-        fail(imagesPath, "token id " + std::to_string(int64_t(pixels[i])) +
-                             " (entry " + std::to_string(i) +
-                             ") is outside [0, 2^24)");
-    dataset.images = std::move(pixels);
+    std::vector<int64_t> ids = convertNpy<int64_t>(images, imagesPath);
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] < 0 || ids[i] >= (1 << 24))
+        fail(imagesPath, "token id " + std::to_string(ids[i]) + " (entry " +
+                             std::to_string(i) + ") is outside [0, 2^24)");
+    dataset.images.assign(ids.begin(), ids.end());
     dataset.labels.assign(dataset.count, 0);
     return dataset;
   }
+  std::vector<float> pixels = convertNpy<float>(images, imagesPath);
+  requireFinite(pixels, imagesPath);
   if (images.dtype == "u1")
     for (float &x : pixels)
       x /= 255.0f; // scalePixel's rule

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 using namespace dpc::data;
 
@@ -66,6 +67,17 @@ std::vector<int64_t> parseShape(const std::string &path,
   return dims;
 }
 
+/// Whether the integer `value` is one T holds exactly.
+template <typename T, typename S> bool fitsExactly(S value) {
+  if constexpr (std::is_signed_v<S> && !std::is_signed_v<T>)
+    if (value < 0)
+      return false;
+  if constexpr (!std::is_signed_v<S> && std::is_signed_v<T>)
+    return static_cast<std::make_unsigned_t<T>>(value) == value &&
+           static_cast<T>(value) >= 0;
+  return static_cast<S>(static_cast<T>(value)) == value;
+}
+
 } // namespace
 
 int64_t NpyArray::elementCount() const {
@@ -79,21 +91,38 @@ template <typename T> std::vector<T> NpyArray::as() const {
     for (size_t i = 0; i < result.size(); ++i) {
       S value;
       std::memcpy(&value, bytes.data() + i * sizeof(S), sizeof(S));
+      // Integers to integers exactly (labels, token ids): a value that
+      // would wrap is refused, never narrowed.
+      if constexpr (std::is_integral_v<T> && std::is_integral_v<S>)
+        if (!fitsExactly<T>(value))
+          throw DatasetError("element " + std::to_string(i) + " (" +
+                             std::to_string(value) + ") does not fit in " +
+                             (std::is_signed_v<T> ? "int" : "uint") +
+                             std::to_string(sizeof(T) * 8));
       result[i] = static_cast<T>(value);
     }
   };
+  // Every type readNpy accepts (elementSize) converts.
   if (dtype == "f4")
     convert(float());
   else if (dtype == "f8")
     convert(double());
+  else if (dtype == "i1")
+    convert(int8_t());
+  else if (dtype == "i2")
+    convert(int16_t());
   else if (dtype == "i4")
     convert(int32_t());
   else if (dtype == "i8")
     convert(int64_t());
   else if (dtype == "u1")
     convert(uint8_t());
-  else if (dtype == "i1")
-    convert(int8_t());
+  else if (dtype == "u2")
+    convert(uint16_t());
+  else if (dtype == "u4")
+    convert(uint32_t());
+  else if (dtype == "u8")
+    convert(uint64_t());
   else
     throw DatasetError("unsupported .npy element type '" + dtype + "'");
   return result;

@@ -5,10 +5,12 @@
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/KernelMath.h"
 #include "runtime/kernels/Kernels.h"
+#include "runtime/kernels/Parallel.h"
 #include "runtime/plan/KernelDispatch.h"
 #include "runtime/plan/KernelRoles.h"
 #include "runtime/plan/KernelShapes.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -85,7 +87,7 @@ int64_t countCorrect(int64_t rows, int64_t classes, const float *logits,
 }
 
 void transpose2d(int64_t rows, int64_t cols, const uint32_t *x, uint32_t *y) {
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(rows * cols, 2))
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
       y[j * rows + i] = x[i * cols + j];
@@ -102,7 +104,29 @@ void reduceSum(const plan::ReduceShape &shape, const float *x, float *y) {
     reduced[d] = shape.reduced[d];
   kernels::elements::ReduceIndex r =
       kernels::elements::makeReduceIndex(rank, shape.dims.data(), reduced);
-#pragma omp parallel for
+  if (r.redRank == 1 && r.keptRank == 1 && r.redStrides[0] == r.kept) {
+    // Leading dims summed away (a bias gradient): the same per-output sums
+    // in the same order, a row of a chunk of outputs at a time, so that the
+    // loads are contiguous and the adds vectorise across outputs.
+    constexpr int64_t kChunk = 512;
+    int64_t chunks = (r.kept + kChunk - 1) / kChunk;
+#pragma omp parallel for if (chunks > 1 && isWorthThreads(r.kept * r.reduced))
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      int64_t begin = chunk * kChunk;
+      int64_t size = std::min(kChunk, r.kept - begin);
+      double sums[kChunk] = {};
+      for (int64_t row = 0; row < r.reduced; ++row) {
+        const float *in = x + row * r.kept + begin;
+#pragma omp simd
+        for (int64_t o = 0; o < size; ++o)
+          sums[o] += in[o];
+      }
+      for (int64_t o = 0; o < size; ++o)
+        y[begin + o] = static_cast<float>(sums[o]);
+    }
+    return;
+  }
+#pragma omp parallel for if (isWorthThreads(r.kept * r.reduced))
   for (int64_t o = 0; o < r.kept; ++o)
     y[o] = kernels::elements::reduceSum(r, o, x);
 }
@@ -398,6 +422,21 @@ void runCrossEntropyBackward(KernelContext &, const KernelCall &call) {
                        static_cast<float>(call.batch), out(call, DLogits));
 }
 
+void runCrossEntropyForwardBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::CrossEntropyForwardBackward;
+  plan::RowsShape s = plan::getRowsShape(call);
+  const auto *labels = call.operand(Labels).as<int32_t>();
+  checkLabels(labels, s.rows, s.cols);
+  float one = 1.f;
+  const float *dLoss = call.operand(DLoss).present ? in(call, DLoss) : &one;
+  int64_t correct = 0;
+  crossEntropyForwardBackward(s.rows, s.cols, in(call, Logits), labels, dLoss,
+                              static_cast<float>(call.batch), out(call, Loss),
+                              &correct, out(call, DLogits));
+  if (call.result(Correct).present)
+    storeScalar(call.result(Correct), static_cast<double>(correct));
+}
+
 void runCorrectCount(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::CorrectCount;
   plan::RowsShape s = plan::getRowsShape(call);
@@ -520,6 +559,12 @@ void runInputActivationBackward(KernelContext &, const KernelCall &call) {
   inputActivationBackward(s.kind, s.params, s.size, in(call, X), in(call, DY),
                           out(call, DX));
 }
+void runLinearReluForward(KernelContext &context, const KernelCall &call) {
+  using namespace plan::roles::LinearReluForward;
+  linearForward(context, plan::getLinearShape(call), in(call, X), in(call, W),
+                in(call, Bias), out(call, Y), /*relu=*/true);
+}
+
 void runConv2dReluForward(KernelContext &context, const KernelCall &call) {
   using namespace plan::roles::Conv2dReluForward;
   conv2dForward(context, plan::getConv2dShape(call), in(call, X), in(call, W),

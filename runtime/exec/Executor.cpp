@@ -3,13 +3,16 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/exec/BatchSplit.h"
+#include "runtime/exec/StreamOrder.h"
 #include "runtime/exec/Trace.h"
+#include "runtime/plan/KernelShapes.h"
 #include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanTypes.h"
 
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -17,6 +20,48 @@ namespace dpc::exec {
 
 using plan::LoadedPlan;
 using plan::Storage;
+
+namespace {
+
+/// Rank mode on a CPU device: a step's scalar outputs (loss, correct
+/// counts) gathered by one of its sum all-reduces instead of by a
+/// collective of their own after the run, which costs a round trip between
+/// the processes and a wait on the main thread every step. It passes the
+/// all-reduce through with one more buffer: the scalars as f64, this rank's
+/// entries filled and the others 0, which the sum gathers (x + 0 is x).
+class ScalarRider : public comm::Communicator {
+public:
+  ScalarRider(comm::Communicator &inner, size_t count,
+              std::function<void(double *)> fill)
+      : inner(inner), count(count), fill(std::move(fill)) {}
+  int getRank() const override { return inner.getRank(); }
+  int getWorldSize() const override { return inner.getWorldSize(); }
+  void allReduce(const std::vector<comm::ReduceBuffer> &buffers,
+                 plan::ReduceOp op) override {
+    values.assign(count, 0.0);
+    fill(values.data());
+    all = buffers;
+    all.push_back({values.data(), int64_t(count), plan::DType::F64});
+    inner.allReduce(all, op);
+    gathered = true;
+  }
+  void broadcast(const std::vector<comm::ReduceBuffer> &buffers,
+                 int root) override {
+    inner.broadcast(buffers, root);
+  }
+  /// Whether the last run gathered the scalars (into `values`); cleared by
+  /// whoever reads them.
+  bool gathered = false;
+  std::vector<double> values;
+
+private:
+  comm::Communicator &inner;
+  size_t count;
+  std::function<void(double *)> fill;
+  std::vector<comm::ReduceBuffer> all;
+};
+
+} // namespace
 
 /// One replica: a step of the plan on its device.
 struct Executor::StepState {
@@ -60,6 +105,9 @@ struct Executor::StepState {
   std::vector<Prepared> prepared[2];
   /// The backend's state per instruction (KernelCall::state), both slots.
   std::vector<std::unique_ptr<plan::KernelState>> kernelStates;
+  /// Rank mode on a CPU device, per slot: the all-reduce the scalar
+  /// outputs ride on (null: they are gathered after the run).
+  std::unique_ptr<ScalarRider> riders[2];
 };
 
 /// The replicas of one step, by device.
@@ -823,6 +871,74 @@ void Executor::prepare(int index) {
     call.workspace = argOf(instruction.workspace());
     batchArg(entry, instruction.workspace(), &call.workspace);
   }
+  attachScalarRider(index);
+}
+
+void Executor::attachScalarRider(int index) {
+  StepState &state = *steps[index];
+  const StepGroup &group = *groups[state.group];
+  // Rank mode, with the collectives in host memory (a CPU device): what
+  // the rider reads and what the host communicator sums.
+  if (localDevice < 0 || group.replicas.size() < 2 ||
+      state.communicator != hostCommunicator.get())
+    return;
+  std::vector<ScalarField> fields = getScalarFields(group);
+  if (fields.empty())
+    return;
+  // The local replica's entries: where each lies in the gathered vector,
+  // and the tensor that holds it in the slot being prepared.
+  struct Source {
+    size_t at;
+    const uint8_t *data;
+    plan::DType dtype;
+    int64_t count;
+    std::string name;
+    int tensor;
+  };
+  std::vector<Source> sources;
+  size_t local = getLocalReplica(group);
+  const plan::Step &planStep = *state.step;
+  for (const ScalarField &field : fields) {
+    if (field.blockOf[local] < 0)
+      continue;
+    int t = findBinding(planStep.outputs(), field.name);
+    const plan::Tensor &tensor = *planStep.tensors()->Get(t);
+    sources.push_back(
+        {size_t(field.begin + field.blockOf[local] * field.count),
+         static_cast<const uint8_t *>(state.data[state.slot][t]),
+         tensor.dtype(), field.count, field.name, t});
+  }
+  // The last sum all-reduce that starts after every write of them.
+  const auto &order = plan->getEnqueueOrder(index);
+  StreamOrder streamOrder(planStep, order);
+  std::vector<size_t> writers;
+  for (const Source &source : sources)
+    for (size_t writer : streamOrder.findWriters(source.tensor))
+      writers.push_back(writer);
+  std::vector<StepState::Prepared> &prepared = state.prepared[state.slot];
+  for (size_t c = order.size(); c-- > 0;) {
+    const plan::KernelCall &call = prepared[c].call;
+    if (call.kernel != plan::Kernel::AllReduce ||
+        plan::getAllReduceOp(call) != plan::ReduceOp::Sum)
+      continue;
+    if (!std::all_of(writers.begin(), writers.end(), [&](size_t writer) {
+          return streamOrder.precedes(writer, c);
+        }))
+      break; // an earlier all-reduce starts earlier still
+    size_t count = fields.back().end;
+    auto rider = std::make_unique<ScalarRider>(
+        *hostCommunicator, count, [sources](double *values) {
+          for (const Source &source : sources) {
+            int64_t size = plan::getDTypeSize(source.dtype);
+            for (int64_t i = 0; i < source.count; ++i)
+              values[source.at + i] = readScalar(source.data + i * size,
+                                                 source.dtype, source.name);
+          }
+        });
+    prepared[c].call.communicator = rider.get();
+    state.riders[state.slot] = std::move(rider);
+    return;
+  }
 }
 
 void Executor::enqueue(int index, int64_t rows, int64_t batch, int64_t update,
@@ -1040,6 +1156,15 @@ void Executor::finishReplicas(StepGroup &group) {
       copyPrimaryToReplicas(false);
     throw std::runtime_error("step '" + group.name + "': " + failure);
   }
+  // Rank mode: the scalar outputs, if they rode on an all-reduce.
+  if (localDevice >= 0 && numReplicas > 1) {
+    StepState &state = *steps[group.replicas[getLocalReplica(group)]];
+    ScalarRider *rider = state.riders[state.lastSlot].get();
+    if (rider && rider->gathered) {
+      rider->gathered = false;
+      storeGatheredScalars(group, rider->values);
+    }
+  }
 }
 
 size_t Executor::getReplicaOutputBytes(int step, int replica,
@@ -1150,6 +1275,52 @@ std::vector<double> Executor::readScalars(int step, std::string_view name,
   return values;
 }
 
+std::vector<Executor::ScalarField>
+Executor::getScalarFields(const StepGroup &group) const {
+  // The plan fixes the list, so every rank builds the same.
+  size_t numReplicas = group.replicas.size();
+  std::vector<ScalarField> fields;
+  size_t end = 0;
+  for (int r : group.replicas) {
+    const auto *outputs = plan->get().steps()->Get(r)->outputs();
+    for (flatbuffers::uoffset_t o = 0; outputs && o < outputs->size(); ++o) {
+      std::string output = outputs->Get(o)->name()->str();
+      auto [scalar, entries] =
+          asScalar(findBindingOf(group, output, false), numReplicas);
+      if (!scalar ||
+          std::any_of(fields.begin(), fields.end(),
+                      [&](const ScalarField &f) { return f.name == output; }))
+        continue;
+      // As readScalars lays them out: a block per replica binding it, or
+      // one (the first's) for a gathered vector.
+      ScalarField field{output, scalar, entries, end, end,
+                        std::vector<int64_t>(numReplicas, -1)};
+      bool gathered = numReplicas > 1 && entries == int64_t(numReplicas);
+      int64_t blocks = 0;
+      for (size_t k = 0; k < numReplicas; ++k) {
+        const plan::Step &replica = *plan->get().steps()->Get(group.replicas[k]);
+        if (findBinding(replica.outputs(), output) < 0)
+          continue;
+        field.blockOf[k] = blocks++;
+        if (gathered)
+          break;
+      }
+      field.end = end += blocks * entries;
+      fields.push_back(std::move(field));
+    }
+  }
+  return fields;
+}
+
+void Executor::storeGatheredScalars(StepGroup &group,
+                                    const std::vector<double> &all) const {
+  group.scalars.clear();
+  for (const ScalarField &field : getScalarFields(group))
+    group.scalars[field.name] = std::vector<double>(all.begin() + field.begin,
+                                                    all.begin() + field.end);
+  group.scalarsGathered = true;
+}
+
 std::vector<std::string>
 Executor::getScalarOutputNames(const StepGroup &group) const {
   std::vector<std::string> names;
@@ -1180,37 +1351,22 @@ Executor::getReplicaScalarOutputs(int step, std::string_view name) const {
     return readScalars(step, name, *tensor, count);
 
   // Rank mode: every scalar output of the last run at once, in one
-  // collective (the plan fixes the list, so every rank builds the same).
-  // x + 0 is x: summing the ranks' vectors, in rank order, gathers them.
+  // collective, unless they rode on one of the run's all-reduces
+  // (attachScalarRider). x + 0 is x: summing the ranks' vectors, in rank
+  // order, gathers them.
   if (!group.scalarsGathered) {
-    std::vector<std::string> names;
-    std::vector<double> all;
-    std::vector<size_t> ends;
-    for (int r : group.replicas) {
-      const auto *outputs = plan->get().steps()->Get(r)->outputs();
-      for (flatbuffers::uoffset_t o = 0; outputs && o < outputs->size(); ++o) {
-        std::string output = outputs->Get(o)->name()->str();
-        auto [scalar, entries] =
-            asScalar(findBindingOf(group, output, false), numReplicas);
-        if (!scalar ||
-            std::find(names.begin(), names.end(), output) != names.end())
-          continue;
-        std::vector<double> values =
-            readScalars(step, output, *scalar, entries);
-        all.insert(all.end(), values.begin(), values.end());
-        names.push_back(output);
-        ends.push_back(all.size());
-      }
+    std::vector<ScalarField> fields = getScalarFields(group);
+    std::vector<double> all(fields.empty() ? 0 : fields.back().end, 0.0);
+    for (const ScalarField &field : fields) {
+      std::vector<double> values =
+          readScalars(step, field.name, *field.tensor, field.count);
+      std::copy(values.begin(), values.end(), all.begin() + field.begin);
     }
     // Host memory: the host communicator, whatever the device.
     hostCommunicator->allReduce(
         {{all.data(), int64_t(all.size()), plan::DType::F64}},
         plan::ReduceOp::Sum);
-    group.scalars.clear();
-    for (size_t i = 0; i < names.size(); ++i)
-      group.scalars[names[i]] = std::vector<double>(
-          all.begin() + (i ? ends[i - 1] : 0), all.begin() + ends[i]);
-    group.scalarsGathered = true;
+    storeGatheredScalars(group, all);
   }
   auto found = group.scalars.find(name);
   if (found == group.scalars.end())

@@ -258,6 +258,24 @@ private:
   void bindInput(StepGroup &group, const plan::Tensor &binding,
                  std::string_view name, const void *data, size_t bytes);
   std::vector<std::string> getScalarOutputNames(const StepGroup &group) const;
+  /// Rank mode: where each scalar output of `group` lies in the f64 vector
+  /// that gathers them all (its entries [begin, end); replica k's block
+  /// of `count` at begin + blockOf[k] x count, -1: none).
+  struct ScalarField {
+    std::string name;
+    const plan::Tensor *tensor;
+    int64_t count;
+    size_t begin, end;
+    std::vector<int64_t> blockOf;
+  };
+  std::vector<ScalarField> getScalarFields(const StepGroup &group) const;
+  /// Rank mode: `group`'s scalar outputs from their gathered vector.
+  void storeGatheredScalars(StepGroup &group,
+                            const std::vector<double> &all) const;
+  /// Rank mode on a CPU device: lets the scalar outputs of replica `index`
+  /// ride on the last of its sum all-reduces that starts after they are
+  /// written (in the slot being prepared), if one does.
+  void attachScalarRider(int index);
   void copyPrimaryToReplicas(bool buffersOnly);
   /// Rank mode: rank 0's training state (or its buffers) to every rank.
   void broadcastState(bool buffersOnly);

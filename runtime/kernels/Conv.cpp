@@ -113,13 +113,7 @@ makeForwardPd(KernelContext::Impl &ctx, const ConvDescs &d, bool bias,
            : dnnl::convolution_forward::desc(prop, algorithm, d.lowSrc,
                                              d.lowWeights, d.anyDst, d.strides,
                                              d.dilates, d.padL, d.padR);
-  dnnl::primitive_attr attr = defaultAttr();
-  if (relu) {
-    dnnl::post_ops ops;
-    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-    attr.set_post_ops(ops);
-  }
-  return {desc, attr, ctx.engine};
+  return {desc, withReluPostOp(defaultAttr(), relu), ctx.engine};
 }
 
 } // namespace

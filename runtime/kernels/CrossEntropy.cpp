@@ -2,6 +2,7 @@
 
 #include "runtime/kernels/CrossEntropy.h"
 #include "runtime/kernels/KernelMath.h"
+#include "runtime/kernels/Parallel.h"
 
 #include <cmath>
 
@@ -24,11 +25,34 @@ void crossEntropyForward(int64_t rows, int64_t classes, const float *logits,
     *numCorrect = correct;
 }
 
+void crossEntropyForwardBackward(int64_t rows, int64_t classes,
+                                 const float *logits, const int32_t *labels,
+                                 const float *dLoss, float divisor, float *loss,
+                                 int64_t *numCorrect, float *dLogits) {
+  // Serial, in crossEntropyForward's order (the loss's sum); the gradient's
+  // rows are crossEntropyBackward's.
+  float g = *dLoss / divisor;
+  double sum = 0.0;
+  int64_t correct = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const float *row = logits + i * classes;
+    float *dRow = dLogits + i * classes;
+    auto lse = math::rowLogSumExp(row, classes);
+    sum -= math::logSoftmax(row[labels[i]], lse);
+    correct += math::rowArgMax(row, classes) == labels[i];
+    for (int64_t j = 0; j < classes; ++j)
+      dRow[j] = math::crossEntropyGrad(row[j], lse, j == labels[i], g);
+  }
+  *loss = static_cast<float>(sum / divisor);
+  if (numCorrect)
+    *numCorrect = correct;
+}
+
 void crossEntropyBackward(int64_t rows, int64_t classes, const float *logits,
                           const int32_t *labels, const float *dLoss,
                           float divisor, float *dLogits) {
   float g = *dLoss / divisor;
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(rows * classes, 8))
   for (int64_t i = 0; i < rows; ++i) {
     const float *row = logits + i * classes;
     float *dRow = dLogits + i * classes;

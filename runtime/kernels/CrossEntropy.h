@@ -26,6 +26,14 @@ void crossEntropyBackward(int64_t rows, int64_t classes, const float *logits,
                           const int32_t *labels, const float *dLoss,
                           float divisor, float *dLogits);
 
+/// Both of the above in one pass over the rows (the training step's loss
+/// and its gradient): the same bits as the two calls, each row's
+/// logsumexp computed once.
+void crossEntropyForwardBackward(int64_t rows, int64_t classes,
+                                 const float *logits, const int32_t *labels,
+                                 const float *dLoss, float divisor, float *loss,
+                                 int64_t *numCorrect, float *dLogits);
+
 } // namespace dpc::kernels
 
 #endif // DPC_RUNTIME_KERNELS_CROSSENTROPY_H

@@ -39,7 +39,6 @@ enum class PrimitiveKind : int64_t {
   LinearBackwardData,
   LinearBackwardWeights,
   Matmul,
-  BatchMatmul,
 };
 
 /// The op kind followed by every shape and attribute that changes the
@@ -211,6 +210,9 @@ private:
 
 /// Attributes every cached primitive is created with.
 dnnl::primitive_attr defaultAttr();
+
+/// `attr`, with a ReLU applied to the output as it is written if `relu`.
+dnnl::primitive_attr withReluPostOp(dnnl::primitive_attr attr, bool relu);
 
 /// A plain (row-major) f32 descriptor for `dims` with the given format tag.
 inline dnnl::memory::desc plainDesc(const dnnl::memory::dims &dims,

@@ -4,6 +4,7 @@
 #include "runtime/kernels/IsaLoops.h"
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/KernelMath.h"
+#include "runtime/kernels/Parallel.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -15,41 +16,49 @@ namespace dpc::kernels {
 //===----------------------------------------------------------------------===//
 
 void reluForward(int64_t size, const float *x, float *y) {
-#pragma omp parallel for simd
-  for (int64_t i = 0; i < size; ++i)
-    y[i] = math::reluForward(x[i]);
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = math::reluForward(x[i]);
+  });
 }
 
 void reluBackward(int64_t size, const float *y, const float *dy, float *dx) {
-#pragma omp parallel for simd
-  for (int64_t i = 0; i < size; ++i)
-    dx[i] = math::reluBackward(dy[i], y[i]);
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = math::reluBackward(dy[i], y[i]);
+  });
 }
 
 void sigmoidForward(int64_t size, const float *x, float *y) {
   auto loop = getIsaLoops().sigmoidForward;
   constexpr int64_t kBlock = 4096;
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(size, 8))
   for (int64_t begin = 0; begin < size; begin += kBlock)
     loop(std::min(kBlock, size - begin), x + begin, y + begin);
 }
 
 void sigmoidBackward(int64_t size, const float *y, const float *dy, float *dx) {
-#pragma omp parallel for simd
-  for (int64_t i = 0; i < size; ++i)
-    dx[i] = math::sigmoidBackward(dy[i], y[i]);
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = math::sigmoidBackward(dy[i], y[i]);
+  });
 }
 
 void tanhForward(int64_t size, const float *x, float *y) {
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(size, 8))
   for (int64_t i = 0; i < size; ++i)
     y[i] = math::tanhForward(x[i]);
 }
 
 void tanhBackward(int64_t size, const float *y, const float *dy, float *dx) {
-#pragma omp parallel for simd
-  for (int64_t i = 0; i < size; ++i)
-    dx[i] = math::tanhBackward(dy[i], y[i]);
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = math::tanhBackward(dy[i], y[i]);
+  });
 }
 
 void inputActivationForward(math::InputActivation kind,
@@ -106,7 +115,7 @@ template <typename Fn> void forEachBroadcast(const BroadcastShape &s, Fn f) {
     stride *= s.rhs[i];
   }
   int64_t rows = o[0] * o[1] * o[2];
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(rows * o[3]))
   for (int64_t row = 0; row < rows; ++row) {
     int64_t i2 = row % o[2], i1 = (row / o[2]) % o[1], i0 = row / (o[2] * o[1]);
     int64_t rBase = i0 * rs[0] + i1 * rs[1] + i2 * rs[2];

@@ -159,6 +159,15 @@ void KernelContext::Impl::execute(
   stream.wait();
 }
 
+dnnl::primitive_attr withReluPostOp(dnnl::primitive_attr attr, bool relu) {
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
 dnnl::primitive_attr defaultAttr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -1,6 +1,7 @@
 //===- Linear.cpp - Fully connected and matrix-multiply kernels -----------===//
 
 #include "runtime/kernels/Linear.h"
+#include "runtime/kernels/DnnlMatmul.h"
 #include "runtime/kernels/DnnlSupport.h"
 
 #include <stdexcept>
@@ -31,58 +32,51 @@ struct LinearDescs {
   }
 };
 
-PrimitiveKey makeKey(PrimitiveKind kind, const LinearShape &s, bool bias) {
+PrimitiveKey makeKey(PrimitiveKind kind, const LinearShape &s, bool bias,
+                     bool relu = false) {
   int64_t precision = static_cast<int64_t>(s.precision);
-  return {
-      static_cast<int64_t>(kind), s.n, s.in, s.out, bias ? 1 : 0, precision};
+  return {static_cast<int64_t>(kind),
+          s.n,
+          s.in,
+          s.out,
+          bias ? 1 : 0,
+          precision,
+          relu ? 1 : 0};
 }
 
 dnnl::inner_product_forward::primitive_desc
-makeForwardPd(KernelContext::Impl &ctx, const LinearDescs &d, bool bias) {
+makeForwardPd(KernelContext::Impl &ctx, const LinearDescs &d, bool bias,
+              bool relu = false) {
   auto prop = dnnl::prop_kind::forward_training;
   auto desc = bias ? dnnl::inner_product_forward::desc(
                          prop, d.lowSrc, d.lowWeights, d.bias, d.dst)
                    : dnnl::inner_product_forward::desc(prop, d.lowSrc,
                                                        d.lowWeights, d.dst);
-  return {desc, defaultAttr(), ctx.engine};
+  return {desc, withReluPostOp(defaultAttr(), relu), ctx.engine};
 }
 
-/// c[rows, cols] = op(a)[rows, inner] · op(b)[inner, cols], where a
-/// transposed flag means the buffer holds the operand's transpose row-major.
-/// Transposes are strided views: no copy is made.
+/// c[rows, cols] = op(a)[rows, inner] · op(b)[inner, cols].
 void runMatmul(KernelContext::Impl &ctx, int64_t rows, int64_t inner,
                int64_t cols, bool aTransposed, bool bTransposed, const float *a,
                const float *b, float *c, Precision precision) {
-  auto descs = [&] {
-    return std::vector<memory::desc>{
-        plainDesc({rows, inner}, aTransposed ? Tag::ba : Tag::ab),
-        plainDesc({inner, cols}, bTransposed ? Tag::ba : Tag::ab),
-        plainDesc({rows, cols}, Tag::ab)};
-  };
-  ctx.run({static_cast<int64_t>(PrimitiveKind::Matmul), rows, inner, cols,
-           aTransposed ? 1 : 0, bTransposed ? 1 : 0,
-           static_cast<int64_t>(precision)},
-          [&] {
-            std::vector<memory::desc> d = descs();
-            return dnnl::matmul::primitive_desc(
-                dnnl::matmul::desc(lowDesc(d[0], precision),
-                                   lowDesc(d[1], precision), d[2]),
-                defaultAttr(), ctx.engine);
-          },
-          descs, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+  MatmulProblem p;
+  p.rows = rows, p.inner = inner, p.cols = cols;
+  p.aTransposed = aTransposed, p.bTransposed = bTransposed;
+  p.precision = precision;
+  runDnnlMatmul(ctx, p, a, b, c);
 }
 
 } // namespace
 
 void linearForward(KernelContext &context, const LinearShape &shape,
                    const float *x, const float *weights, const float *bias,
-                   float *y) {
+                   float *y, bool relu) {
   ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
   bool hasBias = bias != nullptr;
   ctx.run(
-      makeKey(PrimitiveKind::LinearForward, shape, hasBias),
-      [&] { return makeForwardPd(ctx, LinearDescs(shape), hasBias); },
+      makeKey(PrimitiveKind::LinearForward, shape, hasBias, relu),
+      [&] { return makeForwardPd(ctx, LinearDescs(shape), hasBias, relu); },
       [&] {
         LinearDescs d(shape);
         return std::vector<memory::desc>{d.src, d.weights, d.bias, d.dst};

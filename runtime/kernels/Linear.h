@@ -23,9 +23,11 @@ struct LinearShape {
   Precision precision = Precision::F32;
 };
 
-/// `bias` may be null.
+/// `bias` may be null; `relu` applies a ReLU as y is written (oneDNN's
+/// post-op: one pass over y).
 void linearForward(KernelContext &ctx, const LinearShape &shape, const float *x,
-                   const float *weights, const float *bias, float *y);
+                   const float *weights, const float *bias, float *y,
+                   bool relu = false);
 /// dx = dy · W (overwrites dx).
 void linearBackwardData(KernelContext &ctx, const LinearShape &shape,
                         const float *dy, const float *weights, float *dx);

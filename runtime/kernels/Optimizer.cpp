@@ -2,6 +2,7 @@
 
 #include "runtime/kernels/Optimizer.h"
 #include "runtime/kernels/KernelMath.h"
+#include "runtime/kernels/Parallel.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -17,7 +18,7 @@ void sgdUpdate(int64_t size, const SgdParams &p, double lr, int64_t step,
   float weightDecay = static_cast<float>(p.weightDecay);
   float lrF = static_cast<float>(lr);
   float unused = 0.f;
-#pragma omp parallel for firstprivate(unused)
+#pragma omp parallel for firstprivate(unused) if (isWorthThreads(size, 4))
   for (int64_t i = 0; i < size; ++i)
     math::sgdStep(param[i], grad[i],
                   momentumBuffer ? momentumBuffer[i] : unused, lrF, momentum,
@@ -31,7 +32,7 @@ void adamwUpdate(int64_t size, const AdamWParams &p, double lr, int64_t step,
     throw std::invalid_argument("adamw: step counts from 1");
   math::AdamWScalars k = math::adamwScalars(lr, p.beta1, p.beta2, p.eps,
                                             p.weightDecay, step);
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(size, 8))
   for (int64_t i = 0; i < size; ++i)
     math::adamwStep(param[i], grad[i], expAvg[i], expAvgSq[i], k.decayFactor,
                     k.beta1, k.oneMinusBeta1, k.beta2, k.oneMinusBeta2, k.eps,

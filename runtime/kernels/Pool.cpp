@@ -8,6 +8,7 @@
 
 #include "runtime/kernels/Pool.h"
 #include "runtime/kernels/KernelElements.h"
+#include "runtime/kernels/Parallel.h"
 #include "runtime/kernels/Reorder.h"
 
 #include <algorithm>
@@ -93,9 +94,59 @@ void maxPoolBackwardPlane(const Pool2dShape &s, const float *in,
     }
 }
 
+/// Whether the windows tile the plane: no padding, every window full and
+/// apart from the others (LeNet's 2x2 / 2), so that the loops need no
+/// window bounds and each input element meets one window.
+bool isTiling(const Pool2dShape &s) {
+  return s.kernelH == s.strideH && s.kernelW == s.strideW && s.padTop == 0 &&
+         s.padLeft == 0 && s.padBottom == 0 && s.padRight == 0 &&
+         s.dilationH == 1 && s.dilationW == 1 && s.h % s.kernelH == 0 &&
+         s.w % s.kernelW == 0;
+}
+
+/// avgPoolMean's sums in its order, over tiling windows; Kh and Kw > 0 fix
+/// the window (LeNet's 2x2, unrolled), 0 leaves it to `s`.
+template <int64_t Kh, int64_t Kw>
+void avgPoolForwardTiles(const Pool2dShape &s, const float *plane, float *out) {
+  int64_t kh = Kh ? Kh : s.kernelH, kw = Kw ? Kw : s.kernelW;
+  int64_t oh = s.outH(), ow = s.outW();
+  float divisor = static_cast<float>(kh * kw);
+  for (int64_t i = 0; i < oh; ++i)
+    for (int64_t j = 0; j < ow; ++j) {
+      const float *window = plane + i * kh * s.w + j * kw;
+      float sum = 0.f;
+      for (int64_t a = 0; a < kh; ++a)
+        for (int64_t b = 0; b < kw; ++b)
+          sum += window[a * s.w + b];
+      out[i * ow + j] = sum / divisor;
+    }
+}
+
+/// avgPoolBackwardPlane over tiling windows: each input element gets its
+/// one window's share, added to zero as there.
+template <int64_t Kh, int64_t Kw>
+void avgPoolBackwardTiles(const Pool2dShape &s, const float *dOut, float *dIn) {
+  int64_t kh = Kh ? Kh : s.kernelH, kw = Kw ? Kw : s.kernelW;
+  int64_t oh = s.outH(), ow = s.outW();
+  float divisor = static_cast<float>(kh * kw);
+  for (int64_t i = 0; i < oh; ++i)
+    for (int64_t a = 0; a < kh; ++a) {
+      float *row = dIn + (i * kh + a) * s.w;
+      for (int64_t j = 0; j < ow; ++j) {
+        float share = 0.f + dOut[i * ow + j] / divisor;
+        for (int64_t b = 0; b < kw; ++b)
+          row[j * kw + b] = share;
+      }
+    }
+}
+
 void avgPoolForwardPlane(const Pool2dShape &s, const math::AvgWindow *rows,
                          const math::AvgWindow *cols, const float *plane,
                          float *out) {
+  if (isTiling(s))
+    return s.kernelH == 2 && s.kernelW == 2
+               ? avgPoolForwardTiles<2, 2>(s, plane, out)
+               : avgPoolForwardTiles<0, 0>(s, plane, out);
   int64_t oh = s.outH(), ow = s.outW();
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j)
@@ -103,6 +154,10 @@ void avgPoolForwardPlane(const Pool2dShape &s, const math::AvgWindow *rows,
 }
 
 void avgPoolBackwardPlane(const Pool2dShape &s, const float *dOut, float *dIn) {
+  if (isTiling(s))
+    return s.kernelH == 2 && s.kernelW == 2
+               ? avgPoolBackwardTiles<2, 2>(s, dOut, dIn)
+               : avgPoolBackwardTiles<0, 0>(s, dOut, dIn);
   int64_t oh = s.outH(), ow = s.outW();
   std::fill(dIn, dIn + s.h * s.w, 0.f);
   for (int64_t i = 0; i < oh; ++i) {
@@ -135,7 +190,7 @@ void maxPool2dForward(const Pool2dShape &s, const float *x, float *y) {
                                 maxPoolForwardPlanes(s1, ins[0], outs[0]);
                               });
   int64_t count = s.n * s.c * s.outH() * s.outW();
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(count, s.kernelH * s.kernelW))
   for (int64_t i = 0; i < count; ++i)
     y[i] = elements::maxPoolForward(s, i, x);
 }
@@ -152,7 +207,7 @@ void maxPool2dBackward(const Pool2dShape &s, const float *x, const float *dy,
             maxPoolBackwardPlane(s1, ins[0] + p * s.h * s.w,
                                  ins[1] + p * oh * ow, outs[0] + p * s.h * s.w);
         });
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(s.n * s.c * s.h * s.w, 2))
   for (int64_t p = 0; p < s.n * s.c; ++p)
     maxPoolBackwardPlane(s, x + p * s.h * s.w, dy + p * oh * ow,
                          dx + p * s.h * s.w);
@@ -178,7 +233,7 @@ void avgPool2dForward(const Pool2dShape &s, const float *x, float *y) {
             avgPoolForwardPlane(s1, rows.data(), cols.data(),
                                 ins[0] + p * s.h * s.w, outs[0] + p * oh * ow);
         });
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(s.n * s.c * s.h * s.w))
   for (int64_t p = 0; p < s.n * s.c; ++p)
     avgPoolForwardPlane(s, rows.data(), cols.data(), x + p * s.h * s.w,
                         y + p * oh * ow);
@@ -196,7 +251,7 @@ void avgPool2dBackward(const Pool2dShape &s, const float *dy, float *dx) {
                                   avgPoolBackwardPlane(s1, ins[0] + p * oh * ow,
                                                        outs[0] + p * s.h * s.w);
                               });
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(s.n * s.c * s.h * s.w))
   for (int64_t p = 0; p < s.n * s.c; ++p)
     avgPoolBackwardPlane(s, dy + p * oh * ow, dx + p * s.h * s.w);
 }

@@ -2,13 +2,14 @@
 
 #include "runtime/kernels/Softmax.h"
 #include "runtime/kernels/KernelMath.h"
+#include "runtime/kernels/Parallel.h"
 
 #include <cmath>
 
 namespace dpc::kernels {
 
 void softmaxForward(int64_t rows, int64_t cols, const float *x, float *y) {
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(rows * cols, 8))
   for (int64_t i = 0; i < rows; ++i) {
     const float *in = x + i * cols;
     auto lse = math::rowLogSumExp(in, cols);
@@ -19,7 +20,7 @@ void softmaxForward(int64_t rows, int64_t cols, const float *x, float *y) {
 
 void softmaxBackward(int64_t rows, int64_t cols, const float *y,
                      const float *dy, float *dx) {
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(rows * cols, 8))
   for (int64_t i = 0; i < rows; ++i) {
     const float *yr = y + i * cols, *dyr = dy + i * cols;
     double dot = 0.0;
@@ -32,7 +33,7 @@ void softmaxBackward(int64_t rows, int64_t cols, const float *y,
 }
 
 void logSoftmaxForward(int64_t rows, int64_t cols, const float *x, float *y) {
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(rows * cols, 8))
   for (int64_t i = 0; i < rows; ++i) {
     const float *in = x + i * cols;
     auto lse = math::rowLogSumExp(in, cols);
@@ -43,7 +44,7 @@ void logSoftmaxForward(int64_t rows, int64_t cols, const float *x, float *y) {
 
 void logSoftmaxBackward(int64_t rows, int64_t cols, const float *y,
                         const float *dy, float *dx) {
-#pragma omp parallel for
+#pragma omp parallel for if (isWorthThreads(rows * cols, 8))
   for (int64_t i = 0; i < rows; ++i) {
     const float *yr = y + i * cols, *dyr = dy + i * cols;
     double sum = 0.0;

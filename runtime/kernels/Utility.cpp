@@ -1,6 +1,7 @@
 //===- Utility.cpp - Buffer utilities for the trainer ---------------------===//
 
 #include "runtime/kernels/Utility.h"
+#include "runtime/kernels/Parallel.h"
 
 #include <algorithm>
 
@@ -16,21 +17,27 @@ void copy(int64_t size, const float *x, float *y) {
 }
 
 void scale(int64_t size, float alpha, float *y) {
-#pragma omp parallel for simd
-  for (int64_t i = 0; i < size; ++i)
-    y[i] *= alpha;
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      y[i] *= alpha;
+  });
 }
 
 void axpy(int64_t size, float alpha, const float *x, float *y) {
-#pragma omp parallel for simd
-  for (int64_t i = 0; i < size; ++i)
-    y[i] += alpha * x[i];
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      y[i] += alpha * x[i];
+  });
 }
 
 void accumulate(int64_t size, const float *x, float *y) {
-#pragma omp parallel for simd
-  for (int64_t i = 0; i < size; ++i)
-    y[i] += x[i];
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      y[i] += x[i];
+  });
 }
 
 void sumReduce(int64_t size, const float *x, float *out) {
@@ -39,7 +46,7 @@ void sumReduce(int64_t size, const float *x, float *out) {
   constexpr int64_t chunk = 4096;
   int64_t numChunks = (size + chunk - 1) / chunk;
   double total = 0.0;
-#pragma omp parallel for ordered
+#pragma omp parallel for ordered if (isWorthThreads(size))
   for (int64_t c = 0; c < numChunks; ++c) {
     double partial = 0.0;
     int64_t end = std::min(size, (c + 1) * chunk);

@@ -28,6 +28,10 @@ std::string getKernelCostKey(Kernel kernel,
                              const std::vector<std::vector<int64_t>> &operands,
                              const std::vector<std::vector<int64_t>> &results,
                              const Conv2dAttrsT *conv) {
+  if (kernel == Kernel::Conv2dReluForward)
+    kernel = Kernel::Conv2dForward;
+  else if (kernel == Kernel::LinearReluForward)
+    kernel = Kernel::LinearForward;
   std::string key = std::string(EnumNameKernel(kernel)) +
                     joinTensors(operands) + " -> " + joinTensors(results);
   if (conv)

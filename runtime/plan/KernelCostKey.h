@@ -10,6 +10,11 @@
 //   Conv2dForward(?x1x28x28, 6x1x5x5, 6) -> (?x6x28x28) stride 1x1
 //       padding 2,2,2,2 dilation 1x1 groups 1
 //
+// A forward fused with its ReLU (Conv2dReluForward, LinearReluForward) has
+// the unfused kernel's key: the post-op costs the same in f32 and bf16, and
+// a layer fused in one step (training) but not in another (evaluation,
+// where the planner may have shared the ReLU's bytes) gets one choice.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_PLAN_KERNELCOSTKEY_H

@@ -510,7 +510,8 @@ float getPadValue(const KernelCall &call) {
 kernels::LinearShape getLinearShape(const KernelCall &call) {
   kernels::LinearShape s{};
   switch (call.kernel) {
-  case Kernel::LinearForward: {
+  case Kernel::LinearForward:
+  case Kernel::LinearReluForward: {
     const TensorArg &w = operand(call, 1);
     expectRank(w, operandName(call.kernel, 1), 2, 2);
     s.out = w.dims[0], s.in = w.dims[1];
@@ -838,7 +839,7 @@ RowsShape getRowsShape(const KernelCall &call) {
     getElementwiseSize(call); // every operand and the result alike
     return s;
   }
-  default: { // CrossEntropyForward/Backward, CorrectCount
+  default: { // CrossEntropyForward/Backward/ForwardBackward, CorrectCount
     RowsShape s = rowsOf(operand(call, 0), operandName(call.kernel, 0));
     if (s.cols < 1)
       fail("the logits have no classes");
@@ -851,6 +852,13 @@ RowsShape getRowsShape(const KernelCall &call) {
       if (hasOperand(call, 2))
         expectOperandCount(call, 2, 1);
       expectResultCount(call, 0, countOf({s.rows, s.cols}));
+    } else if (call.kernel == Kernel::CrossEntropyForwardBackward) {
+      if (hasOperand(call, 2))
+        expectOperandCount(call, 2, 1);
+      expectResultCount(call, 0, 1);
+      expectResultCount(call, 1, countOf({s.rows, s.cols}));
+      if (hasResult(call, 2))
+        expectCountResult(call, 2);
     } else {
       expectCountResult(call, 0);
     }

@@ -210,6 +210,18 @@ private:
           " or opsets " + std::to_string(model->min_opset()) +
           " <= " + std::to_string(model->opset()) +
           " <= " + std::to_string(model->max_opset()) + " out of range");
+    if (!model->forms())
+      return;
+    if (model->forms()->size() > size_t(kMaxOnnxVersion))
+      loaded.fail("onnx_model: " + std::to_string(model->forms()->size()) +
+                  " graph forms, more than " +
+                  std::to_string(kMaxOnnxVersion));
+    for (const OnnxGraphForm *form : *model->forms())
+      if (form->min_opset() < 1 || form->min_opset() > form->max_opset() ||
+          form->max_opset() > kMaxOnnxVersion)
+        loaded.fail("onnx_model: a graph form of opsets " +
+                    std::to_string(form->min_opset()) + " to " +
+                    std::to_string(form->max_opset()) + " out of range");
   }
 
   /// Dims of at most kMaxTensorRank entries and kMaxTensorElements

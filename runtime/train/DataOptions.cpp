@@ -243,7 +243,7 @@ LoadedData loadInputs(const DataOptions &options, bool test,
   const std::string &labels = test ? options.testLabels : options.trainLabels;
   auto formatOf = [&](const std::vector<int64_t> &sample) {
     data::ImageFormat format = getImageFormat(options, sample);
-    if (sample.size() != 3)
+    if (sample.size() == 1)
       format.normalization = {}; // token ids
     return format;
   };

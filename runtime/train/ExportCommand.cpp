@@ -7,6 +7,7 @@
 #include "runtime/train/CommandLine.h"
 #include "runtime/train/DataOptions.h"
 #include "runtime/train/NpyWriter.h"
+#include "runtime/train/OnnxNormalize.h"
 #include "runtime/train/OnnxWriter.h"
 #include "runtime/train/Trainer.h"
 
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <set>
 
 namespace dpc::runtime {
 
@@ -256,8 +258,42 @@ encodeTensorsAsSafetensors(const std::vector<ExportedTensor> &tensors) {
   return out;
 }
 
+std::string_view asStringView(const flatbuffers::Vector<uint8_t> &bytes) {
+  return {reinterpret_cast<const char *>(bytes.data()), bytes.size()};
+}
+
+/// The graph of `model` in the form of `opset`: the recorded one where its
+/// operators are the same there, else the converted form dpc compile
+/// recorded for it. Throws RunError (naming `planName`) where there is
+/// none, with the reason.
+std::string_view getGraphAtOpset(const plan::OnnxModel &model, int64_t opset,
+                                 const std::string &planName) {
+  if (opset >= model.min_opset() && opset <= model.max_opset())
+    return asStringView(*model.graph());
+  std::string failure = planName + ": --opset " + std::to_string(opset) + ": ";
+  if (model.forms())
+    for (const plan::OnnxGraphForm *form : *model.forms()) {
+      if (opset < form->min_opset() || opset > form->max_opset())
+        continue;
+      if (form->problem() && form->problem()->size())
+        throw RunError(failure + form->problem()->str());
+      return asStringView(form->graph() && form->graph()->size()
+                              ? *form->graph()
+                              : *model.graph());
+    }
+  if (!model.forms())
+    throw RunError(failure + "the model's operators are those of its opset " +
+                   std::to_string(model.opset()) + " only at opsets " +
+                   std::to_string(model.min_opset()) + " to " +
+                   std::to_string(model.max_opset()) +
+                   " (compile the model again for the other opsets dpc "
+                   "converts to)");
+  throw RunError(failure + "dpc writes opsets 7 to 21 (the model's is " +
+                 std::to_string(model.opset()) + ")");
+}
+
 /// The model's eval graph with `tensors` as its initializers, at the
-/// model's opset or `opset` where the graph is the same there.
+/// model's opset or `opset`.
 std::vector<uint8_t>
 encodeTensorsAsOnnx(const plan::LoadedPlan &loaded,
                     const std::vector<ExportedTensor> &tensors, int64_t opset,
@@ -274,26 +310,30 @@ encodeTensorsAsOnnx(const plan::LoadedPlan &loaded,
                    ": cannot be exported as ONNX: " + model->problem()->str());
   if (!opset)
     opset = model->opset();
-  if (opset < model->min_opset() || opset > model->max_opset())
-    throw RunError(planName + ": --opset " + std::to_string(opset) +
-                   ": the model's operators are those of its opset " +
-                   std::to_string(model->opset()) + " only at opsets " +
-                   std::to_string(model->min_opset()) + " to " +
-                   std::to_string(model->max_opset()) +
-                   "; export it from PyTorch at opset " +
-                   std::to_string(opset) + " and compile that");
-  // The data form the weights were trained for, which whoever feeds the
-  // model must reproduce: dpc.normalize (MEAN,...:STD,..., of [0, 1]
-  // pixels) and dpc.layout, where the run gave them.
+  std::string_view graph = getGraphAtOpset(*model, opset, planName);
+  // The data form the weights were trained for: --normalize goes into the
+  // graph, so the file takes the pixels dpc predict takes; both are
+  // recorded as metadata too (dpc.normalize, MEAN,...:STD,... of [0, 1]
+  // pixels, applied by the graph; dpc.layout, that of the run's files).
+  std::vector<uint8_t> normalized;
   train::OnnxMetadata metadata;
-  if (!form.normalization.empty())
+  if (!form.normalization.empty()) {
+    std::set<std::string> state;
+    for (const ExportedTensor &tensor : tensors)
+      state.insert(tensor.name);
+    normalized =
+        train::normalizeImageInputs(graph, state, form.normalization, planName);
+    graph = std::string_view(reinterpret_cast<const char *>(normalized.data()),
+                             normalized.size());
     metadata.push_back(
         {"dpc.normalize", train::formatNormalization(form.normalization)});
+  }
   if (form.layout != data::ImageLayout::Auto)
     metadata.push_back({"dpc.layout", form.layout == data::ImageLayout::NHWC
                                           ? "nhwc"
                                           : "nchw"});
-  return train::encodeOnnxModel(*model, tensors, opset, planName, metadata);
+  return train::encodeOnnxModel(*model, graph, tensors, opset, planName,
+                                metadata);
 }
 
 /// The plan's parameters and buffers, from the checkpoint in `directory`
@@ -339,8 +379,8 @@ const char *getExportUsage() {
          "  -o FILE             the file; tensors in plain layout\n"
          "  --format FORMAT     onnx, npz or safetensors (default: by the "
          "extension, .onnx or .safetensors, else npz)\n"
-         "  --opset N           the ONNX opset (default: the model's; another "
-         "only where the graph's operators are the same)\n";
+         "  --opset N           the ONNX opset, 7 to 21 (default: the model's; "
+         "operators whose form differs are rewritten)\n";
 }
 
 int exportCommand(const std::vector<std::string> &args, std::ostream &out,

@@ -33,11 +33,13 @@ PlanInputs getDataInputs(const exec::Executor &executor, int step) {
     const plan::Tensor *input = executor.findInput(step, name);
     std::vector<int64_t> dims = plan::toDims(input->dims());
     bool images = input->dtype() == plan::DType::F32 && dims.size() == 4;
+    bool sequences = input->dtype() == plan::DType::F32 && dims.size() == 3;
     bool tokens = input->dtype() == plan::DType::I32 && dims.size() == 2;
-    if (!input->batch_dim() || (!images && !tokens))
+    if (!input->batch_dim() || (!images && !sequences && !tokens))
       throw RunError(plan + ": " + stepName + "'s input '" + name +
-                     "' must be F32 images [N, C, H, W] or I32 token ids "
-                     "[N, T] with a batch dim, is " +
+                     "' must be F32 images [N, C, H, W], F32 sequences "
+                     "[N, T, F] or I32 token ids [N, T] with a batch dim, "
+                     "is " +
                      plan::EnumNameDType(input->dtype()) + " " +
                      plan::formatDims(dims));
     inputs.push_back({name, {dims.begin() + 1, dims.end()}});

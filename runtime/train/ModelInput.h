@@ -1,7 +1,8 @@
 //===- ModelInput.h - the data inputs a plan binds --------------*- C++ -*-===//
 //
-// A plan's data inputs are images [N, C, H, W] (F32) or token ids [N, T]
-// (I32, the indices of an embedding): one, "images", for a model with one
+// A plan's data inputs are images [N, C, H, W] (F32), sequences of feature
+// vectors [N, T, F] (F32, an LSTM's) or token ids [N, T] (I32, the indices
+// of an embedding): one, "images", for a model with one
 // input, or one per model input, under the model's input names. Data sets
 // hold both as floats (token ids exactly: the loader refuses ids from 2^24
 // on); this is where they take each input's type.
@@ -22,7 +23,7 @@
 namespace dpc::train {
 
 /// `step`'s data inputs (every input but "labels", "lr" and "step"), in the
-/// plan's order, with their sample dims ([C, H, W] or [T]); throws RunError
+/// plan's order, with their sample dims ([C, H, W], [T, F] or [T]); throws RunError
 /// naming the plan when there is none or one is of another form.
 PlanInputs getDataInputs(const exec::Executor &executor, int step);
 

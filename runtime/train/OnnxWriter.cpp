@@ -9,39 +9,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/train/OnnxWriter.h"
+#include "runtime/train/ProtoWire.h"
 #include "runtime/train/Trainer.h"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 
 namespace dpc::train {
 
 namespace {
-
-enum WireType : uint8_t { Varint = 0, LengthDelimited = 2 };
-
-class ProtoWriter {
-public:
-  void varint(uint64_t value) {
-    for (; value >= 0x80; value >>= 7)
-      bytes.push_back(uint8_t(value | 0x80));
-    bytes.push_back(uint8_t(value));
-  }
-  void key(int field, WireType type) { varint(uint64_t(field) << 3 | type); }
-  void intField(int field, int64_t value) {
-    key(field, Varint);
-    varint(uint64_t(value));
-  }
-  template <typename Bytes> void bytesField(int field, const Bytes &data) {
-    key(field, LengthDelimited);
-    varint(data.size());
-    bytes.insert(bytes.end(), data.begin(), data.end());
-  }
-  template <typename Bytes> void raw(const Bytes &data) {
-    bytes.insert(bytes.end(), data.begin(), data.end());
-  }
-
-  std::vector<uint8_t> bytes;
-};
 
 /// onnx.TensorProto.DataType.
 int64_t getOnnxDataType(plan::DType dtype) {
@@ -64,6 +41,14 @@ int64_t getOnnxDataType(plan::DType dtype) {
   return 0;
 }
 
+/// The lowest IR version of the ONNX release that introduced `opset`.
+int64_t getMinIrVersion(int64_t opset) {
+  static const int64_t irVersions[] = {3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 5,
+                                       6, 7, 7, 7, 8, 8, 8, 8, 9, 9, 10};
+  int64_t last = int64_t(std::size(irVersions)) - 1;
+  return irVersions[std::clamp<int64_t>(opset, 0, last)];
+}
+
 std::vector<uint8_t> encodeInitializer(const ExportedTensor &tensor) {
   ProtoWriter writer;
   for (int64_t dim : tensor.dims)
@@ -77,11 +62,12 @@ std::vector<uint8_t> encodeInitializer(const ExportedTensor &tensor) {
 } // namespace
 
 std::vector<uint8_t> encodeOnnxModel(const plan::OnnxModel &model,
+                                     std::string_view graphBytes,
                                      const std::vector<ExportedTensor> &tensors,
                                      int64_t opset, const std::string &planName,
                                      const OnnxMetadata &metadata) {
   ProtoWriter graph;
-  graph.raw(*model.graph());
+  graph.raw(graphBytes);
   for (const ExportedTensor &tensor : tensors)
     graph.bytesField(5, encodeInitializer(tensor));
 
@@ -90,7 +76,8 @@ std::vector<uint8_t> encodeOnnxModel(const plan::OnnxModel &model,
   opsetImport.intField(2, opset);
 
   ProtoWriter file;
-  file.intField(1, model.ir_version());
+  // A newer opset than the model's may need a newer IR version.
+  file.intField(1, std::max(model.ir_version(), getMinIrVersion(opset)));
   if (model.head())
     file.raw(*model.head());
   file.bytesField(8, opsetImport.bytes);

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dpc::train {
@@ -32,11 +33,13 @@ struct ExportedTensor {
 /// Key and value of the model's metadata_props.
 using OnnxMetadata = std::vector<std::pair<std::string, std::string>>;
 
-/// The ONNX model file of `model`'s graph with `tensors` as initializers,
+/// The ONNX model file of `graph` (`model`'s, or an edited copy of it) with
+/// `tensors` as initializers,
 /// importing the default domain at `opset`, with `metadata` added to its
 /// metadata_props. Throws RunError (naming `planName`) if the file would
 /// exceed protobuf's 2 GiB.
 std::vector<uint8_t> encodeOnnxModel(const plan::OnnxModel &model,
+                                     std::string_view graph,
                                      const std::vector<ExportedTensor> &tensors,
                                      int64_t opset, const std::string &planName,
                                      const OnnxMetadata &metadata = {});

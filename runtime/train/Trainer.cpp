@@ -331,9 +331,9 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     if (inputs.size() > 1 && options.augmentation.enabled())
       fail(planName + ": --augment takes a model with one input; this one "
                       "has several");
-    if (sample.size() == 1 && options.augmentation.enabled())
-      fail(planName + ": --augment transforms images; the plan takes token "
-                      "ids");
+    if (sample.size() != 3 && options.augmentation.enabled())
+      fail(planName + ": --augment transforms images; the plan takes " +
+           (sample.size() == 1 ? "token ids" : "sequences"));
     if (inputs.size() > 1 && options.fashionMnist)
       fail(planName + ": --data fashion-mnist feeds one input; this plan "
                       "takes several (name a .npy file for each: --data "

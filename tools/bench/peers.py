@@ -49,7 +49,9 @@ summarised apart when any round was quiet.
   tools/bench/peers.py --smoke [--build build]      # dpc only, tiny: CI
 
 --baseline BUILD also times that build's dpc (e.g. before a change) in
-the same rounds, as dpc-base, with the ratio dpc / dpc-base;
+the same rounds, as dpc-base, with the ratio dpc / dpc-base (with --ddp N
+also its `dpc launch` as launch-N-base, beside this build's launch-N and
+dpc-N);
 --baseline-flags "--no-fusion" compiles dpc-base's plans with those flags
 (this build's dpc when --baseline is not given). --no-torch leaves
 PyTorch out.
@@ -346,7 +348,7 @@ def report(model, rounds, comparisons, quiet):
                     f"{median_ratio(calm, a, b)[0]:.2f}"
         # dpc's CPU time covers its whole run (data loading included), so
         # it compares with another dpc only.
-        if b.startswith("dpc"):
+        if b.startswith(("dpc", "launch")):
             work = statistics.median(r[b].cpu_per_image / r[a].cpu_per_image
                                      for r in rounds)
             line += f"; CPU per image {b} / {a}: {work:.2f}"
@@ -381,6 +383,12 @@ def bench_model(args, model, workdir, script):
             systems[f"launch-{n}"] = Dpc(args.build, model, args.batch,
                                          args.steps, workdir, devices=n,
                                          launch=True)
+            if args.baseline:
+                # The baseline build's rank mode, on its own plan.
+                systems[f"launch-{n}-base"] = Dpc(
+                    args.baseline, model, args.batch, args.steps, workdir,
+                    devices=n, launch=True, tag="-base",
+                    flags=args.baseline_flags.split())
             if args.python:
                 systems[f"ddp-{n}"] = TorchDdp(args.python, script, model,
                                                args.batch, args.steps, n)
@@ -400,6 +408,8 @@ def bench_model(args, model, workdir, script):
                    *[(f"dpc-{p}", peer) for p in args.precision.split(",")
                      if p for peer in ("bf16", "compile", "dpc")],
                    (f"launch-{n}", f"ddp-{n}"), (f"launch-{n}", f"dpc-{n}"),
+                   (f"launch-{n}-base", f"dpc-{n}"),
+                   (f"launch-{n}", f"launch-{n}-base"),
                    (f"dpc-{n}", f"ddp-{n}")]
     return report(model, rounds, comparisons, args.quiet)
 

@@ -9,6 +9,7 @@
 #include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanTypes.h"
+#include "runtime/train/ModelInput.h"
 
 #include <algorithm>
 #include <chrono>
@@ -84,29 +85,37 @@ Runner prepare(CalibrateDevice device, const std::string &planName,
                          std::to_string(executor.getMaxBatch(step)) +
                          ", the plan's compiled batch");
 
-  const plan::Tensor &images =
-      requireInput(executor, step, "images", plan::DType::F32);
+  // Every data input, in the plan's order: images (F32) get random pixels,
+  // token ids (I32) id 0, which every vocabulary has, so that a lookup can
+  // not fail; one input is "images", several go by the model's names.
+  train::PlanInputs inputs = train::getDataInputs(executor, step);
   requireInput(executor, step, "labels", plan::DType::I32);
   requireInput(executor, step, "lr", plan::DType::F32);
-  std::vector<int64_t> dims = plan::toDims(images.dims());
-  if (!images.batch_dim() || dims.empty())
-    throw CalibrateError("train_step's images have no batch dim");
-  int64_t sample = plan::getNumElements(dims) / std::max<int64_t>(1, dims[0]);
   int64_t classes = std::max<int64_t>(1, root.num_classes());
 
   // Random data with a fixed seed: the same work on every device.
   std::mt19937 generator(0);
   std::normal_distribution<float> pixel(0.0f, 1.0f);
   std::uniform_int_distribution<int32_t> label(0, classes - 1);
-  std::vector<float> imageData(batch * sample);
+  for (const auto &input : inputs) {
+    const plan::Tensor &tensor = *executor.findInput(step, input.first);
+    int64_t count = batch * plan::getNumElements(input.second);
+    if (tensor.dtype() == plan::DType::I32) {
+      std::vector<int32_t> ids(count, 0);
+      executor.setInput(step, input.first, ids.data(),
+                        ids.size() * sizeof(int32_t));
+      continue;
+    }
+    std::vector<float> values(count);
+    for (float &value : values)
+      value = pixel(generator);
+    executor.setInput(step, input.first, values.data(),
+                      values.size() * sizeof(float));
+  }
   std::vector<int32_t> labelData(batch);
-  for (float &value : imageData)
-    value = pixel(generator);
   for (int32_t &value : labelData)
     value = label(generator);
   float lr = 0.0f;
-  executor.setInput(step, "images", imageData.data(),
-                    imageData.size() * sizeof(float));
   executor.setInput(step, "labels", labelData.data(),
                     labelData.size() * sizeof(int32_t));
   executor.setInput(step, "lr", &lr, sizeof(lr));

@@ -8,13 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Passes.h"
-#include "codegen/PlanWriter.h"
 #include "frontend/onnx/EvalExportNote.h"
-#include "frontend/onnx/InferenceModel.h"
 #include "frontend/onnx/ONNXImporter.h"
 #include "ir/dist/DistDialect.h"
-#include "ir/exec/ExecOps.h"
 #include "passes/Passes.h"
 #include "passes/RematSupport.h"
 #include "runtime/io/FileWrite.h"
@@ -23,6 +19,7 @@
 #include "runtime/train/EvalCommand.h"
 #include "runtime/train/ExportCommand.h"
 #include "runtime/train/RunCommand.h"
+#include "tools/CompilePipeline.h"
 #include "tools/Registration.h"
 #include "tools/dpc/Balance.h"
 #include "tools/dpc/Calibrate.h"
@@ -36,8 +33,6 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Transforms/Passes.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -56,6 +51,7 @@
 
 using namespace mlir;
 namespace cl = llvm::cl;
+using dpc::PipelineOptions;
 
 static cl::SubCommand compileCommand("compile",
                                      "Compile a model (.onnx or .mlir)");
@@ -276,66 +272,17 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &context) {
   return module;
 }
 
-/// What `dpc export -o model.onnx` needs of the ONNX model: its eval graph
-/// without the plan's parameters and buffers (every device's copy is one).
-static FailureOr<dpc::OnnxModelRecord>
-recordInferenceModel(ModuleOp module,
-                     const llvm::StringMap<std::vector<uint8_t>> &tensors) {
-  std::vector<dpc::frontend::StateTensor> state;
-  llvm::StringSet<> seen;
-  module.walk([&](dpc::exec::PersistentOp op) {
-    if (op.getKind() != "optimizer_state" &&
-        seen.insert(op.getPlanName()).second)
-      state.push_back(
-          {op.getPlanName().str(), cast<RankedTensorType>(op.getType())});
-  });
-  dpc::frontend::InferenceModel model;
-  std::string error;
-  if (!dpc::frontend::buildInferenceModel(modelPath, state, tensors,
-                                          DPC_VERSION, model, error)) {
-    reportError(modelPath, error);
-    return failure();
-  }
-  dpc::OnnxModelRecord record;
-  record.irVersion = model.irVersion;
-  record.opset = model.opset;
-  record.minOpset = model.minOpset;
-  record.maxOpset = model.maxOpset;
-  record.head = std::move(model.head);
-  record.graph = std::move(model.graph);
-  record.problem = std::move(model.problem);
-  return record;
-}
-
 /// The plan of the exec-level `module`, with the parameters' initial values
 /// from the model file.
 static FailureOr<std::vector<uint8_t>> buildPlan(ModuleOp module,
                                                  int64_t batch) {
-  llvm::StringMap<std::vector<uint8_t>> tensors;
-  if (llvm::sys::path::extension(modelPath) == ".onnx") {
-    std::string error;
-    if (!dpc::frontend::readONNXTensors(modelPath, tensors, error)) {
-      reportError(modelPath, error);
-      return failure();
-    }
-  }
-  dpc::PlanOptions options;
-  if (llvm::sys::path::extension(modelPath) == ".onnx") {
-    FailureOr<dpc::OnnxModelRecord> record =
-        recordInferenceModel(module, tensors);
-    if (failed(record))
-      return failure();
-    options.onnxModel = std::move(*record);
-  }
-  options.modelPath = modelPath;
-  options.batch = batch;
-  auto lookup = [&](StringRef name) -> const std::vector<uint8_t> * {
-    auto it = tensors.find(name);
-    return it == tensors.end() ? nullptr : &it->second;
-  };
-  options.initialValues = lookup;
   ScopedDiagnosticHandler handler(module.getContext(), reportModelDiagnostic);
-  return dpc::writePlan(module, options);
+  std::string error;
+  FailureOr<std::vector<uint8_t>> plan =
+      dpc::buildModelPlan(module, modelPath, batch, DPC_VERSION, error);
+  if (!error.empty())
+    reportError(modelPath, error);
+  return plan;
 }
 
 /// Writes `bytes` to `outputPath` (atomically: a failed write leaves no
@@ -359,70 +306,19 @@ static int writeOutput(StringRef bytes) {
   return 0;
 }
 
-/// What the pipeline does to the imported model.
-struct PipelineOptions {
-  int64_t batch = 0; // 0: leave the model's batch as it is
-  bool training = false;
-  bool partitions = false;
-  bool lowers = false;
-  int64_t gradAccum = 1; // micro-batches per optimizer step
-  std::string devices;
-  std::vector<int64_t> split;
-  bool rematerializes = false;
-  dpc::RematerializeOptions remat;
-  std::string precision = "f32"; // --precision
-  std::string costs;             // --costs
-  std::string convAlgorithm = "auto"; // --conv-algorithm
-};
-
-static void buildPipeline(PassManager &pm, const PipelineOptions &pipeline) {
-  pm.addPass(createCanonicalizerPass());
-  if (pipeline.training) {
-    dpc::NNBuildTrainStepOptions options;
-    options.loss = lossName;
-    options.optimizer = optimizerName;
-    options.momentum = momentum;
-    options.nesterov = nesterov;
-    options.weightDecay = weightDecay;
-    pm.addPass(dpc::createNNBuildTrainStep(options));
-    dpc::AccumulateGradientsOptions accumulate;
-    accumulate.gradAccum = pipeline.gradAccum;
-    pm.addPass(dpc::createAccumulateGradients(accumulate));
-  }
-  // After differentiation, so that gradients follow the open batch to
-  // whichever dim holds it (attention moves it) before it is fixed.
-  if (pipeline.batch) {
-    dpc::NNSetBatchOptions options;
-    // The steps run one micro-batch; the plan's batch stays the global one.
-    options.batch = pipeline.batch / pipeline.gradAccum;
-    pm.addNestedPass<func::FuncOp>(dpc::createNNSetBatch(options));
-  }
-  if (pipeline.partitions) {
-    dpc::PartitionDataParallelOptions options;
-    options.devices = pipeline.devices;
-    options.split = pipeline.split;
-    options.syncBn = syncBn;
-    pm.addPass(dpc::createPartitionDataParallel(options));
-    dpc::BucketGradientsOptions buckets;
-    buckets.bucketMb = bucketMb;
-    pm.addNestedPass<func::FuncOp>(dpc::createBucketGradients(buckets));
-  }
-  // On the partitioned step, so that each device's replica fits its own
-  // share; before the lowering, whose planner measures it.
-  if (pipeline.rematerializes)
-    pm.addPass(dpc::createRematerialize(pipeline.remat));
-  if (pipeline.lowers) {
-    pm.addPass(dpc::createConvertNNToExec());
-    if (!noLayouts)
-      pm.addPass(dpc::createAssignExecLayouts());
-    if (!noFusion)
-      pm.addPass(dpc::createFuseExecKernels());
-    dpc::AssignKernelPrecisionOptions options;
-    options.precision = pipeline.precision;
-    options.costs = pipeline.costs;
-    options.convAlgorithm = pipeline.convAlgorithm;
-    pm.addPass(dpc::createAssignKernelPrecision(options));
-  }
+/// The pipeline's options that come from compile's and calibrate's flags.
+static PipelineOptions getFlagPipelineOptions() {
+  PipelineOptions pipeline;
+  pipeline.loss = lossName;
+  pipeline.optimizer = optimizerName;
+  pipeline.momentum = momentum;
+  pipeline.nesterov = nesterov;
+  pipeline.weightDecay = weightDecay;
+  pipeline.syncBn = syncBn;
+  pipeline.bucketMb = bucketMb;
+  pipeline.layouts = !noLayouts;
+  pipeline.fusion = !noFusion;
+  return pipeline;
 }
 
 /// Imports the model and runs `pipeline` on it; null after an error.
@@ -435,7 +331,7 @@ static OwningOpRef<ModuleOp> compileModel(MLIRContext &context,
   if (failed(verify(*module)))
     return nullptr;
   PassManager pm(&context);
-  buildPipeline(pm, pipeline);
+  dpc::buildCompilePipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return nullptr;
   return module;
@@ -558,7 +454,7 @@ static int runCompile() {
                                   "print a stage with --emit");
 
   // Training stages need a fixed batch: the plan is sized for it.
-  PipelineOptions pipeline;
+  PipelineOptions pipeline = getFlagPipelineOptions();
   pipeline.training = writesPlan || emitStage != Stage::NN;
   pipeline.batch = batchSize.getNumOccurrences() ? batchSize.getValue()
                    : pipeline.training           ? 256
@@ -654,7 +550,7 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
   for (auto [precision, algorithm] :
        {std::pair("f32", "direct"), std::pair("bf16", "direct"),
         std::pair("f32", "winograd")}) {
-    PipelineOptions pipeline;
+    PipelineOptions pipeline = getFlagPipelineOptions();
     pipeline.batch = batch = calibrateBatch ? calibrateBatch.getValue() : 64;
     pipeline.training = pipeline.partitions = pipeline.lowers = true;
     pipeline.devices = names[0];
@@ -768,7 +664,7 @@ static int runCalibrate() {
       StringRef kind = StringRef(name).split(':').first;
       if (plans.count(kind))
         continue;
-      PipelineOptions pipeline;
+      PipelineOptions pipeline = getFlagPipelineOptions();
       pipeline.batch = calibrateBatch ? calibrateBatch.getValue() : 64;
       pipeline.training = pipeline.partitions = pipeline.lowers = true;
       pipeline.devices = name;

@@ -3,8 +3,10 @@
 // The process-per-rank path, with ranks on threads over loopback: the
 // TcpStore; Gloo rendezvous; all-reduce and broadcast bit for bit equal to
 // the in-process communicator (every op and dtype, several buffers, odd
-// sizes, 2 to 4 ranks); a mismatch named on every rank; a rank that never
-// arrives named in a timeout. (MPI needs mpirun: test/launch covers it.)
+// sizes, 2 to 4 ranks), through shared memory (ranks on one address) and
+// through Gloo's sockets alone, with messages larger than a ring; a
+// mismatch named on every rank; a rank that never arrives named in a
+// timeout. (MPI needs mpirun: test/launch covers it.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,10 +131,23 @@ void fillRandom(std::vector<uint8_t> &bytes, int64_t count,
   }
 }
 
+/// A Gloo group whose ranks (threads of one process, on one address)
+/// talk through Gloo's sockets alone, as ranks on different hosts do.
+std::vector<std::unique_ptr<Communicator>>
+connectGroupOverSockets(int size, milliseconds timeout) {
+  ::setenv("DPC_SHARED_MEMORY", "0", 1);
+  auto group = connectGroup(size, timeout);
+  ::unsetenv("DPC_SHARED_MEMORY");
+  return group;
+}
+
 /// Random rounds on the Gloo group and the in-process group alike; every
-/// rank of both must end with the same bytes.
-void checkSameAsInProcess(int size, int rounds, uint32_t seed) {
-  auto gloo = connectGroup(size, milliseconds(20000));
+/// rank of both must end with the same bytes. `large` adds buffers of a
+/// few million elements: messages larger than a shared-memory ring.
+void checkSameAsInProcess(int size, int rounds, uint32_t seed,
+                          bool sockets = false, bool large = false) {
+  auto gloo = sockets ? connectGroupOverSockets(size, milliseconds(20000))
+                      : connectGroup(size, milliseconds(20000));
   auto local = createInProcessGroup(size);
   std::mt19937 random(seed);
   for (int round = 0; round < rounds; ++round) {
@@ -145,7 +160,8 @@ void checkSameAsInProcess(int size, int rounds, uint32_t seed) {
       static const DType kInt[] = {DType::I32, DType::I64};
       dtypes.push_back(floats ? kFloat[random() % 2] : kInt[random() % 2]);
       int64_t sizes[] = {0, 1, 15, 17, 100, 1000 + int64_t(random() % 5000)};
-      counts.push_back(sizes[random() % 6]);
+      counts.push_back(large ? (1 << 20) + int64_t(random() % (1 << 20))
+                             : sizes[random() % 6]);
     }
     ReduceOp op = static_cast<ReduceOp>(random() % 3);
     bool broadcast = random() % 4 == 0;
@@ -207,6 +223,17 @@ TEST(GlooCommunicatorTest, SameBitsAsInProcessFourRanks) {
   checkSameAsInProcess(4, 20, 3);
 }
 
+// Ranks on one host talk through shared memory (above); these go through
+// Gloo's sockets, and through rings that a message fills several times.
+TEST(GlooCommunicatorTest, SameBitsAsInProcessOverSockets) {
+  checkSameAsInProcess(2, 20, 4, /*sockets=*/true);
+  checkSameAsInProcess(3, 20, 5, /*sockets=*/true);
+}
+TEST(GlooCommunicatorTest, MessagesLargerThanTheRingStream) {
+  checkSameAsInProcess(2, 3, 6, /*sockets=*/false, /*large=*/true);
+  checkSameAsInProcess(3, 2, 7, /*sockets=*/false, /*large=*/true);
+}
+
 TEST(GlooCommunicatorTest, OneRankIsTheIdentity) {
   auto group = connectGroup(1, milliseconds(5000));
   float x[3] = {1, 2, 3};
@@ -214,8 +241,9 @@ TEST(GlooCommunicatorTest, OneRankIsTheIdentity) {
   EXPECT_EQ(x[2], 3.f);
 }
 
-TEST(GlooCommunicatorTest, MismatchIsNamedOnEveryRank) {
-  auto group = connectGroup(3, milliseconds(5000));
+void checkMismatchIsNamedOnEveryRank(bool sockets) {
+  auto group = sockets ? connectGroupOverSockets(3, milliseconds(5000))
+                       : connectGroup(3, milliseconds(5000));
   std::vector<std::string> errors(3);
   onEveryRank(3, [&](int rank) {
     std::vector<float> x(rank == 1 ? 9 : 8, 1.f);
@@ -230,12 +258,55 @@ TEST(GlooCommunicatorTest, MismatchIsNamedOnEveryRank) {
               "all-reduce #1 (gloo, rank " + std::to_string(rank) +
                   " of 3): rank 1 passed 1 buffers of 9 elements, rank 0 "
                   "passed 1 of 8");
-  // The group goes on: nothing was sent past the headers.
+  // The group goes on: nothing was sent past the headers (or, through
+  // shared memory, no message was left behind).
   onEveryRank(3, [&](int rank) {
     double x = rank + 1;
     group[rank]->allReduce({{&x, 1, DType::F64}}, ReduceOp::Sum);
     EXPECT_EQ(x, 6.0);
   });
+  // Another collective, another root: named, and the group goes on.
+  onEveryRank(3, [&](int rank) {
+    std::vector<float> x(1000, float(rank));
+    try {
+      if (rank == 2)
+        group[rank]->broadcast({{x.data(), 1000, DType::F32}}, 2);
+      else
+        group[rank]->allReduce(x.data(), 1000, ReduceOp::Sum);
+      ADD_FAILURE() << "rank " << rank << " did not throw";
+    } catch (const CommError &error) {
+      EXPECT_EQ(std::string(error.what()),
+                std::string(rank == 2 ? "broadcast" : "all-reduce") +
+                    " #3 (gloo, rank " + std::to_string(rank) +
+                    " of 3): rank 2 is at broadcast #3, rank 0 at all-reduce "
+                    "#3")
+          << "rank " << rank;
+    }
+  });
+  onEveryRank(3, [&](int rank) {
+    std::vector<float> x(100, float(rank));
+    try {
+      group[rank]->broadcast({{x.data(), 100, DType::F32}}, rank == 1 ? 1 : 0);
+      ADD_FAILURE() << "rank " << rank << " did not throw";
+    } catch (const CommError &error) {
+      EXPECT_NE(std::string(error.what())
+                    .find("rank 1 broadcasts from another root than rank 0"),
+                std::string::npos)
+          << error.what();
+    }
+  });
+  onEveryRank(3, [&](int rank) {
+    std::vector<double> x(5000, rank + 1);
+    group[rank]->allReduce({{x.data(), 5000, DType::F64}}, ReduceOp::Sum);
+    EXPECT_EQ(x, std::vector<double>(5000, 6.0));
+  });
+}
+
+TEST(GlooCommunicatorTest, MismatchIsNamedOnEveryRank) {
+  checkMismatchIsNamedOnEveryRank(/*sockets=*/false);
+}
+TEST(GlooCommunicatorTest, MismatchIsNamedOnEveryRankOverSockets) {
+  checkMismatchIsNamedOnEveryRank(/*sockets=*/true);
 }
 
 TEST(GlooCommunicatorTest, AbsentRankTimesOut) {

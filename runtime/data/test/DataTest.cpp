@@ -383,10 +383,13 @@ TEST_F(DataTest, NpyLabelsMustBeExactClassIndices) {
       expectError([&] { loadNpy(path("images.npy"), path("negative.npy")); }),
       path("negative.npy") + ": label -1 at index 2 is not a class "
                              "index (0 to 2147483646)");
-  writePlain("unsigned.npy", npy("<u8", "(3,)", bytesOf<uint64_t>({1, 2, 3})));
+  // 2^63 would wrap to a negative int64 (and then be reported wrongly).
+  writePlain("unsigned.npy",
+             npy("<u8", "(3,)", bytesOf<uint64_t>({1, 2, uint64_t(1) << 63})));
   EXPECT_EQ(
       expectError([&] { loadNpy(path("images.npy"), path("unsigned.npy")); }),
-      path("unsigned.npy") + ": unsupported .npy element type 'u8'");
+      path("unsigned.npy") + ": element 2 (9223372036854775808) does not fit "
+                             "in int64");
 
   writePlain("labels.npy", npy("<i8", "(3,)", bytesOf<int64_t>({0, 3, 1})));
   Dataset dataset = loadNpy(path("images.npy"), path("labels.npy"));
@@ -401,6 +404,54 @@ TEST_F(DataTest, NpyLabelsMustBeExactClassIndices) {
               "labels.npy: label 3 at index 1 is out of range for the plan's "
               "3 classes");
   }
+}
+
+TEST_F(DataTest, EveryNpyIntegerTypeReadNpyAcceptsLoads) {
+  // i2, u2, u4 and u8: as NumPy writes uint16 images or uint64 labels.
+  writePlain("u2.npy",
+             npy("<u2", "(2, 1, 2)", bytesOf<uint16_t>({0, 1000, 65535, 7})));
+  writePlain("i2.npy", npy("<i2", "(2,)", bytesOf<int16_t>({3, 0})));
+  Dataset dataset = loadNpy(path("u2.npy"), path("i2.npy"));
+  EXPECT_EQ(dataset.images, (std::vector<float>{0, 1000, 65535, 7}));
+  EXPECT_EQ(dataset.labels, (std::vector<int32_t>{3, 0}));
+  writePlain("u4.npy", npy("<u4", "(2,)", bytesOf<uint32_t>({1, 2})));
+  EXPECT_EQ(loadNpy(path("u2.npy"), path("u4.npy")).labels,
+            (std::vector<int32_t>{1, 2}));
+  writePlain("u8.npy", npy("<u8", "(2,)", bytesOf<uint64_t>({5, 0})));
+  EXPECT_EQ(loadNpy(path("u2.npy"), path("u8.npy")).labels,
+            (std::vector<int32_t>{5, 0}));
+  // An unsigned label beyond int32 is refused like a signed one.
+  writePlain("u4big.npy",
+             npy("<u4", "(2,)", bytesOf<uint32_t>({1, 4294967295u})));
+  EXPECT_EQ(expectError([&] { loadNpy(path("u2.npy"), path("u4big.npy")); }),
+            path("u4big.npy") + ": label 4294967295 at index 1 is not a class "
+                                "index (0 to 2147483646)");
+  // A negative int16 label says which.
+  writePlain("i2neg.npy", npy("<i2", "(2,)", bytesOf<int16_t>({-2, 0})));
+  EXPECT_EQ(expectError([&] { loadNpy(path("u2.npy"), path("i2neg.npy")); }),
+            path("i2neg.npy") + ": label -2 at index 0 is not a class index "
+                                "(0 to 2147483646)");
+}
+
+TEST_F(DataTest, TokenIdsAreCheckedAsTheIntegersTheyAre) {
+  ImageFormat tokens;
+  tokens.sample = {2};
+  writePlain("ids.npy", npy("<i4", "(2, 2)", bytesOf<int32_t>({0, 7, 3, 1})));
+  EXPECT_EQ(loadNpyImages(path("ids.npy"), tokens).images,
+            (std::vector<float>{0, 7, 3, 1}));
+  // INT64_MAX is 2^63 as a float, which no int64 holds: the id is named
+  // as the file has it.
+  writePlain("max.npy", npy("<i8", "(1, 2)", bytesOf<int64_t>({1, INT64_MAX})));
+  EXPECT_EQ(expectError([&] { loadNpyImages(path("max.npy"), tokens); }),
+            path("max.npy") + ": token id 9223372036854775807 (entry 1) is "
+                              "outside [0, 2^24)");
+  writePlain("u8.npy", npy("<u8", "(1, 2)", bytesOf<uint64_t>({~0ull, 1})));
+  EXPECT_EQ(expectError([&] { loadNpyImages(path("u8.npy"), tokens); }),
+            path("u8.npy") + ": element 0 (18446744073709551615) does not "
+                             "fit in int64");
+  writePlain("neg.npy", npy("<i2", "(1, 2)", bytesOf<int16_t>({4, -1})));
+  EXPECT_EQ(expectError([&] { loadNpyImages(path("neg.npy"), tokens); }),
+            path("neg.npy") + ": token id -1 (entry 1) is outside [0, 2^24)");
 }
 
 TEST_F(DataTest, NonFinitePixelsAreRefusedWhenLoaded) {

@@ -4,8 +4,9 @@
 // each rank's executor drives one device and binds only its rows, and the
 // ranks together must compute, bit for bit, what one executor driving every
 // device computes -- losses, counts and the training state -- with even and
-// uneven splits and ragged batches. Also: the world size must match the
-// plan, and rank 0's state wins over a rank that starts elsewhere.
+// uneven splits and ragged batches; the scalar outputs ride on a gradient
+// all-reduce. Also: the world size must match the plan, and rank 0's state
+// wins over a rank that starts elsewhere.
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,6 +115,69 @@ TEST(RankModeTest, TwoRanksUnevenSplitMatchOneProcess) {
 
 TEST(RankModeTest, ThreeRanksMatchOneProcess) {
   expectRanksMatchOneProcess({3, 3, 2});
+}
+
+/// Counts the all-reduces a rank issues, passing them on.
+class CountingCommunicator : public comm::Communicator {
+public:
+  explicit CountingCommunicator(std::unique_ptr<comm::Communicator> inner)
+      : inner(std::move(inner)) {}
+  int getRank() const override { return inner->getRank(); }
+  int getWorldSize() const override { return inner->getWorldSize(); }
+  void allReduce(const std::vector<comm::ReduceBuffer> &buffers,
+                 plan::ReduceOp op) override {
+    ++*allReduces;
+    inner->allReduce(buffers, op);
+  }
+  void broadcast(const std::vector<comm::ReduceBuffer> &buffers,
+                 int root) override {
+    inner->broadcast(buffers, root);
+  }
+  std::shared_ptr<int> allReduces = std::make_shared<int>(0);
+
+private:
+  std::unique_ptr<comm::Communicator> inner;
+};
+
+// The loss and the count ride on the step's gradient all-reduce: reading
+// them costs no collective of its own, and they are still the global sums.
+TEST(RankModeTest, ScalarOutputsRideOnAGradientAllReduce) {
+  MlpPlanOptions o = smallMlp({3, 5});
+  auto loaded = loadPlan(o);
+  int64_t pixels = o.channels * o.height * o.width;
+  std::vector<Batch> batches;
+  for (uint32_t seed = 1; seed <= 4; ++seed)
+    batches.push_back(randomBatch(o, 8, seed));
+  int perStep = 0;
+  for (const plan::Step *step : *loaded->get().steps())
+    if (step->name()->str() == "train_step" && step->device() == 0)
+      for (const plan::Stream *stream : *step->streams())
+        for (const plan::Instruction *instruction : *stream->instructions())
+          perStep += instruction->kernel() == plan::Kernel::AllReduce;
+  ASSERT_GT(perStep, 0);
+
+  Record expected;
+  {
+    Executor one(loaded);
+    expected = train(one, batches, pixels);
+  }
+  auto group = comm::createInProcessGroup(2);
+  std::vector<Record> records(2);
+  std::vector<int> allReduces(2);
+  onEveryRank(2, [&](int rank) {
+    auto counting =
+        std::make_unique<CountingCommunicator>(std::move(group[rank]));
+    std::shared_ptr<int> count = counting->allReduces;
+    Executor mine(loaded, createDevice, {std::move(counting), 2});
+    records[rank] = train(mine, batches, pixels);
+    allReduces[rank] = *count;
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(allReduces[rank], perStep * int(batches.size()))
+        << "rank " << rank;
+    EXPECT_EQ(records[rank].losses, expected.losses) << "rank " << rank;
+    EXPECT_EQ(records[rank].counts, expected.counts) << "rank " << rank;
+  }
 }
 
 TEST(RankModeTest, LocalRowsFollowTheSplit) {

@@ -1,7 +1,10 @@
 //===- LinearTest.cpp - linear and matmul against loops and differences ---===//
 
 #include "runtime/kernels/Linear.h"
+#include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/test/TestUtil.h"
+
+#include <algorithm>
 
 namespace dpc::kernels::test {
 namespace {
@@ -53,6 +56,29 @@ TEST_P(LinearTest, BackwardMatchesFiniteDifferences) {
   expectAllNear(dw, numericGradient(w, loss), kGradAtol, kGradRtol, "dw");
   if (hasBias)
     expectAllNear(db, numericGradient(b, loss), kGradAtol, kGradRtol, "db");
+}
+
+// The fused kernel (oneDNN's ReLU post-op), in f32 and in bf16, against
+// the two calls it replaces.
+TEST_P(LinearTest, ReluPostOpIsReluOfTheLinear) {
+  bool hasBias = GetParam();
+  for (Precision precision : {Precision::F32, Precision::BF16}) {
+    LinearShape s{9, 33, 17};
+    s.precision = precision;
+    KernelContext ctx;
+    auto x = randomVector(s.n * s.in, 8), w = randomVector(s.out * s.in, 9),
+         b = randomVector(s.out, 10);
+    const float *bias = hasBias ? b.data() : nullptr;
+    std::vector<float> linear(s.n * s.out), unfused(linear.size()),
+        fused(linear.size());
+    linearForward(ctx, s, x.data(), w.data(), bias, linear.data());
+    reluForward(static_cast<int64_t>(linear.size()), linear.data(),
+                unfused.data());
+    linearForward(ctx, s, x.data(), w.data(), bias, fused.data(),
+                  /*relu=*/true);
+    expectAllNear(fused, unfused, 1e-6, 1e-6, "relu(linear)");
+    EXPECT_GT(std::count(fused.begin(), fused.end(), 0.f), 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Bias, LinearTest, ::testing::Bool(),

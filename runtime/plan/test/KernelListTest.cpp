@@ -8,12 +8,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/exec/CpuKernels.h"
+#include "runtime/kernels/KernelElements.h"
 #include "runtime/plan/KernelDispatch.h"
 #include "runtime/plan/KernelRoles.h"
 #include "runtime/plan/KernelSignature.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace dpc::plan {
@@ -194,6 +197,211 @@ TEST(KernelTableTest, ConcatAndSplitMoveRowsOfParts) {
   // Parts that do not add up are refused before anything is copied.
   split.results = {tensor(a2, {2, 1, 3}), tensor(a2, {2, 1, 3})};
   EXPECT_THROW(exec::runCpuKernel(context, split), std::runtime_error);
+}
+
+/// The instruction `attrs` (a Plan.fbs attribute table) make, packed.
+template <typename AttrsT>
+flatbuffers::DetachedBuffer packInstruction(AttrsT attrs) {
+  InstructionT instruction;
+  instruction.attrs.Set(std::move(attrs));
+  flatbuffers::FlatBufferBuilder builder;
+  builder.Finish(Instruction::Pack(builder, &instruction));
+  return builder.Release();
+}
+
+std::vector<float> wavyVector(size_t size, float phase) {
+  std::vector<float> v(size);
+  for (size_t i = 0; i < size; ++i)
+    v[i] = std::sin(static_cast<float>(i) * 0.7f + phase);
+  return v;
+}
+
+void expectClose(const std::vector<float> &fused,
+                 const std::vector<float> &unfused, const char *what) {
+  ASSERT_EQ(fused.size(), unfused.size()) << what;
+  for (size_t i = 0; i < fused.size(); ++i)
+    EXPECT_NEAR(fused[i], unfused[i], 1e-5f * (1.f + std::fabs(unfused[i])))
+        << what << " element " << i;
+}
+
+/// codegen's fuse-exec-kernels folds a bias gradient (ReduceSum of DY) into
+/// the weight gradient before it: the fused call must give what the two
+/// unfused calls give.
+TEST(KernelTableTest, BiasGradientFusionsMatchTheUnfusedCalls) {
+  kernels::KernelContext context;
+  auto sumAttrs = [](std::vector<int64_t> dims) {
+    ReduceAttrsT attrs;
+    attrs.dims = std::move(dims);
+    return packInstruction(attrs);
+  };
+
+  // Linear: MatmulTransposedA(DY, X) + ReduceSum(DY, rows) against
+  // LinearBackwardWeights(X, DY) -> (DW, DB).
+  std::vector<float> x = wavyVector(7 * 5, 0.f), dy = wavyVector(7 * 3, 1.f);
+  std::vector<float> dw(3 * 5), db(3), fusedDw(3 * 5), fusedDb(3);
+  auto rows = sumAttrs({0});
+  KernelCall weights, sum, fused;
+  weights.kernel = Kernel::MatmulTransposedA;
+  weights.operands = {tensor(dy, {7, 3}), tensor(x, {7, 5})};
+  weights.results = {tensor(dw, {3, 5})};
+  sum.kernel = Kernel::ReduceSum;
+  sum.instruction = flatbuffers::GetRoot<Instruction>(rows.data());
+  sum.operands = {tensor(dy, {7, 3})};
+  sum.results = {tensor(db, {3})};
+  fused.kernel = Kernel::LinearBackwardWeights;
+  fused.operands = {tensor(x, {7, 5}), tensor(dy, {7, 3})};
+  fused.results = {tensor(fusedDw, {3, 5}), tensor(fusedDb, {3})};
+  for (KernelCall *call : {&weights, &sum, &fused})
+    exec::runCpuKernel(context, *call);
+  expectClose(fusedDw, dw, "linear dw");
+  expectClose(fusedDb, db, "linear db");
+
+  // Convolution: Conv2dBackwardWeights + ReduceSum(DY, all but channels)
+  // against Conv2dBackwardWeights -> (DW, DB).
+  std::vector<float> cx = wavyVector(2 * 2 * 5 * 5, 2.f);
+  std::vector<float> cdy = wavyVector(2 * 4 * 3 * 3, 3.f);
+  std::vector<float> cdw(4 * 2 * 3 * 3), cdb(4), fusedCdw(cdw.size()),
+      fusedCdb(4);
+  Conv2dAttrsT convAttrs;
+  convAttrs.stride = {1, 1};
+  convAttrs.padding = {0, 0, 0, 0};
+  convAttrs.dilation = {1, 1};
+  auto conv = packInstruction(convAttrs);
+  auto channels = sumAttrs({0, 2, 3});
+  KernelCall convWeights, convSum, convFused;
+  convWeights.kernel = convFused.kernel = Kernel::Conv2dBackwardWeights;
+  convWeights.instruction = convFused.instruction =
+      flatbuffers::GetRoot<Instruction>(conv.data());
+  convWeights.operands = convFused.operands = {tensor(cx, {2, 2, 5, 5}),
+                                               tensor(cdy, {2, 4, 3, 3})};
+  convWeights.results = {tensor(cdw, {4, 2, 3, 3})};
+  convFused.results = {tensor(fusedCdw, {4, 2, 3, 3}), tensor(fusedCdb, {4})};
+  convSum.kernel = Kernel::ReduceSum;
+  convSum.instruction = flatbuffers::GetRoot<Instruction>(channels.data());
+  convSum.operands = {tensor(cdy, {2, 4, 3, 3})};
+  convSum.results = {tensor(cdb, {4})};
+  for (KernelCall *call : {&convWeights, &convSum, &convFused})
+    exec::runCpuKernel(context, *call);
+  expectClose(fusedCdw, cdw, "conv dw");
+  expectClose(fusedCdb, cdb, "conv db");
+}
+
+/// fuse-exec-kernels folds CorrectCount into the loss before it: the loss
+/// kernel's Correct result must count what CorrectCount counts.
+TEST(KernelTableTest, LossCountsTheRowsCorrectCountCounts) {
+  kernels::KernelContext context;
+  std::vector<float> logits = wavyVector(9 * 4, 0.5f);
+  // Every other row labelled with its argmax: 5 of 9 correct.
+  std::vector<int32_t> labels(9);
+  for (int32_t i = 0; i < 9; ++i) {
+    const float *row = logits.data() + i * 4;
+    int32_t best = static_cast<int32_t>(std::max_element(row, row + 4) - row);
+    labels[i] = i % 2 ? (best + 1) % 4 : best;
+  }
+  std::vector<float> loss(1), fusedLoss(1);
+  int64_t count = -1, fusedCount = -1;
+  TensorArg labelArg{true, labels.data(), DType::I32, {9}};
+  TensorArg countArg{true, &count, DType::I64, {}};
+  TensorArg fusedCountArg{true, &fusedCount, DType::I64, {}};
+  KernelCall unfused, counting, fused;
+  unfused.kernel = fused.kernel = Kernel::CrossEntropyForward;
+  unfused.batch = fused.batch = 9;
+  unfused.operands = fused.operands =
+      counting.operands = {tensor(logits, {9, 4}), labelArg};
+  unfused.results = {tensor(loss, {})};
+  counting.kernel = Kernel::CorrectCount;
+  counting.results = {countArg};
+  fused.results = {tensor(fusedLoss, {}), fusedCountArg};
+  for (KernelCall *call : {&unfused, &counting, &fused})
+    exec::runCpuKernel(context, *call);
+  EXPECT_EQ(fusedLoss, loss);
+  EXPECT_EQ(fusedCount, count);
+  EXPECT_EQ(count, 5);
+}
+
+/// fuse-exec-kernels makes the loss, its count and its gradient one
+/// CrossEntropyForwardBackward: the same bits as the three calls, with the
+/// seed gradient given or left to its default of 1.
+TEST(KernelTableTest, LossAndGradientInOneCallMatchTheUnfusedCalls) {
+  kernels::KernelContext context;
+  std::vector<float> logits = wavyVector(9 * 4, 1.5f);
+  std::vector<int32_t> labels = {0, 1, 2, 3, 0, 1, 2, 3, 1};
+  TensorArg labelArg{true, labels.data(), DType::I32, {9}};
+  for (float seed : {1.f, 0.25f}) {
+    std::vector<float> loss(1), fusedLoss(1), dLoss(1, seed);
+    std::vector<float> dLogits(9 * 4), fusedDLogits(9 * 4);
+    int64_t count = -1, fusedCount = -1;
+    KernelCall forward, counting, backward, fused;
+    forward.kernel = Kernel::CrossEntropyForward;
+    counting.kernel = Kernel::CorrectCount;
+    backward.kernel = Kernel::CrossEntropyBackward;
+    fused.kernel = Kernel::CrossEntropyForwardBackward;
+    for (KernelCall *call : {&forward, &counting, &backward, &fused}) {
+      call->batch = 12; // a replica's 9 rows of a global batch of 12
+      call->operands = {tensor(logits, {9, 4}), labelArg};
+    }
+    forward.results = {tensor(loss, {})};
+    counting.results = {TensorArg{true, &count, DType::I64, {}}};
+    backward.results = {tensor(dLogits, {9, 4})};
+    fused.results = {tensor(fusedLoss, {}), tensor(fusedDLogits, {9, 4}),
+                     TensorArg{true, &fusedCount, DType::I64, {}}};
+    if (seed != 1.f) {
+      backward.operands.push_back(tensor(dLoss, {}));
+      fused.operands.push_back(tensor(dLoss, {}));
+    }
+    for (KernelCall *call : {&forward, &counting, &backward, &fused})
+      exec::runCpuKernel(context, *call);
+    EXPECT_EQ(fusedLoss, loss);
+    EXPECT_EQ(fusedCount, count);
+    EXPECT_EQ(std::memcmp(fusedDLogits.data(), dLogits.data(),
+                          dLogits.size() * sizeof(float)),
+              0)
+        << "seed " << seed;
+  }
+}
+
+/// ReduceSum on the CPU sums leading dims away a row at a time; each
+/// output must still be the CUDA element body's sum, in its order, bit for
+/// bit -- over more outputs than one chunk, and over other dims too.
+TEST(KernelTableTest, ReduceSumMatchesTheElementBodyBitForBit) {
+  kernels::KernelContext context;
+  for (auto [dims, reduced] :
+       {std::pair(std::vector<int64_t>{37, 1030}, std::vector<int64_t>{0}),
+        std::pair(std::vector<int64_t>{5, 3, 7}, std::vector<int64_t>{0, 1}),
+        std::pair(std::vector<int64_t>{6, 4, 3, 5},
+                  std::vector<int64_t>{0, 2, 3})}) {
+    std::vector<float> x(getNumElements(dims));
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = std::sin(static_cast<float>(i)) * 1e3f + 1e-3f;
+    InstructionT instruction;
+    ReduceAttrsT attrs;
+    attrs.dims = reduced;
+    instruction.attrs.Set(attrs);
+    flatbuffers::FlatBufferBuilder builder;
+    builder.Finish(Instruction::Pack(builder, &instruction));
+    KernelCall sum;
+    sum.kernel = Kernel::ReduceSum;
+    sum.instruction =
+        flatbuffers::GetRoot<Instruction>(builder.GetBufferPointer());
+    bool isReduced[8] = {};
+    std::vector<int64_t> keptDims;
+    for (int64_t d : reduced)
+      isReduced[d] = true;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (!isReduced[d])
+        keptDims.push_back(dims[d]);
+    std::vector<float> y(getNumElements(keptDims));
+    sum.operands = {tensor(x, dims)};
+    sum.results = {tensor(y, keptDims)};
+    exec::runCpuKernel(context, sum);
+    kernels::elements::ReduceIndex index = kernels::elements::makeReduceIndex(
+        static_cast<int>(dims.size()), dims.data(), isReduced);
+    for (size_t o = 0; o < y.size(); ++o) {
+      float body = kernels::elements::reduceSum(index, o, x.data());
+      EXPECT_EQ(std::memcmp(&y[o], &body, sizeof(float)), 0)
+          << "output " << o << ": " << y[o] << " vs " << body;
+    }
+  }
 }
 
 } // namespace

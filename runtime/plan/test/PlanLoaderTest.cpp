@@ -532,6 +532,16 @@ TEST(PlanLoaderTest, TheOnnxModelHoldsAGraphOrItsProblem) {
   model.min_opset = 13;
   model.max_opset = int64_t(1) << 40;
   EXPECT_NE(loadError(plan), "");
+  // The graph's forms at other opsets.
+  model.max_opset = 17;
+  auto form = std::make_unique<OnnxGraphFormT>();
+  form->min_opset = 18;
+  form->max_opset = 21;
+  model.forms.push_back(std::move(form));
+  EXPECT_EQ(loadError(plan), "");
+  model.forms[0]->min_opset = 22;
+  EXPECT_EQ(loadError(plan), "bad.plan: onnx_model: a graph form of opsets "
+                             "22 to 21 out of range");
 }
 
 TEST(PlanLoaderTest, PrecisionIsF32OrBf16OnConvolutionsAndMatmulsOnly) {

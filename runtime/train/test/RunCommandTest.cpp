@@ -6,6 +6,7 @@
 
 #include "runtime/train/RunCommand.h"
 #include "runtime/plan/test/TestPlans.h"
+#include "runtime/train/Checkpoint.h"
 #include "runtime/train/RunOptions.h"
 #include "runtime/train/test/TestData.h"
 
@@ -243,6 +244,24 @@ TEST_F(RunCommandTest, TrainsEndToEnd) {
               dir + "/ckpt/checkpoint.dpcckpt: tensor 'w1' [8, 64] does not "
                     "match the plan's 'w1' [9, 64] (a checkpoint of another "
                     "plan?)");
+
+  // A well-formed checkpoint whose tensors are named or typed otherwise
+  // than the plan's: the error says which tensor and why.
+  train::TrainingState saved = train::loadCheckpoint(dir + "/ckpt");
+  train::TrainingState renamed = saved;
+  renamed.tensors[0].name = "fc.weight";
+  train::saveCheckpoint(dir + "/renamed", renamed);
+  expectError({planPath, "--data", data, "--epochs", "3", "--checkpoint",
+               dir + "/renamed", "--resume"},
+              dir + "/renamed/checkpoint.dpcckpt: tensor 0 is 'fc.weight', "
+                    "the plan's is 'w1' (a checkpoint of another plan?)");
+  train::TrainingState retyped = saved;
+  retyped.tensors[0].dtype = static_cast<int32_t>(plan::DType::I32);
+  train::saveCheckpoint(dir + "/retyped", retyped);
+  expectError({planPath, "--data", data, "--epochs", "3", "--checkpoint",
+               dir + "/retyped", "--resume"},
+              dir + "/retyped/checkpoint.dpcckpt: tensor 'w1' is I32, the "
+                    "plan's is F32 (a checkpoint of another plan?)");
 }
 
 TEST_F(RunCommandTest, PlanTooBigForTheMachineIsOneLine) {

@@ -249,6 +249,17 @@ func.func @broadcast(%x: tensor<4x8xf32>, %y: tensor<4x3xf32>) {
 
 // -----
 
+// The batch dim against a static dim: a model for one batch size only
+// (found by fuzzing dpc compile: its gradient could not be built).
+func.func @broadcast_batch(%x: tensor<?x8xf32>, %y: tensor<?xf32>) {
+  // expected-error @+2 {{shapes 'tensor<?x8xf32>' and 'tensor<?xf32>' broadcast the batch dim against 8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.add %x, %y : (tensor<?x8xf32>, tensor<?xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
 func.func @binary_element_type(%x: tensor<4x8xf32>, %y: tensor<4x8xf64>) {
   // expected-error @+2 {{rhs element type 'f64' differs from 'f32'}}
   // expected-error @+1 {{failed to infer returned types}}

@@ -71,6 +71,20 @@ MODELS = {
          helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean_n")],
         [x(("batch", 4, 2, 2))], [y((1, 4, 2, 2))], opset=18,
         ir_version=10),
+    # A sum over the batch, at opset 13, where ReduceSum's axes are an input.
+    "reduce_sum_batch": model(
+        [helper.make_node("Constant", [], ["axes"],
+                          value=helper.make_tensor("axes", TensorProto.INT64,
+                                                   [1], [0])),
+         helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="sum_n")],
+        [x()], [y((1, 4))]),
+    # A square root as a power: only whole powers 1 to 4 are products.
+    "pow_half": model(
+        [helper.make_node("Constant", [], ["half"],
+                          value=helper.make_tensor("half", TensorProto.FLOAT,
+                                                   [], [0.5])),
+         helper.make_node("Pow", ["x", "half"], ["y"], name="sqrt_1")],
+        [x()], [y()]),
     # Weights that do not fit the input: a shape error at the Gemm.
     "bad_shapes": model(
         [helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transB=1)],

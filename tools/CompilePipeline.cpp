@@ -1,0 +1,125 @@
+//===- CompilePipeline.cpp - the passes of dpc compile --------------------===//
+
+#include "tools/CompilePipeline.h"
+
+#include "codegen/Passes.h"
+#include "codegen/PlanWriter.h"
+#include "frontend/onnx/InferenceModel.h"
+#include "frontend/onnx/ONNXImporter.h"
+#include "ir/exec/ExecOps.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+
+void dpc::buildCompilePipeline(PassManager &pm,
+                               const PipelineOptions &pipeline) {
+  pm.addPass(createCanonicalizerPass());
+  if (pipeline.training) {
+    NNBuildTrainStepOptions options;
+    options.loss = pipeline.loss;
+    options.optimizer = pipeline.optimizer;
+    options.momentum = pipeline.momentum;
+    options.nesterov = pipeline.nesterov;
+    options.weightDecay = pipeline.weightDecay;
+    pm.addPass(createNNBuildTrainStep(options));
+    AccumulateGradientsOptions accumulate;
+    accumulate.gradAccum = pipeline.gradAccum;
+    pm.addPass(createAccumulateGradients(accumulate));
+  }
+  // After differentiation, so that gradients follow the open batch to
+  // whichever dim holds it (attention moves it) before it is fixed.
+  if (pipeline.batch) {
+    NNSetBatchOptions options;
+    // The steps run one micro-batch; the plan's batch stays the global one.
+    options.batch = pipeline.batch / pipeline.gradAccum;
+    pm.addNestedPass<func::FuncOp>(createNNSetBatch(options));
+  }
+  if (pipeline.partitions) {
+    PartitionDataParallelOptions options;
+    options.devices = pipeline.devices;
+    options.split = pipeline.split;
+    options.syncBn = pipeline.syncBn;
+    pm.addPass(createPartitionDataParallel(options));
+    BucketGradientsOptions buckets;
+    buckets.bucketMb = pipeline.bucketMb;
+    pm.addNestedPass<func::FuncOp>(createBucketGradients(buckets));
+  }
+  // On the partitioned step, so that each device's replica fits its own
+  // share; before the lowering, whose planner measures it.
+  if (pipeline.rematerializes)
+    pm.addPass(createRematerialize(pipeline.remat));
+  if (pipeline.lowers) {
+    pm.addPass(createConvertNNToExec());
+    if (pipeline.layouts)
+      pm.addPass(createAssignExecLayouts());
+    if (pipeline.fusion)
+      pm.addPass(createFuseExecKernels());
+    // Always: it also chooses the convolutions' algorithm in f32.
+    AssignKernelPrecisionOptions options;
+    options.precision = pipeline.precision;
+    options.costs = pipeline.costs;
+    options.convAlgorithm = pipeline.convAlgorithm;
+    pm.addPass(createAssignKernelPrecision(options));
+  }
+}
+
+/// What `dpc export -o model.onnx` needs of the ONNX model: its eval graph
+/// without the plan's parameters and buffers (every device's copy is one).
+static FailureOr<dpc::OnnxModelRecord>
+recordInferenceModel(ModuleOp module, StringRef modelPath,
+                     const llvm::StringMap<std::vector<uint8_t>> &tensors,
+                     StringRef producerVersion, std::string &error) {
+  std::vector<dpc::frontend::StateTensor> state;
+  llvm::StringSet<> seen;
+  module.walk([&](dpc::exec::PersistentOp op) {
+    if (op.getKind() != "optimizer_state" &&
+        seen.insert(op.getPlanName()).second)
+      state.push_back(
+          {op.getPlanName().str(), cast<RankedTensorType>(op.getType())});
+  });
+  dpc::frontend::InferenceModel model;
+  if (!dpc::frontend::buildInferenceModel(modelPath, state, tensors,
+                                          producerVersion, model, error))
+    return failure();
+  dpc::OnnxModelRecord record;
+  record.irVersion = model.irVersion;
+  record.opset = model.opset;
+  record.minOpset = model.minOpset;
+  record.maxOpset = model.maxOpset;
+  record.head = std::move(model.head);
+  record.graph = std::move(model.graph);
+  record.problem = std::move(model.problem);
+  for (dpc::frontend::GraphForm &form : model.forms)
+    record.forms.push_back({form.minOpset, form.maxOpset, std::move(form.graph),
+                            std::move(form.problem)});
+  return record;
+}
+
+FailureOr<std::vector<uint8_t>>
+dpc::buildModelPlan(ModuleOp module, StringRef modelPath, int64_t batch,
+                    StringRef producerVersion, std::string &error) {
+  bool isOnnx = llvm::sys::path::extension(modelPath) == ".onnx";
+  llvm::StringMap<std::vector<uint8_t>> tensors;
+  if (isOnnx && !frontend::readONNXTensors(modelPath, tensors, error))
+    return failure();
+  PlanOptions options;
+  if (isOnnx) {
+    FailureOr<OnnxModelRecord> record = recordInferenceModel(
+        module, modelPath, tensors, producerVersion, error);
+    if (failed(record))
+      return failure();
+    options.onnxModel = std::move(*record);
+  }
+  options.modelPath = modelPath.str();
+  options.batch = batch;
+  auto lookup = [&](StringRef name) -> const std::vector<uint8_t> * {
+    auto it = tensors.find(name);
+    return it == tensors.end() ? nullptr : &it->second;
+  };
+  options.initialValues = lookup;
+  return writePlan(module, options);
+}
