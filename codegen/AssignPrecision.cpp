@@ -12,19 +12,38 @@
 // backward-data, backward-weights), from rules fitted to oneDNN 2.6 on an
 // AVX512-BF16 CPU (tools/bench/PrecisionBench.cpp; the numbers are in the
 // rules' comments: f32 ms / bf16 ms at batch 256, rounding included). The
-// rules read only the per-sample geometry, never the batch, so that every
-// replica of a data-parallel step -- whatever its share of the batch --
-// chooses the same and the replicas stay equivalent. A cost file of
+// precision rules read only the per-sample geometry, never the batch, so
+// that every replica of a data-parallel step -- whatever its share of the
+// batch -- chooses the same and the replicas stay equivalent. A cost file of
 // measured times (`dpc calibrate --kernels`) overrides them for the calls
 // it has, by the same batch-free key.
 //
-// Winograd F(4x4, 3x3) (oneDNN's, AVX-512, f32 only) needs 2.25-4x fewer
-// multiplies than the direct algorithm on 3x3 stride-1 convolutions; its
-// rounding error is about 5x direct's (2e-6 of the output's range against
-// 4e-7), far below bf16's. With `conv-algorithm=auto` it is chosen where it
-// applies and both channel counts are at least 64 (measured at batch 256:
-// 64->64 on 28x28 2.4x forward, 3.4x backward-data, 4x backward-weights;
-// 512->512 on 4x4 2-2.4x), in preference to bf16 there.
+// Winograd F(4x4, 3x3) (oneDNN's, AVX-512, f32 only) needs 2.25x fewer
+// multiplies than the direct algorithm on 3x3 stride-1 convolutions, in
+// every pass; its rounding error is 2-5x direct's (1e-6 of the output's
+// range against 3e-7: runtime/kernels/test/ConvAlgorithmTest.cpp), far
+// below bf16's. But it transforms the weights on every call, a cost the
+// batch does not share: it pays only with enough rows (images times 4x4
+// output tiles) per matrix product. `conv-algorithm=auto` chooses it per
+// call, i.e. per layer and per pass, where it applies and pays by these
+// rules (`dpc-bench-precision --winograd --cpu-time`, one thread, AVX-512
+// without AMX, activations nChw16c; direct ms / Winograd ms):
+//   forward and backward-data: both channel counts >= 64 and >= 64 rows
+//     (64->64 on 28x28 1.45x-1.55x at any batch; 128->128 on 14x14 1.1x at
+//     128 rows, 1.5x at 1024; 256->256 on 7x7 0.8x at 32 rows, 1.05x at 64,
+//     1.3x at 128, 1.9x at 256; 512->512 on 4x4 0.5x-0.6x at 8-16 rows,
+//     1x at 32, 1.3x-1.5x at 64, 2.1x-2.6x at 256); fewer channels gain
+//     nothing (16->16 and 32->32 on 28x28: 0.7x-1.05x);
+//   backward-weights: both channel counts >= 128 and >= 16 rows (128->128
+//     on 14x14 1.2x-1.5x, 256->256 on 7x7 1.35x-1.8x, 512->512 on 4x4 0.7x
+//     at 8 rows, 1.2x at 16, 1.8x-3.2x from 32); at 64 channels it wins on
+//     small batches and loses on large ones (64->64 on 28x28 1.2x-1.55x at
+//     8-32 images, 0.82x-0.9x at 64-256), so the rules leave it direct.
+// The rows count a step's global batch, the sum of its replicas' shares:
+// every replica, and a one-device plan of the same batch, choose alike,
+// and N devices still train like one. With `precision=auto` a call the
+// bf16 rules pick stays bf16 (1.6x-2x over f32 on those layers, at least
+// Winograd's gain); a cost file compares all three times.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +56,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 namespace dpc {
@@ -117,16 +137,32 @@ bool winogradApplies(StringRef kernel, ex::KernelOp op) {
   };
   auto groups = op->getAttrOfType<IntegerAttr>("groups");
   return weights.size() == 4 && weights[2] == 3 && weights[3] == 3 &&
-         ones("stride") && ones("dilation") && (!groups || groups.getInt() == 1);
+         ones("stride") && ones("dilation") &&
+         (!groups || groups.getInt() == 1);
 }
 
-/// Whether Winograd pays off without measured times: both channel counts
-/// at least 64 (see the file comment).
-bool winogradPays(StringRef kernel, ex::KernelOp op) {
+/// The rows of a convolution call's Winograd matrix products: `batch`
+/// images times the 4x4 tiles of one output (y, or dy for the backward
+/// passes: [n, k, outH, outW]).
+int64_t winogradRows(StringRef kernel, ex::KernelOp op, int64_t batch) {
+  ArrayRef<int64_t> y = kernel == "Conv2dBackwardData" ? dimsOf(op.getIns()[0])
+                        : kernel == "Conv2dBackwardWeights"
+                            ? dimsOf(op.getIns()[1])
+                            : dimsOf(op.getOuts()[0]);
+  return batch * llvm::divideCeil(y[2], 4) * llvm::divideCeil(y[3], 4);
+}
+
+/// Whether Winograd pays off without measured times: per pass, from the
+/// channel counts and the rows of `batch` images (see the file comment).
+bool winogradPays(StringRef kernel, ex::KernelOp op, int64_t batch) {
   ArrayRef<int64_t> weights = kernel == "Conv2dBackwardWeights"
                                   ? dimsOf(op.getOuts()[0])
                                   : dimsOf(op.getIns()[1]);
-  return weights[0] >= 64 && weights[1] >= 64;
+  int64_t channels = std::min(weights[0], weights[1]);
+  int64_t rows = winogradRows(kernel, op, batch);
+  if (kernel == "Conv2dBackwardWeights")
+    return channels >= 128 && rows >= 16;
+  return channels >= 64 && rows >= 64;
 }
 
 /// A convolution lowered for cuDNN, which takes bf16 only as bf16 tensors
@@ -226,10 +262,10 @@ struct AssignKernelPrecisionPass
   /// The choice for `op` among the variants the options allow: by its
   /// measured times where `measured` has them, else by the built-in rules.
   FailureOr<Choice> choose(ex::KernelOp op, const plan::Kernel &kernel,
-                           const CostTable &measured) {
+                           const CostTable &measured, int64_t batch) {
     StringRef name = op.getKernel();
-    bool mayWinograd = convAlgorithm != "direct" && !onCuda(op) &&
-                       winogradApplies(name, op);
+    bool mayWinograd =
+        convAlgorithm != "direct" && !onCuda(op) && winogradApplies(name, op);
     if (precision == "bf16")
       return Choice{/*bf16=*/true, /*winograd=*/false};
     if (mayWinograd && convAlgorithm == "winograd")
@@ -251,9 +287,9 @@ struct AssignKernelPrecisionPass
         return best;
       }
     }
-    if (mayWinograd && winogradPays(name, op))
-      return Choice{false, true};
-    return Choice{mayBf16 && prefersBf16(op), false};
+    if (mayBf16 && prefersBf16(op))
+      return Choice{/*bf16=*/true, /*winograd=*/false};
+    return Choice{false, mayWinograd && winogradPays(name, op, batch)};
   }
 
   void runOnOperation() override {
@@ -269,6 +305,12 @@ struct AssignKernelPrecisionPass
           << convAlgorithm << "'";
       return signalPassFailure();
     }
+    if (precision == "bf16" && convAlgorithm == "winograd") {
+      getOperation().emitError()
+          << "conv-algorithm=winograd computes in f32 only, but the precision "
+             "is bf16";
+      return signalPassFailure();
+    }
     CostTable measured;
     if (!costs.empty()) {
       FailureOr<CostTable> table = readCostTable(costs, getOperation());
@@ -276,13 +318,21 @@ struct AssignKernelPrecisionPass
         return signalPassFailure();
       measured = std::move(*table);
     }
+    // The rules read each step's global batch, the sum of its replicas':
+    // so every replica, and a one-device plan of the same batch, choose
+    // alike.
+    llvm::StringMap<int64_t> globalBatch;
+    for (auto step : getOperation().getOps<ex::StepOp>())
+      globalBatch[step.getName()] += step.getBatch();
     Builder b(&getContext());
     WalkResult result = getOperation().walk([&](ex::KernelOp op) {
       const plan::Kernel *kernel = plan::findKernel(op.getKernel());
       if (!kernel ||
           !plan::getKernelSignature(*kernel)->has(plan::kMixedPrecision))
         return WalkResult::advance();
-      FailureOr<Choice> choice = choose(op, *kernel, measured);
+      auto step = op->getParentOfType<ex::StepOp>();
+      FailureOr<Choice> choice =
+          choose(op, *kernel, measured, step ? globalBatch[step.getName()] : 1);
       if (failed(choice))
         return WalkResult::interrupt();
       if (choice->bf16 && onCuda(op)) {
@@ -295,9 +345,9 @@ struct AssignKernelPrecisionPass
       }
       // f32 plans keep the calls as they were, but for the algorithm.
       if (precision != "f32")
-        op->setAttr(ex::kPrecisionAttrName,
-                    TypeAttr::get(choice->bf16 ? b.getBF16Type()
-                                               : b.getF32Type()));
+        op->setAttr(
+            ex::kPrecisionAttrName,
+            TypeAttr::get(choice->bf16 ? b.getBF16Type() : b.getF32Type()));
       if (choice->winograd)
         op->setAttr("algorithm", b.getStringAttr("winograd"));
       return WalkResult::advance();

@@ -61,17 +61,20 @@ def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
     stays f32. `precision=f32` leaves the calls' precision as it is.
 
     On CPU devices it also sets `algorithm = "winograd"` on f32 3x3
-    stride-1 convolution calls (oneDNN's Winograd F(4x4, 3x3)): with
-    `conv-algorithm=auto` where both channel counts are at least 64 or the
-    `costs` file measured it fastest, with `conv-algorithm=winograd` wherever
-    it applies; `conv-algorithm=direct` keeps oneDNN's direct algorithm.
+    stride-1 convolution calls (oneDNN's Winograd F(4x4, 3x3)), per pass:
+    with `conv-algorithm=auto` where the `costs` file measured it fastest,
+    else where the rules say it pays (enough channels, and enough rows --
+    the step's global batch times the 4x4 output tiles); with
+    `conv-algorithm=winograd` wherever it applies; `conv-algorithm=direct`
+    keeps oneDNN's direct algorithm. Winograd computes in f32 only:
+    `precision=bf16` with `conv-algorithm=winograd` is an error.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
            "f32, bf16 or auto">,
     Option<"costs", "costs", "std::string", /*default=*/"",
-           "auto: a kernel cost file (dpc calibrate --kernels) whose times "
-           "decide the calls it has">,
+           "f32 or auto: a kernel cost file (dpc calibrate --kernels) "
+           "whose times decide the calls it has">,
     Option<"convAlgorithm", "conv-algorithm", "std::string",
            /*default=*/"\"auto\"", "direct, winograd or auto">,
   ];

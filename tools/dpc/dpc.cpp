@@ -208,8 +208,9 @@ static cl::opt<int64_t> calibrateBatch(
     cl::cat(timingOptions));
 static cl::opt<bool> calibrateKernels(
     "kernels",
-    cl::desc("time each convolution and matmul of a model in f32 and bf16 "
-             "instead: the file of dpc compile --precision auto --costs"),
+    cl::desc("time each convolution and matmul of a model in f32, bf16 and "
+             "(3x3 convolutions) Winograd instead: the file of dpc compile "
+             "--costs"),
     cl::sub(calibrateCommand), cl::cat(timingOptions));
 static cl::opt<int>
     calibrateSteps("steps", cl::desc("timed steps per device (default 20)"),
@@ -446,6 +447,9 @@ static int runCompile() {
     return reportError(modelPath, "--conv-algorithm: expected direct, "
                                   "winograd or auto, got '" +
                                       convAlgorithm + "'");
+  if (convAlgorithm == "winograd" && precision == "bf16")
+    return reportError(modelPath, "--conv-algorithm winograd computes in f32 "
+                                  "only, but --precision is bf16");
   if (reportMemory && emitStage.getNumOccurrences() && emitStage != Stage::Exec)
     return reportError(modelPath, "--report-memory needs the planned steps: "
                                   "write a plan or use --emit=exec");
@@ -534,8 +538,8 @@ static int runCompile() {
 static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
   if (!isModel)
     return reportError(modelPath, "--kernels times a model (.onnx or "
-                                  ".mlir), which it compiles in f32 and "
-                                  "bf16, not a plan");
+                                  ".mlir), which it compiles in f32, "
+                                  "bf16 and Winograd, not a plan");
   if (names.size() != 1 || !StringRef(names[0]).starts_with("cpu:"))
     return reportError("--devices", "--kernels times one CPU device");
   DialectRegistry registry;
@@ -546,7 +550,8 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
   options.steps = calibrateSteps;
   std::vector<std::vector<dpc::KernelTime>> times;
   int64_t batch = 0;
-  // f32 direct, bf16, f32 with Winograd wherever it applies.
+  // f32 direct, bf16, and f32 with Winograd wherever it applies, unless it
+  // applies nowhere.
   for (auto [precision, algorithm] :
        {std::pair("f32", "direct"), std::pair("bf16", "direct"),
         std::pair("f32", "winograd")}) {
@@ -560,6 +565,13 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
     OwningOpRef<ModuleOp> module = compileModel(context, pipeline);
     if (!module)
       return 1;
+    bool anyWinograd = false;
+    module->walk([&](Operation *op) {
+      auto name = op->getAttrOfType<StringAttr>("algorithm");
+      anyWinograd |= name && name.getValue() == "winograd";
+    });
+    if (StringRef(algorithm) == "winograd" && !anyWinograd)
+      break;
     FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, pipeline.batch);
     if (failed(plan))
       return 1;
@@ -573,7 +585,7 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
       return 1;
     }
   }
-  // The three plans make the same calls in the same order.
+  // The plans make the same calls in the same order.
   struct Sums {
     double f32 = 0, bf16 = 0, winograd = 0, calls = 0;
     bool hasWinograd = false;
@@ -583,10 +595,14 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
     Sums &cost = costs[times[0][i].key];
     cost.f32 += times[0][i].micros;
     cost.bf16 += times[1].at(i).micros;
-    cost.winograd += times[2].at(i).micros;
-    cost.hasWinograd = times[2][i].winograd;
+    if (times.size() > 2 && times[2].at(i).winograd) {
+      cost.winograd += times[2][i].micros;
+      cost.hasWinograd = true;
+    }
     cost.calls += 1;
   }
+  size_t winogradShapes = llvm::count_if(
+      costs, [](const auto &entry) { return entry.second.hasWinograd; });
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::json::OStream json(os, /*IndentSize=*/2);
@@ -599,9 +615,9 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
     json.attributeObject("kernels", [&] {
       for (const auto &[key, cost] : costs)
         json.attributeObject(key, [&] {
-          for (auto [name, sum] : {std::pair("f32", cost.f32),
-                                   std::pair("bf16", cost.bf16),
-                                   std::pair("f32_winograd", cost.winograd)}) {
+          for (auto [name, sum] :
+               {std::pair("f32", cost.f32), std::pair("bf16", cost.bf16),
+                std::pair("f32_winograd", cost.winograd)}) {
             if (StringRef(name) == "f32_winograd" && !cost.hasWinograd)
               continue;
             json.attributeBegin(name);
@@ -615,8 +631,8 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
   });
   os << "\n";
   llvm::errs() << "dpc: calibrate: " << costs.size()
-               << " convolution and matmul shapes timed in f32, bf16 and "
-                  "Winograd ("
+               << " convolution and matmul shapes timed in f32 and bf16, "
+               << winogradShapes << " of them in f32 Winograd too ("
                << times[0].size() << " calls, median of "
                << calibrateSteps.getValue() << " steps of " << batch
                << " rows)\n";
