@@ -1,7 +1,9 @@
-//===- AssignPrecision.cpp - f32 or bf16 per convolution and matmul -------===//
+//===- AssignPrecision.cpp - precision and algorithm per kernel call ------===//
 //
-// Runs on planned `exec` steps and sets `precision` on the kernel calls that
-// may compute in bf16 (Kernels.def's kMixedPrecision). The buffers stay f32:
+// Runs on planned `exec` steps and chooses how each convolution and matmul
+// call computes: `precision` f32 or bf16 on the calls that may compute in
+// bf16 (Kernels.def's kMixedPrecision), and `algorithm` direct or Winograd on
+// the CPU's f32 convolutions. The buffers stay f32:
 // a bf16 call rounds its operands as it reads them and accumulates and
 // writes in f32, so the arena plan, master weights and optimizer state are
 // untouched and a cast is never needed between calls.
@@ -10,11 +12,38 @@
 // backward-data, backward-weights), from rules fitted to oneDNN 2.6 on an
 // AVX512-BF16 CPU (tools/bench/PrecisionBench.cpp; the numbers are in the
 // rules' comments: f32 ms / bf16 ms at batch 256, rounding included). The
-// rules read only the per-sample geometry, never the batch, so that every
-// replica of a data-parallel step -- whatever its share of the batch --
-// chooses the same and the replicas stay equivalent. A cost file of
+// precision rules read only the per-sample geometry, never the batch, so
+// that every replica of a data-parallel step -- whatever its share of the
+// batch -- chooses the same and the replicas stay equivalent. A cost file of
 // measured times (`dpc calibrate --kernels`) overrides them for the calls
 // it has, by the same batch-free key.
+//
+// Winograd F(4x4, 3x3) (oneDNN's, AVX-512, f32 only) needs 2.25x fewer
+// multiplies than the direct algorithm on 3x3 stride-1 convolutions, in
+// every pass; its rounding error is 2-5x direct's (1e-6 of the output's
+// range against 3e-7: runtime/kernels/test/ConvAlgorithmTest.cpp), far
+// below bf16's. But it transforms the weights on every call, a cost the
+// batch does not share: it pays only with enough rows (images times 4x4
+// output tiles) per matrix product. `conv-algorithm=auto` chooses it per
+// call, i.e. per layer and per pass, where it applies and pays by these
+// rules (`dpc-bench-precision --winograd --cpu-time`, one thread, AVX-512
+// without AMX, activations nChw16c; direct ms / Winograd ms):
+//   forward and backward-data: both channel counts >= 64 and >= 64 rows
+//     (64->64 on 28x28 1.45x-1.55x at any batch; 128->128 on 14x14 1.1x at
+//     128 rows, 1.5x at 1024; 256->256 on 7x7 0.8x at 32 rows, 1.05x at 64,
+//     1.3x at 128, 1.9x at 256; 512->512 on 4x4 0.5x-0.6x at 8-16 rows,
+//     1x at 32, 1.3x-1.5x at 64, 2.1x-2.6x at 256); fewer channels gain
+//     nothing (16->16 and 32->32 on 28x28: 0.7x-1.05x);
+//   backward-weights: both channel counts >= 128 and >= 16 rows (128->128
+//     on 14x14 1.2x-1.5x, 256->256 on 7x7 1.35x-1.8x, 512->512 on 4x4 0.7x
+//     at 8 rows, 1.2x at 16, 1.8x-3.2x from 32); at 64 channels it wins on
+//     small batches and loses on large ones (64->64 on 28x28 1.2x-1.55x at
+//     8-32 images, 0.82x-0.9x at 64-256), so the rules leave it direct.
+// The rows count a step's global batch, the sum of its replicas' shares:
+// every replica, and a one-device plan of the same batch, choose alike,
+// and N devices still train like one. With `precision=auto` a call the
+// bf16 rules pick stays bf16 (1.6x-2x over f32 on those layers, at least
+// Winograd's gain); a cost file compares all three times.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +56,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 namespace dpc {
@@ -91,6 +121,50 @@ bool matmulPrefersBf16(StringRef kernel, ex::KernelOp op) {
   return dims[0] >= 256 && dims[1] >= 256;
 }
 
+/// Whether oneDNN has a Winograd kernel for a convolution call: 3x3, stride
+/// 1, dense, one group (f32 on an AVX-512 CPU; the runtime runs the call
+/// direct where the CPU has none).
+bool winogradApplies(StringRef kernel, ex::KernelOp op) {
+  if (!kernel.starts_with("Conv2d"))
+    return false;
+  ArrayRef<int64_t> weights = kernel == "Conv2dBackwardWeights"
+                                  ? dimsOf(op.getOuts()[0])
+                                  : dimsOf(op.getIns()[1]);
+  auto ones = [&](StringRef name) {
+    auto attr = op->getAttrOfType<DenseI64ArrayAttr>(name);
+    return !attr ||
+           llvm::all_of(attr.asArrayRef(), [](int64_t v) { return v == 1; });
+  };
+  auto groups = op->getAttrOfType<IntegerAttr>("groups");
+  return weights.size() == 4 && weights[2] == 3 && weights[3] == 3 &&
+         ones("stride") && ones("dilation") &&
+         (!groups || groups.getInt() == 1);
+}
+
+/// The rows of a convolution call's Winograd matrix products: `batch`
+/// images times the 4x4 tiles of one output (y, or dy for the backward
+/// passes: [n, k, outH, outW]).
+int64_t winogradRows(StringRef kernel, ex::KernelOp op, int64_t batch) {
+  ArrayRef<int64_t> y = kernel == "Conv2dBackwardData" ? dimsOf(op.getIns()[0])
+                        : kernel == "Conv2dBackwardWeights"
+                            ? dimsOf(op.getIns()[1])
+                            : dimsOf(op.getOuts()[0]);
+  return batch * llvm::divideCeil(y[2], 4) * llvm::divideCeil(y[3], 4);
+}
+
+/// Whether Winograd pays off without measured times: per pass, from the
+/// channel counts and the rows of `batch` images (see the file comment).
+bool winogradPays(StringRef kernel, ex::KernelOp op, int64_t batch) {
+  ArrayRef<int64_t> weights = kernel == "Conv2dBackwardWeights"
+                                  ? dimsOf(op.getOuts()[0])
+                                  : dimsOf(op.getIns()[1]);
+  int64_t channels = std::min(weights[0], weights[1]);
+  int64_t rows = winogradRows(kernel, op, batch);
+  if (kernel == "Conv2dBackwardWeights")
+    return channels >= 128 && rows >= 16;
+  return channels >= 64 && rows >= 64;
+}
+
 /// A convolution lowered for cuDNN, which takes bf16 only as bf16 tensors
 /// (runtime/cuda/CudaKernels.cpp refuses it); cuBLAS rounds f32 itself.
 bool onCuda(ex::KernelOp op) {
@@ -105,11 +179,19 @@ bool prefersBf16(ex::KernelOp op) {
   return matmulPrefersBf16(kernel, op);
 }
 
-/// f32 and bf16 times by cost key (runtime/plan/KernelCostKey.h).
-using CostTable = llvm::StringMap<std::pair<double, double>>;
+/// A call's measured times in microseconds: f32 and bf16 with the direct
+/// algorithm, and f32 Winograd where it applies.
+struct KernelCosts {
+  double f32 = 0, bf16 = 0;
+  std::optional<double> winograd;
+};
+
+/// Times by cost key (runtime/plan/KernelCostKey.h).
+using CostTable = llvm::StringMap<KernelCosts>;
 
 /// Reads `path`, a `dpc calibrate --kernels` file: {"kernels": {KEY:
-/// {"f32": us, "bf16": us}}}; an error naming the file otherwise.
+/// {"f32": us, "bf16": us[, "f32_winograd": us]}}}; an error naming the
+/// file otherwise.
 FailureOr<CostTable> readCostTable(StringRef path, Operation *where) {
   auto fail = [&](const Twine &problem) {
     where->emitError() << path << ": " << problem;
@@ -133,10 +215,15 @@ FailureOr<CostTable> readCostTable(StringRef path, Operation *where) {
     std::optional<double> f32 = times ? times->getNumber("f32") : std::nullopt;
     std::optional<double> bf16 =
         times ? times->getNumber("bf16") : std::nullopt;
-    if (!f32 || !bf16 || *f32 <= 0 || *bf16 <= 0)
+    std::optional<double> winograd =
+        times ? times->getNumber("f32_winograd") : std::nullopt;
+    if (!f32 || !bf16 || *f32 <= 0 || *bf16 <= 0 ||
+        (winograd && *winograd <= 0) ||
+        (times && times->get("f32_winograd") && !winograd))
       return fail("kernel '" + key.str() +
-                  "' needs positive \"f32\" and \"bf16\" times");
-    table[key.str()] = {*f32, *bf16};
+                  "' needs positive \"f32\" and \"bf16\" times (and "
+                  "\"f32_winograd\", if given)");
+    table[key.str()] = {*f32, *bf16, winograd};
   }
   return table;
 }
@@ -166,14 +253,64 @@ struct AssignKernelPrecisionPass
     : public dpc::impl::AssignKernelPrecisionBase<AssignKernelPrecisionPass> {
   using Base::Base;
 
+  /// How one call computes.
+  struct Choice {
+    bool bf16 = false;
+    bool winograd = false;
+  };
+
+  /// The choice for `op` among the variants the options allow: by its
+  /// measured times where `measured` has them, else by the built-in rules.
+  FailureOr<Choice> choose(ex::KernelOp op, const plan::Kernel &kernel,
+                           const CostTable &measured, int64_t batch) {
+    StringRef name = op.getKernel();
+    bool mayWinograd =
+        convAlgorithm != "direct" && !onCuda(op) && winogradApplies(name, op);
+    if (precision == "bf16")
+      return Choice{/*bf16=*/true, /*winograd=*/false};
+    if (mayWinograd && convAlgorithm == "winograd")
+      return Choice{false, true};
+    bool mayBf16 = precision == "auto";
+    if (!measured.empty()) {
+      FailureOr<std::string> key = getCostKey(op, kernel);
+      if (failed(key))
+        return failure();
+      auto times = measured.find(*key);
+      if (times != measured.end()) {
+        const KernelCosts &cost = times->second;
+        Choice best;
+        double fastest = cost.f32;
+        if (mayBf16 && cost.bf16 < fastest)
+          best = {true, false}, fastest = cost.bf16;
+        if (mayWinograd && cost.winograd && *cost.winograd < fastest)
+          best = {false, true};
+        return best;
+      }
+    }
+    if (mayBf16 && prefersBf16(op))
+      return Choice{/*bf16=*/true, /*winograd=*/false};
+    return Choice{false, mayWinograd && winogradPays(name, op, batch)};
+  }
+
   void runOnOperation() override {
     if (precision != "f32" && precision != "bf16" && precision != "auto") {
       getOperation().emitError()
           << "precision must be f32, bf16 or auto, got '" << precision << "'";
       return signalPassFailure();
     }
-    if (precision == "f32")
-      return;
+    if (convAlgorithm != "direct" && convAlgorithm != "winograd" &&
+        convAlgorithm != "auto") {
+      getOperation().emitError()
+          << "conv-algorithm must be direct, winograd or auto, got '"
+          << convAlgorithm << "'";
+      return signalPassFailure();
+    }
+    if (precision == "bf16" && convAlgorithm == "winograd") {
+      getOperation().emitError()
+          << "conv-algorithm=winograd computes in f32 only, but the precision "
+             "is bf16";
+      return signalPassFailure();
+    }
     CostTable measured;
     if (!costs.empty()) {
       FailureOr<CostTable> table = readCostTable(costs, getOperation());
@@ -181,34 +318,38 @@ struct AssignKernelPrecisionPass
         return signalPassFailure();
       measured = std::move(*table);
     }
+    // The rules read each step's global batch, the sum of its replicas':
+    // so every replica, and a one-device plan of the same batch, choose
+    // alike.
+    llvm::StringMap<int64_t> globalBatch;
+    for (auto step : getOperation().getOps<ex::StepOp>())
+      globalBatch[step.getName()] += step.getBatch();
     Builder b(&getContext());
     WalkResult result = getOperation().walk([&](ex::KernelOp op) {
       const plan::Kernel *kernel = plan::findKernel(op.getKernel());
       if (!kernel ||
           !plan::getKernelSignature(*kernel)->has(plan::kMixedPrecision))
         return WalkResult::advance();
-      bool bf16 = precision == "bf16";
-      if (!bf16 && !measured.empty()) {
-        FailureOr<std::string> key = getCostKey(op, *kernel);
-        if (failed(key))
-          return WalkResult::interrupt();
-        auto times = measured.find(*key);
-        bf16 = times != measured.end()
-                   ? times->second.second < times->second.first
-                   : prefersBf16(op);
-      } else if (!bf16) {
-        bf16 = prefersBf16(op);
-      }
-      if (bf16 && onCuda(op)) {
+      auto step = op->getParentOfType<ex::StepOp>();
+      FailureOr<Choice> choice =
+          choose(op, *kernel, measured, step ? globalBatch[step.getName()] : 1);
+      if (failed(choice))
+        return WalkResult::interrupt();
+      if (choice->bf16 && onCuda(op)) {
         if (precision == "bf16") {
           op.emitError() << "bf16 convolutions are not supported on CUDA "
                             "devices yet: use --precision f32 or auto";
           return WalkResult::interrupt();
         }
-        bf16 = false;
+        choice->bf16 = false;
       }
-      op->setAttr(ex::kPrecisionAttrName,
-                  TypeAttr::get(bf16 ? b.getBF16Type() : b.getF32Type()));
+      // f32 plans keep the calls as they were, but for the algorithm.
+      if (precision != "f32")
+        op->setAttr(
+            ex::kPrecisionAttrName,
+            TypeAttr::get(choice->bf16 ? b.getBF16Type() : b.getF32Type()));
+      if (choice->winograd)
+        op->setAttr("algorithm", b.getStringAttr("winograd"));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

@@ -81,7 +81,8 @@ def FuseExecKernels : Pass<"fuse-exec-kernels", "mlir::ModuleOp"> {
 }
 
 def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
-  let summary = "Choose f32 or bf16 for each convolution and matmul call";
+  let summary = "Choose each convolution and matmul call's precision and "
+                "algorithm";
   let description = [{
     Sets `precision` on every kernel call that may compute in bf16
     (Kernels.def's kMixedPrecision: convolutions, linear layers, matmuls,
@@ -93,14 +94,25 @@ def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
     runtime/plan/KernelCostKey.h says), whichever it measured faster.
     Everything else
     (loss, softmax, batch norm, reductions, optimizer, master weights)
-    stays f32. `precision=f32` leaves the calls as they are.
+    stays f32. `precision=f32` leaves the calls' precision as it is.
+
+    On CPU devices it also sets `algorithm = "winograd"` on f32 3x3
+    stride-1 convolution calls (oneDNN's Winograd F(4x4, 3x3)), per pass:
+    with `conv-algorithm=auto` where the `costs` file measured it fastest,
+    else where the rules say it pays (enough channels, and enough rows --
+    the step's global batch times the 4x4 output tiles); with
+    `conv-algorithm=winograd` wherever it applies; `conv-algorithm=direct`
+    keeps oneDNN's direct algorithm. Winograd computes in f32 only:
+    `precision=bf16` with `conv-algorithm=winograd` is an error.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
            "f32, bf16 or auto">,
     Option<"costs", "costs", "std::string", /*default=*/"",
-           "auto: a kernel cost file (dpc calibrate --kernels) whose times "
-           "decide the calls it has">,
+           "f32 or auto: a kernel cost file (dpc calibrate --kernels) "
+           "whose times decide the calls it has">,
+    Option<"convAlgorithm", "conv-algorithm", "std::string",
+           /*default=*/"\"auto\"", "direct, winograd or auto">,
   ];
 }
 

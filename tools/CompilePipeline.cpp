@@ -62,12 +62,12 @@ void dpc::buildCompilePipeline(PassManager &pm,
       pm.addPass(createAssignExecLayouts());
     if (pipeline.fusion)
       pm.addPass(createFuseExecKernels());
-    if (pipeline.precision != "f32") {
-      AssignKernelPrecisionOptions options;
-      options.precision = pipeline.precision;
-      options.costs = pipeline.costs;
-      pm.addPass(createAssignKernelPrecision(options));
-    }
+    // Always: it also chooses the convolutions' algorithm in f32.
+    AssignKernelPrecisionOptions options;
+    options.precision = pipeline.precision;
+    options.costs = pipeline.costs;
+    options.convAlgorithm = pipeline.convAlgorithm;
+    pm.addPass(createAssignKernelPrecision(options));
   }
 }
 

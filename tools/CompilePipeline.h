@@ -38,6 +38,7 @@ struct PipelineOptions {
   RematerializeOptions remat;
   std::string precision = "f32"; // --precision
   std::string costs;             // --costs
+  std::string convAlgorithm = "auto"; // --conv-algorithm
   // The training step's loss and optimizer (--loss, --optimizer, ...).
   std::string loss = "cross-entropy";
   std::string optimizer = "sgd";

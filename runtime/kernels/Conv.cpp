@@ -4,6 +4,7 @@
 #include "runtime/kernels/DnnlSupport.h"
 
 #include <stdexcept>
+#include <string>
 
 namespace dpc::kernels {
 
@@ -83,21 +84,77 @@ PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias,
           s.groups,
           bias ? 1 : 0,
           relu ? 1 : 0,
-          static_cast<int64_t>(s.precision)};
+          static_cast<int64_t>(s.precision),
+          static_cast<int64_t>(s.algorithm)};
+}
+
+/// Builds a pass's primitive descriptor with the shape's algorithm, or the
+/// direct one where oneDNN has no Winograd kernel for it (another CPU than
+/// the plan was compiled on, or a pass or shape oneDNN lacks one for).
+template <typename MakePd>
+auto withAlgorithm(const Conv2dShape &s, MakePd makePd) {
+  if (s.algorithm == ConvAlgorithm::Winograd) {
+    try {
+      return makePd(dnnl::algorithm::convolution_winograd);
+    } catch (const dnnl::error &) {
+    }
+  }
+  return makePd(dnnl::algorithm::convolution_direct);
 }
 
 dnnl::convolution_forward::primitive_desc
 makeForwardPd(KernelContext::Impl &ctx, const ConvDescs &d, bool bias,
-              dnnl::prop_kind prop, bool relu = false) {
-  auto desc =
-      bias ? dnnl::convolution_forward::desc(
-                 prop, dnnl::algorithm::convolution_direct, d.lowSrc,
-                 d.lowWeights, d.bias, d.anyDst, d.strides, d.dilates, d.padL,
-                 d.padR)
-           : dnnl::convolution_forward::desc(
-                 prop, dnnl::algorithm::convolution_direct, d.lowSrc,
-                 d.lowWeights, d.anyDst, d.strides, d.dilates, d.padL, d.padR);
+              dnnl::prop_kind prop, dnnl::algorithm algorithm,
+              bool relu = false) {
+  auto desc = bias ? dnnl::convolution_forward::desc(
+                         prop, algorithm, d.lowSrc, d.lowWeights, d.bias,
+                         d.anyDst, d.strides, d.dilates, d.padL, d.padR)
+                   : dnnl::convolution_forward::desc(
+                         prop, algorithm, d.lowSrc, d.lowWeights, d.anyDst,
+                         d.strides, d.dilates, d.padL, d.padR);
   return {desc, withReluPostOp(defaultAttr(), relu), ctx.engine};
+}
+
+dnnl::convolution_forward::primitive_desc
+makeForwardPd(KernelContext::Impl &ctx, const Conv2dShape &shape, bool bias,
+              bool relu) {
+  ConvDescs d(shape);
+  return withAlgorithm(shape, [&](dnnl::algorithm algorithm) {
+    return makeForwardPd(ctx, d, bias, dnnl::prop_kind::forward_training,
+                         algorithm, relu);
+  });
+}
+
+dnnl::convolution_backward_data::primitive_desc
+makeBackwardDataPd(KernelContext::Impl &ctx, const Conv2dShape &shape) {
+  ConvDescs d(shape);
+  return withAlgorithm(shape, [&](dnnl::algorithm algorithm) {
+    auto hint = makeForwardPd(ctx, d, false, dnnl::prop_kind::forward_training,
+                              algorithm);
+    dnnl::convolution_backward_data::desc desc(
+        algorithm, d.anySrc, d.lowWeights, d.lowDst, d.strides, d.dilates,
+        d.padL, d.padR);
+    return dnnl::convolution_backward_data::primitive_desc(desc, defaultAttr(),
+                                                           ctx.engine, hint);
+  });
+}
+
+dnnl::convolution_backward_weights::primitive_desc
+makeBackwardWeightsPd(KernelContext::Impl &ctx, const Conv2dShape &shape,
+                      bool bias) {
+  ConvDescs d(shape);
+  return withAlgorithm(shape, [&](dnnl::algorithm algorithm) {
+    auto hint = makeForwardPd(ctx, d, bias, dnnl::prop_kind::forward_training,
+                              algorithm);
+    auto desc = bias ? dnnl::convolution_backward_weights::desc(
+                           algorithm, d.lowSrc, d.anyWeights, d.bias, d.lowDst,
+                           d.strides, d.dilates, d.padL, d.padR)
+                     : dnnl::convolution_backward_weights::desc(
+                           algorithm, d.lowSrc, d.anyWeights, d.lowDst,
+                           d.strides, d.dilates, d.padL, d.padR);
+    return dnnl::convolution_backward_weights::primitive_desc(
+        desc, defaultAttr(), ctx.engine, hint);
+  });
 }
 
 } // namespace
@@ -110,10 +167,7 @@ void conv2dForward(KernelContext &context, const Conv2dShape &shape,
   bool hasBias = bias != nullptr;
   ctx.run(
       makeKey(PrimitiveKind::ConvForward, shape, hasBias, relu),
-      [&] {
-        return makeForwardPd(ctx, ConvDescs(shape), hasBias,
-                             dnnl::prop_kind::forward_training, relu);
-      },
+      [&] { return makeForwardPd(ctx, shape, hasBias, relu); },
       [&] {
         ConvDescs d(shape);
         return std::vector<memory::desc>{d.src, d.weights, d.bias, d.dst};
@@ -130,16 +184,7 @@ void conv2dBackwardData(KernelContext &context, const Conv2dShape &shape,
   auto &ctx = context.getImpl();
   ctx.run(
       makeKey(PrimitiveKind::ConvBackwardData, shape, false),
-      [&] {
-        ConvDescs d(shape);
-        auto hint =
-            makeForwardPd(ctx, d, false, dnnl::prop_kind::forward_training);
-        dnnl::convolution_backward_data::desc desc(
-            dnnl::algorithm::convolution_direct, d.anySrc, d.lowWeights,
-            d.lowDst, d.strides, d.dilates, d.padL, d.padR);
-        return dnnl::convolution_backward_data::primitive_desc(
-            desc, defaultAttr(), ctx.engine, hint);
-      },
+      [&] { return makeBackwardDataPd(ctx, shape); },
       [&] {
         ConvDescs d(shape);
         return std::vector<memory::desc>{d.dst, d.weights, d.src};
@@ -158,21 +203,7 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
   bool hasBias = dBias != nullptr;
   ctx.run(
       makeKey(PrimitiveKind::ConvBackwardWeights, shape, hasBias),
-      [&] {
-        ConvDescs d(shape);
-        auto hint =
-            makeForwardPd(ctx, d, hasBias, dnnl::prop_kind::forward_training);
-        auto desc = hasBias ? dnnl::convolution_backward_weights::desc(
-                                  dnnl::algorithm::convolution_direct, d.lowSrc,
-                                  d.anyWeights, d.bias, d.lowDst, d.strides,
-                                  d.dilates, d.padL, d.padR)
-                            : dnnl::convolution_backward_weights::desc(
-                                  dnnl::algorithm::convolution_direct, d.lowSrc,
-                                  d.anyWeights, d.lowDst, d.strides, d.dilates,
-                                  d.padL, d.padR);
-        return dnnl::convolution_backward_weights::primitive_desc(
-            desc, defaultAttr(), ctx.engine, hint);
-      },
+      [&] { return makeBackwardWeightsPd(ctx, shape, hasBias); },
       [&] {
         ConvDescs d(shape);
         return std::vector<memory::desc>{d.src, d.dst, d.weights, d.bias};
@@ -181,6 +212,22 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
        {DNNL_ARG_DIFF_DST, dy},
        {DNNL_ARG_DIFF_WEIGHTS, dWeights},
        {DNNL_ARG_DIFF_BIAS, dBias}});
+}
+
+std::string conv2dImplementation(KernelContext &context,
+                                 const Conv2dShape &shape, ConvPass pass,
+                                 bool relu) {
+  checkShape(shape);
+  auto &ctx = context.getImpl();
+  switch (pass) {
+  case ConvPass::Forward:
+    return makeForwardPd(ctx, shape, /*bias=*/false, relu).impl_info_str();
+  case ConvPass::BackwardData:
+    return makeBackwardDataPd(ctx, shape).impl_info_str();
+  case ConvPass::BackwardWeights:
+    return makeBackwardWeightsPd(ctx, shape, /*bias=*/false).impl_info_str();
+  }
+  throw std::invalid_argument("conv2d: unknown pass");
 }
 
 } // namespace dpc::kernels

@@ -14,8 +14,15 @@
 #include "runtime/kernels/Precision.h"
 
 #include <cstdint>
+#include <string>
 
 namespace dpc::kernels {
+
+/// How a convolution pass computes: oneDNN's direct algorithm, or Winograd
+/// F(4x4, 3x3) (f32, 3x3, stride 1, AVX-512: 2.25x fewer multiplies; its
+/// rounding error is 2-5x direct's, ~1e-6 of the output's range). A
+/// Winograd call oneDNN has no kernel for on this CPU or shape runs direct.
+enum class ConvAlgorithm : uint8_t { Direct, Winograd };
 
 struct Conv2dShape {
   int64_t n, c, h, w; // input
@@ -28,6 +35,7 @@ struct Conv2dShape {
   /// (Reorder.h). Weights and bias are plain.
   bool blockedX = false, blockedY = false;
   Precision precision = Precision::F32;
+  ConvAlgorithm algorithm = ConvAlgorithm::Direct;
 
   int64_t outH() const {
     return math::convOutputSize(h, r, strideH, padTop, padBottom, dilationH);
@@ -51,6 +59,16 @@ void conv2dBackwardData(KernelContext &ctx, const Conv2dShape &shape,
 void conv2dBackwardWeights(KernelContext &ctx, const Conv2dShape &shape,
                            const float *x, const float *dy, float *dWeights,
                            float *dBias);
+
+/// The three passes of a convolution.
+enum class ConvPass : uint8_t { Forward, BackwardData, BackwardWeights };
+
+/// The name of the oneDNN implementation a pass of `shape` runs (e.g.
+/// "jit_wino_4x3:avx512_core" or "jit:avx512_core"): whether a Winograd
+/// call got a Winograd kernel, for tests and benchmarks. `relu`: the
+/// forward with its ReLU post-op.
+std::string conv2dImplementation(KernelContext &ctx, const Conv2dShape &shape,
+                                 ConvPass pass, bool relu = false);
 
 } // namespace dpc::kernels
 

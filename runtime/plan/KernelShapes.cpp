@@ -222,6 +222,18 @@ kernels::Precision getPrecision(const KernelCall &call) {
 // Convolution
 //===----------------------------------------------------------------------===//
 
+kernels::ConvAlgorithm getConvAlgorithm(const KernelCall &call) {
+  const flatbuffers::String *name =
+      call.instruction ? call.instruction->algorithm() : nullptr;
+  if (!name || name->string_view() == "direct" ||
+      name->string_view() == "cudnn_heuristic")
+    return kernels::ConvAlgorithm::Direct;
+  if (name->string_view() == "winograd")
+    return kernels::ConvAlgorithm::Winograd;
+  fail("unknown convolution algorithm '" + name->str() +
+       "' (direct, winograd or cudnn_heuristic)");
+}
+
 kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
   // Which tensor holds the input, the weights and the output.
   const TensorArg *in, *weights, *out;
@@ -281,6 +293,10 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
   s.blockedX = in->layout == Layout::NChw16c;
   s.blockedY = out->layout == Layout::NChw16c;
   s.precision = getPrecision(call);
+  s.algorithm = getConvAlgorithm(call);
+  if (s.algorithm == kernels::ConvAlgorithm::Winograd &&
+      s.precision != kernels::Precision::F32)
+    fail("a Winograd convolution computes in F32 only");
   return s;
 }
 

@@ -63,6 +63,8 @@ struct ReduceShape {
 
 /// What a convolution or matrix multiply computes in (Instruction.precision).
 kernels::Precision getPrecision(const KernelCall &call);
+/// A convolution call's algorithm (Instruction.algorithm; none is direct).
+kernels::ConvAlgorithm getConvAlgorithm(const KernelCall &call);
 kernels::Conv2dShape getConv2dShape(const KernelCall &call);
 kernels::BatchNormShape getBatchNormShape(const KernelCall &call);
 kernels::BatchNormParams getBatchNormParams(const KernelCall &call);

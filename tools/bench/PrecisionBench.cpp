@@ -1,16 +1,22 @@
-//===- PrecisionBench.cpp - f32 against bf16 convolutions and matmuls -----===//
+//===- PrecisionBench.cpp - f32 against bf16, direct against Winograd -----===//
 //
 // Times dpc's own CPU kernels (oneDNN 2.6) in f32 and in bf16 at the zoo's
 // ResNet-18 and LeNet convolution shapes and a few matmuls, every pass:
 // forward, backward-data, backward-weights. The bf16 timings include rounding
 // the f32 operands into bf16 (the kernels' reorders), as a plan runs them. What
 // it prints decides what `dpc compile --precision auto` picks
-// (codegen/AssignPrecision.cpp).
+// (codegen/AssignPrecision.cpp). With `--winograd`, it times the f32 3x3
+// stride-1 convolutions with the direct and the Winograd algorithm instead,
+// activations in nChw16c as planned layouts give them, and names the oneDNN
+// implementation each ran: what `--conv-algorithm auto` picks.
 //
-//   dpc-bench-precision [--batch N] [--reps R] [--threads T]
+//   dpc-bench-precision [--batch N] [--reps R] [--threads T] [--winograd]
+//                       [--cpu-time]
 //
-// One line per shape and pass: milliseconds per call in f32 and bf16 (the
-// median of R calls after a warm-up call) and their ratio.
+// One line per shape and pass: milliseconds per call in f32 and bf16 (or
+// direct and Winograd; the median of R calls after a warm-up call) and
+// their ratio. `--cpu-time` counts the process's CPU time instead of wall
+// time: with OMP_NUM_THREADS=1, a kernel's cost on a machine others share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,9 +30,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace dpc::kernels;
@@ -42,17 +50,29 @@ std::vector<float> randomVector(size_t n, unsigned seed) {
   return v;
 }
 
+/// Whether timeMs counts the process's CPU time rather than wall time: on
+/// a shared machine, with one thread, what a call costs whoever else runs.
+bool cpuTime = false;
+
+double nowMs() {
+  if (!cpuTime)
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
 /// Median milliseconds per call of `fn`, after one warm-up call (which
 /// creates the primitive).
 double timeMs(int reps, const std::function<void()> &fn) {
   fn();
   std::vector<double> times;
   for (int i = 0; i < reps; ++i) {
-    auto start = std::chrono::steady_clock::now();
+    double start = nowMs();
     fn();
-    times.push_back(std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
+    times.push_back(nowMs() - start);
   }
   std::nth_element(times.begin(), times.begin() + times.size() / 2,
                    times.end());
@@ -133,6 +153,46 @@ void benchConv(KernelContext &ctx, Conv2dShape s, int reps) {
   benchInputReorder(s, reps);
 }
 
+/// Direct against Winograd, f32, every pass, with the implementation
+/// oneDNN chose for each (a Winograd call it has no kernel for runs direct).
+void benchConvAlgorithm(KernelContext &ctx, Conv2dShape s, int reps) {
+  std::vector<float> x = randomVector(s.n * s.c * s.h * s.w, 1);
+  std::vector<float> w = randomVector(s.k * s.c * s.r * s.s, 2);
+  std::vector<float> y(s.n * s.k * s.outH() * s.outW());
+  std::vector<float> dy = randomVector(y.size(), 3);
+  std::vector<float> dx(x.size()), dw(w.size());
+  double flops = 2.0 * s.n * s.k * s.outH() * s.outW() * s.c * s.r * s.s;
+  std::string name = "conv n" + std::to_string(s.n) + " " +
+                     std::to_string(s.c) + "->" + std::to_string(s.k) + " " +
+                     std::to_string(s.h) + "x" + std::to_string(s.w) + " k" +
+                     std::to_string(s.r) + " s" + std::to_string(s.strideH);
+  s.blockedX = s.blockedY = true;
+  double t[3][2];
+  std::string impl[3];
+  for (ConvAlgorithm a : {ConvAlgorithm::Direct, ConvAlgorithm::Winograd}) {
+    s.algorithm = a;
+    int i = a == ConvAlgorithm::Winograd;
+    t[0][i] = timeMs(reps, [&] {
+      conv2dForward(ctx, s, x.data(), w.data(), nullptr, y.data());
+    });
+    t[1][i] = timeMs(reps, [&] {
+      conv2dBackwardData(ctx, s, dy.data(), w.data(), dx.data());
+    });
+    t[2][i] = timeMs(reps, [&] {
+      conv2dBackwardWeights(ctx, s, x.data(), dy.data(), dw.data(), nullptr);
+    });
+    if (i)
+      for (ConvPass pass : {ConvPass::Forward, ConvPass::BackwardData,
+                            ConvPass::BackwardWeights})
+        impl[static_cast<int>(pass)] = conv2dImplementation(ctx, s, pass);
+  }
+  const char *passes[] = {"forward", "backward-data", "backward-weights"};
+  for (int p = 0; p < 3; ++p) {
+    report(name, passes[p], flops, t[p][0], t[p][1]);
+    std::printf("%-34s %-16s winograd runs %s\n", "", "", impl[p].c_str());
+  }
+}
+
 void benchLinear(KernelContext &ctx, LinearShape s, int reps) {
   std::vector<float> x = randomVector(s.n * s.in, 1);
   std::vector<float> w = randomVector(s.out * s.in, 2);
@@ -192,13 +252,24 @@ int main(int argc, char **argv) {
   int64_t batch = 256;
   int reps = 5;
   int threads = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool winograd = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--winograd") ||
+        !std::strcmp(argv[i], "--cpu-time")) {
+      (argv[i][2] == 'w' ? winograd : cpuTime) = true;
+      continue;
+    }
+    if (i + 1 == argc) {
+      std::fprintf(stderr, "dpc-bench-precision: '%s' needs a value\n",
+                   argv[i]);
+      return 1;
+    }
     if (!std::strcmp(argv[i], "--batch"))
-      batch = std::atoll(argv[i + 1]);
+      batch = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--reps"))
-      reps = std::atoi(argv[i + 1]);
+      reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--threads"))
-      threads = std::atoi(argv[i + 1]);
+      threads = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "dpc-bench-precision: unknown option '%s'\n",
                    argv[i]);
@@ -213,6 +284,25 @@ int main(int argc, char **argv) {
   KernelContext ctx;
   if (threads > 0)
     ctx.setReductionThreads(threads);
+  if (winograd) {
+    std::printf("%-34s %-16s %9s %9s %6s  %7s %7s\n", "shape", "pass",
+                "direct ms", "wino ms", "ratio", "dir GF", "wino GF");
+    // ResNet-18's 3x3 stride-1 convolutions (28x28 input), and a few
+    // with fewer channels, where the transforms cost more than they save.
+    for (auto [c, k, hw] : {std::tuple<int64_t, int64_t, int64_t>{64, 64, 28},
+                            {128, 128, 14},
+                            {256, 256, 7},
+                            {512, 512, 4},
+                            {16, 16, 28},
+                            {32, 32, 28},
+                            {32, 64, 14},
+                            {64, 128, 14}}) {
+      Conv2dShape s{batch, c, hw, hw, k, 3, 3};
+      s.padTop = s.padLeft = s.padBottom = s.padRight = 1;
+      benchConvAlgorithm(ctx, s, reps);
+    }
+    return 0;
+  }
   std::printf("%-34s %-16s %9s %9s %6s  %7s %7s\n", "shape", "pass", "f32 ms",
               "bf16 ms", "ratio", "f32 GF", "bf16 GF");
   // The d2l ResNet-18 of the zoo and peers.py on 28x28 Fashion-MNIST: the

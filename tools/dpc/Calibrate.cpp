@@ -271,7 +271,9 @@ bool dpc::measureKernelTimes(CalibrateDevice device,
           const exec::TraceSpan &span = spans[k * instructions.size() + i];
           micros.push_back(span.endMicros - span.startMicros);
         }
-        results.push_back({getCostKey(step, instruction), median(micros)});
+        const flatbuffers::String *algorithm = instruction.algorithm();
+        results.push_back({getCostKey(step, instruction), median(micros),
+                           algorithm && algorithm->str() == "winograd"});
       }
     }
     return true;

@@ -59,6 +59,7 @@ bool measureThroughputs(std::vector<CalibrateDevice> devices,
 struct KernelTime {
   std::string key;
   double micros = 0;
+  bool winograd = false; // a convolution the plan runs with Winograd
 };
 
 /// Times every convolution and matmul call (Kernels.def's kMixedPrecision)

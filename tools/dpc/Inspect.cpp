@@ -6,7 +6,8 @@
 // parameters, buffers, optimizer state, gradients, activations and
 // workspace, the tensors alive at the peak, the FLOPs recomputation adds,
 // each step's arena, streams and all-reduce buckets, and how many of its
-// convolution and matmul calls compute in bf16 (--precision).
+// convolution and matmul calls compute in bf16 (--precision) and how many
+// of its convolution calls run Winograd (--conv-algorithm).
 // Reads the plan through the runtime's loader, so what it shows has passed
 // the same validation `dpc run` applies.
 //
@@ -43,6 +44,9 @@ struct StepSummary {
   // those of them that compute in bf16 (--precision).
   int64_t precisionKernels = 0;
   int64_t bf16Kernels = 0;
+  // Convolution calls, and those of them that run Winograd.
+  int64_t convolutionKernels = 0;
+  int64_t winogradKernels = 0;
 };
 
 struct DeviceSummary {
@@ -79,6 +83,12 @@ std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
         if (signature && signature->has(plan::kMixedPrecision)) {
           ++summary.precisionKernels;
           summary.bf16Kernels += instruction->precision() == plan::DType::BF16;
+        }
+        if (signature && signature->attrs == plan::KernelAttrs::Conv2dAttrs) {
+          ++summary.convolutionKernels;
+          summary.winogradKernels +=
+              instruction->algorithm() &&
+              instruction->algorithm()->string_view() == "winograd";
         }
         if (instruction->kernel() != plan::Kernel::AllReduce)
           continue;
@@ -151,6 +161,10 @@ void printText(const plan::LoadedPlan &loaded,
         std::printf(", bf16 in %lld of %lld convolution/matmul calls",
                     static_cast<long long>(step.bf16Kernels),
                     static_cast<long long>(step.precisionKernels));
+      if (step.winogradKernels > 0)
+        std::printf(", Winograd in %lld of %lld convolution calls",
+                    static_cast<long long>(step.winogradKernels),
+                    static_cast<long long>(step.convolutionKernels));
       if (!step.bucketBytes.empty()) {
         std::printf(", %zu all-reduce bucket(s):", step.bucketBytes.size());
         for (int64_t bytes : step.bucketBytes)
@@ -209,13 +223,15 @@ void printJson(const plan::LoadedPlan &loaded,
       const StepSummary &step = device.steps[s];
       std::printf("%s{\"name\": \"%s\", \"batch\": %lld, \"arena_bytes\": "
                   "%lld, \"kernels\": %lld, \"streams\": %lld, "
-                  "\"bf16_kernels\": %lld, \"bucket_bytes\": [",
+                  "\"bf16_kernels\": %lld, \"winograd_kernels\": %lld, "
+                  "\"bucket_bytes\": [",
                   s ? ", " : "", step.name.c_str(),
                   static_cast<long long>(step.batch),
                   static_cast<long long>(step.arenaBytes),
                   static_cast<long long>(step.instructions),
                   static_cast<long long>(step.streams),
-                  static_cast<long long>(step.bf16Kernels));
+                  static_cast<long long>(step.bf16Kernels),
+                  static_cast<long long>(step.winogradKernels));
       for (size_t b = 0; b < step.bucketBytes.size(); ++b)
         std::printf("%s%lld", b ? ", " : "",
                     static_cast<long long>(step.bucketBytes[b]));

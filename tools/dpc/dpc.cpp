@@ -185,9 +185,15 @@ static cl::opt<std::string> precision(
     cl::cat(trainingOptions));
 static cl::opt<std::string> precisionCosts(
     "costs",
-    cl::desc("for --precision auto: the kernel times of dpc calibrate "
-             "--kernels (default: built-in rules)"),
+    cl::desc("the kernel times of dpc calibrate --kernels, which decide "
+             "precisions and algorithms (default: built-in rules)"),
     cl::value_desc("FILE"), cl::sub(compileCommand), cl::cat(trainingOptions));
+static cl::opt<std::string> convAlgorithm(
+    "conv-algorithm",
+    cl::desc("CPU f32 3x3 convolutions: direct, winograd (wherever it "
+             "applies) or auto (default: where it is faster)"),
+    cl::value_desc("A"), cl::init("auto"), cl::sub(compileCommand),
+    cl::cat(trainingOptions));
 static cl::opt<double>
     weightDecay("weight-decay",
                 cl::desc("weight decay (default: PyTorch's for the optimizer)"),
@@ -202,8 +208,9 @@ static cl::opt<int64_t> calibrateBatch(
     cl::cat(timingOptions));
 static cl::opt<bool> calibrateKernels(
     "kernels",
-    cl::desc("time each convolution and matmul of a model in f32 and bf16 "
-             "instead: the file of dpc compile --precision auto --costs"),
+    cl::desc("time each convolution and matmul of a model in f32, bf16 and "
+             "(3x3 convolutions) Winograd instead: the file of dpc compile "
+             "--costs"),
     cl::sub(calibrateCommand), cl::cat(timingOptions));
 static cl::opt<int>
     calibrateSteps("steps", cl::desc("timed steps per device (default 20)"),
@@ -431,10 +438,18 @@ static int runCompile() {
     return reportError(modelPath, "--precision: expected f32, bf16 or auto, "
                                   "got '" +
                                       precision + "'");
-  if (precisionCosts.getNumOccurrences() && precision != "auto")
+  if (precisionCosts.getNumOccurrences() && precision == "bf16")
     return reportError(precisionCosts, "--costs chooses for --precision "
-                                       "auto, but the precision is " +
+                                       "f32 or auto, but the precision is " +
                                            precision);
+  if (convAlgorithm != "direct" && convAlgorithm != "winograd" &&
+      convAlgorithm != "auto")
+    return reportError(modelPath, "--conv-algorithm: expected direct, "
+                                  "winograd or auto, got '" +
+                                      convAlgorithm + "'");
+  if (convAlgorithm == "winograd" && precision == "bf16")
+    return reportError(modelPath, "--conv-algorithm winograd computes in f32 "
+                                  "only, but --precision is bf16");
   if (reportMemory && emitStage.getNumOccurrences() && emitStage != Stage::Exec)
     return reportError(modelPath, "--report-memory needs the planned steps: "
                                   "write a plan or use --emit=exec");
@@ -464,6 +479,7 @@ static int runCompile() {
   pipeline.remat = rematOptions;
   pipeline.precision = precision;
   pipeline.costs = precisionCosts;
+  pipeline.convAlgorithm = convAlgorithm;
   if (pipeline.partitions && balance.getNumOccurrences()) {
     // With --grad-accum, the split is that of one micro-batch.
     FailureOr<std::vector<int64_t>> balanced =
@@ -510,18 +526,20 @@ static int runCompile() {
 }
 
 /// `dpc calibrate --kernels`: every convolution and matmul call of the
-/// model's train step timed in f32 and in bf16 on one CPU device, as the
-/// cost file of `dpc compile --precision auto --costs`:
+/// model's train step timed in f32, in bf16 and, where it applies, in f32
+/// with Winograd on one CPU device, as the cost file of `dpc compile
+/// --costs`:
 ///
 ///   {"unit": "us", "device": "cpu:0", "batch": 64,
-///    "kernels": {"<cost key>": {"f32": 812.5, "bf16": 402.1}, ...}}
+///    "kernels": {"<cost key>": {"f32": 812.5, "bf16": 402.1,
+///                               "f32_winograd": 301.7}, ...}}
 ///
 /// A key (runtime/plan/KernelCostKey.h) several calls share gets their mean.
 static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
   if (!isModel)
     return reportError(modelPath, "--kernels times a model (.onnx or "
-                                  ".mlir), which it compiles in f32 and "
-                                  "bf16, not a plan");
+                                  ".mlir), which it compiles in f32, "
+                                  "bf16 and Winograd, not a plan");
   if (names.size() != 1 || !StringRef(names[0]).starts_with("cpu:"))
     return reportError("--devices", "--kernels times one CPU device");
   DialectRegistry registry;
@@ -532,16 +550,28 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
   options.steps = calibrateSteps;
   std::vector<std::vector<dpc::KernelTime>> times;
   int64_t batch = 0;
-  for (const char *precision : {"f32", "bf16"}) {
+  // f32 direct, bf16, and f32 with Winograd wherever it applies, unless it
+  // applies nowhere.
+  for (auto [precision, algorithm] :
+       {std::pair("f32", "direct"), std::pair("bf16", "direct"),
+        std::pair("f32", "winograd")}) {
     PipelineOptions pipeline = getFlagPipelineOptions();
     pipeline.batch = batch = calibrateBatch ? calibrateBatch.getValue() : 64;
     pipeline.training = pipeline.partitions = pipeline.lowers = true;
     pipeline.devices = names[0];
     pipeline.precision = precision;
+    pipeline.convAlgorithm = algorithm;
     MLIRContext context(registry);
     OwningOpRef<ModuleOp> module = compileModel(context, pipeline);
     if (!module)
       return 1;
+    bool anyWinograd = false;
+    module->walk([&](Operation *op) {
+      auto name = op->getAttrOfType<StringAttr>("algorithm");
+      anyWinograd |= name && name.getValue() == "winograd";
+    });
+    if (StringRef(algorithm) == "winograd" && !anyWinograd)
+      break;
     FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, pipeline.batch);
     if (failed(plan))
       return 1;
@@ -555,14 +585,24 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
       return 1;
     }
   }
-  // The two plans make the same calls in the same order.
-  std::map<std::string, std::array<double, 3>> costs; // f32, bf16, calls
+  // The plans make the same calls in the same order.
+  struct Sums {
+    double f32 = 0, bf16 = 0, winograd = 0, calls = 0;
+    bool hasWinograd = false;
+  };
+  std::map<std::string, Sums> costs;
   for (size_t i = 0; i < times[0].size(); ++i) {
-    std::array<double, 3> &cost = costs[times[0][i].key];
-    cost[0] += times[0][i].micros;
-    cost[1] += times[1].at(i).micros;
-    cost[2] += 1;
+    Sums &cost = costs[times[0][i].key];
+    cost.f32 += times[0][i].micros;
+    cost.bf16 += times[1].at(i).micros;
+    if (times.size() > 2 && times[2].at(i).winograd) {
+      cost.winograd += times[2][i].micros;
+      cost.hasWinograd = true;
+    }
+    cost.calls += 1;
   }
+  size_t winogradShapes = llvm::count_if(
+      costs, [](const auto &entry) { return entry.second.hasWinograd; });
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::json::OStream json(os, /*IndentSize=*/2);
@@ -576,10 +616,13 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
       for (const auto &[key, cost] : costs)
         json.attributeObject(key, [&] {
           for (auto [name, sum] :
-               {std::pair("f32", cost[0]), std::pair("bf16", cost[1])}) {
+               {std::pair("f32", cost.f32), std::pair("bf16", cost.bf16),
+                std::pair("f32_winograd", cost.winograd)}) {
+            if (StringRef(name) == "f32_winograd" && !cost.hasWinograd)
+              continue;
             json.attributeBegin(name);
             json.rawValue(
-                llvm::formatv("{0}", llvm::format("%.1f", sum / cost[2]))
+                llvm::formatv("{0}", llvm::format("%.1f", sum / cost.calls))
                     .str());
             json.attributeEnd();
           }
@@ -588,7 +631,8 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
   });
   os << "\n";
   llvm::errs() << "dpc: calibrate: " << costs.size()
-               << " convolution and matmul shapes timed in f32 and bf16 ("
+               << " convolution and matmul shapes timed in f32 and bf16, "
+               << winogradShapes << " of them in f32 Winograd too ("
                << times[0].size() << " calls, median of "
                << calibrateSteps.getValue() << " steps of " << batch
                << " rows)\n";
