@@ -103,6 +103,9 @@ public:
   virtual std::unique_ptr<Stream> createStream(plan::StreamKind kind) = 0;
   virtual std::unique_ptr<Event> createEvent() = 0;
 
+  /// Whether its memory is the host's: the executor then binds inputs by
+  /// writing them where the kernels read them, with no staging copy.
+  virtual bool isHostMemory() const { return false; }
   /// Whether its optimizer updates report NaN or infinity written, through
   /// KernelCall::nonFinite: the trainer's check then reads a flag instead
   /// of the training state.

@@ -77,6 +77,9 @@ struct Executor::StepState {
     DeviceBuffer device[2];
     DeviceBuffer staging[2];          // host copies the uploads read
     std::unique_ptr<Event> staged[2]; // the last upload from staging[s]
+    /// The device's memory is the host's (Device::isHostMemory): bindings
+    /// are written into device[s] directly, and there is no staging.
+    bool direct = false;
     bool current[2] = {false, false}; // device[s] holds the latest binding
     int latest = -1;                  // the staging of the latest binding
     size_t bytes = 0;                 // its size
@@ -483,8 +486,10 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
           StepState::Input &input = state->inputs[t];
           Device &device = *state->device;
           input.device[s] = DeviceBuffer(device, bytesOf(tensor));
-          input.staging[s] =
-              DeviceBuffer(device, bytesOf(tensor), DeviceBuffer::OnHost);
+          input.direct = device.isHostMemory();
+          if (!input.direct)
+            input.staging[s] =
+                DeviceBuffer(device, bytesOf(tensor), DeviceBuffer::OnHost);
           input.staged[s] = device.createEvent();
           data[t] = input.device[s].get();
           break;
@@ -752,8 +757,18 @@ void Executor::upload(StepState &state, int tensor, const void *data,
                       size_t bytes) {
   StepState::Input &input = state.inputs.at(tensor);
   int s = state.slot;
-  // The staging buffer may still feed an earlier upload.
+  // The staging buffer (direct: the slot) may still feed an earlier upload;
+  // no run reads slot s until the next one starts.
   input.staged[s]->synchronize();
+  if (input.direct) {
+    if (bytes)
+      std::memcpy(input.device[s].get(), data, bytes);
+    input.current[s] = true;
+    input.current[1 - s] = false;
+    input.latest = s;
+    input.bytes = bytes;
+    return;
+  }
   if (bytes)
     std::memcpy(input.staging[s].get(), data, bytes);
   Stream &stream = *uploadStreams[state.step->device()];
@@ -782,8 +797,9 @@ void Executor::finishUploads(StepState &state) {
     if (input.current[s] || input.latest < 0)
       continue;
     // Bound before the last run and not since: the run reads it again.
-    stream.copyFromHost(input.device[s].get(),
-                        input.staging[input.latest].get(), input.bytes);
+    const DeviceBuffer &source =
+        input.direct ? input.device[input.latest] : input.staging[input.latest];
+    stream.copyFromHost(input.device[s].get(), source.get(), input.bytes);
     stream.record(*input.staged[input.latest]);
     input.current[s] = true;
   }
