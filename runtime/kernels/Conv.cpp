@@ -103,38 +103,32 @@ makeForwardPd(KernelContext::Impl &ctx, const ConvDescs &d, bool bias,
 
 /// oneDNN 2.6 has no AVX-512 backward-weights kernel in its blocked layouts
 /// for 4 to 15 input channels: given `any`, it takes its AVX2 one (8-channel
-/// blocks). In nhwc it has an AVX-512 kernel, twice as fast on one thread
-/// with the reorders into nhwc counted (batch 256: LeNet's 6->16 5x5 1774
-/// -> 811 us, 8->16 1760 -> 938 us, 12->32 3x3 2365 -> 1241 us; with 3
-/// channels, where `any` gets AVX-512, nhwc is 5x slower), but it does not
-/// scale: on two threads (OMP_WAIT_POLICY=passive, loaded machine) it took
-/// 12 ms where `any` took 1.9. So such a pass runs in nhwc on one thread.
-bool runsNhwcOnOneThread(const Conv2dShape &s) {
-  return s.groups == 1 && s.c >= 4 && s.c < 16 && !s.blockedX && !s.blockedY &&
-         s.precision == Precision::F32;
-}
-
-/// The backward-weights pass: `make(src, dst)` makes it with those
-/// activation descriptors, in nhwc where runsNhwcOnOneThread says (unless
-/// oneDNN has no AVX-512 kernel for it there either).
+/// blocks). In nhwc it has an AVX-512 kernel, twice as fast with the
+/// reorders into nhwc counted (one thread, batch 256: LeNet's 6->16 5x5
+/// 1774 -> 811 us, 8->16 1760 -> 938 us, 12->32 3x3 2365 -> 1241 us; with
+/// 3 channels, where `any` gets AVX-512, nhwc is 5x slower). So a pass
+/// whose `any` primitive is AVX2 is made again with nhwc activations, and
+/// that one is kept if it is not AVX2. `make(src, dst)` makes the pass with
+/// those activation descriptors.
 template <typename MakePd>
-auto makeBackwardWeights(const Conv2dShape &s, const ConvDescs &d,
-                         MakePd make) {
+auto avoidingAvx2(const Conv2dShape &s, const ConvDescs &d, MakePd make) {
+  auto pd = make(d.lowSrc, d.lowDst);
   auto isAvx2 = [](const auto &candidate) {
     return std::strncmp(candidate.impl_info_str(), "jit:avx2", 8) == 0;
   };
-  if (runsNhwcOnOneThread(s)) {
-    auto nhwc = [](const memory::desc &plain) {
-      return memory::desc(plain.dims(), plain.data_type(), Tag::nhwc);
-    };
-    try {
-      auto pd = make(nhwc(d.src), nhwc(d.dst));
-      if (!isAvx2(pd) && std::strncmp(pd.impl_info_str(), "ref", 3) != 0)
-        return pd;
-    } catch (const dnnl::error &) {
-    }
+  if (!isAvx2(pd))
+    return pd;
+  auto nhwc = [&](const memory::desc &plain) {
+    return lowDesc(memory::desc(plain.dims(), plain.data_type(), Tag::nhwc),
+                   s.precision);
+  };
+  try {
+    auto alternative = make(nhwc(d.src), nhwc(d.dst));
+    if (!isAvx2(alternative))
+      return alternative;
+  } catch (const dnnl::error &) {
   }
-  return make(d.lowSrc, d.lowDst);
+  return pd;
 }
 
 } // namespace
@@ -190,8 +184,7 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
                            const float *x, const float *dy, float *dWeights,
                            float *dBias) {
   checkShape(shape);
-  // A kernel of 0 FLOPs, for the scope: one thread (runsNhwcOnOneThread).
-  ReductionThreadsScope threads(context, runsNhwcOnOneThread(shape) ? 0 : -1);
+  ReductionThreadsScope threads(context);
   auto &ctx = context.getImpl();
   bool hasBias = dBias != nullptr;
   ctx.run(
@@ -200,7 +193,7 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
         ConvDescs d(shape);
         auto hint =
             makeForwardPd(ctx, d, hasBias, dnnl::prop_kind::forward_training);
-        return makeBackwardWeights(
+        return avoidingAvx2(
             shape, d, [&](const memory::desc &src, const memory::desc &dst) {
               auto desc = hasBias ? dnnl::convolution_backward_weights::desc(
                                         dnnl::algorithm::convolution_direct,
