@@ -3,7 +3,6 @@
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/DnnlSupport.h"
 
-#include <cstring>
 #include <stdexcept>
 
 namespace dpc::kernels {
@@ -101,36 +100,6 @@ makeForwardPd(KernelContext::Impl &ctx, const ConvDescs &d, bool bias,
   return {desc, withReluPostOp(defaultAttr(), relu), ctx.engine};
 }
 
-/// oneDNN 2.6 has no AVX-512 backward-weights kernel in its blocked layouts
-/// for 4 to 15 input channels: given `any`, it takes its AVX2 one (8-channel
-/// blocks). In nhwc it has an AVX-512 kernel, twice as fast with the
-/// reorders into nhwc counted (one thread, batch 256: LeNet's 6->16 5x5
-/// 1774 -> 811 us, 8->16 1760 -> 938 us, 12->32 3x3 2365 -> 1241 us; with
-/// 3 channels, where `any` gets AVX-512, nhwc is 5x slower). So a pass
-/// whose `any` primitive is AVX2 is made again with nhwc activations, and
-/// that one is kept if it is not AVX2. `make(src, dst)` makes the pass with
-/// those activation descriptors.
-template <typename MakePd>
-auto avoidingAvx2(const Conv2dShape &s, const ConvDescs &d, MakePd make) {
-  auto pd = make(d.lowSrc, d.lowDst);
-  auto isAvx2 = [](const auto &candidate) {
-    return std::strncmp(candidate.impl_info_str(), "jit:avx2", 8) == 0;
-  };
-  if (!isAvx2(pd))
-    return pd;
-  auto nhwc = [&](const memory::desc &plain) {
-    return lowDesc(memory::desc(plain.dims(), plain.data_type(), Tag::nhwc),
-                   s.precision);
-  };
-  try {
-    auto alternative = make(nhwc(d.src), nhwc(d.dst));
-    if (!isAvx2(alternative))
-      return alternative;
-  } catch (const dnnl::error &) {
-  }
-  return pd;
-}
-
 } // namespace
 
 void conv2dForward(KernelContext &context, const Conv2dShape &shape,
@@ -193,19 +162,16 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
         ConvDescs d(shape);
         auto hint =
             makeForwardPd(ctx, d, hasBias, dnnl::prop_kind::forward_training);
-        return avoidingAvx2(
-            shape, d, [&](const memory::desc &src, const memory::desc &dst) {
-              auto desc = hasBias ? dnnl::convolution_backward_weights::desc(
-                                        dnnl::algorithm::convolution_direct,
-                                        src, d.anyWeights, d.bias, dst,
-                                        d.strides, d.dilates, d.padL, d.padR)
-                                  : dnnl::convolution_backward_weights::desc(
-                                        dnnl::algorithm::convolution_direct,
-                                        src, d.anyWeights, dst, d.strides,
-                                        d.dilates, d.padL, d.padR);
-              return dnnl::convolution_backward_weights::primitive_desc(
-                  desc, defaultAttr(), ctx.engine, hint);
-            });
+        auto desc = hasBias ? dnnl::convolution_backward_weights::desc(
+                                  dnnl::algorithm::convolution_direct, d.lowSrc,
+                                  d.anyWeights, d.bias, d.lowDst, d.strides,
+                                  d.dilates, d.padL, d.padR)
+                            : dnnl::convolution_backward_weights::desc(
+                                  dnnl::algorithm::convolution_direct, d.lowSrc,
+                                  d.anyWeights, d.lowDst, d.strides, d.dilates,
+                                  d.padL, d.padR);
+        return dnnl::convolution_backward_weights::primitive_desc(
+            desc, defaultAttr(), ctx.engine, hint);
       },
       [&] {
         ConvDescs d(shape);

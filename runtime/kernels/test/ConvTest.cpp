@@ -170,10 +170,6 @@ std::vector<ConvCase> convCases() {
   depthwise.groups = 3;
   depthwise.dilationH = 2;
   cases.push_back({"DepthwiseDilatedH", depthwise, false});
-
-  // LeNet's second convolution, 6 input channels: oneDNN's backward
-  // weights then runs in nhwc (Conv.cpp's avoidingAvx2) on AVX-512.
-  cases.push_back({"SixChannels5x5", makeShape(2, 6, 9, 9, 16, 5, 5), true});
   return cases;
 }
 
