@@ -25,6 +25,9 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <algorithm>
 #include <map>
@@ -142,7 +145,10 @@ private:
   /// its symbol.
   StringRef declarePersistent(StringRef name, RankedTensorType type,
                               StringRef kind, StringRef init, StringRef source,
-                              StringRef parameter);
+                              StringRef parameter, ElementsAttr value = {});
+  /// A constant that is not a splat: a buffer holding its value (named by
+  /// a hash of it, so every step and replica shares one per device).
+  LogicalResult constantBuffer(nn::ConstantOp op);
 
   /// This replica's value of a function argument: the argument itself, or
   /// its share from the dist.scatter / dist.replicate that distributes it.
@@ -416,8 +422,8 @@ static void addSignal(ex::KernelOp op, int64_t event) {
 
 StringRef StepLowering::declarePersistent(StringRef name, RankedTensorType type,
                                           StringRef kind, StringRef init,
-                                          StringRef source,
-                                          StringRef parameter) {
+                                          StringRef source, StringRef parameter,
+                                          ElementsAttr value) {
   std::string symbol = symbolFor(name);
   if (auto existing = module.lookupSymbol<ex::PersistentOp>(symbol))
     return existing.getSymName();
@@ -430,8 +436,26 @@ StringRef StepLowering::declarePersistent(StringRef name, RankedTensorType type,
       func.getLoc(), builder.getStringAttr(symbol), TypeAttr::get(type),
       builder.getStringAttr(kind), builder.getStringAttr(init),
       optional(source), optional(parameter), builder.getI64IntegerAttr(replica),
-      replica == 0 ? StringAttr() : builder.getStringAttr(name));
+      replica == 0 ? StringAttr() : builder.getStringAttr(name), value);
   return op.getSymName();
+}
+
+LogicalResult StepLowering::constantBuffer(nn::ConstantOp op) {
+  auto value = cast<DenseElementsAttr>(op.getValue());
+  auto type = cast<RankedTensorType>(value.getType());
+  std::string name;
+  ArrayRef<char> raw = value.getRawData();
+  llvm::raw_string_ostream os(name);
+  os << "constant.";
+  llvm::interleave(type.getShape(), os, "x");
+  os << "."
+     << llvm::format_hex_no_prefix(
+            llvm::xxh3_64bits(StringRef(raw.data(), raw.size())), 16);
+  StringRef symbol =
+      declarePersistent(name, type, "buffer", "constant", "", "", value);
+  buffers[op.getResult()] = builder.create<ex::StateOp>(
+      op.getLoc(), bufferType(op.getResult()), symbol);
+  return success();
 }
 
 LogicalResult StepLowering::declareArguments() {
@@ -608,10 +632,12 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
       })
       .Case([&](nn::FlattenOp o) { return view(o.getResult(), o.getInput()); })
       .Case([&](nn::ConstantOp o) -> LogicalResult {
+        if (!isa<FloatType>(o.getValue().getElementType()))
+          return o.emitError() << "only floating-point constants can be "
+                                  "lowered";
         auto value = dyn_cast<SplatElementsAttr>(o.getValue());
-        if (!value || !isa<FloatType>(value.getElementType()))
-          return o.emitError() << "only splat floating-point constants can "
-                                  "be lowered";
+        if (!value)
+          return constantBuffer(o);
         return simple(
             "Fill", {},
             {attr("value",
@@ -720,6 +746,9 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
         return simple("SigmoidForward", {o.getInput()});
       })
       .Case([&](nn::TanhOp o) { return simple("TanhForward", {o.getInput()}); })
+      .Case([&](nn::ReciprocalOp o) {
+        return simple("ReciprocalForward", {o.getInput()});
+      })
       .Case([&](nn::ClipOp o) {
         return simple(
             "ClipForward", {o.getInput()},
@@ -805,6 +834,9 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
       })
       .Case([&](nn::TanhGradOp o) {
         return simple("TanhBackward", {o.getOperand(1), o.getOperand(0)});
+      })
+      .Case([&](nn::ReciprocalGradOp o) {
+        return simple("ReciprocalBackward", {o.getOperand(1), o.getOperand(0)});
       })
       .Case([&](nn::AddOp o) {
         return binary("AddForward", o.getLhs(), o.getRhs());

@@ -103,6 +103,10 @@ LogicalResult Writer::writePersistent(ex::PersistentOp op) {
     tensor->init = fb::InitKind::Zeros;
   } else if (op.getInit() == "ones") {
     tensor->init = fb::InitKind::Ones;
+  } else if (auto value = op.getValueAttr()) {
+    tensor->init = fb::InitKind::Data;
+    ArrayRef<char> raw = cast<DenseElementsAttr>(value).getRawData();
+    tensor->data.assign(raw.begin(), raw.end());
   } else {
     tensor->init = fb::InitKind::Data;
     StringRef source = *op.getSource();

@@ -76,7 +76,7 @@ recordInferenceModel(ModuleOp module, StringRef modelPath,
   std::vector<dpc::frontend::StateTensor> state;
   llvm::StringSet<> seen;
   module.walk([&](dpc::exec::PersistentOp op) {
-    if (op.getKind() != "optimizer_state" &&
+    if (op.getKind() != "optimizer_state" && op.getInit() != "constant" &&
         seen.insert(op.getPlanName()).second)
       state.push_back(
           {op.getPlanName().str(), cast<RankedTensorType>(op.getType())});

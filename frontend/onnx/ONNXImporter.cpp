@@ -26,6 +26,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
 
 #include <climits>
@@ -181,6 +182,9 @@ private:
   Value createDropout(Value input, double ratio, bool rowwise);
   void importLayerNorm(const onnx::NodeProto &node);
   void importDiv(const onnx::NodeProto &node);
+  /// Where of a known condition between a tensor and a known value (a
+  /// causal attention mask's masked_fill): x * keep + fill.
+  void importWhere(const onnx::NodeProto &node);
   void importSlice(const onnx::NodeProto &node);
   void importGather(const onnx::NodeProto &node);
   /// Dims [start, end) of `axis` (not the batch) of `input`.
@@ -1025,6 +1029,39 @@ SmallVector<Value> Importer::createSplit(Value input, int64_t axis,
 }
 
 /// Parts of `size` (the last one smaller if they do not divide `dim`).
+/// PyTorch's padding_idx of the embedding lookup `node`, which ONNX cannot
+/// say: the legacy exporter drops it, the default exporter keeps it only in
+/// the node's metadata, the FX call it came from
+/// (`aten.embedding.default](args = (%w, %ids, P)`; no P: none). Debian's
+/// ONNX 1.12 classes predate NodeProto's metadata_props (field 9, IR 10),
+/// so it is read from the fields they do not know.
+static std::optional<int64_t> embeddingPaddingIdx(const onnx::NodeProto &node) {
+  constexpr StringRef kCall = "aten.embedding.default](args = (";
+  const google::protobuf::UnknownFieldSet &unknown =
+      node.GetReflection()->GetUnknownFields(node);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField &field = unknown.field(i);
+    onnx::StringStringEntryProto entry;
+    if (field.number() != 9 ||
+        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED ||
+        !entry.ParseFromString(field.length_delimited()) ||
+        entry.key() != "pkg.torch.onnx.fx_node")
+      continue;
+    StringRef call = entry.value();
+    size_t at = call.find(kCall);
+    if (at == StringRef::npos)
+      return std::nullopt;
+    SmallVector<StringRef> args;
+    call.drop_front(at + kCall.size()).split(')').first.split(args, ',');
+    int64_t padding;
+    if (args.size() < 3 || args[2].trim().getAsInteger(10, padding) ||
+        padding < 0) // -1: none
+      return std::nullopt;
+    return padding;
+  }
+  return std::nullopt;
+}
+
 static SmallVector<int64_t> chunkSizes(int64_t dim, int64_t size) {
   SmallVector<int64_t> sizes;
   for (int64_t left = dim; left > 0; left -= size)
@@ -1346,7 +1383,11 @@ void Importer::importGather(const onnx::NodeProto &node) {
         !isa<IntegerType>(
             cast<RankedTensorType>(indices.getType()).getElementType()))
       fail("only a float table indexed by integers is supported");
-    define(node, 0, create<nn::EmbeddingOp>({table, indices}));
+    SmallVector<NamedAttribute, 1> attrs;
+    if (std::optional<int64_t> padding = embeddingPaddingIdx(node))
+      attrs.push_back(
+          named("padding_idx", builder.getI64IntegerAttr(*padding)));
+    define(node, 0, create<nn::EmbeddingOp>({table, indices}, attrs));
     return;
   }
   // A constant index into a tensor (ViT's class token, x[:, 0]): a slice,
@@ -1411,10 +1452,16 @@ Value Importer::constantRows(Value table, const KnownTensor &ids) {
 
 void Importer::importDiv(const onnx::NodeProto &node) {
   // By a constant (GELU's x / sqrt(2), attention's scaling): times its
-  // reciprocal, which rounds within an ulp of the quotient.
+  // reciprocal, which rounds within an ulp of the quotient. By a tensor:
+  // times nn.reciprocal of it, whose gradient gives the divisor's.
   const KnownTensor *divisor = knownValue(node.input(1));
-  if (!divisor || !divisor->isFloat() || divisor->getNumElements() != 1)
-    fail("only division by a constant scalar is supported");
+  if (!divisor) {
+    Value reciprocal = create<nn::ReciprocalOp>(operand(node, 1));
+    define(node, 0, create<nn::MulOp>({operand(node, 0), reciprocal}));
+    return;
+  }
+  if (!divisor->isFloat() || divisor->getNumElements() != 1)
+    fail("only division by a tensor or a constant scalar is supported");
   double value = divisor->floats[0];
   if (value == 0 || !std::isfinite(value))
     fail("division by " + std::to_string(value));
@@ -1423,6 +1470,84 @@ void Importer::importDiv(const onnx::NodeProto &node) {
   Value constant = create<nn::ConstantOp>(
       {}, {named("value", DenseElementsAttr::get(type, reciprocal))});
   define(node, 0, create<nn::MulOp>({operand(node, 0), constant}));
+}
+
+void Importer::importWhere(const onnx::NodeProto &node) {
+  if (node.input_size() != 3)
+    fail("expected 3 inputs");
+  const KnownTensor *condition = knownValue(node.input(0));
+  const KnownTensor *chosen = knownValue(node.input(1));
+  const KnownTensor *other = knownValue(node.input(2));
+  if (!condition || condition->isFloat() || condition->hasBatch())
+    fail("only a condition known at import is supported");
+  if ((chosen == nullptr) == (other == nullptr) ||
+      (chosen ? chosen : other)->hasBatch() ||
+      !(chosen ? chosen : other)->isFloat())
+    fail("only a choice between a tensor and a known floating-point value "
+         "is supported");
+  // The tensor t where the condition picks it, the known value c elsewhere:
+  // t * keep + fill with keep = 1, fill = 0 where t is picked and keep = 0,
+  // fill = c where not. Exact for finite t (t * 1 + 0 = t, t * 0 + c = c),
+  // and t's gradient is the upstream gradient times keep, as PyTorch's.
+  bool tensorIfTrue = chosen == nullptr;
+  const KnownTensor &fillValue = tensorIfTrue ? *other : *chosen;
+  Value input = operand(node, tensorIfTrue ? 1 : 2);
+  auto inputType = cast<RankedTensorType>(input.getType());
+  // The constants' shape: the condition's and the fill's, broadcast.
+  size_t rank = std::max(condition->dims.size(), fillValue.dims.size());
+  SmallVector<int64_t> dims(rank, 1);
+  auto fit = [&](const std::vector<int64_t> &shape) {
+    for (size_t i = 0; i < shape.size(); ++i) {
+      int64_t &d = dims[rank - shape.size() + i];
+      if (d != 1 && shape[i] != 1 && shape[i] != d)
+        fail("the condition and the value do not broadcast");
+      d = shape[i] == 1 ? d : shape[i];
+    }
+  };
+  fit(condition->dims);
+  fit(fillValue.dims);
+  // They must broadcast to the tensor, which gives the result's shape.
+  if (int64_t(rank) > inputType.getRank())
+    fail("the condition has more dims than the tensor it chooses from");
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t d = inputType.getDimSize(inputType.getRank() - rank + i);
+    if (dims[i] != 1 && dims[i] != d)
+      fail("the condition does not broadcast to the tensor it chooses from");
+  }
+  // The element of `shape` (right-aligned in dims) at flat index i of dims.
+  auto elementOf = [&](const std::vector<int64_t> &shape, int64_t i) {
+    int64_t index = 0, stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      int64_t coordinate = i % dims[d];
+      i /= dims[d];
+      size_t offset = rank - shape.size();
+      if (d < offset)
+        continue;
+      int64_t extent = shape[d - offset];
+      index += (extent == 1 ? 0 : coordinate) * stride;
+      stride *= extent;
+    }
+    return index;
+  };
+  int64_t count = 1;
+  for (int64_t d : dims)
+    count *= d;
+  SmallVector<float> keep(count), fill(count);
+  for (int64_t i = 0; i < count; ++i) {
+    bool picksTensor =
+        (condition->ints[elementOf(condition->dims, i)] != 0) == tensorIfTrue;
+    keep[i] = picksTensor ? 1.f : 0.f;
+    fill[i] = picksTensor ? 0.f
+                          : static_cast<float>(
+                                fillValue.floats[elementOf(fillValue.dims, i)]);
+  }
+  auto type = RankedTensorType::get(dims, builder.getF32Type());
+  Value keepConstant = create<nn::ConstantOp>(
+      {}, {named("value", DenseElementsAttr::get(type, ArrayRef(keep)))});
+  Value fillConstant = create<nn::ConstantOp>(
+      {}, {named("value", DenseElementsAttr::get(type, ArrayRef(fill)))});
+  Value kept = create<nn::MulOp>({input, keepConstant});
+  define(node, 0, create<nn::AddOp>({kept, fillConstant}));
 }
 
 void Importer::importPow(const onnx::NodeProto &node) {
@@ -1810,6 +1935,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       importDiv(node);
     } else if (op == "Pow") {
       importPow(node);
+    } else if (op == "Where") {
+      importWhere(node);
     } else if (op == "Sub") {
       // a + (-1 b): exactly a - b in IEEE arithmetic.
       auto scalar = RankedTensorType::get({}, builder.getF32Type());

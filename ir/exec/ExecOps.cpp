@@ -29,11 +29,18 @@ LogicalResult PersistentOp::verify() {
     return emitOpError() << "kind must be parameter, buffer or "
                             "optimizer_state, got '"
                          << getKind() << "'";
-  if (!llvm::is_contained({"model", "zeros", "ones"}, getInit()))
-    return emitOpError() << "init must be model, zeros or ones, got '"
+  if (!llvm::is_contained({"model", "zeros", "ones", "constant"}, getInit()))
+    return emitOpError() << "init must be model, zeros, ones or constant, got '"
                          << getInit() << "'";
   if (getInit() == "model" && !getSource())
     return emitOpError() << "init = model needs a 'source' tensor name";
+  if ((getInit() == "constant") != getValue().has_value())
+    return emitOpError() << "init = constant needs a 'value', and only it "
+                            "has one";
+  if (getValue() &&
+      (getKind() != "buffer" || getValue()->getType() != getType()))
+    return emitOpError() << "a constant is a buffer whose value has its type "
+                         << getType();
   if ((getKind() == "optimizer_state") != getParameter().has_value())
     return emitOpError()
            << "'parameter' names the parameter of optimizer state, and only "

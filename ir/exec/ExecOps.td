@@ -12,7 +12,10 @@ def Exec_PersistentOp : Exec_Op<"persistent", [Symbol]> {
   let description = [{
     `kind` is `parameter`, `buffer` (e.g. batch-norm running statistics) or
     `optimizer_state`. `init` says where its first value comes from:
-    `model` (the model file's tensor named `source`), `zeros` or `ones`.
+    `model` (the model file's tensor named `source`), `zeros`, `ones` or
+    `constant` (`value`: a constant tensor of the model that is not a
+    splat, such as a causal attention mask, held as a buffer no kernel
+    writes).
     For optimizer state, `parameter` names the parameter it belongs to.
     Data-parallel replicas each keep a copy on their `device`; the copies
     share the plan `name` (the symbol, for device 0's) and stay equal.
@@ -20,7 +23,8 @@ def Exec_PersistentOp : Exec_Op<"persistent", [Symbol]> {
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttr:$type,
     StrAttr:$kind, StrAttr:$init, OptionalAttr<StrAttr>:$source,
     OptionalAttr<StrAttr>:$parameter,
-    DefaultValuedAttr<I64Attr, "0">:$device, OptionalAttr<StrAttr>:$name);
+    DefaultValuedAttr<I64Attr, "0">:$device, OptionalAttr<StrAttr>:$name,
+    OptionalAttr<ElementsAttr>:$value);
   let assemblyFormat = "$sym_name $kind `init` `=` $init attr-dict `:` $type";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

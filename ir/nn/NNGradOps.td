@@ -314,6 +314,9 @@ def NN_SigmoidGradOp
 def NN_TanhGradOp
     : NN_ElementwiseGradOp<"tanh_grad", "result",
                            "tanh from its result: dy * (1 - y * y)">;
+def NN_ReciprocalGradOp
+    : NN_ElementwiseGradOp<"reciprocal_grad", "result",
+                           "reciprocal from its result: -dy * (y * y)">;
 
 // The gradients of the activations whose gradient reads the input x, with
 // the forward op's attributes.

@@ -164,6 +164,7 @@ class NN_UnaryOp<string mnemonic, string formula>
 def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
 def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)">;
+def NN_ReciprocalOp : NN_UnaryOp<"reciprocal", "1 / x">;
 
 // Activations whose gradient reads the input x; PyTorch's definitions.
 class NN_InputActivationOp<string mnemonic, string formula, dag attrs>
@@ -345,9 +346,11 @@ def NN_EmbeddingOp : NN_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
   let description = [{
     torch.nn.Embedding: the result is `[N, ..., D]`, row `indices[i]` of
     the table for each index. Every index must be in [0, V); the runtime
-    checks them where they enter.
+    checks them where they enter. Row `padding_idx`, when set, gets no
+    gradient (PyTorch's padding_idx).
   }];
-  let arguments = (ins NN_FloatTensor:$table, NN_IndexTensor:$indices);
+  let arguments = (ins NN_FloatTensor:$table, NN_IndexTensor:$indices,
+                       OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
     $table `,` $indices attr-dict `:` functional-type(operands, results)

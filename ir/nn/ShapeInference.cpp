@@ -710,6 +710,10 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
   if (indices.getRank() < 1)
     return emitOptionalError(loc, "indices must have a batch dim, got ",
                              indices);
+  if (std::optional<int64_t> padding = adaptor.getPaddingIdx();
+      padding && (*padding < 0 || *padding >= table.getDimSize(0)))
+    return emitOptionalError(loc, "padding_idx ", *padding,
+                             " is not a row of the table ", table);
   SmallVector<int64_t> shape(indices.getShape());
   shape.push_back(table.getDimSize(1));
   inferred.push_back(RankedTensorType::get(shape, table.getElementType()));

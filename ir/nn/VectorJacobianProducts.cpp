@@ -256,8 +256,21 @@ LogicalResult buildVJP(ReduceSumOp op, OpBuilder &b, ValueRange dys,
 LogicalResult buildVJP(EmbeddingOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   int64_t rows = op.getTable().getType().getDimSize(0);
-  grads.push_back(
-      b.create<EmbeddingGradOp>(op.getLoc(), dys[0], op.getIndices(), rows));
+  Value grad =
+      b.create<EmbeddingGradOp>(op.getLoc(), dys[0], op.getIndices(), rows);
+  if (std::optional<int64_t> padding = op.getPaddingIdx()) {
+    // The padding row's gradient is zero: the rows around it, and zeros.
+    SmallVector<int64_t> sizes;
+    for (int64_t size : {*padding, int64_t(1), rows - *padding - 1})
+      if (size > 0)
+        sizes.push_back(size);
+    auto parts = b.create<SplitOp>(op.getLoc(), grad, 0, sizes);
+    SmallVector<Value> rowsOfGrad(parts.getResults());
+    Value &paddingRow = rowsOfGrad[*padding > 0 ? 1 : 0];
+    paddingRow = b.create<ZerosLikeOp>(op.getLoc(), paddingRow);
+    grad = b.create<ConcatOp>(op.getLoc(), rowsOfGrad, 0);
+  }
+  grads.push_back(grad);
   grads.push_back(Value()); // indices
   return success();
 }
@@ -291,6 +304,13 @@ LogicalResult buildVJP(SigmoidOp op, OpBuilder &b, ValueRange dys,
 LogicalResult buildVJP(TanhOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   grads.push_back(b.create<TanhGradOp>(op.getLoc(), dys[0], op.getResult()));
+  return success();
+}
+
+LogicalResult buildVJP(ReciprocalOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(
+      b.create<ReciprocalGradOp>(op.getLoc(), dys[0], op.getResult()));
   return success();
 }
 
@@ -432,8 +452,9 @@ template <typename... OpTs> void attach(MLIRContext &context) {
 void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
   attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
-         ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, ErfOp, DropoutOp,
-         EmbeddingOp, ReduceSumOp, LayerNormOp, TransposeOp, ConcatOp, SplitOp,
-         AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp, MatmulOp, BatchMatmulOp,
-         BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp, CrossEntropyOp>(context);
+         ReciprocalOp, ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, ErfOp,
+         DropoutOp, EmbeddingOp, ReduceSumOp, LayerNormOp, TransposeOp,
+         ConcatOp, SplitOp, AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp,
+         MatmulOp, BatchMatmulOp, BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp,
+         CrossEntropyOp>(context);
 }

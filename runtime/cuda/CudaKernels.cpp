@@ -768,6 +768,10 @@ constexpr auto runSigmoidForward = &runActivationForward<Activation::Sigmoid>;
 constexpr auto runSigmoidBackward = &runActivationBackward<Activation::Sigmoid>;
 constexpr auto runTanhForward = &runActivationForward<Activation::Tanh>;
 constexpr auto runTanhBackward = &runActivationBackward<Activation::Tanh>;
+constexpr auto runReciprocalForward =
+    &runActivationForward<Activation::Reciprocal>;
+constexpr auto runReciprocalBackward =
+    &runActivationBackward<Activation::Reciprocal>;
 
 /// cuDNN's fused convolution + bias + activation needs the bias and takes
 /// other algorithms: two calls, the ReLU in place, give the unfused bits.

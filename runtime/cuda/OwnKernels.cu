@@ -100,9 +100,10 @@ __global__ void activationForwardKernel(Activation kind, int64_t n,
                                         const float *x, float *y) {
   DPC_GRID_STRIDE(i, n) {
     float v = x[i];
-    y[i] = kind == Activation::Relu      ? math::reluForward(v)
-           : kind == Activation::Sigmoid ? math::sigmoidForward(v)
-                                         : math::tanhForward(v);
+    y[i] = kind == Activation::Relu         ? math::reluForward(v)
+           : kind == Activation::Sigmoid    ? math::sigmoidForward(v)
+           : kind == Activation::Reciprocal ? math::reciprocalForward(v)
+                                            : math::tanhForward(v);
   }
 }
 
@@ -113,6 +114,8 @@ __global__ void activationBackwardKernel(Activation kind, int64_t n,
     dx[i] = kind == Activation::Relu ? math::reluBackward(dy[i], y[i])
             : kind == Activation::Sigmoid
                 ? math::sigmoidBackward(dy[i], y[i])
+            : kind == Activation::Reciprocal
+                ? math::reciprocalBackward(dy[i], y[i])
                 : math::tanhBackward(dy[i], y[i]);
   }
 }
@@ -297,12 +300,7 @@ void checkPool(const Pool2dShape &s, bool average) {
 __global__ void softmaxForwardKernel(bool log, int64_t rows, int64_t cols,
                                      const float *x, float *y) {
   DPC_GRID_STRIDE(i, rows) {
-    const float *in = x + i * cols;
-    auto lse = math::rowLogSumExp(in, cols);
-    for (int64_t j = 0; j < cols; ++j) {
-      float v = math::logSoftmax(in[j], lse);
-      y[i * cols + j] = log ? v : expf(v);
-    }
+    elements::softmaxRowForward(log, x + i * cols, cols, y + i * cols);
   }
 }
 
@@ -310,15 +308,8 @@ __global__ void softmaxBackwardKernel(bool log, int64_t rows, int64_t cols,
                                       const float *y, const float *dy,
                                       float *dx) {
   DPC_GRID_STRIDE(i, rows) {
-    const float *yr = y + i * cols, *dyr = dy + i * cols;
-    double sum = 0.0;
-    for (int64_t j = 0; j < cols; ++j)
-      sum += log ? static_cast<double>(dyr[j])
-                 : static_cast<double>(dyr[j]) * yr[j];
-    float sumF = static_cast<float>(sum);
-    for (int64_t j = 0; j < cols; ++j)
-      dx[i * cols + j] = log ? math::logSoftmaxBackward(yr[j], dyr[j], sumF)
-                             : math::softmaxBackward(yr[j], dyr[j], sumF);
+    elements::softmaxRowBackward(log, y + i * cols, dy + i * cols, cols,
+                                 dx + i * cols);
   }
 }
 

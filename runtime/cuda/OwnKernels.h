@@ -27,7 +27,7 @@
 
 namespace dpc::cuda {
 
-enum class Activation { Relu, Sigmoid, Tanh };
+enum class Activation { Relu, Sigmoid, Tanh, Reciprocal };
 
 /// How a scalar result is stored (the plan's DType numbering).
 enum class ScalarType { F32 = 0, F64 = 1, I32 = 4, I64 = 5 };

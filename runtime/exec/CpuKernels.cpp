@@ -344,6 +344,17 @@ void runTanhForward(KernelContext &, const KernelCall &call) {
   tanhForward(plan::getElementwiseSize(call), in(call, X), out(call, Y));
 }
 
+void runReciprocalForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::ReciprocalForward;
+  reciprocalForward(plan::getElementwiseSize(call), in(call, X), out(call, Y));
+}
+
+void runReciprocalBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::ReciprocalBackward;
+  reciprocalBackward(plan::getElementwiseSize(call), in(call, Y), in(call, DY),
+                     out(call, DX));
+}
+
 void runTanhBackward(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::TanhBackward;
   tanhBackward(plan::getElementwiseSize(call), in(call, Y), in(call, DY),

@@ -61,6 +61,23 @@ void tanhBackward(int64_t size, const float *y, const float *dy, float *dx) {
   });
 }
 
+void reciprocalForward(int64_t size, const float *x, float *y) {
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = math::reciprocalForward(x[i]);
+  });
+}
+
+void reciprocalBackward(int64_t size, const float *y, const float *dy,
+                        float *dx) {
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = math::reciprocalBackward(dy[i], y[i]);
+  });
+}
+
 void inputActivationForward(math::InputActivation kind,
                             math::ActivationParams params, int64_t size,
                             const float *x, float *y) {

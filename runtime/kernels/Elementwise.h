@@ -22,6 +22,9 @@ void sigmoidForward(int64_t size, const float *x, float *y);
 void sigmoidBackward(int64_t size, const float *y, const float *dy, float *dx);
 void tanhForward(int64_t size, const float *x, float *y);
 void tanhBackward(int64_t size, const float *y, const float *dy, float *dx);
+void reciprocalForward(int64_t size, const float *x, float *y);
+void reciprocalBackward(int64_t size, const float *y, const float *dy,
+                        float *dx);
 
 /// The activations whose backward reads x (KernelMath.h): clip (ReLU6),
 /// hard sigmoid, hard swish, GELU.

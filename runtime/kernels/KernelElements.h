@@ -435,6 +435,34 @@ DPC_HOST_DEVICE inline float reduceSum(const ReduceIndex &r, int64_t o,
   return static_cast<float>(sum);
 }
 
+//===----------------------------------------------------------------------===//
+// Softmax and log-softmax over the last axis: one row per thread
+//===----------------------------------------------------------------------===//
+
+/// y = softmax (or, with `log`, log_softmax) of the row x of `cols`.
+DPC_HOST_DEVICE inline void softmaxRowForward(bool log, const float *x,
+                                              int64_t cols, float *y) {
+  math::RowLogSumExp lse = math::rowLogSumExp(x, cols);
+  for (int64_t j = 0; j < cols; ++j) {
+    float v = math::logSoftmax(x[j], lse);
+    y[j] = log ? v : expf(v);
+  }
+}
+
+/// dx of one row from its forward result y and dy: the row's sum(dy * y)
+/// (softmax) or sum(dy) (log_softmax) in double, rounded once.
+DPC_HOST_DEVICE inline void softmaxRowBackward(bool log, const float *y,
+                                               const float *dy, int64_t cols,
+                                               float *dx) {
+  double sum = 0.0;
+  for (int64_t j = 0; j < cols; ++j)
+    sum += log ? static_cast<double>(dy[j]) : static_cast<double>(dy[j]) * y[j];
+  float sumF = static_cast<float>(sum);
+  for (int64_t j = 0; j < cols; ++j)
+    dx[j] = log ? math::logSoftmaxBackward(y[j], dy[j], sumF)
+                : math::softmaxBackward(y[j], dy[j], sumF);
+}
+
 } // namespace dpc::kernels::elements
 
 #endif // DPC_RUNTIME_KERNELS_KERNELELEMENTS_H

@@ -195,6 +195,12 @@ DPC_HOST_DEVICE inline float tanhForward(float x) { return tanhf(x); }
 DPC_HOST_DEVICE inline float tanhBackward(float dy, float y) {
   return dy * (1.f - y * y);
 }
+/// torch.reciprocal and its gradient from the result, as PyTorch writes it:
+/// -dy * (y * y).
+DPC_HOST_DEVICE inline float reciprocalForward(float x) { return 1.f / x; }
+DPC_HOST_DEVICE inline float reciprocalBackward(float dy, float y) {
+  return -dy * (y * y);
+}
 
 //===----------------------------------------------------------------------===//
 // Activations whose backward reads the forward's input x, with up to two

@@ -1,7 +1,7 @@
 //===- CheckReference.cpp - one training step against PyTorch's -----------===//
 //
 // dpc-check-reference PLAN DIR [--lr LR] [--tolerance T] [--init SCHEME]
-//                              [--dump OUT]
+//                              [--dump OUT] [--spread K]
 //
 // Runs the plan's train_step once on DIR's fixed batch (images.npy, of
 // float pixels or integer tokens, and labels.npy) and compares with what
@@ -32,6 +32,14 @@
 // parameters to OUT/grad and OUT/after for offline analysis. Prints one line
 // per quantity with its relative error (beyond the allowances), exits 1 if
 // any exceeds the tolerance.
+//
+// For a sampled reference it also prints the spread: the L2 distance of all
+// of dpc's gradients from float64 beyond the allowances, estimated from the
+// sample (each parameter's mean square error times its element count),
+// against PyTorch's own float32 distance (row 1's norms), and their ratio;
+// --spread K fails a ratio above K. The per-element rule allows 1e-4
+// relative where that exceeds PyTorch's noise; the spread holds the whole
+// step to PyTorch's float32 accuracy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -174,6 +182,7 @@ int check(int argc, char **argv) {
   double lr = 0.1, tolerance = 1e-4;
   train::InitScheme init;
   std::string dumpDir;
+  double spreadLimit = 0; // 0: report only
   for (int i = 3; i < argc; i += 2) {
     std::string flag = argv[i];
     if (i + 1 == argc)
@@ -186,6 +195,8 @@ int check(int argc, char **argv) {
       init = train::parseInitScheme(argv[i + 1]);
     else if (flag == "--dump")
       dumpDir = argv[i + 1];
+    else if (flag == "--spread")
+      spreadLimit = std::stod(argv[i + 1]);
     else
       throw std::invalid_argument("unknown option " + flag);
   }
@@ -242,6 +253,10 @@ int check(int argc, char **argv) {
   report("loss", std::fabs(loss - expectedLoss) / std::fabs(expectedLoss));
 
   int compared = 0;
+  // Squared gradient distances from float64 over every sampled parameter:
+  // dpc's (estimated, beyond the allowances) and PyTorch's float32 step's.
+  double dpcSquares = 0, torchSquares = 0;
+  bool sampled = false;
   for (size_t i = 0; i < plan.persistent()->size(); ++i) {
     const auto *tensor = plan.persistent()->Get(i);
     if (tensor->kind() != plan::PersistentKind::Parameter)
@@ -264,6 +279,18 @@ int check(int argc, char **argv) {
       ok = false;
       continue;
     }
+    if (ref.sampled && !ref.indices.empty()) {
+      double squares = 0;
+      for (size_t k = 0; k < ref.indices.size(); ++k) {
+        double excess = std::max(
+            0.0, std::fabs(double(grad[ref.indices[k]]) - ref.grad[k]) -
+                     ref.gradAllowance[k]);
+        squares += excess * excess;
+      }
+      dpcSquares += squares / double(ref.indices.size()) * ref.count;
+      torchSquares += ref.gradNoiseNorm * ref.gradNoiseNorm;
+      sampled = true;
+    }
     report(name + " grad",
            compare(grad, ref, ref.grad, ref.gradNorm, 2 * ref.gradNoiseMax,
                    2 * ref.gradNoiseNorm, ref.gradAllowance,
@@ -279,6 +306,18 @@ int check(int argc, char **argv) {
       dump(dumpDir + "/after/" + name + ".npy", after, *tensor);
     }
     ++compared;
+  }
+  if (sampled) {
+    double ratio =
+        std::sqrt(dpcSquares) / std::max(std::sqrt(torchSquares), 1e-300);
+    bool within = spreadLimit == 0 || ratio <= spreadLimit;
+    ok &= within;
+    std::printf("gradient distance from float64: dpc %.3g (sampled), PyTorch "
+                "float32 %.3g, ratio %.2f%s\n",
+                std::sqrt(dpcSquares), std::sqrt(torchSquares), ratio,
+                spreadLimit == 0 ? ""
+                : within         ? " ok"
+                                 : " TOO LARGE");
   }
   std::printf("%d parameters compared: %s\n", compared,
               ok ? "all match" : "MISMATCH");

@@ -37,6 +37,11 @@ dynamic batch, for:
   embedding    a token classifier: int64 token ids [n, 6] through an
                nn.Embedding (Gather on the table), two of them picking
                the same row, flattened into a linear layer
+  padding      the embedding classifier with padding_idx = 3 (PyTorch
+               leaves that row without gradient), the padding id 3 in
+               several places; the file keeps the FX call in each Gather's
+               metadata (pkg.torch.onnx.fx_node), where alone the default
+               exporter records padding_idx
   meanpool     token ids embedded and mean-pooled over the sequence
                (ReduceMean over axis 1: a sum and a scale, whose gradient
                broadcasts back), and a kept-dim mean over the features
@@ -47,7 +52,8 @@ dynamic batch, for:
                drops the rows dpc's mask drops
 
 Run from PyTorch 2's virtual environment (../shared/TOOLCHAIN.md):
-  V/bin/python tools/reference/make_reference_torch2.py --out test/reference
+  V/bin/python tools/reference/make_reference_torch2.py --out test/reference \
+      [NAME ...]
 The files are committed; the tests need no torch.
 """
 import argparse
@@ -232,6 +238,12 @@ class Tokens(nn.Module):
         return self.fc(torch.tanh(self.embed(tokens)).flatten(1))
 
 
+class PaddedTokens(Tokens):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8, padding_idx=3)
+
+
 class MeanPool(nn.Module):
     def __init__(self):
         super().__init__()
@@ -260,7 +272,8 @@ class StochDepth(nn.Module):
         return self.fc(y.flatten(1))
 
 
-def write(out, name, model, training=False, legacy=False, images=None):
+def write(out, name, model, training=False, legacy=False, images=None,
+          keep_fx_nodes=False):
     directory = os.path.join(out, name)
     os.makedirs(os.path.join(directory, "grad"), exist_ok=True)
     os.makedirs(os.path.join(directory, "after"), exist_ok=True)
@@ -292,7 +305,11 @@ def write(out, name, model, training=False, legacy=False, images=None):
                 if training else torch.onnx.TrainingMode.EVAL)
     m = onnx.load(path)
     for node in m.graph.node:
+        kept = [(p.key, p.value) for p in node.metadata_props
+                if keep_fx_nodes and p.key == "pkg.torch.onnx.fx_node"]
         del node.metadata_props[:]
+        for key, value in kept:
+            node.metadata_props.add(key=key, value=value)
     del m.metadata_props[:]
     onnx.save(m, path)
 
@@ -314,37 +331,41 @@ def write(out, name, model, training=False, legacy=False, images=None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
+    parser.add_argument("names", nargs="*", help="only these (default: all)")
     args = parser.parse_args()
-    torch.manual_seed(2)
-    write(args.out, "activations", activations())
-    torch.manual_seed(3)
-    write(args.out, "permute", Permute())
-    torch.manual_seed(4)
-    write(args.out, "join", Join())
-    torch.manual_seed(5)
-    write(args.out, "dropout", Dropout().train(), training=True)
-    torch.manual_seed(6)
-    write(args.out, "layernorm", LayerNormMlp().train(), training=True)
-    torch.manual_seed(7)
-    write(args.out, "stochdepth", StochDepth().train(), training=True)
+
+    def wanted(name):
+        return not args.names or name in args.names
+
+    def make(name, seed, model, **options):
+        if wanted(name):
+            torch.manual_seed(seed)
+            write(args.out, name, model(), **options)
+
+    make("activations", 2, activations)
+    make("permute", 3, Permute)
+    make("join", 4, Join)
+    make("dropout", 5, lambda: Dropout().train(), training=True)
+    make("layernorm", 6, lambda: LayerNormMlp().train(), training=True)
+    make("stochdepth", 7, lambda: StochDepth().train(), training=True)
     torch.manual_seed(10)
     tokens = torch.randint(0, 50, (BATCH, 6))
     tokens[1, 2] = tokens[0, 0]  # one row's gradient from two places
-    write(args.out, "embedding", Tokens(), images=tokens)
-    torch.manual_seed(11)
-    write(args.out, "meanpool", MeanPool(),
-          images=torch.randint(0, 50, (BATCH, 6)))
-    torch.manual_seed(1)
-    write(args.out, "linear_nd", LinearNd(), legacy=True)
+    if wanted("embedding"):
+        write(args.out, "embedding", Tokens(), images=tokens)
+    padded = tokens.clone()
+    padded[0, 1] = padded[2, 3] = padded[5, 5] = 3  # the padding row
+    make("padding", 12, PaddedTokens, images=padded, keep_fx_nodes=True)
+    if wanted("meanpool"):
+        torch.manual_seed(11)
+        write(args.out, "meanpool", MeanPool(),
+              images=torch.randint(0, 50, (BATCH, 6)))
+    make("linear_nd", 1, LinearNd, legacy=True)
     for legacy in (False, True):
-        torch.manual_seed(9)
-        write(args.out, "slice_legacy" if legacy else "slice", Slices(),
-              legacy=legacy)
+        make("slice_legacy" if legacy else "slice", 9, Slices, legacy=legacy)
     for legacy in (False, True):
-        torch.manual_seed(8)
-        write(args.out, "chlast_legacy" if legacy else "chlast",
-              ChannelsLast(), legacy=legacy)
-
+        make("chlast_legacy" if legacy else "chlast", 8, ChannelsLast,
+             legacy=legacy)
 
 if __name__ == "__main__":
     main()

@@ -136,6 +136,8 @@ MODELS = {
     "broadcast_mul": (between(lambda m, y: y * m.w, (2, 4), 8, w=(4,)),
                       "vector"),
     "div": (between(lambda m, y: y / 3.0, (8,), 8), "vector"),
+    "div_tensor": (between(lambda m, y: y / (y * y + 1) / (m.w * m.w + 0.5),
+                           (2, 4), 8, w=(2, 4)), "vector"),
     "sub": (between(lambda m, y: y - m.w, (2, 4), 8, w=(1, 4)), "vector"),
     "grouped_conv": (conv_model(nn.Conv2d(4, 4, 3, padding=1, groups=2), 64),
                      "image"),

@@ -6,7 +6,9 @@ mobilenet_v3_small, efficientnet_b0, vgg11_bn, densenet121, squeezenet1_1,
 shufflenet_v2_x0_5, regnet_y_400mf, convnext_tiny, vit_b_16, and four small
 ones: a TransformerEncoder text classifier, an LSTM classifier, an MLP with
 LayerNorm + GELU + Dropout and a CNN with MaxPool + Dropout; beyond them, a
-2-layer bidirectional LSTM) at a small input size, in training mode with every dropout at p = 0, writes ZOO/MODEL/:
+2-layer bidirectional LSTM, Hugging Face's BERT and a GPT-2-like causal
+language model) at a small input size, in training mode with every dropout
+at p = 0, writes ZOO/MODEL/:
 
   dynamo.onnx   torch.onnx.export's default exporter (IR 10, opset 18+)
   legacy.onnx   dynamo=False, opset 17, do_constant_folding=False
@@ -130,6 +132,74 @@ class TextTransformer(nn.Module):
         return self.fc(y.mean(dim=1))
 
 
+class CausalSelfAttention(nn.Module):
+    """GPT-2's attention: one linear for q, k and v, heads of width / heads,
+    scores scaled by 1 / sqrt(head width), future tokens masked to -inf
+    from a causal (lower-triangular) boolean buffer."""
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.c_attn = nn.Linear(width, 3 * width)
+        self.c_proj = nn.Linear(width, width)
+        self.register_buffer("causal", torch.tril(torch.ones(
+            TOKENS, TOKENS, dtype=torch.bool)), persistent=False)
+
+    def forward(self, x):
+        n, t, c = x.shape
+        q, k, v = (part.view(n, t, self.heads, c // self.heads).transpose(1, 2)
+                   for part in self.c_attn(x).split(c, dim=2))
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        scores = scores.masked_fill(~self.causal[:t, :t], float("-inf"))
+        y = torch.softmax(scores, dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).reshape(n, t, c))
+
+
+class GptBlock(nn.Module):
+    """GPT-2's pre-norm block: attention and an MLP with GELU's tanh form
+    (GPT-2's gelu_new), each added to the residual stream."""
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(width)
+        self.attn = CausalSelfAttention(width, heads)
+        self.ln_2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width),
+                                 nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * width, width))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class CausalLm(nn.Module):
+    """A GPT-2-like causal language model (GPT2LMHeadModel's structure at
+    width 32, 2 layers, 4 heads): token and learned position embeddings,
+    pre-norm blocks with a causal mask, a final LayerNorm and the LM head
+    tied to the token embedding. dpc's loss takes one label per sample, so
+    the step trains the next token after the sequence: cross-entropy of the
+    last position's logits over the vocabulary. Transformers' own
+    GPT2LMHeadModel does not export this way (its mask code: see
+    zoo.test)."""
+
+    def __init__(self, width=32, heads=4, layers=2):
+        super().__init__()
+        self.wte = nn.Embedding(VOCAB, width)
+        self.wpe = nn.Embedding(TOKENS, width)
+        self.h = nn.ModuleList(GptBlock(width, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(width)
+        self.lm_head = nn.Linear(width, VOCAB, bias=False)
+        self.lm_head.weight = self.wte.weight
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.shape[1], device=tokens.device)
+        x = self.wte(tokens) + self.wpe(positions)
+        for block in self.h:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))[:, -1]
+
+
 class LstmClassifier(nn.Module):
     def __init__(self, hidden=32):
         super().__init__()
@@ -236,6 +306,7 @@ ZOO = {
     "vit_b_16": (vit_b_16, "images"),
     "text_transformer": (TextTransformer, "tokens"),
     "bert_tiny": (bert_tiny, "tokens"),
+    "gpt_tiny": (CausalLm, "tokens"),
     "lstm": (LstmClassifier, "sequence"),
     "lstm_bidirectional": (DeepLstmClassifier, "sequence"),
     "mlp_layernorm": (mlp, "images"),
@@ -315,6 +386,23 @@ def write_reference(directory, name, x, y, f32, f64, allowances):
                 np.array(rows, dtype=np.float32))
 
 
+def rename_tied(m, model):
+    """A tied parameter (GPT's LM head and token embedding) under the name
+    named_parameters() gives it, its first alias: the legacy exporter writes
+    that one, the dynamo exporter the last (lm_head.weight). The name is
+    all that differs, and hash:SEED initializes by name."""
+    first = {}
+    for name, param in model.named_parameters(remove_duplicate=False):
+        first.setdefault(id(param), name)
+    alias = {name: first[id(param)] for name, param
+             in model.named_parameters(remove_duplicate=False)}
+    for tensor in m.graph.initializer:
+        tensor.name = alias.get(tensor.name, tensor.name)
+    for node in m.graph.node:
+        for i, name in enumerate(node.input):
+            node.input[i] = alias.get(name, name)
+
+
 def export_both(model, x, directory, kind):
     """Both exports, with every parameter and float buffer stripped (the
     exporters' own constants kept)."""
@@ -331,6 +419,7 @@ def export_both(model, x, directory, kind):
             continue
         m = onnx.load(path, load_external_data=False)
         strip_weights(m, 0, names)
+        rename_tied(m, model)
         for entry in [*m.graph.value_info, *m.graph.initializer,
                       *m.graph.input, *m.graph.output]:
             del entry.metadata_props[:]  # torch.export's provenance

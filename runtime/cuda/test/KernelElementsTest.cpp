@@ -14,6 +14,7 @@
 #include "runtime/kernels/Embedding.h"
 #include "runtime/kernels/LayerNorm.h"
 #include "runtime/kernels/Pool.h"
+#include "runtime/kernels/Softmax.h"
 #include "runtime/kernels/test/TestUtil.h"
 
 #include <gtest/gtest.h>
@@ -224,6 +225,31 @@ TEST(KernelElementsTest, InputActivationsMatchTheCpuKernelsBitForBit) {
   }
 }
 
+// The activations whose backward reads y: the CUDA kernel applies their
+// math:: functions per element, as the CPU loops must (ReLU, sigmoid and
+// tanh run through oneDNN-free loops of the same functions; reciprocal,
+// Div by a tensor, with its zeros, infinities and NaN).
+TEST(KernelElementsTest, ReciprocalMatchesTheCpuKernelsBitForBit) {
+  std::vector<float> x = randomVector(512, 21, -8.f, 8.f);
+  for (float special : {0.f, -0.f, 1e-40f, -1e-40f, 1e30f, -1e30f})
+    x.push_back(special);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  x.push_back(std::numeric_limits<float>::infinity());
+  std::vector<float> dy = randomVector(x.size(), 22);
+  std::vector<float> y(x.size()), dx(x.size()), yBody(x.size()),
+      dxBody(x.size());
+  kernels::reciprocalForward(x.size(), x.data(), y.data());
+  kernels::reciprocalBackward(x.size(), y.data(), dy.data(), dx.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    yBody[i] = math::reciprocalForward(x[i]);
+    dxBody[i] = math::reciprocalBackward(dy[i], y[i]);
+  }
+  expectSameBits(y, yBody, "forward");
+  expectSameBits(dx, dxBody, "backward");
+  EXPECT_EQ(y[512], std::numeric_limits<float>::infinity()) << "1 / +0";
+  EXPECT_EQ(y[513], -std::numeric_limits<float>::infinity()) << "1 / -0";
+}
+
 TEST(KernelElementsTest, DropoutMatchesTheCpuKernelBitForBit) {
   // Rows of 10 end inside a draw of four; a replica from global row 5.
   int64_t rows = 6, cols = 10, firstRow = 5;
@@ -236,6 +262,45 @@ TEST(KernelElementsTest, DropoutMatchesTheCpuKernelBitForBit) {
     for (int64_t i = 0; i < rows * cols; ++i)
       yBody[i] = elements::dropout(mask, cols, firstRow, i, x.data());
     expectSameBits(y, yBody, rowwise ? "rowwise dropout" : "dropout");
+  }
+}
+
+// The CUDA softmax and log-softmax: a thread per row. Rows with -inf
+// (a causal attention mask), large logits, a row of one, and rows of 1000
+// (the double sums must round alike).
+TEST(KernelElementsTest, SoftmaxMatchesTheCpuKernelsBitForBit) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (auto [rows, cols] :
+       {std::pair<int64_t, int64_t>{7, 16}, {3, 1}, {2, 1000}, {64, 10}}) {
+    std::vector<float> x = randomVector(rows * cols, 19, -8.f, 8.f);
+    if (cols == 16)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = i + 1; j < cols; ++j)
+          x[i * cols + j] = -inf; // row i sees tokens 0..i
+    if (cols == 10)
+      x[3] = 80.f, x[4] = 88.f; // exp would overflow without the max
+    std::vector<float> dy = randomVector(x.size(), 20);
+    for (bool log : {false, true}) {
+      SCOPED_TRACE((log ? "log_softmax " : "softmax ") + std::to_string(rows) +
+                   "x" + std::to_string(cols));
+      std::vector<float> y(x.size()), dx(x.size()), yBody(x.size()),
+          dxBody(x.size());
+      if (log) {
+        kernels::logSoftmaxForward(rows, cols, x.data(), y.data());
+        kernels::logSoftmaxBackward(rows, cols, y.data(), dy.data(), dx.data());
+      } else {
+        kernels::softmaxForward(rows, cols, x.data(), y.data());
+        kernels::softmaxBackward(rows, cols, y.data(), dy.data(), dx.data());
+      }
+      for (int64_t i = 0; i < rows; ++i) {
+        softmaxRowForward(log, x.data() + i * cols, cols,
+                          yBody.data() + i * cols);
+        softmaxRowBackward(log, y.data() + i * cols, dy.data() + i * cols, cols,
+                           dxBody.data() + i * cols);
+      }
+      expectSameBits(y, yBody, "forward");
+      expectSameBits(dx, dxBody, "backward");
+    }
   }
 }
 

@@ -161,6 +161,25 @@ INSTANTIATE_TEST_SUITE_P(
             [](double x, double, double) { return std::erf(x); }}),
     [](const auto &info) { return std::string(info.param.name); });
 
+// Reciprocal (Div by a tensor) against 1 / x and -dy / x^2 in double: near
+// 0 a finite difference would measure its curvature, not its slope.
+TEST(ReciprocalTest, MatchesItsDefinition) {
+  auto x = randomVector(300, 4, -4.f, 4.f);
+  for (float &v : x)
+    v = std::copysign(std::max(std::fabs(v), 1e-3f), v);
+  auto dy = randomVector(x.size(), 5);
+  std::vector<float> y(x.size()), dx(x.size());
+  reciprocalForward(x.size(), x.data(), y.data());
+  reciprocalBackward(x.size(), y.data(), dy.data(), dx.data());
+  std::vector<double> ref(x.size()), dref(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    ref[i] = 1.0 / x[i];
+    dref[i] = -double(dy[i]) / (double(x[i]) * x[i]);
+  }
+  expectAllNear(y, ref, 0, 1e-7, "y");
+  expectAllNear(dx, dref, 0, 1e-6, "dx");
+}
+
 TEST(ActivationTest, InPlace) {
   auto x = randomVector(64, 4);
   auto ref = x;

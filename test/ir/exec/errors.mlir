@@ -5,7 +5,7 @@ exec.persistent @w "weights" init = "zeros" : tensor<4xf32>
 
 // -----
 
-// expected-error @+1 {{init must be model, zeros or ones, got 'random'}}
+// expected-error @+1 {{init must be model, zeros, ones or constant, got 'random'}}
 exec.persistent @w "parameter" init = "random" : tensor<4xf32>
 
 // -----
@@ -17,6 +17,26 @@ exec.persistent @w "parameter" init = "model" : tensor<4xf32>
 
 // expected-error @+1 {{'parameter' names the parameter of optimizer state, and only optimizer state has one}}
 exec.persistent @m "optimizer_state" init = "zeros" : tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{init = constant needs a 'value', and only it has one}}
+exec.persistent @c "buffer" init = "constant" : tensor<2xf32>
+
+// -----
+
+// expected-error @+1 {{init = constant needs a 'value', and only it has one}}
+exec.persistent @c "buffer" init = "zeros" {value = dense<[1.0, 2.0]> : tensor<2xf32>} : tensor<2xf32>
+
+// -----
+
+// expected-error @+1 {{a constant is a buffer whose value has its type 'tensor<3xf32>'}}
+exec.persistent @c "buffer" init = "constant" {value = dense<[1.0, 2.0]> : tensor<2xf32>} : tensor<3xf32>
+
+// -----
+
+// expected-error @+1 {{a constant is a buffer whose value has its type 'tensor<2xf32>'}}
+exec.persistent @c "parameter" init = "constant" {value = dense<[1.0, 2.0]> : tensor<2xf32>} : tensor<2xf32>
 
 // -----
 

@@ -2,6 +2,8 @@
 
 // CHECK: exec.persistent @w "parameter" init = "model" {source = "fc.weight"} : tensor<4x6xf32>
 exec.persistent @w "parameter" init = "model" {source = "fc.weight"} : tensor<4x6xf32>
+// CHECK: exec.persistent @constant.2x2.c "buffer" init = "constant" {value = dense<{{.*}}0.000000e+00, 1.000000e+00], [2.000000e+00, 3.000000e+00{{.*}}> : tensor<2x2xf32>} : tensor<2x2xf32>
+exec.persistent @constant.2x2.c "buffer" init = "constant" {value = dense<[[0.0, 1.0], [2.0, 3.0]]> : tensor<2x2xf32>} : tensor<2x2xf32>
 // CHECK: exec.persistent @w.momentum_buffer "optimizer_state" init = "zeros" {parameter = "w"} : tensor<4x6xf32>
 exec.persistent @w.momentum_buffer "optimizer_state" init = "zeros" {parameter = "w"} : tensor<4x6xf32>
 
