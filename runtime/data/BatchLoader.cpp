@@ -98,6 +98,22 @@ const Batch *BatchLoader::next() {
   return current.get();
 }
 
+namespace {
+
+/// Rows of a batch whose images are fetched ahead of the one copied: the
+/// rows are random samples of a data set larger than the caches, and each
+/// copy would otherwise wait for memory (256 Fashion-MNIST images: 65 ->
+/// 45 us measured, 4 rows ahead).
+constexpr int64_t kRowsAhead = 4;
+
+void prefetch(const void *data, size_t bytes) {
+  const char *begin = static_cast<const char *>(data);
+  for (size_t offset = 0; offset < bytes; offset += 64)
+    __builtin_prefetch(begin + offset);
+}
+
+} // namespace
+
 void BatchLoader::fill(Batch &batch, int64_t index, int64_t epochOfBatch,
                        const std::vector<int64_t> &sampleOrder) const {
   int64_t begin = index * batchSize;
@@ -118,6 +134,11 @@ void BatchLoader::fill(Batch &batch, int64_t index, int64_t epochOfBatch,
   int64_t r = 0;
   for (auto [first, length] : ranges) {
     for (int64_t row = first; row < first + length; ++row, ++r) {
+      if (row + kRowsAhead < first + length)
+        prefetch(&dataset.images[sampleOrder[(begin + row + kRowsAhead) %
+                                             dataset.count] *
+                                 imageSize],
+                 imageSize * sizeof(float));
       // Padding wraps around to the start of the epoch's order.
       int64_t sample = sampleOrder[(begin + row) % dataset.count];
       const float *image = &dataset.images[sample * imageSize];

@@ -104,6 +104,8 @@ public:
   void copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) override;
   std::unique_ptr<Stream> createStream(plan::StreamKind kind) override;
   std::unique_ptr<Event> createEvent() override;
+  bool isHostMemory() const override { return true; }
+  bool checksUpdates() const override { return true; }
   int getThreads() const { return threads; }
   int getReductionThreads() const { return reductionThreads; }
 

@@ -458,20 +458,29 @@ void runCorrectCount(KernelContext &, const KernelCall &call) {
                   countCorrect(s.rows, s.cols, in(call, Logits), labels)));
 }
 
+/// An update that wrote NaN or infinity says so where the call asks.
+void reportNonFinite(const KernelCall &call, bool nonFinite) {
+  if (nonFinite && call.nonFinite)
+    call.nonFinite->store(1, std::memory_order_relaxed);
+}
+
 void runSgdUpdate(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::SgdUpdate;
   // SGD has no step operand: its first-step rule (buffer = grad) uses the
   // executor's count.
-  sgdUpdate(plan::getOptimizerSize(call), plan::getSgdParams(call),
-            *in(call, Lr), call.optimizerStep, in(call, Param), in(call, Grad),
-            in(call, MomentumBuffer));
+  reportNonFinite(call, sgdUpdate(plan::getOptimizerSize(call),
+                                  plan::getSgdParams(call), *in(call, Lr),
+                                  call.optimizerStep, in(call, Param),
+                                  in(call, Grad), in(call, MomentumBuffer)));
 }
 
 void runAdamWUpdate(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::AdamWUpdate;
-  adamwUpdate(plan::getOptimizerSize(call), plan::getAdamWParams(call),
-              *in(call, Lr), *call.operand(Step).as<int64_t>(), in(call, Param),
-              in(call, Grad), in(call, ExpAvg), in(call, ExpAvgSq));
+  reportNonFinite(call, adamwUpdate(plan::getOptimizerSize(call),
+                                    plan::getAdamWParams(call), *in(call, Lr),
+                                    *call.operand(Step).as<int64_t>(),
+                                    in(call, Param), in(call, Grad),
+                                    in(call, ExpAvg), in(call, ExpAvgSq)));
 }
 
 void runCopy(KernelContext &, const KernelCall &call) {

@@ -103,6 +103,14 @@ public:
   virtual std::unique_ptr<Stream> createStream(plan::StreamKind kind) = 0;
   virtual std::unique_ptr<Event> createEvent() = 0;
 
+  /// Whether its memory is the host's: the executor then binds inputs by
+  /// writing them where the kernels read them, with no staging copy.
+  virtual bool isHostMemory() const { return false; }
+  /// Whether its optimizer updates report NaN or infinity written, through
+  /// KernelCall::nonFinite: the trainer's check then reads a flag instead
+  /// of the training state.
+  virtual bool checksUpdates() const { return false; }
+
   /// What the device chose while running where the plan leaves it a choice
   /// (cuDNN's algorithm per convolution shape within the plan's workspace),
   /// one line each, in the order made: for traces.

@@ -5,6 +5,7 @@
 #include "runtime/exec/BatchSplit.h"
 #include "runtime/exec/StreamOrder.h"
 #include "runtime/exec/Trace.h"
+#include "runtime/plan/KernelRoles.h"
 #include "runtime/plan/KernelShapes.h"
 #include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanTypes.h"
@@ -76,6 +77,9 @@ struct Executor::StepState {
     DeviceBuffer device[2];
     DeviceBuffer staging[2];          // host copies the uploads read
     std::unique_ptr<Event> staged[2]; // the last upload from staging[s]
+    /// The device's memory is the host's (Device::isHostMemory): bindings
+    /// are written into device[s] directly, and there is no staging.
+    bool direct = false;
     bool current[2] = {false, false}; // device[s] holds the latest binding
     int latest = -1;                  // the staging of the latest binding
     size_t bytes = 0;                 // its size
@@ -108,6 +112,9 @@ struct Executor::StepState {
   /// Rank mode on a CPU device, per slot: the all-reduce the scalar
   /// outputs ride on (null: they are gathered after the run).
   std::unique_ptr<ScalarRider> riders[2];
+  /// Set by the optimizer updates of the last run that wrote NaN or
+  /// infinity (KernelCall::nonFinite), on a device that checks them.
+  std::atomic<uint32_t> nonFinite{0};
 };
 
 /// The replicas of one step, by device.
@@ -479,8 +486,10 @@ Executor::Executor(std::shared_ptr<const LoadedPlan> loaded,
           StepState::Input &input = state->inputs[t];
           Device &device = *state->device;
           input.device[s] = DeviceBuffer(device, bytesOf(tensor));
-          input.staging[s] =
-              DeviceBuffer(device, bytesOf(tensor), DeviceBuffer::OnHost);
+          input.direct = device.isHostMemory();
+          if (!input.direct)
+            input.staging[s] =
+                DeviceBuffer(device, bytesOf(tensor), DeviceBuffer::OnHost);
           input.staged[s] = device.createEvent();
           data[t] = input.device[s].get();
           break;
@@ -748,8 +757,18 @@ void Executor::upload(StepState &state, int tensor, const void *data,
                       size_t bytes) {
   StepState::Input &input = state.inputs.at(tensor);
   int s = state.slot;
-  // The staging buffer may still feed an earlier upload.
+  // The staging buffer (direct: the slot) may still feed an earlier upload;
+  // no run reads slot s until the next one starts.
   input.staged[s]->synchronize();
+  if (input.direct) {
+    if (bytes)
+      std::memcpy(input.device[s].get(), data, bytes);
+    input.current[s] = true;
+    input.current[1 - s] = false;
+    input.latest = s;
+    input.bytes = bytes;
+    return;
+  }
   if (bytes)
     std::memcpy(input.staging[s].get(), data, bytes);
   Stream &stream = *uploadStreams[state.step->device()];
@@ -778,8 +797,9 @@ void Executor::finishUploads(StepState &state) {
     if (input.current[s] || input.latest < 0)
       continue;
     // Bound before the last run and not since: the run reads it again.
-    stream.copyFromHost(input.device[s].get(),
-                        input.staging[input.latest].get(), input.bytes);
+    const DeviceBuffer &source =
+        input.direct ? input.device[input.latest] : input.staging[input.latest];
+    stream.copyFromHost(input.device[s].get(), source.get(), input.bytes);
     stream.record(*input.staged[input.latest]);
     input.current[s] = true;
   }
@@ -870,6 +890,8 @@ void Executor::prepare(int index) {
     bind(instruction.results(), call.results);
     call.workspace = argOf(instruction.workspace());
     batchArg(entry, instruction.workspace(), &call.workspace);
+    if (plan::isOptimizerKernel(call.kernel) && state.device->checksUpdates())
+      call.nonFinite = &state.nonFinite;
   }
   attachScalarRider(index);
 }
@@ -1123,6 +1145,8 @@ void Executor::startReplicas(int step, int64_t batch, int64_t lossBatch,
       continue;
     StepState &state = *steps[group.replicas[r]];
     finishUploads(state);
+    if (group.updatesParameters)
+      state.nonFinite.store(0, std::memory_order_relaxed);
     enqueue(group.replicas[r], split[r], lossBatch, update, firstRow);
     state.lastSlot = state.slot;
     state.slot = 1 - state.slot;
@@ -1373,6 +1397,63 @@ Executor::getReplicaScalarOutputs(int step, std::string_view name) const {
     throw std::logic_error("output '" + std::string(name) +
                            "' was not gathered");
   return found->second;
+}
+
+namespace {
+
+/// The operands an optimizer update writes in place: what it checks.
+std::vector<unsigned> getUpdatedOperands(plan::Kernel kernel) {
+  switch (kernel) {
+  case plan::Kernel::SgdUpdate: {
+    using namespace plan::roles::SgdUpdate;
+    return {Param, MomentumBuffer};
+  }
+  case plan::Kernel::AdamWUpdate: {
+    using namespace plan::roles::AdamWUpdate;
+    return {Param, ExpAvg, ExpAvgSq};
+  }
+  default:
+    return {};
+  }
+}
+
+} // namespace
+
+std::vector<size_t> Executor::getCheckedPersistent(int step) const {
+  const StepGroup &group = getGroup(step);
+  const StepState &state = *steps[group.replicas[getLocalReplica(group)]];
+  std::vector<size_t> checked;
+  if (!state.device->checksUpdates())
+    return checked;
+  const plan::Step &planStep = *state.step;
+  for (const plan::Stream *stream : *planStep.streams())
+    for (const plan::Instruction *instruction : *stream->instructions()) {
+      if (!plan::isOptimizerKernel(instruction->kernel()))
+        continue;
+      for (unsigned position : getUpdatedOperands(instruction->kernel())) {
+        if (position >= instruction->operands()->size())
+          continue;
+        int t = instruction->operands()->Get(position);
+        if (t < 0)
+          continue;
+        const plan::Tensor &tensor = *planStep.tensors()->Get(t);
+        if (tensor.storage() != plan::Storage::Persistent)
+          continue;
+        auto index = static_cast<size_t>(tensor.persistent());
+        if (std::find(primary.begin(), primary.end(), index) != primary.end())
+          checked.push_back(index);
+      }
+    }
+  std::sort(checked.begin(), checked.end());
+  checked.erase(std::unique(checked.begin(), checked.end()), checked.end());
+  return checked;
+}
+
+bool Executor::wroteNonFinite(int step) const {
+  const StepGroup &group = getGroup(step);
+  checkIdle("reading the non-finite flag");
+  const StepState &state = *steps[group.replicas[getLocalReplica(group)]];
+  return state.nonFinite.load(std::memory_order_relaxed) != 0;
 }
 
 double Executor::getScalarOutput(int step, std::string_view name) const {

@@ -210,6 +210,16 @@ public:
   /// One copy of each persistent tensor -- the one on the lowest device --
   /// in plan order: what checkpoints and initializers use.
   const std::vector<size_t> &getPrimaryPersistent() const { return primary; }
+  /// The persistent tensors (primary copies, indices into Plan.persistent)
+  /// that the optimizer updates of `step` check as they write them: on a
+  /// device that checks its updates (Device::checksUpdates), NaN or
+  /// infinity written into one of them during a run is then known from
+  /// wroteNonFinite() without reading the tensor. Sorted; empty when the
+  /// device does not check.
+  std::vector<size_t> getCheckedPersistent(int step) const;
+  /// Whether the last run of `step` wrote NaN or infinity into one of the
+  /// tensors getCheckedPersistent names.
+  bool wroteNonFinite(int step) const;
   int64_t getOptimizerStep() const { return optimizerStep; }
   void setOptimizerStep(int64_t step) { optimizerStep = step; }
   /// The seed of dropout's masks (KernelMath.h): with the optimizer step

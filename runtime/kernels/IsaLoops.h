@@ -13,14 +13,30 @@
 #ifndef DPC_RUNTIME_KERNELS_ISALOOPS_H
 #define DPC_RUNTIME_KERNELS_ISALOOPS_H
 
+#include "runtime/kernels/KernelMath.h"
+
 #include <cstdint>
 
 namespace dpc::kernels {
+
+/// SGD's per-update scalars (KernelMath.h's sgdStep).
+struct SgdScalars {
+  float lr, momentum, oneMinusDampening, weightDecay;
+  bool nesterov, firstStep;
+};
 
 /// The loops of one ISA build; each runs on one thread over [0, size).
 struct IsaLoops {
   const char *isa;
   void (*sigmoidForward)(int64_t size, const float *x, float *y);
+  /// The optimizer updates (Optimizer.h), each returning whether a value
+  /// it wrote is NaN or infinite: a test that costs little only where the
+  /// vectors are wide. momentumBuffer is null when momentum is 0.
+  bool (*sgdUpdate)(int64_t size, const SgdScalars &scalars, float *param,
+                    const float *grad, float *momentumBuffer);
+  bool (*adamwUpdate)(int64_t size, const math::AdamWScalars &scalars,
+                      float *param, const float *grad, float *expAvg,
+                      float *expAvgSq);
 };
 
 #define DPC_DECLARE_ISA_LOOPS(name)                                            \

@@ -30,8 +30,11 @@ void KernelContext::clearCache() {
   impl->releaseScratchpad();
 }
 
-ReductionThreadsScope::ReductionThreadsScope(const KernelContext &context) {
-  int threads = context.getReductionThreads();
+ReductionThreadsScope::ReductionThreadsScope(const KernelContext &context,
+                                             int64_t flops) {
+  int threads = flops >= 0 && flops < kMinParallelFlops
+                    ? 1
+                    : context.getReductionThreads();
   int current = omp_get_max_threads();
   if (threads > 0 && threads != current) {
     saved = current;

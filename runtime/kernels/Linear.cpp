@@ -66,12 +66,15 @@ void runMatmul(KernelContext::Impl &ctx, int64_t rows, int64_t inner,
   runDnnlMatmul(ctx, p, a, b, c);
 }
 
+/// Multiply-adds of one pass (each pass does as many), as FLOPs.
+int64_t getFlops(const LinearShape &s) { return 2 * s.n * s.in * s.out; }
+
 } // namespace
 
 void linearForward(KernelContext &context, const LinearShape &shape,
                    const float *x, const float *weights, const float *bias,
                    float *y, bool relu) {
-  ReductionThreadsScope threads(context);
+  ReductionThreadsScope threads(context, getFlops(shape));
   auto &ctx = context.getImpl();
   bool hasBias = bias != nullptr;
   ctx.run(
@@ -89,7 +92,7 @@ void linearForward(KernelContext &context, const LinearShape &shape,
 
 void linearBackwardData(KernelContext &context, const LinearShape &shape,
                         const float *dy, const float *weights, float *dx) {
-  ReductionThreadsScope threads(context);
+  ReductionThreadsScope threads(context, getFlops(shape));
   auto &ctx = context.getImpl();
   ctx.run(
       makeKey(PrimitiveKind::LinearBackwardData, shape, false),
@@ -113,7 +116,7 @@ void linearBackwardData(KernelContext &context, const LinearShape &shape,
 void linearBackwardWeights(KernelContext &context, const LinearShape &shape,
                            const float *x, const float *dy, float *dWeights,
                            float *dBias) {
-  ReductionThreadsScope threads(context);
+  ReductionThreadsScope threads(context, getFlops(shape));
   auto &ctx = context.getImpl();
   bool hasBias = dBias != nullptr;
   ctx.run(
@@ -142,7 +145,7 @@ void matmulForward(KernelContext &context, const MatmulShape &shape,
                    const float *a, const float *b, float *c) {
   if (shape.n <= 0 || shape.k <= 0 || shape.m <= 0)
     throw std::invalid_argument("matmul: invalid shape");
-  ReductionThreadsScope threads(context);
+  ReductionThreadsScope threads(context, 2 * shape.n * shape.k * shape.m);
   runMatmul(context.getImpl(), shape.n, shape.k, shape.m, false, false, a, b, c,
             shape.precision);
 }
@@ -152,7 +155,7 @@ void matmulBackward(KernelContext &context, const MatmulShape &shape,
                     float *db) {
   if (shape.n <= 0 || shape.k <= 0 || shape.m <= 0)
     throw std::invalid_argument("matmul: invalid shape");
-  ReductionThreadsScope threads(context);
+  ReductionThreadsScope threads(context, 2 * shape.n * shape.k * shape.m);
   auto &ctx = context.getImpl();
   // da[n, k] = dc[n, m] · bᵀ, with b [k, m] read as its transpose [m, k].
   if (da)

@@ -5,6 +5,11 @@
 // the caller keeps it (it is saved with the training state). The learning
 // rate is a run-time argument so that schedules need no recompilation.
 //
+// Each update also says whether it wrote NaN or infinity (into the
+// parameter or its state): the trainer's non-finite check then reads one
+// flag instead of copying and scanning the whole training state, the test
+// being a few vector instructions in a loop that is bound by memory.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_KERNELS_OPTIMIZER_H
@@ -39,7 +44,8 @@ inline void checkSgdArguments(const SgdParams &p, int64_t step,
 
 /// At step 1 the momentum buffer is set to the gradient (PyTorch's
 /// first-step rule); `momentumBuffer` may be null when momentum is 0.
-void sgdUpdate(int64_t size, const SgdParams &params, double lr, int64_t step,
+/// Returns whether a value written is NaN or infinite.
+bool sgdUpdate(int64_t size, const SgdParams &params, double lr, int64_t step,
                float *param, const float *grad, float *momentumBuffer);
 
 struct AdamWParams {
@@ -51,8 +57,9 @@ struct AdamWParams {
 
 /// Decoupled weight decay p *= 1 - lr*wd, then Adam with bias corrections
 /// for step `step` and eps added outside the square root. expAvg and
-/// expAvgSq start at zero.
-void adamwUpdate(int64_t size, const AdamWParams &params, double lr,
+/// expAvgSq start at zero. Returns whether a value written is NaN or
+/// infinite.
+bool adamwUpdate(int64_t size, const AdamWParams &params, double lr,
                  int64_t step, float *param, const float *grad, float *expAvg,
                  float *expAvgSq);
 

@@ -20,6 +20,7 @@
 
 #include "runtime/plan/PlanTypes.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -75,6 +76,10 @@ struct KernelCall {
   comm::Communicator *communicator = nullptr;
   /// The instruction's KernelState slot; null: the backend keeps nothing.
   std::unique_ptr<KernelState> *state = nullptr;
+  /// Where an optimizer update (Kernels.def's kOptimizer) sets 1 when a
+  /// value it writes is NaN or infinite, on a backend that checks its
+  /// updates (Device::checksUpdates); null: not asked.
+  std::atomic<uint32_t> *nonFinite = nullptr;
 
   /// True when a present operand or result has no elements (a replica on 0
   /// rows): see the rule above.

@@ -71,9 +71,11 @@ int64_t findNonFinite(int32_t dtype, const void *data, int64_t count) {
   }
 }
 
-NonFiniteGuard::NonFiniteGuard(exec::Executor &executor, OnNonFinite policy)
-    : executor(executor), policy(policy) {
+NonFiniteGuard::NonFiniteGuard(exec::Executor &executor, int step,
+                               OnNonFinite policy)
+    : executor(executor), step(step), policy(policy) {
   const auto *states = executor.getPlan().get().persistent();
+  std::vector<size_t> checked = executor.getCheckedPersistent(step);
   for (size_t index : executor.getPrimaryPersistent()) {
     const plan::PersistentTensor &state = *states->Get(index);
     bool scanned = state.kind() != plan::PersistentKind::Buffer;
@@ -81,6 +83,7 @@ NonFiniteGuard::NonFiniteGuard(exec::Executor &executor, OnNonFinite policy)
       continue;
     Entry entry{index,
                 scanned,
+                std::binary_search(checked.begin(), checked.end(), index),
                 static_cast<int32_t>(state.dtype()),
                 plan::getNumElements(plan::toDims(state.dims())),
                 {},
@@ -100,30 +103,48 @@ void NonFiniteGuard::keepState() {
   savedOptimizerStep = executor.getOptimizerStep();
 }
 
+std::optional<NonFiniteValue> NonFiniteGuard::scan(Entry &entry) {
+  executor.readPersistent(entry.index, entry.current.data());
+  int64_t at = findNonFinite(entry.dtype, entry.current.data(), entry.count);
+  if (at < 0)
+    return std::nullopt;
+  const plan::PersistentTensor &state =
+      *executor.getPlan().get().persistent()->Get(entry.index);
+  return NonFiniteValue{
+      state.name()->str(),
+      state.kind() == plan::PersistentKind::Parameter ? "parameter"
+                                                      : "optimizer state",
+      at, describeValue(entry.dtype, entry.current.data(), at)};
+}
+
 std::optional<NonFiniteValue> NonFiniteGuard::check() {
-  const auto *states = executor.getPlan().get().persistent();
+  // One update since the last check: its flag stands for the tensors it
+  // wrote, unless it raised it (then everything is scanned, to name the
+  // first bad tensor in plan order).
+  int64_t optimizerStep = executor.getOptimizerStep();
+  bool trustUpdates = checkedAtStep >= 0 &&
+                      optimizerStep == checkedAtStep + 1 &&
+                      !executor.wroteNonFinite(step);
+  checkedAtStep = optimizerStep;
   std::optional<NonFiniteValue> found;
   for (Entry &entry : entries) {
-    executor.readPersistent(entry.index, entry.current.data());
-    if (!entry.scanned || found)
+    bool skipScan =
+        !entry.scanned || found || (trustUpdates && entry.checkedByUpdate);
+    if (skipScan) {
+      // skip-step keeps a copy of every tensor to go back to.
+      if (policy == OnNonFinite::SkipStep)
+        executor.readPersistent(entry.index, entry.current.data());
       continue;
-    int64_t at = findNonFinite(entry.dtype, entry.current.data(), entry.count);
-    if (at < 0)
-      continue;
-    const plan::PersistentTensor &state = *states->Get(entry.index);
-    found = NonFiniteValue{
-        state.name()->str(),
-        state.kind() == plan::PersistentKind::Parameter ? "parameter"
-                                                        : "optimizer state",
-        at, describeValue(entry.dtype, entry.current.data(), at)};
-    if (policy == OnNonFinite::Stop)
+    }
+    found = scan(entry);
+    if (found && policy == OnNonFinite::Stop)
       return found;
   }
   // A good step: its state is the one to go back to.
   if (!found && policy == OnNonFinite::SkipStep) {
     for (Entry &entry : entries)
       entry.saved.swap(entry.current);
-    savedOptimizerStep = executor.getOptimizerStep();
+    savedOptimizerStep = optimizerStep;
   }
   return found;
 }

@@ -14,6 +14,14 @@
 // alike without communicating. Batch-norm statistics may differ between
 // replicas; they are put back with the rest on a skip.
 //
+// Where the device's optimizer updates check what they write
+// (Executor::getCheckedPersistent: the CPU's do), a step that ran one
+// update is judged by their flag: the parameters and optimizer state they
+// wrote are neither copied nor scanned (with stop), and the tensors are
+// read only to name the bad one. The rest of the state, and all of it
+// when no update ran since the last check (the first check, a state the
+// host wrote), is scanned.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_TRAIN_NONFINITE_H
@@ -48,7 +56,8 @@ int64_t findNonFinite(int32_t dtype, const void *data, int64_t count);
 
 class NonFiniteGuard {
 public:
-  NonFiniteGuard(exec::Executor &executor, OnNonFinite policy);
+  /// Guards the state that `step` (the train step) updates.
+  NonFiniteGuard(exec::Executor &executor, int step, OnNonFinite policy);
 
   /// Takes the state the next step starts from (skip-step only): call it
   /// before the first step and after anything else changes the state.
@@ -65,14 +74,23 @@ private:
   struct Entry {
     size_t index;
     bool scanned;
+    /// Written and checked by every optimizer update of the step.
+    bool checkedByUpdate;
     int32_t dtype;
     int64_t count;
     std::vector<uint8_t> current, saved;
   };
+  /// Reads entries[e] into `current` (where it is not read already) and
+  /// returns its first non-finite value, if any.
+  std::optional<NonFiniteValue> scan(Entry &entry);
+
   exec::Executor &executor;
+  int step;
   OnNonFinite policy;
   std::vector<Entry> entries;
   int64_t savedOptimizerStep = 0;
+  /// The optimizer step at the last check (-1: none yet).
+  int64_t checkedAtStep = -1;
 };
 
 } // namespace dpc::train

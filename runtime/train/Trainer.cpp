@@ -517,9 +517,9 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
     auto stepsLeft = [&] {
       return options.maxSteps < 0 || state.stepsDone < options.maxSteps;
     };
-    NonFiniteGuard guard(executor, options.skipNonFiniteSteps
-                                       ? OnNonFinite::SkipStep
-                                       : OnNonFinite::Stop);
+    NonFiniteGuard guard(executor, trainStep,
+                         options.skipNonFiniteSteps ? OnNonFinite::SkipStep
+                                                    : OnNonFinite::Stop);
     guard.keepState();
     EpochMetrics lastPartialEpoch; // the run's last epoch, if incomplete
     bool endedMidEpoch = false;

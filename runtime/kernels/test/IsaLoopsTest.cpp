@@ -65,5 +65,61 @@ TEST(IsaLoopsTest, EveryBuildGivesTheScalarBits) {
   EXPECT_TRUE(runs(getIsaLoops())) << getIsaLoops().isa;
 }
 
+/// The optimizer updates too: each build's parameters and state are the
+/// scalar steps' bits, and each says whether it wrote NaN or infinity.
+TEST(IsaLoopsTest, EveryBuildUpdatesLikeTheScalarSteps) {
+  const int64_t size = 1003; // a vector tail in every build
+  std::vector<float> param0 = test::randomVector(size, 7, -2.f, 2.f);
+  std::vector<float> grad = test::randomVector(size, 8, -1.f, 1.f);
+  std::vector<float> state0 = test::randomVector(size, 9, 0.f, 1.f);
+  SgdScalars sgd{0.1f, 0.9f, 0.75f, 0.01f, false, false};
+  math::AdamWScalars adamw =
+      math::adamwScalars(0.01, 0.9, 0.999, 1e-8, 0.01, 3);
+  // The scalar results.
+  std::vector<float> sgdParam = param0, sgdBuf = state0, adamParam = param0,
+                     adamM = state0, adamV = state0;
+  for (int64_t i = 0; i < size; ++i) {
+    math::sgdStep(sgdParam[i], grad[i], sgdBuf[i], sgd.lr, sgd.momentum,
+                  sgd.oneMinusDampening, sgd.weightDecay, sgd.nesterov,
+                  sgd.firstStep);
+    math::adamwStep(adamParam[i], grad[i], adamM[i], adamV[i],
+                    adamw.decayFactor, adamw.beta1, adamw.oneMinusBeta1,
+                    adamw.beta2, adamw.oneMinusBeta2, adamw.eps, adamw.stepSize,
+                    adamw.biasCorrection2Sqrt);
+  }
+  auto bits = [](const std::vector<float> &values) {
+    std::vector<uint32_t> out;
+    for (float v : values)
+      out.push_back(bitsOf(v));
+    return out;
+  };
+  for (const IsaLoops *loops :
+       {&isa_avx512::loops, &isa_avx2::loops, &isa_baseline::loops}) {
+    if (!runs(*loops))
+      continue;
+    SCOPED_TRACE(loops->isa);
+    std::vector<float> p = param0, buf = state0;
+    EXPECT_FALSE(
+        loops->sgdUpdate(size, sgd, p.data(), grad.data(), buf.data()));
+    EXPECT_EQ(bits(p), bits(sgdParam));
+    EXPECT_EQ(bits(buf), bits(sgdBuf));
+    std::vector<float> q = param0, m = state0, v = state0;
+    EXPECT_FALSE(loops->adamwUpdate(size, adamw, q.data(), grad.data(),
+                                    m.data(), v.data()));
+    EXPECT_EQ(bits(q), bits(adamParam));
+    EXPECT_EQ(bits(m), bits(adamM));
+    EXPECT_EQ(bits(v), bits(adamV));
+
+    // NaN in the last (tail) element's gradient is reported.
+    std::vector<float> bad = grad;
+    bad[size - 1] = NAN;
+    p = param0, buf = state0;
+    EXPECT_TRUE(loops->sgdUpdate(size, sgd, p.data(), bad.data(), nullptr));
+    q = param0, m = state0, v = state0;
+    EXPECT_TRUE(loops->adamwUpdate(size, adamw, q.data(), bad.data(), m.data(),
+                                   v.data()));
+  }
+}
+
 } // namespace
 } // namespace dpc::kernels

@@ -9,6 +9,8 @@
 #include "runtime/kernels/Optimizer.h"
 #include "runtime/kernels/test/TestUtil.h"
 
+#include <limits>
+
 namespace dpc::kernels::test {
 namespace {
 
@@ -130,6 +132,47 @@ TEST(AdamWTest, LearningRateIsARuntimeArgument) {
   EXPECT_NEAR(m, 0.05f, 1e-7);
   adamwUpdate(1, params, 0.01, 2, &p, &g, &m, &v);
   EXPECT_LT(p, 0.99f);
+}
+
+/// The updates say whether they wrote NaN or infinity (into the parameter
+/// or the optimizer state), on one thread and on the team (a million
+/// elements), wherever it lands; finite extremes are not flagged.
+TEST(OptimizerNonFiniteTest, UpdatesReportNaNOrInfinityWritten) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (int64_t size : {int64_t{5}, int64_t{1} << 20}) {
+    for (int64_t at : {int64_t{0}, size - 1, size / 2}) {
+      SCOPED_TRACE("size " + std::to_string(size) + ", at " +
+                   std::to_string(at));
+      std::vector<float> p(size, 1.f), g(size, 0.25f), buf(size, 0.f);
+      EXPECT_FALSE(sgdUpdate(size, {}, 0.1, 1, p.data(), g.data(), nullptr));
+      g[at] = kInf;
+      EXPECT_TRUE(sgdUpdate(size, {}, 0.1, 2, p.data(), g.data(), nullptr));
+      EXPECT_TRUE(std::isinf(p[at]));
+      // A parameter that is infinite stays so, and is flagged again.
+      g[at] = 0.f;
+      EXPECT_TRUE(sgdUpdate(size, {}, 0.1, 3, p.data(), g.data(), nullptr));
+
+      // Momentum: the buffer takes the NaN too.
+      std::vector<float> q(size, 1.f);
+      g[at] = std::nanf("");
+      EXPECT_TRUE(sgdUpdate(size, {0.9, 0.0, 0.0, false}, 0.0, 1, q.data(),
+                            g.data(), buf.data()));
+      EXPECT_TRUE(std::isnan(buf[at]));
+
+      // AdamW: the second moment overflows, the parameter (lr 0) does not.
+      std::vector<float> r(size, 1.f), m(size, 0.f), v(size, 0.f);
+      g[at] = 0.5f;
+      EXPECT_FALSE(adamwUpdate(size, {}, 0.01, 1, r.data(), g.data(), m.data(),
+                               v.data()));
+      g[at] = 3e38f;
+      EXPECT_TRUE(adamwUpdate(size, {}, 0.0, 2, r.data(), g.data(), m.data(),
+                              v.data()));
+      EXPECT_TRUE(std::isinf(v[at]));
+      EXPECT_TRUE(std::isfinite(r[at]));
+    }
+  }
+  float big = std::numeric_limits<float>::max(), g = 0.f;
+  EXPECT_FALSE(sgdUpdate(1, {}, 0.1, 1, &big, &g, nullptr));
 }
 
 } // namespace

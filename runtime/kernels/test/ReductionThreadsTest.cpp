@@ -53,6 +53,32 @@ TEST(ReductionThreadsTest, ScopeSetsAndRestoresTheCount) {
   omp_set_num_threads(saved);
 }
 
+// A kernel below kMinParallelFlops runs on one thread whatever the
+// context's count; one at the threshold gets the context's.
+TEST(ReductionThreadsTest, SmallKernelsRunOnOneThread) {
+  int saved = omp_get_max_threads();
+  omp_set_num_threads(3);
+  KernelContext context;
+  context.setReductionThreads(2);
+  constexpr int64_t kMin = ReductionThreadsScope::kMinParallelFlops;
+  {
+    ReductionThreadsScope small(context, kMin - 1);
+    EXPECT_EQ(omp_get_max_threads(), 1);
+  }
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  {
+    ReductionThreadsScope large(context, kMin);
+    EXPECT_EQ(omp_get_max_threads(), 2);
+  }
+  context.setReductionThreads(0);
+  {
+    ReductionThreadsScope small(context, 1000);
+    EXPECT_EQ(omp_get_max_threads(), 1);
+  }
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  omp_set_num_threads(saved);
+}
+
 TEST(ReductionThreadsTest, ConvWeightGradientBitsIgnoreCallerThreads) {
   // LeNet's second convolution, one device's 64 rows.
   Conv2dShape s{64, 6, 14, 14, 16, 5, 5};

@@ -65,7 +65,7 @@ TEST(NonFiniteTest, SkipStepUndoesTheUpdateOnEveryReplica) {
   auto loaded = plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(options),
                                             "mlp.plan");
   exec::Executor executor(loaded);
-  NonFiniteGuard guard(executor, OnNonFinite::SkipStep);
+  NonFiniteGuard guard(executor, 0, OnNonFinite::SkipStep);
   guard.keepState();
 
   plan::test::Batch good = plan::test::randomBatch(options, 8, 1);
@@ -98,7 +98,7 @@ TEST(NonFiniteTest, StopNamesTheFirstBadTensor) {
   auto loaded = plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(options),
                                             "mlp.plan");
   exec::Executor executor(loaded);
-  NonFiniteGuard guard(executor, OnNonFinite::Stop);
+  NonFiniteGuard guard(executor, 0, OnNonFinite::Stop);
   EXPECT_FALSE(guard.check());
   std::vector<float> w1(executor.getPersistentBytes(0) / sizeof(float), 0.5f);
   w1[3] = -std::numeric_limits<float>::infinity();
@@ -108,6 +108,37 @@ TEST(NonFiniteTest, StopNamesTheFirstBadTensor) {
   EXPECT_EQ(bad->describe(),
             "parameter '" + loaded->get().persistent()->Get(0)->name()->str() +
                 "' holds -inf at index 3");
+}
+
+/// The CPU's updates check what they write: the executor names the
+/// parameters and momentum buffers of device 0 (the primary copies, not
+/// device 1's), and its flag tells a bad update from a good one, with no
+/// scan; the guard then finds the tensor.
+TEST(NonFiniteTest, UpdatesFlagWhatTheyWriteOnThePrimaryDevice) {
+  MlpPlanOptions options = plan::test::smallMlp({4, 4}, /*momentum=*/0.9);
+  auto loaded = plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(options),
+                                            "mlp.plan");
+  exec::Executor executor(loaded);
+  const auto *states = loaded->get().persistent();
+  std::vector<size_t> expected;
+  for (size_t i = 0; i < states->size(); ++i)
+    if (states->Get(i)->device() == 0 &&
+        states->Get(i)->kind() != plan::PersistentKind::Buffer)
+      expected.push_back(i);
+  ASSERT_EQ(expected.size(), 8u); // 4 parameters, 4 momentum buffers
+  EXPECT_EQ(executor.getCheckedPersistent(0), expected);
+
+  NonFiniteGuard guard(executor, 0, OnNonFinite::Stop);
+  EXPECT_FALSE(guard.check());
+  plan::test::Batch good = plan::test::randomBatch(options, 8, 1);
+  trainStep(executor, options, good);
+  EXPECT_FALSE(executor.wroteNonFinite(0));
+  EXPECT_FALSE(guard.check());
+  trainStep(executor, options, good, std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(executor.wroteNonFinite(0));
+  std::optional<NonFiniteValue> bad = guard.check();
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->kind, "parameter");
 }
 
 } // namespace
