@@ -613,8 +613,11 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
     json.attribute("batch", batch);
     json.attribute("steps", int64_t(calibrateSteps));
     json.attributeObject("kernels", [&] {
-      for (const auto &[key, cost] : costs)
-        json.attributeObject(key, [&] {
+      // Not a structured binding: clang 14 refuses to capture one in the
+      // lambda below.
+      for (const auto &entry : costs) {
+        const auto &cost = entry.second;
+        json.attributeObject(entry.first, [&] {
           for (auto [name, sum] :
                {std::pair("f32", cost.f32), std::pair("bf16", cost.bf16),
                 std::pair("f32_winograd", cost.winograd)}) {
@@ -627,6 +630,7 @@ static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
             json.attributeEnd();
           }
         });
+      }
     });
   });
   os << "\n";
