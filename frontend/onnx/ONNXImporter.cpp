@@ -1399,6 +1399,8 @@ void Importer::importGather(const onnx::NodeProto &node) {
   auto type = cast<RankedTensorType>(input.getType());
   int64_t axis = normalizeAxes({intAttr(node, "axis", 0)}, type.getRank())[0];
   int64_t dim = type.getDimSize(axis), i = index->ints[0];
+  if (ShapedType::isDynamic(dim))
+    fail("a constant index along the batch axis is not supported");
   if (i < -dim || i >= dim)
     fail("index " + std::to_string(i) + " is out of range for dim " +
          std::to_string(axis) + " of size " + std::to_string(dim));
