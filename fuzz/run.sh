@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of a libFuzzer build (tools/setup.sh fuzz) for a
-# bounded time:  fuzz/run.sh BUILD_DIR SECONDS [TARGET...]
+# Runs every fuzz target of a libFuzzer build (tools/setup.sh fuzz):
+#   fuzz/run.sh BUILD_DIR SECONDS [TARGET...]   each for SECONDS; what it
+#       learns is kept in BUILD_DIR/fuzz-corpus/TARGET for the next run
+#   fuzz/run.sh BUILD_DIR ci [TARGET...]        each for the number of inputs
+#       fuzz/ci-runs gives it, from an empty learned corpus: what CI runs
 # Each starts from its seeds (fuzz/corpus/TARGET) and every input that ever
-# failed (fuzz/regressions/TARGET); what it learns is kept in
-# BUILD_DIR/fuzz-corpus/TARGET for the next run. A finding is written to
+# failed (fuzz/regressions/TARGET), from a fixed seed. A finding is written to
 # BUILD_DIR/fuzz-findings/TARGET/ and fails the run: fix it, then copy the
 # input into fuzz/regressions/TARGET/, which ctest replays on every build.
 set -uo pipefail
 
 fuzz=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-build=${1:?usage: fuzz/run.sh BUILD_DIR SECONDS [TARGET...]}
-seconds=${2:?usage: fuzz/run.sh BUILD_DIR SECONDS [TARGET...]}
+usage="usage: fuzz/run.sh BUILD_DIR SECONDS|ci [TARGET...]"
+build=${1:?$usage}
+budget=${2:?$usage}
 shift 2
+if [[ $budget != ci && ! $budget =~ ^[0-9]+$ ]]; then
+  echo "$usage" >&2
+  exit 2
+fi
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(onnx-import onnx-compile plan-loader checkpoint npy idx)
@@ -28,16 +35,28 @@ export TMPDIR=$scratch
 
 failed=()
 for target in "${targets[@]}"; do
-  corpus=$build/fuzz-corpus/$target
   findings=$build/fuzz-findings/$target
-  mkdir -p "$corpus" "$findings"
   log=$build/fuzz-$target.log
-  echo "fuzz: $target for ${seconds}s (log: $log)"
+  if [[ $budget == ci ]]; then
+    runs=$(awk -v t="$target" '$1 == t {print $2}' "$fuzz/ci-runs")
+    if [[ -z $runs ]]; then
+      echo "fuzz: $target has no count in $fuzz/ci-runs" >&2
+      exit 2
+    fi
+    limits=(-runs="$runs" -max_total_time=300)
+    corpus=$scratch/corpus-$target
+    echo "fuzz: $target for $runs inputs (log: $log)"
+  else
+    limits=(-max_total_time="$budget")
+    corpus=$build/fuzz-corpus/$target
+    echo "fuzz: $target for ${budget}s (log: $log)"
+  fi
+  mkdir -p "$corpus" "$findings"
   # -timeout: an input that takes 10 s is a hang; -rss_limit_mb: one that
   # needs 2 GiB is unbounded allocation from a small file.
   # A fixed seed: a run explores what the same run explored before, so
   # CI repeats what was checked here and a new finding comes from a change.
-  if "$build/bin/dpc-fuzz-$target" -max_total_time="$seconds" -timeout=10 \
+  if "$build/bin/dpc-fuzz-$target" "${limits[@]}" -timeout=10 \
     -seed="${DPC_FUZZ_SEED:-1}" \
     -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$findings/" "$corpus" "$fuzz/corpus/$target" \

@@ -11,10 +11,11 @@
 #   tools/setup.sh sanitize  install, build with ASan and UBSan (every
 #                          finding fatal) into a build directory of its
 #                          own, run the whole test suite there
-#   tools/setup.sh fuzz [SECONDS]  install clang, build the fuzz targets
+#   tools/setup.sh fuzz [SECONDS|ci]  install clang, build the fuzz targets
 #                          (fuzz/: libFuzzer, ASan, UBSan) into a build
 #                          directory of their own, run each for SECONDS
-#                          (default 60) from its seeds and regressions
+#                          (default 60), or for fuzz/ci-runs' inputs (ci),
+#                          from its seeds and regressions
 #
 # DPC_BUILD_DIR overrides the build directory (default: <repo>/build;
 # <repo>/build-sanitize for sanitize, <repo>/build-fuzz for fuzz).
@@ -143,7 +144,7 @@ fuzz)
   bash "$root/fuzz/run.sh" "$build" "${2:-60}"
   ;;
 *)
-  echo "usage: tools/setup.sh [demo|test|build|sanitize|fuzz [SECONDS]]" >&2
+  echo "usage: tools/setup.sh [demo|test|build|sanitize|fuzz [SECONDS|ci]]" >&2
   exit 2
   ;;
 esac

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Runs the CUDA backend's checks on a GPU machine from tools/gpu/pack.sh's
+# bundle: the GPU unit tests, test/reference/cuda.test's checks, every zoo
+# model's one-step check against PyTorch's float64 step on cuda:0, training
+# on Fashion-MNIST against the CPU, and compute-sanitizer where it works.
+# Prints one summary line per check; exit 1 when any failed.
+#
+#   tools/gpu/check.sh [BUNDLE]     # default .gpu; LOG=FILE tees the output
+set -uo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+bundle=$(cd "${1:-$src/.gpu}" && pwd)
+work=$(mktemp -d)
+tar -C "$work" -xJf "$bundle/runtime.tar.xz"
+tar -C "$work" -xJf "$bundle/plans.tar.xz"
+# The machine's own cuBLAS, cuDNN and NCCL: a toolkit's, or pip's wheels.
+libdirs=$work/lib
+for name in libcublas.so.13 libcudnn.so.9 libnccl.so.2; do
+  found=$(find /usr/local /usr/lib /opt -name "$name" 2>/dev/null | head -1)
+  [[ -n $found ]] && libdirs=$libdirs:$(dirname "$found") ||
+    echo "check.sh: $name not found on this machine"
+done
+export LD_LIBRARY_PATH=$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$work/bin:$PATH
+plans=$work/plans data=$bundle/data
+failed=0
+check() { # NAME TIMEOUT COMMAND...: runs it, prints "ok|FAILED NAME (s)"
+  local name=$1 limit=$2; shift 2
+  local t0=$SECONDS log=$work/$name.log
+  timeout "$limit" "$@" >"$log" 2>&1; local rc=$?
+  if ((rc == 0)); then echo "ok      $name ($((SECONDS - t0)) s)"
+  else echo "FAILED  $name (exit $rc, $((SECONDS - t0)) s)"; tail -15 "$log" | sed 's/^/    /'; failed=1; fi
+}
+expect() { # NAME PATTERN FILE: the check's log holds PATTERN
+  grep -q -- "$2" "$work/$1.log" || { echo "FAILED  $1: no '$2'"; failed=1; }
+}
+
+nvidia-smi -L
+check probe 60 dpc-cuda-probe && cat "$work/probe.log"
+check unit-tests 150 dpc_cuda_test --gtest_brief=1
+grep -E "PASSED|SKIPPED|FAILED" "$work/unit-tests.log" | head -20
+
+check ref-mlp 120 dpc-check-reference "$plans/ref-mlp.plan" "$src/test/reference/mlp" --lr 0.1 --tolerance 1e-4
+expect ref-mlp "4 parameters compared: all match"
+check ref-lenet 120 dpc-check-reference "$plans/ref-lenet.plan" "$src/test/reference/lenet" --lr 0.1 --tolerance 1e-4
+expect ref-lenet "10 parameters compared: all match"
+npy=("$data/images.npy" "$data/labels.npy")
+check lenet-5-steps 120 dpc-compare-plans "$plans/lenet-cpu.plan" "$plans/lenet-cuda.plan" "${npy[@]}" --batch 12 --steps 5 --tolerance 1e-4
+expect lenet-5-steps "all match"
+check mlp-adamw-5-steps 120 dpc-compare-plans "$plans/mlp-adamw-cpu.plan" "$plans/mlp-adamw-cuda.plan" "${npy[@]}" --batch 12 --steps 5 --lr 0.01 --tolerance 1e-3
+expect mlp-adamw-5-steps "all match"
+echo "    worst $(sort -k4 -g "$work/mlp-adamw-5-steps.log" | grep "relative error" | tail -1)"
+# ResNet-18 after a step: batch norm's bias gradients are sums that cancel,
+# so correct plans with different convolution algorithms differ by up to
+# 2e-2 there (the CPU's direct against its Winograd, printed first).
+check resnet18-cpu-algorithms 180 dpc-compare-plans "$plans/r18-cpu-direct.plan" "$plans/r18-cpu.plan" "${npy[@]}" --batch 12 --steps 1 --tolerance 5e-2 --init kaiming
+check resnet18-1-step 180 dpc-compare-plans "$plans/r18-cpu.plan" "$plans/r18-cuda.plan" "${npy[@]}" --batch 12 --steps 1 --tolerance 5e-2 --init kaiming
+expect resnet18-1-step "90 tensors compared after 1 steps: all match"
+for c in resnet18-cpu-algorithms resnet18-1-step; do
+  echo "    $c: worst $(sort -k4 -g "$work/$c.log" | grep "relative error" | tail -1)"
+done
+timeout 60 dpc-run "$plans/far.plan" --data "idx:$data/t10k-images-idx3-ubyte.gz,$data/t10k-labels-idx1-ubyte.gz" >"$work/far.log" 2>&1
+if [[ $? == 1 ]] && grep -q "device 'cuda:63' is not available" "$work/far.log"; then echo "ok      far-device"
+else echo "FAILED  far-device"; cat "$work/far.log"; failed=1; fi
+
+for p in "$plans"/zoo-*.plan; do
+  m=${p##*/zoo-}; m=${m%.plan}
+  check "zoo-$m" 60 dpc-check-reference "$p" "$src/test/reference/zoo/$m" --init hash:0 --spread 2
+  expect "zoo-$m" "parameters compared: all match"
+  grep -h "spread\|loss" "$work/zoo-$m.log" | head -3 | sed 's/^/    /'
+done
+
+fm="idx:$data/t10k-images-idx3-ubyte.gz,$data/t10k-labels-idx1-ubyte.gz,$data/t10k-images-idx3-ubyte.gz,$data/t10k-labels-idx1-ubyte.gz"
+for m in mlp256 lenet256; do
+  for d in cpu cuda; do
+    check "train-$m-$d" 90 dpc-run "$plans/$m-$d.plan" --data "$fm" --epochs 2 --seed 5 --metrics "$work/$m-$d.jsonl"
+    grep -h "epoch 2/2\|images/s" "$work/train-$m-$d.log" | tail -2 | sed 's/^/    /'
+  done
+done
+# The MLP's epochs equal the CPU's to 1e-3; LeNet's and ResNet-18's
+# trajectories part after a few hundred steps (summation orders differ, and
+# so do the CPU's own algorithms): they must train.
+check train-mlp256-same 30 python3 "$src/test/tools/dpc/Inputs/check_metrics.py" "$work/mlp256-cuda.jsonl" --epochs 2 --loss-decreases --same-as "$work/mlp256-cpu.jsonl" --rtol 1e-3
+check train-lenet256-learns 30 python3 "$src/test/tools/dpc/Inputs/check_metrics.py" "$work/lenet256-cuda.jsonl" --epochs 2 --loss-decreases
+for d in cpu cuda; do
+  check "train-r18-$d" 120 dpc-run "$plans/r18b256-$d.plan" --data "$fm" --train-subset 2048 --test-subset 512 --epochs 2 --seed 5 --init kaiming --metrics "$work/r18-$d.jsonl"
+  grep -h "epoch 2/2\|images/s" "$work/train-r18-$d.log" | tail -2 | sed 's/^/    /'
+done
+check train-r18-learns 30 python3 "$src/test/tools/dpc/Inputs/check_metrics.py" "$work/r18-cuda.jsonl" --epochs 2 --loss-decreases
+check train-r18-cuda-full 90 dpc-run "$plans/r18b256-cuda.plan" --data "$fm" --epochs 3 --seed 5 --init kaiming
+grep -h "epoch\|images/s\|accuracy" "$work/train-r18-cuda-full.log" | tail -5 | sed 's/^/    /'
+
+if command -v compute-sanitizer >/dev/null; then
+  check sanitize-memcheck 150 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 dpc_cuda_test --gtest_brief=1 --gtest_filter='CudaStream*:CudaPlan*'
+  check sanitize-racecheck 90 compute-sanitizer --tool racecheck --error-exitcode 9 dpc-compare-plans "$plans/lenet-cpu.plan" "$plans/lenet-cuda.plan" "${npy[@]}" --batch 12 --steps 2 --tolerance 1e-4
+  check sanitize-initcheck 120 compute-sanitizer --tool initcheck --report-api-errors no --error-exitcode 9 dpc-run "$plans/lenet256-cuda.plan" --data "$fm" --steps 3 --epochs 1 --quiet
+  check sanitize-train 90 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 dpc-run "$plans/lenet256-cuda.plan" --data "$fm" --steps 3 --epochs 1 --quiet
+fi
+[[ -n ${LOG_DIR:-} ]] && cp "$work"/*.log "$LOG_DIR"/ 2>/dev/null
+exit $failed
