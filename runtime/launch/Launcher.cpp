@@ -2,6 +2,7 @@
 
 #include "runtime/launch/Launcher.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -70,6 +71,38 @@ std::string describeStatus(int status) {
 
 bool failed(int status) {
   return WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
+}
+
+/// A worker that ended, as waitpid reported it.
+struct WorkerExit {
+  int rank;
+  pid_t pid;
+  int status;
+};
+
+/// Names the failures the launcher found at one look, the likeliest cause
+/// first. waitpid hands zombies back in the order the workers were started,
+/// not the order they ended, and a rank that loses a peer exits on its own
+/// within milliseconds, so the two are often found together: a worker ended
+/// by a signal did not react to a lost peer (the launcher sends none before
+/// it stops the group), so it comes first; then the lowest rank.
+std::string describeFailures(std::vector<WorkerExit> failures) {
+  std::sort(failures.begin(), failures.end(),
+            [](const WorkerExit &a, const WorkerExit &b) {
+              bool aSignalled = WIFSIGNALED(a.status);
+              bool bSignalled = WIFSIGNALED(b.status);
+              if (aSignalled != bSignalled)
+                return aSignalled;
+              return a.rank < b.rank;
+            });
+  std::string line;
+  for (const WorkerExit &exit : failures) {
+    if (!line.empty())
+      line += "; also ";
+    line += "rank " + std::to_string(exit.rank) + " (pid " +
+            std::to_string(exit.pid) + ") " + describeStatus(exit.status);
+  }
+  return line;
 }
 
 } // namespace
@@ -245,6 +278,9 @@ Attempt runWorkers(const LaunchOptions &options, std::vector<char *> &argv,
                      static_cast<int64_t>(options.graceSeconds * 1000));
       }
     }
+    // Every worker that ended since the last look; the failures among
+    // them, unless the launcher is stopping the group anyway.
+    std::vector<WorkerExit> failures;
     int status;
     pid_t pid;
     while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
@@ -252,22 +288,24 @@ Attempt runWorkers(const LaunchOptions &options, std::vector<char *> &argv,
         if (workers[local] != pid || !running[local])
           continue;
         running[local] = false;
-        if (!failed(status) || stopping)
-          break;
-        int rank = options.nodeRank * options.nprocPerNode + local;
-        err << "dpc launch: rank " << rank << " (pid " << pid << ") "
-            << describeStatus(status);
-        if (alive() > 0)
-          err << "; stopping the other " << alive() << " worker"
-              << (alive() == 1 ? "" : "s");
-        err << std::endl;
-        attempt = {1, true}; // as torchrun: the line above says why
-        stopping = true;
-        signalAll(SIGTERM);
-        killAt = std::chrono::steady_clock::now() +
-                 std::chrono::milliseconds(
-                     static_cast<int64_t>(options.graceSeconds * 1000));
+        if (failed(status) && !stopping)
+          failures.push_back(
+              {options.nodeRank * options.nprocPerNode + local, pid, status});
+        break;
       }
+    }
+    if (!failures.empty()) {
+      err << "dpc launch: " << describeFailures(failures);
+      if (alive() > 0)
+        err << "; stopping the other " << alive() << " worker"
+            << (alive() == 1 ? "" : "s");
+      err << std::endl;
+      attempt = {1, true}; // as torchrun: the line above says why
+      stopping = true;
+      signalAll(SIGTERM);
+      killAt = std::chrono::steady_clock::now() +
+               std::chrono::milliseconds(
+                   static_cast<int64_t>(options.graceSeconds * 1000));
     }
     if (stopping && std::chrono::steady_clock::now() >= killAt)
       signalAll(SIGKILL);

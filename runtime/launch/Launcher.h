@@ -6,8 +6,9 @@
 // rest of the environment, GLOO_SOCKET_IFNAME or NCCL_SOCKET_IFNAME say,
 // passes through), forwards SIGINT and SIGTERM to them, and waits. When a
 // worker fails (a non-zero exit or a signal), it names the worker's rank
-// and status, stops the others (SIGTERM, then SIGKILL after a grace
-// period) and exits with status 1 (128 + the signal when the launcher
+// and status (several found ended at once: a signalled one first, as the
+// others likely exited on losing it), stops the others (SIGTERM, then
+// SIGKILL after a grace period) and exits with status 1 (128 + the signal when the launcher
 // itself was interrupted). With --max-restarts K it starts them all again
 // instead, up to K times, as torchrun does. Workers never outlive the
 // launcher: each asks the kernel for SIGKILL when its parent dies
