@@ -20,6 +20,19 @@ config.substitutions.append(("%dpc_src", config.dpc_src_root))
 config.substitutions.append(
     ("%kill_in_write",
      os.path.join(config.dpc_obj_root, "lib", "libdpc_kill_in_write.so")))
+
+
+def asan_options(*extra):
+    """ASAN_OPTIONS=... with the caller's options (the sanitizer suite's
+    abort_on_error, say) kept and `extra` appended."""
+    return "ASAN_OPTIONS=" + ":".join(
+        filter(None, [os.environ.get("ASAN_OPTIONS")] + list(extra)))
+
+
+# For `env %preload_asan_options LD_PRELOAD=...`: in a sanitizer build ASan
+# refuses to start after a preloaded library unless told not to check.
+config.substitutions.append(
+    ("%preload_asan_options", asan_options("verify_asan_link_order=0")))
 config.substitutions.append(("%model_python", config.dpc_model_python))
 config.substitutions.append(
     ("%make_models", config.dpc_model_python + " " +
@@ -87,10 +100,8 @@ asan_runtime = getattr(config, "dpc_asan_runtime", "")
 python_asan_ok = True
 if "address" in getattr(config, "dpc_sanitize", ""):
     if os.path.isabs(asan_runtime) and os.path.exists(asan_runtime):
-        python_env += "LD_PRELOAD=%s ASAN_OPTIONS=%s " % (
-            asan_runtime,
-            ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"),
-                                   "detect_leaks=0"])))
+        python_env += "LD_PRELOAD=%s %s " % (asan_runtime,
+                                             asan_options("detect_leaks=0"))
     else:
         python_asan_ok = False
         lit_config.note("Python module tests (REQUIRES: dpc-python) skipped: "
