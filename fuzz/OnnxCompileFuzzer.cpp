@@ -10,24 +10,22 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontend/onnx/ONNXImporter.h"
 #include "runtime/plan/PlanLoader.h"
 #include "tools/CompilePipeline.h"
 #include "tools/Registration.h"
 
 #include "fuzz/FuzzInput.h"
+#include "fuzz/FuzzModel.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <cstdio>
 #include <cstdlib>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::string path = dpc::fuzz::writeScratchFile("model.onnx", data, size);
   mlir::DialectRegistry registry;
   dpc::registerAllDialects(registry);
   // A context per input, threading off: see OnnxImportFuzzer.cpp.
@@ -41,17 +39,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   });
 
-  std::string error;
+  std::string path;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      dpc::frontend::importONNXFile(path, context, error);
-  if (!module) {
-    dpc::fuzz::checkErrorLine(error, "");
+      dpc::fuzz::importModel(data, size, context, path);
+  if (!module)
     return 0;
-  }
-  if (mlir::failed(mlir::verify(*module))) {
-    std::fprintf(stderr, "dpc fuzz: the imported module does not verify\n");
-    std::abort();
-  }
   dpc::PipelineOptions pipeline;
   pipeline.batch = 3;
   pipeline.training = pipeline.partitions = pipeline.lowers = true;
@@ -66,6 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     return 0;
   }
+  std::string error;
   mlir::FailureOr<std::vector<uint8_t>> plan =
       dpc::buildModelPlan(*module, path, pipeline.batch, "fuzz", error);
   if (mlir::failed(plan)) {
