@@ -1491,24 +1491,33 @@ Value Importer::constantRows(Value table, const KnownTensor &ids) {
 }
 
 void Importer::importDiv(const onnx::NodeProto &node) {
-  // By a constant (GELU's x / sqrt(2), attention's scaling): times its
-  // reciprocal, which rounds within an ulp of the quotient. By a tensor:
-  // times nn.reciprocal of it, whose gradient gives the divisor's.
+  // By a constant (GELU's x / sqrt(2), attention's scaling, a per-channel
+  // normalization): times its reciprocal, of the divisor's shape, which
+  // rounds within an ulp of the quotient. By a tensor: times
+  // nn.reciprocal of it, whose gradient gives the divisor's.
   const KnownTensor *divisor = knownValue(node.input(1));
   if (!divisor) {
     Value reciprocal = create<nn::ReciprocalOp>(operand(node, 1));
     define(node, 0, create<nn::MulOp>({operand(node, 0), reciprocal}));
     return;
   }
-  if (!divisor->isFloat() || divisor->getNumElements() != 1)
-    fail("only division by a tensor or a constant scalar is supported");
-  double value = divisor->floats[0];
-  if (value == 0 || !std::isfinite(value))
-    fail("division by " + std::to_string(value));
-  float reciprocal = 1.f / static_cast<float>(value);
-  auto type = RankedTensorType::get({}, builder.getF32Type());
+  if (!divisor->isFloat())
+    fail("only division by a tensor or a floating-point constant is "
+         "supported");
+  SmallVector<float> reciprocals;
+  for (double value : divisor->floats) {
+    if (value == 0 || !std::isfinite(value))
+      fail("division by " + std::to_string(value));
+    reciprocals.push_back(1.f / static_cast<float>(value));
+  }
+  // One value is a scalar whatever its dims (the exporters write [] or [1]).
+  SmallVector<int64_t> dims;
+  if (reciprocals.size() != 1)
+    dims.assign(divisor->dims.begin(), divisor->dims.end());
+  auto type = RankedTensorType::get(dims, builder.getF32Type());
   Value constant = create<nn::ConstantOp>(
-      {}, {named("value", DenseElementsAttr::get(type, reciprocal))});
+      {},
+      {named("value", DenseElementsAttr::get(type, ArrayRef(reciprocals)))});
   define(node, 0, create<nn::MulOp>({operand(node, 0), constant}));
 }
 

@@ -168,6 +168,11 @@ MODELS = {
                           kernel_shape=[1, 1, 1])],
         [x(("batch", 1, 2, 2, 2))], [y(("batch", 1, 2, 2, 2))],
         [weight("w", (1, 1, 1, 1, 1))]),
+    # Division by a constant tensor holding a zero.
+    "div_zero": model(
+        [constant("d", np.array([2.0, 0.0, 1.0, 1.0], np.float32)),
+         helper.make_node("Div", ["x", "d"], ["y"], name="div_1")],
+        [x()], [y()]),
     # A run-time tensor cast to another type (no kernel converts one).
     "cast_tensor": model(
         [helper.make_node("Cast", ["x"], ["i"], name="to_int",

@@ -125,6 +125,14 @@ MODELS = {
          helper.make_node("Sqrt", ["rf"], ["c"]),
          helper.make_node("Add", ["x", "c"], ["y"])],
         ["batch", 2], ["batch", 2]),
+    # Division by a constant tensor (a per-channel scale): times the
+    # reciprocals, which are exact here.
+    "div_constant_tensor": model(
+        [helper.make_node("Constant", [], ["d"],
+                          value=numpy_helper.from_array(
+                              np.array([2.0, 4.0, 0.5], np.float32), "d")),
+         helper.make_node("Div", ["x", "d"], ["y"])],
+        ["batch", 3], ["batch", 3]),
 }
 
 
