@@ -1633,8 +1633,7 @@ void Importer::checkSoftmaxRowsKept(Value probabilities) {
       continue;
     auto mask = dyn_cast<DenseElementsAttr>(constant.getValue());
     auto maskType = cast<RankedTensorType>(constant.getType());
-    if (!mask || maskType.getRank() == 0 ||
-        !isa<FloatType>(maskType.getElementType()))
+    if (!mask || maskType.getRank() == 0 || !maskType.getElementType().isF32())
       continue;
     // Rows of the softmax's last dim; a mask dim of 1 there broadcasts.
     int64_t width = maskType.getShape().back();
@@ -1993,11 +1992,12 @@ void Importer::importCast(const onnx::NodeProto &node) {
   // Casts of known values fold before this; no other cast has a kernel.
   int32_t to = static_cast<int32_t>(intAttr(node, "to", 0));
   int32_t from = onnxTypeOf(node.input(0));
-  if (to != from)
-    fail("only a cast of a run-time tensor to its own type is supported "
-         "(" +
-         onnx::TensorProto::DataType_Name(from) + " to " +
-         onnx::TensorProto::DataType_Name(to) + ")");
+  if (to != from) {
+    std::string types = onnx::TensorProto::DataType_Name(from) + " to " +
+                        onnx::TensorProto::DataType_Name(to);
+    fail("only a cast of a run-time tensor to its own type is supported (" +
+         types + ")");
+  }
   define(node, 0, operand(node, 0));
 }
 
