@@ -42,8 +42,10 @@
 // The rows count a step's global batch, the sum of its replicas' shares:
 // every replica, and a one-device plan of the same batch, choose alike,
 // and N devices still train like one. With `precision=auto` a call the
-// bf16 rules pick stays bf16 (1.6x-2x over f32 on those layers, at least
-// Winograd's gain); a cost file compares all three times.
+// bf16 rules pick stays bf16 (1.3x-1.6x over f32 Winograd on 64 and 128
+// channels), except forward and backward-data with >= 256 channels on
+// enough rows, where Winograd's gain grows past bf16's (winogradBeatsBf16);
+// a cost file compares all three times.
 //
 //===----------------------------------------------------------------------===//
 
@@ -163,6 +165,27 @@ bool winogradPays(StringRef kernel, ex::KernelOp op, int64_t batch) {
   if (kernel == "Conv2dBackwardWeights")
     return channels >= 128 && rows >= 16;
   return channels >= 64 && rows >= 64;
+}
+
+/// Whether f32 Winograd beats bf16 without measured times, on a call both
+/// apply to. Winograd's matrix products grow with the channels and its
+/// weight transform is shared by more rows, while oneDNN 2.6's bf16 direct
+/// kernels lose speed on small images; so with >= 256 channels and enough
+/// rows, forward and backward-data are faster in f32 Winograd
+/// (`dpc-bench-precision --cpu-time`, one thread, nChw16c; bf16 ms / f32
+/// Winograd ms): 256->256 on 7x7 forward 0.90x at 256 rows, 1.19x at 1024;
+/// backward-data 1.24x at 256 rows, 1.32x at 1024; 512->512 on 4x4
+/// forward 0.52x at 64 rows, 1.05x at 256; backward-data 0.82x at 64 rows,
+/// 1.41x at 256. At 128 channels bf16 wins at any batch (128->128 on 14x14
+/// forward 1.6x, backward-data 1.3x-1.4x in bf16's favour), and
+/// backward-weights is level at best (256->256 on 7x7 1.0x at 1024 rows).
+bool winogradBeatsBf16(StringRef kernel, ex::KernelOp op, int64_t batch) {
+  if (kernel == "Conv2dBackwardWeights")
+    return false;
+  ArrayRef<int64_t> weights = dimsOf(op.getIns()[1]);
+  int64_t rows = winogradRows(kernel, op, batch);
+  return std::min(weights[0], weights[1]) >= 256 &&
+         rows >= (kernel == "Conv2dBackwardData" ? 256 : 512);
 }
 
 /// A convolution lowered for cuDNN, which takes bf16 only as bf16 tensors
@@ -287,8 +310,11 @@ struct AssignKernelPrecisionPass
         return best;
       }
     }
-    if (mayBf16 && prefersBf16(op))
+    if (mayBf16 && prefersBf16(op)) {
+      if (mayWinograd && winogradBeatsBf16(name, op, batch))
+        return Choice{/*bf16=*/false, /*winograd=*/true};
       return Choice{/*bf16=*/true, /*winograd=*/false};
+    }
     return Choice{false, mayWinograd && winogradPays(name, op, batch)};
   }
 

@@ -3,8 +3,9 @@
 // Times dpc's own CPU kernels (oneDNN 2.6) in f32 and in bf16 at the zoo's
 // ResNet-18 and LeNet convolution shapes and a few matmuls, every pass:
 // forward, backward-data, backward-weights. The bf16 timings include rounding
-// the f32 operands into bf16 (the kernels' reorders), as a plan runs them. What
-// it prints decides what `dpc compile --precision auto` picks
+// the f32 operands into bf16 (the kernels' reorders), as a plan runs them;
+// convolutions run in the plan's layouts, f32 with the faster of direct and
+// Winograd. What it prints decides what `dpc compile --precision auto` picks
 // (codegen/AssignPrecision.cpp). With `--winograd`, it times the f32 3x3
 // stride-1 convolutions with the direct and the Winograd algorithm instead,
 // activations in nChw16c as planned layouts give them, and names the oneDNN
@@ -87,41 +88,17 @@ void report(const std::string &name, const char *pass, double flops, double f32,
   std::fflush(stdout);
 }
 
-/// What reading a convolution's f32 NCHW input costs before the kernel
-/// runs: the reorder into the layout the f32 primitive picks against the
-/// one into the bf16 primitive's (layout and rounding in one pass). The
-/// difference is what rounding adds to a reorder an f32 plain-layout plan
-/// pays anyway.
-void benchInputReorder(const Conv2dShape &s, int reps) {
-  using dnnl::memory;
-  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  dnnl::stream stream(engine);
-  memory::dims src = {s.n, s.c, s.h, s.w}, weights = {s.k, s.c, s.r, s.s},
-               dst = {s.n, s.k, s.outH(), s.outW()};
-  memory user({src, memory::data_type::f32, memory::format_tag::nchw}, engine);
-  std::vector<float> x = randomVector(s.n * s.c * s.h * s.w, 1);
-  user.set_data_handle(x.data());
-  double t[2];
-  for (int i = 0; i < 2; ++i) {
-    auto type = i ? memory::data_type::bf16 : memory::data_type::f32;
-    auto any = memory::format_tag::any;
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-        {src, type, any}, {weights, type, any},
-        {dst, memory::data_type::f32, any}, {s.strideH, s.strideW}, {0, 0},
-        {s.padTop, s.padLeft}, {s.padBottom, s.padRight});
-    dnnl::convolution_forward::primitive_desc pd(desc, engine);
-    memory blocked(pd.src_desc(), engine);
-    dnnl::reorder reorder(user, blocked);
-    t[i] = timeMs(reps, [&] {
-      reorder.execute(stream, user, blocked);
-      stream.wait();
-    });
-  }
-  std::printf("%-34s %-16s %9.3f %9.3f %6.2f\n", "", "input reorder", t[0],
-              t[1], t[0] / t[1]);
+/// Whether oneDNN has an f32 Winograd kernel for `s` (3x3, stride 1,
+/// dense, one group: codegen/AssignPrecision.cpp's winogradApplies).
+bool winogradApplies(const Conv2dShape &s) {
+  return s.r == 3 && s.s == 3 && s.strideH == 1 && s.strideW == 1 &&
+         s.dilationH == 1 && s.dilationW == 1 && s.groups == 1;
 }
 
+/// f32 against bf16, every pass, as a plan runs them: activations with 16k
+/// channels in nChw16c (codegen/AssignLayouts.cpp), f32 the faster of the
+/// direct and the Winograd algorithm where Winograd applies (what
+/// `--precision auto` chooses between; 'w' marks Winograd's wins).
 void benchConv(KernelContext &ctx, Conv2dShape s, int reps) {
   std::vector<float> x = randomVector(s.n * s.c * s.h * s.w, 1);
   std::vector<float> w = randomVector(s.k * s.c * s.r * s.s, 2);
@@ -133,24 +110,36 @@ void benchConv(KernelContext &ctx, Conv2dShape s, int reps) {
                      std::to_string(s.c) + "->" + std::to_string(s.k) + " " +
                      std::to_string(s.h) + "x" + std::to_string(s.w) + " k" +
                      std::to_string(s.r) + " s" + std::to_string(s.strideH);
-  double t[3][2];
-  for (Precision p : {Precision::F32, Precision::BF16}) {
-    s.precision = p;
-    int i = p == Precision::BF16;
-    t[0][i] = timeMs(reps, [&] {
+  s.blockedX = s.c % 16 == 0;
+  s.blockedY = s.k % 16 == 0;
+  // [pass][f32 direct, bf16, f32 Winograd]
+  double t[3][3] = {};
+  auto time = [&](int variant) {
+    t[0][variant] = timeMs(reps, [&] {
       conv2dForward(ctx, s, x.data(), w.data(), nullptr, y.data());
     });
-    t[1][i] = timeMs(reps, [&] {
+    t[1][variant] = timeMs(reps, [&] {
       conv2dBackwardData(ctx, s, dy.data(), w.data(), dx.data());
     });
-    t[2][i] = timeMs(reps, [&] {
+    t[2][variant] = timeMs(reps, [&] {
       conv2dBackwardWeights(ctx, s, x.data(), dy.data(), dw.data(), nullptr);
     });
+  };
+  time(0);
+  s.precision = Precision::BF16;
+  time(1);
+  s.precision = Precision::F32;
+  bool winograd = winogradApplies(s);
+  if (winograd) {
+    s.algorithm = ConvAlgorithm::Winograd;
+    time(2);
   }
-  report(name, "forward", flops, t[0][0], t[0][1]);
-  report(name, "backward-data", flops, t[1][0], t[1][1]);
-  report(name, "backward-weights", flops, t[2][0], t[2][1]);
-  benchInputReorder(s, reps);
+  const char *passes[] = {"forward", "backward-data", "backward-weights"};
+  for (int p = 0; p < 3; ++p) {
+    bool wins = winograd && t[p][2] < t[p][0];
+    report(name, (passes[p] + std::string(wins ? " w" : "")).c_str(), flops,
+           wins ? t[p][2] : t[p][0], t[p][1]);
+  }
 }
 
 /// Direct against Winograd, f32, every pass, with the implementation

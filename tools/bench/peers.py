@@ -53,8 +53,9 @@ the same rounds, as dpc-base, with the ratio dpc / dpc-base (with --ddp N
 also its `dpc launch` as launch-N-base, beside this build's launch-N and
 dpc-N);
 --baseline-flags "--no-fusion" compiles dpc-base's plans with those flags
-(this build's dpc when --baseline is not given). --no-torch leaves
-PyTorch out.
+(this build's dpc when --baseline is not given): with --baseline-flags
+"--precision auto" and --precision auto, dpc-auto / dpc-base compares two
+builds' auto plans. --no-torch leaves PyTorch out.
 
 --install makes the virtual environment DIR (default build/bench-venv) and
 pip-installs torch, numpy and torchvision into it (several GB: never CI).
@@ -406,7 +407,7 @@ def bench_model(args, model, workdir, script):
     n = args.ddp
     comparisons = [("dpc", "dpc-base"), ("dpc", "eager"), ("dpc", "compile"), ("dpc", "bf16"),
                    *[(f"dpc-{p}", peer) for p in args.precision.split(",")
-                     if p for peer in ("bf16", "compile", "dpc")],
+                     if p for peer in ("bf16", "compile", "dpc", "dpc-base")],
                    (f"launch-{n}", f"ddp-{n}"), (f"launch-{n}", f"dpc-{n}"),
                    (f"launch-{n}-base", f"dpc-{n}"),
                    (f"launch-{n}", f"launch-{n}-base"),
