@@ -406,7 +406,7 @@ def bench_model(args, model, workdir, script):
     n = args.ddp
     comparisons = [("dpc", "dpc-base"), ("dpc", "eager"), ("dpc", "compile"), ("dpc", "bf16"),
                    *[(f"dpc-{p}", peer) for p in args.precision.split(",")
-                     if p for peer in ("bf16", "compile", "dpc")],
+                     if p for peer in ("bf16", "compile", "dpc", "dpc-base")],
                    (f"launch-{n}", f"ddp-{n}"), (f"launch-{n}", f"dpc-{n}"),
                    (f"launch-{n}-base", f"dpc-{n}"),
                    (f"launch-{n}", f"launch-{n}-base"),
