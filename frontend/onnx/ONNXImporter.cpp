@@ -218,6 +218,10 @@ private:
   void importSoftmax(const onnx::NodeProto &node, bool isLog);
   void importConstant(const onnx::NodeProto &node);
   void importIdentity(const onnx::NodeProto &node);
+  void importCast(const onnx::NodeProto &node);
+  bool importNanGuard(const onnx::NodeProto &node);
+  std::pair<Value, Value> elementwiseOperands(const onnx::NodeProto &node);
+  void checkSoftmaxRowsKept(Value probabilities);
   SmallVector<int64_t> spatialPads(const onnx::NodeProto &node);
 
   MLIRContext &ctx;
@@ -253,6 +257,11 @@ private:
     std::optional<KnownTensor> repeated;
   };
   llvm::StringMap<RandomMask> randomMasks;
+  /// IsNaN's outputs, by the name of the tensor each tests: only
+  /// Where(IsNaN(x), c, x) may read them (importNanGuard).
+  llvm::StringMap<std::string> nanTests;
+  /// One sample's constant of a value repeated for each sample, by name.
+  llvm::StringMap<Value> sampleConstants;
   /// LSTM, and the sequence-first views and fills around it.
   frontend::LstmImport lstmImport{*this};
   /// SplitToSequence's parts, for SequenceAt.
@@ -346,6 +355,35 @@ Value Importer::operand(const onnx::NodeProto &node, int i, bool isBuffer) {
   if (i >= node.input_size() || node.input(i).empty())
     fail("missing input " + std::to_string(i));
   return lookup(node.input(i), isBuffer);
+}
+
+std::pair<Value, Value>
+Importer::elementwiseOperands(const onnx::NodeProto &node) {
+  // Known values repeated for each sample (an attention mask made from the
+  // shape) meeting a tensor with the batch in dim 0: one sample's values
+  // broadcast over the batch as they are, with no copy per row and step.
+  auto sampleOf = [&](int i) -> const KnownTensor * {
+    auto it = randomMasks.find(node.input(i));
+    return it == randomMasks.end() || !it->second.repeated
+               ? nullptr
+               : &*it->second.repeated;
+  };
+  for (int i : {0, 1}) {
+    const KnownTensor *sample = sampleOf(i);
+    if (node.input_size() != 2 || !sample || !sample->isFloat() ||
+        sampleOf(1 - i))
+      continue;
+    Value other = operand(node, 1 - i);
+    auto type = cast<RankedTensorType>(other.getType());
+    if (type.getRank() != static_cast<int64_t>(sample->dims.size()) ||
+        !type.isDynamicDim(0) || batchScaleOf(other) != 1)
+      continue;
+    Value &constant = sampleConstants[node.input(i)];
+    if (!constant)
+      constant = materialize(node.input(i), *sample);
+    return i == 0 ? std::pair(constant, other) : std::pair(other, constant);
+  }
+  return {operand(node, 0), operand(node, 1)};
 }
 
 Value Importer::optionalOperand(const onnx::NodeProto &node, int i) {
@@ -1453,24 +1491,33 @@ Value Importer::constantRows(Value table, const KnownTensor &ids) {
 }
 
 void Importer::importDiv(const onnx::NodeProto &node) {
-  // By a constant (GELU's x / sqrt(2), attention's scaling): times its
-  // reciprocal, which rounds within an ulp of the quotient. By a tensor:
-  // times nn.reciprocal of it, whose gradient gives the divisor's.
+  // By a constant (GELU's x / sqrt(2), attention's scaling, a per-channel
+  // normalization): times its reciprocal, of the divisor's shape, which
+  // rounds within an ulp of the quotient. By a tensor: times
+  // nn.reciprocal of it, whose gradient gives the divisor's.
   const KnownTensor *divisor = knownValue(node.input(1));
   if (!divisor) {
     Value reciprocal = create<nn::ReciprocalOp>(operand(node, 1));
     define(node, 0, create<nn::MulOp>({operand(node, 0), reciprocal}));
     return;
   }
-  if (!divisor->isFloat() || divisor->getNumElements() != 1)
-    fail("only division by a tensor or a constant scalar is supported");
-  double value = divisor->floats[0];
-  if (value == 0 || !std::isfinite(value))
-    fail("division by " + std::to_string(value));
-  float reciprocal = 1.f / static_cast<float>(value);
-  auto type = RankedTensorType::get({}, builder.getF32Type());
+  if (!divisor->isFloat())
+    fail("only division by a tensor or a floating-point constant is "
+         "supported");
+  SmallVector<float> reciprocals;
+  for (double value : divisor->floats) {
+    if (value == 0 || !std::isfinite(value))
+      fail("division by " + std::to_string(value));
+    reciprocals.push_back(1.f / static_cast<float>(value));
+  }
+  // One value is a scalar whatever its dims (the exporters write [] or [1]).
+  SmallVector<int64_t> dims;
+  if (reciprocals.size() != 1)
+    dims.assign(divisor->dims.begin(), divisor->dims.end());
+  auto type = RankedTensorType::get(dims, builder.getF32Type());
   Value constant = create<nn::ConstantOp>(
-      {}, {named("value", DenseElementsAttr::get(type, reciprocal))});
+      {},
+      {named("value", DenseElementsAttr::get(type, ArrayRef(reciprocals)))});
   define(node, 0, create<nn::MulOp>({operand(node, 0), constant}));
 }
 
@@ -1550,6 +1597,53 @@ void Importer::importWhere(const onnx::NodeProto &node) {
       {}, {named("value", DenseElementsAttr::get(type, ArrayRef(fill)))});
   Value kept = create<nn::MulOp>({input, keepConstant});
   define(node, 0, create<nn::AddOp>({kept, fillConstant}));
+}
+
+bool Importer::importNanGuard(const onnx::NodeProto &node) {
+  // Where(IsNaN(p), 0, p) on p = softmax(scores + mask): PyTorch's
+  // scaled_dot_product_attention zeroes the rows its mask removes entirely
+  // (all -inf, a NaN softmax). Where the mask is known and leaves every row
+  // an entry, p has no NaN for finite scores and the guard is p itself.
+  auto test = nanTests.find(node.input(0));
+  if (node.input_size() != 3 || test == nanTests.end())
+    return false;
+  if (test->second != node.input(2) || !knownValue(node.input(1)))
+    fail("only Where(IsNaN(x), c, x) is supported");
+  Value probabilities = operand(node, 2);
+  checkSoftmaxRowsKept(probabilities);
+  define(node, 0, probabilities);
+  return true;
+}
+
+void Importer::checkSoftmaxRowsKept(Value probabilities) {
+  auto softmax = probabilities.getDefiningOp<nn::SoftmaxOp>();
+  if (!softmax)
+    fail("Where(IsNaN(x), c, x) is supported only on a softmax");
+  auto type = cast<RankedTensorType>(softmax.getType());
+  auto add = softmax.getInput().getDefiningOp<nn::AddOp>();
+  if (!add)
+    return; // finite scores, no mask: no row is all -inf
+  if (static_cast<int64_t>(softmax.getAxis()) != type.getRank() - 1)
+    fail("Where(IsNaN(x), c, x) is supported on a softmax over the last dim");
+  for (Value term : add->getOperands()) {
+    if (auto rows = term.getDefiningOp<nn::BroadcastRowsOp>())
+      term = rows.getInput();
+    auto constant = term.getDefiningOp<nn::ConstantOp>();
+    if (!constant)
+      continue;
+    auto mask = dyn_cast<DenseElementsAttr>(constant.getValue());
+    auto maskType = cast<RankedTensorType>(constant.getType());
+    if (!mask || maskType.getRank() == 0 || !maskType.getElementType().isF32())
+      continue;
+    // Rows of the softmax's last dim; a mask dim of 1 there broadcasts.
+    int64_t width = maskType.getShape().back();
+    SmallVector<float> values(mask.getValues<float>());
+    for (size_t row = 0; row < values.size(); row += width)
+      if (llvm::all_of(ArrayRef(values).slice(row, width),
+                       [](float v) { return std::isinf(v) && v < 0; }))
+        fail("the attention mask removes every entry of a row, which "
+             "PyTorch's softmax guard zeroes and dpc does not support");
+  }
 }
 
 void Importer::importPow(const onnx::NodeProto &node) {
@@ -1892,6 +1986,21 @@ void Importer::importIdentity(const onnx::NodeProto &node) {
       source != initialValueSource.end() ? source->second : input;
 }
 
+void Importer::importCast(const onnx::NodeProto &node) {
+  // A run-time tensor cast to the type it has (Transformers' GPT-2 casts its
+  // position embeddings to the float type they already have): the identity.
+  // Casts of known values fold before this; no other cast has a kernel.
+  int32_t to = static_cast<int32_t>(intAttr(node, "to", 0));
+  int32_t from = onnxTypeOf(node.input(0));
+  if (to != from) {
+    std::string types = onnx::TensorProto::DataType_Name(from) + " to " +
+                        onnx::TensorProto::DataType_Name(to);
+    fail("only a cast of a run-time tensor to its own type is supported (" +
+         types + ")");
+  }
+  define(node, 0, operand(node, 0));
+}
+
 void Importer::importNode(const onnx::NodeProto &node, int index) {
   std::string label =
       node.name().empty() ? "#" + std::to_string(index) : node.name();
@@ -1937,8 +2046,15 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       importDiv(node);
     } else if (op == "Pow") {
       importPow(node);
+    } else if (op == "IsNaN") {
+      nanTests[node.output(0)] = node.input(0);
+      unavailable[node.output(0)] =
+          "value '" + node.output(0) +
+          "' (IsNaN) is read other than by Where(IsNaN(x), c, x) on a "
+          "softmax, which dpc does not support";
     } else if (op == "Where") {
-      importWhere(node);
+      if (!importNanGuard(node))
+        importWhere(node);
     } else if (op == "Sub") {
       // a + (-1 b): exactly a - b in IEEE arithmetic.
       auto scalar = RankedTensorType::get({}, builder.getF32Type());
@@ -1970,9 +2086,11 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
                  {named("tanh_approximation",
                         builder.getBoolAttr(approximate == "tanh"))}));
     } else if (op == "Add") {
-      define(node, 0, create<nn::AddOp>({operand(node, 0), operand(node, 1)}));
+      auto [lhs, rhs] = elementwiseOperands(node);
+      define(node, 0, create<nn::AddOp>({lhs, rhs}));
     } else if (op == "Mul") {
-      define(node, 0, create<nn::MulOp>({operand(node, 0), operand(node, 1)}));
+      auto [lhs, rhs] = elementwiseOperands(node);
+      define(node, 0, create<nn::MulOp>({lhs, rhs}));
     } else if (op == "AveragePool" || op == "MaxPool") {
       importPool(node, op == "MaxPool");
     } else if (op == "ReduceMean" || op == "ReduceSum") {
@@ -2003,6 +2121,8 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
       importSoftmax(node, op == "LogSoftmax");
     } else if (op == "Identity") {
       importIdentity(node);
+    } else if (op == "Cast") {
+      importCast(node);
     } else if (op == "Constant") {
       importConstant(node);
     } else {

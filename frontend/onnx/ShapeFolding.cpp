@@ -295,6 +295,36 @@ KnownTensor expand(const KnownTensor &t, const std::vector<int64_t> &shape) {
   return gatherFlat(t, dims, flat);
 }
 
+/// torch.tril / triu of a known matrix (the legacy exporter's causal mask in
+/// scaled_dot_product_attention): the elements off the kept triangle of the
+/// last two dims, shifted by k diagonals, become 0.
+KnownTensor trilu(const onnx::NodeProto &node, const Inputs &inputs) {
+  KnownTensor out = input(inputs, 0);
+  if (out.hasBatch())
+    fail("the matrix depends on the batch size");
+  if (out.dims.size() < 2)
+    fail("Trilu takes a tensor of rank 2 or more");
+  int64_t k = 0;
+  if (inputs.size() > 1 && inputs[1]) {
+    std::vector<int64_t> diagonal = staticInts(*inputs[1], "the diagonal");
+    if (diagonal.size() != 1)
+      fail("the diagonal k must be one integer");
+    k = diagonal[0];
+  }
+  bool upper = intAttr(node, "upper", 1) != 0;
+  int64_t rows = out.dims[out.dims.size() - 2], cols = out.dims.back();
+  for (int64_t i = 0; i < out.getNumElements(); ++i) {
+    int64_t col = i % cols, row = i / cols % rows;
+    if (upper ? col - row >= k : col - row <= k)
+      continue;
+    if (out.isFloat())
+      out.floats[i] = 0;
+    else
+      out.ints[i] = 0;
+  }
+  return out;
+}
+
 KnownTensor constantOfShape(const onnx::NodeProto &node,
                             const std::vector<int64_t> &shape) {
   KnownTensor out;
@@ -599,7 +629,8 @@ bool isFoldable(const std::string &op) {
                                     "GreaterOrEqual",
                                     "And",
                                     "Or",
-                                    "Not"};
+                                    "Not",
+                                    "Trilu"};
   return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
@@ -653,6 +684,8 @@ std::optional<Tensors> foldNode(const onnx::NodeProto &node,
         constantOfShape(node, staticInts(input(inputs, 0), "the shape"))};
   if (op == "Range")
     return Tensors{range(inputs)};
+  if (op == "Trilu")
+    return Tensors{trilu(node, inputs)};
   if (op == "Slice")
     return Tensors{slice(inputs)};
   if (op == "GatherElements")

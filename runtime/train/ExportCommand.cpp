@@ -292,12 +292,12 @@ std::string_view getGraphAtOpset(const plan::OnnxModel &model, int64_t opset,
                  std::to_string(model.opset()) + ")");
 }
 
-/// The model's eval graph with `tensors` as its initializers, at the
-/// model's opset or `opset`.
+/// The model's eval graph with those of `tensors` it reads as its
+/// initializers (their count in `written`), at the model's opset or `opset`.
 std::vector<uint8_t>
 encodeTensorsAsOnnx(const plan::LoadedPlan &loaded,
                     const std::vector<ExportedTensor> &tensors, int64_t opset,
-                    const train::DataForm &form) {
+                    const train::DataForm &form, size_t &written) {
   const std::string &planName = loaded.getName();
   const plan::OnnxModel *model = loaded->onnx_model();
   if (!model)
@@ -333,7 +333,7 @@ encodeTensorsAsOnnx(const plan::LoadedPlan &loaded,
                                           ? "nhwc"
                                           : "nchw"});
   return train::encodeOnnxModel(*model, graph, tensors, opset, planName,
-                                metadata);
+                                metadata, &written);
 }
 
 /// The plan's parameters and buffers, from the checkpoint in `directory`
@@ -396,9 +396,11 @@ int exportCommand(const std::vector<std::string> &args, std::ostream &out,
     std::vector<ExportedTensor> tensors =
         loadExportedTensors(*loaded, options.checkpointDirectory, &form);
     std::vector<uint8_t> bytes;
+    size_t written = tensors.size();
     switch (options.format) {
     case ExportFormat::Onnx:
-      bytes = encodeTensorsAsOnnx(*loaded, tensors, options.opset, form);
+      bytes =
+          encodeTensorsAsOnnx(*loaded, tensors, options.opset, form, written);
       break;
     case ExportFormat::Safetensors:
       bytes = encodeTensorsAsSafetensors(tensors);
@@ -408,7 +410,7 @@ int exportCommand(const std::vector<std::string> &args, std::ostream &out,
       break;
     }
     train::writeFileAtomically(options.outputPath, bytes);
-    out << "exported " << tensors.size() << " tensors to " << options.outputPath
+    out << "exported " << written << " tensors to " << options.outputPath
         << std::endl;
     return 0;
   } catch (const UsageError &error) {

@@ -1,10 +1,12 @@
 //===- OnnxWriter.cpp - a plan's model as an ONNX file --------------------===//
 //
 // Field numbers are onnx.proto's (ModelProto: ir_version 1, graph 7,
-// opset_import 8, metadata_props 14; GraphProto: initializer 5; TensorProto:
-// dims 1, data_type 2, name 8, raw_data 9; OperatorSetIdProto: domain 1,
-// version 2). A message's fields may come in any order, so the recorded
-// bytes are written as they are and the new fields after them.
+// opset_import 8, metadata_props 14; GraphProto: node 1, initializer 5,
+// output 12; NodeProto: input 1, attribute 5; AttributeProto: g 6, graphs
+// 11; ValueInfoProto: name 1; TensorProto: dims 1, data_type 2, name 8,
+// raw_data 9; OperatorSetIdProto: domain 1, version 2). A message's fields may
+// come in any order, so the recorded bytes are written as they are and the new
+// fields after them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <set>
 
 namespace dpc::train {
 
@@ -59,17 +62,70 @@ std::vector<uint8_t> encodeInitializer(const ExportedTensor &tensor) {
   return std::move(writer.bytes);
 }
 
+/// Adds to `names` every value `graph` reads: its nodes' inputs (those of
+/// subgraphs in attributes too) and its outputs. False on malformed bytes.
+bool collectReadNames(std::string_view graph, std::set<std::string> &names) {
+  ProtoReader reader(graph);
+  ProtoField field;
+  while (reader.next(field)) {
+    if (field.number == 12 && field.type == LengthDelimited) {
+      ProtoReader output(field.payload);
+      ProtoField entry;
+      while (output.next(entry))
+        if (entry.number == 1 && entry.type == LengthDelimited)
+          names.insert(std::string(entry.payload));
+      if (output.failed())
+        return false;
+      continue;
+    }
+    if (field.number != 1 || field.type != LengthDelimited)
+      continue;
+    ProtoReader node(field.payload);
+    ProtoField part;
+    while (node.next(part)) {
+      if (part.number == 1 && part.type == LengthDelimited) {
+        names.insert(std::string(part.payload));
+      } else if (part.number == 5 && part.type == LengthDelimited) {
+        ProtoReader attribute(part.payload);
+        ProtoField entry;
+        while (attribute.next(entry))
+          if ((entry.number == 6 || entry.number == 11) &&
+              entry.type == LengthDelimited &&
+              !collectReadNames(entry.payload, names))
+            return false;
+        if (attribute.failed())
+          return false;
+      }
+    }
+    if (node.failed())
+      return false;
+  }
+  return !reader.failed();
+}
+
 } // namespace
 
 std::vector<uint8_t> encodeOnnxModel(const plan::OnnxModel &model,
                                      std::string_view graphBytes,
                                      const std::vector<ExportedTensor> &tensors,
                                      int64_t opset, const std::string &planName,
-                                     const OnnxMetadata &metadata) {
+                                     const OnnxMetadata &metadata,
+                                     size_t *written) {
+  // Only what the graph reads: the plan also holds the constants dpc
+  // folded at import (an attention mask), which the graph computes itself;
+  // onnxruntime would warn about them and drop them.
+  std::set<std::string> read;
+  bool known = collectReadNames(graphBytes, read);
   ProtoWriter graph;
   graph.raw(graphBytes);
+  size_t count = 0;
   for (const ExportedTensor &tensor : tensors)
-    graph.bytesField(5, encodeInitializer(tensor));
+    if (!known || read.count(tensor.name)) {
+      graph.bytesField(5, encodeInitializer(tensor));
+      ++count;
+    }
+  if (written)
+    *written = count;
 
   ProtoWriter opsetImport;
   opsetImport.bytesField(1, std::string());

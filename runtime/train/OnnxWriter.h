@@ -34,15 +34,16 @@ struct ExportedTensor {
 using OnnxMetadata = std::vector<std::pair<std::string, std::string>>;
 
 /// The ONNX model file of `graph` (`model`'s, or an edited copy of it) with
-/// `tensors` as initializers,
-/// importing the default domain at `opset`, with `metadata` added to its
-/// metadata_props. Throws RunError (naming `planName`) if the file would
-/// exceed protobuf's 2 GiB.
+/// those of `tensors` the graph reads as initializers (their count in
+/// `written`, when given), importing the default domain at `opset`, with
+/// `metadata` added to its metadata_props. Throws RunError (naming
+/// `planName`) if the file would exceed protobuf's 2 GiB.
 std::vector<uint8_t> encodeOnnxModel(const plan::OnnxModel &model,
                                      std::string_view graph,
                                      const std::vector<ExportedTensor> &tensors,
                                      int64_t opset, const std::string &planName,
-                                     const OnnxMetadata &metadata = {});
+                                     const OnnxMetadata &metadata = {},
+                                     size_t *written = nullptr);
 
 } // namespace dpc::train
 

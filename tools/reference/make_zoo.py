@@ -6,9 +6,9 @@ mobilenet_v3_small, efficientnet_b0, vgg11_bn, densenet121, squeezenet1_1,
 shufflenet_v2_x0_5, regnet_y_400mf, convnext_tiny, vit_b_16, and four small
 ones: a TransformerEncoder text classifier, an LSTM classifier, an MLP with
 LayerNorm + GELU + Dropout and a CNN with MaxPool + Dropout; beyond them, a
-2-layer bidirectional LSTM, Hugging Face's BERT and a GPT-2-like causal
-language model) at a small input size, in training mode with every dropout
-at p = 0, writes ZOO/MODEL/:
+2-layer bidirectional LSTM, Hugging Face's BERT and GPT-2 and a
+GPT-2-like causal language model) at a small input size, in training mode
+with every dropout at p = 0, writes ZOO/MODEL/:
 
   dynamo.onnx   torch.onnx.export's default exporter (IR 10, opset 18+)
   legacy.onnx   dynamo=False, opset 17, do_constant_folding=False
@@ -179,9 +179,8 @@ class CausalLm(nn.Module):
     pre-norm blocks with a causal mask, a final LayerNorm and the LM head
     tied to the token embedding. dpc's loss takes one label per sample, so
     the step trains the next token after the sequence: cross-entropy of the
-    last position's logits over the vocabulary. Transformers' own
-    GPT2LMHeadModel does not export this way (its mask code: see
-    zoo.test)."""
+    last position's logits over the vocabulary. gpt2_hf is Transformers'
+    own GPT2LMHeadModel."""
 
     def __init__(self, width=32, heads=4, layers=2):
         super().__init__()
@@ -252,6 +251,34 @@ def bert_tiny():
     return BertLogits(transformers.BertForSequenceClassification(config))
 
 
+class Gpt2LastLogits(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, tokens):
+        return self.model(input_ids=tokens).logits[:, -1]
+
+
+def gpt2_hf():
+    """Hugging Face's own GPT2LMHeadModel (the transformers package): 2
+    layers of width 32, 2 heads, vocabulary 100, 16 positions, every
+    dropout off, the LM head tied to the token embedding, and the default
+    attention (scaled_dot_product_attention, as users get it). In forward
+    it makes its position ids (an arange over the sequence) and causal mask
+    (a comparison of aranges, expanded to the batch); the exporters write
+    that as shape arithmetic, a Trilu of ones (legacy) and a NaN guard
+    after the softmax (dynamo), which dpc folds at import. As gpt_tiny,
+    dpc's loss takes one label per sample: cross-entropy of the last
+    position's logits (the next token after the sequence)."""
+    import transformers
+    config = transformers.GPT2Config(
+        vocab_size=VOCAB, n_positions=TOKENS, n_embd=32, n_layer=2,
+        n_head=2, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+        bos_token_id=None, eos_token_id=None)
+    return Gpt2LastLogits(transformers.GPT2LMHeadModel(config))
+
+
 def mlp():
     return nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 64),
                          nn.LayerNorm(64), nn.GELU(), nn.Dropout(0.5),
@@ -307,6 +334,7 @@ ZOO = {
     "text_transformer": (TextTransformer, "tokens"),
     "bert_tiny": (bert_tiny, "tokens"),
     "gpt_tiny": (CausalLm, "tokens"),
+    "gpt2_hf": (gpt2_hf, "tokens"),
     "lstm": (LstmClassifier, "sequence"),
     "lstm_bidirectional": (DeepLstmClassifier, "sequence"),
     "mlp_layernorm": (mlp, "images"),

@@ -35,6 +35,11 @@ def y(shape=("batch", 4)):
     return helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))
 
 
+def constant(name, array):
+    return helper.make_node("Constant", [], [name],
+                            value=numpy_helper.from_array(array, name))
+
+
 def weight(name, shape):
     return numpy_helper.from_array(np.ones(shape, np.float32), name)
 
@@ -163,6 +168,34 @@ MODELS = {
                           kernel_shape=[1, 1, 1])],
         [x(("batch", 1, 2, 2, 2))], [y(("batch", 1, 2, 2, 2))],
         [weight("w", (1, 1, 1, 1, 1))]),
+    # Division by a constant tensor holding a zero.
+    "div_zero": model(
+        [constant("d", np.array([2.0, 0.0, 1.0, 1.0], np.float32)),
+         helper.make_node("Div", ["x", "d"], ["y"], name="div_1")],
+        [x()], [y()]),
+    # A run-time tensor cast to another type (no kernel converts one).
+    "cast_tensor": model(
+        [helper.make_node("Cast", ["x"], ["i"], name="to_int",
+                          to=TensorProto.INT64),
+         helper.make_node("Cast", ["i"], ["y"], name="to_float",
+                          to=TensorProto.FLOAT)], [x()], [y()]),
+    # scaled_dot_product_attention's NaN guard, Where(IsNaN(p), 0, p), after
+    # a mask (tril with k = -1) that removes every entry of the first row:
+    # PyTorch gives zeros there, dpc would not.
+    "sdpa_empty_row": model(
+        [constant("ones", np.ones((4, 4), np.float32)),
+         constant("k", np.array(-1, np.int64)),
+         helper.make_node("Trilu", ["ones", "k"], ["kept"], upper=0),
+         constant("zero", np.array(0, np.float32)),
+         helper.make_node("Equal", ["kept", "zero"], ["masked"]),
+         constant("inf", np.array(-np.inf, np.float32)),
+         helper.make_node("Where", ["masked", "inf", "zero"], ["mask"]),
+         helper.make_node("Add", ["x", "mask"], ["scores"]),
+         helper.make_node("Softmax", ["scores"], ["p"], axis=-1),
+         helper.make_node("IsNaN", ["p"], ["nan"], name="isnan"),
+         helper.make_node("Where", ["nan", "zero", "p"], ["y"],
+                          name="guard")],
+        [x(("batch", 4, 4))], [y(("batch", 4, 4))], opset=14),
 }
 
 

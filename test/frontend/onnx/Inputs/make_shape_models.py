@@ -125,6 +125,14 @@ MODELS = {
          helper.make_node("Sqrt", ["rf"], ["c"]),
          helper.make_node("Add", ["x", "c"], ["y"])],
         ["batch", 2], ["batch", 2]),
+    # Division by a constant tensor (a per-channel scale): times the
+    # reciprocals, which are exact here.
+    "div_constant_tensor": model(
+        [helper.make_node("Constant", [], ["d"],
+                          value=numpy_helper.from_array(
+                              np.array([2.0, 4.0, 0.5], np.float32), "d")),
+         helper.make_node("Div", ["x", "d"], ["y"])],
+        ["batch", 3], ["batch", 3]),
 }
 
 
@@ -191,6 +199,109 @@ MODELS["ones_mask"] = model(
      helper.make_node("Squeeze", ["bias", "one"], ["b"]),
      helper.make_node("Add", ["x", "b"], ["y"])],
     ["batch", 4], ["batch", 4])
+
+
+
+def scalar(name, data_type, value):
+    return helper.make_node(
+        "Constant", [], [name],
+        value=helper.make_tensor(name, data_type, [], [value]))
+
+
+def gpt2_positions_mask():
+    """Hugging Face GPT-2's position ids and causal mask, as its legacy
+    export writes them: arange(seq) from the shape, the position rows cast
+    to the float type they have, and key <= query of two aranges expanded
+    to [batch, 1, seq, seq], then Where(mask, 0, float32 min) added to the
+    scores (here x's embeddings times their transpose)."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        scalar("zero", TensorProto.INT64, 0),
+        scalar("one", TensorProto.INT64, 1),
+        helper.make_node("Gather", ["s", "one"], ["seq"], axis=0),
+        helper.make_node("Cast", ["seq"], ["seq64"], to=TensorProto.INT64),
+        helper.make_node("Range", ["zero", "seq64", "one"], ["r"]),
+        ints("axis0", [0]), ints("axis1", [1]), ints("axes01", [0, 1]),
+        helper.make_node("Unsqueeze", ["r", "axis0"], ["positions"]),
+        helper.make_node("Gather", ["wte", "x"], ["tokens"]),
+        helper.make_node("Gather", ["wpe", "positions"], ["p"]),
+        helper.make_node("Cast", ["p"], ["pf"], to=TensorProto.FLOAT),
+        helper.make_node("Add", ["tokens", "pf"], ["h"]),
+        helper.make_node("Transpose", ["h"], ["ht"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["h", "ht"], ["raw"]),
+        helper.make_node("Unsqueeze", ["raw", "axis1"], ["scores"]),
+        helper.make_node("Unsqueeze", ["r", "axis1"], ["query"]),
+        helper.make_node("LessOrEqual", ["positions", "query"], ["causal"]),
+        helper.make_node("Unsqueeze", ["causal", "axes01"], ["causal4"]),
+        helper.make_node("Gather", ["s", "axis0"], ["n"], axis=0),
+        ints("rest", [1, 4, 4]),
+        helper.make_node("Concat", ["n", "rest"], ["ns"], axis=0),
+        helper.make_node("Expand", ["causal4", "ns"], ["allowed"]),
+        scalar("open", TensorProto.FLOAT, 0.0),
+        scalar("closed", TensorProto.FLOAT, float(np.finfo(np.float32).min)),
+        helper.make_node("Where", ["allowed", "open", "closed"], ["bias"]),
+        helper.make_node("Add", ["scores", "bias"], ["y"])]
+    inits = [numpy_helper.from_array(np.ones((10, 3), np.float32), "wte"),
+             numpy_helper.from_array(np.ones((6, 3), np.float32), "wpe")]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT64, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                       ["batch", 1, 4, 4])], inits)
+    return helper.make_model(graph, producer_name="make_shape_models",
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
+MODELS["gpt2_positions_mask"] = gpt2_positions_mask()
+
+
+def trilu_mask(name, k, upper, masked_where):
+    """A [4, 4] additive mask, -inf where masked: ones expanded to [4, 4]
+    (the legacy exporter's torch.ones(L, S).tril()), Trilu with diagonal k,
+    and Where(kept == masked_where, -inf, 0)."""
+    return [
+        scalar(name + "_one", TensorProto.FLOAT, 1.0),
+        ints(name + "_shape", [4, 4]),
+        helper.make_node("Expand", [name + "_one", name + "_shape"],
+                         [name + "_ones"]),
+        scalar(name + "_k", TensorProto.INT64, k),
+        helper.make_node("Trilu", [name + "_ones", name + "_k"],
+                         [name + "_kept"], upper=upper),
+        scalar(name + "_test", TensorProto.FLOAT, masked_where),
+        helper.make_node("Equal", [name + "_kept", name + "_test"],
+                         [name + "_masked"]),
+        scalar(name + "_inf", TensorProto.FLOAT, float("-inf")),
+        scalar(name + "_zero", TensorProto.FLOAT, 0.0),
+        helper.make_node("Where",
+                         [name + "_masked", name + "_inf", name + "_zero"],
+                         [name])]
+
+
+def opset14(nodes, in_shape, out_shape):
+    m = model(nodes, in_shape, out_shape)
+    m.opset_import[0].version = 14  # Trilu's first
+    return m
+
+
+# The causal mask of scaled_dot_product_attention(is_causal=True) as the
+# legacy exporter writes it (lower triangle kept, the zeros masked), and the
+# same mask as the strict upper triangle (k = 1) of ones masked.
+MODELS["trilu_masks"] = opset14(
+    trilu_mask("lower", 0, 0, 0.0) + trilu_mask("upper", 1, 1, 1.0) +
+    [helper.make_node("Add", ["x", "lower"], ["t"]),
+     helper.make_node("Add", ["t", "upper"], ["y"])],
+    ["batch", 4, 4], ["batch", 4, 4])
+
+# The default exporter's scaled_dot_product_attention: the softmax of the
+# masked scores, whose NaN (a row the mask removes entirely) is zeroed by
+# Where(IsNaN(p), 0, p). The causal mask keeps the diagonal of every row.
+MODELS["sdpa_nan_guard"] = opset14(
+    trilu_mask("causal", 0, 0, 0.0) +
+    [helper.make_node("Add", ["x", "causal"], ["scores"]),
+     helper.make_node("Softmax", ["scores"], ["p"], axis=-1),
+     helper.make_node("IsNaN", ["p"], ["nan"]),
+     helper.make_node("Where", ["nan", "causal_zero", "p"], ["y"])],
+    ["batch", 4, 4], ["batch", 4, 4])
 
 
 def main():
