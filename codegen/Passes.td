@@ -116,4 +116,16 @@ def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
   ];
 }
 
+def ShareExecCasts : Pass<"share-exec-casts", "mlir::ModuleOp"> {
+  let summary = "Cast an operand that several bf16 calls read only once";
+  let description = [{
+    Where several bf16 linear-layer calls of a step read the same X on one
+    stream, with nothing writing X between them, the first keeps its bf16
+    copy of X in a cast slot (`cast_slot = K`) and the later ones read it
+    there (`cast_slot = K, cast_reuse`) instead of casting X again: the
+    MLP's input batch is cast once per step, not by the forward and again
+    by the weight gradient. Runs after assign-kernel-precision.
+  }];
+}
+
 #endif // DPC_CODEGEN_PASSES_TD

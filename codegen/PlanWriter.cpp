@@ -261,6 +261,12 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
       if (failed(precision))
         return failure();
       instruction->precision = *precision;
+      FailureOr<ex::SharedCast> cast =
+          ex::convertKernelSharedCast(kernel, *kind, *precision);
+      if (failed(cast))
+        return failure();
+      instruction->cast_slot = cast->slot;
+      instruction->cast_reuse = cast->reuse;
       auto events = [&](StringRef name, std::vector<int32_t> &into) {
         if (auto list = kernel->getAttrOfType<DenseI64ArrayAttr>(name))
           for (int64_t event : list.asArrayRef()) {

@@ -68,6 +68,7 @@ void dpc::buildCompilePipeline(PassManager &pm,
     options.costs = pipeline.costs;
     options.convAlgorithm = pipeline.convAlgorithm;
     pm.addPass(createAssignKernelPrecision(options));
+    pm.addPass(createShareExecCasts());
   }
 }
 

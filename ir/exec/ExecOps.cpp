@@ -209,6 +209,8 @@ LogicalResult KernelOp::verify() {
       convertKernelPrecision(getOperation(), signature);
   if (failed(precision))
     return failure();
+  if (failed(convertKernelSharedCast(getOperation(), *kernel, *precision)))
+    return failure();
 
   // Shapes and attributes, as the plan loader will check them. Outside a
   // step the batch is unknown: counts are all there is to check.

@@ -1,6 +1,7 @@
 //===- KernelAttributes.cpp - exec.kernel attributes as plan tables -------===//
 
 #include "ir/exec/KernelAttributes.h"
+#include "runtime/plan/SharedCast.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -251,6 +252,38 @@ convertKernelPrecision(Operation *op, const plan::KernelSignature &signature) {
     return op->emitOpError()
            << signature.name << " computes in f32 only, not bf16";
   return plan::DType::BF16;
+}
+
+FailureOr<SharedCast> convertKernelSharedCast(Operation *op,
+                                              plan::Kernel kernel,
+                                              plan::DType precision) {
+  SharedCast shared;
+  Attribute slot = op->getAttr(kCastSlotAttrName);
+  bool reuse = op->hasAttr(kCastReuseAttrName);
+  if (!slot) {
+    if (reuse)
+      return op->emitOpError() << "'" << kCastReuseAttrName << "' needs a '"
+                               << kCastSlotAttrName << "'";
+    return shared;
+  }
+  auto integer = dyn_cast<IntegerAttr>(slot);
+  if (!integer || integer.getInt() < 1 ||
+      integer.getInt() > plan::kMaxCastSlots)
+    return op->emitOpError()
+           << "'" << kCastSlotAttrName << "' must be an integer in [1, "
+           << plan::kMaxCastSlots << "], got " << slot;
+  if (reuse && !isa<UnitAttr>(op->getAttr(kCastReuseAttrName)))
+    return op->emitOpError()
+           << "'" << kCastReuseAttrName << "' must be a unit attribute";
+  if (!plan::canShareCastOperand(kernel))
+    return op->emitOpError()
+           << plan::EnumNameKernel(kernel) << " cannot share the cast of its X";
+  if (precision != plan::DType::BF16)
+    return op->emitOpError()
+           << "'" << kCastSlotAttrName << "' on a call that is not bf16";
+  shared.slot = static_cast<int32_t>(integer.getInt());
+  shared.reuse = reuse;
+  return shared;
 }
 
 } // namespace dpc::exec

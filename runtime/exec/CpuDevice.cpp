@@ -141,7 +141,7 @@ void CpuStream::wait(Event &event) {
 
 void CpuStream::synchronize() {
   std::unique_lock<std::mutex> lock(mutex);
-  changed.wait(lock, [&] { return queued == 0 && !busy; });
+  drained.wait(lock, [&] { return queued == 0 && !busy; });
   if (std::exception_ptr error = std::exchange(failure, nullptr))
     std::rethrow_exception(error);
 }
@@ -172,7 +172,8 @@ void CpuStream::work() {
     busy = false;
     if (error && !failure)
       failure = error;
-    changed.notify_all();
+    if (queued == 0)
+      drained.notify_all();
   }
 }
 

@@ -74,7 +74,11 @@ private:
 
   std::unique_ptr<kernels::KernelContext> context;
   std::mutex mutex;
+  /// Work arrived or the stream stops (the worker waits on it); apart
+  /// from `drained`, so that the worker wakes a synchronizing thread once,
+  /// when the queue empties, not after every task of a step.
   std::condition_variable changed;
+  std::condition_variable drained;
   /// A ring of tasks that only grows: a steady step allocates nothing.
   std::vector<Task> queue;
   size_t head = 0, queued = 0;

@@ -28,7 +28,8 @@ void crossEntropyBackward(int64_t rows, int64_t classes, const float *logits,
 
 /// Both of the above in one pass over the rows (the training step's loss
 /// and its gradient): the same bits as the two calls, each row's
-/// logsumexp computed once.
+/// logsumexp computed once. Both gradients take one exp per logit: the
+/// exp(x - max) of the row's sum, kept and scaled by 1 / the sum.
 void crossEntropyForwardBackward(int64_t rows, int64_t classes,
                                  const float *logits, const int32_t *labels,
                                  const float *dLoss, float divisor, float *loss,

@@ -120,6 +120,9 @@ private:
 struct TensorBinding {
   int arg;
   const void *data;
+  /// A read tensor's cast slot: its converted copy kept for, or taken
+  /// from, another call of the step.
+  CastSlot cast = {};
 };
 
 /// A primitive with everything one call site needs to run it again without
@@ -136,6 +139,8 @@ struct BoundPrimitive {
     bool written = false;
     int buffer = 0; // the context's layout buffer for `blocked`
     size_t blockedBytes = 0;
+    CastSlot cast;           // a read tensor's shared copy, if any
+    bool castReused = false; // this call found it there: no reorder
   };
   PrimitiveKey key;
   dnnl::primitive primitive;
@@ -201,11 +206,24 @@ private:
                std::initializer_list<TensorBinding> tensors);
   /// Layout buffer `index` (one per kTensorArgs entry), at least `bytes`.
   void *getLayoutBuffer(int index, size_t bytes);
+  /// Points `tensor.blocked` at its cast slot's buffer and sets
+  /// `castReused` when the slot already holds this call's copy (filled by
+  /// an earlier call from the same source in the same layout); otherwise
+  /// the call's reorder fills it.
+  void bindCastSlot(BoundPrimitive::Tensor &tensor, const void *source);
 
   void *scratchpad = nullptr;
   size_t scratchpadCapacity = 0;
   /// Reordered arguments, one growing buffer per argument kind.
   std::array<std::vector<float>, std::size(kTensorArgs)> layoutBuffers;
+  /// Converted copies shared between calls, by cast slot - 1: the buffer,
+  /// and what it was last filled from.
+  struct CastCopy {
+    std::vector<float> buffer;
+    const void *source = nullptr;
+    dnnl::memory::desc desc;
+  };
+  std::vector<CastCopy> castCopies;
 };
 
 /// Attributes every cached primitive is created with.

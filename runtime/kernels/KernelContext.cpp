@@ -67,16 +67,41 @@ void KernelContext::Impl::releaseScratchpad() {
   scratchpadCapacity = 0;
 }
 
-void *KernelContext::Impl::getLayoutBuffer(int index, size_t bytes) {
-  // Cache-line aligned, as oneDNN's own buffers are.
+namespace {
+/// `bytes` of `buffer`, grown if needed, cache-line aligned as oneDNN's own
+/// buffers are.
+void *getAlignedBytes(std::vector<float> &buffer, size_t bytes) {
   constexpr size_t kAlign = 64 / sizeof(float);
-  std::vector<float> &buffer = layoutBuffers[index];
   size_t floats = (bytes + sizeof(float) - 1) / sizeof(float);
   if (buffer.size() < floats + kAlign)
     buffer.resize(floats + kAlign);
   void *start = buffer.data();
   size_t space = buffer.size() * sizeof(float);
   return std::align(64, floats * sizeof(float), start, space);
+}
+} // namespace
+
+void *KernelContext::Impl::getLayoutBuffer(int index, size_t bytes) {
+  return getAlignedBytes(layoutBuffers[index], bytes);
+}
+
+void KernelContext::Impl::bindCastSlot(BoundPrimitive::Tensor &tensor,
+                                       const void *source) {
+  auto index = static_cast<size_t>(tensor.cast.slot - 1);
+  if (castCopies.size() <= index)
+    castCopies.resize(index + 1);
+  CastCopy &copy = castCopies[index];
+  dnnl::memory::desc desc = tensor.blocked.get_desc();
+  // A reuse that finds another source or layout (a plan the compiler did
+  // not pair this way) casts again: never a stale or mismatched copy.
+  tensor.castReused =
+      tensor.cast.reuse && copy.source == source && copy.desc == desc;
+  tensor.blocked.set_data_handle(
+      getAlignedBytes(copy.buffer, tensor.blockedBytes));
+  if (!tensor.castReused) {
+    copy.source = source;
+    copy.desc = desc;
+  }
 }
 
 std::unique_ptr<BoundPrimitive>
@@ -105,6 +130,8 @@ KernelContext::Impl::bind(const PrimitiveKey &key, const CachedPrimitive &prim,
       tensor.reorder = tensor.written
                            ? dnnl::reorder(tensor.blocked, tensor.user)
                            : dnnl::reorder(tensor.user, tensor.blocked);
+      if (!tensor.written)
+        tensor.cast = binding.cast;
       used = tensor.blocked;
     }
     bound->args.push_back({binding.arg, used.get()});
@@ -141,7 +168,9 @@ void KernelContext::Impl::execute(
       continue;
     BoundPrimitive::Tensor &tensor = bound.tensors[index++];
     tensor.user.set_data_handle(const_cast<void *>(binding.data));
-    if (tensor.blocked)
+    if (tensor.blocked && tensor.cast.slot > 0)
+      bindCastSlot(tensor, binding.data);
+    else if (tensor.blocked)
       tensor.blocked.set_data_handle(
           getLayoutBuffer(tensor.buffer, tensor.blockedBytes));
   }
@@ -149,7 +178,7 @@ void KernelContext::Impl::execute(
     bound.scratchpad.set_data_handle(getScratchpad(bound.scratchpadBytes));
   // Plain arguments to the primitive's own layouts, and back for outputs.
   for (const BoundPrimitive::Tensor &tensor : bound.tensors)
-    if (tensor.blocked && !tensor.written)
+    if (tensor.blocked && !tensor.written && !tensor.castReused)
       executeReorder(stream, tensor);
   dnnl::error::wrap_c_api(
       dnnl_primitive_execute(bound.primitive.get(), stream.get(),

@@ -433,6 +433,23 @@ DPC_HOST_DEVICE inline RowLogSumExp rowLogSumExp(const float *row,
   return {m, static_cast<float>(log(sum))};
 }
 
+/// rowLogSumExp (the same bits) that also leaves each exp(x - max), rounded
+/// to float, in `exps` and the sum of the unrounded ones in `sum`: one exp
+/// per element then serves both the loss and the softmax of its gradient.
+DPC_HOST_DEVICE inline RowLogSumExp rowLogSumExpKeepingExps(const float *row,
+                                                            int64_t cols,
+                                                            float *exps,
+                                                            double &sum) {
+  float m = rowMax(row, cols);
+  sum = 0.0;
+  for (int64_t j = 0; j < cols; ++j) {
+    double e = exp(static_cast<double>(row[j] - m));
+    sum += e;
+    exps[j] = static_cast<float>(e);
+  }
+  return {m, static_cast<float>(log(sum))};
+}
+
 /// log_softmax of one element given its row's RowLogSumExp.
 DPC_HOST_DEVICE inline float logSoftmax(float x, RowLogSumExp r) {
   return (x - r.max) - r.logSum;
@@ -454,6 +471,13 @@ DPC_HOST_DEVICE inline float logSoftmaxBackward(float y, float dy, float sum) {
 DPC_HOST_DEVICE inline float crossEntropyGrad(float x, RowLogSumExp r,
                                               bool isLabel, float g) {
   return (expf(logSoftmax(x, r)) - (isLabel ? 1.f : 0.f)) * g;
+}
+
+/// The same from the logit's exp(x - max) kept by rowLogSumExpKeepingExps
+/// and the reciprocal of its row's sum: no second exp.
+DPC_HOST_DEVICE inline float crossEntropyGradFromExp(float e, double inverseSum,
+                                                     bool isLabel, float g) {
+  return (static_cast<float>(e * inverseSum) - (isLabel ? 1.f : 0.f)) * g;
 }
 
 //===----------------------------------------------------------------------===//

@@ -18,6 +18,15 @@ namespace dpc::kernels {
 
 enum class Precision : uint8_t { F32, BF16 };
 
+/// Where a bf16 call keeps or finds the bf16 copy of its X (the plan's
+/// cast slot, runtime/plan/SharedCast.h): slot 0, the call casts X for
+/// itself; otherwise it casts X into the context's slot `slot`, or with
+/// `reuse` reads the copy an earlier call of the step left there.
+struct CastSlot {
+  int slot = 0;
+  bool reuse = false;
+};
+
 } // namespace dpc::kernels
 
 #endif // DPC_RUNTIME_KERNELS_PRECISION_H

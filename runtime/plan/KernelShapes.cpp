@@ -544,6 +544,10 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
   }
   }
   s.precision = getPrecision(call);
+  if (call.instruction && s.precision == kernels::Precision::BF16) {
+    s.xCastSlot = call.instruction->cast_slot();
+    s.xCastReuse = call.instruction->cast_reuse();
+  }
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include "runtime/plan/PlanChecksum.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/plan/PlanVersion.h"
+#include "runtime/plan/SharedCast.h"
 
 #include <algorithm>
 #include <iterator>
@@ -572,6 +573,8 @@ private:
     for (flatbuffers::uoffset_t s = 0; streams && s < streams->size(); ++s) {
       const Stream &stream = *streams->Get(s);
       const auto *instructions = stream.instructions();
+      // The X tensor each cast slot of this stream holds so far.
+      std::vector<int> castSlotX(kMaxCastSlots + 1, -1);
       for (flatbuffers::uoffset_t i = 0;
            instructions && i < instructions->size(); ++i) {
         const Instruction &instruction = *instructions->Get(i);
@@ -580,6 +583,7 @@ private:
         const char *kernelName = EnumNameKernel(instruction.kernel());
         where += *kernelName ? std::string(" (") + kernelName + ")" : "";
         checkInstruction(step, instruction, where, numTensors, maxBatch);
+        checkCastSlot(instruction, where, castSlotX);
         auto checkEvents = [&](const flatbuffers::Vector<int32_t> *events,
                                bool signal) {
           for (flatbuffers::uoffset_t k = 0; events && k < events->size();
@@ -716,6 +720,31 @@ private:
           loaded.fail(stepWhere + ": output '" + output->name()->str() +
                       "' (tensor " + std::to_string(output->tensor()) +
                       ") is never written by an instruction");
+  }
+
+  /// A cast slot (SharedCast.h) is named only by a bf16 call that can
+  /// share its X, and read only after this stream's earlier call of the
+  /// same X kept it there.
+  void checkCastSlot(const Instruction &instruction, const std::string &where,
+                     std::vector<int> &castSlotX) {
+    int slot = instruction.cast_slot();
+    if (slot == 0 && !instruction.cast_reuse())
+      return;
+    if (slot < 1 || slot > kMaxCastSlots)
+      loaded.fail(where + ": cast slot " + std::to_string(slot) +
+                  " is out of range [1, " + std::to_string(kMaxCastSlots) +
+                  "]");
+    if (!canShareCastOperand(instruction.kernel()) ||
+        instruction.precision() != DType::BF16 || !instruction.operands() ||
+        instruction.operands()->size() == 0)
+      loaded.fail(where + ": cast slot " + std::to_string(slot) +
+                  " on a call that does not cast its X to bf16");
+    int x = instruction.operands()->Get(0);
+    if (!instruction.cast_reuse())
+      castSlotX[slot] = x;
+    else if (castSlotX[slot] != x)
+      loaded.fail(where + ": reads cast slot " + std::to_string(slot) +
+                  ", which no earlier call of the stream filled with its X");
   }
 
   void checkInstruction(const Step &step, const Instruction &instruction,

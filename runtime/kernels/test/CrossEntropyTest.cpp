@@ -3,6 +3,9 @@
 #include "runtime/kernels/CrossEntropy.h"
 #include "runtime/kernels/test/TestUtil.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace dpc::kernels::test {
 namespace {
 
@@ -91,6 +94,51 @@ TEST(CrossEntropyTest, BackwardMatchesFiniteDifferences) {
     for (int64_t j = 0; j < classes; ++j)
       s += dLogits[i * classes + j];
     EXPECT_NEAR(s, 0.0, 1e-6);
+  }
+}
+
+// The fused kernel gives the bits of the two it replaces, and its gradient,
+// from one exp per logit, is softmax - onehot computed in double to within
+// float rounding: rows of 1, 10 and 1000 classes, large and equal logits.
+TEST(CrossEntropyTest, ForwardBackwardIsBothKernelsAndTheSoftmaxGradient) {
+  for (int64_t classes : {1, 10, 1000}) {
+    int64_t rows = 5;
+    float divisor = 9.f, dLoss = 1.3f;
+    auto logits = randomVector(rows * classes, 4, -8.f, 8.f);
+    for (int64_t j = 0; j < classes; ++j) {
+      logits[2 * classes + j] += 80.f; // far from 0: max subtracted first
+      logits[3 * classes + j] = 0.5f;  // a uniform row
+    }
+    std::vector<int32_t> labels(rows);
+    for (int64_t i = 0; i < rows; ++i)
+      labels[i] = static_cast<int32_t>((i * 7) % classes);
+    float loss, fusedLoss;
+    int64_t correct, fusedCorrect;
+    std::vector<float> dLogits(logits.size()), fused(logits.size());
+    crossEntropyForward(rows, classes, logits.data(), labels.data(), divisor,
+                        &loss, &correct);
+    crossEntropyBackward(rows, classes, logits.data(), labels.data(), &dLoss,
+                         divisor, dLogits.data());
+    crossEntropyForwardBackward(rows, classes, logits.data(), labels.data(),
+                                &dLoss, divisor, &fusedLoss, &fusedCorrect,
+                                fused.data());
+    EXPECT_EQ(fusedLoss, loss);
+    EXPECT_EQ(fusedCorrect, correct);
+    EXPECT_EQ(fused, dLogits);
+    double g = static_cast<double>(dLoss) / divisor;
+    for (int64_t i = 0; i < rows; ++i) {
+      const float *row = logits.data() + i * classes;
+      double max = *std::max_element(row, row + classes), sum = 0.0;
+      for (int64_t j = 0; j < classes; ++j)
+        sum += std::exp(static_cast<double>(row[j]) - max);
+      for (int64_t j = 0; j < classes; ++j) {
+        double p = std::exp(static_cast<double>(row[j]) - max) / sum;
+        double expected = (p - (j == labels[i] ? 1.0 : 0.0)) * g;
+        EXPECT_NEAR(fused[i * classes + j], expected,
+                    4e-7 * g + 2e-7 * std::abs(expected))
+            << "row " << i << ", class " << j << " of " << classes;
+      }
+    }
   }
 }
 

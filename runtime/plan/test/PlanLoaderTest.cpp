@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -588,6 +589,36 @@ TEST(PlanLoaderTest, PrecisionIsF32OrBf16OnConvolutionsAndMatmulsOnly) {
   EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step', stream 0, "
                              "instruction 1 (ReluForward): precision BF16 on "
                              "ReluForward, which computes in f32 only");
+}
+
+TEST(PlanLoaderTest, CastSlotIsReadOnlyAfterAFillOfTheSameX) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  auto &instructions = plan.steps[0]->streams[0]->instructions;
+  InstructionT &forward = *instructions[0];
+  auto weightGradient =
+      std::find_if(instructions.begin(), instructions.end(), [&](auto &i) {
+        return i->kernel == Kernel::LinearBackwardWeights &&
+               i->operands[0] == forward.operands[0];
+      });
+  ASSERT_NE(weightGradient, instructions.end());
+  int index = static_cast<int>(weightGradient - instructions.begin());
+  std::string where = "bad.plan: step 'train_step', stream 0, instruction " +
+                      std::to_string(index) + " (LinearBackwardWeights): ";
+  forward.precision = (*weightGradient)->precision = DType::BF16;
+  forward.cast_slot = (*weightGradient)->cast_slot = 1;
+  (*weightGradient)->cast_reuse = true;
+  EXPECT_EQ(loadError(plan), "");
+  // A reuse with no fill before it.
+  forward.cast_slot = 2;
+  EXPECT_EQ(loadError(plan), where + "reads cast slot 1, which no earlier "
+                                     "call of the stream filled with its X");
+  forward.cast_slot = 1;
+  (*weightGradient)->cast_slot = 65;
+  EXPECT_EQ(loadError(plan), where + "cast slot 65 is out of range [1, 64]");
+  (*weightGradient)->cast_slot = 1;
+  (*weightGradient)->precision = DType::F32;
+  EXPECT_EQ(loadError(plan), where + "cast slot 1 on a call that does not "
+                                     "cast its X to bf16");
 }
 
 } // namespace

@@ -240,3 +240,43 @@ exec.step "s" device(0) batch(2) arena(4096) {
   // expected-error @+1 {{'exec.kernel' op ReluForward: result 0 (Y) is plain, but operand 0 (X) is nChw16c}}
   exec.kernel "ReluForward" ins(%x : memref<?x16x2x2xf32>) outs(%y : memref<?x16x2x2xf32>)
 }
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(4096) {
+  %x = exec.input "x" : memref<?x16xf32>
+  %w = exec.arena[0] : memref<4x16xf32>
+  %y = exec.arena[256] : memref<?x4xf32>
+  // expected-error @+1 {{'exec.kernel' op 'cast_reuse' needs a 'cast_slot'}}
+  exec.kernel "LinearForward" ins(%x, %w : memref<?x16xf32>, memref<4x16xf32>) outs(%y : memref<?x4xf32>) {cast_reuse, precision = bf16}
+}
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(4096) {
+  %x = exec.input "x" : memref<?x16xf32>
+  %w = exec.arena[0] : memref<4x16xf32>
+  %y = exec.arena[256] : memref<?x4xf32>
+  // expected-error @+1 {{'exec.kernel' op 'cast_slot' must be an integer in [1, 64], got 0 : i64}}
+  exec.kernel "LinearForward" ins(%x, %w : memref<?x16xf32>, memref<4x16xf32>) outs(%y : memref<?x4xf32>) {cast_slot = 0 : i64, precision = bf16}
+}
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(4096) {
+  %x = exec.input "x" : memref<?x16xf32>
+  %w = exec.arena[0] : memref<4x16xf32>
+  %y = exec.arena[256] : memref<?x4xf32>
+  // expected-error @+1 {{'exec.kernel' op 'cast_slot' on a call that is not bf16}}
+  exec.kernel "LinearForward" ins(%x, %w : memref<?x16xf32>, memref<4x16xf32>) outs(%y : memref<?x4xf32>) {cast_slot = 1 : i64}
+}
+
+// -----
+
+exec.step "s" device(0) batch(2) arena(4096) {
+  %a = exec.input "a" : memref<?x16xf32>
+  %b = exec.arena[0] : memref<16x4xf32>
+  %c = exec.arena[256] : memref<?x4xf32>
+  // expected-error @+1 {{'exec.kernel' op MatmulForward cannot share the cast of its X}}
+  exec.kernel "MatmulForward" ins(%a, %b : memref<?x16xf32>, memref<16x4xf32>) outs(%c : memref<?x4xf32>) {cast_slot = 1 : i64, precision = bf16}
+}
