@@ -351,11 +351,12 @@ __global__ void crossEntropyBackwardKernel(int64_t rows, int64_t classes,
     const float *row = logits + i * classes;
     float *dRow = dLogits + i * classes;
     int32_t label = labels[i];
-    bool valid = label >= 0 && label < classes;
-    auto lse = math::rowLogSumExp(row, classes);
-    for (int64_t j = 0; j < classes; ++j)
-      dRow[j] = valid ? math::crossEntropyGrad(row[j], lse, j == label, g)
-                      : NAN;
+    if (label >= 0 && label < classes) {
+      math::crossEntropyRowGrad(row, classes, label, g, dRow);
+    } else {
+      for (int64_t j = 0; j < classes; ++j)
+        dRow[j] = NAN;
+    }
   }
 }
 

@@ -8,22 +8,6 @@
 
 namespace dpc::kernels {
 
-namespace {
-/// One row's gradient, (softmax - onehot) * g, into `dRow`, with one exp per
-/// logit: each exp(x - max) is kept in dRow on the way to the row's
-/// log-sum-exp (returned, for the loss) and then scaled by 1 / their sum.
-math::RowLogSumExp backwardRow(const float *row, int64_t classes, int32_t label,
-                               float g, float *dRow) {
-  double sum;
-  math::RowLogSumExp lse =
-      math::rowLogSumExpKeepingExps(row, classes, dRow, sum);
-  double inverseSum = 1.0 / sum;
-  for (int64_t j = 0; j < classes; ++j)
-    dRow[j] = math::crossEntropyGradFromExp(dRow[j], inverseSum, j == label, g);
-  return lse;
-}
-} // namespace
-
 void crossEntropyForward(int64_t rows, int64_t classes, const float *logits,
                          const int32_t *labels, float divisor, float *loss,
                          int64_t *numCorrect) {
@@ -53,8 +37,9 @@ void crossEntropyForwardBackward(int64_t rows, int64_t classes,
   for (int64_t i = 0; i < rows; ++i) {
     const float *row = logits + i * classes;
     float *dRow = dLogits + i * classes;
-    sum -= math::logSoftmax(row[labels[i]],
-                            backwardRow(row, classes, labels[i], g, dRow));
+    sum -= math::logSoftmax(
+        row[labels[i]],
+        math::crossEntropyRowGrad(row, classes, labels[i], g, dRow));
     correct += math::rowArgMax(row, classes) == labels[i];
   }
   *loss = static_cast<float>(sum / divisor);
@@ -68,8 +53,8 @@ void crossEntropyBackward(int64_t rows, int64_t classes, const float *logits,
   float g = *dLoss / divisor;
 #pragma omp parallel for if (isWorthThreads(rows * classes, 8))
   for (int64_t i = 0; i < rows; ++i) {
-    backwardRow(logits + i * classes, classes, labels[i], g,
-                dLogits + i * classes);
+    math::crossEntropyRowGrad(logits + i * classes, classes, labels[i], g,
+                              dLogits + i * classes);
   }
 }
 

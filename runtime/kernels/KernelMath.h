@@ -480,6 +480,22 @@ DPC_HOST_DEVICE inline float crossEntropyGradFromExp(float e, double inverseSum,
   return (static_cast<float>(e * inverseSum) - (isLabel ? 1.f : 0.f)) * g;
 }
 
+/// One row's cross-entropy gradient, (softmax - onehot) * g, into `dRow`,
+/// with one exp per logit: each exp(x - max) is kept in dRow on the way to
+/// the row's log-sum-exp (returned, for the loss) and then scaled by 1 /
+/// their sum. The CPU and CUDA kernels both call it.
+DPC_HOST_DEVICE inline RowLogSumExp crossEntropyRowGrad(const float *row,
+                                                        int64_t classes,
+                                                        int32_t label, float g,
+                                                        float *dRow) {
+  double sum;
+  RowLogSumExp lse = rowLogSumExpKeepingExps(row, classes, dRow, sum);
+  double inverseSum = 1.0 / sum;
+  for (int64_t j = 0; j < classes; ++j)
+    dRow[j] = crossEntropyGradFromExp(dRow[j], inverseSum, j == label, g);
+  return lse;
+}
+
 //===----------------------------------------------------------------------===//
 // Dropout's mask: Philox4x32-10, a counter-based generator (Salmon et al.,
 // "Parallel random numbers: as easy as 1, 2, 3", SC'11; Random123's
