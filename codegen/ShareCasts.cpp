@@ -96,7 +96,10 @@ void shareCasts(ex::StepOp step) {
         kernels[call]->setAttr(ex::kCastReuseAttrName, b.getUnitAttr());
     }
   };
-  for (auto &[key, calls] : readers) {
+  for (auto &entry : readers) {
+    // A plain reference: clang 14 cannot capture structured bindings.
+    const auto &key = entry.first;
+    const auto &calls = entry.second;
     // Runs of readers with no write of X between neighbours: each run
     // shares one copy.
     size_t begin = 0;

@@ -95,13 +95,16 @@ python_env = "env PYTHONPATH=%s DPC_BINARY=%s " % (
 # ASan's runtime must be the first library loaded, so it is preloaded, and
 # leak detection is off for these processes (the interpreter keeps its
 # objects alive at exit by design, which LeakSanitizer would report; the
-# module's own code runs leak-checked in the dpc tests).
+# module's own code runs leak-checked in the dpc tests). The C++ runtime is
+# preloaded after it: ASan finds the real __cxa_throw when it starts, and
+# Python loads libstdc++ only with the module, so without it the first C++
+# exception (any error the module reports) stops in an ASan CHECK.
 asan_runtime = getattr(config, "dpc_asan_runtime", "")
 python_asan_ok = True
 if "address" in getattr(config, "dpc_sanitize", ""):
     if os.path.isabs(asan_runtime) and os.path.exists(asan_runtime):
-        python_env += "LD_PRELOAD=%s %s " % (asan_runtime,
-                                             asan_options("detect_leaks=0"))
+        python_env += "LD_PRELOAD='%s libstdc++.so.6' %s " % (
+            asan_runtime, asan_options("detect_leaks=0"))
     else:
         python_asan_ok = False
         lit_config.note("Python module tests (REQUIRES: dpc-python) skipped: "
