@@ -32,9 +32,13 @@ namespace {
 constexpr long kInnerIterations = 1 << 16;
 constexpr int kAccumulators = 24;
 
-/// The sum of `v`'s 16 lanes (a store, not _mm512_reduce_add_ps: GCC 12
-/// warns on its use of an undefined register).
-__attribute__((target("avx512f"))) float sumLanes(__m512 v) {
+/// The sum of every lane of the kAccumulators vectors at `acc` (lanes by a
+/// store, not _mm512_reduce_add_ps: GCC 12 warns on its use of an undefined
+/// register): a value that depends on every accumulator of a loop.
+__attribute__((target("avx512f"))) float sumAccumulators(const __m512 *acc) {
+  __m512 v = acc[0];
+  for (int i = 1; i < kAccumulators; ++i)
+    v = _mm512_add_ps(v, acc[i]);
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, v);
   float sum = 0;
@@ -56,10 +60,7 @@ __attribute__((target("avx512f"))) float fmaLoop(long iterations) {
     for (int i = 0; i < kAccumulators; ++i)
       acc[i] = _mm512_fmadd_ps(acc[i], a, b);
   }
-  __m512 sum = acc[0];
-  for (int i = 1; i < kAccumulators; ++i)
-    sum = _mm512_add_ps(sum, acc[i]);
-  return sumLanes(sum);
+  return sumAccumulators(acc);
 }
 
 __attribute__((target("avx512f,avx512bf16"))) float
@@ -74,10 +75,7 @@ dpbf16Loop(long iterations) {
     for (int i = 0; i < kAccumulators; ++i)
       acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
   }
-  __m512 sum = acc[0];
-  for (int i = 1; i < kAccumulators; ++i)
-    sum = _mm512_add_ps(sum, acc[i]);
-  return sumLanes(sum);
+  return sumAccumulators(acc);
 }
 
 double threadCpuSeconds() {
