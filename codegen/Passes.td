@@ -119,12 +119,15 @@ def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
 def ShareExecCasts : Pass<"share-exec-casts", "mlir::ModuleOp"> {
   let summary = "Cast an operand that several bf16 calls read only once";
   let description = [{
-    Where several bf16 linear-layer calls of a step read the same X on one
-    stream, with nothing writing X between them, the first keeps its bf16
-    copy of X in a cast slot (`cast_slot = K`) and the later ones read it
-    there (`cast_slot = K, cast_reuse`) instead of casting X again: the
-    MLP's input batch is cast once per step, not by the forward and again
-    by the weight gradient. Runs after assign-kernel-precision.
+    Where several bf16 calls of a step read the same tensor on one stream
+    (the operand runtime/plan/SharedCast.h names per kernel: a linear
+    layer's X, a convolution's DY), with nothing writing it between them,
+    the first keeps its bf16 copy in a cast slot (`cast_slot = K`) and the
+    later ones read it there (`cast_slot = K, cast_reuse`) instead of
+    casting again: the MLP's input batch is cast once per step, not by the
+    forward and again by the weight gradient, and a convolution's DY once
+    for both backward passes. A slot is held from a group's first call to
+    its last, then reused. Runs after assign-kernel-precision.
   }];
 }
 

@@ -68,7 +68,8 @@ void dpc::buildCompilePipeline(PassManager &pm,
     options.costs = pipeline.costs;
     options.convAlgorithm = pipeline.convAlgorithm;
     pm.addPass(createAssignKernelPrecision(options));
-    pm.addPass(createShareExecCasts());
+    if (pipeline.shareCasts)
+      pm.addPass(createShareExecCasts());
   }
 }
 

@@ -49,6 +49,7 @@ struct PipelineOptions {
   double bucketMb = 25;
   bool layouts = true; // --no-layouts clears it
   bool fusion = true;  // --no-fusion clears it
+  bool shareCasts = true; // --no-share-casts clears it
 };
 
 /// Adds the passes that turn an imported module into what `pipeline` asks

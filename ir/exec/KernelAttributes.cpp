@@ -275,9 +275,9 @@ FailureOr<SharedCast> convertKernelSharedCast(Operation *op,
   if (reuse && !isa<UnitAttr>(op->getAttr(kCastReuseAttrName)))
     return op->emitOpError()
            << "'" << kCastReuseAttrName << "' must be a unit attribute";
-  if (!plan::canShareCastOperand(kernel))
-    return op->emitOpError()
-           << plan::EnumNameKernel(kernel) << " cannot share the cast of its X";
+  if (plan::getSharedCastOperand(kernel) < 0)
+    return op->emitOpError() << plan::EnumNameKernel(kernel)
+                             << " cannot share the cast of an operand";
   if (precision != plan::DType::BF16)
     return op->emitOpError()
            << "'" << kCastSlotAttrName << "' on a call that is not bf16";

@@ -39,20 +39,21 @@ mlir::FailureOr<plan::DType>
 convertKernelPrecision(mlir::Operation *op,
                        const plan::KernelSignature &signature);
 
-/// The attributes that share a bf16 call's cast of its X operand with later
-/// calls (runtime/plan/SharedCast.h): `cast_slot = K` keeps the copy in slot
-/// K (1-based), and with `cast_reuse` the call reads slot K instead.
+/// The attributes that share a bf16 call's cast of one operand (X or DY,
+/// by kernel) with later calls (runtime/plan/SharedCast.h): `cast_slot = K`
+/// keeps the copy in slot K (1-based), and with `cast_reuse` the call reads
+/// slot K instead.
 inline constexpr llvm::StringLiteral kCastSlotAttrName = "cast_slot";
 inline constexpr llvm::StringLiteral kCastReuseAttrName = "cast_reuse";
 
 struct SharedCast {
-  int32_t slot = 0; // 0: X is cast by the call alone
+  int32_t slot = 0; // 0: the operand is cast by the call alone
   bool reuse = false;
 };
 
 /// `op`'s cast slot as the plan's Instruction.cast_slot and cast_reuse; an
-/// error at `op` for a slot out of range, on a kernel that cannot share its
-/// X, or on a call that does not compute in bf16.
+/// error at `op` for a slot out of range, on a kernel that shares no
+/// operand's cast, or on a call that does not compute in bf16.
 mlir::FailureOr<SharedCast> convertKernelSharedCast(mlir::Operation *op,
                                                     plan::Kernel kernel,
                                                     plan::DType precision);

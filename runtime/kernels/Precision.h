@@ -18,10 +18,11 @@ namespace dpc::kernels {
 
 enum class Precision : uint8_t { F32, BF16 };
 
-/// Where a bf16 call keeps or finds the bf16 copy of its X (the plan's
-/// cast slot, runtime/plan/SharedCast.h): slot 0, the call casts X for
-/// itself; otherwise it casts X into the context's slot `slot`, or with
-/// `reuse` reads the copy an earlier call of the step left there.
+/// Where a bf16 call keeps or finds the bf16 copy of its shared operand (a
+/// linear layer's X, a convolution's DY: the plan's cast slot,
+/// runtime/plan/SharedCast.h): slot 0, the call casts it for itself;
+/// otherwise it casts it into the context's slot `slot`, or with `reuse`
+/// reads the copy an earlier call of the step left there.
 struct CastSlot {
   int slot = 0;
   bool reuse = false;

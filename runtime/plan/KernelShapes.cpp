@@ -218,6 +218,12 @@ kernels::Precision getPrecision(const KernelCall &call) {
   return kernels::Precision::F32;
 }
 
+kernels::CastSlot getCastSlot(const KernelCall &call) {
+  if (!call.instruction || getPrecision(call) != kernels::Precision::BF16)
+    return {};
+  return {call.instruction->cast_slot(), call.instruction->cast_reuse()};
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
@@ -294,6 +300,9 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
   s.blockedY = out->layout == Layout::NChw16c;
   s.precision = getPrecision(call);
   s.algorithm = getConvAlgorithm(call);
+  kernels::CastSlot cast = getCastSlot(call);
+  s.dyCastSlot = cast.slot;
+  s.dyCastReuse = cast.reuse;
   if (s.algorithm == kernels::ConvAlgorithm::Winograd &&
       s.precision != kernels::Precision::F32)
     fail("a Winograd convolution computes in F32 only");
@@ -544,10 +553,9 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
   }
   }
   s.precision = getPrecision(call);
-  if (call.instruction && s.precision == kernels::Precision::BF16) {
-    s.xCastSlot = call.instruction->cast_slot();
-    s.xCastReuse = call.instruction->cast_reuse();
-  }
+  kernels::CastSlot cast = getCastSlot(call);
+  s.xCastSlot = cast.slot;
+  s.xCastReuse = cast.reuse;
   return s;
 }
 

@@ -63,6 +63,9 @@ struct ReduceShape {
 
 /// What a convolution or matrix multiply computes in (Instruction.precision).
 kernels::Precision getPrecision(const KernelCall &call);
+/// Where a bf16 call keeps or finds its shared operand's copy
+/// (Instruction.cast_slot, SharedCast.h); none for an f32 call.
+kernels::CastSlot getCastSlot(const KernelCall &call);
 /// A convolution call's algorithm (Instruction.algorithm; none is direct).
 kernels::ConvAlgorithm getConvAlgorithm(const KernelCall &call);
 kernels::Conv2dShape getConv2dShape(const KernelCall &call);

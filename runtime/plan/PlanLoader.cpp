@@ -573,8 +573,8 @@ private:
     for (flatbuffers::uoffset_t s = 0; streams && s < streams->size(); ++s) {
       const Stream &stream = *streams->Get(s);
       const auto *instructions = stream.instructions();
-      // The X tensor each cast slot of this stream holds so far.
-      std::vector<int> castSlotX(kMaxCastSlots + 1, -1);
+      // The tensor whose copy each cast slot of this stream holds so far.
+      std::vector<int> castSlotTensor(kMaxCastSlots + 1, -1);
       for (flatbuffers::uoffset_t i = 0;
            instructions && i < instructions->size(); ++i) {
         const Instruction &instruction = *instructions->Get(i);
@@ -583,7 +583,7 @@ private:
         const char *kernelName = EnumNameKernel(instruction.kernel());
         where += *kernelName ? std::string(" (") + kernelName + ")" : "";
         checkInstruction(step, instruction, where, numTensors, maxBatch);
-        checkCastSlot(instruction, where, castSlotX);
+        checkCastSlot(instruction, where, castSlotTensor);
         auto checkEvents = [&](const flatbuffers::Vector<int32_t> *events,
                                bool signal) {
           for (flatbuffers::uoffset_t k = 0; events && k < events->size();
@@ -723,10 +723,10 @@ private:
   }
 
   /// A cast slot (SharedCast.h) is named only by a bf16 call that can
-  /// share its X, and read only after this stream's earlier call of the
-  /// same X kept it there.
+  /// share an operand's cast, and read only after this stream's latest
+  /// call that filled the slot did so from the same tensor.
   void checkCastSlot(const Instruction &instruction, const std::string &where,
-                     std::vector<int> &castSlotX) {
+                     std::vector<int> &castSlotTensor) {
     int slot = instruction.cast_slot();
     if (slot == 0 && !instruction.cast_reuse())
       return;
@@ -734,17 +734,19 @@ private:
       loaded.fail(where + ": cast slot " + std::to_string(slot) +
                   " is out of range [1, " + std::to_string(kMaxCastSlots) +
                   "]");
-    if (!canShareCastOperand(instruction.kernel()) ||
-        instruction.precision() != DType::BF16 || !instruction.operands() ||
-        instruction.operands()->size() == 0)
+    int operand = getSharedCastOperand(instruction.kernel());
+    if (operand < 0 || instruction.precision() != DType::BF16 ||
+        !instruction.operands() ||
+        static_cast<int>(instruction.operands()->size()) <= operand)
       loaded.fail(where + ": cast slot " + std::to_string(slot) +
-                  " on a call that does not cast its X to bf16");
-    int x = instruction.operands()->Get(0);
+                  " on a call that does not share an operand's bf16 cast");
+    int tensor = instruction.operands()->Get(operand);
     if (!instruction.cast_reuse())
-      castSlotX[slot] = x;
-    else if (castSlotX[slot] != x)
+      castSlotTensor[slot] = tensor;
+    else if (castSlotTensor[slot] != tensor)
       loaded.fail(where + ": reads cast slot " + std::to_string(slot) +
-                  ", which no earlier call of the stream filled with its X");
+                  ", which the stream's latest call to fill it filled "
+                  "with another tensor");
   }
 
   void checkInstruction(const Step &step, const Instruction &instruction,

@@ -130,6 +130,11 @@ static cl::opt<bool>
              cl::desc("keep every kernel call apart (no fused kernels), to "
                       "compare against"),
              cl::sub(compileCommand), cl::cat(memoryOptions));
+static cl::opt<bool> noShareCasts(
+    "no-share-casts",
+    cl::desc("let every bf16 call cast its operands itself (no bf16 copy "
+             "shared between calls), to compare against"),
+    cl::sub(compileCommand), cl::cat(memoryOptions));
 static cl::opt<bool> noLayouts(
     "no-layouts",
     cl::desc("keep every buffer plain NCHW (no blocked layouts planned for "
@@ -319,6 +324,7 @@ static PipelineOptions getFlagPipelineOptions() {
   pipeline.bucketMb = bucketMb;
   pipeline.layouts = !noLayouts;
   pipeline.fusion = !noFusion;
+  pipeline.shareCasts = !noShareCasts;
   return pipeline;
 }
 

@@ -591,7 +591,7 @@ TEST(PlanLoaderTest, PrecisionIsF32OrBf16OnConvolutionsAndMatmulsOnly) {
                              "ReluForward, which computes in f32 only");
 }
 
-TEST(PlanLoaderTest, CastSlotIsReadOnlyAfterAFillOfTheSameX) {
+TEST(PlanLoaderTest, CastSlotIsReadOnlyAfterAFillOfTheSameTensor) {
   PlanT plan = test::buildMlpPlanObject(smallMlp());
   auto &instructions = plan.steps[0]->streams[0]->instructions;
   InstructionT &forward = *instructions[0];
@@ -610,15 +610,45 @@ TEST(PlanLoaderTest, CastSlotIsReadOnlyAfterAFillOfTheSameX) {
   EXPECT_EQ(loadError(plan), "");
   // A reuse with no fill before it.
   forward.cast_slot = 2;
-  EXPECT_EQ(loadError(plan), where + "reads cast slot 1, which no earlier "
-                                     "call of the stream filled with its X");
+  EXPECT_EQ(loadError(plan), where + "reads cast slot 1, which the stream's "
+                                     "latest call to fill it filled with "
+                                     "another tensor");
+  // A later fill of the slot from another tensor: the reuse after it
+  // would read that copy.
   forward.cast_slot = 1;
+  auto backwardData =
+      std::find_if(instructions.begin(), instructions.end(), [](auto &i) {
+        return i->kernel == Kernel::LinearBackwardData;
+      });
+  ASSERT_NE(backwardData, instructions.end());
+  ASSERT_LT(backwardData, weightGradient);
+  // The second layer's forward, which reads the hidden activation.
+  auto otherForward =
+      std::find_if(instructions.begin() + 1, instructions.end(),
+                   [](auto &i) { return i->kernel == Kernel::LinearForward; });
+  ASSERT_LT(otherForward, weightGradient);
+  (*otherForward)->precision = DType::BF16;
+  (*otherForward)->cast_slot = 1;
+  EXPECT_EQ(loadError(plan), where + "reads cast slot 1, which the stream's "
+                                     "latest call to fill it filled with "
+                                     "another tensor");
+  (*otherForward)->cast_slot = 0;
   (*weightGradient)->cast_slot = 65;
   EXPECT_EQ(loadError(plan), where + "cast slot 65 is out of range [1, 64]");
   (*weightGradient)->cast_slot = 1;
   (*weightGradient)->precision = DType::F32;
   EXPECT_EQ(loadError(plan), where + "cast slot 1 on a call that does not "
-                                     "cast its X to bf16");
+                                     "share an operand's bf16 cast");
+  (*weightGradient)->precision = DType::BF16;
+  EXPECT_EQ(loadError(plan), "");
+  // A kernel that shares no operand (SharedCast.h).
+  (*backwardData)->precision = DType::BF16;
+  (*backwardData)->cast_slot = 2;
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'train_step', stream 0, instruction " +
+                std::to_string(backwardData - instructions.begin()) +
+                " (LinearBackwardData): cast slot 2 on a call that does not "
+                "share an operand's bf16 cast");
 }
 
 } // namespace

@@ -277,6 +277,18 @@ exec.step "s" device(0) batch(2) arena(4096) {
   %a = exec.input "a" : memref<?x16xf32>
   %b = exec.arena[0] : memref<16x4xf32>
   %c = exec.arena[256] : memref<?x4xf32>
-  // expected-error @+1 {{'exec.kernel' op MatmulForward cannot share the cast of its X}}
+  // expected-error @+1 {{'exec.kernel' op MatmulForward cannot share the cast of an operand}}
   exec.kernel "MatmulForward" ins(%a, %b : memref<?x16xf32>, memref<16x4xf32>) outs(%c : memref<?x4xf32>) {cast_slot = 1 : i64, precision = bf16}
+}
+
+// -----
+
+// A convolution shares its DY's cast between its backward passes; its
+// forward shares nothing.
+exec.step "s" device(0) batch(2) arena(65536) {
+  %x = exec.input "x" : memref<?x6x14x14xf32>
+  %w = exec.arena[0] : memref<16x6x5x5xf32>
+  %y = exec.arena[16384] : memref<?x16x10x10xf32>
+  // expected-error @+1 {{'exec.kernel' op Conv2dForward cannot share the cast of an operand}}
+  exec.kernel "Conv2dForward" ins(%x, %w : memref<?x6x14x14xf32>, memref<16x6x5x5xf32>) outs(%y : memref<?x16x10x10xf32>) {cast_slot = 1 : i64, precision = bf16}
 }
