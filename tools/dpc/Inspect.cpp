@@ -44,6 +44,9 @@ struct StepSummary {
   // those of them that compute in bf16 (--precision).
   int64_t precisionKernels = 0;
   int64_t bf16Kernels = 0;
+  // bf16 calls that read another call's bf16 copy of an operand (a cast
+  // slot's reuse, runtime/plan/SharedCast.h): casts saved per step.
+  int64_t sharedCasts = 0;
   // Convolution calls, and those of them that run Winograd.
   int64_t convolutionKernels = 0;
   int64_t winogradKernels = 0;
@@ -83,6 +86,7 @@ std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
         if (signature && signature->has(plan::kMixedPrecision)) {
           ++summary.precisionKernels;
           summary.bf16Kernels += instruction->precision() == plan::DType::BF16;
+          summary.sharedCasts += instruction->cast_reuse();
         }
         if (signature && signature->attrs == plan::KernelAttrs::Conv2dAttrs) {
           ++summary.convolutionKernels;
@@ -161,6 +165,9 @@ void printText(const plan::LoadedPlan &loaded,
         std::printf(", bf16 in %lld of %lld convolution/matmul calls",
                     static_cast<long long>(step.bf16Kernels),
                     static_cast<long long>(step.precisionKernels));
+      if (step.sharedCasts > 0)
+        std::printf(", %lld of them reading a shared bf16 cast",
+                    static_cast<long long>(step.sharedCasts));
       if (step.winogradKernels > 0)
         std::printf(", Winograd in %lld of %lld convolution calls",
                     static_cast<long long>(step.winogradKernels),
@@ -223,7 +230,8 @@ void printJson(const plan::LoadedPlan &loaded,
       const StepSummary &step = device.steps[s];
       std::printf("%s{\"name\": \"%s\", \"batch\": %lld, \"arena_bytes\": "
                   "%lld, \"kernels\": %lld, \"streams\": %lld, "
-                  "\"bf16_kernels\": %lld, \"winograd_kernels\": %lld, "
+                  "\"bf16_kernels\": %lld, \"shared_casts\": %lld, "
+                  "\"winograd_kernels\": %lld, "
                   "\"bucket_bytes\": [",
                   s ? ", " : "", step.name.c_str(),
                   static_cast<long long>(step.batch),
@@ -231,6 +239,7 @@ void printJson(const plan::LoadedPlan &loaded,
                   static_cast<long long>(step.instructions),
                   static_cast<long long>(step.streams),
                   static_cast<long long>(step.bf16Kernels),
+                  static_cast<long long>(step.sharedCasts),
                   static_cast<long long>(step.winogradKernels));
       for (size_t b = 0; b < step.bucketBytes.size(); ++b)
         std::printf("%s%lld", b ? ", " : "",
