@@ -9,6 +9,10 @@
 //    (oneDNN's post-op for the convolution and the linear layer),
 //    so the activation is written once instead of written, read and
 //    written again.
+//  - AddForward followed by a ReluForward of its sum (a residual join):
+//    one AddReluForward, as the producers above.
+//  - AddForward whose sum only the next kernel, a ReluBackward, reads as
+//    its DY (two gradients summed, then masked): one AddReluBackward.
 //  - ReluBackward whose result only the next kernel, a BatchNormBackward,
 //    reads (as its DY): one BatchNormReluBackward that masks the gradient
 //    as it reads it.
@@ -97,6 +101,7 @@ StringRef getReluFusion(StringRef producer) {
       .Case("LinearForward", "LinearReluForward")
       .Case("BatchNormTrainingForward", "BatchNormReluTrainingForward")
       .Case("BatchNormInferenceForward", "BatchNormReluInferenceForward")
+      .Case("AddForward", "AddReluForward")
       .Default("");
 }
 
@@ -155,8 +160,16 @@ ReluTarget getReluTarget(ex::KernelOp producer, ex::KernelOp relu,
   // from the producer on: apart from what the producer reads, and from
   // its other results (a batch norm's statistics that nothing reads, e.g.
   // when it is recomputed, die there and may lend the ReLU their bytes).
-  if (!isApart(reluOut, producer.getIns(), batch) ||
-      !isApart(reluOut, producer.getWorkspace(), batch) ||
+  // An element-wise producer reads element i of its operands before it
+  // writes element i, so it may also write exactly over an operand.
+  bool elementwise = producer.getKernel() == "AddForward";
+  auto outBytes = getArenaBytes(reluOut, batch);
+  bool insOk = llvm::all_of(producer.getIns(), [&](Value read) {
+    auto bytes = getArenaBytes(read, batch);
+    return !overlap(outBytes, bytes) || (elementwise && bytes == outBytes &&
+                                         read.getType() == reluOut.getType());
+  });
+  if (!insOk || !isApart(reluOut, producer.getWorkspace(), batch) ||
       !isApart(reluOut, producer.getOuts().drop_front(), batch))
     return ReluTarget::None;
   return ReluTarget::ReluBuffer;
@@ -227,6 +240,51 @@ void fuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm) {
   relu.erase();
   if (Operation *buffer = gradient.getDefiningOp();
       buffer && buffer->use_empty())
+    buffer->erase();
+}
+
+/// Whether AddForward `add` and the ReluBackward after it, which masks the
+/// sum as its DY, may run as one AddReluBackward: same-shaped operands, the
+/// sum read by nothing else, and DX on bytes the kernel may write -- exactly
+/// those of an addend (each element is read before it is written) or apart
+/// from them, and apart from Y (the CUDA kernel writes the sum into DX
+/// before it reads Y).
+bool canFuseAddReluBackward(ex::KernelOp add, ex::KernelOp relu,
+                            int64_t batch) {
+  if (add.getIns().size() != 2 || add.getOuts().size() != 1 ||
+      relu.getIns().size() != 2 || relu.getOuts().size() != 1 ||
+      relu.getIns()[1] != add.getOuts()[0] || !canMerge(add, relu))
+    return false;
+  Value sum = add.getOuts()[0], dx = relu.getOuts()[0];
+  Type type = sum.getType();
+  if (add.getIns()[0].getType() != type || add.getIns()[1].getType() != type ||
+      relu.getIns()[0].getType() != type || dx.getType() != type)
+    return false;
+  for (OpOperand &use : sum.getUses())
+    if (use.getOwner() != add &&
+        !(use.getOwner() == relu && use.getOperandNumber() == 1))
+      return false;
+  auto dxBytes = getArenaBytes(dx, batch);
+  bool addendsOk = llvm::all_of(add.getIns(), [&](Value addend) {
+    auto bytes = getArenaBytes(addend, batch);
+    return !overlap(dxBytes, bytes) || dxBytes == bytes;
+  });
+  return addendsOk && isApart(dx, relu.getIns()[0], batch);
+}
+
+void fuseAddReluBackward(ex::KernelOp add, ex::KernelOp relu) {
+  SmallVector<Value> ins = {relu.getIns()[0], add.getIns()[0], add.getIns()[1]};
+  OpBuilder builder(relu);
+  auto fused = builder.create<ex::KernelOp>(add.getLoc(), "AddReluBackward",
+                                            ins, relu.getOuts(), Value());
+  for (NamedAttribute attr : add->getDiscardableAttrs())
+    fused->setAttr(attr.getName(), attr.getValue());
+  if (Attribute signal = relu->getAttr("signal"))
+    fused->setAttr("signal", signal);
+  Value sum = add.getOuts()[0];
+  relu.erase();
+  add.erase();
+  if (Operation *buffer = sum.getDefiningOp(); buffer && buffer->use_empty())
     buffer->erase();
 }
 
@@ -389,6 +447,18 @@ struct FuseExecKernelsPass
         if (norm && norm.getKernel() == "BatchNormBackward" &&
             canFuseReluBatchNormBackward(relu, norm, batch))
           fuseReluBatchNormBackward(relu, norm);
+      }
+      // The adds the ReLU fusion left: gradient sums a ReluBackward masks.
+      SmallVector<ex::KernelOp> adds;
+      step.getBody().walk([&](ex::KernelOp op) {
+        if (op.getKernel() == "AddForward")
+          adds.push_back(op);
+      });
+      for (ex::KernelOp add : adds) {
+        ex::KernelOp relu = getNextKernel(add);
+        if (relu && relu.getKernel() == "ReluBackward" &&
+            canFuseAddReluBackward(add, relu, batch))
+          fuseAddReluBackward(add, relu);
       }
       for (ex::KernelOp weights : weightGrads) {
         ex::KernelOp sum = getNextKernel(weights);

@@ -367,6 +367,18 @@ void runAddForward(KernelContext &, const KernelCall &call) {
              out(call, C));
 }
 
+void runAddReluForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::AddReluForward;
+  addReluForward(plan::getBroadcastShape(call), in(call, A), in(call, B),
+                 out(call, C));
+}
+
+void runAddReluBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::AddReluBackward;
+  addReluBackward(plan::getElementwiseSize(call), in(call, Y), in(call, A),
+                  in(call, B), out(call, DX));
+}
+
 void runAddBackward(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::AddBackward;
   addBackward(plan::getBroadcastShape(call), in(call, DC), out(call, DA),

@@ -9,10 +9,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/kernels/BatchNorm.h"
+#include "runtime/kernels/IsaLoops.h"
 #include "runtime/kernels/KernelMath.h"
 #include "runtime/kernels/Reorder.h"
 
+#include <algorithm>
 #include <cmath>
+#include <omp.h>
 #include <vector>
 
 namespace dpc::kernels {
@@ -44,6 +47,35 @@ template <typename Fn> void forEachGroup(const BatchNormShape &s, Fn &&fn) {
     forEachGroupOf<kChannelBlock>(s, fn);
   else
     forEachGroupOf<1>(s, fn);
+}
+
+/// The most 16-channel blocks one ISA loop call takes (their per-lane
+/// constants live on the stack).
+constexpr int64_t kBlocksPerCall = 32;
+
+/// Runs `perRun(ch0, run, offset)` over the 16-channel blocks of an
+/// nChw16c shape: each thread a contiguous range of blocks, in runs of at
+/// most kBlocksPerCall blocks starting at channel ch0 and element offset
+/// `offset` (IsaLoops.h's BatchNormBlock).
+template <typename Fn>
+void forEachBlockRun(const BatchNormShape &s, Fn &&perRun) {
+  int64_t plane = s.h * s.w, blocks = s.c / kChannelBlock;
+  int64_t stride = blocks * plane * kChannelBlock;
+#pragma omp parallel
+  {
+    int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    int64_t begin = blocks * thread / threads;
+    int64_t end = blocks * (thread + 1) / threads;
+    for (int64_t k = begin; k < end; k += kBlocksPerCall) {
+      BatchNormBlock run{s.n, plane, stride, std::min(kBlocksPerCall, end - k)};
+      perRun(k * kChannelBlock, run, k * plane * kChannelBlock);
+    }
+  }
+}
+
+bool isBlocked(const BatchNormShape &s) {
+  static_assert(kBatchNormLanes == kChannelBlock);
+  return s.channelBlock == kChannelBlock;
 }
 
 /// The gradient a batch norm's output gets: dy, or with a fused ReLU after
@@ -107,6 +139,14 @@ void batchNormBackward(const BatchNormShape &s, const float *x, const float *dy,
 void batchNormStatistics(const BatchNormShape &s, const float *x, double *sum,
                          double *sumSq, double *count) {
   count[0] = static_cast<double>(s.n * s.h * s.w);
+  if (isBlocked(s)) {
+    auto loop = getIsaLoops().batchNormStatistics;
+    forEachBlockRun(
+        s, [&](int64_t ch0, const BatchNormBlock &run, int64_t offset) {
+          loop(run, x + offset, sum + ch0, sumSq + ch0);
+        });
+    return;
+  }
   forEachGroup(s, [&](int64_t ch0, int64_t lanes, auto &&forEach) {
     double total[kChannelBlock] = {}, totalSq[kChannelBlock] = {};
     forEach([&](int64_t l, int64_t i) {
@@ -127,24 +167,45 @@ void batchNormApply(const BatchNormShape &s, const BatchNormParams &params,
                     const double *sumSq, const double *count, float *y,
                     float *saveMean, float *saveInvStd, bool relu) {
   double n = count[0];
+  // Each channel's mean and 1 / std, saved and folded into the running
+  // statistics once, by whichever loop owns the channel.
+  auto channelConstants = [&](int64_t ch, float &mean, float &invStd) {
+    double m, var;
+    math::batchNormMoments(sum[ch], sumSq[ch], n, m, var);
+    mean = static_cast<float>(m);
+    invStd = static_cast<float>(1.0 / std::sqrt(var + params.eps));
+    saveMean[ch] = mean;
+    saveInvStd[ch] = invStd;
+    if (runningMean && runningVar) {
+      runningMean[ch] =
+          math::runningStatUpdate(runningMean[ch], mean, params.momentum);
+      runningVar[ch] = math::runningStatUpdate(
+          runningVar[ch], static_cast<float>(math::unbiasedVariance(var, n)),
+          params.momentum);
+    }
+  };
+  if (isBlocked(s)) {
+    auto loop = getIsaLoops().batchNormApply;
+    forEachBlockRun(
+        s, [&](int64_t ch0, const BatchNormBlock &run, int64_t offset) {
+          BatchNormApplyLanes lanes[kBlocksPerCall];
+          for (int64_t k = 0; k < run.blocks; ++k)
+            for (int l = 0; l < kBatchNormLanes; ++l) {
+              int64_t ch = ch0 + k * kBatchNormLanes + l;
+              channelConstants(ch, lanes[k].mean[l], lanes[k].invStd[l]);
+              lanes[k].scale[l] = scale[ch];
+              lanes[k].shift[l] = shift[ch];
+            }
+          loop(run, lanes, relu, x + offset, y + offset);
+        });
+    return;
+  }
   forEachGroup(s, [&](int64_t ch0, int64_t lanes, auto &&forEach) {
     float mean[kChannelBlock], invStd[kChannelBlock], g[kChannelBlock],
         b[kChannelBlock];
     for (int64_t l = 0; l < lanes; ++l) {
       int64_t ch = ch0 + l;
-      double m, var;
-      math::batchNormMoments(sum[ch], sumSq[ch], n, m, var);
-      mean[l] = static_cast<float>(m);
-      invStd[l] = static_cast<float>(1.0 / std::sqrt(var + params.eps));
-      saveMean[ch] = mean[l];
-      saveInvStd[ch] = invStd[l];
-      if (runningMean && runningVar) {
-        runningMean[ch] =
-            math::runningStatUpdate(runningMean[ch], mean[l], params.momentum);
-        runningVar[ch] = math::runningStatUpdate(
-            runningVar[ch], static_cast<float>(math::unbiasedVariance(var, n)),
-            params.momentum);
-      }
+      channelConstants(ch, mean[l], invStd[l]);
       g[l] = scale[ch];
       b[l] = shift[ch];
     }
@@ -159,6 +220,22 @@ void batchNormGradStatistics(const BatchNormShape &s, const float *x,
                              const float *dy, const float *saveMean,
                              const float *saveInvStd, float *sumDy,
                              float *sumDyXhat, const float *reluY) {
+  if (isBlocked(s)) {
+    auto loop = getIsaLoops().batchNormGradStatistics;
+    forEachBlockRun(s, [&](int64_t ch0, const BatchNormBlock &run,
+                           int64_t offset) {
+      double total[kBlocksPerCall * kBatchNormLanes],
+          dotP[kBlocksPerCall * kBatchNormLanes];
+      loop(run, saveMean + ch0, x + offset, dy + offset,
+           reluY ? reluY + offset : nullptr, total, dotP);
+      // As batchNormBackward's dShift and dScale.
+      for (int64_t l = 0; l < run.blocks * kBatchNormLanes; ++l) {
+        sumDy[ch0 + l] = static_cast<float>(total[l]);
+        sumDyXhat[ch0 + l] = static_cast<float>(dotP[l] * saveInvStd[ch0 + l]);
+      }
+    });
+    return;
+  }
   forEachGroup(s, [&](int64_t ch0, int64_t lanes, auto &&forEach) {
     double total[kChannelBlock] = {}, dotP[kChannelBlock] = {};
     float mean[kChannelBlock];
@@ -185,23 +262,39 @@ void batchNormGradApply(const BatchNormShape &s, const float *x,
   double n = count[0];
   if (s.n == 0 || !(n > 0))
     return;
-  forEachGroup(s, [&](int64_t ch0, int64_t lanes, auto &&forEach) {
-    float mean[kChannelBlock], invStd[kChannelBlock], meanDy[kChannelBlock],
-        projScale[kChannelBlock], g[kChannelBlock];
+  // A block's per-lane constants from the channel sums.
+  auto laneConstants = [&](int64_t ch0, int64_t lanes) {
+    BatchNormGradLanes k;
     for (int64_t l = 0; l < lanes; ++l) {
       int64_t ch = ch0 + l;
-      mean[l] = saveMean[ch];
-      invStd[l] = saveInvStd[ch];
+      k.mean[l] = saveMean[ch];
+      k.invStd[l] = saveInvStd[ch];
       // sum(dy * (x - mean)) * invStd^2 / n, as batchNormBackward's.
-      meanDy[l] = static_cast<float>(sumDy[ch] / n);
-      projScale[l] = static_cast<float>(static_cast<double>(sumDyXhat[ch]) *
-                                        invStd[l] / n);
-      g[l] = scale[ch];
+      k.meanDy[l] = static_cast<float>(sumDy[ch] / n);
+      k.projScale[l] = static_cast<float>(static_cast<double>(sumDyXhat[ch]) *
+                                          k.invStd[l] / n);
+      k.scale[l] = scale[ch];
     }
+    return k;
+  };
+  if (isBlocked(s)) {
+    auto loop = getIsaLoops().batchNormGradApply;
+    forEachBlockRun(s, [&](int64_t ch0, const BatchNormBlock &run,
+                           int64_t offset) {
+      BatchNormGradLanes lanes[kBlocksPerCall];
+      for (int64_t k = 0; k < run.blocks; ++k)
+        lanes[k] = laneConstants(ch0 + k * kBatchNormLanes, kBatchNormLanes);
+      loop(run, lanes, x + offset, dy + offset,
+           reluY ? reluY + offset : nullptr, dx + offset);
+    });
+    return;
+  }
+  forEachGroup(s, [&](int64_t ch0, int64_t lanes, auto &&forEach) {
+    BatchNormGradLanes k = laneConstants(ch0, lanes);
     forEach([&](int64_t l, int64_t i) {
       dx[i] = math::batchNormBackwardInput(outputGradient(dy, reluY, i), x[i],
-                                           mean[l], invStd[l], g[l], meanDy[l],
-                                           projScale[l]);
+                                           k.mean[l], k.invStd[l], k.scale[l],
+                                           k.meanDy[l], k.projScale[l]);
     });
   });
 }

@@ -120,9 +120,41 @@ int64_t numElements(const int64_t dims[4]) {
   return dims[0] * dims[1] * dims[2] * dims[3];
 }
 
+/// `s` with its size-1 dims dropped and each run of adjacent dims that rhs
+/// reads alike (all broadcast, or all in full) merged into one: the same
+/// elements in the same order, in as long an innermost dim as the
+/// broadcast allows (a residual add of [256, 512, 4, 4] tensors is one dim,
+/// not rows of 4).
+BroadcastShape collapse(const BroadcastShape &s) {
+  int64_t out[4], rhs[4];
+  int dims = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (s.out[i] == 1)
+      continue;
+    bool broadcast = s.rhs[i] == 1;
+    if (dims > 0 && (rhs[dims - 1] == 1) == broadcast) {
+      out[dims - 1] *= s.out[i];
+      rhs[dims - 1] *= s.rhs[i];
+    } else {
+      out[dims] = s.out[i], rhs[dims] = s.rhs[i];
+      ++dims;
+    }
+  }
+  BroadcastShape c;
+  for (int i = 0; i < 4; ++i) {
+    int from = i - (4 - dims);
+    c.out[i] = from < 0 ? 1 : out[from];
+    c.rhs[i] = from < 0 ? 1 : rhs[from];
+  }
+  return c;
+}
+
 /// Calls f(outIndex, rhsIndex) for every output element. Rows of the
-/// innermost dim are parallel across threads.
-template <typename Fn> void forEachBroadcast(const BroadcastShape &s, Fn f) {
+/// innermost dim (of the collapsed shape) are parallel across threads, or
+/// with a single row, shares of it.
+template <typename Fn>
+void forEachBroadcast(const BroadcastShape &shape, Fn f) {
+  BroadcastShape s = collapse(shape);
   const int64_t *o = s.out;
   // Row-major strides of rhs, 0 along broadcast dims.
   int64_t rs[4];
@@ -132,6 +164,17 @@ template <typename Fn> void forEachBroadcast(const BroadcastShape &s, Fn f) {
     stride *= s.rhs[i];
   }
   int64_t rows = o[0] * o[1] * o[2];
+  if (rows == 1) {
+    forRange(o[3], 1, [&](int64_t begin, int64_t end) {
+      if (rs[3] == 1)
+        for (int64_t i = begin; i < end; ++i)
+          f(i, i);
+      else
+        for (int64_t i = begin; i < end; ++i)
+          f(i, int64_t{0});
+    });
+    return;
+  }
 #pragma omp parallel for if (isWorthThreads(rows * o[3]))
   for (int64_t row = 0; row < rows; ++row) {
     int64_t i2 = row % o[2], i1 = (row / o[2]) % o[1], i0 = row / (o[2] * o[1]);
@@ -159,6 +202,21 @@ void reduceToRhs(const BroadcastShape &s, const float *dOut, const float *lhs,
 void addForward(const BroadcastShape &s, const float *lhs, const float *rhs,
                 float *out) {
   forEachBroadcast(s, [=](int64_t i, int64_t j) { out[i] = lhs[i] + rhs[j]; });
+}
+
+void addReluForward(const BroadcastShape &s, const float *lhs, const float *rhs,
+                    float *out) {
+  forEachBroadcast(s, [=](int64_t i, int64_t j) {
+    out[i] = math::reluForward(lhs[i] + rhs[j]);
+  });
+}
+
+void addReluBackward(int64_t size, const float *y, const float *a,
+                     const float *b, float *dx) {
+  forRange(size, 1, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = math::reluBackward(a[i] + b[i], y[i]);
+  });
 }
 
 void addBackward(const BroadcastShape &s, const float *dOut, float *dLhs,

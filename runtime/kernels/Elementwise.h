@@ -72,6 +72,13 @@ inline BroadcastShape makeBroadcastShape(const std::vector<int64_t> &lhsDims,
 
 void addForward(const BroadcastShape &shape, const float *lhs, const float *rhs,
                 float *out);
+/// out = relu(lhs + rhs): addForward then reluForward, in one pass.
+void addReluForward(const BroadcastShape &shape, const float *lhs,
+                    const float *rhs, float *out);
+/// dx = reluBackward(a + b, y): a gradient summed from two branches and
+/// masked by the ReLU output y, in one pass (any operand may be dx).
+void addReluBackward(int64_t size, const float *y, const float *a,
+                     const float *b, float *dx);
 /// dLhs = dOut, dRhs = dOut summed over broadcast dims; either may be null.
 void addBackward(const BroadcastShape &shape, const float *dOut, float *dLhs,
                  float *dRhs);

@@ -78,10 +78,145 @@ namespace DPC_CONCAT(isa_, DPC_ISA) {
     return nonFinite != 0;
   }
 
+  // Batch norm over 16-lane blocks. The sums of a block keep one double
+  // accumulator per lane in vector registers through an image's plane
+  // (GCC's vector types: an array would go through memory at every
+  // position), each lane's additions in the scalar loops' order.
+  typedef float Floats8 __attribute__((vector_size(32)));
+  typedef double Doubles8 __attribute__((vector_size(64)));
+  constexpr int kLanes = kBatchNormLanes;
+
+  inline Doubles8 loadDoubles(const float *p) {
+    Floats8 f;
+    std::memcpy(&f, p, sizeof(f));
+    return __builtin_convertvector(f, Doubles8);
+  }
+  inline Doubles8 loadSum(const double *p) {
+    Doubles8 v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  }
+  inline void storeSum(double *p, Doubles8 v) { std::memcpy(p, &v, sizeof(v)); }
+
+  /// Calls `perPlane(image, block, offset)` for every block of every image,
+  /// in memory order; `offset` is the block's first element in the image.
+  template <typename Fn>
+  inline void forEachPlane(const BatchNormBlock &b, Fn &&perPlane) {
+    for (int64_t i = 0; i < b.images; ++i)
+      for (int64_t k = 0; k < b.blocks; ++k)
+        perPlane(k, i * b.stride + k * b.plane * kLanes);
+  }
+
+  void batchNormStatistics(const BatchNormBlock &b, const float *x, double *sum,
+                           double *sumSq) {
+    std::memset(sum, 0, sizeof(double) * kLanes * b.blocks);
+    std::memset(sumSq, 0, sizeof(double) * kLanes * b.blocks);
+    forEachPlane(b, [&](int64_t k, int64_t offset) {
+      double *s = sum + k * kLanes, *q = sumSq + k * kLanes;
+      Doubles8 s0 = loadSum(s), s1 = loadSum(s + 8);
+      Doubles8 q0 = loadSum(q), q1 = loadSum(q + 8);
+      const float *in = x + offset;
+      for (int64_t j = 0; j < b.plane; ++j) {
+        Doubles8 v0 = loadDoubles(in + j * kLanes);
+        Doubles8 v1 = loadDoubles(in + j * kLanes + 8);
+        s0 += v0, s1 += v1;
+        q0 += v0 * v0, q1 += v1 * v1;
+      }
+      storeSum(s, s0), storeSum(s + 8, s1);
+      storeSum(q, q0), storeSum(q + 8, q1);
+    });
+  }
+
+  void batchNormApply(const BatchNormBlock &b, const BatchNormApplyLanes *lanes,
+                      bool relu, const float *x, float *y) {
+    forEachPlane(b, [&](int64_t k, int64_t offset) {
+      const BatchNormApplyLanes &c = lanes[k];
+      for (int64_t j = offset; j < offset + b.plane * kLanes; j += kLanes) {
+#pragma omp simd
+        for (int l = 0; l < kLanes; ++l) {
+          float v = math::batchNormApply(x[j + l], c.mean[l], c.invStd[l],
+                                         c.scale[l], c.shift[l]);
+          y[j + l] = relu ? math::reluForward(v) : v;
+        }
+      }
+    });
+  }
+
+  template <bool kRelu>
+  void gradStatistics(const BatchNormBlock &b, const float *mean,
+                      const float *x, const float *dy, const float *reluY,
+                      double *sumDy, double *sumDyXmu) {
+    std::memset(sumDy, 0, sizeof(double) * kLanes * b.blocks);
+    std::memset(sumDyXmu, 0, sizeof(double) * kLanes * b.blocks);
+    forEachPlane(b, [&](int64_t k, int64_t offset) {
+      Floats8 m[2];
+      std::memcpy(m, mean + k * kLanes, sizeof(m));
+      double *s = sumDy + k * kLanes, *d = sumDyXmu + k * kLanes;
+      Doubles8 s0 = loadSum(s), s1 = loadSum(s + 8);
+      Doubles8 d0 = loadSum(d), d1 = loadSum(d + 8);
+      for (int64_t j = offset; j < offset + b.plane * kLanes; j += kLanes) {
+        Floats8 g[2], xs[2];
+        std::memcpy(g, dy + j, sizeof(g));
+        std::memcpy(xs, x + j, sizeof(xs));
+        if (kRelu) {
+          // math::reluBackward, eight lanes at a time.
+          Floats8 y[2], zero = {};
+          std::memcpy(y, reluY + j, sizeof(y));
+          g[0] = y[0] > zero ? g[0] : zero;
+          g[1] = y[1] > zero ? g[1] : zero;
+        }
+        Doubles8 g0 = __builtin_convertvector(g[0], Doubles8);
+        Doubles8 g1 = __builtin_convertvector(g[1], Doubles8);
+        s0 += g0, s1 += g1;
+        d0 += g0 * __builtin_convertvector(xs[0] - m[0], Doubles8);
+        d1 += g1 * __builtin_convertvector(xs[1] - m[1], Doubles8);
+      }
+      storeSum(s, s0), storeSum(s + 8, s1);
+      storeSum(d, d0), storeSum(d + 8, d1);
+    });
+  }
+
+  void batchNormGradStatistics(const BatchNormBlock &b, const float *mean,
+                               const float *x, const float *dy,
+                               const float *reluY, double *sumDy,
+                               double *sumDyXmu) {
+    if (reluY)
+      gradStatistics<true>(b, mean, x, dy, reluY, sumDy, sumDyXmu);
+    else
+      gradStatistics<false>(b, mean, x, dy, nullptr, sumDy, sumDyXmu);
+  }
+
+  /// The gradient a batch norm's output gets: dy, or masked by the output
+  /// of the ReLU fused after it.
+  inline float outputGradient(const float *dy, const float *reluY, int64_t i) {
+    return reluY ? math::reluBackward(dy[i], reluY[i]) : dy[i];
+  }
+
+  void batchNormGradApply(const BatchNormBlock &b,
+                          const BatchNormGradLanes *lanes, const float *x,
+                          const float *dy, const float *reluY, float *dx) {
+    forEachPlane(b, [&](int64_t k, int64_t offset) {
+      const BatchNormGradLanes &c = lanes[k];
+      for (int64_t j = offset; j < offset + b.plane * kLanes; j += kLanes) {
+#pragma omp simd
+        for (int l = 0; l < kLanes; ++l)
+          dx[j + l] = math::batchNormBackwardInput(
+              outputGradient(dy, reluY, j + l), x[j + l], c.mean[l],
+              c.invStd[l], c.scale[l], c.meanDy[l], c.projScale[l]);
+      }
+    });
+  }
+
   } // namespace
 
-  extern const IsaLoops loops = {DPC_STRINGIFY(DPC_ISA), sigmoidForward,
-                                 sgdUpdate, adamwUpdate};
+  extern const IsaLoops loops = {DPC_STRINGIFY(DPC_ISA),
+                                 sigmoidForward,
+                                 sgdUpdate,
+                                 adamwUpdate,
+                                 batchNormStatistics,
+                                 batchNormApply,
+                                 batchNormGradStatistics,
+                                 batchNormGradApply};
 
 } // namespace )
 

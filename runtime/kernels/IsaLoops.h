@@ -25,6 +25,27 @@ struct SgdScalars {
   bool nesterov, firstStep;
 };
 
+/// Consecutive 16-channel blocks of a batch norm's nChw16c tensors
+/// (BatchNorm.cpp): `blocks` blocks of `plane` positions of 16 lanes each,
+/// in each of `images` images, one image's first block `stride` floats after
+/// the previous one's. The loops walk memory in order -- image by image,
+/// the blocks of each in turn -- which streams twice as fast as one block
+/// through every image, and keep each lane's sums in (n, h, w) order.
+struct BatchNormBlock {
+  int64_t images, plane, stride, blocks;
+};
+inline constexpr int kBatchNormLanes = 16;
+/// The per-lane constants of the apply passes (KernelMath.h's
+/// batchNormApply and batchNormBackwardInput).
+struct BatchNormApplyLanes {
+  float mean[kBatchNormLanes], invStd[kBatchNormLanes], scale[kBatchNormLanes],
+      shift[kBatchNormLanes];
+};
+struct BatchNormGradLanes {
+  float mean[kBatchNormLanes], invStd[kBatchNormLanes], scale[kBatchNormLanes],
+      meanDy[kBatchNormLanes], projScale[kBatchNormLanes];
+};
+
 /// The loops of one ISA build; each runs on one thread over [0, size).
 struct IsaLoops {
   const char *isa;
@@ -37,6 +58,22 @@ struct IsaLoops {
   bool (*adamwUpdate)(int64_t size, const math::AdamWScalars &scalars,
                       float *param, const float *grad, float *expAvg,
                       float *expAvgSq);
+  /// Batch norm over the blocks (BatchNorm.cpp's passes; `reluY`, when not
+  /// null, masks dy as a fused ReLU's backward), with 16 sums, constants or
+  /// means per block. Each lane's sums run in (n, h, w) order, in double, as
+  /// the scalar loops': the same bits. The sums are written, not added to.
+  void (*batchNormStatistics)(const BatchNormBlock &block, const float *x,
+                              double *sum, double *sumSq);
+  void (*batchNormApply)(const BatchNormBlock &block,
+                         const BatchNormApplyLanes *lanes, bool relu,
+                         const float *x, float *y);
+  void (*batchNormGradStatistics)(const BatchNormBlock &block,
+                                  const float *mean, const float *x,
+                                  const float *dy, const float *reluY,
+                                  double *sumDy, double *sumDyXmu);
+  void (*batchNormGradApply)(const BatchNormBlock &block,
+                             const BatchNormGradLanes *lanes, const float *x,
+                             const float *dy, const float *reluY, float *dx);
 };
 
 #define DPC_DECLARE_ISA_LOOPS(name)                                            \

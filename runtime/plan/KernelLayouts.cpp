@@ -74,6 +74,8 @@ LayoutRule getRule(Kernel kernel) {
   case Kernel::ReluBackward:
   case Kernel::AddForward:
   case Kernel::AddBackward:
+  case Kernel::AddReluForward:
+  case Kernel::AddReluBackward:
   case Kernel::Copy:
   case Kernel::Accumulate:
     return {0, 0, ~0u, ~0u};
@@ -109,6 +111,8 @@ bool isElementwiseLayout(Kernel kernel) {
   case Kernel::ReluBackward:
   case Kernel::AddForward:
   case Kernel::AddBackward:
+  case Kernel::AddReluForward:
+  case Kernel::AddReluBackward:
   case Kernel::Copy:
   case Kernel::Accumulate:
     return true;

@@ -804,6 +804,7 @@ kernels::BroadcastShape getBroadcastShape(const KernelCall &call) {
   int64_t lhsCount = 0;
   switch (call.kernel) {
   case Kernel::AddForward:
+  case Kernel::AddReluForward:
   case Kernel::MulForward:
     lhs = operand(call, 0).dims, rhs = operand(call, 1).dims;
     lhsCount = operand(call, 0).getNumElements();

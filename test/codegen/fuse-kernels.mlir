@@ -99,3 +99,47 @@ func.func @forward(%x: tensor<?x2x6x6xf32> {nn.input = "x"},
   %6 = nn.linear %5, %fc : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<?x3xf32>
   return %6 : tensor<?x3xf32>
 }
+
+// -----
+
+// A residual join, relu(conv(r) + r), where r is itself a ReLU's output.
+// Forward: the add and its ReLU are one AddReluForward; in evaluation it
+// writes exactly over the convolution's output (each element read before
+// it is written). Training: ReluBackward reads the fused output as its Y,
+// and r's gradient -- the sum of the join's and the convolution's, masked
+// by r's signs -- is one AddReluBackward.
+// CHECK-LABEL: exec.step "eval_step"
+// CHECK: %[[R:.*]] = exec.arena[1152] : memref<?x4x6x6xf32>
+// CHECK-NEXT: exec.kernel "Conv2dReluForward" {{.*}} outs(%[[R]] :
+// CHECK-NEXT: %[[C:.*]] = exec.arena[0] : memref<?x4x6x6xf32>
+// CHECK-NEXT: exec.kernel "Conv2dForward" ins(%[[R]], {{.*}} outs(%[[C]] :
+// CHECK-NEXT: %[[O:.*]] = exec.arena[0] : memref<?x4x6x6xf32>
+// CHECK-NEXT: exec.kernel "AddReluForward" ins(%[[C]], %[[R]] : {{.*}}) outs(%[[O]] :
+// CHECK-NOT: "ReluForward"
+// CHECK-LABEL: exec.step "train_step"
+// CHECK: exec.kernel "Conv2dReluForward" {{.*}} outs(%[[TR:[0-9]+]] :
+// CHECK: exec.kernel "Conv2dForward" ins(%[[TR]], {{.*}} outs(%[[TC:[0-9]+]] :
+// CHECK: exec.kernel "AddReluForward" ins(%[[TC]], %[[TR]] : {{.*}}) outs(%[[TO:[0-9]+]] :
+// CHECK-NOT: "ReluForward"
+// CHECK-NOT: "AddForward"
+// CHECK: exec.kernel "ReluBackward" ins(%[[TO]], %{{.*}}) outs(%[[DS:[0-9]+]] :
+// CHECK-NEXT: arena
+// CHECK-NEXT: exec.kernel "Conv2dBackwardData" ins(%[[DS]], {{.*}} outs(%[[DC:[0-9]+]] :
+// CHECK: exec.kernel "AddReluBackward" ins(%[[TR]], %[[DS]], %[[DC]] : {{.*}}) outs(%[[DR:[0-9]+]] :
+// CHECK-NOT: "ReluBackward"
+// CHECK: exec.kernel "Conv2dBackwardWeights" ins(%{{.*}}, %[[DR]] :
+func.func @forward(%x: tensor<?x2x6x6xf32> {nn.input = "x"},
+                   %w0: tensor<4x2x3x3xf32> {nn.param = "conv0.weight"},
+                   %w1: tensor<4x4x3x3xf32> {nn.param = "conv1.weight"},
+                   %fc: tensor<3x4xf32> {nn.param = "fc.weight"})
+    -> (tensor<?x3xf32> {nn.output = "logits"}) {
+  %a = nn.conv2d %x, %w0 {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x2x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<?x4x6x6xf32>
+  %r = nn.relu %a : tensor<?x4x6x6xf32>
+  %c = nn.conv2d %r, %w1 {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<?x4x6x6xf32>
+  %s = nn.add %c, %r : (tensor<?x4x6x6xf32>, tensor<?x4x6x6xf32>) -> tensor<?x4x6x6xf32>
+  %o = nn.relu %s : tensor<?x4x6x6xf32>
+  %p = nn.global_avg_pool2d %o : (tensor<?x4x6x6xf32>) -> tensor<?x4x1x1xf32>
+  %f = nn.flatten %p : (tensor<?x4x1x1xf32>) -> tensor<?x4xf32>
+  %l = nn.linear %f, %fc : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<?x3xf32>
+  return %l : tensor<?x3xf32>
+}

@@ -87,52 +87,66 @@ void benchShape(int64_t n, int64_t c, int64_t hw, int reps) {
   };
   report("copy", copyMs, 2);
   BroadcastShape same = makeBroadcastShape({n, c, hw, hw}, {n, c, hw, hw});
-  report("add", timeMs(reps, [&] {
-           addForward(same, x.data(), other.data(), y.data());
-         }),
-         3);
+  report(
+      "add",
+      timeMs(reps, [&] { addForward(same, x.data(), other.data(), y.data()); }),
+      3);
   report("relu", timeMs(reps, [&] { reluForward(size, x.data(), y.data()); }),
          2);
-  report("relu-backward", timeMs(reps, [&] {
-           reluBackward(size, x.data(), dy.data(), dx.data());
-         }),
-         3);
-  report("bn-statistics", timeMs(reps, [&] {
-           batchNormStatistics(s, x.data(), sum.data(), sumSq.data(), &count);
-         }),
+  report(
+      "relu-backward",
+      timeMs(reps, [&] { reluBackward(size, x.data(), dy.data(), dx.data()); }),
+      3);
+  report("bn-statistics",
+         timeMs(reps,
+                [&] {
+                  batchNormStatistics(s, x.data(), sum.data(), sumSq.data(),
+                                      &count);
+                }),
          1);
-  report("bn-apply", timeMs(reps, [&] {
-           batchNormApply(s, params, x.data(), scale.data(), shift.data(),
-                          runMean.data(), runVar.data(), sum.data(),
-                          sumSq.data(), &count, y.data(), mean.data(),
-                          invStd.data(), /*relu=*/false);
-         }),
+  report("bn-apply",
+         timeMs(reps,
+                [&] {
+                  batchNormApply(s, params, x.data(), scale.data(),
+                                 shift.data(), runMean.data(), runVar.data(),
+                                 sum.data(), sumSq.data(), &count, y.data(),
+                                 mean.data(), invStd.data(), /*relu=*/false);
+                }),
          2);
-  report("bn-forward", timeMs(reps, [&] {
-           batchNormTrainingForward(s, params, x.data(), scale.data(),
-                                    shift.data(), y.data(), mean.data(),
-                                    invStd.data(), runMean.data(),
-                                    runVar.data(), /*relu=*/true);
-         }),
+  report("bn-forward",
+         timeMs(reps,
+                [&] {
+                  batchNormTrainingForward(s, params, x.data(), scale.data(),
+                                           shift.data(), y.data(), mean.data(),
+                                           invStd.data(), runMean.data(),
+                                           runVar.data(), /*relu=*/true);
+                }),
          3);
-  report("bn-grad-statistics", timeMs(reps, [&] {
-           batchNormGradStatistics(s, x.data(), dy.data(), mean.data(),
-                                   invStd.data(), dShift.data(),
-                                   dScale.data(), nullptr);
-         }),
+  report("bn-grad-statistics",
+         timeMs(reps,
+                [&] {
+                  batchNormGradStatistics(s, x.data(), dy.data(), mean.data(),
+                                          invStd.data(), dShift.data(),
+                                          dScale.data(), nullptr);
+                }),
          2);
   double n64 = static_cast<double>(n * hw * hw);
-  report("bn-grad-apply", timeMs(reps, [&] {
-           batchNormGradApply(s, x.data(), dy.data(), scale.data(),
-                              mean.data(), invStd.data(), dShift.data(),
-                              dScale.data(), &n64, dx.data(), nullptr);
-         }),
+  report("bn-grad-apply",
+         timeMs(reps,
+                [&] {
+                  batchNormGradApply(s, x.data(), dy.data(), scale.data(),
+                                     mean.data(), invStd.data(), dShift.data(),
+                                     dScale.data(), &n64, dx.data(), nullptr);
+                }),
          3);
-  report("bn-backward", timeMs(reps, [&] {
-           batchNormBackward(s, x.data(), dy.data(), scale.data(), mean.data(),
-                             invStd.data(), dx.data(), dScale.data(),
-                             dShift.data(), /*reluY=*/y.data());
-         }),
+  report("bn-backward",
+         timeMs(reps,
+                [&] {
+                  batchNormBackward(s, x.data(), dy.data(), scale.data(),
+                                    mean.data(), invStd.data(), dx.data(),
+                                    dScale.data(), dShift.data(),
+                                    /*reluY=*/y.data());
+                }),
          7);
 }
 

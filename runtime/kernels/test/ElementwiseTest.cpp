@@ -239,6 +239,37 @@ TEST_P(BroadcastTest, ForwardMatchesNumpyRule) {
   }
   expectAllNear(sum, refSum, 1e-6, 1e-6, "add");
   expectAllNear(prod, refProd, 1e-6, 1e-6, "mul");
+  // The fused residual join: the ReLU of the add's own bits.
+  std::vector<float> joined(a.size());
+  addReluForward(shape, a.data(), b.data(), joined.data());
+  for (size_t i = 0; i < a.size(); ++i)
+    ASSERT_EQ(joined[i], math::reluForward(sum[i])) << "at " << i;
+}
+
+/// The fused backward of a join: two gradients summed, then masked by the
+/// ReLU's output, bit for bit as the two kernels; in place over an addend
+/// too (the compiler may put DX on an addend's bytes). And the forward join
+/// at the same sizes, one row that every thread takes a share of.
+TEST(AddReluBackwardTest, IsTheSumMaskedByTheReluOutput) {
+  for (int64_t size : {int64_t{36}, int64_t{3} << 20}) {
+    auto y = randomVector(size, 10), a = randomVector(size, 11),
+         b = randomVector(size, 12);
+    y[0] = 0.f, y[1] = -0.f; // the ReLU's zero output masks
+    std::vector<float> sum(size), expected(size), dx(size);
+    auto shape = makeBroadcastShape({size / 4, 4}, {size / 4, 4});
+    addForward(shape, a.data(), b.data(), sum.data());
+    reluBackward(size, y.data(), sum.data(), expected.data());
+    addReluBackward(size, y.data(), a.data(), b.data(), dx.data());
+    EXPECT_EQ(dx, expected) << size;
+    EXPECT_EQ(dx[0], 0.f);
+    std::vector<float> inPlace = a;
+    addReluBackward(size, y.data(), inPlace.data(), b.data(), inPlace.data());
+    EXPECT_EQ(inPlace, expected) << size;
+    std::vector<float> joined(size);
+    addReluForward(shape, a.data(), b.data(), joined.data());
+    for (int64_t i = 0; i < size; ++i)
+      ASSERT_EQ(joined[i], math::reluForward(sum[i])) << "at " << i;
+  }
 }
 
 TEST_P(BroadcastTest, BackwardMatchesFiniteDifferences) {
@@ -276,7 +307,11 @@ INSTANTIATE_TEST_SUITE_P(
                       BroadcastCase{"ConvBias", {2, 3, 4, 5}, {3, 1, 1}},
                       BroadcastCase{"Scalar", {2, 3, 4, 5}, {}},
                       BroadcastCase{"Mixed", {2, 3, 4, 5}, {2, 1, 4, 1}},
-                      BroadcastCase{"RowVector", {3, 4}, {1, 4}}),
+                      BroadcastCase{"RowVector", {3, 4}, {1, 4}},
+                      // Runs of dims that merge into one (Elementwise.cpp's
+                      // collapse).
+                      BroadcastCase{"TrailingRun", {2, 3, 4, 5}, {4, 5}},
+                      BroadcastCase{"LeadingRun", {2, 3, 4, 5}, {2, 3, 1, 1}}),
     [](const auto &info) { return std::string(info.param.name); });
 
 TEST(BroadcastShapeTest, RejectsIncompatible) {

@@ -121,5 +121,93 @@ TEST(IsaLoopsTest, EveryBuildUpdatesLikeTheScalarSteps) {
   }
 }
 
+/// The batch-norm loops over a run of 16-lane blocks: each build's sums,
+/// outputs and gradients are the bits of the scalar formulas in (n, h, w)
+/// order, with and without the fused ReLU's mask.
+TEST(IsaLoopsTest, EveryBuildNormalizesLikeTheScalarFormulas) {
+  const int64_t images = 3, plane = 7, blocks = 2, lanes = kBatchNormLanes;
+  // Two blocks per image, then a gap (a third block the run leaves alone).
+  const int64_t stride = (blocks + 1) * plane * lanes;
+  const int64_t size = images * stride;
+  std::vector<float> x = test::randomVector(size, 11, -3.f, 5.f);
+  std::vector<float> dy = test::randomVector(size, 12, -1.f, 1.f);
+  std::vector<float> reluY = test::randomVector(size, 13, -1.f, 1.f);
+  const int64_t channels = blocks * lanes;
+  std::vector<float> mean = test::randomVector(channels, 14, -1.f, 1.f);
+  std::vector<BatchNormApplyLanes> apply(blocks);
+  std::vector<BatchNormGradLanes> grad(blocks);
+  std::vector<float> constants =
+      test::randomVector(7 * channels, 15, 0.1f, 2.f);
+  for (int64_t k = 0; k < blocks; ++k)
+    for (int64_t l = 0; l < lanes; ++l) {
+      int64_t c = k * lanes + l;
+      apply[k].mean[l] = grad[k].mean[l] = mean[c];
+      apply[k].invStd[l] = grad[k].invStd[l] = constants[c];
+      apply[k].scale[l] = grad[k].scale[l] = constants[channels + c];
+      apply[k].shift[l] = constants[2 * channels + c] - 1.f;
+      grad[k].meanDy[l] = constants[3 * channels + c] - 1.f;
+      grad[k].projScale[l] = constants[4 * channels + c] - 1.f;
+    }
+  auto at = [&](int64_t i, int64_t c, int64_t j) {
+    return i * stride + (c / lanes) * plane * lanes + j * lanes + c % lanes;
+  };
+  // The scalar results, channel by channel.
+  std::vector<double> sum(channels), sumSq(channels);
+  std::vector<double> sumDy[2], sumDyXmu[2];
+  std::vector<float> y[2], dx[2];
+  for (int masked = 0; masked < 2; ++masked) {
+    sumDy[masked].assign(channels, 0.0), sumDyXmu[masked].assign(channels, 0.0);
+    y[masked].assign(size, 0.f), dx[masked].assign(size, 0.f);
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    const BatchNormApplyLanes &a = apply[c / lanes];
+    const BatchNormGradLanes &g = grad[c / lanes];
+    int64_t l = c % lanes;
+    for (int64_t i = 0; i < images; ++i)
+      for (int64_t j = 0; j < plane; ++j) {
+        int64_t e = at(i, c, j);
+        double v = x[e];
+        sum[c] += v;
+        sumSq[c] += v * v;
+        for (int masked = 0; masked < 2; ++masked) {
+          float v = math::batchNormApply(x[e], a.mean[l], a.invStd[l],
+                                         a.scale[l], a.shift[l]);
+          y[masked][e] = masked ? math::reluForward(v) : v;
+          float d = masked ? math::reluBackward(dy[e], reluY[e]) : dy[e];
+          sumDy[masked][c] += d;
+          sumDyXmu[masked][c] += static_cast<double>(d) * (x[e] - mean[c]);
+          dx[masked][e] = math::batchNormBackwardInput(
+              d, x[e], g.mean[l], g.invStd[l], g.scale[l], g.meanDy[l],
+              g.projScale[l]);
+        }
+      }
+  }
+  BatchNormBlock run{images, plane, stride, blocks};
+  for (const IsaLoops *loops :
+       {&isa_avx512::loops, &isa_avx2::loops, &isa_baseline::loops}) {
+    if (!runs(*loops))
+      continue;
+    SCOPED_TRACE(loops->isa);
+    std::vector<double> s(channels, -1.0), q(channels, -1.0);
+    loops->batchNormStatistics(run, x.data(), s.data(), q.data());
+    EXPECT_EQ(s, sum);
+    EXPECT_EQ(q, sumSq);
+    for (int masked = 0; masked < 2; ++masked) {
+      SCOPED_TRACE(masked ? "with the ReLU" : "without the ReLU");
+      const float *mask = masked ? reluY.data() : nullptr;
+      std::vector<float> out(size, 0.f), gradIn(size, 0.f);
+      loops->batchNormApply(run, apply.data(), masked, x.data(), out.data());
+      EXPECT_EQ(out, y[masked]);
+      loops->batchNormGradStatistics(run, mean.data(), x.data(), dy.data(),
+                                     mask, s.data(), q.data());
+      EXPECT_EQ(s, sumDy[masked]);
+      EXPECT_EQ(q, sumDyXmu[masked]);
+      loops->batchNormGradApply(run, grad.data(), x.data(), dy.data(), mask,
+                                gradIn.data());
+      EXPECT_EQ(gradIn, dx[masked]);
+    }
+  }
+}
+
 } // namespace
 } // namespace dpc::kernels
