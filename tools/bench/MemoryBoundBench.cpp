@@ -20,14 +20,12 @@
 #include "runtime/kernels/BatchNorm.h"
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/Parallel.h"
+#include "tools/bench/BenchUtil.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -35,28 +33,10 @@ using namespace dpc::kernels;
 
 namespace {
 
-std::vector<float> randomVector(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
+using dpc::bench::randomVector;
 
 double timeMs(int reps, const std::function<void()> &fn) {
-  fn();
-  std::vector<double> times;
-  for (int i = 0; i < reps; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    times.push_back(std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2,
-                   times.end());
-  return times[times.size() / 2];
+  return dpc::bench::medianMs(reps, fn);
 }
 
 void benchShape(int64_t n, int64_t c, int64_t hw, int reps) {

@@ -23,17 +23,14 @@
 
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Linear.h"
+#include "tools/bench/BenchUtil.h"
 
 #include <dnnl.hpp>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <functional>
-#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -42,42 +39,14 @@ using namespace dpc::kernels;
 
 namespace {
 
-std::vector<float> randomVector(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
+using dpc::bench::randomVector;
 
 /// Whether timeMs counts the process's CPU time rather than wall time: on
 /// a shared machine, with one thread, what a call costs whoever else runs.
 bool cpuTime = false;
 
-double nowMs() {
-  if (!cpuTime)
-    return std::chrono::duration<double, std::milli>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-/// Median milliseconds per call of `fn`, after one warm-up call (which
-/// creates the primitive).
 double timeMs(int reps, const std::function<void()> &fn) {
-  fn();
-  std::vector<double> times;
-  for (int i = 0; i < reps; ++i) {
-    double start = nowMs();
-    fn();
-    times.push_back(nowMs() - start);
-  }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2,
-                   times.end());
-  return times[times.size() / 2];
+  return dpc::bench::medianMs(reps, fn, cpuTime);
 }
 
 void report(const std::string &name, const char *pass, double flops, double f32,
