@@ -86,18 +86,6 @@ namespace DPC_CONCAT(isa_, DPC_ISA) {
   typedef double Doubles8 __attribute__((vector_size(64)));
   constexpr int kLanes = kBatchNormLanes;
 
-  inline Doubles8 loadDoubles(const float *p) {
-    Floats8 f;
-    std::memcpy(&f, p, sizeof(f));
-    return __builtin_convertvector(f, Doubles8);
-  }
-  inline Doubles8 loadSum(const double *p) {
-    Doubles8 v;
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-  }
-  inline void storeSum(double *p, Doubles8 v) { std::memcpy(p, &v, sizeof(v)); }
-
   /// Calls `perPlane(image, block, offset)` for every block of every image,
   /// in memory order; `offset` is the block's first element in the image.
   template <typename Fn>
@@ -112,18 +100,19 @@ namespace DPC_CONCAT(isa_, DPC_ISA) {
     std::memset(sum, 0, sizeof(double) * kLanes * b.blocks);
     std::memset(sumSq, 0, sizeof(double) * kLanes * b.blocks);
     forEachPlane(b, [&](int64_t k, int64_t offset) {
-      double *s = sum + k * kLanes, *q = sumSq + k * kLanes;
-      Doubles8 s0 = loadSum(s), s1 = loadSum(s + 8);
-      Doubles8 q0 = loadSum(q), q1 = loadSum(q + 8);
-      const float *in = x + offset;
-      for (int64_t j = 0; j < b.plane; ++j) {
-        Doubles8 v0 = loadDoubles(in + j * kLanes);
-        Doubles8 v1 = loadDoubles(in + j * kLanes + 8);
-        s0 += v0, s1 += v1;
-        q0 += v0 * v0, q1 += v1 * v1;
+      Doubles8 s[2], q[2];
+      std::memcpy(s, sum + k * kLanes, sizeof(s));
+      std::memcpy(q, sumSq + k * kLanes, sizeof(q));
+      for (int64_t j = offset; j < offset + b.plane * kLanes; j += kLanes) {
+        Floats8 v[2];
+        std::memcpy(v, x + j, sizeof(v));
+        Doubles8 v0 = __builtin_convertvector(v[0], Doubles8);
+        Doubles8 v1 = __builtin_convertvector(v[1], Doubles8);
+        s[0] += v0, s[1] += v1;
+        q[0] += v0 * v0, q[1] += v1 * v1;
       }
-      storeSum(s, s0), storeSum(s + 8, s1);
-      storeSum(q, q0), storeSum(q + 8, q1);
+      std::memcpy(sum + k * kLanes, s, sizeof(s));
+      std::memcpy(sumSq + k * kLanes, q, sizeof(q));
     });
   }
 
@@ -151,9 +140,9 @@ namespace DPC_CONCAT(isa_, DPC_ISA) {
     forEachPlane(b, [&](int64_t k, int64_t offset) {
       Floats8 m[2];
       std::memcpy(m, mean + k * kLanes, sizeof(m));
-      double *s = sumDy + k * kLanes, *d = sumDyXmu + k * kLanes;
-      Doubles8 s0 = loadSum(s), s1 = loadSum(s + 8);
-      Doubles8 d0 = loadSum(d), d1 = loadSum(d + 8);
+      Doubles8 s[2], d[2];
+      std::memcpy(s, sumDy + k * kLanes, sizeof(s));
+      std::memcpy(d, sumDyXmu + k * kLanes, sizeof(d));
       for (int64_t j = offset; j < offset + b.plane * kLanes; j += kLanes) {
         Floats8 g[2], xs[2];
         std::memcpy(g, dy + j, sizeof(g));
@@ -167,12 +156,12 @@ namespace DPC_CONCAT(isa_, DPC_ISA) {
         }
         Doubles8 g0 = __builtin_convertvector(g[0], Doubles8);
         Doubles8 g1 = __builtin_convertvector(g[1], Doubles8);
-        s0 += g0, s1 += g1;
-        d0 += g0 * __builtin_convertvector(xs[0] - m[0], Doubles8);
-        d1 += g1 * __builtin_convertvector(xs[1] - m[1], Doubles8);
+        s[0] += g0, s[1] += g1;
+        d[0] += g0 * __builtin_convertvector(xs[0] - m[0], Doubles8);
+        d[1] += g1 * __builtin_convertvector(xs[1] - m[1], Doubles8);
       }
-      storeSum(s, s0), storeSum(s + 8, s1);
-      storeSum(d, d0), storeSum(d + 8, d1);
+      std::memcpy(sumDy + k * kLanes, s, sizeof(s));
+      std::memcpy(sumDyXmu + k * kLanes, d, sizeof(d));
     });
   }
 
@@ -186,12 +175,6 @@ namespace DPC_CONCAT(isa_, DPC_ISA) {
       gradStatistics<false>(b, mean, x, dy, nullptr, sumDy, sumDyXmu);
   }
 
-  /// The gradient a batch norm's output gets: dy, or masked by the output
-  /// of the ReLU fused after it.
-  inline float outputGradient(const float *dy, const float *reluY, int64_t i) {
-    return reluY ? math::reluBackward(dy[i], reluY[i]) : dy[i];
-  }
-
   void batchNormGradApply(const BatchNormBlock &b,
                           const BatchNormGradLanes *lanes, const float *x,
                           const float *dy, const float *reluY, float *dx) {
@@ -201,8 +184,8 @@ namespace DPC_CONCAT(isa_, DPC_ISA) {
 #pragma omp simd
         for (int l = 0; l < kLanes; ++l)
           dx[j + l] = math::batchNormBackwardInput(
-              outputGradient(dy, reluY, j + l), x[j + l], c.mean[l],
-              c.invStd[l], c.scale[l], c.meanDy[l], c.projScale[l]);
+              math::batchNormOutputGradient(dy, reluY, j + l), x[j + l],
+              c.mean[l], c.invStd[l], c.scale[l], c.meanDy[l], c.projScale[l]);
       }
     });
   }
