@@ -122,6 +122,20 @@ bool isApart(Value written, ValueRange reads, int64_t batch) {
   });
 }
 
+/// Whether a fused call that reads element i of each of `reads` before it
+/// writes element i of `written` may write it: each read apart from it or
+/// on exactly its bytes, with its type.
+bool isApartOrExactly(Value written, ValueRange reads, int64_t batch) {
+  auto bytes = getArenaBytes(written, batch);
+  return llvm::all_of(reads, [&](Value read) {
+    if (!read)
+      return true;
+    auto readBytes = getArenaBytes(read, batch);
+    return !overlap(bytes, readBytes) ||
+           (readBytes == bytes && read.getType() == written.getType());
+  });
+}
+
 /// Where a fused producer + ReLU call may write, if anywhere.
 enum class ReluTarget { None, ReluBuffer, ProducerBuffer };
 
@@ -162,13 +176,9 @@ ReluTarget getReluTarget(ex::KernelOp producer, ex::KernelOp relu,
   // when it is recomputed, die there and may lend the ReLU their bytes).
   // An element-wise producer reads element i of its operands before it
   // writes element i, so it may also write exactly over an operand.
-  bool elementwise = producer.getKernel() == "AddForward";
-  auto outBytes = getArenaBytes(reluOut, batch);
-  bool insOk = llvm::all_of(producer.getIns(), [&](Value read) {
-    auto bytes = getArenaBytes(read, batch);
-    return !overlap(outBytes, bytes) || (elementwise && bytes == outBytes &&
-                                         read.getType() == reluOut.getType());
-  });
+  bool insOk = producer.getKernel() == "AddForward"
+                   ? isApartOrExactly(reluOut, producer.getIns(), batch)
+                   : isApart(reluOut, producer.getIns(), batch);
   if (!insOk || !isApart(reluOut, producer.getWorkspace(), batch) ||
       !isApart(reluOut, producer.getOuts().drop_front(), batch))
     return ReluTarget::None;
@@ -217,12 +227,8 @@ bool canFuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm,
   // are read. DX may take exactly the bytes of one of them: the kernel
   // reads element i of each before it writes element i of DX.
   ValueRange reads = relu.getIns();
-  auto dx = getArenaBytes(norm.getOuts()[0], batch);
-  bool dxApart = llvm::all_of(reads, [&](Value read) {
-    auto bytes = getArenaBytes(read, batch);
-    return !overlap(dx, bytes) || dx == bytes;
-  });
-  return dxApart && isApart(norm.getOuts()[1], reads, batch) &&
+  return isApartOrExactly(norm.getOuts()[0], reads, batch) &&
+         isApart(norm.getOuts()[1], reads, batch) &&
          isApart(norm.getOuts()[2], reads, batch);
 }
 
@@ -264,12 +270,8 @@ bool canFuseAddReluBackward(ex::KernelOp add, ex::KernelOp relu,
     if (use.getOwner() != add &&
         !(use.getOwner() == relu && use.getOperandNumber() == 1))
       return false;
-  auto dxBytes = getArenaBytes(dx, batch);
-  bool addendsOk = llvm::all_of(add.getIns(), [&](Value addend) {
-    auto bytes = getArenaBytes(addend, batch);
-    return !overlap(dxBytes, bytes) || dxBytes == bytes;
-  });
-  return addendsOk && isApart(dx, relu.getIns()[0], batch);
+  return isApartOrExactly(dx, add.getIns(), batch) &&
+         isApart(dx, relu.getIns()[0], batch);
 }
 
 void fuseAddReluBackward(ex::KernelOp add, ex::KernelOp relu) {

@@ -80,12 +80,6 @@ bool isBlocked(const BatchNormShape &s) {
   return s.channelBlock == kChannelBlock;
 }
 
-/// The gradient a batch norm's output gets: dy, or with a fused ReLU after
-/// it, dy masked by the ReLU's output, as reluBackward computes it.
-inline float outputGradient(const float *dy, const float *reluY, int64_t i) {
-  return reluY ? math::reluBackward(dy[i], reluY[i]) : dy[i];
-}
-
 } // namespace
 
 // One device's training batch norm is the synchronized one over a single
@@ -244,7 +238,7 @@ void batchNormGradStatistics(const BatchNormShape &s, const float *x,
     for (int64_t l = 0; l < lanes; ++l)
       mean[l] = saveMean[ch0 + l];
     forEach([&](int64_t l, int64_t i) {
-      float g = outputGradient(dy, reluY, i);
+      float g = math::batchNormOutputGradient(dy, reluY, i);
       total[l] += g;
       dotP[l] += static_cast<double>(g) * (x[i] - mean[l]);
     });
@@ -294,9 +288,9 @@ void batchNormGradApply(const BatchNormShape &s, const float *x,
   forEachGroup(s, [&](int64_t ch0, int64_t lanes, auto &&forEach) {
     BatchNormGradLanes k = laneConstants(ch0, lanes);
     forEach([&](int64_t l, int64_t i) {
-      dx[i] = math::batchNormBackwardInput(outputGradient(dy, reluY, i), x[i],
-                                           k.mean[l], k.invStd[l], k.scale[l],
-                                           k.meanDy[l], k.projScale[l]);
+      dx[i] = math::batchNormBackwardInput(
+          math::batchNormOutputGradient(dy, reluY, i), x[i], k.mean[l],
+          k.invStd[l], k.scale[l], k.meanDy[l], k.projScale[l]);
     });
   });
 }

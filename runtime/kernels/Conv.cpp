@@ -189,7 +189,7 @@ void conv2dBackwardData(KernelContext &context, const Conv2dShape &shape,
         ConvDescs d(shape);
         return std::vector<memory::desc>{d.dst, d.weights, d.src};
       },
-      {{DNNL_ARG_DIFF_DST, dy, {shape.dyCastSlot, shape.dyCastReuse}},
+      {{DNNL_ARG_DIFF_DST, dy, shape.dyCast},
        {DNNL_ARG_WEIGHTS, weights},
        {DNNL_ARG_DIFF_SRC, dx}});
 }
@@ -209,7 +209,7 @@ void conv2dBackwardWeights(KernelContext &context, const Conv2dShape &shape,
         return std::vector<memory::desc>{d.src, d.dst, d.weights, d.bias};
       },
       {{DNNL_ARG_SRC, x},
-       {DNNL_ARG_DIFF_DST, dy, {shape.dyCastSlot, shape.dyCastReuse}},
+       {DNNL_ARG_DIFF_DST, dy, shape.dyCast},
        {DNNL_ARG_DIFF_WEIGHTS, dWeights},
        {DNNL_ARG_DIFF_BIAS, dBias}});
 }

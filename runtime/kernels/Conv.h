@@ -37,10 +37,8 @@ struct Conv2dShape {
   Precision precision = Precision::F32;
   ConvAlgorithm algorithm = ConvAlgorithm::Direct;
   /// Where dy's bf16 copy is shared between the backward passes (bf16
-  /// only): CastSlot's fields, as scalars so that brace-initialized shapes
-  /// may leave them out.
-  int dyCastSlot = 0;
-  bool dyCastReuse = false;
+  /// only).
+  CastSlot dyCast = {};
 
   int64_t outH() const {
     return math::convOutputSize(h, r, strideH, padTop, padBottom, dilationH);

@@ -301,6 +301,13 @@ DPC_HOST_DEVICE inline float batchNormApply(float x, float mean, float invStd,
   return (x - mean) * invStd * scale + shift;
 }
 
+/// The gradient a batch norm's output gets: dy[i], or with a ReLU fused
+/// after the batch norm, dy[i] masked by the ReLU's output reluY[i].
+DPC_HOST_DEVICE inline float
+batchNormOutputGradient(const float *dy, const float *reluY, int64_t i) {
+  return reluY ? reluBackward(dy[i], reluY[i]) : dy[i];
+}
+
 /// PyTorch's running-statistics update: running = (1-m)*running + m*batch.
 DPC_HOST_DEVICE inline float runningStatUpdate(float running, float batch,
                                                float momentum) {

@@ -84,7 +84,7 @@ void linearForward(KernelContext &context, const LinearShape &shape,
         LinearDescs d(shape);
         return std::vector<memory::desc>{d.src, d.weights, d.bias, d.dst};
       },
-      {{DNNL_ARG_SRC, x, {shape.xCastSlot, shape.xCastReuse}},
+      {{DNNL_ARG_SRC, x, shape.xCast},
        {DNNL_ARG_WEIGHTS, weights},
        {DNNL_ARG_BIAS, bias},
        {DNNL_ARG_DST, y}});
@@ -135,7 +135,7 @@ void linearBackwardWeights(KernelContext &context, const LinearShape &shape,
         LinearDescs d(shape);
         return std::vector<memory::desc>{d.src, d.dst, d.weights, d.bias};
       },
-      {{DNNL_ARG_SRC, x, {shape.xCastSlot, shape.xCastReuse}},
+      {{DNNL_ARG_SRC, x, shape.xCast},
        {DNNL_ARG_DIFF_DST, dy},
        {DNNL_ARG_DIFF_WEIGHTS, dWeights},
        {DNNL_ARG_DIFF_BIAS, dBias}});

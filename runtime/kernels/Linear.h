@@ -21,10 +21,8 @@ struct LinearShape {
   int64_t in;  // input features
   int64_t out; // output features
   Precision precision = Precision::F32;
-  // Where x's bf16 copy is shared with other calls (bf16 only): CastSlot's
-  // fields, as scalars so that brace-initialized shapes may leave them out.
-  int xCastSlot = 0;
-  bool xCastReuse = false;
+  /// Where x's bf16 copy is shared with other calls (bf16 only).
+  CastSlot xCast = {};
 };
 
 /// `bias` may be null; `relu` applies a ReLU as y is written (oneDNN's

@@ -300,9 +300,7 @@ kernels::Conv2dShape getConv2dShape(const KernelCall &call) {
   s.blockedY = out->layout == Layout::NChw16c;
   s.precision = getPrecision(call);
   s.algorithm = getConvAlgorithm(call);
-  kernels::CastSlot cast = getCastSlot(call);
-  s.dyCastSlot = cast.slot;
-  s.dyCastReuse = cast.reuse;
+  s.dyCast = getCastSlot(call);
   if (s.algorithm == kernels::ConvAlgorithm::Winograd &&
       s.precision != kernels::Precision::F32)
     fail("a Winograd convolution computes in F32 only");
@@ -553,9 +551,7 @@ kernels::LinearShape getLinearShape(const KernelCall &call) {
   }
   }
   s.precision = getPrecision(call);
-  kernels::CastSlot cast = getCastSlot(call);
-  s.xCastSlot = cast.slot;
-  s.xCastReuse = cast.reuse;
+  s.xCast = getCastSlot(call);
   return s;
 }
 

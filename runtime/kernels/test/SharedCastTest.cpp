@@ -21,8 +21,7 @@ namespace {
 LinearShape bf16Shape(CastSlot cast = {}) {
   LinearShape s{16, 40, 24};
   s.precision = Precision::BF16;
-  s.xCastSlot = cast.slot;
-  s.xCastReuse = cast.reuse;
+  s.xCast = cast;
   return s;
 }
 
@@ -95,8 +94,7 @@ Conv2dShape bf16ConvShape(CastSlot cast = {}) {
   s.padTop = s.padLeft = s.padBottom = s.padRight = 1;
   s.blockedX = s.blockedY = true;
   s.precision = Precision::BF16;
-  s.dyCastSlot = cast.slot;
-  s.dyCastReuse = cast.reuse;
+  s.dyCast = cast;
   return s;
 }
 
