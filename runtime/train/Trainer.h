@@ -15,6 +15,9 @@
 // A data-parallel plan has these steps once per device: the trainer binds
 // and reads global values, and the executor splits and sums (Executor.h).
 //
+// The run itself is a TrainingSession (TrainingSession.h); what it writes
+// on the way (metrics, plot, trace, checkpoints) are its sinks (RunSinks.h).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_TRAIN_TRAINER_H

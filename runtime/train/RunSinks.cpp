@@ -1,0 +1,150 @@
+//===- RunSinks.cpp - what a training run writes on the way ---------------===//
+
+#include "runtime/train/RunSinks.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/exec/Trace.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/RunOptions.h"
+#include "runtime/train/Trainer.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace dpc::train {
+
+namespace {
+
+[[noreturn]] void fail(const std::string &message) { throw RunError(message); }
+
+/// Writes `text` to `path` (via a temporary file, so a reader never sees
+/// half a plot).
+void writeTextFile(const std::string &path, const std::string &text) {
+  std::string error;
+  if (!io::writeFileAtomically(path, text, error))
+    fail(error);
+}
+
+} // namespace
+
+MetricsSink::MetricsSink(const std::string &metricsPath, std::string plotPath,
+                         const std::vector<EpochMetrics> &history)
+    : plotPath(std::move(plotPath)) {
+  if (metricsPath.empty())
+    return;
+  std::string error;
+  if (!metrics.open(metricsPath, error))
+    fail(error);
+  for (const EpochMetrics &m : history)
+    append(m);
+}
+
+void MetricsSink::append(const EpochMetrics &epoch) {
+  std::string error;
+  if (!metrics.append(toJsonLine(epoch) + "\n", error))
+    fail(error);
+}
+
+void MetricsSink::record(const EpochMetrics &epoch,
+                         const std::vector<EpochMetrics> &history,
+                         bool complete, int64_t totalEpochs) {
+  std::vector<EpochMetrics> shown = history;
+  if (!complete)
+    shown.push_back(epoch);
+  if (metrics.isOpen())
+    append(epoch);
+  if (!plotPath.empty())
+    writeTextFile(plotPath, renderSvgPlot(shown, totalEpochs));
+}
+
+TraceRecorder::TraceRecorder(const std::string &path, exec::Executor &executor,
+                             std::ostream &out, bool quiet)
+    : path(path), executor(executor), out(out), quiet(quiet) {
+  if (path.empty())
+    return;
+  tracer = std::make_unique<exec::Tracer>();
+  std::vector<std::string> names;
+  for (const auto *device : *executor.getPlan().get().devices())
+    names.push_back(device->name()->str());
+  tracer->setDeviceNames(std::move(names));
+  executor.setTracer(tracer.get());
+}
+
+TraceRecorder::~TraceRecorder() = default;
+
+void TraceRecorder::afterStep() {
+  if (tracer && ++tracedSteps == kTracedSteps)
+    finish();
+}
+
+void TraceRecorder::finish() {
+  if (!tracer)
+    return;
+  executor.setTracer(nullptr);
+  for (int d = 0; d < int(executor.getPlan().get().devices()->size()); ++d)
+    tracer->setDeviceNotes(d, executor.getRunTimeChoices(d));
+  std::ostringstream trace;
+  tracer->writeChromeTrace(trace);
+  writeTextFile(path, trace.str());
+  double collective = 0, hidden = 0;
+  for (const exec::Tracer::Overlap &device : tracer->getOverlap())
+    collective += device.communicationMicros, hidden += device.hiddenMicros;
+  if (!quiet && collective > 0) {
+    char text[160];
+    std::snprintf(text, sizeof(text),
+                  "communication: %.1f ms in collectives over %lld "
+                  "traced steps, %.0f%% hidden behind compute",
+                  collective / 1000, static_cast<long long>(tracedSteps),
+                  100 * hidden / collective);
+    out << text << std::endl;
+  }
+  tracer.reset();
+}
+
+CheckpointPolicy::CheckpointPolicy(const RunOptions &options, bool leader,
+                                   const TrainingState &state)
+    : directory(options.checkpointDirectory),
+      path(options.checkpointDirectory.empty()
+               ? std::string()
+               : getCheckpointPath(options.checkpointDirectory)),
+      enabled(leader && !path.empty()), every(options.checkpointEvery),
+      savedAt(options.resume ? state.stepsDone : -1) {}
+
+bool CheckpointPolicy::isDueMidEpoch(int64_t stepsDone, int64_t step,
+                                     int64_t stepsPerEpoch) const {
+  return enabled && every > 0 && stepsDone % every == 0 && step < stepsPerEpoch;
+}
+
+void CheckpointPolicy::save(const exec::Executor &executor,
+                            TrainingState &state) {
+  captureState(executor, state);
+  saveCheckpoint(directory, state);
+  savedAt = state.stepsDone;
+}
+
+void CheckpointPolicy::saveIfBehind(const exec::Executor &executor,
+                                    TrainingState &state) {
+  if (enabled && savedAt != state.stepsDone)
+    save(executor, state);
+}
+
+std::string describePosition(const TrainingState &state,
+                             int64_t stepsPerEpoch) {
+  if (state.partial.stepsDone == 0)
+    return "after epoch " + std::to_string(state.epochsDone) + " (step " +
+           std::to_string(state.stepsDone) + ")";
+  return "at step " + std::to_string(state.stepsDone) + " (epoch " +
+         std::to_string(state.epochsDone + 1) + ", batch " +
+         std::to_string(state.partial.stepsDone) + " of " +
+         std::to_string(stepsPerEpoch) + ")";
+}
+
+RunSinks::RunSinks(const RunOptions &options, const RunOptions &local,
+                   bool leader, exec::Executor &executor,
+                   const TrainingState &state, std::ostream &out,
+                   bool interactive)
+    : out(out), metrics(local.metricsPath, local.plotPath, state.history),
+      trace(local.tracePath, executor, out, local.quiet),
+      progress(out, interactive, local.quiet),
+      checkpoints(options, leader, state) {}
+
+} // namespace dpc::train
