@@ -18,6 +18,7 @@
 #include "runtime/train/DataOptions.h"
 #include "runtime/train/Evaluate.h"
 #include "runtime/train/ExportCommand.h"
+#include "runtime/train/NonFinite.h"
 #include "runtime/train/RunOptions.h"
 #include "runtime/train/Trainer.h"
 
@@ -129,6 +130,7 @@ train::InferenceOptions parseInference(const std::string &plan,
   train::InferenceOptions options;
   train::FlagParser parser;
   train::addDataFlags(parser, options.data, imagesAlone);
+  parser.addSwitch("--allow-non-finite", options.allowNonFinite);
   std::vector<std::string> args = dataArgs;
   args.insert(args.begin(), plan);
   parser.parse(args, options.planPath);
@@ -252,6 +254,14 @@ void loadStateDict(const std::string &plan, const std::string &checkpoint,
             plan::formatDims(dims) + ", the plan's is " +
             (expected ? expected : plan::EnumNameDType(exported.dtype)) + " " +
             plan::formatDims(exported.dims));
+      int64_t bad = train::findNonFinite(int32_t(exported.dtype), bytes.data(),
+                                         plan::getNumElements(dims));
+      if (bad >= 0)
+        throw train::RunError(plan + ": state_dict['" + exported.name +
+                              "'] holds " +
+                              train::describeNonFinite(int32_t(exported.dtype),
+                                                       bytes.data(), bad) +
+                              " at index " + std::to_string(bad));
       for (train::SavedTensor &saved : state.tensors)
         if (saved.name == exported.name)
           saved.bytes.assign(bytes.begin(), bytes.end());

@@ -70,6 +70,24 @@ else:
                     "onnxruntime in " + test_venv_python +
                     " (tools/setup.sh build creates it)")
 
+# ONNX's own checker with the schemas of opsets up to 21 (onnx 1.16 or
+# newer: the test environment's, from PyPI), for the differential check of
+# dpc's model checks (REQUIRES: onnx-checker).
+checker_python = next(
+    (python for python in (os.environ.get("DPC_ONNX_PYTHON"),
+                           test_venv_python)
+     if python_importing(python, ["onnx"]) and subprocess.run(
+         [python, "-c", "import onnx.defs, sys; "
+          "sys.exit(onnx.defs.onnx_opset_version() < 21)"]).returncode == 0),
+    None)
+if checker_python:
+    config.available_features.add("onnx-checker")
+    config.substitutions.append(("%onnx_python", checker_python))
+else:
+    lit_config.note("ONNX checker comparison (REQUIRES: onnx-checker) "
+                    "skipped: no onnx 1.16 or newer in " + test_venv_python +
+                    " (tools/setup.sh build installs it) or DPC_ONNX_PYTHON")
+
 # PyTorch, where installed (never in CI): DPC_TORCH_PYTHON, else the test
 # environment's or Debian's Python (REQUIRES: torch).
 torch_python = next(

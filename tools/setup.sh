@@ -21,7 +21,9 @@
 # <repo>/build-sanitize for sanitize, <repo>/build-fuzz for fuzz).
 # `build`, `test` and `sanitize` also create the tests' Python environment,
 # <build>/test-venv, once: onnxruntime and numpy from PyPI, a second ONNX
-# runtime that runs the models `dpc export` writes.
+# runtime that runs the models `dpc export` writes, and onnx, whose checker
+# the differential test of dpc's model checks compares against (pinned:
+# a newer checker may refuse more).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -88,13 +90,13 @@ configure_and_build() {
 make_test_venv() {
   local venv=$build/test-venv
   if [[ -x $venv/bin/python ]] &&
-    "$venv/bin/python" -c "import numpy, onnxruntime" 2>/dev/null; then
+    "$venv/bin/python" -c "import numpy, onnxruntime, onnx" 2>/dev/null; then
     return
   fi
-  echo "setup: creating $venv (onnxruntime, numpy)"
+  echo "setup: creating $venv (onnxruntime, onnx, numpy)"
   rm -rf "$venv"
   /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install -q onnxruntime numpy
+  "$venv/bin/pip" install -q onnxruntime onnx==1.23.2 numpy
 }
 
 case $job in

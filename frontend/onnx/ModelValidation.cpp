@@ -1,6 +1,7 @@
 //===- ModelValidation.cpp - dpc's own check of an ONNX model -------------===//
 
 #include "frontend/onnx/ModelValidation.h"
+#include "frontend/onnx/SchemaCheck.h"
 #include "runtime/plan/CheckedMath.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -125,14 +126,24 @@ std::string validateModel(const onnx::ModelProto &model, StringRef modelDir) {
     return "IR version " + std::to_string(ir) + " is not supported (" +
            std::to_string(kMinIrVersion) + " to " +
            std::to_string(kMaxIrVersion) + ")";
+  int64_t opset = 0; // none: the importer names what is missing
+  for (const auto &import : model.opset_import())
+    if (import.domain().empty() || import.domain() == "ai.onnx")
+      opset = import.version();
   const onnx::GraphProto &graph = model.graph();
   StringSet<> defined;
   auto define = [&](const std::string &name) {
     return name.empty() || defined.insert(name).second;
   };
-  for (const auto &input : graph.input())
+  StringSet<> inputs, initializers;
+  for (const auto &input : graph.input()) {
+    if (!inputs.insert(input.name()).second)
+      return "graph input '" + input.name() + "' is listed twice";
     define(input.name()); // older exports list initializers here too
+  }
   for (const auto &init : graph.initializer()) {
+    if (!initializers.insert(init.name()).second)
+      return "initializer '" + init.name() + "' is defined twice";
     define(init.name());
     if (std::string problem = checkInitializer(init, modelDir);
         !problem.empty())
@@ -146,6 +157,8 @@ std::string validateModel(const onnx::ModelProto &model, StringRef modelDir) {
         node.op_type() + ")";
     if (node.op_type().empty())
       return label + " has no operator";
+    if (std::string problem = checkNodeSchema(node, opset); !problem.empty())
+      return label + ": " + problem;
     for (const std::string &input : node.input())
       if (!input.empty() && !defined.contains(input))
         return label + " reads '" + input +

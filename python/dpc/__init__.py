@@ -18,6 +18,7 @@ lives in a checkpoint directory (`Plan.checkpoint`), the one `dpc run
 --checkpoint` writes: the command line and Python can take turns on it.
 """
 
+import numbers
 import os
 import re
 import shutil
@@ -119,6 +120,27 @@ class _DataFiles:
             raise self.rename(error) from None
 
 
+def _whole(value, name, minimum=1):
+    """`value` as an int >= `minimum`, or dpc.Error (as the flag would)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+            or value < minimum:
+        raise Error("dpc: %s=%r: expected a whole number >= %d"
+                    % (name, value, minimum))
+    return int(value)
+
+
+def _subset(subset):
+    return -1 if subset is None else _whole(subset, "subset")
+
+
+def _path(value, name):
+    """`value` as a path string, or dpc.Error."""
+    try:
+        return os.fspath(value)
+    except TypeError:
+        raise Error("dpc: %s=%r: expected a path" % (name, value)) from None
+
+
 def _to_numpy(value):
     if hasattr(value, "detach"):  # a torch.Tensor
         value = value.detach().cpu().numpy()
@@ -130,7 +152,7 @@ class Plan:
     `checkpoint`; a temporary one unless given)."""
 
     def __init__(self, path, checkpoint=None, _work=None):
-        self.path = os.fspath(path)
+        self.path = _path(path, "path")
         if not os.path.exists(self.path):
             raise Error("%s: no such plan file" % self.path)
         self._work = _work
@@ -141,7 +163,7 @@ class Plan:
         if self._work is not None:
             self._cleanup = weakref.finalize(self, shutil.rmtree, self._work,
                                              True)
-        self.checkpoint = os.fspath(checkpoint)
+        self.checkpoint = _path(checkpoint, "checkpoint")
 
     def __repr__(self):
         return "dpc.Plan(%r, checkpoint=%r)" % (self.path, self.checkpoint)
@@ -178,6 +200,7 @@ class Plan:
         them) when the epoch is done and checkpointed; one that returns
         False stops the training there. Returns this call's epochs'
         metrics; `epochs()` yields them instead."""
+        epochs = _whole(epochs, "epochs")
         done = self._epochs_done()
         with _DataFiles() as files:
             args = self._train_args(files, data, done + epochs, test,
@@ -198,6 +221,7 @@ class Plan:
         done and checkpointed, and trains the next one only when asked
         (each resumes from the checkpoint, so the model is train()'s, bit
         for bit); leaving the loop early stops training there."""
+        epochs = _whole(epochs, "epochs")
         done = self._epochs_done()
         with _DataFiles() as files:
             args = self._train_args(files, data, done + epochs, test,
@@ -214,7 +238,7 @@ class Plan:
         with _DataFiles() as files:
             args = ["--data", files.labelled(data, "data")] + _flags(options)
             result = _dpc.evaluate(self.path, self._state(), args,
-                                   -1 if subset is None else subset)
+                                   _subset(subset))
         result["confusion_matrix"] = np.array(result["confusion_matrix"],
                                               np.int64)
         return result
@@ -226,7 +250,7 @@ class Plan:
             args = ["--data", files.labelled(x, "x", images_alone=True)]
             count, classes, logits = _dpc.predict(
                 self.path, self._state(), args + _flags(options),
-                -1 if subset is None else subset)
+                _subset(subset))
         return np.frombuffer(logits, np.float32).reshape(count, classes)
 
     def state_dict(self):
@@ -242,6 +266,9 @@ class Plan:
         tensors of the plan's dtype and shape); the optimizer state and the
         epochs done stay. With strict=False, missing names keep their
         values."""
+        if not hasattr(state_dict, "items"):
+            raise Error("dpc: load_state_dict: expected a dict of arrays by "
+                        "name, got %s" % type(state_dict).__name__)
         values = {}
         for name, value in state_dict.items():
             value = _to_numpy(value)
@@ -253,7 +280,7 @@ class Plan:
     def export(self, path, opset=None, format=None):
         """Writes the trained model as ONNX (path.onnx), or its weights
         (.npz, .safetensors), as `dpc export` does; returns the path."""
-        path = os.fspath(path)
+        path = _path(path, "path")
         args = [self.path, "-o", path] + _flags({"opset": opset,
                                                  "format": format})
         if self._state():
@@ -268,8 +295,9 @@ class Plan:
         if not self._state():
             raise Error("%s: nothing to save: the plan has not trained yet"
                         % _dpc.checkpoint_path(self.checkpoint))
+        directory = _path(directory, "directory")
         os.makedirs(directory, exist_ok=True)
-        target = _dpc.checkpoint_path(os.fspath(directory))
+        target = _dpc.checkpoint_path(directory)
         shutil.copyfile(_dpc.checkpoint_path(self.checkpoint), target)
         return target
 
@@ -327,9 +355,17 @@ def compile(model, example_input=None, devices=None, output=None,
             model_path = os.path.join(work, "model.onnx")
             _export_torch(model, example_input, model_path)
         if example_input is not None and options.get("batch") is None:
+            if not hasattr(example_input, "__len__"):
+                raise Error("dpc.compile: example_input: expected a batch "
+                            "(an array), got %s" % type(example_input).__name__)
             options["batch"] = len(example_input)
-        if isinstance(devices, int):
-            devices = ["cpu:%d" % d for d in range(devices)]
+        if isinstance(devices, numbers.Integral) and \
+                not isinstance(devices, bool):
+            devices = ["cpu:%d" % d for d in range(_whole(devices, "devices"))]
+        elif devices is not None and \
+                not isinstance(devices, (str, tuple, list)):
+            raise Error("dpc.compile: devices=%r: expected a count, a list "
+                        "of devices or a string" % (devices,))
         options["devices"] = devices
         plan_path = os.fspath(output) if output else os.path.join(work,
                                                                   "model.plan")

@@ -94,15 +94,35 @@ bool AppendFile::open(const std::string &newPath, std::string &error) {
   if (fd >= 0)
     ::close(fd);
   path = newPath;
+  written = 0;
   fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  return fd >= 0 || fail(path, errno, error);
+  if (fd < 0)
+    return fail(path, errno, error);
+  struct stat status;
+  regular = ::fstat(fd, &status) == 0 && S_ISREG(status.st_mode);
+  return true;
 }
 
 bool AppendFile::append(const std::string &text, std::string &error) {
   if (fd < 0)
     return fail(path, EBADF, error);
   int status = writeAll(fd, text.data(), text.size());
-  return status == 0 || fail(path, status, error);
+  if (status == 0) {
+    written += text.size();
+    return true;
+  }
+  // Keep only whole appends, and no file at all where none succeeded: a
+  // half line or an empty file would read as metrics that are not there.
+  if (regular) {
+    if (written == 0) {
+      ::close(fd);
+      fd = -1;
+      ::unlink(path.c_str());
+    } else if (::ftruncate(fd, static_cast<off_t>(written)) != 0) {
+      // The failure reported below is the one that matters.
+    }
+  }
+  return fail(path, status, error);
 }
 
 } // namespace dpc::io

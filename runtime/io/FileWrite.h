@@ -41,13 +41,16 @@ public:
 
   /// Creates or truncates `path`; false with `error` set as above.
   bool open(const std::string &path, std::string &error);
-  /// Appends `text`; false with `error` set as above.
+  /// Appends `text`; false with `error` set as above. A regular file keeps
+  /// only the appends that succeeded, and is removed if none did.
   bool append(const std::string &text, std::string &error);
   bool isOpen() const { return fd >= 0; }
 
 private:
   std::string path;
   int fd = -1;
+  bool regular = false; // a regular file (not /dev/stdout, a pipe)
+  size_t written = 0;   // bytes of the appends that succeeded
 };
 
 } // namespace dpc::io

@@ -281,18 +281,33 @@ Attempt runWorkers(const LaunchOptions &options, std::vector<char *> &argv,
     // Every worker that ended since the last look; the failures among
     // them, unless the launcher is stopping the group anyway.
     std::vector<WorkerExit> failures;
-    int status;
-    pid_t pid;
-    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-      for (int local = 0; local < options.nprocPerNode; ++local) {
-        if (workers[local] != pid || !running[local])
-          continue;
-        running[local] = false;
-        if (failed(status) && !stopping)
-          failures.push_back(
-              {options.nodeRank * options.nprocPerNode + local, pid, status});
-        break;
+    auto reap = [&] {
+      int status;
+      pid_t pid;
+      while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+        for (int local = 0; local < options.nprocPerNode; ++local) {
+          if (workers[local] != pid || !running[local])
+            continue;
+          running[local] = false;
+          if (failed(status) && !stopping)
+            failures.push_back(
+                {options.nodeRank * options.nprocPerNode + local, pid, status});
+          break;
+        }
       }
+    };
+    reap();
+    // A killed worker closes its sockets before it becomes a zombie, so a
+    // peer that saw them close can be found first: give a signalled worker
+    // a moment to show up before naming the failure.
+    for (int look = 0; look < 20 && !failures.empty() && alive() > 0 &&
+                       std::none_of(failures.begin(), failures.end(),
+                                    [](const WorkerExit &exit) {
+                                      return WIFSIGNALED(exit.status);
+                                    });
+         ++look) {
+      ::usleep(10 * 1000);
+      reap();
     }
     if (!failures.empty()) {
       err << "dpc launch: " << describeFailures(failures);

@@ -67,6 +67,14 @@ LoadedPlan::fromBytes(std::vector<uint8_t> bytes, std::string name) {
 // Validation
 //===----------------------------------------------------------------------===//
 
+/// The end of `bytes` from `offset`, for a message: "offset + bytes", or a
+/// note where the sum overflows int64 (a crafted plan).
+static std::string formatEnd(int64_t offset, int64_t bytes) {
+  std::optional<int64_t> end = checkedAdd(offset, bytes);
+  return end ? std::to_string(*end)
+             : std::to_string(offset) + " + " + std::to_string(bytes);
+}
+
 /// Walks a verified plan and checks what the schema cannot express.
 class PlanValidator {
 public:
@@ -215,8 +223,7 @@ private:
       return;
     if (model->forms()->size() > size_t(kMaxOnnxVersion))
       loaded.fail("onnx_model: " + std::to_string(model->forms()->size()) +
-                  " graph forms, more than " +
-                  std::to_string(kMaxOnnxVersion));
+                  " graph forms, more than " + std::to_string(kMaxOnnxVersion));
     for (const OnnxGraphForm *form : *model->forms())
       if (form->min_opset() < 1 || form->min_opset() > form->max_opset() ||
           form->max_opset() > kMaxOnnxVersion)
@@ -467,11 +474,10 @@ private:
       if (tensor.offset() < 0 || tensor.offset() % size != 0 ||
           tensor.offset() > step.arena_bytes() ||
           bytes > step.arena_bytes() - tensor.offset())
-        loaded.fail(where + ": bytes [" + std::to_string(tensor.offset()) +
-                    ", " + std::to_string(tensor.offset() + bytes) +
-                    ") do not fit the arena of " +
-                    std::to_string(step.arena_bytes()) +
-                    " bytes (or are misaligned)");
+        loaded.fail(
+            where + ": bytes [" + std::to_string(tensor.offset()) + ", " +
+            formatEnd(tensor.offset(), bytes) + ") do not fit the arena of " +
+            std::to_string(step.arena_bytes()) + " bytes (or are misaligned)");
       break;
     case Storage::Persistent: {
       const auto *persistent = plan.persistent();

@@ -17,6 +17,7 @@
 #include "runtime/plan/Checksum.h"
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/DataOptions.h"
+#include "runtime/train/NonFinite.h"
 
 #include <cerrno>
 #include <cmath>
@@ -148,6 +149,15 @@ void checkSavedTensor(const SavedTensor &t, const std::string &path) {
     failInvalid(path, where + " " + plan::formatDims(t.dims) + " holds " +
                           std::to_string(t.bytes.size()) + " bytes, not " +
                           std::to_string(bytes));
+  // A checksum proves the bytes are as written, not that they are a state
+  // to train or predict from: a crafted file (or an older dpc's) may hold
+  // NaN weights, which would otherwise surface only as a bad first step.
+  int64_t count = plan::getNumElements(t.dims);
+  int64_t bad = findNonFinite(t.dtype, t.bytes.data(), count);
+  if (bad >= 0)
+    failInvalid(path, where + " holds " +
+                          describeNonFinite(t.dtype, t.bytes.data(), bad) +
+                          " at index " + std::to_string(bad));
 }
 
 } // namespace

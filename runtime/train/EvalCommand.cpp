@@ -39,6 +39,7 @@ InferenceCommandLine parseInferenceFlags(const std::vector<std::string> &args,
   parser.addValue("--subset", [&](const std::string &value) {
     options.subset = train::parseCount("--subset", value, 1);
   });
+  parser.addSwitch("--allow-non-finite", options.allowNonFinite);
   if (predict) {
     parser.addValue("-o",
                     [&](const std::string &value) { line.outputPath = value; });
@@ -140,6 +141,8 @@ const char *getEvalUsage() {
           "  --subset N          the first N samples only\n") +
       train::getImageFlagsUsage() +
       "Output:\n"
+      "  --allow-non-finite  report a NaN or infinite loss (as null) "
+      "instead of failing\n"
       "  --json              one JSON object, with per-class accuracy and "
       "the confusion matrix\n";
   return usage.c_str();
@@ -165,7 +168,9 @@ const char *getPredictUsage() {
       "  -o FILE.npy         f32 logits [N, classes], or with --top-k "
       "int64 classes [N, K]\n"
       "  --top-k K           the K most likely classes of each image, most "
-      "likely first\n";
+      "likely first\n"
+      "  --allow-non-finite  write NaN or infinite logits instead of "
+      "failing\n";
   return usage.c_str();
 }
 

@@ -9,9 +9,11 @@
 #include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/ModelInput.h"
+#include "runtime/train/NonFinite.h"
 #include "runtime/train/Trainer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -50,6 +52,7 @@ class Inference {
 public:
   explicit Inference(const InferenceOptions &options)
       : planPath(options.planPath), dataOptions(options.data),
+        allowNonFinite(options.allowNonFinite),
         loaded(plan::LoadedPlan::load(options.planPath)) {
     plan::checkDeviceMemory(*loaded);
     executor = std::make_unique<Executor>(loaded, exec::createDevice);
@@ -104,6 +107,7 @@ public:
     loader.startEpoch(0);
     std::vector<float> logits;
     bool hasLoss = executor->findOutput(evalStep, "loss") != nullptr;
+    int64_t first = 0; // the batch's first sample
     while (const data::Batch *batch = loader.next()) {
       bindInputs(*executor, evalStep, *batch);
       executor->setInput(evalStep, "labels", batch->labels.data(),
@@ -113,13 +117,35 @@ public:
       executor->getOutput(evalStep, "logits", logits.data(),
                           logits.size() * sizeof(float));
       double loss = hasLoss ? executor->getScalarOutput(evalStep, "loss") : 0.0;
+      if (!allowNonFinite)
+        checkFinite(logits, loss, first, batch->size);
       visit(*batch, logits.data(), loss);
+      first += batch->size;
     }
   }
 
   int64_t getClasses() const { return classes; }
 
 private:
+  /// Huge but finite weights can overflow to NaN or infinite logits: a
+  /// result built on them is no result, so fail naming the first sample.
+  void checkFinite(const std::vector<float> &logits, double loss, int64_t first,
+                   int64_t rows) const {
+    int64_t bad = findNonFinite(int32_t(plan::DType::F32), logits.data(),
+                                static_cast<int64_t>(logits.size()));
+    std::string advice = " (the weights may have overflowed; "
+                         "--allow-non-finite keeps such values)";
+    if (bad >= 0)
+      fail(planPath + ": sample " + std::to_string(first + bad / classes) +
+           ": logit " + std::to_string(bad % classes) + " is " +
+           describeNonFinite(int32_t(plan::DType::F32), logits.data(), bad) +
+           advice);
+    if (!std::isfinite(loss))
+      fail(planPath + ": samples " + std::to_string(first) + " to " +
+           std::to_string(first + rows - 1) + ": the loss is " +
+           describeNonFinite(int32_t(plan::DType::F64), &loss, 0) + advice);
+  }
+
   void requireInput(const char *name, plan::DType dtype) {
     const plan::Tensor *tensor = executor->findInput(evalStep, name);
     if (!tensor || tensor->dtype() != dtype)
@@ -129,6 +155,7 @@ private:
 
   std::string planPath;
   DataOptions dataOptions;
+  bool allowNonFinite;
   std::shared_ptr<const plan::LoadedPlan> loaded;
   std::unique_ptr<Executor> executor;
   int evalStep = -1;

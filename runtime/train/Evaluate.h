@@ -27,6 +27,9 @@ struct InferenceOptions {
   /// else the files given.
   DataOptions data;
   int64_t subset = -1;     // --subset: the first N samples; -1 = all
+  /// --allow-non-finite: report NaN or infinite logits and losses instead
+  /// of failing on the first.
+  bool allowNonFinite = false;
 };
 
 struct EvalResult {

@@ -32,7 +32,14 @@ int64_t findAllOnesExponent(const void *data, int64_t count, Bits mask) {
   return -1;
 }
 
-std::string describeValue(int32_t dtype, const void *data, int64_t index) {
+} // namespace
+
+std::string NonFiniteValue::describe() const {
+  return kind + " '" + tensor + "' holds " + value + " at index " +
+         std::to_string(index);
+}
+
+std::string describeNonFinite(int32_t dtype, const void *data, int64_t index) {
   double value = 0;
   if (plan::DType(dtype) == plan::DType::F64) {
     std::memcpy(&value, static_cast<const double *>(data) + index, 8);
@@ -47,13 +54,6 @@ std::string describeValue(int32_t dtype, const void *data, int64_t index) {
     value = bits & mantissa ? NAN : bits & 0x8000 ? -INFINITY : INFINITY;
   }
   return std::isnan(value) ? "nan" : value < 0 ? "-inf" : "inf";
-}
-
-} // namespace
-
-std::string NonFiniteValue::describe() const {
-  return kind + " '" + tensor + "' holds " + value + " at index " +
-         std::to_string(index);
 }
 
 int64_t findNonFinite(int32_t dtype, const void *data, int64_t count) {
@@ -114,7 +114,7 @@ std::optional<NonFiniteValue> NonFiniteGuard::scan(Entry &entry) {
       state.name()->str(),
       state.kind() == plan::PersistentKind::Parameter ? "parameter"
                                                       : "optimizer state",
-      at, describeValue(entry.dtype, entry.current.data(), at)};
+      at, describeNonFinite(entry.dtype, entry.current.data(), at)};
 }
 
 std::optional<NonFiniteValue> NonFiniteGuard::check() {

@@ -53,6 +53,9 @@ struct NonFiniteValue {
 /// Index of the first element of `count` elements of `dtype` (a plan DType,
 /// as an int) that is NaN or infinite, or -1; -1 too for integer types.
 int64_t findNonFinite(int32_t dtype, const void *data, int64_t count);
+/// "nan", "inf" or "-inf": element `index` of `data`, one findNonFinite
+/// found.
+std::string describeNonFinite(int32_t dtype, const void *data, int64_t index);
 
 class NonFiniteGuard {
 public:

@@ -193,6 +193,20 @@ TEST(PlanLoaderTest, ArenaOverflow) {
   EXPECT_NE(loadError(plan).find("do not fit the arena"), std::string::npos);
 }
 
+// An offset near the int64 limit: the message names the end without
+// overflowing (it printed a wrapped, negative sum).
+TEST(PlanLoaderTest, ArenaOffsetNearTheLimit) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  for (auto &t : plan.steps[1]->tensors)
+    if (t->name == "loss")
+      t->offset = INT64_MAX - 3;
+  std::string error = loadError(plan);
+  EXPECT_NE(error.find("bytes [9223372036854775804, 9223372036854775804 + "
+                       "4) do not fit the arena"),
+            std::string::npos)
+      << error;
+}
+
 TEST(PlanLoaderTest, PersistentIndexAndShape) {
   PlanT plan = test::buildMlpPlanObject(smallMlp());
   for (auto &t : plan.steps[0]->tensors)

@@ -148,4 +148,16 @@ error(lambda: fresh.load_state_dict({"fc1.weight": state["fc1.bias"]}))
 error(lambda: fresh.load_state_dict({"fc9.weight": state["fc1.bias"]},
                                     strict=False))
 error(lambda: fresh.load_state_dict({"fc1.weight": state["fc1.weight"]}))
+# Arguments of the wrong kind or range: dpc.Error, as the flags would be.
+error(lambda: plan.evaluate((x[:100], y[:100]), subset=-5))
+error(lambda: plan.predict(x[:100], subset="5"))
+error(lambda: plan.train((x[:100], y[:100]), epochs="2"))
+error(lambda: dpc.load(None))
+error(lambda: fresh.load_state_dict([("fc1.bias", state["fc1.bias"])]))
+error(lambda: dpc.compile(model, 3))
+# Non-finite weights are refused, naming the tensor and the index.
+poisoned = dict(state)
+poisoned["fc2.bias"] = state["fc2.bias"].copy()
+poisoned["fc2.bias"][4] = np.nan
+error(lambda: fresh.load_state_dict(poisoned))
 print("module ok")

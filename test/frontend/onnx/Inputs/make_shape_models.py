@@ -18,14 +18,14 @@ def ints(name, values):
                                  values))
 
 
-def model(nodes, in_shape, out_shape, inits=()):
+def model(nodes, in_shape, out_shape, inits=(), opset=13):
     graph = helper.make_graph(
         nodes, "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, in_shape)],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
         list(inits))
     return helper.make_model(graph, producer_name="make_shape_models",
-                             opset_imports=[helper.make_opsetid("", 13)])
+                             opset_imports=[helper.make_opsetid("", opset)])
 
 
 MODELS = {
@@ -82,7 +82,8 @@ MODELS = {
                                                    [1], [0.0])),
          helper.make_node("Conv", ["x", "w", "b"], ["y"])],
         ["batch", 2, 5, 5], ["batch", 4, 5, 5],
-        [numpy_helper.from_array(np.ones((4, 2, 1, 1), np.float32), "w")]),
+        [numpy_helper.from_array(np.ones((4, 2, 1, 1), np.float32), "w")],
+        opset=15),  # Shape's start and end are opset 15's
     # Attention's shapes: the batch moves to dim 1, merges with 2 heads
     # (Mul), comes back from the merged dim (Div) and out of a
     # tensor Unsqueeze/Squeeze; y is [batch, 32].
