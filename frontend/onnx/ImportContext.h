@@ -1,8 +1,8 @@
 //===- ImportContext.h - what the ONNX importer lends its parts -*- C++ -*-===//
 //
-// The importer (ONNXImporter.cpp) imports most nodes itself; families that
-// need their own bookkeeping (LstmImport.h) live in their own files and
-// reach the importer's values and op construction through this interface.
+// The importer (Importer.h) implements it; families that keep their own
+// bookkeeping (LstmImport.h) reach the importer's values and op
+// construction through this interface alone.
 //
 //===----------------------------------------------------------------------===//
 

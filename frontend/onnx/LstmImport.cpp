@@ -409,8 +409,20 @@ bool LstmImport::importNode(const onnx::NodeProto &node, int64_t opset) {
   return false;
 }
 
-void LstmImport::importLstm(const onnx::NodeProto &node) {
-  OpBuilder &b = context.opBuilder();
+namespace {
+
+/// An LSTM node's attributes, as far as dpc reads them.
+struct LstmAttributes {
+  int64_t hidden = 0;
+  std::string direction = "forward";
+  int64_t numDirections = 1;
+  int64_t layout = 0;
+};
+
+/// What an LSTM node asks for, from its attributes; fails on what dpc does
+/// not support (also the inputs sequence_lens and P).
+LstmAttributes readLstmAttributes(const onnx::NodeProto &node,
+                                  frontend::ImportContext &context) {
   auto intAttr = [&](StringRef name, int64_t dflt) {
     const onnx::AttributeProto *a = findAttr(node, name);
     return a ? a->i() : dflt;
@@ -418,16 +430,16 @@ void LstmImport::importLstm(const onnx::NodeProto &node) {
   const onnx::AttributeProto *hiddenAttr = findAttr(node, "hidden_size");
   if (!hiddenAttr || hiddenAttr->i() < 1)
     context.error("hidden_size must be given and positive");
-  int64_t hidden = hiddenAttr->i();
-  std::string direction = "forward";
+  LstmAttributes lstm;
+  lstm.hidden = hiddenAttr->i();
   if (const onnx::AttributeProto *a = findAttr(node, "direction"))
-    direction = a->s();
-  if (direction != "forward" && direction != "reverse" &&
-      direction != "bidirectional")
-    context.error("direction '" + direction +
+    lstm.direction = a->s();
+  if (lstm.direction != "forward" && lstm.direction != "reverse" &&
+      lstm.direction != "bidirectional")
+    context.error("direction '" + lstm.direction +
                   "' is not one of forward, "
                   "reverse, bidirectional");
-  int64_t numDirections = direction == "bidirectional" ? 2 : 1;
+  lstm.numDirections = lstm.direction == "bidirectional" ? 2 : 1;
   if (findAttr(node, "clip"))
     context.error("clip is not supported");
   if (intAttr("input_forget", 0) != 0)
@@ -442,9 +454,20 @@ void LstmImport::importLstm(const onnx::NodeProto &node) {
     context.error("sequence_lens is not supported (every sequence is whole)");
   if (hasInput(node, 7))
     context.error("peepholes (input P) are not supported");
-  int64_t layout = intAttr("layout", 0);
-  if (layout != 0 && layout != 1)
+  lstm.layout = intAttr("layout", 0);
+  if (lstm.layout != 0 && lstm.layout != 1)
     context.error("layout must be 0 or 1");
+  return lstm;
+}
+
+} // namespace
+
+void LstmImport::importLstm(const onnx::NodeProto &node) {
+  OpBuilder &b = context.opBuilder();
+  LstmAttributes lstm = readLstmAttributes(node, context);
+  int64_t hidden = lstm.hidden, numDirections = lstm.numDirections,
+          layout = lstm.layout;
+  const std::string &direction = lstm.direction;
   // Sequence first ([T, N, I], the default) has the batch in dim 1.
   int64_t batchDim = layout == 0 ? 1 : 0;
 

@@ -1,0 +1,418 @@
+//===- ExporterIdioms.cpp - what exporters write across nodes -------------===//
+//
+// Exporters spell some layers as patterns of several ONNX nodes, or keep
+// what ONNX cannot say in metadata. dpc recognises them here:
+// - random-mask dropout (PyTorch 2's bernoulli, stochastic depth): a fill,
+//   uniform noise, a comparison and a division, read by a Mul;
+// - known values repeated for each sample (BERT's token-type ids and
+//   attention mask), folded per sample (foldsPerSample) and read as one
+//   sample's constant (elementwiseOperands) or rows of a table
+//   (constantRows);
+// - the NaN guard Where(IsNaN(p), 0, p) on an attention softmax;
+// - Where of a known condition (a causal mask's masked_fill);
+// - the embedding's padding_idx in the default exporter's node metadata.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/Importer.h"
+
+#include "ir/nn/NNOps.h"
+
+#include <google/protobuf/unknown_field_set.h>
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace dpc::frontend {
+
+//===----------------------------------------------------------------------===//
+// Random masks and values repeated for each sample
+//===----------------------------------------------------------------------===//
+
+bool Importer::importMaskFill(const onnx::NodeProto &node) {
+  const std::string &op = node.op_type();
+  const KnownTensor *shape = knownValue(node.input(op == "Expand" ? 1 : 0));
+  if (!shape || !shape->hasBatch() || shape->isFloat() || shape->ints.empty() ||
+      shape->ints[0] != kBatch)
+    return false;
+  RandomMask mask{RandomMask::Fill, {}, 1, std::nullopt};
+  mask.shape.assign(shape->ints.begin(), shape->ints.end());
+  // What one sample holds: the op at a batch of 1.
+  KnownTensor perSample;
+  perSample.type = onnx::TensorProto::INT64;
+  perSample.dims = {static_cast<int64_t>(mask.shape.size())};
+  perSample.ints.assign(mask.shape.begin(), mask.shape.end());
+  perSample.ints[0] = 1;
+  std::vector<const KnownTensor *> inputs = {&perSample};
+  if (op == "Expand")
+    inputs = {knownValue(node.input(0)), &perSample};
+  try {
+    if (auto folded = frontend::foldNode(node, inputs, opset, 0))
+      mask.repeated = std::move(folded->front());
+  } catch (frontend::FoldError &) {
+    // Not foldable per sample: only a random mask may read it.
+  }
+  randomMasks[node.output(0)] = std::move(mask);
+  return true;
+}
+
+bool Importer::importRandomMask(const onnx::NodeProto &node) {
+  const std::string &op = node.op_type();
+  auto maskOf = [&](int i) -> RandomMask * {
+    if (i >= node.input_size())
+      return nullptr;
+    auto it = randomMasks.find(node.input(i));
+    return it == randomMasks.end() ? nullptr : &it->second;
+  };
+  auto scalar = [&](int i) { return knownScalar(node, i); };
+  auto define = [&](RandomMask mask) {
+    randomMasks[node.output(0)] = std::move(mask);
+    return true;
+  };
+  if ((op == "ConstantOfShape" && node.input_size() >= 1) ||
+      (op == "Expand" && node.input_size() >= 2 && knownValue(node.input(0))))
+    return importMaskFill(node);
+  if (op == "Cast" || op == "CastLike") {
+    RandomMask *mask = maskOf(0);
+    // Known values repeated per sample are cast as values (foldNode).
+    if (mask && mask->stage == RandomMask::Fill && mask->repeated)
+      return false;
+    return mask && define(*mask);
+  }
+  if (op == "RandomUniformLike") {
+    RandomMask *mask = maskOf(0);
+    if (!mask || mask->stage != RandomMask::Fill)
+      return false;
+    if (floatAttr(node, "low", 0.f) != 0.f ||
+        floatAttr(node, "high", 1.f) != 1.f)
+      fail("only uniform noise over [0, 1) can make a dropout mask");
+    return define({RandomMask::Uniform, mask->shape, 1});
+  }
+  if (op == "Less") {
+    RandomMask *mask = maskOf(0);
+    std::optional<double> keep = scalar(1);
+    if (!mask || mask->stage != RandomMask::Uniform)
+      return false;
+    if (!keep)
+      fail("a dropout mask compares its noise with a constant probability");
+    return define({RandomMask::Bernoulli, mask->shape, *keep});
+  }
+  if (op == "Div") {
+    RandomMask *mask = maskOf(0);
+    std::optional<double> divisor = scalar(1);
+    if (!mask || mask->stage != RandomMask::Bernoulli)
+      return false;
+    if (!divisor || float(*divisor) != float(mask->keep))
+      fail("a dropout mask must be divided by its keep probability");
+    return define({RandomMask::Scaled, mask->shape, mask->keep});
+  }
+  if (op == "Mul") {
+    int m = maskOf(1) ? 1 : maskOf(0) ? 0 : -1;
+    if (m < 0)
+      return false;
+    RandomMask mask = *maskOf(m);
+    if (mask.stage != RandomMask::Scaled)
+      fail("a random mask must be (noise < keep) / keep before it scales a "
+           "tensor");
+    Value input = operand(node, 1 - m);
+    auto type = cast<RankedTensorType>(input.getType());
+    bool rowwise = llvm::all_of(ArrayRef(mask.shape).drop_front(),
+                                [](int64_t d) { return d == 1; }) &&
+                   type.getRank() == int64_t(mask.shape.size());
+    bool elementwise = type.getRank() == int64_t(mask.shape.size()) &&
+                       llvm::equal(type.getShape().drop_front(),
+                                   ArrayRef(mask.shape).drop_front());
+    if (!rowwise && !elementwise)
+      fail("a dropout mask must have the shape of the tensor it scales, or "
+           "one value per row");
+    // Rows kept with probability keep: ratio 1 - keep, both as the float
+    // decimals the exporter wrote (0.8 gives 0.2, as Dropout's ratio would).
+    double keep = shortestDecimal(static_cast<float>(mask.keep));
+    Importer::define(
+        node, 0,
+        createDropout(input, shortestDecimal(static_cast<float>(1.0 - keep)),
+                      rowwise && !elementwise));
+    return true;
+  }
+  return false;
+}
+
+bool Importer::foldsPerSample(const onnx::NodeProto &node) {
+  static const StringRef elementwise[] = {
+      "Add",   "Sub",      "Mul",     "Div",         "Mod",
+      "Equal", "Less",     "Greater", "LessOrEqual", "GreaterOrEqual",
+      "And",   "Or",       "Not",     "Where",       "Sqrt",
+      "Cast",  "CastLike", "Identity"};
+  const std::string &op = node.op_type();
+  if (llvm::is_contained(elementwise, op))
+    return true;
+  if (op != "Unsqueeze" && op != "Squeeze")
+    return false;
+  // Dims added or removed after the batch's leave it in dim 0.
+  SmallVector<int64_t> axes;
+  if (opset < 13) {
+    axes = intsAttr(node, "axes", {});
+  } else if (node.input_size() > 1 && !node.input(1).empty()) {
+    const KnownTensor *known = knownValue(node.input(1));
+    if (!known || known->isFloat())
+      return false;
+    axes.assign(known->ints.begin(), known->ints.end());
+  }
+  auto mask = randomMasks.find(node.input(0));
+  if (mask == randomMasks.end())
+    return false;
+  int64_t rank = static_cast<int64_t>(mask->second.shape.size()) +
+                 (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
+  return !axes.empty() && llvm::none_of(axes, [&](int64_t axis) {
+    return axis == 0 || axis == -rank;
+  });
+}
+
+const KnownTensor *Importer::repeatedSample(const std::string &name) {
+  auto it = randomMasks.find(name);
+  return it == randomMasks.end() || !it->second.repeated
+             ? nullptr
+             : &*it->second.repeated;
+}
+
+std::pair<Value, Value>
+Importer::elementwiseOperands(const onnx::NodeProto &node) {
+  // Known values repeated for each sample (an attention mask made from the
+  // shape) meeting a tensor with the batch in dim 0: one sample's values
+  // broadcast over the batch as they are, with no copy per row and step.
+  auto sampleOf = [&](int i) -> const KnownTensor * {
+    auto it = randomMasks.find(node.input(i));
+    return it == randomMasks.end() || !it->second.repeated
+               ? nullptr
+               : &*it->second.repeated;
+  };
+  for (int i : {0, 1}) {
+    const KnownTensor *sample = sampleOf(i);
+    if (node.input_size() != 2 || !sample || !sample->isFloat() ||
+        sampleOf(1 - i))
+      continue;
+    Value other = operand(node, 1 - i);
+    auto type = cast<RankedTensorType>(other.getType());
+    if (type.getRank() != static_cast<int64_t>(sample->dims.size()) ||
+        !type.isDynamicDim(0) || batchScaleOf(other) != 1)
+      continue;
+    Value &constant = sampleConstants[node.input(i)];
+    if (!constant)
+      constant = materialize(node.input(i), *sample);
+    return i == 0 ? std::pair(constant, other) : std::pair(other, constant);
+  }
+  return {operand(node, 0), operand(node, 1)};
+}
+
+Value Importer::constantRows(Value table, const KnownTensor &ids) {
+  auto type = cast<RankedTensorType>(table.getType());
+  if (type.getRank() != 2 || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()))
+    fail("constant ids index a float table [rows, features], not " +
+         typeToString(type));
+  int64_t numRows = type.getDimSize(0), n = ids.getNumElements();
+  for (int64_t id : ids.ints)
+    if (id < 0 || id >= numRows)
+      fail("id " + std::to_string(id) + " is outside the table's " +
+           std::to_string(numRows) + " rows");
+  bool same = true, consecutive = true;
+  for (int64_t i = 1; i < n; ++i) {
+    same = same && ids.ints[i] == ids.ints[0];
+    consecutive = consecutive && ids.ints[i] == ids.ints[0] + i;
+  }
+  int64_t first = ids.ints[0];
+  Value rows;
+  if (consecutive) {
+    rows = createSlice(table, 0, first, first + n);
+  } else if (same) {
+    // One row, added to zeros of [n, features] (the second operand
+    // broadcasts; its gradient sums the n rows).
+    auto zerosType =
+        RankedTensorType::get({n, type.getDimSize(1)}, type.getElementType());
+    Value zeros = create<nn::ConstantOp>(
+        {}, {named("value", DenseElementsAttr::get(zerosType, 0.f))});
+    rows = create<nn::AddOp>({zeros, createSlice(table, 0, first, first + 1)});
+  } else {
+    fail("constant ids must be consecutive rows or one row repeated");
+  }
+  SmallVector<int64_t> shape(ids.dims.begin(), ids.dims.end());
+  shape.push_back(type.getDimSize(1));
+  return create<nn::ReshapeOp>(rows, {i64Array("shape", shape)});
+}
+
+//===----------------------------------------------------------------------===//
+// Where: the NaN guard and a known condition
+//===----------------------------------------------------------------------===//
+
+void Importer::recordNanTest(const onnx::NodeProto &node) {
+  nanTests[node.output(0)] = node.input(0);
+  unavailable[node.output(0)] =
+      "value '" + node.output(0) +
+      "' (IsNaN) is read other than by Where(IsNaN(x), c, x) on a "
+      "softmax, which dpc does not support";
+}
+
+bool Importer::importNanGuard(const onnx::NodeProto &node) {
+  // Where(IsNaN(p), 0, p) on p = softmax(scores + mask): PyTorch's
+  // scaled_dot_product_attention zeroes the rows its mask removes entirely
+  // (all -inf, a NaN softmax). Where the mask is known and leaves every row
+  // an entry, p has no NaN for finite scores and the guard is p itself.
+  auto test = nanTests.find(node.input(0));
+  if (node.input_size() != 3 || test == nanTests.end())
+    return false;
+  if (test->second != node.input(2) || !knownValue(node.input(1)))
+    fail("only Where(IsNaN(x), c, x) is supported");
+  Value probabilities = operand(node, 2);
+  checkSoftmaxRowsKept(probabilities);
+  define(node, 0, probabilities);
+  return true;
+}
+
+void Importer::checkSoftmaxRowsKept(Value probabilities) {
+  auto softmax = probabilities.getDefiningOp<nn::SoftmaxOp>();
+  if (!softmax)
+    fail("Where(IsNaN(x), c, x) is supported only on a softmax");
+  auto type = cast<RankedTensorType>(softmax.getType());
+  auto add = softmax.getInput().getDefiningOp<nn::AddOp>();
+  if (!add)
+    return; // finite scores, no mask: no row is all -inf
+  if (static_cast<int64_t>(softmax.getAxis()) != type.getRank() - 1)
+    fail("Where(IsNaN(x), c, x) is supported on a softmax over the last dim");
+  for (Value term : add->getOperands()) {
+    if (auto rows = term.getDefiningOp<nn::BroadcastRowsOp>())
+      term = rows.getInput();
+    auto constant = term.getDefiningOp<nn::ConstantOp>();
+    if (!constant)
+      continue;
+    auto mask = dyn_cast<DenseElementsAttr>(constant.getValue());
+    auto maskType = cast<RankedTensorType>(constant.getType());
+    if (!mask || maskType.getRank() == 0 || !maskType.getElementType().isF32())
+      continue;
+    // Rows of the softmax's last dim; a mask dim of 1 there broadcasts.
+    int64_t width = maskType.getShape().back();
+    SmallVector<float> values(mask.getValues<float>());
+    for (size_t row = 0; row < values.size(); row += width)
+      if (llvm::all_of(ArrayRef(values).slice(row, width),
+                       [](float v) { return std::isinf(v) && v < 0; }))
+        fail("the attention mask removes every entry of a row, which "
+             "PyTorch's softmax guard zeroes and dpc does not support");
+  }
+}
+
+void Importer::importWhere(const onnx::NodeProto &node) {
+  if (node.input_size() != 3)
+    fail("expected 3 inputs");
+  const KnownTensor *condition = knownValue(node.input(0));
+  const KnownTensor *chosen = knownValue(node.input(1));
+  const KnownTensor *other = knownValue(node.input(2));
+  if (!condition || condition->isFloat() || condition->hasBatch())
+    fail("only a condition known at import is supported");
+  if ((chosen == nullptr) == (other == nullptr) ||
+      (chosen ? chosen : other)->hasBatch() ||
+      !(chosen ? chosen : other)->isFloat())
+    fail("only a choice between a tensor and a known floating-point value "
+         "is supported");
+  // The tensor t where the condition picks it, the known value c elsewhere:
+  // t * keep + fill with keep = 1, fill = 0 where t is picked and keep = 0,
+  // fill = c where not. Exact for finite t (t * 1 + 0 = t, t * 0 + c = c),
+  // and t's gradient is the upstream gradient times keep, as PyTorch's.
+  bool tensorIfTrue = chosen == nullptr;
+  const KnownTensor &fillValue = tensorIfTrue ? *other : *chosen;
+  Value input = operand(node, tensorIfTrue ? 1 : 2);
+  auto inputType = cast<RankedTensorType>(input.getType());
+  // The constants' shape: the condition's and the fill's, broadcast.
+  size_t rank = std::max(condition->dims.size(), fillValue.dims.size());
+  SmallVector<int64_t> dims(rank, 1);
+  auto fit = [&](const std::vector<int64_t> &shape) {
+    for (size_t i = 0; i < shape.size(); ++i) {
+      int64_t &d = dims[rank - shape.size() + i];
+      if (d != 1 && shape[i] != 1 && shape[i] != d)
+        fail("the condition and the value do not broadcast");
+      d = shape[i] == 1 ? d : shape[i];
+    }
+  };
+  fit(condition->dims);
+  fit(fillValue.dims);
+  // They must broadcast to the tensor, which gives the result's shape.
+  if (int64_t(rank) > inputType.getRank())
+    fail("the condition has more dims than the tensor it chooses from");
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t d = inputType.getDimSize(inputType.getRank() - rank + i);
+    if (dims[i] != 1 && dims[i] != d)
+      fail("the condition does not broadcast to the tensor it chooses from");
+  }
+  // The element of `shape` (right-aligned in dims) at flat index i of dims.
+  auto elementOf = [&](const std::vector<int64_t> &shape, int64_t i) {
+    int64_t index = 0, stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      int64_t coordinate = i % dims[d];
+      i /= dims[d];
+      size_t offset = rank - shape.size();
+      if (d < offset)
+        continue;
+      int64_t extent = shape[d - offset];
+      index += (extent == 1 ? 0 : coordinate) * stride;
+      stride *= extent;
+    }
+    return index;
+  };
+  int64_t count = 1;
+  for (int64_t d : dims)
+    count *= d;
+  SmallVector<float> keep(count), fill(count);
+  for (int64_t i = 0; i < count; ++i) {
+    bool picksTensor =
+        (condition->ints[elementOf(condition->dims, i)] != 0) == tensorIfTrue;
+    keep[i] = picksTensor ? 1.f : 0.f;
+    fill[i] = picksTensor ? 0.f
+                          : static_cast<float>(
+                                fillValue.floats[elementOf(fillValue.dims, i)]);
+  }
+  auto type = RankedTensorType::get(dims, builder.getF32Type());
+  Value keepConstant = create<nn::ConstantOp>(
+      {}, {named("value", DenseElementsAttr::get(type, ArrayRef(keep)))});
+  Value fillConstant = create<nn::ConstantOp>(
+      {}, {named("value", DenseElementsAttr::get(type, ArrayRef(fill)))});
+  Value kept = create<nn::MulOp>({input, keepConstant});
+  define(node, 0, create<nn::AddOp>({kept, fillConstant}));
+}
+
+//===----------------------------------------------------------------------===//
+// padding_idx
+//===----------------------------------------------------------------------===//
+
+/// PyTorch's padding_idx of the embedding lookup `node`, which ONNX cannot
+/// say: the legacy exporter drops it, the default exporter keeps it only in
+/// the node's metadata, the FX call it came from
+/// (`aten.embedding.default](args = (%w, %ids, P)`; no P: none). Debian's
+/// ONNX 1.12 classes predate NodeProto's metadata_props (field 9, IR 10),
+/// so it is read from the fields they do not know.
+std::optional<int64_t> embeddingPaddingIdx(const onnx::NodeProto &node) {
+  constexpr StringRef kCall = "aten.embedding.default](args = (";
+  const google::protobuf::UnknownFieldSet &unknown =
+      node.GetReflection()->GetUnknownFields(node);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField &field = unknown.field(i);
+    onnx::StringStringEntryProto entry;
+    if (field.number() != 9 ||
+        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED ||
+        !entry.ParseFromString(field.length_delimited()) ||
+        entry.key() != "pkg.torch.onnx.fx_node")
+      continue;
+    StringRef call = entry.value();
+    size_t at = call.find(kCall);
+    if (at == StringRef::npos)
+      return std::nullopt;
+    SmallVector<StringRef> args;
+    call.drop_front(at + kCall.size()).split(')').first.split(args, ',');
+    int64_t padding;
+    if (args.size() < 3 || args[2].trim().getAsInteger(10, padding) ||
+        padding < 0) // -1: none
+      return std::nullopt;
+    return padding;
+  }
+  return std::nullopt;
+}
+
+} // namespace dpc::frontend

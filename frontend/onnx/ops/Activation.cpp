@@ -1,0 +1,159 @@
+//===- Activation.cpp - activations, softmax and dropout ------------------===//
+//
+// Elementwise activations (Relu, Sigmoid, Tanh, Erf, HardSigmoid,
+// HardSwish, Gelu, Clip), Softmax and LogSoftmax, and Dropout (random
+// masks written out as ops are ExporterIdioms.cpp's).
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/Importer.h"
+#include "frontend/onnx/OnnxOpTable.h"
+
+#include "ir/nn/NNOps.h"
+
+#include "frontend/onnx/ModelValidation.h"
+
+using namespace mlir;
+
+namespace dpc::frontend {
+namespace {
+
+void importRelu(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0, im.create<nn::ReluOp>(im.operand(node, 0)));
+}
+
+void importSigmoid(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0, im.create<nn::SigmoidOp>(im.operand(node, 0)));
+}
+
+void importTanh(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0, im.create<nn::TanhOp>(im.operand(node, 0)));
+}
+
+void importErf(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0, im.create<nn::ErfOp>(im.operand(node, 0)));
+}
+
+void importHardSwish(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0, im.create<nn::HardSwishOp>(im.operand(node, 0)));
+}
+
+void importHardSigmoid(Importer &im, const onnx::NodeProto &node) {
+  im.define(
+      node, 0,
+      im.create<nn::HardSigmoidOp>(
+          im.operand(node, 0),
+          {im.named("alpha", im.opBuilder().getF64FloatAttr(shortestDecimal(
+                                 floatAttr(node, "alpha", 0.2f)))),
+           im.named("beta", im.opBuilder().getF64FloatAttr(shortestDecimal(
+                                floatAttr(node, "beta", 0.5f))))}));
+}
+
+void importGelu(Importer &im, const onnx::NodeProto &node) {
+  std::string approximate = stringAttr(node, "approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    fail("approximate must be none or tanh, got '" + approximate + "'");
+  im.define(node, 0,
+            im.create<nn::GeluOp>(
+                im.operand(node, 0),
+                {im.named("tanh_approximation",
+                          im.opBuilder().getBoolAttr(approximate == "tanh"))}));
+}
+
+void importClip(Importer &im, const onnx::NodeProto &node) {
+  // From opset 11 the bounds are optional inputs (constants, or shape
+  // arithmetic on them); a missing one is the float range's end.
+  auto bound = [&](int i, double fallback) {
+    if (i >= node.input_size() || node.input(i).empty())
+      return fallback;
+    std::optional<double> value = im.knownScalar(node, i);
+    if (!value)
+      fail("input '" + node.input(i) + "' (a bound) must be a constant scalar");
+    return *value;
+  };
+  double lowest = -std::numeric_limits<float>::max();
+  double min = shortestDecimal(static_cast<float>(bound(1, lowest)));
+  double max = shortestDecimal(
+      static_cast<float>(bound(2, std::numeric_limits<float>::max())));
+  if (min > max)
+    fail("min " + std::to_string(min) + " is above max " + std::to_string(max));
+  im.define(node, 0,
+            im.create<nn::ClipOp>(
+                im.operand(node, 0),
+                {im.named("min", im.opBuilder().getF64FloatAttr(min)),
+                 im.named("max", im.opBuilder().getF64FloatAttr(max))}));
+}
+
+void importSoftmax(Importer &im, const onnx::NodeProto &node, bool isLog) {
+  Value input = im.operand(node, 0);
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  int64_t axis = intAttr(node, "axis", im.getOpset() < 13 ? 1 : -1);
+  if (axis < 0)
+    axis += rank;
+  // Before opset 13, softmax flattened the dims from `axis` on into one; that
+  // is a softmax along `axis` only when `axis` is the last dim.
+  if (im.getOpset() < 13 && axis != rank - 1)
+    fail("softmax over the flattened dims from axis " + std::to_string(axis) +
+         " of a rank-" + std::to_string(rank) +
+         " input (opset < 13 semantics) is not supported");
+  NamedAttribute axisAttr =
+      im.named("axis", im.opBuilder().getI64IntegerAttr(axis));
+  im.define(node, 0,
+            isLog ? im.create<nn::LogSoftmaxOp>(input, {axisAttr})
+                  : im.create<nn::SoftmaxOp>(input, {axisAttr}));
+}
+
+void importDropout(Importer &im, const onnx::NodeProto &node) {
+  Value input = im.operand(node, 0);
+  if (node.output_size() > 1 && !node.output(1).empty())
+    im.markUnavailable(
+        node.output(1),
+        "value '" + node.output(1) +
+            "' (dropout mask) is read by a node; dpc draws masks itself");
+  // From opset 12, ratio and training_mode are optional inputs (constants);
+  // without training_mode, or with it false, Dropout is the identity.
+  // Before, ratio is an attribute, and an exporter writes Dropout only for a
+  // training-mode model (an evaluation export leaves it out).
+  auto scalar = [&](int i) -> std::optional<double> {
+    if (i >= node.input_size() || node.input(i).empty())
+      return std::nullopt;
+    std::optional<double> value = im.knownScalar(node, i);
+    if (!value)
+      fail("input '" + node.input(i) + "' must be a constant scalar");
+    return value;
+  };
+  double ratio = im.getOpset() >= 12 ? scalar(1).value_or(0.5)
+                                     : floatAttr(node, "ratio", 0.5f);
+  bool training = im.getOpset() >= 12 ? scalar(2).value_or(0.0) != 0 : true;
+  if (!training || ratio == 0) {
+    im.define(node, 0, input);
+    return;
+  }
+  im.define(node, 0,
+            im.createDropout(input, shortestDecimal(static_cast<float>(ratio)),
+                             /*rowwise=*/false));
+}
+
+} // namespace
+
+void registerActivationOps(OnnxOpTable &table) {
+  table.add("Relu", importRelu);
+  table.add("Sigmoid", importSigmoid);
+  table.add("Tanh", importTanh);
+  table.add("Erf", importErf);
+  table.add("HardSigmoid", importHardSigmoid);
+  // dpc has read HardSwish and Gelu at every opset it imports, also
+  // before ONNX defined them (14, 20); kept so.
+  table.add("HardSwish", kMinOpset, kMaxOpset, importHardSwish);
+  table.add("Gelu", kMinOpset, kMaxOpset, importGelu);
+  table.add("Clip", importClip);
+  table.add("Softmax", [](Importer &im, const onnx::NodeProto &node) {
+    importSoftmax(im, node, /*isLog=*/false);
+  });
+  table.add("LogSoftmax", [](Importer &im, const onnx::NodeProto &node) {
+    importSoftmax(im, node, /*isLog=*/true);
+  });
+  table.add("Dropout", importDropout);
+}
+
+} // namespace dpc::frontend

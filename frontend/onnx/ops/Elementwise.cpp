@@ -1,0 +1,125 @@
+//===- Elementwise.cpp - elementwise arithmetic ---------------------------===//
+//
+// Add, Sub, Mul, Div, Pow, Cast, and IsNaN and Where as far as the
+// exporters' idioms use them (ExporterIdioms.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/Importer.h"
+#include "frontend/onnx/OnnxOpTable.h"
+
+#include "ir/nn/NNOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace dpc::frontend {
+namespace {
+
+void importAdd(Importer &im, const onnx::NodeProto &node) {
+  auto [lhs, rhs] = im.elementwiseOperands(node);
+  im.define(node, 0, im.create<nn::AddOp>({lhs, rhs}));
+}
+
+void importSub(Importer &im, const onnx::NodeProto &node) {
+  // a + (-1 b): exactly a - b in IEEE arithmetic.
+  auto scalar = RankedTensorType::get({}, im.opBuilder().getF32Type());
+  Value minusOne = im.create<nn::ConstantOp>(
+      {}, {im.named("value", DenseElementsAttr::get(scalar, -1.f))});
+  Value negated = im.create<nn::MulOp>({im.operand(node, 1), minusOne});
+  im.define(node, 0, im.create<nn::AddOp>({im.operand(node, 0), negated}));
+}
+
+void importMul(Importer &im, const onnx::NodeProto &node) {
+  auto [lhs, rhs] = im.elementwiseOperands(node);
+  im.define(node, 0, im.create<nn::MulOp>({lhs, rhs}));
+}
+
+void importDiv(Importer &im, const onnx::NodeProto &node) {
+  // By a constant (GELU's x / sqrt(2), attention's scaling, a per-channel
+  // normalization): times its reciprocal, of the divisor's shape, which
+  // rounds within an ulp of the quotient. By a tensor: times
+  // nn.reciprocal of it, whose gradient gives the divisor's.
+  const KnownTensor *divisor = im.knownValue(node.input(1));
+  if (!divisor) {
+    Value reciprocal = im.create<nn::ReciprocalOp>(im.operand(node, 1));
+    im.define(node, 0, im.create<nn::MulOp>({im.operand(node, 0), reciprocal}));
+    return;
+  }
+  if (!divisor->isFloat())
+    fail("only division by a tensor or a floating-point constant is "
+         "supported");
+  SmallVector<float> reciprocals;
+  for (double value : divisor->floats) {
+    if (value == 0 || !std::isfinite(value))
+      fail("division by " + std::to_string(value));
+    reciprocals.push_back(1.f / static_cast<float>(value));
+  }
+  // One value is a scalar whatever its dims (the exporters write [] or [1]).
+  SmallVector<int64_t> dims;
+  if (reciprocals.size() != 1)
+    dims.assign(divisor->dims.begin(), divisor->dims.end());
+  auto type = RankedTensorType::get(dims, im.opBuilder().getF32Type());
+  Value constant = im.create<nn::ConstantOp>(
+      {},
+      {im.named("value", DenseElementsAttr::get(type, ArrayRef(reciprocals)))});
+  im.define(node, 0, im.create<nn::MulOp>({im.operand(node, 0), constant}));
+}
+
+void importPow(Importer &im, const onnx::NodeProto &node) {
+  // To a small constant whole power (x.pow(2) in variances and RMS norms,
+  // GPT-2's x.pow(3)): a product of x, whose gradient the products give.
+  const KnownTensor *exponent = im.knownValue(node.input(1));
+  double value = exponent && exponent->getNumElements() == 1
+                     ? (exponent->isFloat() ? exponent->floats[0]
+                                            : double(exponent->ints[0]))
+                     : 0;
+  if (value != 1 && value != 2 && value != 3 && value != 4)
+    fail("only a constant scalar exponent of 1, 2, 3 or 4 is supported");
+  Value base = im.operand(node, 0), power = base;
+  for (int i = 1; i < int(value); ++i)
+    power = im.create<nn::MulOp>({power, base});
+  im.define(node, 0, power);
+}
+
+void importCast(Importer &im, const onnx::NodeProto &node) {
+  // A run-time tensor cast to the type it has (Transformers' GPT-2 casts its
+  // position embeddings to the float type they already have): the identity.
+  // Casts of known values fold before this; no other cast has a kernel.
+  int32_t to = static_cast<int32_t>(intAttr(node, "to", 0));
+  int32_t from = im.onnxTypeOf(node.input(0));
+  if (to != from) {
+    std::string types = onnx::TensorProto::DataType_Name(from) + " to " +
+                        onnx::TensorProto::DataType_Name(to);
+    fail("only a cast of a run-time tensor to its own type is supported (" +
+         types + ")");
+  }
+  im.define(node, 0, im.operand(node, 0));
+}
+
+void importIsNaN(Importer &im, const onnx::NodeProto &node) {
+  im.recordNanTest(node);
+}
+
+/// Only the exporters' idioms (ExporterIdioms.cpp): the NaN guard on a
+/// softmax, or a known condition.
+void importWhereIdiom(Importer &im, const onnx::NodeProto &node) {
+  if (!im.importNanGuard(node))
+    im.importWhere(node);
+}
+
+} // namespace
+
+void registerElementwiseOps(OnnxOpTable &table) {
+  table.add("Add", importAdd);
+  table.add("Sub", importSub);
+  table.add("Mul", importMul);
+  table.add("Div", importDiv);
+  table.add("Pow", importPow);
+  table.add("Cast", importCast);
+  table.add("IsNaN", importIsNaN);
+  table.add("Where", importWhereIdiom);
+}
+
+} // namespace dpc::frontend
