@@ -390,6 +390,15 @@ NNBuildTrainStepPass::buildTrainStep(OpBuilder &b, func::FuncOp forward,
     // A parameter the loss does not depend on keeps its value and state.
     if (Value grad = grads.lookup(value)) {
       Location paramLoc = param.getLoc();
+      // The update ops infer their types and would abort on a mismatch,
+      // which only a forward graph that mixes the batch into a parameter's
+      // shape can cause: say so in one line instead.
+      if (grad.getType() != value.getType())
+        return emitError(paramLoc)
+               << "the gradient of parameter '"
+               << paramName(forward, param).getValue() << "' is "
+               << grad.getType() << ", not the parameter's " << value.getType()
+               << " (does the batch reach its shape?)";
       if (adamw) {
         auto update = b.create<AdamWUpdateOp>(
             paramLoc, value, grad, state[0], state[1],

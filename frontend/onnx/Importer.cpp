@@ -438,6 +438,8 @@ Value Importer::createDropout(Value input, double ratio, bool rowwise) {
 //===----------------------------------------------------------------------===//
 
 void Importer::declareInputs(Block &body) {
+  // The first input with a symbolic dim 0, and the first with a fixed one.
+  std::optional<std::string> symbolicBatchInput, fixedFirstDimInput;
   for (const auto &input : graph.input()) {
     if (initializers.count(input.name()))
       continue; // Older exports list initializers among the inputs.
@@ -464,6 +466,19 @@ void Importer::declareInputs(Block &body) {
     }
     if (shape.empty())
       fail("input '" + input.name() + "' has no batch dimension");
+    // Every data input is batched. A weight exported as a graph input
+    // (export_params=False) has a fixed first dim where the data's is
+    // symbolic, and no values to train from.
+    if (ShapedType::isDynamic(shape[0]) && !symbolicBatchInput)
+      symbolicBatchInput = input.name();
+    else if (!ShapedType::isDynamic(shape[0]) && !fixedFirstDimInput)
+      fixedFirstDimInput = input.name();
+    if (symbolicBatchInput && fixedFirstDimInput)
+      fail("input '" + *fixedFirstDimInput +
+           "' has a fixed first dim where input '" + *symbolicBatchInput +
+           "' has the batch: every data input is batched, and a weight "
+           "exported as a graph input has no values to train (export it as "
+           "an initializer: torch.onnx.export's export_params=True)");
     // The batch an exporter traced with is not part of the model: keep it
     // open, and let --batch fix it.
     if (!ShapedType::isDynamic(shape[0])) {

@@ -45,6 +45,13 @@ def weight(name, shape):
 
 
 MODELS = {
+    # torch.onnx.export(..., export_params=False): the weights are graph
+    # inputs with fixed dims, not initializers.
+    "weight_as_input": model(
+        [helper.make_node("Gemm", ["x", "w"], ["y"], transB=1,
+                          name="fc")],
+        [x(), helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 4])],
+        [y()]),
     # An op dpc does not know.
     "unsupported_op": model(
         [helper.make_node("Sinh", ["x"], ["y"], name="sinh_1")], [x()], [y()]),
