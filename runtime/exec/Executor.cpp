@@ -30,12 +30,13 @@ Executor::Executor(std::shared_ptr<const plan::LoadedPlan> loaded,
 
   int64_t gradAccum = plan->get().grad_accum();
   if (gradAccum > 1) {
-    int train = findStep("train_step");
-    int accumFirst = findStep("accum_first");
-    int accumStep = findStep("accum_step");
+    int train = findStep(plan::StepRole::Train);
+    int accumFirst = findStep(plan::StepRole::AccumFirst);
+    int accumStep = findStep(plan::StepRole::AccumStep);
     if (train < 0 || accumFirst < 0 || accumStep < 0)
       plan->fail("grad_accum is " + std::to_string(gradAccum) +
-                 " but the plan lacks train_step, accum_first or accum_step");
+                 " but the plan lacks a step of role Train, AccumFirst or "
+                 "AccumStep");
     replicas->getGroup(train).accumulates = true;
     microBatches = std::make_unique<MicroBatchRunner>(
         *replicas, *driver, *state, gradAccum, train, accumFirst, accumStep);
@@ -49,9 +50,9 @@ Executor::~Executor() {
   replicas->stop();
 }
 
-int Executor::findStep(std::string_view name) const {
-  std::vector<int> found = plan->findReplicas(name);
-  return found.empty() ? -1 : found[0];
+int Executor::findStep(plan::StepRole role) const {
+  int step = plan->findStep(role);
+  return step < 0 ? -1 : replicas->getGroup(step).replicas[0];
 }
 
 int64_t Executor::getMaxBatch(int step) const {

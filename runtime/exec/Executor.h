@@ -63,7 +63,7 @@
 // The executor also holds the plan's optimizer step count: it goes up by
 // one before each run of a step that updates parameters (SGD's first step
 // and AdamW's bias correction use it), and is saved with the training state.
-// When that step has an i64 scalar input named "step" (AdamW's step
+// When that step has an i64 scalar input of role OptimizerStep (AdamW's step
 // operand), the executor binds the count to it before the run.
 //
 //===----------------------------------------------------------------------===//
@@ -133,8 +133,8 @@ public:
   Executor &operator=(const Executor &) = delete;
 
   const plan::LoadedPlan &getPlan() const { return *plan; }
-  /// The step called `name` (its replica on the lowest device), or -1.
-  int findStep(std::string_view name) const;
+  /// The step of role `role` (its replica on the lowest device), or -1.
+  int findStep(plan::StepRole role) const;
   /// The global batch step `step` runs at most: its replicas' compiled
   /// batches together.
   int64_t getMaxBatch(int step) const;
@@ -170,7 +170,7 @@ public:
   /// With gradient accumulation (the plan's grad_accum K > 1), the train
   /// step takes up to K times its replicas' batch: its batch inputs are
   /// held on the host, split like torch.chunk into at most K micro-batches,
-  /// run by accum_first, accum_step... and last the train step itself,
+  /// run by the AccumFirst and AccumStep steps and last the train step,
   /// every loss averaged over the whole `batch`; its scalar outputs are then
   /// summed over the micro-batches.
   /// With several replicas, batch inputs must have been bound with `batch`

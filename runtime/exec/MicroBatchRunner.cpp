@@ -39,18 +39,6 @@ void MicroBatchRunner::stage(const plan::Tensor &tensor, std::string_view name,
                                rowBytes};
 }
 
-void MicroBatchRunner::zeroAccumulators() {
-  // The accumulators are optimizer state "<param>.grad_accum".
-  constexpr std::string_view kSuffix = ".grad_accum";
-  for (size_t index : state.getPrimary()) {
-    std::string_view stateName =
-        replicas.plan->get().persistent()->Get(index)->name()->string_view();
-    if (stateName.size() > kSuffix.size() &&
-        stateName.substr(stateName.size() - kSuffix.size()) == kSuffix)
-      state.write(index, std::vector<uint8_t>(state.getBytes(index)).data());
-  }
-}
-
 void MicroBatchRunner::start(int64_t batch) {
   StepGroup &group = replicas.getGroup(trainStep);
   int64_t maxBatch = group.maxBatch * gradAccum;
@@ -74,8 +62,8 @@ void MicroBatchRunner::start(int64_t batch) {
           " rows, but step '" + group.name + "' runs " +
           std::to_string(heldRows) +
           (heldRows != batch ? " of " + std::to_string(batch) : ""));
-  if (micro.size() == 1)
-    zeroAccumulators();
+  if (micro.size() == 1) // no accumulation step restarts the sums
+    state.zero(plan::PersistentKind::GradAccumulator);
   group.earlierScalars.clear();
   int64_t offset = 0, firstRow = 0;
   for (size_t m = 0; m < micro.size(); ++m) {

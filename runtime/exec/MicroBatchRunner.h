@@ -49,9 +49,6 @@ public:
   void start(int64_t batch);
 
 private:
-  /// No accumulation step ran to restart the sums: start them from zero.
-  void zeroAccumulators();
-
   Replicas &replicas;
   ReplicaDriver &driver;
   TrainingState &state;

@@ -142,6 +142,18 @@ const plan::Tensor *Replicas::findBindingOf(const StepGroup &group,
   return nullptr;
 }
 
+std::pair<const plan::Binding *, const plan::Tensor *>
+Replicas::findInputOfRole(const StepGroup &group, plan::InputRole role) const {
+  for (int r : group.replicas) {
+    const plan::Step &s = *plan->get().steps()->Get(r);
+    if (const auto *inputs = s.inputs())
+      for (const plan::Binding *binding : *inputs)
+        if (binding->role() == role)
+          return {binding, s.tensors()->Get(binding->tensor())};
+  }
+  return {nullptr, nullptr};
+}
+
 void Replicas::bindInput(StepGroup &group, const plan::Tensor &tensor,
                          std::string_view name, const void *data,
                          size_t bytes) {
@@ -195,10 +207,12 @@ void Replicas::start(int step, int64_t batch, int64_t lossBatch,
     ++optimizerStep;
     // AdamW reads the count from an i64 input the caller binds: the
     // executor is that caller, so that the count lives in one place.
-    const plan::Tensor *stepInput = findBindingOf(group, "step", true);
+    auto [binding, stepInput] =
+        findInputOfRole(group, plan::InputRole::OptimizerStep);
     if (stepInput && stepInput->dtype() == plan::DType::I64 &&
         bytesOf(*stepInput) == sizeof(int64_t))
-      bindInput(group, *stepInput, "step", &optimizerStep, sizeof(int64_t));
+      bindInput(group, *stepInput, binding->name()->string_view(),
+                &optimizerStep, sizeof(int64_t));
   }
   driver->shareState(*state);
 

@@ -85,6 +85,10 @@ public:
   /// `group` that binds it, or null.
   const plan::Tensor *findBindingOf(const StepGroup &group,
                                     std::string_view name, bool input) const;
+  /// The input of role `role` in the first replica of `group` that binds
+  /// one, and its tensor, or nulls.
+  std::pair<const plan::Binding *, const plan::Tensor *>
+  findInputOfRole(const StepGroup &group, plan::InputRole role) const;
   /// Copies the global rows of a batch input (or any other input) to the
   /// replicas of `group`.
   void bindInput(StepGroup &group, const plan::Tensor &binding,

@@ -309,7 +309,7 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       local.tracePath.clear();
     }
 
-    int trainStep = executor.findStep("train_step");
+    int trainStep = executor.findStep(plan::StepRole::Train);
     if (trainStep < 0)
       fail(planName + ": the plan has no train_step");
     getInputSample(executor, trainStep);
@@ -320,7 +320,7 @@ TrainResult runTraining(const RunOptions &given, std::ostream &out,
       fail(planName + ": train_step has no f32 scalar input 'lr'");
     requireBinding(executor, trainStep, "loss", plan::DType::F32, false, true);
     bool trainCounts = executor.findOutput(trainStep, "correct") != nullptr;
-    int evalStep = executor.findStep("eval_step");
+    int evalStep = executor.findStep(plan::StepRole::Eval);
     if (evalStep >= 0) {
       getInputSample(executor, evalStep);
       requireBinding(executor, evalStep, "labels", plan::DType::I32, true,
