@@ -18,6 +18,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace dpc;
@@ -63,6 +64,37 @@ LogicalResult checkStepLimits(ex::StepOp op, size_t numStreams,
   return success();
 }
 
+/// The kind of `op`: gradient accumulation names its accumulators
+/// `<param>.grad_accum` (AccumulateGradients.cpp).
+fb::PersistentKind getPersistentKind(ex::PersistentOp op) {
+  if (op.getKind() == "parameter")
+    return fb::PersistentKind::Parameter;
+  if (op.getKind() == "buffer")
+    return fb::PersistentKind::Buffer;
+  if (op.getPlanName().ends_with(".grad_accum"))
+    return fb::PersistentKind::GradAccumulator;
+  return fb::PersistentKind::OptimizerState;
+}
+
+/// The role of a step, from the name its pass gave it.
+fb::StepRole getStepRole(StringRef name) {
+  return llvm::StringSwitch<fb::StepRole>(name)
+      .Case("train_step", fb::StepRole::Train)
+      .Case("eval_step", fb::StepRole::Eval)
+      .Case("accum_first", fb::StepRole::AccumFirst)
+      .Case("accum_step", fb::StepRole::AccumStep)
+      .Default(fb::StepRole::Other);
+}
+
+/// The role of a step's input, from the name the train step gave it.
+fb::InputRole getInputRole(StringRef name) {
+  return llvm::StringSwitch<fb::InputRole>(name)
+      .Case("labels", fb::InputRole::Labels)
+      .Case("lr", fb::InputRole::LearningRate)
+      .Case("step", fb::InputRole::OptimizerStep)
+      .Default(fb::InputRole::Data);
+}
+
 class Writer {
 public:
   Writer(ModuleOp module, const PlanOptions &options)
@@ -85,10 +117,7 @@ LogicalResult Writer::writePersistent(ex::PersistentOp op) {
   auto tensor = std::make_unique<fb::PersistentTensorT>();
   tensor->name = op.getPlanName().str();
   tensor->device = op.getDevice();
-  tensor->kind = op.getKind() == "parameter" ? fb::PersistentKind::Parameter
-                 : op.getKind() == "buffer"
-                     ? fb::PersistentKind::Buffer
-                     : fb::PersistentKind::OptimizerState;
+  tensor->kind = getPersistentKind(op);
   FailureOr<fb::DType> dtype =
       ex::getPlanDType(type.getElementType(), op.getLoc());
   if (failed(dtype))
@@ -131,6 +160,7 @@ LogicalResult Writer::writePersistent(ex::PersistentOp op) {
 LogicalResult Writer::writeStep(ex::StepOp op) {
   auto step = std::make_unique<fb::StepT>();
   step->name = op.getName().str();
+  step->role = getStepRole(op.getName());
   step->device = op.getDevice();
   step->arena_bytes = op.getArenaBytes();
   step->activation_bytes = op.getActivationBytes().value_or(0);
@@ -196,8 +226,8 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
       // The plan records a sample's dims (sample_dims): the loader and the
       // data sets take 1 to 3 of them, after the batch.
       auto type = cast<MemRefType>(input.getType());
-      StringRef name = input.getName();
-      bool data = name != "labels" && name != "lr" && name != "step";
+      fb::InputRole role = getInputRole(input.getName());
+      bool data = role == fb::InputRole::Data;
       if (data &&
           (type.getRank() < 2 || type.getRank() > 4 || !type.isDynamicDim(0))) {
         InFlightDiagnostic error =
@@ -215,6 +245,7 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
       auto binding = std::make_unique<fb::BindingT>();
       binding->name = input.getName().str();
       binding->tensor = tensorIndex[input];
+      binding->role = role;
       step->inputs.push_back(std::move(binding));
     } else if (auto arena = dyn_cast<ex::ArenaOp>(nested)) {
       auto tensor = addTensor(arena, "t" + std::to_string(tensorIndex.size()),

@@ -63,7 +63,7 @@
 // The executor also holds the plan's optimizer step count: it goes up by
 // one before each run of a step that updates parameters (SGD's first step
 // and AdamW's bias correction use it), and is saved with the training state.
-// When that step has an i64 scalar input named "step" (AdamW's step
+// When that step has an i64 scalar input of role OptimizerStep (AdamW's step
 // operand), the executor binds the count to it before the run.
 //
 //===----------------------------------------------------------------------===//
@@ -85,7 +85,11 @@
 
 namespace dpc::exec {
 
+class MicroBatchRunner;
+class ReplicaDriver;
+class Replicas;
 class Tracer;
+class TrainingState;
 
 using DeviceFactory = std::function<std::unique_ptr<Device>(
     const std::string &name, const DeviceOptions &options)>;
@@ -129,8 +133,8 @@ public:
   Executor &operator=(const Executor &) = delete;
 
   const plan::LoadedPlan &getPlan() const { return *plan; }
-  /// The step called `name` (its replica on the lowest device), or -1.
-  int findStep(std::string_view name) const;
+  /// The step of role `role` (its replica on the lowest device), or -1.
+  int findStep(plan::StepRole role) const;
   /// The global batch step `step` runs at most: its replicas' compiled
   /// batches together.
   int64_t getMaxBatch(int step) const;
@@ -143,7 +147,7 @@ public:
   const std::vector<int64_t> &getLastSplit(int step) const;
 
   /// Rank mode: this process's device (its rank); -1 otherwise.
-  int getLocalDevice() const { return localDevice; }
+  int getLocalDevice() const;
   /// The rows of a global batch of `batch` rows that this process binds,
   /// as {first row, count} ranges in order: all of them outside rank mode;
   /// with gradient accumulation, one range per micro-batch.
@@ -166,7 +170,7 @@ public:
   /// With gradient accumulation (the plan's grad_accum K > 1), the train
   /// step takes up to K times its replicas' batch: its batch inputs are
   /// held on the host, split like torch.chunk into at most K micro-batches,
-  /// run by accum_first, accum_step... and last the train step itself,
+  /// run by the AccumFirst and AccumStep steps and last the train step,
   /// every loss averaged over the whole `batch`; its scalar outputs are then
   /// summed over the micro-batches.
   /// With several replicas, batch inputs must have been bound with `batch`
@@ -201,7 +205,7 @@ public:
 
   /// Training state: persistent tensors by index into Plan.persistent (one
   /// per device holding a copy).
-  size_t getNumPersistent() const { return persistent.size(); }
+  size_t getNumPersistent() const;
   size_t getPersistentBytes(size_t index) const;
   /// Reads copy `index`.
   void readPersistent(size_t index, void *data) const;
@@ -209,7 +213,7 @@ public:
   void writePersistent(size_t index, const void *data);
   /// One copy of each persistent tensor -- the one on the lowest device --
   /// in plan order: what checkpoints and initializers use.
-  const std::vector<size_t> &getPrimaryPersistent() const { return primary; }
+  const std::vector<size_t> &getPrimaryPersistent() const;
   /// The persistent tensors (primary copies, indices into Plan.persistent)
   /// that the optimizer updates of `step` check as they write them: on a
   /// device that checks its updates (Device::checksUpdates), NaN or
@@ -220,109 +224,26 @@ public:
   /// Whether the last run of `step` wrote NaN or infinity into one of the
   /// tensors getCheckedPersistent names.
   bool wroteNonFinite(int step) const;
-  int64_t getOptimizerStep() const { return optimizerStep; }
-  void setOptimizerStep(int64_t step) { optimizerStep = step; }
+  int64_t getOptimizerStep() const;
+  void setOptimizerStep(int64_t step);
   /// The seed of dropout's masks (KernelMath.h): with the optimizer step
   /// and each row's place in the global batch, it decides every mask, so
   /// a resumed run with the same seed draws what an uninterrupted one does.
-  void setRandomSeed(uint64_t seed) { randomSeed = seed; }
+  void setRandomSeed(uint64_t seed);
 
   /// Records when every kernel runs, on which device and stream, from now
   /// on (null: stop). The tracer must outlive the runs it records.
-  void setTracer(Tracer *newTracer) { tracer = newTracer; }
+  void setTracer(Tracer *newTracer);
   /// Device `device`'s Device::getRunTimeChoices (none for another rank's).
-  std::vector<std::string> getRunTimeChoices(int device) const {
-    return devices.at(device) ? devices[device]->getRunTimeChoices()
-                              : std::vector<std::string>();
-  }
+  std::vector<std::string> getRunTimeChoices(int device) const;
 
 private:
-  struct StepState;
-  struct StepGroup;
-  StepState &getStep(int step) const;
-  StepGroup &getGroup(int step) const;
-  /// Makes the calls of replica `index`'s instructions for its next slot.
-  void prepare(int index);
-  /// Enqueues replica `index` (a plan step) on `rows` of `batch`, as part of
-  /// optimizer update `update` from global row `firstRow` (KernelCall).
-  void enqueue(int index, int64_t rows, int64_t batch, int64_t update,
-               int64_t firstRow);
-  /// Starts every replica of `step` on `batch` rows, losses averaged over
-  /// `lossBatch`, the first at row `firstRow` of the update's batch (a
-  /// micro-batch's offset); finishReplicas waits for them.
-  void startReplicas(int step, int64_t batch, int64_t lossBatch,
-                     int64_t firstRow = 0);
-  void finishReplicas(StepGroup &group);
-  /// The train step of a plan with gradient accumulation: see run().
-  void startMicroBatches(int step, int64_t batch);
-  /// Throws std::logic_error while a run is in flight.
-  void checkIdle(std::string_view what) const;
-  /// Copies `bytes` for input tensor `tensor` of a replica into the slot
-  /// its next run reads, through page-locked host memory.
-  void upload(StepState &state, int tensor, const void *data, size_t bytes);
-  /// Before a replica's run: re-uploads inputs bound before the last run
-  /// into the slot this run reads, and makes its streams wait for them.
-  void finishUploads(StepState &state);
-  /// Copies the global rows of a batch input (or any other input) to the
-  /// replicas of `group`.
-  void bindInput(StepGroup &group, const plan::Tensor &binding,
-                 std::string_view name, const void *data, size_t bytes);
-  std::vector<std::string> getScalarOutputNames(const StepGroup &group) const;
-  /// Rank mode: where each scalar output of `group` lies in the f64 vector
-  /// that gathers them all (its entries [begin, end); replica k's block
-  /// of `count` at begin + blockOf[k] x count, -1: none).
-  struct ScalarField {
-    std::string name;
-    const plan::Tensor *tensor;
-    int64_t count;
-    size_t begin, end;
-    std::vector<int64_t> blockOf;
-  };
-  std::vector<ScalarField> getScalarFields(const StepGroup &group) const;
-  /// Rank mode: `group`'s scalar outputs from their gathered vector.
-  void storeGatheredScalars(StepGroup &group,
-                            const std::vector<double> &all) const;
-  /// Rank mode on a CPU device: lets the scalar outputs of replica `index`
-  /// ride on the last of its sum all-reduces that starts after they are
-  /// written (in the slot being prepared), if one does.
-  void attachScalarRider(int index);
-  void copyPrimaryToReplicas(bool buffersOnly);
-  /// Rank mode: rank 0's training state (or its buffers) to every rank.
-  void broadcastState(bool buffersOnly);
-  bool isLocal(int planStep) const;
-  /// The communicator for collectives in device `device`'s memory.
-  comm::Communicator *getCommunicator(int device) const;
-  /// Rank mode: the index of this rank's replica in `group`.
-  size_t getLocalReplica(const StepGroup &group) const;
-  /// Output `name` (`count` scalars) of every replica of `step` binding it,
-  /// in replica order; another rank's replicas' entries are 0.
-  std::vector<double> readScalars(int step, std::string_view name,
-                                  const plan::Tensor &tensor,
-                                  int64_t count) const;
-  const plan::Tensor *findBindingOf(const StepGroup &group,
-                                    std::string_view name, bool input) const;
-
   std::shared_ptr<const plan::LoadedPlan> plan;
-  Tracer *tracer = nullptr;
-  std::vector<std::unique_ptr<Device>> devices;
-  std::vector<DeviceBuffer> arenas; // one per device, shared by its steps
-  std::vector<std::unique_ptr<Stream>> uploadStreams; // per device: inputs
-  std::vector<std::unique_ptr<comm::Communicator>> communicators;
-  /// Rank mode: Gloo/MPI, for host memory; communicators[localDevice] is
-  /// NCCL on a GPU, null on a CPU device (getCommunicator).
-  std::unique_ptr<comm::Communicator> hostCommunicator;
-  std::vector<DeviceBuffer> persistent;
-  std::vector<size_t> primary;
-  std::vector<std::vector<size_t>> copies;       // per persistent: all copies
-  std::vector<std::unique_ptr<StepState>> steps; // null: another rank's
-  std::vector<size_t> groupOf;                   // by plan step
-  std::vector<std::unique_ptr<StepGroup>> groups;
-  StepGroup *running = nullptr; // started and not finished
-  int localDevice = -1;         // rank mode: this process's device
-  bool stateShared = false;     // rank mode: rank 0's state broadcast
-  int64_t optimizerStep = 0;
-  uint64_t randomSeed = 0;
-  int64_t gradAccum = 1;
+  // Declared in the order they are made; destroyed in ~Executor.
+  std::unique_ptr<Replicas> replicas;
+  std::unique_ptr<ReplicaDriver> driver;
+  std::unique_ptr<TrainingState> state;
+  std::unique_ptr<MicroBatchRunner> microBatches; // grad_accum > 1 only
 };
 
 } // namespace dpc::exec

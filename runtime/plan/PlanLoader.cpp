@@ -36,11 +36,10 @@ std::vector<int> LoadedPlan::findReplicas(std::string_view stepName) const {
   return replicas;
 }
 
-int LoadedPlan::findStep(std::string_view stepName) const {
+int LoadedPlan::findStep(StepRole role) const {
   const auto *steps = root->steps();
   for (flatbuffers::uoffset_t i = 0; steps && i < steps->size(); ++i)
-    if (steps->Get(i)->name() &&
-        steps->Get(i)->name()->string_view() == stepName)
+    if (steps->Get(i)->role() == role)
       return static_cast<int>(i);
   return -1;
 }
@@ -103,6 +102,7 @@ public:
       checkStep(step);
     }
     checkReplicas();
+    checkRoles(loaded);
     checkSplit();
     checkDeviceBytes();
   }
@@ -394,26 +394,31 @@ private:
     return mentions;
   }
 
-  /// The images a step binds are [batch, C, H, W] of the plan's own
-  /// sample_dims, which the data set is checked against.
+  /// The one data input of a step (the images of an image model) is
+  /// [batch, ...sample_dims], which the data set is checked against.
   void checkImagesInput(const Step &step, const std::string &where,
                         int64_t maxBatch) {
     const auto *sample = plan.sample_dims();
     if (!sample || !step.inputs())
       return;
-    for (const Binding *binding : *step.inputs()) {
-      if (binding->name()->string_view() != "images")
-        continue;
-      const Tensor &images = *step.tensors()->Get(binding->tensor());
-      std::vector<int64_t> expected = toDims(sample);
-      expected.insert(expected.begin(), maxBatch);
-      std::vector<int64_t> dims = toDims(images.dims());
-      if (!images.batch_dim() || dims != expected)
-        loaded.fail(where + ": input 'images' " + formatDims(dims) +
-                    " disagrees with sample_dims " +
-                    formatDims(toDims(sample)) + " (expected " +
-                    formatDims(expected) + " with a batch dim)");
-    }
+    const Binding *data = nullptr;
+    for (const Binding *binding : *step.inputs())
+      if (binding->role() == InputRole::Data) {
+        if (data)
+          return; // several: the model's own names and shapes
+        data = binding;
+      }
+    if (!data)
+      return;
+    const Tensor &images = *step.tensors()->Get(data->tensor());
+    std::vector<int64_t> expected = toDims(sample);
+    expected.insert(expected.begin(), maxBatch);
+    std::vector<int64_t> dims = toDims(images.dims());
+    if (!images.batch_dim() || dims != expected)
+      loaded.fail(where + ": input '" + data->name()->str() + "' " +
+                  formatDims(dims) + " disagrees with sample_dims " +
+                  formatDims(toDims(sample)) + " (expected " +
+                  formatDims(expected) + " with a batch dim)");
   }
 
   /// A blocked layout is for an arena tensor of a shape it fits, which no

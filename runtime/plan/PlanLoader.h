@@ -47,8 +47,8 @@ public:
   const std::string &getName() const { return name; }
   const std::vector<uint8_t> &getBytes() const { return bytes; }
 
-  /// Index of the (first, in plan order) step called `stepName`, or -1.
-  int findStep(std::string_view stepName) const;
+  /// Index of the (first, in plan order) step of role `role`, or -1.
+  int findStep(StepRole role) const;
   /// Indices of every step called `stepName` -- the replicas of a
   /// data-parallel step, one per device -- ordered by device.
   std::vector<int> findReplicas(std::string_view stepName) const;
@@ -83,6 +83,11 @@ private:
 
   friend class PlanValidator;
 };
+
+/// Fails `plan` (LoadedPlan::fail) unless its roles name one step per role,
+/// one input per role in a step, and accumulation roles only where the
+/// plan accumulates (PlanRoles.cpp).
+void checkRoles(const LoadedPlan &plan);
 
 } // namespace dpc::plan
 

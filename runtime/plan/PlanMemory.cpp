@@ -40,6 +40,7 @@ std::vector<DeviceMemory> dpc::plan::summarizeMemory(const Plan &plan) {
       device.bufferBytes += bytes;
       break;
     case PersistentKind::OptimizerState:
+    case PersistentKind::GradAccumulator:
       device.optimizerBytes += bytes;
       break;
     }

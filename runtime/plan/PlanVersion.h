@@ -7,8 +7,9 @@
 
 namespace dpc::plan {
 /// Written by codegen, checked by the runtime. Bump it on every change to
-/// Plan.fbs that an older runtime would misread. 3: Plan.checksum.
-inline constexpr uint32_t kPlanVersion = 3;
+/// Plan.fbs that an older runtime would misread. 3: Plan.checksum. 4: roles
+/// of steps and inputs, and gradient accumulators as their own kind.
+inline constexpr uint32_t kPlanVersion = 4;
 } // namespace dpc::plan
 
 #endif // DPC_RUNTIME_PLAN_PLANVERSION_H

@@ -56,7 +56,7 @@ public:
         loaded(plan::LoadedPlan::load(options.planPath)) {
     plan::checkDeviceMemory(*loaded);
     executor = std::make_unique<Executor>(loaded, exec::createDevice);
-    evalStep = executor->findStep("eval_step");
+    evalStep = executor->findStep(plan::StepRole::Eval);
     if (evalStep < 0)
       fail(planPath + ": the plan has no eval_step");
     getInputSample(*executor, evalStep);

@@ -135,7 +135,8 @@ getExportedTensors(const plan::Plan &plan) {
   std::map<std::string, const plan::PersistentTensor *> lowest;
   std::vector<std::string> order;
   for (const plan::PersistentTensor *tensor : *plan.persistent()) {
-    if (tensor->kind() == plan::PersistentKind::OptimizerState)
+    if (tensor->kind() == plan::PersistentKind::OptimizerState ||
+        tensor->kind() == plan::PersistentKind::GradAccumulator)
       continue;
     std::string name = tensor->name()->str();
     auto [it, inserted] = lowest.emplace(name, tensor);

@@ -27,9 +27,9 @@ PlanInputs getDataInputs(const exec::Executor &executor, int step) {
   std::string stepName = s->name()->str();
   PlanInputs inputs;
   for (const plan::Binding *binding : *s->inputs()) {
-    std::string name = binding->name()->str();
-    if (name == "labels" || name == "lr" || name == "step")
+    if (binding->role() != plan::InputRole::Data)
       continue;
+    std::string name = binding->name()->str();
     const plan::Tensor *input = executor.findInput(step, name);
     std::vector<int64_t> dims = plan::toDims(input->dims());
     bool images = input->dtype() == plan::DType::F32 && dims.size() == 4;

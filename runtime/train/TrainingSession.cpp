@@ -88,7 +88,7 @@ const plan::Tensor *requireBinding(const Executor &executor, int step,
 
 /// The plan's train step, checked for what the trainer binds and reads.
 int findTrainStep(const Executor &executor, const std::string &planName) {
-  int trainStep = executor.findStep("train_step");
+  int trainStep = executor.findStep(plan::StepRole::Train);
   if (trainStep < 0)
     fail(planName + ": the plan has no train_step");
   getInputSample(executor, trainStep);
@@ -103,7 +103,7 @@ int findTrainStep(const Executor &executor, const std::string &planName) {
 
 /// The plan's eval step, checked, or -1 where it has none.
 int findEvalStep(const Executor &executor) {
-  int evalStep = executor.findStep("eval_step");
+  int evalStep = executor.findStep(plan::StepRole::Eval);
   if (evalStep >= 0) {
     getInputSample(executor, evalStep);
     requireBinding(executor, evalStep, "labels", plan::DType::I32, true, true);

@@ -98,7 +98,7 @@ int check(int argc, char **argv) {
       plan::LoadedPlan::load(argv[1]);
   exec::Executor executor(loaded);
   train::initializeParameters(executor, options.init, /*seed=*/0);
-  int step = executor.findStep("train_step");
+  int step = executor.findStep(plan::StepRole::Train);
   if (step < 0)
     throw std::runtime_error(std::string(argv[1]) + ": no train_step");
   int64_t batch = executor.getMaxBatch(step);

@@ -217,7 +217,7 @@ int check(int argc, char **argv) {
   // executor to read the results from.
   auto trainOnce = [&](float rate) {
     auto executor = start();
-    int step = executor->findStep("train_step");
+    int step = executor->findStep(plan::StepRole::Train);
     const plan::Tensor *input = executor->findInput(step, "images");
     bool isTokens = input && input->dtype() == plan::DType::I32;
     executor->setInput(step, "images",
@@ -248,8 +248,8 @@ int check(int argc, char **argv) {
                 pass ? "ok" : "TOO LARGE");
   };
   float expectedLoss = data::readNpy(dir + "/loss.npy").as<float>()[0];
-  double loss =
-      stepped->getScalarOutput(stepped->findStep("train_step"), "loss");
+  double loss = stepped->getScalarOutput(
+      stepped->findStep(plan::StepRole::Train), "loss");
   report("loss", std::fabs(loss - expectedLoss) / std::fabs(expectedLoss));
 
   int compared = 0;

@@ -48,7 +48,7 @@ struct Trainer {
   explicit Trainer(const std::string &path)
       : executor(
             std::make_unique<exec::Executor>(plan::LoadedPlan::load(path))),
-        trainStep(executor->findStep("train_step")) {}
+        trainStep(executor->findStep(plan::StepRole::Train)) {}
 
   /// One step on rows [row, row + rows).
   void step(const std::vector<float> &images,
@@ -133,7 +133,8 @@ int compare(int argc, char **argv) {
                                         std::fabs(b.lastLoss));
     for (auto [ia, ib] : pairs) {
       const auto *tensor = planA.persistent()->Get(ia);
-      if (tensor->kind() == plan::PersistentKind::OptimizerState)
+      if (tensor->kind() == plan::PersistentKind::OptimizerState ||
+          tensor->kind() == plan::PersistentKind::GradAccumulator)
         continue;
       std::vector<float> x = read(*a.executor, ia), y = read(*b.executor, ib);
       double diff = 0, scale = 0;

@@ -75,7 +75,7 @@ Runner prepare(CalibrateDevice device, const std::string &planName,
   runner.device = device.name;
   runner.executor = std::make_unique<exec::Executor>(loaded, factory);
   exec::Executor &executor = *runner.executor;
-  int step = runner.step = executor.findStep("train_step");
+  int step = runner.step = executor.findStep(plan::StepRole::Train);
   if (step < 0)
     throw CalibrateError("the plan has no train_step");
   int64_t batch = runner.batch =

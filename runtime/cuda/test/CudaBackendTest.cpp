@@ -347,7 +347,7 @@ Trained train(const MlpPlanOptions &o, bool gpu,
       plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(o), "test.plan");
   exec::Executor executor(plan, gpu ? exec::DeviceFactory(onGpu)
                                     : exec::DeviceFactory(exec::createDevice));
-  int step = executor.findStep("train_step");
+  int step = executor.findStep(plan::StepRole::Train);
   Trained result;
   float lr = 0.1f;
   for (const Batch &batch : batches) {

@@ -78,7 +78,7 @@ void bind(Executor &executor, int step, const Batch &batch) {
 
 /// One train step; returns the global loss.
 double trainStep(Executor &executor, const Batch &batch, float lr) {
-  int step = executor.findStep("train_step");
+  int step = executor.findStep(plan::StepRole::Train);
   bind(executor, step, batch);
   executor.setInput(step, "lr", &lr, 4);
   executor.run(step, int64_t(batch.labels.size()));
@@ -110,7 +110,7 @@ struct StepResult {
 StepResult trainAndRecord(Executor &executor, const Batch &batch) {
   StepResult r;
   r.loss = trainStep(executor, batch, 0.1f);
-  int step = executor.findStep("train_step");
+  int step = executor.findStep(plan::StepRole::Train);
   r.correct = executor.getScalarOutput(step, "correct");
   r.logits.resize(executor.getOutputBytes(step, "logits") / 4);
   executor.getOutput(step, "logits", r.logits.data(), r.logits.size() * 4);
@@ -142,7 +142,7 @@ void expectMatchesOneDevice(const Rows &split, const Rows &ragged) {
 
   o.split = split;
   std::unique_ptr<Executor> many = makeExecutor(o);
-  int step = many->findStep("train_step");
+  int step = many->findStep(plan::StepRole::Train);
   ASSERT_EQ(many->getMaxBatch(step), o.batch);
   ASSERT_EQ(many->getNumReplicas(step), int(split.size()));
   for (size_t i = 0; i < batches.size(); ++i) {
@@ -197,7 +197,7 @@ TEST(DataParallelTest, OneDeviceWithCollectivesIsThePlainPlan) {
 TEST(DataParallelTest, RaggedBatchGivesADeviceNoRows) {
   MlpPlanOptions o = smallMlp({4, 4});
   std::unique_ptr<Executor> executor = makeExecutor(o);
-  int step = executor->findStep("train_step");
+  int step = executor->findStep(plan::StepRole::Train);
   trainStep(*executor, randomBatch(o, 5, 1), 0.1f);
   EXPECT_EQ(executor->getLastSplit(step), (Rows{3, 2}));
   trainStep(*executor, randomBatch(o, 1, 2), 0.1f);
@@ -230,7 +230,7 @@ TEST(DataParallelTest, EvalStepCountsOverEveryReplica) {
   double correct, loss;
   {
     std::unique_ptr<Executor> one = makeExecutor(o);
-    int eval = one->findStep("eval_step");
+    int eval = one->findStep(plan::StepRole::Eval);
     bind(*one, eval, batch);
     one->run(eval, 6);
     correct = one->getScalarOutput(eval, "correct");
@@ -238,7 +238,7 @@ TEST(DataParallelTest, EvalStepCountsOverEveryReplica) {
   }
   o.split = {2, 4};
   std::unique_ptr<Executor> many = makeExecutor(o);
-  int eval = many->findStep("eval_step");
+  int eval = many->findStep(plan::StepRole::Eval);
   bind(*many, eval, batch);
   many->run(eval, 6);
   EXPECT_EQ(many->getScalarOutput(eval, "correct"), correct);
@@ -372,7 +372,7 @@ TEST(DataParallelTest, LabelsOutsideTheClassesAreRefusedWhenBound) {
 TEST(DataParallelTest, BatchInputsMustHoldTheRowsRun) {
   MlpPlanOptions o = smallMlp({4, 4});
   std::unique_ptr<Executor> executor = makeExecutor(o);
-  int step = executor->findStep("train_step");
+  int step = executor->findStep(plan::StepRole::Train);
   Batch batch = randomBatch(o, 6, 6);
   bind(*executor, step, batch);
   EXPECT_THROW(executor->run(step, 8), std::invalid_argument);

@@ -35,7 +35,7 @@ std::vector<float> readParam(const Executor &executor, size_t index) {
 
 /// Runs one train step of `executor` on `batch`.
 void trainStep(Executor &executor, const Batch &batch, float lr) {
-  int step = executor.findStep("train_step");
+  int step = executor.findStep(plan::StepRole::Train);
   executor.setInput(step, "images", batch.images.data(),
                     batch.images.size() * 4);
   executor.setInput(step, "labels", batch.labels.data(),
@@ -101,7 +101,7 @@ void expectTrainStepMatchesReference(int64_t rows) {
 
   float expectedLoss = referenceStep(o, params, batch, 0.1f);
   trainStep(executor, batch, 0.1f);
-  int step = executor.findStep("train_step");
+  int step = executor.findStep(plan::StepRole::Train);
   EXPECT_EQ(executor.getScalarOutput(step, "loss"), expectedLoss);
   for (size_t i = 0; i < 4; ++i)
     EXPECT_EQ(readParam(executor, i), params[i]) << "parameter " << i;
@@ -129,7 +129,7 @@ TEST(ExecutorTest, EvalStepCountsCorrectPredictionsInTheResultDtype) {
     MlpPlanOptions o = smallMlp();
     o.correctDtype = dtype;
     Executor executor(load(o));
-    int eval = executor.findStep("eval_step");
+    int eval = executor.findStep(plan::StepRole::Eval);
     Batch batch = randomBatch(o, 6, 3);
     executor.setInput(eval, "images", batch.images.data(),
                       batch.images.size() * 4);
@@ -176,7 +176,7 @@ TEST(ExecutorTest, AdamWStepCountComesFromTheExecutor) {
     Batch batch = randomBatch(o, 8, 50 + uint32_t(t));
     // db2 = column sums of dlogits: recompute from the executor's logits
     // after the step is not possible, so run the eval forward first.
-    int eval = executor.findStep("eval_step");
+    int eval = executor.findStep(plan::StepRole::Eval);
     executor.setInput(eval, "images", batch.images.data(),
                       batch.images.size() * 4);
     executor.setInput(eval, "labels", batch.labels.data(),
@@ -206,7 +206,7 @@ TEST(ExecutorTest, AdamWStepCountComesFromTheExecutor) {
 
 TEST(ExecutorTest, RejectsABatchAboveTheCompiledOne) {
   Executor executor(load(smallMlp()));
-  EXPECT_THROW(executor.run(executor.findStep("eval_step"), 9),
+  EXPECT_THROW(executor.run(executor.findStep(plan::StepRole::Eval), 9),
                std::invalid_argument);
   EXPECT_THROW(executor.setInput(0, "nope", nullptr, 0), std::invalid_argument);
 }

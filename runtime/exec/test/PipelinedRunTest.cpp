@@ -61,7 +61,7 @@ TEST(PipelinedRunTest, OverlappedUploadsTrainLikeSequentialRuns) {
     auto lrOf = [](size_t i) { return 0.02f * float(i + 1); };
 
     auto sequential = makeExecutor(o);
-    int train = sequential->findStep("train_step");
+    int train = sequential->findStep(plan::StepRole::Train);
     std::vector<double> expected;
     for (size_t i = 0; i < batches.size(); ++i) {
       bind(*sequential, train, batches[i], lrOf(i));
@@ -92,7 +92,7 @@ TEST(PipelinedRunTest, AnInputBoundOnceServesEveryLaterRun) {
   MlpPlanOptions o = plan::test::smallMlp({4, 4});
   Batch first = randomBatch(o, 8, 7), second = randomBatch(o, 6, 8);
   auto executor = makeExecutor(o);
-  int eval = executor->findStep("eval_step");
+  int eval = executor->findStep(plan::StepRole::Eval);
   auto logitsOf = [&](int64_t rows) {
     executor->run(eval, rows);
     std::vector<float> logits(executor->getOutputBytes(eval, "logits") / 4);
@@ -127,8 +127,8 @@ TEST(PipelinedRunTest, AnInputBoundOnceServesEveryLaterRun) {
 TEST(PipelinedRunTest, OutputsStateAndOtherStepsWaitForFinish) {
   MlpPlanOptions o = plan::test::smallMlp();
   auto executor = makeExecutor(o);
-  int train = executor->findStep("train_step");
-  int eval = executor->findStep("eval_step");
+  int train = executor->findStep(plan::StepRole::Train);
+  int eval = executor->findStep(plan::StepRole::Eval);
   Batch batch = randomBatch(o, 8, 3);
   bind(*executor, train, batch, 0.1f);
   EXPECT_THROW(executor->finish(train), std::logic_error) << "not started";

@@ -48,7 +48,7 @@ struct Record {
 Record train(Executor &executor, const std::vector<Batch> &batches,
              int64_t pixels) {
   Record record;
-  int step = executor.findStep("train_step");
+  int step = executor.findStep(plan::StepRole::Train);
   for (const Batch &batch : batches) {
     int64_t rows = int64_t(batch.labels.size());
     auto [first, count] = executor.getLocalRows(step, rows).at(0);
@@ -150,7 +150,7 @@ TEST(RankModeTest, ScalarOutputsRideOnAGradientAllReduce) {
     batches.push_back(randomBatch(o, 8, seed));
   int perStep = 0;
   for (const plan::Step *step : *loaded->get().steps())
-    if (step->name()->str() == "train_step" && step->device() == 0)
+    if (step->role() == plan::StepRole::Train && step->device() == 0)
       for (const plan::Stream *stream : *step->streams())
         for (const plan::Instruction *instruction : *stream->instructions())
           perStep += instruction->kernel() == plan::Kernel::AllReduce;
@@ -184,7 +184,7 @@ TEST(RankModeTest, LocalRowsFollowTheSplit) {
   auto loaded = loadPlan(smallMlp({3, 5}));
   auto group = comm::createInProcessGroup(2);
   Executor rank1(loaded, createDevice, {std::move(group[1]), 2});
-  int step = rank1.findStep("train_step");
+  int step = rank1.findStep(plan::StepRole::Train);
   using Ranges = Executor::RowRanges;
   EXPECT_EQ(rank1.getLocalRows(step, 8), (Ranges{{3, 5}}));
   EXPECT_EQ(rank1.getLocalRows(step, 5), (Ranges{{2, 3}}));

@@ -58,9 +58,9 @@ TensorT &tensorNamed(StepT &step, const std::string &name) {
 TEST(PlanLoaderTest, LoadsAWellFormedPlan) {
   auto plan = LoadedPlan::fromBytes(test::buildMlpPlan(smallMlp()), "ok.plan");
   EXPECT_EQ(plan->get().version(), kPlanVersion);
-  EXPECT_EQ(plan->findStep("train_step"), 0);
-  EXPECT_EQ(plan->findStep("eval_step"), 1);
-  EXPECT_EQ(plan->findStep("nope"), -1);
+  EXPECT_EQ(plan->findStep(StepRole::Train), 0);
+  EXPECT_EQ(plan->findStep(StepRole::Eval), 1);
+  EXPECT_EQ(plan->findStep(StepRole::AccumFirst), -1);
   EXPECT_EQ(plan->getMaxBatch(0), 4);
 }
 
@@ -88,6 +88,46 @@ TEST(PlanLoaderTest, WrongIdentifier) {
             "bad.plan: not a dpc plan (no \"DPCP\" file identifier)");
   EXPECT_EQ(loadError(std::vector<uint8_t>{}),
             "bad.plan: not a dpc plan (no \"DPCP\" file identifier)");
+}
+
+TEST(PlanLoaderTest, RolesNameOneStepAndOneInputEach) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  EXPECT_EQ(loadError(plan), "");
+  plan.steps[1]->role = StepRole::Train;
+  EXPECT_EQ(loadError(plan), "bad.plan: steps 'train_step' and 'eval_step' "
+                             "both have role Train");
+  plan.steps[1]->role = StepRole::AccumFirst;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step' has role "
+                             "AccumFirst, but grad_accum is 1");
+  plan.steps[1]->role = static_cast<StepRole>(9);
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step': unknown role 9");
+  plan.steps[1]->role = StepRole::Eval;
+  for (auto &input : plan.steps[0]->inputs)
+    if (input->name == "images")
+      input->role = InputRole::Labels;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': inputs 'images' "
+                             "and 'labels' both have role Labels");
+}
+
+TEST(PlanLoaderTest, ReplicasShareTheirRole) {
+  MlpPlanOptions options = smallMlp();
+  options.split = {2, 2};
+  PlanT plan = test::buildMlpPlanObject(options);
+  EXPECT_EQ(loadError(plan), "");
+  for (auto &step : plan.steps)
+    if (step->name == "eval_step" && step->device == 1)
+      step->role = StepRole::Other;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step': the replica on "
+                             "device 1 has role Other, the one on device 0 "
+                             "has role Eval");
+}
+
+TEST(PlanLoaderTest, GradAccumulatorsNeedAccumulation) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  plan.persistent.back()->kind = PersistentKind::GradAccumulator;
+  EXPECT_NE(loadError(plan).find("' is a gradient accumulator, but "
+                                 "grad_accum is 1"),
+            std::string::npos);
 }
 
 TEST(PlanLoaderTest, WrongVersion) {

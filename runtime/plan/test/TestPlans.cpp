@@ -16,10 +16,12 @@ namespace {
 /// bump allocator (no reuse: tests do not need it).
 class StepBuilder {
 public:
-  StepBuilder(const std::string &name, int64_t batch, int device = 0)
+  StepBuilder(const std::string &name, StepRole role, int64_t batch,
+              int device = 0)
       : batch(batch) {
     step = std::make_unique<StepT>();
     step->name = name;
+    step->role = role;
     step->device = device;
   }
 
@@ -50,11 +52,12 @@ public:
     return add(name, std::move(dims), batchDim, Storage::Arena, dtype);
   }
   int input(const std::string &name, std::vector<int64_t> dims, bool batchDim,
-            DType dtype = DType::F32) {
+            DType dtype = DType::F32, InputRole role = InputRole::Data) {
     int t = add(name, std::move(dims), batchDim, Storage::Input, dtype);
     auto binding = std::make_unique<BindingT>();
     binding->name = name;
     binding->tensor = t;
+    binding->role = role;
     step->inputs.push_back(std::move(binding));
     return t;
   }
@@ -205,7 +208,7 @@ PlanT buildMlpPlanObject(const MlpPlanOptions &options) {
     auto forward = [&](StepBuilder &b, int &x, std::vector<int> &params,
                        std::vector<int> &activations) {
       int images = b.input("images", {o.channels, o.height, o.width}, true);
-      int labels = b.input("labels", {}, true, DType::I32);
+      int labels = b.input("labels", {}, true, DType::I32, InputRole::Labels);
       x = b.alias("x", images, {features}, true);
       int current = x;
       for (size_t l = 0; l < layers.size(); ++l) {
@@ -241,13 +244,14 @@ PlanT buildMlpPlanObject(const MlpPlanOptions &options) {
 
     // train_step
     {
-      StepBuilder b("train_step", shares[d], int(d));
+      StepBuilder b("train_step", StepRole::Train, shares[d], int(d));
       int x;
       std::vector<int> params, activations;
       int labels = forward(b, x, params, activations);
-      int lr = b.input("lr", {}, false);
-      int step =
-          o.optimizer == "adamw" ? b.input("step", {}, false, DType::I64) : -1;
+      int lr = b.input("lr", {}, false, DType::F32, InputRole::LearningRate);
+      int step = o.optimizer == "adamw" ? b.input("step", {}, false, DType::I64,
+                                                  InputRole::OptimizerStep)
+                                        : -1;
       int logits = activations.back();
       int dloss = b.arena("dloss", {}, false);
       auto &fill = b.emit(0, Kernel::Fill, {}, {dloss});
@@ -356,7 +360,7 @@ PlanT buildMlpPlanObject(const MlpPlanOptions &options) {
 
     // eval_step
     {
-      StepBuilder b("eval_step", shares[d], int(d));
+      StepBuilder b("eval_step", StepRole::Eval, shares[d], int(d));
       int x;
       std::vector<int> params, activations;
       forward(b, x, params, activations);
