@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_EXEC_DEVICE_H
-#define DPC_RUNTIME_EXEC_DEVICE_H
+#ifndef DPC_RUNTIME_DEVICE_DEVICE_H
+#define DPC_RUNTIME_DEVICE_DEVICE_H
 
 #include "runtime/plan/KernelCall.h"
 
@@ -188,4 +188,4 @@ createRankCommunicator(Device &device, comm::Communicator &host,
 
 } // namespace dpc::exec
 
-#endif // DPC_RUNTIME_EXEC_DEVICE_H
+#endif // DPC_RUNTIME_DEVICE_DEVICE_H

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/comm/InProcessCommunicator.h"
-#include "runtime/exec/CpuDevice.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #ifdef DPC_HAVE_CUDA
 #include "runtime/cuda/CudaDevice.h"
