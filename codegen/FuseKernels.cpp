@@ -194,7 +194,7 @@ void fuseRelu(ex::KernelOp producer, ex::KernelOp relu, ReluTarget target) {
   auto fused = builder.create<ex::KernelOp>(
       producer.getLoc(), getReluFusion(producer.getKernel()), producer.getIns(),
       outs, producer.getWorkspace());
-  for (NamedAttribute attr : producer->getDiscardableAttrs())
+  for (NamedAttribute attr : producer.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   if (Attribute signal = relu->getAttr("signal"))
     fused->setAttr("signal", signal);
@@ -239,7 +239,7 @@ void fuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm) {
   OpBuilder builder(norm);
   auto fused = builder.create<ex::KernelOp>(
       norm.getLoc(), "BatchNormReluBackward", ins, norm.getOuts(), Value());
-  for (NamedAttribute attr : norm->getDiscardableAttrs())
+  for (NamedAttribute attr : norm.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   Value gradient = relu.getOuts()[0];
   norm.erase();
@@ -279,7 +279,7 @@ void fuseAddReluBackward(ex::KernelOp add, ex::KernelOp relu) {
   OpBuilder builder(relu);
   auto fused = builder.create<ex::KernelOp>(add.getLoc(), "AddReluBackward",
                                             ins, relu.getOuts(), Value());
-  for (NamedAttribute attr : add->getDiscardableAttrs())
+  for (NamedAttribute attr : add.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   if (Attribute signal = relu->getAttr("signal"))
     fused->setAttr("signal", signal);
@@ -334,7 +334,7 @@ void fuseBias(ex::KernelOp weights, ex::KernelOp sum, StringRef kernel) {
   OpBuilder builder(sum);
   auto fused = builder.create<ex::KernelOp>(weights.getLoc(), kernel, ins, outs,
                                             weights.getWorkspace());
-  for (NamedAttribute attr : weights->getDiscardableAttrs())
+  for (NamedAttribute attr : weights.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   if (Attribute signal = sum->getAttr("signal"))
     fused->setAttr("signal", signal);
@@ -357,7 +357,7 @@ void fuseCorrectCount(ex::KernelOp loss, ex::KernelOp count) {
   OpBuilder builder(count);
   auto fused = builder.create<ex::KernelOp>(loss.getLoc(), loss.getKernel(),
                                             loss.getIns(), outs, Value());
-  for (NamedAttribute attr : loss->getDiscardableAttrs())
+  for (NamedAttribute attr : loss.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   if (Attribute signal = count->getAttr("signal"))
     fused->setAttr("signal", signal);
@@ -407,7 +407,7 @@ void fuseLossGradient(ex::KernelOp loss) {
   OpBuilder builder(backward);
   auto fused = builder.create<ex::KernelOp>(
       loss.getLoc(), "CrossEntropyForwardBackward", ins, outs, Value());
-  for (NamedAttribute attr : backward->getDiscardableAttrs())
+  for (NamedAttribute attr : backward.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   backward.erase();
   loss.erase();

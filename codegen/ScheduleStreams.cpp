@@ -38,14 +38,13 @@ constexpr int64_t kCommunicationStream = 1;
 /// Adds `event` to what `op` signals when it completes.
 void addSignal(ex::KernelOp op, int64_t event) {
   SmallVector<int64_t> signals;
-  if (auto existing = op->getAttrOfType<DenseI64ArrayAttr>("signal"))
-    llvm::append_range(signals, existing.asArrayRef());
+  if (std::optional<ArrayRef<int64_t>> existing = op.getSignal())
+    llvm::append_range(signals, *existing);
   signals.push_back(event);
-  op->setAttr("signal", DenseI64ArrayAttr::get(op->getContext(), signals));
+  op.setSignal(signals);
 }
 
 LogicalResult scheduleStep(ex::StepOp step) {
-  Builder builder(step.getContext());
   ex::KernelOp lastComputeKernel;
   // Buffers whose all-reduce no compute kernel has waited for yet.
   DenseMap<Value, int64_t> pendingReduction;
@@ -56,10 +55,9 @@ LogicalResult scheduleStep(ex::StepOp step) {
         return kernel.emitError() << "all-reduces a value no kernel computed";
       int64_t ready = numEvents++, reduced = numEvents++;
       addSignal(lastComputeKernel, ready);
-      kernel->setAttr("stream",
-                      builder.getI64IntegerAttr(kCommunicationStream));
-      kernel->setAttr("wait", builder.getDenseI64ArrayAttr({ready}));
-      kernel->setAttr("signal", builder.getDenseI64ArrayAttr({reduced}));
+      kernel.setStream(kCommunicationStream);
+      kernel.setWait(ArrayRef<int64_t>{ready});
+      kernel.setSignal(ArrayRef<int64_t>{reduced});
       for (Value reducedBuffer : kernel.getIns())
         pendingReduction[reducedBuffer] = reduced;
       continue;
@@ -72,7 +70,7 @@ LogicalResult scheduleStep(ex::StepOp step) {
             !llvm::is_contained(waits, it->second))
           waits.push_back(it->second);
     if (!waits.empty()) {
-      kernel->setAttr("wait", builder.getDenseI64ArrayAttr(waits));
+      kernel.setWait(ArrayRef<int64_t>(waits));
       SmallVector<Value> waited;
       for (auto &[pending, event] : pendingReduction)
         if (llvm::is_contained(waits, event))

@@ -54,8 +54,8 @@ Value getRoot(Value value) {
 /// The operand `kernel` reads through a bf16 copy it could share, or null.
 Value getSharedCastOperand(ex::KernelOp kernel) {
   const plan::Kernel *kind = plan::findKernel(kernel.getKernel());
-  auto precision = kernel->getAttrOfType<TypeAttr>(ex::kPrecisionAttrName);
-  if (!kind || !precision || !precision.getValue().isBF16())
+  std::optional<Type> precision = kernel.getPrecision();
+  if (!kind || !precision || !precision->isBF16())
     return {};
   int operand = plan::getSharedCastOperand(*kind);
   if (operand < 0 || static_cast<size_t>(operand) >= kernel.getIns().size())
@@ -93,7 +93,7 @@ void shareCasts(ex::StepOp step) {
   for (auto [index, kernel] : llvm::enumerate(kernels)) {
     Value operand = getSharedCastOperand(kernel);
     if (operand && !getRoot(operand).getDefiningOp<ex::StateOp>())
-      readers[{operand, kernel->getAttr("stream")}].push_back(index);
+      readers[{operand, kernel.getStreamAttr()}].push_back(index);
   }
 
   // Runs of readers of one tensor with no write of it between neighbours:
@@ -128,7 +128,6 @@ void shareCasts(ex::StepOp step) {
     return a.calls.front() < b.calls.front();
   });
   llvm::DenseMap<Attribute, SmallVector<size_t>> slotEnds; // by slot - 1
-  OpBuilder b(step.getContext());
   for (const Group &group : groups) {
     SmallVector<size_t> &ends = slotEnds[group.stream];
     const auto *free = llvm::find_if(
@@ -140,10 +139,9 @@ void shareCasts(ex::StepOp step) {
       ends.push_back(0);
     ends[slot] = group.calls.back();
     for (auto [i, call] : llvm::enumerate(group.calls)) {
-      kernels[call]->setAttr(ex::kCastSlotAttrName,
-                             b.getI64IntegerAttr(slot + 1));
+      kernels[call].setCastSlot(slot + 1);
       if (i > 0)
-        kernels[call]->setAttr(ex::kCastReuseAttrName, b.getUnitAttr());
+        kernels[call].setCastReuse(true);
     }
   }
 }

@@ -10,15 +10,14 @@
 #include "ir/exec/ExecOps.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
 
-void dpc::buildCompilePipeline(PassManager &pm,
-                               const PipelineOptions &pipeline) {
-  pm.addPass(createCanonicalizerPass());
+void dpc::buildTrainPhase(OpPassManager &pm, const PipelineOptions &pipeline) {
   if (pipeline.training) {
     NNBuildTrainStepOptions options;
     options.loss = pipeline.loss;
@@ -39,38 +38,126 @@ void dpc::buildCompilePipeline(PassManager &pm,
     options.batch = pipeline.batch / pipeline.gradAccum;
     pm.addNestedPass<func::FuncOp>(createNNSetBatch(options));
   }
-  if (pipeline.partitions) {
-    PartitionDataParallelOptions options;
-    options.devices = pipeline.devices;
-    options.split = pipeline.split;
-    options.syncBn = pipeline.syncBn;
-    pm.addPass(createPartitionDataParallel(options));
-    BucketGradientsOptions buckets;
-    buckets.bucketMb = pipeline.bucketMb;
-    pm.addNestedPass<func::FuncOp>(createBucketGradients(buckets));
-  }
+}
+
+void dpc::buildDistPhase(OpPassManager &pm, const PipelineOptions &pipeline) {
+  PartitionDataParallelOptions options;
+  options.devices = pipeline.devices;
+  options.split = pipeline.split;
+  options.syncBn = pipeline.syncBn;
+  pm.addPass(createPartitionDataParallel(options));
+  BucketGradientsOptions buckets;
+  buckets.bucketMb = pipeline.bucketMb;
+  pm.addNestedPass<func::FuncOp>(createBucketGradients(buckets));
+}
+
+void dpc::buildRematPhase(OpPassManager &pm, const PipelineOptions &pipeline) {
+  pm.addPass(createRematerialize(pipeline.remat, planStepMemory));
+}
+
+void dpc::buildExecPhase(OpPassManager &pm, const PipelineOptions &pipeline) {
+  pm.addPass(createConvertNNToExec());
+  pm.addPass(createScheduleExecStreams());
+  pm.addPass(createPlanExecArena());
+  pm.addPass(createReportExecMemory());
+  if (pipeline.layouts)
+    pm.addPass(createAssignExecLayouts());
+  if (pipeline.fusion)
+    pm.addPass(createFuseExecKernels());
+  // Always: it also chooses the convolutions' algorithm in f32.
+  AssignKernelPrecisionOptions options;
+  options.precision = pipeline.precision;
+  options.costs = pipeline.costs;
+  options.convAlgorithm = pipeline.convAlgorithm;
+  pm.addPass(createAssignKernelPrecision(options));
+  if (pipeline.shareCasts)
+    pm.addPass(createShareExecCasts());
+}
+
+void dpc::buildCompilePipeline(OpPassManager &pm,
+                               const PipelineOptions &pipeline) {
+  pm.addPass(createCanonicalizerPass());
+  buildTrainPhase(pm, pipeline);
+  if (pipeline.partitions)
+    buildDistPhase(pm, pipeline);
   // On the partitioned step, so that each device's replica fits its own
   // share; before the lowering, whose planner measures it.
   if (pipeline.rematerializes)
-    pm.addPass(createRematerialize(pipeline.remat, planStepMemory));
-  if (pipeline.lowers) {
-    pm.addPass(createConvertNNToExec());
-    pm.addPass(createScheduleExecStreams());
-    pm.addPass(createPlanExecArena());
-    pm.addPass(createReportExecMemory());
-    if (pipeline.layouts)
-      pm.addPass(createAssignExecLayouts());
-    if (pipeline.fusion)
-      pm.addPass(createFuseExecKernels());
-    // Always: it also chooses the convolutions' algorithm in f32.
-    AssignKernelPrecisionOptions options;
-    options.precision = pipeline.precision;
-    options.costs = pipeline.costs;
-    options.convAlgorithm = pipeline.convAlgorithm;
-    pm.addPass(createAssignKernelPrecision(options));
-    if (pipeline.shareCasts)
-      pm.addPass(createShareExecCasts());
-  }
+    buildRematPhase(pm, pipeline);
+  if (pipeline.lowers)
+    buildExecPhase(pm, pipeline);
+}
+
+dpc::PipelineOptions dpc::CompilePipelineOptions::getPipelineOptions() const {
+  // As tools/dpc/dpc.cpp's runCompile sets them from its flags.
+  PipelineOptions pipeline;
+  CompileStage stage = emit;
+  pipeline.training = stage != CompileStage::NN;
+  pipeline.batch = batch.hasValue()    ? batch.getValue()
+                   : pipeline.training ? 256
+                                       : 0;
+  pipeline.lowers = stage == CompileStage::Exec;
+  pipeline.partitions = pipeline.lowers || stage == CompileStage::Dist;
+  pipeline.devices = devices;
+  pipeline.split.assign(split.begin(), split.end());
+  pipeline.gradAccum = gradAccum;
+  pipeline.remat.segments = rematSegments;
+  pipeline.remat.budget = rematBudget;
+  bool remats = rematSegments != 0 || !rematBudget.empty();
+  pipeline.rematerializes =
+      pipeline.partitions || (stage == CompileStage::Train && remats);
+  pipeline.loss = loss;
+  pipeline.optimizer = optimizer;
+  pipeline.momentum = momentum;
+  pipeline.nesterov = nesterov;
+  pipeline.weightDecay = weightDecay;
+  pipeline.syncBn = syncBn;
+  pipeline.bucketMb = bucketMb;
+  static constexpr const char *kPrecisions[] = {"f32", "bf16", "auto"};
+  static constexpr const char *kAlgorithms[] = {"direct", "winograd", "auto"};
+  pipeline.precision = kPrecisions[static_cast<int>(precision.getValue())];
+  pipeline.costs = costs;
+  pipeline.convAlgorithm =
+      kAlgorithms[static_cast<int>(convAlgorithm.getValue())];
+  pipeline.layouts = layouts;
+  pipeline.fusion = fusion;
+  pipeline.shareCasts = shareCasts;
+  return pipeline;
+}
+
+void dpc::registerCompilePipelines() {
+  using Registration = PassPipelineRegistration<CompilePipelineOptions>;
+  static Registration compile(
+      "dpc-compile-pipeline",
+      "dpc compile --emit=STAGE: from the imported nn graph to `emit`",
+      [](OpPassManager &pm, const CompilePipelineOptions &options) {
+        buildCompilePipeline(pm, options.getPipelineOptions());
+      });
+  // One phase each, on the IR of the stage before (as dpc compile prints
+  // it); `emit` is that of the phase.
+  static Registration train(
+      "dpc-train-phase",
+      "The training step and the batch: --emit=nn's IR to --emit=train's",
+      [](OpPassManager &pm, const CompilePipelineOptions &options) {
+        PipelineOptions pipeline = options.getPipelineOptions();
+        pipeline.training = true;
+        buildTrainPhase(pm, pipeline);
+      });
+  static Registration dist(
+      "dpc-dist-phase",
+      "The data-parallel partition, buckets and rematerialization: "
+      "--emit=train's IR (without --remat) to --emit=dist's",
+      [](OpPassManager &pm, const CompilePipelineOptions &options) {
+        PipelineOptions pipeline = options.getPipelineOptions();
+        buildDistPhase(pm, pipeline);
+        buildRematPhase(pm, pipeline);
+      });
+  static Registration exec(
+      "dpc-exec-phase",
+      "The lowering and its planning: --emit=dist's IR to --emit=exec's",
+      [](OpPassManager &pm, const CompilePipelineOptions &options) {
+        buildExecPhase(pm, options.getPipelineOptions());
+      });
 }
 
 /// What `dpc export -o model.onnx` needs of the ONNX model: its eval graph

@@ -174,6 +174,20 @@ FailureOr<plan::TensorArg> toTensorArg(Value buffer, int64_t batch,
   return arg;
 }
 
+/// The stream and the events index the step's (Plan.fbs: Step.streams,
+/// Step.num_events).
+LogicalResult verifySchedule(KernelOp op) {
+  if (std::optional<uint64_t> stream = op.getStream();
+      stream && static_cast<int64_t>(*stream) < 0)
+    return op.emitOpError()
+           << "stream must be >= 0, got " << static_cast<int64_t>(*stream);
+  for (std::optional<ArrayRef<int64_t>> events : {op.getWait(), op.getSignal()})
+    if (events &&
+        llvm::any_of(*events, [](int64_t event) { return event < 0; }))
+      return op.emitOpError() << "events must be >= 0";
+  return success();
+}
+
 } // namespace
 
 LogicalResult KernelOp::verify() {
@@ -210,6 +224,8 @@ LogicalResult KernelOp::verify() {
   if (failed(precision))
     return failure();
   if (failed(convertKernelSharedCast(getOperation(), *kernel, *precision)))
+    return failure();
+  if (failed(verifySchedule(*this)))
     return failure();
 
   // Shapes and attributes, as the plan loader will check them. Outside a
@@ -254,8 +270,10 @@ LogicalResult KernelOp::verify() {
 
 SmallVector<NamedAttribute> KernelOp::getKernelAttrs() {
   SmallVector<NamedAttribute> attrs;
-  for (NamedAttribute attr : (*this)->getDiscardableAttrs())
-    attrs.push_back(attr);
+  for (NamedAttribute attr : (*this)->getAttrs())
+    if (attr.getName() != getKernelAttrName() &&
+        attr.getName() != getOperandSegmentSizesAttrName())
+      attrs.push_back(attr);
   return attrs;
 }
 

@@ -115,17 +115,49 @@ def Exec_KernelOp : Exec_Op<"kernel", [AttrSizedOperandSegments]> {
   let description = [{
     `kernel` names a kernel of the plan schema (runtime/plan/Plan.fbs); the
     operand order and counts are the schema's, checked against the
-    runtime's own table (runtime/plan/KernelSignature.h). Kernel attributes (strides,
-    momentum, ...) are the op's other attributes; `algorithm` records the
-    implementation chosen at compile time.
+    runtime's own table (runtime/plan/KernelSignature.h). Kernel attributes
+    (strides, momentum, ...) are the op's discardable attributes, read by
+    name through the same table.
 
     `workspace`, for the kernels whose signature allows one, is a 1-D `i8`
     arena buffer the kernel may use as scratch while it runs (cuDNN's
     convolution workspace): planned like any other buffer, alive at this
     kernel only.
+
+    What the passes after the lowering decide is declared:
+    - `stream`: the stream the call runs on (0, computing, when absent; 1
+      communicates), and the events it `wait`s for before it starts and
+      `signal`s when it is done (schedule-exec-streams);
+    - `remat`: the call recomputes a forward value (dpc-rematerialize);
+    - `algorithm`: the implementation chosen at compile time ("winograd",
+      "cudnn_heuristic");
+    - `precision`: what a convolution or matrix multiply computes in, f32
+      (when absent) or bf16 (assign-kernel-precision);
+    - `cast_slot` and `cast_reuse`: a bf16 call keeps its cast of one
+      operand in slot K for later calls, or reads it there
+      (share-exec-casts; runtime/plan/SharedCast.h).
   }];
   let arguments = (ins StrAttr:$kernel, Variadic<AnyMemRef>:$ins,
-    Variadic<AnyMemRef>:$outs, Optional<MemRefRankOf<[I8], [1]>>:$workspace);
+    Variadic<AnyMemRef>:$outs, Optional<MemRefRankOf<[I8], [1]>>:$workspace,
+    OptionalAttr<I64Attr>:$stream,
+    OptionalAttr<DenseI64ArrayAttr>:$wait,
+    OptionalAttr<DenseI64ArrayAttr>:$signal,
+    UnitAttr:$remat,
+    OptionalAttr<StrAttr>:$algorithm,
+    OptionalAttr<TypeAttr>:$precision,
+    OptionalAttr<I64Attr>:$cast_slot,
+    UnitAttr:$cast_reuse);
+  let builders = [
+    // A call before scheduling: the passes that decide the rest set it.
+    OpBuilder<(ins "::llvm::StringRef":$kernel, "::mlir::ValueRange":$ins,
+                   "::mlir::ValueRange":$outs, "::mlir::Value":$workspace), [{
+      build($_builder, $_state, $_builder.getStringAttr(kernel), ins, outs,
+            workspace, /*stream=*/nullptr, /*wait=*/nullptr,
+            /*signal=*/nullptr, /*remat=*/nullptr, /*algorithm=*/nullptr,
+            /*precision=*/nullptr, /*cast_slot=*/nullptr,
+            /*cast_reuse=*/nullptr);
+    }]>
+  ];
   let assemblyFormat = [{
     $kernel (`ins` `(` $ins^ `:` type($ins) `)`)?
     (`outs` `(` $outs^ `:` type($outs) `)`)?
@@ -133,7 +165,9 @@ def Exec_KernelOp : Exec_Op<"kernel", [AttrSizedOperandSegments]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The kernel's attributes: everything but the op's own structure.
+    /// Every attribute but the op's own structure (the kernel's name and
+    /// the operand segments): the kernel's attributes and the scheduling
+    /// ones, as a call that replaces this one (a fusion) takes them over.
     ::llvm::SmallVector<::mlir::NamedAttribute> getKernelAttrs();
   }];
 }

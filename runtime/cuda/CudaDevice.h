@@ -30,7 +30,7 @@
 #include "runtime/comm/Communicator.h"
 #include "runtime/cuda/CollectiveWatch.h"
 #include "runtime/cuda/CudaKernels.h"
-#include "runtime/exec/Device.h"
+#include "runtime/device/Device.h"
 
 #include <chrono>
 #include <condition_variable>

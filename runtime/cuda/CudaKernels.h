@@ -1,6 +1,6 @@
 //===- CudaKernels.h - a KernelCall on a CUDA stream ------------*- C++ -*-===//
 //
-// The CUDA twin of runtime/exec/CpuKernels.h: turns one KernelCall into
+// The CUDA twin of runtime/cpu/CpuKernels.h: turns one KernelCall into
 // cuDNN (convolutions, batch norm), cuBLAS (linear layers, matmuls), NCCL
 // (AllReduce) or dpc's own kernels (OwnKernels.h), enqueued on one stream.
 // Nothing here waits for the GPU.

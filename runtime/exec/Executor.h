@@ -72,7 +72,7 @@
 #define DPC_RUNTIME_EXEC_EXECUTOR_H
 
 #include "runtime/comm/Communicator.h"
-#include "runtime/exec/Device.h"
+#include "runtime/device/Device.h"
 #include "runtime/plan/PlanLoader.h"
 
 #include <chrono>

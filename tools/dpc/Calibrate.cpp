@@ -2,7 +2,7 @@
 
 #include "tools/dpc/Calibrate.h"
 
-#include "runtime/exec/Device.h"
+#include "runtime/device/Device.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/Trace.h"
 #include "runtime/plan/KernelCostKey.h"

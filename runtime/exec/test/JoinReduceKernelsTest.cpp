@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/exec/CpuKernels.h"
+#include "runtime/cpu/CpuKernels.h"
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/plan/KernelDispatch.h"
 

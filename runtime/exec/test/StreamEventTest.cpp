@@ -1,6 +1,6 @@
 //===- StreamEventTest.cpp - CPU streams and events -----------------------===//
 
-#include "runtime/exec/CpuDevice.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/exec/CpuKernels.h"
+#include "runtime/cpu/CpuKernels.h"
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/plan/KernelDispatch.h"
 #include "runtime/plan/KernelRoles.h"

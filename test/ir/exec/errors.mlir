@@ -197,7 +197,7 @@ exec.step "s" device(0) batch(1) arena(64) {
   %a = exec.arena[0] : memref<2x2xf32>
   %b = exec.arena[16] : memref<2x2xf32>
   %c = exec.arena[32] : memref<2x2xf32>
-  // expected-error @+1 {{'exec.kernel' op 'precision' must be f32 or bf16, got "bf16"}}
+  // expected-error @+1 {{'exec.kernel' op attribute 'precision' failed to satisfy constraint: any type attribute}}
   exec.kernel "MatmulForward" ins(%a, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%c : memref<2x2xf32>) {precision = "bf16"}
 }
 
@@ -291,4 +291,28 @@ exec.step "s" device(0) batch(2) arena(65536) {
   %y = exec.arena[16384] : memref<?x16x10x10xf32>
   // expected-error @+1 {{'exec.kernel' op Conv2dForward cannot share the cast of an operand}}
   exec.kernel "Conv2dForward" ins(%x, %w : memref<?x6x14x14xf32>, memref<16x6x5x5xf32>) outs(%y : memref<?x16x10x10xf32>) {cast_slot = 1 : i64, precision = bf16}
+}
+
+// -----
+
+exec.step "s" device(0) batch(1) arena(64) {
+  %a = exec.arena[0] : memref<4xf32>
+  // expected-error @+1 {{'exec.kernel' op stream must be >= 0, got -1}}
+  exec.kernel "AllReduce" ins(%a : memref<4xf32>) {op = "sum", stream = -1 : i64}
+}
+
+// -----
+
+exec.step "s" device(0) batch(1) arena(64) {
+  %a = exec.arena[0] : memref<4xf32>
+  // expected-error @+1 {{'exec.kernel' op events must be >= 0}}
+  exec.kernel "AllReduce" ins(%a : memref<4xf32>) {op = "sum", signal = array<i64: 1>, stream = 1 : i64, wait = array<i64: -2>}
+}
+
+// -----
+
+exec.step "s" device(0) batch(1) arena(64) {
+  %a = exec.arena[0] : memref<4xf32>
+  // expected-error @+1 {{'exec.kernel' op attribute 'stream' failed to satisfy constraint: 64-bit signless integer attribute}}
+  exec.kernel "AllReduce" ins(%a : memref<4xf32>) {op = "sum", stream = "comm"}
 }

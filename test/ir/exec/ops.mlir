@@ -41,3 +41,16 @@ exec.step "conv_step" device(0) batch(2) arena(4096) {
   // CHECK: exec.kernel "Conv2dForward" ins(%{{.*}}, %{{.*}} : memref<?x1x4x4xf32>, memref<2x1x3x3xf32>) outs(%{{.*}} : memref<?x2x2x2xf32>) workspace(%[[WS]] : memref<2048xi8>) {algorithm = "direct"}
   exec.kernel "Conv2dForward" ins(%x, %w : memref<?x1x4x4xf32>, memref<2x1x3x3xf32>) outs(%y : memref<?x2x2x2xf32>) workspace(%ws : memref<2048xi8>) {algorithm = "direct"}
 }
+
+// The scheduling attributes (declared) print among the kernel's own, in
+// name order, as before they were declared.
+// CHECK-LABEL: exec.step "scheduled"
+exec.step "scheduled" device(0) batch(2) arena(1024) {
+  %x = exec.arena[0] : memref<?x16xf32>
+  %w = exec.arena[256] : memref<4x16xf32>
+  %y = exec.arena[512] : memref<?x4xf32>
+  // CHECK: exec.kernel "LinearForward" {{.*}} {cast_reuse, cast_slot = 1 : i64, precision = bf16, remat, signal = array<i64: 0>}
+  exec.kernel "LinearForward" ins(%x, %w : memref<?x16xf32>, memref<4x16xf32>) outs(%y : memref<?x4xf32>) {signal = array<i64: 0>, precision = bf16, remat, cast_slot = 1 : i64, cast_reuse}
+  // CHECK: exec.kernel "AllReduce" {{.*}} {op = "sum", signal = array<i64: 1>, stream = 1 : i64, wait = array<i64: 0>}
+  exec.kernel "AllReduce" ins(%w : memref<4x16xf32>) {wait = array<i64: 0>, stream = 1 : i64, op = "sum", signal = array<i64: 1>}
+}

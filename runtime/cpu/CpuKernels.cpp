@@ -1,6 +1,6 @@
 //===- CpuKernels.cpp - a KernelCall on the CPU kernel library ------------===//
 
-#include "runtime/exec/CpuKernels.h"
+#include "runtime/cpu/CpuKernels.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/KernelMath.h"

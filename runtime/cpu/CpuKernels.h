@@ -1,7 +1,7 @@
 //===- CpuKernels.h - a KernelCall on the CPU kernel library ----*- C++ -*-===//
 
-#ifndef DPC_RUNTIME_EXEC_CPUKERNELS_H
-#define DPC_RUNTIME_EXEC_CPUKERNELS_H
+#ifndef DPC_RUNTIME_CPU_CPUKERNELS_H
+#define DPC_RUNTIME_CPU_CPUKERNELS_H
 
 #include "runtime/kernels/KernelContext.h"
 #include "runtime/plan/KernelCall.h"
@@ -21,4 +21,4 @@ const plan::KernelTable<kernels::KernelContext> &getCpuKernelTable();
 
 } // namespace dpc::exec
 
-#endif // DPC_RUNTIME_EXEC_CPUKERNELS_H
+#endif // DPC_RUNTIME_CPU_CPUKERNELS_H

@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_EXEC_DEVICE_H
-#define DPC_RUNTIME_EXEC_DEVICE_H
+#ifndef DPC_RUNTIME_DEVICE_DEVICE_H
+#define DPC_RUNTIME_DEVICE_DEVICE_H
 
 #include "runtime/plan/KernelCall.h"
 
@@ -165,6 +165,9 @@ struct DeviceOptions {
   int numPlanDevices = 1;
 };
 
+// By name, through the registry of the backends this runtime was built
+// with (DeviceRegistry.h).
+
 /// The device called `name` ("cpu:0", or "cuda:K" in a runtime built with
 /// CUDA: the K-th GPU CUDA_VISIBLE_DEVICES leaves visible); throws
 /// std::runtime_error, in one line, for a kind this runtime was built
@@ -188,4 +191,4 @@ createRankCommunicator(Device &device, comm::Communicator &host,
 
 } // namespace dpc::exec
 
-#endif // DPC_RUNTIME_EXEC_DEVICE_H
+#endif // DPC_RUNTIME_DEVICE_DEVICE_H

@@ -1,7 +1,7 @@
 //===- CpuDevice.cpp - the CPU backend of Device/Stream/Event -------------===//
 
-#include "runtime/exec/CpuDevice.h"
-#include "runtime/exec/CpuKernels.h"
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cpu/CpuKernels.h"
 #include "runtime/kernels/KernelContext.h"
 
 #include <algorithm>

@@ -12,10 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_EXEC_CPUDEVICE_H
-#define DPC_RUNTIME_EXEC_CPUDEVICE_H
+#ifndef DPC_RUNTIME_CPU_CPUDEVICE_H
+#define DPC_RUNTIME_CPU_CPUDEVICE_H
 
-#include "runtime/exec/Device.h"
+#include "runtime/device/Device.h"
 
 #include <condition_variable>
 #include <cstdint>
@@ -120,4 +120,4 @@ private:
 
 } // namespace dpc::exec
 
-#endif // DPC_RUNTIME_EXEC_CPUDEVICE_H
+#endif // DPC_RUNTIME_CPU_CPUDEVICE_H
