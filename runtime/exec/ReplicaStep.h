@@ -10,7 +10,7 @@
 #ifndef DPC_RUNTIME_EXEC_REPLICASTEP_H
 #define DPC_RUNTIME_EXEC_REPLICASTEP_H
 
-#include "runtime/exec/Device.h"
+#include "runtime/device/Device.h"
 #include "runtime/plan/KernelCall.h"
 #include "runtime/plan/PlanLoader.h"
 

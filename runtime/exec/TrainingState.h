@@ -13,7 +13,7 @@
 #define DPC_RUNTIME_EXEC_TRAININGSTATE_H
 
 #include "runtime/comm/Communicator.h"
-#include "runtime/exec/Device.h"
+#include "runtime/device/Device.h"
 #include "runtime/plan/PlanLoader.h"
 
 #include <cstdint>
