@@ -1,7 +1,7 @@
 //===- Npy.cpp - NumPy .npy arrays ----------------------------------------===//
 
 #include "runtime/data/Npy.h"
-#include "runtime/data/Dataset.h"
+#include "runtime/data/DatasetError.h"
 #include "runtime/io/FileRead.h"
 #include "runtime/plan/CheckedMath.h"
 
