@@ -1,7 +1,7 @@
 //===- ModelValidation.cpp - dpc's own check of an ONNX model -------------===//
 
 #include "frontend/onnx/ModelValidation.h"
-#include "runtime/plan/CheckedMath.h"
+#include "runtime/abi/CheckedMath.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"

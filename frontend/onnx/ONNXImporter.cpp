@@ -14,8 +14,8 @@
 #include "frontend/onnx/ShapeFolding.h"
 
 #include "ir/nn/NNOps.h"
+#include "runtime/abi/CheckedMath.h"
 #include "runtime/io/OneLine.h"
-#include "runtime/plan/CheckedMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

@@ -1,14 +1,14 @@
 //===- Executor.cpp - runs the steps of a loaded plan ---------------------===//
 
 #include "runtime/exec/Executor.h"
+#include "runtime/abi/KernelRoles.h"
+#include "runtime/abi/KernelShapes.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/exec/BatchSplit.h"
 #include "runtime/exec/StreamOrder.h"
 #include "runtime/exec/Trace.h"
-#include "runtime/plan/KernelRoles.h"
-#include "runtime/plan/KernelShapes.h"
-#include "runtime/plan/KernelSignature.h"
-#include "runtime/plan/PlanTypes.h"
 
 #include <algorithm>
 #include <cstring>

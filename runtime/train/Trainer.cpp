@@ -1,6 +1,7 @@
 //===- Trainer.cpp - the training loop of `dpc run` -----------------------===//
 
 #include "runtime/train/Trainer.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/comm/ProcessGroup.h"
 #include "runtime/data/BatchLoader.h"
 #include "runtime/data/Dataset.h"
@@ -9,7 +10,6 @@
 #include "runtime/io/FileWrite.h"
 #include "runtime/plan/Checksum.h"
 #include "runtime/plan/PlanMemory.h"
-#include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/DataOptions.h"
 #include "runtime/train/Init.h"

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_PLAN_KERNELLAYOUTS_H
-#define DPC_RUNTIME_PLAN_KERNELLAYOUTS_H
+#ifndef DPC_RUNTIME_ABI_KERNELLAYOUTS_H
+#define DPC_RUNTIME_ABI_KERNELLAYOUTS_H
 
-#include "runtime/plan/KernelCall.h"
+#include "runtime/abi/KernelCall.h"
 #include "runtime/plan/Plan_generated.h"
 
 #include <cstddef>
@@ -55,4 +55,4 @@ std::string getLayoutName(Layout layout);
 
 } // namespace dpc::plan
 
-#endif // DPC_RUNTIME_PLAN_KERNELLAYOUTS_H
+#endif // DPC_RUNTIME_ABI_KERNELLAYOUTS_H

@@ -1,8 +1,8 @@
 //===- KernelLayouts.cpp - which kernel tensors may be blocked ------------===//
 
-#include "runtime/plan/KernelLayouts.h"
-#include "runtime/plan/KernelRoles.h"
-#include "runtime/plan/KernelSignature.h"
+#include "runtime/abi/KernelLayouts.h"
+#include "runtime/abi/KernelRoles.h"
+#include "runtime/abi/KernelSignature.h"
 
 #include <algorithm>
 #include <initializer_list>

@@ -1,7 +1,7 @@
 //===- KernelSignature.cpp - what each kernel takes, from Kernels.def -----===//
 
-#include "runtime/plan/KernelSignature.h"
-#include "runtime/plan/KernelRoles.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/KernelRoles.h"
 
 #include <array>
 
@@ -42,12 +42,12 @@ constexpr KernelSignature kSignatures[] = {
                 roles::Name::kOptionalResults, KernelAttrs::Attrs, Flags,      \
                 DPC_KERNEL_ROLES(__VA_ARGS__)),
 #define DPC_KERNEL_ROLES(Ins, OptIns, Outs, OptOuts) #Ins, #Outs
-#include "runtime/plan/Kernels.def"
+#include "runtime/abi/Kernels.def"
 #undef DPC_KERNEL_ROLES
 };
 constexpr Kernel kListOrder[] = {
 #define DPC_KERNEL(Name, ...) Kernel::Name,
-#include "runtime/plan/Kernels.def"
+#include "runtime/abi/Kernels.def"
 };
 
 constexpr bool listMatchesSchema() {

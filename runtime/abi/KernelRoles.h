@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_PLAN_KERNELROLES_H
-#define DPC_RUNTIME_PLAN_KERNELROLES_H
+#ifndef DPC_RUNTIME_ABI_KERNELROLES_H
+#define DPC_RUNTIME_ABI_KERNELROLES_H
 
 #include <cstdint>
 
@@ -34,8 +34,8 @@ template <typename... Roles> constexpr uint32_t roleBits(Roles... roles) {
   constexpr uint32_t kOptionalOperands = roleBits(DPC_KERNEL_UNPAREN OptIns);  \
   constexpr uint32_t kOptionalResults = roleBits(DPC_KERNEL_UNPAREN OptOuts);  \
   }
-#include "runtime/plan/Kernels.def"
+#include "runtime/abi/Kernels.def"
 
 } // namespace dpc::plan::roles
 
-#endif // DPC_RUNTIME_PLAN_KERNELROLES_H
+#endif // DPC_RUNTIME_ABI_KERNELROLES_H
