@@ -50,18 +50,6 @@ constexpr Kernel kListOrder[] = {
 #include "runtime/abi/Kernels.def"
 };
 
-constexpr bool listMatchesSchema() {
-  if (std::size(kListOrder) != static_cast<size_t>(Kernel::MAX) + 1)
-    return false;
-  for (size_t i = 0; i < std::size(kListOrder); ++i)
-    if (static_cast<size_t>(kListOrder[i]) != i)
-      return false;
-  return true;
-}
-static_assert(listMatchesSchema(),
-              "Kernels.def and Plan.fbs's enum Kernel must list the same "
-              "kernels in the same order");
-
 /// Role `i` of a list written "(A, B, C)".
 std::string_view roleAt(std::string_view list, size_t i) {
   list.remove_prefix(1);
