@@ -5,90 +5,23 @@
 #include "runtime/abi/KernelSignature.h"
 
 #include <algorithm>
-#include <initializer_list>
+#include <iterator>
 
 namespace dpc::plan {
 
 namespace {
 
-/// Bit i set: operand (result) i has that use.
-struct LayoutRule {
-  uint32_t freeOperands = 0, freeResults = 0;
-  uint32_t tiedOperands = 0, tiedResults = 0;
+using roles::LayoutRule;
+
+/// Kernels.def's Layout column, in the list's order.
+constexpr LayoutRule kLayoutRules[] = {
+#define DPC_KERNEL(Name, ...) roles::Name::kLayout,
+#include "runtime/abi/Kernels.def"
 };
 
-uint32_t bits(std::initializer_list<unsigned> positions) {
-  uint32_t mask = 0;
-  for (unsigned p : positions)
-    mask |= 1u << p;
-  return mask;
-}
-
 LayoutRule getRule(Kernel kernel) {
-  namespace r = roles;
-  switch (kernel) {
-  case Kernel::Conv2dForward:
-  case Kernel::Conv2dReluForward:
-    return {bits({r::Conv2dForward::X}), bits({r::Conv2dForward::Y})};
-  case Kernel::Conv2dBackwardData:
-    return {bits({r::Conv2dBackwardData::DY}),
-            bits({r::Conv2dBackwardData::DX})};
-  case Kernel::Conv2dBackwardWeights:
-    return {bits({r::Conv2dBackwardWeights::X, r::Conv2dBackwardWeights::DY}),
-            0};
-  // The per-channel parameters and statistics stay plain.
-  case Kernel::BatchNormTrainingForward:
-  case Kernel::BatchNormReluTrainingForward:
-    return {0, 0, bits({r::BatchNormTrainingForward::X}),
-            bits({r::BatchNormTrainingForward::Y})};
-  case Kernel::BatchNormInferenceForward:
-  case Kernel::BatchNormReluInferenceForward:
-    return {0, 0, bits({r::BatchNormInferenceForward::X}),
-            bits({r::BatchNormInferenceForward::Y})};
-  case Kernel::BatchNormBackward:
-    return {0, 0, bits({r::BatchNormBackward::X, r::BatchNormBackward::DY}),
-            bits({r::BatchNormBackward::DX})};
-  case Kernel::BatchNormReluBackward:
-    return {0, 0,
-            bits({r::BatchNormReluBackward::X, r::BatchNormReluBackward::Y,
-                  r::BatchNormReluBackward::DY}),
-            bits({r::BatchNormReluBackward::DX})};
-  case Kernel::BatchNormStatistics:
-    return {0, 0, bits({r::BatchNormStatistics::X}), 0};
-  case Kernel::BatchNormApply:
-    return {0, 0, bits({r::BatchNormApply::X}), bits({r::BatchNormApply::Y})};
-  case Kernel::BatchNormGradStatistics:
-    return {
-        0, 0,
-        bits({r::BatchNormGradStatistics::X, r::BatchNormGradStatistics::DY}),
-        0};
-  case Kernel::BatchNormGradApply:
-    return {0, 0, bits({r::BatchNormGradApply::X, r::BatchNormGradApply::DY}),
-            bits({r::BatchNormGradApply::DX})};
-  // Pooling keeps the layout; the global average's [n, c] side is plain.
-  case Kernel::MaxPool2dForward:
-  case Kernel::AvgPool2dForward:
-  case Kernel::MaxPool2dBackward:
-  case Kernel::AvgPool2dBackward:
-  case Kernel::ReluForward:
-  case Kernel::ReluBackward:
-  case Kernel::AddForward:
-  case Kernel::AddBackward:
-  case Kernel::AddReluForward:
-  case Kernel::AddReluBackward:
-  case Kernel::Copy:
-  case Kernel::Accumulate:
-    return {0, 0, ~0u, ~0u};
-  case Kernel::GlobalAvgPool2dForward:
-    return {bits({r::GlobalAvgPool2dForward::X}), 0};
-  case Kernel::GlobalAvgPool2dBackward:
-    return {0, bits({r::GlobalAvgPool2dBackward::DX})};
-  case Kernel::Fill:
-  case Kernel::Reorder:
-    return {~0u, ~0u};
-  default:
-    return {};
-  }
+  auto index = static_cast<size_t>(kernel);
+  return index < std::size(kLayoutRules) ? kLayoutRules[index] : LayoutRule{};
 }
 
 } // namespace
@@ -105,21 +38,7 @@ LayoutUse getLayoutUse(Kernel kernel, bool result, size_t index) {
   return LayoutUse::Plain;
 }
 
-bool isElementwiseLayout(Kernel kernel) {
-  switch (kernel) {
-  case Kernel::ReluForward:
-  case Kernel::ReluBackward:
-  case Kernel::AddForward:
-  case Kernel::AddBackward:
-  case Kernel::AddReluForward:
-  case Kernel::AddReluBackward:
-  case Kernel::Copy:
-  case Kernel::Accumulate:
-    return true;
-  default:
-    return false;
-  }
-}
+bool isElementwiseLayout(Kernel kernel) { return getRule(kernel).elementwise; }
 
 bool canHaveLayout(Layout layout, DType dtype,
                    const std::vector<int64_t> &dims) {

@@ -1,9 +1,9 @@
 //===- KernelLayouts.h - which kernel tensors may be blocked ----*- C++ -*-===//
 //
-// The one table of where a kernel takes a tensor in another layout than
-// plain (Plan.fbs's Layout): the compiler's layout assignment decides by it
-// and the plan loader checks plans against it. Every other position is
-// plain.
+// Where a kernel takes a tensor in another layout than plain (Plan.fbs's
+// Layout), as Kernels.def's Layout column says: the compiler's layout
+// assignment decides by it and the plan loader checks plans against it.
+// Every other position is plain.
 //
 //===----------------------------------------------------------------------===//
 

@@ -36,7 +36,7 @@ makeSignature(const char *name, unsigned operands, uint32_t optionalOperands,
 }
 
 constexpr KernelSignature kSignatures[] = {
-#define DPC_KERNEL(Name, Shape, Attrs, Flags, ...)                             \
+#define DPC_KERNEL(Name, Shape, Attrs, Flags, Layout, ...)                     \
   makeSignature(#Name, roles::Name::kNumOperands,                              \
                 roles::Name::kOptionalOperands, roles::Name::kNumResults,      \
                 roles::Name::kOptionalResults, KernelAttrs::Attrs, Flags,      \
