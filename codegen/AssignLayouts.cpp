@@ -9,7 +9,7 @@
 //  - A buffer can be blocked when it is f32 [n, c, h, w] with c a multiple
 //    of 16 (no padded channels: the planned bytes stay right) and only
 //    kernels use it (no views, not a step output).
-//  - The kernels' table (runtime/plan/KernelLayouts.h) ties the tensors
+//  - The kernels' table (runtime/abi/KernelLayouts.h) ties the tensors
 //    that must share a layout (batch norm's x and y, a ReLU's operands and
 //    result, pooling, element-wise adds); tied buffers form one class.
 //  - Where a call cannot take a class blocked (a plain-only operand, a tie
@@ -29,8 +29,8 @@
 #include "codegen/BufferLiveness.h"
 #include "codegen/Passes.h"
 #include "ir/exec/ExecOps.h"
-#include "runtime/plan/KernelLayouts.h"
-#include "runtime/plan/KernelSignature.h"
+#include "runtime/abi/KernelLayouts.h"
+#include "runtime/abi/KernelSignature.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"

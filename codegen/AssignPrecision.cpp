@@ -52,7 +52,7 @@
 #include "codegen/Passes.h"
 #include "ir/exec/ExecOps.h"
 #include "ir/exec/KernelAttributes.h"
-#include "runtime/plan/KernelCostKey.h"
+#include "runtime/abi/KernelCostKey.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"

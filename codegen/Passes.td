@@ -58,7 +58,7 @@ def AssignExecLayouts : Pass<"assign-exec-layouts", "mlir::ModuleOp"> {
   let description = [{
     Decides which arena buffers of planned exec steps live in nChw16c (the
     layout oneDNN's convolutions run in), class by class of buffers that
-    must share a layout (runtime/plan/KernelLayouts.h): blocked where that
+    must share a layout (runtime/abi/KernelLayouts.h): blocked where that
     saves more convolution reorders than it needs explicit ones. Inserts an
     exec.kernel "Reorder", through a plain arena buffer placed where no
     live buffer lies, only where a producer and a consumer disagree. Steps
@@ -91,7 +91,7 @@ def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
     bf16 the built-in cost rules, measured with dpc-bench-precision on
     oneDNN 2.6, rank faster for the call's shape and pass -- or, for the
     calls a `costs` file times (`dpc calibrate --kernels`, keyed as
-    runtime/plan/KernelCostKey.h says), whichever it measured faster.
+    runtime/abi/KernelCostKey.h says), whichever it measured faster.
     Everything else
     (loss, softmax, batch norm, reductions, optimizer, master weights)
     stays f32. `precision=f32` leaves the calls' precision as it is.
@@ -120,7 +120,7 @@ def ShareExecCasts : Pass<"share-exec-casts", "mlir::ModuleOp"> {
   let summary = "Cast an operand that several bf16 calls read only once";
   let description = [{
     Where several bf16 calls of a step read the same tensor on one stream
-    (the operand runtime/plan/SharedCast.h names per kernel: a linear
+    (the operand runtime/abi/SharedCast.h names per kernel: a linear
     layer's X, a convolution's DY), with nothing writing it between them,
     the first keeps its bf16 copy in a cast slot (`cast_slot = K`) and the
     later ones read it there (`cast_slot = K, cast_reuse`) instead of

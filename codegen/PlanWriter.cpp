@@ -11,8 +11,8 @@
 
 #include "ir/exec/ExecOps.h"
 #include "ir/exec/KernelAttributes.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/plan/PlanChecksum.h"
-#include "runtime/plan/PlanTypes.h"
 #include "runtime/plan/PlanVersion.h"
 #include "runtime/plan/Plan_generated.h"
 
@@ -34,7 +34,7 @@ FailureOr<fb::Kernel> kernelOf(ex::KernelOp op) {
                         << "' is not in the plan schema";
 }
 
-/// What the plan loader accepts of a tensor (runtime/plan/PlanTypes.h):
+/// What the plan loader accepts of a tensor (runtime/abi/PlanTypes.h):
 /// checked here, where the op (and its model node) is known, so that the
 /// compiler never writes a plan its own loader refuses.
 LogicalResult checkTensorLimits(Location loc, ArrayRef<int64_t> dims) {

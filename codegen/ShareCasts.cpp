@@ -6,7 +6,7 @@
 // input batch; a convolution's backward-data and backward-weights both
 // read its DY -- the first keeps its copy in a cast slot (`cast_slot = K`)
 // and the later ones read that copy (`cast_slot = K, cast_reuse`): one
-// cast per step instead of one per call (runtime/plan/SharedCast.h names
+// cast per step instead of one per call (runtime/abi/SharedCast.h names
 // the operand each kernel shares). Same bits: the copy is the one the
 // later call would have made.
 //
@@ -24,8 +24,8 @@
 #include "codegen/Passes.h"
 #include "ir/exec/ExecOps.h"
 #include "ir/exec/KernelAttributes.h"
-#include "runtime/plan/KernelSignature.h"
-#include "runtime/plan/SharedCast.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/SharedCast.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"

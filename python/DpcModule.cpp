@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/PlanLoader.h"
-#include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/CommandLine.h"
 #include "runtime/train/DataOptions.h"

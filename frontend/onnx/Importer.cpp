@@ -12,7 +12,7 @@
 #include "frontend/onnx/OnnxOpTable.h"
 
 #include "ir/nn/NNOps.h"
-#include "runtime/plan/CheckedMath.h"
+#include "runtime/abi/CheckedMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -2,7 +2,7 @@
 
 #include "frontend/onnx/ModelValidation.h"
 #include "frontend/onnx/SchemaCheck.h"
-#include "runtime/plan/CheckedMath.h"
+#include "runtime/abi/CheckedMath.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"

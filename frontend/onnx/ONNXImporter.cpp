@@ -10,6 +10,7 @@
 #include "frontend/onnx/ModelValidation.h"
 
 #include "ir/nn/NNOps.h"
+#include "runtime/abi/CheckedMath.h"
 #include "runtime/io/OneLine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -2,9 +2,9 @@
 
 #include "ir/exec/ExecOps.h"
 #include "ir/exec/KernelAttributes.h"
-#include "runtime/plan/KernelCheck.h"
-#include "runtime/plan/KernelLayouts.h"
-#include "runtime/plan/KernelSignature.h"
+#include "runtime/abi/KernelCheck.h"
+#include "runtime/abi/KernelLayouts.h"
+#include "runtime/abi/KernelSignature.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"

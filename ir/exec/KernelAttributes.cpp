@@ -1,7 +1,7 @@
 //===- KernelAttributes.cpp - exec.kernel attributes as plan tables -------===//
 
 #include "ir/exec/KernelAttributes.h"
-#include "runtime/plan/SharedCast.h"
+#include "runtime/abi/SharedCast.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"

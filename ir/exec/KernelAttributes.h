@@ -12,7 +12,7 @@
 #ifndef DPC_IR_EXEC_KERNELATTRIBUTES_H
 #define DPC_IR_EXEC_KERNELATTRIBUTES_H
 
-#include "runtime/plan/KernelSignature.h"
+#include "runtime/abi/KernelSignature.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LogicalResult.h"
@@ -40,7 +40,7 @@ convertKernelPrecision(mlir::Operation *op,
                        const plan::KernelSignature &signature);
 
 /// The attributes that share a bf16 call's cast of one operand (X or DY,
-/// by kernel) with later calls (runtime/plan/SharedCast.h): `cast_slot = K`
+/// by kernel) with later calls (runtime/abi/SharedCast.h): `cast_slot = K`
 /// keeps the copy in slot K (1-based), and with `cast_reuse` the call reads
 /// slot K instead.
 inline constexpr llvm::StringLiteral kCastSlotAttrName = "cast_slot";

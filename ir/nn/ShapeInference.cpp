@@ -13,8 +13,8 @@
 
 #include "ir/nn/NNOps.h"
 #include "ir/nn/ShapeChecks.h"
-#include "runtime/kernels/KernelMath.h"
-#include "runtime/plan/CheckedMath.h"
+#include "runtime/abi/CheckedMath.h"
+#include "runtime/abi/WindowMath.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Diagnostics.h"
@@ -90,9 +90,9 @@ FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
                                     StringRef axis) {
   if (isDynamic(input) || isDynamic(kernel))
     return kDynamic;
-  using dpc::kernels::math::kMaxWindowArgument;
-  if (!dpc::kernels::math::windowArgumentsInRange(
-          input, kernel, stride, padBefore, padAfter, dilation)) {
+  using dpc::plan::kMaxWindowArgument;
+  if (!dpc::plan::windowArgumentsInRange(input, kernel, stride, padBefore,
+                                         padAfter, dilation)) {
     error() << "window along the " << axis << " (extent " << input
             << ", kernel " << kernel << ", stride " << stride << ", padding "
             << padBefore << "+" << padAfter << ", dilation " << dilation
@@ -107,8 +107,8 @@ FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
             << padAfter;
     return failure();
   }
-  return dpc::kernels::math::poolOutputSize(input, kernel, stride, padBefore,
-                                            padAfter, dilation, ceilMode);
+  return dpc::plan::poolOutputSize(input, kernel, stride, padBefore, padAfter,
+                                   dilation, ceilMode);
 }
 
 /// Result type of a 2-D window op over NCHW `input` with `channels` outputs.

@@ -1,8 +1,8 @@
 //===- InProcessCommunicator.cpp - collectives between threads ------------===//
 
 #include "runtime/comm/InProcessCommunicator.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/comm/Reduction.h"
-#include "runtime/plan/PlanTypes.h"
 
 #include <algorithm>
 #include <condition_variable>

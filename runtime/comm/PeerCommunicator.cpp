@@ -1,8 +1,8 @@
 //===- PeerCommunicator.cpp - collectives between processes ---------------===//
 
 #include "runtime/comm/PeerCommunicator.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/comm/Reduction.h"
-#include "runtime/plan/PlanTypes.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,14 +1,14 @@
 //===- CpuKernels.cpp - a KernelCall on the CPU kernel library ------------===//
 
+#include "runtime/abi/KernelDispatch.h"
+#include "runtime/abi/KernelRoles.h"
+#include "runtime/abi/KernelShapes.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/KernelMath.h"
 #include "runtime/kernels/Kernels.h"
 #include "runtime/kernels/Parallel.h"
-#include "runtime/plan/KernelDispatch.h"
-#include "runtime/plan/KernelRoles.h"
-#include "runtime/plan/KernelShapes.h"
 
 #include <algorithm>
 #include <cstring>
@@ -682,7 +682,7 @@ void runEmbeddingBackward(KernelContext &, const KernelCall &call) {
 const plan::KernelTable<KernelContext> kCpuKernels = {"the CPU",
                                                       {
 #define DPC_KERNEL(Name, ...) run##Name,
-#include "runtime/plan/Kernels.def"
+#include "runtime/abi/Kernels.def"
                                                       },
                                                       &zeroNonEmptyResults,
                                                       /*blockedLayouts=*/true};

@@ -3,9 +3,9 @@
 #ifndef DPC_RUNTIME_CPU_CPUKERNELS_H
 #define DPC_RUNTIME_CPU_CPUKERNELS_H
 
+#include "runtime/abi/KernelCall.h"
+#include "runtime/abi/KernelDispatch.h"
 #include "runtime/kernels/KernelContext.h"
-#include "runtime/plan/KernelCall.h"
-#include "runtime/plan/KernelDispatch.h"
 
 namespace dpc::exec {
 

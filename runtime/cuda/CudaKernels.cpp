@@ -8,11 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/abi/KernelDispatch.h"
+#include "runtime/abi/KernelRoles.h"
+#include "runtime/abi/KernelShapes.h"
 #include "runtime/cuda/NcclCommunicator.h"
 #include "runtime/cuda/OwnKernels.h"
-#include "runtime/plan/KernelDispatch.h"
-#include "runtime/plan/KernelRoles.h"
-#include "runtime/plan/KernelShapes.h"
 
 #include <climits>
 #include <cstdlib>
@@ -476,7 +476,7 @@ void gemmRowMajor(StreamContext &ctx, int64_t rows, int64_t cols, int64_t inner,
 }
 
 /// gemmRowMajor for each of `s.batch` consecutive matrices.
-void batchMatmul(StreamContext &ctx, const kernels::BatchMatmulShape &s,
+void batchMatmul(StreamContext &ctx, const plan::BatchMatmulShape &s,
                  const float *a, const float *b, float *c) {
   int m = toGemmInt(s.n), n = toGemmInt(s.m), k = toGemmInt(s.k);
   int ldb = s.transposeB ? k : m;
@@ -488,7 +488,7 @@ void batchMatmul(StreamContext &ctx, const kernels::BatchMatmulShape &s,
       toGemmInt(s.batch)));
 }
 
-void linearForward(StreamContext &ctx, const kernels::LinearShape &s,
+void linearForward(StreamContext &ctx, const plan::LinearShape &s,
                    const float *x, const float *w, const float *bias,
                    float *y) {
   // y[n, out] = x[n, in] · W[out, in]ᵀ
@@ -497,13 +497,13 @@ void linearForward(StreamContext &ctx, const kernels::LinearShape &s,
     addRowBias(ctx.getStream(), s.n, s.out, bias, y);
 }
 
-void linearBackwardData(StreamContext &ctx, const kernels::LinearShape &s,
+void linearBackwardData(StreamContext &ctx, const plan::LinearShape &s,
                         const float *dy, const float *w, float *dx) {
   // dx[n, in] = dy[n, out] · W[out, in]
   gemmRowMajor(ctx, s.n, s.in, s.out, false, false, dy, w, dx, s.precision);
 }
 
-void linearBackwardWeights(StreamContext &ctx, const kernels::LinearShape &s,
+void linearBackwardWeights(StreamContext &ctx, const plan::LinearShape &s,
                            const float *x, const float *dy, float *dw,
                            float *dBias) {
   // dW[out, in] = dy[n, out]ᵀ · x[n, in]
@@ -512,12 +512,12 @@ void linearBackwardWeights(StreamContext &ctx, const kernels::LinearShape &s,
     columnSums(ctx.getStream(), s.n, s.out, dy, dBias);
 }
 
-void matmulForward(StreamContext &ctx, const kernels::MatmulShape &s,
+void matmulForward(StreamContext &ctx, const plan::MatmulShape &s,
                    const float *a, const float *b, float *c) {
   gemmRowMajor(ctx, s.n, s.m, s.k, false, false, a, b, c, s.precision);
 }
 
-void matmulBackward(StreamContext &ctx, const kernels::MatmulShape &s,
+void matmulBackward(StreamContext &ctx, const plan::MatmulShape &s,
                     const float *a, const float *b, const float *dc, float *da,
                     float *db) {
   if (da) // da[n, k] = dc[n, m] · b[k, m]ᵀ
@@ -1126,7 +1126,7 @@ void runEmbeddingBackward(StreamContext &ctx, const KernelCall &call) {
 const plan::KernelTable<StreamContext> kCudaKernels = {"CUDA",
                                                        {
 #define DPC_KERNEL(Name, ...) run##Name,
-#include "runtime/plan/Kernels.def"
+#include "runtime/abi/Kernels.def"
                                                        },
                                                        &zeroNonEmptyResults};
 

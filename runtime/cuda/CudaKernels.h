@@ -10,10 +10,10 @@
 #ifndef DPC_RUNTIME_CUDA_CUDAKERNELS_H
 #define DPC_RUNTIME_CUDA_CUDAKERNELS_H
 
+#include "runtime/abi/KernelCall.h"
+#include "runtime/abi/KernelDispatch.h"
 #include "runtime/cuda/CudaCheck.h"
 #include "runtime/kernels/Conv.h"
-#include "runtime/plan/KernelCall.h"
-#include "runtime/plan/KernelDispatch.h"
 
 #include <map>
 #include <memory>

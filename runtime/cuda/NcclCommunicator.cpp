@@ -1,9 +1,9 @@
 //===- NcclCommunicator.cpp - collectives across GPUs (NCCL) --------------===//
 
 #include "runtime/cuda/NcclCommunicator.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/OwnKernels.h"
-#include "runtime/plan/PlanTypes.h"
 
 #include <algorithm>
 #include <cstdio>

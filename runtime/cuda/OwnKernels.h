@@ -3,7 +3,7 @@
 //
 // Launchers for the kernels that are not cuDNN or cuBLAS calls. Each one
 // enqueues its kernel(s) on `stream` and returns; shapes come from
-// runtime/plan/KernelShapes.h, already checked. The per-element math is
+// runtime/abi/KernelShapes.h, already checked. The per-element math is
 // runtime/kernels/KernelMath.h, shared with the CPU loops. Reductions run in
 // a fixed order (one thread, or a fixed block tree, per output), so results
 // do not vary from run to run.

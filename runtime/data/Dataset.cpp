@@ -1,8 +1,8 @@
 //===- Dataset.cpp - image classification data sets -----------------------===//
 
 #include "runtime/data/Dataset.h"
+#include "runtime/abi/CheckedMath.h"
 #include "runtime/data/Npy.h"
-#include "runtime/plan/CheckedMath.h"
 
 #include <zlib.h>
 

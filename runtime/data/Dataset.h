@@ -10,21 +10,14 @@
 #ifndef DPC_RUNTIME_DATA_DATASET_H
 #define DPC_RUNTIME_DATA_DATASET_H
 
+#include "runtime/data/DatasetError.h"
 #include "runtime/data/ImageTransforms.h"
-#include "runtime/io/OneLine.h"
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace dpc::data {
-
-/// One line, whatever the file's names hold (OneLine.h).
-struct DatasetError : std::runtime_error {
-  explicit DatasetError(const std::string &message)
-      : std::runtime_error(io::oneLine(message)) {}
-};
 
 /// One more input of a model with several: `count` samples of `size`
 /// floats each (images in the plan's form, or token ids), row for row with

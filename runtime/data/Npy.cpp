@@ -1,9 +1,9 @@
 //===- Npy.cpp - NumPy .npy arrays ----------------------------------------===//
 
 #include "runtime/data/Npy.h"
-#include "runtime/data/Dataset.h"
+#include "runtime/abi/CheckedMath.h"
+#include "runtime/data/DatasetError.h"
 #include "runtime/io/FileRead.h"
-#include "runtime/plan/CheckedMath.h"
 
 #include <cctype>
 #include <cerrno>

@@ -21,7 +21,7 @@
 #ifndef DPC_RUNTIME_DEVICE_DEVICE_H
 #define DPC_RUNTIME_DEVICE_DEVICE_H
 
-#include "runtime/plan/KernelCall.h"
+#include "runtime/abi/KernelCall.h"
 
 #include <chrono>
 #include <cstddef>

@@ -1,8 +1,8 @@
 //===- IndexInputChecks.cpp - bounds of label and index inputs ------------===//
 
 #include "runtime/exec/IndexInputChecks.h"
-#include "runtime/plan/KernelSignature.h"
-#include "runtime/plan/PlanTypes.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/PlanTypes.h"
 
 #include <algorithm>
 #include <cstring>

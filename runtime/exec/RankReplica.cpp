@@ -15,8 +15,8 @@
 #include "runtime/exec/ReplicaDriver.h"
 #include "runtime/exec/StreamOrder.h"
 #include "runtime/exec/TrainingState.h"
-#include "runtime/plan/KernelShapes.h"
-#include "runtime/plan/PlanTypes.h"
+#include "runtime/abi/KernelShapes.h"
+#include "runtime/abi/PlanTypes.h"
 
 #include <algorithm>
 #include <array>

@@ -3,8 +3,8 @@
 #include "runtime/exec/ReplicaStep.h"
 #include "runtime/exec/Trace.h"
 #include "runtime/exec/TrainingState.h"
-#include "runtime/plan/KernelSignature.h"
-#include "runtime/plan/PlanTypes.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/PlanTypes.h"
 
 #include <cstring>
 #include <functional>

@@ -11,7 +11,7 @@
 #define DPC_RUNTIME_EXEC_REPLICASTEP_H
 
 #include "runtime/device/Device.h"
-#include "runtime/plan/KernelCall.h"
+#include "runtime/abi/KernelCall.h"
 #include "runtime/plan/PlanLoader.h"
 
 #include <atomic>

@@ -4,8 +4,8 @@
 #include "runtime/exec/BatchSplit.h"
 #include "runtime/exec/ReplicaDriver.h"
 #include "runtime/exec/TrainingState.h"
-#include "runtime/plan/KernelSignature.h"
-#include "runtime/plan/PlanTypes.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/PlanTypes.h"
 
 #include <algorithm>
 #include <exception>

@@ -1,9 +1,9 @@
 //===- TrainingState.cpp - the copies of a plan's persistent state --------===//
 
 #include "runtime/exec/TrainingState.h"
-#include "runtime/plan/KernelRoles.h"
-#include "runtime/plan/KernelSignature.h"
-#include "runtime/plan/PlanTypes.h"
+#include "runtime/abi/KernelRoles.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/PlanTypes.h"
 
 #include <algorithm>
 #include <cstring>

@@ -10,17 +10,14 @@
 #ifndef DPC_RUNTIME_KERNELS_BATCHMATMUL_H
 #define DPC_RUNTIME_KERNELS_BATCHMATMUL_H
 
+#include "runtime/abi/shapes/LinearShapes.h"
 #include "runtime/kernels/KernelContext.h"
 
 #include <cstdint>
 
 namespace dpc::kernels {
 
-struct BatchMatmulShape {
-  int64_t batch;   // product of the leading dims
-  int64_t m, k, n; // op(a) [m, k], op(b) [k, n], c [m, n] per index
-  bool transposeA = false, transposeB = false;
-};
+using plan::BatchMatmulShape;
 
 /// Overwrites c [batch, m, n].
 void batchMatmul(KernelContext &ctx, const BatchMatmulShape &shape,

@@ -9,20 +9,14 @@
 #ifndef DPC_RUNTIME_KERNELS_BATCHNORM_H
 #define DPC_RUNTIME_KERNELS_BATCHNORM_H
 
+#include "runtime/abi/shapes/NormShapes.h"
+
 #include <cstdint>
 
 namespace dpc::kernels {
 
-struct BatchNormShape {
-  int64_t n, c, h, w;
-  /// 1: plain NCHW; kChannelBlock (Reorder.h): x, y, dy and dx are nChw16c.
-  int64_t channelBlock = 1;
-};
-
-struct BatchNormParams {
-  float eps = 1e-5f;
-  float momentum = 0.1f; // PyTorch's: running = (1-m)*running + m*batch
-};
+using plan::BatchNormParams;
+using plan::BatchNormShape;
 
 /// Normalizes with the batch mean and biased variance; writes the batch mean
 /// and 1/sqrt(var+eps) to saveMean/saveInvStd [c] for the backward pass, and

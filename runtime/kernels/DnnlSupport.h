@@ -13,8 +13,8 @@
 #ifndef DPC_RUNTIME_KERNELS_DNNLSUPPORT_H
 #define DPC_RUNTIME_KERNELS_DNNLSUPPORT_H
 
+#include "runtime/abi/Precision.h"
 #include "runtime/kernels/KernelContext.h"
-#include "runtime/kernels/Precision.h"
 
 #include <dnnl.hpp>
 
@@ -29,6 +29,9 @@
 #include <vector>
 
 namespace dpc::kernels {
+
+using plan::CastSlot;
+using plan::Precision;
 
 /// Tags the op a cached primitive belongs to; first element of every key.
 enum class PrimitiveKind : int64_t {

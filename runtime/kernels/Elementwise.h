@@ -3,11 +3,11 @@
 #ifndef DPC_RUNTIME_KERNELS_ELEMENTWISE_H
 #define DPC_RUNTIME_KERNELS_ELEMENTWISE_H
 
+#include "runtime/abi/shapes/ElementwiseShapes.h"
+#include "runtime/abi/shapes/PoolShapes.h"
 #include "runtime/kernels/KernelMath.h"
 
 #include <cstdint>
-#include <stdexcept>
-#include <vector>
 
 namespace dpc::kernels {
 
@@ -47,28 +47,9 @@ void dropout(const math::DropoutMask &mask, int64_t rows, int64_t cols,
 // a scalar, ...). Rank ≤ 4.
 //===----------------------------------------------------------------------===//
 
-struct BroadcastShape {
-  int64_t out[4]; // lhs/out dims, left-padded with 1 to rank 4
-  int64_t rhs[4]; // rhs dims aligned to out, each out[i] or 1
-};
-
-/// Aligns numpy-style dims; throws std::invalid_argument if rhs does not
-/// broadcast to lhs or a rank exceeds 4. Inline: the plan's shape checks
-/// (which the compiler runs too) need it without the kernels.
-inline BroadcastShape makeBroadcastShape(const std::vector<int64_t> &lhsDims,
-                                         const std::vector<int64_t> &rhsDims) {
-  if (lhsDims.size() > 4 || rhsDims.size() > lhsDims.size())
-    throw std::invalid_argument("broadcast: rank above 4 or rhs above lhs");
-  BroadcastShape shape;
-  size_t lead = 4 - lhsDims.size(), rhsLead = 4 - rhsDims.size();
-  for (size_t i = 0; i < 4; ++i) {
-    shape.out[i] = i < lead ? 1 : lhsDims[i - lead];
-    shape.rhs[i] = i < rhsLead ? 1 : rhsDims[i - rhsLead];
-    if (shape.rhs[i] != shape.out[i] && shape.rhs[i] != 1)
-      throw std::invalid_argument("broadcast: rhs does not broadcast to lhs");
-  }
-  return shape;
-}
+// The shape the plan gives (runtime/abi/shapes/ElementwiseShapes.h).
+using plan::BroadcastShape;
+using plan::makeBroadcastShape;
 
 void addForward(const BroadcastShape &shape, const float *lhs, const float *rhs,
                 float *out);
@@ -94,12 +75,7 @@ void mulBackward(const BroadcastShape &shape, const float *lhs,
 // y [n, c, h + padTop + padBottom, w + padLeft + padRight]. Pads are ≥ 0.
 //===----------------------------------------------------------------------===//
 
-struct Pad2dShape {
-  int64_t n, c, h, w;
-  int64_t padTop, padLeft, padBottom, padRight;
-  DPC_HOST_DEVICE int64_t outH() const { return h + padTop + padBottom; }
-  DPC_HOST_DEVICE int64_t outW() const { return w + padLeft + padRight; }
-};
+using plan::Pad2dShape; // runtime/abi/shapes/PoolShapes.h
 
 void pad2dForward(const Pad2dShape &shape, float value, const float *x,
                   float *y);

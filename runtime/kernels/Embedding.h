@@ -8,15 +8,13 @@
 #ifndef DPC_RUNTIME_KERNELS_EMBEDDING_H
 #define DPC_RUNTIME_KERNELS_EMBEDDING_H
 
+#include "runtime/abi/shapes/EmbeddingShapes.h"
+
 #include <cstdint>
 
 namespace dpc::kernels {
 
-struct EmbeddingShape {
-  int64_t count = 0; // indices
-  int64_t rows = 0;  // table rows
-  int64_t dim = 0;   // floats per row
-};
+using plan::EmbeddingShape;
 
 /// Throws std::out_of_range naming the first index outside [0, rows).
 void checkEmbeddingIndices(const EmbeddingShape &s, const int32_t *indices);

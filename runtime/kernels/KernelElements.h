@@ -17,6 +17,7 @@
 #ifndef DPC_RUNTIME_KERNELS_KERNELELEMENTS_H
 #define DPC_RUNTIME_KERNELS_KERNELELEMENTS_H
 
+#include "runtime/abi/shapes/NormShapes.h"
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/KernelMath.h"
 #include "runtime/kernels/Pool.h"
@@ -91,9 +92,9 @@ DPC_HOST_DEVICE inline float dropout(const math::DropoutMask &m, int64_t cols,
 // forward and the backward use the same rounded values.
 //===----------------------------------------------------------------------===//
 
-struct RowStats {
-  float mean, invStd;
-};
+// A row's statistics, as LayerNormBackward's workspace holds them
+// (runtime/abi/shapes/NormShapes.h).
+using plan::RowStats;
 
 DPC_HOST_DEVICE inline RowStats layerNormStats(const float *row, int64_t cols,
                                                double epsilon) {

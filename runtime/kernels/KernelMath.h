@@ -10,15 +10,13 @@
 #ifndef DPC_RUNTIME_KERNELS_KERNELMATH_H
 #define DPC_RUNTIME_KERNELS_KERNELMATH_H
 
+#include "runtime/abi/HostDevice.h"
+#include "runtime/abi/WindowMath.h"
+#include "runtime/abi/shapes/ElementwiseShapes.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-
-#ifdef __CUDACC__
-#define DPC_HOST_DEVICE __host__ __device__
-#else
-#define DPC_HOST_DEVICE
-#endif
 
 namespace dpc::kernels::math {
 
@@ -33,59 +31,13 @@ DPC_HOST_DEVICE inline int64_t maxI64(int64_t a, int64_t b) {
   return a > b ? a : b;
 }
 
-/// Floor division for a possibly negative numerator and positive divisor.
-DPC_HOST_DEVICE inline int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-
-/// The largest extent, kernel, stride, padding or dilation a sliding
-/// window takes: the sums and products below stay far from overflow.
-constexpr int64_t kMaxWindowArgument = int64_t(1) << 31;
-
-/// Whether a window's arguments along one axis are in range: a
-/// non-negative extent and padding, a positive kernel, stride and dilation,
-/// none above kMaxWindowArgument.
-DPC_HOST_DEVICE inline bool
-windowArgumentsInRange(int64_t in, int64_t kernel, int64_t stride,
-                       int64_t padBegin, int64_t padEnd, int64_t dilation) {
-  auto inRange = [](int64_t value, int64_t lowest) {
-    return value >= lowest && value <= kMaxWindowArgument;
-  };
-  return inRange(in, 0) && inRange(kernel, 1) && inRange(stride, 1) &&
-         inRange(padBegin, 0) && inRange(padEnd, 0) && inRange(dilation, 1);
-}
-
-/// Output extent of a convolution along one axis (dilation 1 = dense); -1
-/// when the arguments are out of range (windowArgumentsInRange).
-DPC_HOST_DEVICE inline int64_t convOutputSize(int64_t in, int64_t kernel,
-                                              int64_t stride, int64_t padBegin,
-                                              int64_t padEnd,
-                                              int64_t dilation) {
-  if (!windowArgumentsInRange(in, kernel, stride, padBegin, padEnd, dilation))
-    return -1;
-  return floorDiv(in + padBegin + padEnd - dilation * (kernel - 1) - 1,
-                  stride) +
-         1;
-}
-
-/// Output extent of a pooling window along one axis, PyTorch's rule
-/// (pooling_output_shape), generalised to asymmetric padding: with ceil_mode,
-/// a last window that would start inside the end padding is dropped. -1
-/// when the arguments are out of range (windowArgumentsInRange).
-DPC_HOST_DEVICE inline int64_t poolOutputSize(int64_t in, int64_t kernel,
-                                              int64_t stride, int64_t padBegin,
-                                              int64_t padEnd, int64_t dilation,
-                                              bool ceilMode) {
-  if (!windowArgumentsInRange(in, kernel, stride, padBegin, padEnd, dilation))
-    return -1;
-  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1 +
-                 (ceilMode ? stride - 1 : 0);
-  int64_t out = floorDiv(span, stride) + 1;
-  if (ceilMode && (out - 1) * stride >= in + padBegin)
-    --out;
-  return out;
-}
+// The window formulas are the ABI's (runtime/abi/WindowMath.h): the
+// compiler's shape inference and the plan's checks use them too.
+using plan::convOutputSize;
+using plan::floorDiv;
+using plan::kMaxWindowArgument;
+using plan::poolOutputSize;
+using plan::windowArgumentsInRange;
 
 /// The input range [begin, end) an average-pooling window covers along one
 /// axis, and how many positions count toward its divisor. Mirrors PyTorch's
@@ -208,18 +160,10 @@ DPC_HOST_DEVICE inline float reciprocalBackward(float dy, float y) {
 // conventions at the kinks (ReLU6's gradient is 0 at 0 and 6).
 //===----------------------------------------------------------------------===//
 
-enum class InputActivation : int32_t {
-  Clip,        // a = min, b = max: hardtanh, ReLU6
-  HardSigmoid, // clamp(a x + b, 0, 1)
-  HardSwish,   // x relu6(x + 3) / 6
-  Gelu,        // x Phi(x), with erf
-  GeluTanh,    // GELU's tanh approximation
-  Erf,         // erf(x): GELU as older exporters write it
-};
-
-struct ActivationParams {
-  float a = 0.f, b = 0.f;
-};
+// Which one, and its parameters, as the plan gives them
+// (runtime/abi/shapes/ElementwiseShapes.h).
+using plan::ActivationParams;
+using plan::InputActivation;
 
 namespace detail {
 constexpr float kSqrtHalf = 0.70710678118654752440f;

@@ -9,16 +9,14 @@
 #ifndef DPC_RUNTIME_KERNELS_LAYERNORM_H
 #define DPC_RUNTIME_KERNELS_LAYERNORM_H
 
+#include "runtime/abi/shapes/NormShapes.h"
 #include "runtime/kernels/KernelElements.h"
 
 #include <cstdint>
 
 namespace dpc::kernels {
 
-struct LayerNormShape {
-  int64_t rows = 0, cols = 0;
-  double epsilon = 1e-5;
-};
+using plan::LayerNormShape;
 
 /// `bias` may be null (no bias).
 void layerNormForward(const LayerNormShape &s, const float *x,

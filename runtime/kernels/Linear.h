@@ -9,21 +9,19 @@
 #ifndef DPC_RUNTIME_KERNELS_LINEAR_H
 #define DPC_RUNTIME_KERNELS_LINEAR_H
 
+#include "runtime/abi/shapes/LinearShapes.h"
 #include "runtime/kernels/KernelContext.h"
-#include "runtime/kernels/Precision.h"
 
 #include <cstdint>
 
 namespace dpc::kernels {
 
-struct LinearShape {
-  int64_t n;   // rows (batch)
-  int64_t in;  // input features
-  int64_t out; // output features
-  Precision precision = Precision::F32;
-  /// Where x's bf16 copy is shared with other calls (bf16 only).
-  CastSlot xCast = {};
-};
+// The shapes of a call, and what it computes in, are the ABI's
+// (runtime/abi/shapes/LinearShapes.h).
+using plan::CastSlot;
+using plan::LinearShape;
+using plan::MatmulShape;
+using plan::Precision;
 
 /// `bias` may be null; `relu` applies a ReLU as y is written (oneDNN's
 /// post-op: one pass over y).
@@ -37,11 +35,6 @@ void linearBackwardData(KernelContext &ctx, const LinearShape &shape,
 void linearBackwardWeights(KernelContext &ctx, const LinearShape &shape,
                            const float *x, const float *dy, float *dWeights,
                            float *dBias);
-
-struct MatmulShape {
-  int64_t n, k, m; // a [n, k], b [k, m], c [n, m]
-  Precision precision = Precision::F32;
-};
 
 void matmulForward(KernelContext &ctx, const MatmulShape &shape, const float *a,
                    const float *b, float *c);

@@ -15,20 +15,16 @@
 #ifndef DPC_RUNTIME_KERNELS_OPTIMIZER_H
 #define DPC_RUNTIME_KERNELS_OPTIMIZER_H
 
+#include "runtime/abi/shapes/OptimizerShapes.h"
+
 #include <cstdint>
 #include <stdexcept>
 
 namespace dpc::kernels {
 
-/// Hyper-parameters are doubles, like PyTorch's Python floats: scalars
-/// derived from them (1 - beta, 1 - lr*wd) are computed in double and
-/// rounded once, which keeps the float updates bit-close to torch's.
-struct SgdParams {
-  double momentum = 0.0;
-  double dampening = 0.0;
-  double weightDecay = 0.0;
-  bool nesterov = false;
-};
+/// The hyper-parameters the plan gives (runtime/abi/shapes/OptimizerShapes.h).
+using plan::AdamWParams;
+using plan::SgdParams;
 
 /// What torch.optim.SGD refuses; the CPU and CUDA updates both check it.
 inline void checkSgdArguments(const SgdParams &p, int64_t step,
@@ -47,13 +43,6 @@ inline void checkSgdArguments(const SgdParams &p, int64_t step,
 /// Returns whether a value written is NaN or infinite.
 bool sgdUpdate(int64_t size, const SgdParams &params, double lr, int64_t step,
                float *param, const float *grad, float *momentumBuffer);
-
-struct AdamWParams {
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weightDecay = 1e-2;
-};
 
 /// Decoupled weight decay p *= 1 - lr*wd, then Adam with bias corrections
 /// for step `step` and eps added outside the square root. expAvg and

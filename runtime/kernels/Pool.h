@@ -9,32 +9,13 @@
 #ifndef DPC_RUNTIME_KERNELS_POOL_H
 #define DPC_RUNTIME_KERNELS_POOL_H
 
-#include "runtime/kernels/KernelMath.h"
+#include "runtime/abi/shapes/PoolShapes.h"
 
 #include <cstdint>
 
 namespace dpc::kernels {
 
-struct Pool2dShape {
-  int64_t n, c, h, w;
-  int64_t kernelH, kernelW;
-  int64_t strideH, strideW;
-  int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
-  int64_t dilationH = 1, dilationW = 1; // max pooling only; 1 = dense
-  bool ceilMode = false;
-  bool countIncludePad = true; // average pooling only (PyTorch's default)
-  /// 1: plain NCHW; kChannelBlock (Reorder.h): every tensor is nChw16c.
-  int64_t channelBlock = 1;
-
-  DPC_HOST_DEVICE int64_t outH() const {
-    return math::poolOutputSize(h, kernelH, strideH, padTop, padBottom,
-                                dilationH, ceilMode);
-  }
-  DPC_HOST_DEVICE int64_t outW() const {
-    return math::poolOutputSize(w, kernelW, strideW, padLeft, padRight,
-                                dilationW, ceilMode);
-  }
-};
+using plan::Pool2dShape;
 
 /// Padding never wins the max (it is -inf); NaN propagates like PyTorch.
 void maxPool2dForward(const Pool2dShape &shape, const float *x, float *y);

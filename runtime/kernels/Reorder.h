@@ -10,12 +10,14 @@
 #ifndef DPC_RUNTIME_KERNELS_REORDER_H
 #define DPC_RUNTIME_KERNELS_REORDER_H
 
+#include "runtime/abi/shapes/ShapeTypes.h"
+
 #include <cstdint>
 
 namespace dpc::kernels {
 
-/// Channels per block of the blocked layout.
-inline constexpr int64_t kChannelBlock = 16;
+/// Channels per block of the blocked layout (the ABI's).
+using plan::kChannelBlock;
 
 /// y = x from plain [n, c, plane] to blocked [n, c / 16, plane, 16], or back
 /// (`toBlocked` false).

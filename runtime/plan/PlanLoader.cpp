@@ -1,15 +1,15 @@
 //===- PlanLoader.cpp - reading and validating plan files -----------------===//
 
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/abi/CheckedMath.h"
+#include "runtime/abi/KernelLayouts.h"
+#include "runtime/abi/KernelShapes.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/PlanTypes.h"
+#include "runtime/abi/SharedCast.h"
 #include "runtime/io/FileRead.h"
-#include "runtime/plan/CheckedMath.h"
-#include "runtime/plan/KernelLayouts.h"
-#include "runtime/plan/KernelShapes.h"
-#include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanChecksum.h"
-#include "runtime/plan/PlanTypes.h"
 #include "runtime/plan/PlanVersion.h"
-#include "runtime/plan/SharedCast.h"
 
 #include <algorithm>
 #include <iterator>

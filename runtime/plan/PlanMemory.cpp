@@ -2,8 +2,8 @@
 
 #include "runtime/plan/PlanMemory.h"
 
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/plan/ByteSize.h"
-#include "runtime/plan/PlanTypes.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -10,12 +10,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/train/Checkpoint.h"
+#include "runtime/abi/CheckedMath.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/io/FileRead.h"
 #include "runtime/io/FileWrite.h"
-#include "runtime/plan/CheckedMath.h"
 #include "runtime/plan/Checksum.h"
-#include "runtime/plan/PlanTypes.h"
 #include "runtime/train/DataOptions.h"
 #include "runtime/train/NonFinite.h"
 

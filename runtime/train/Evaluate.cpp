@@ -1,12 +1,12 @@
 //===- Evaluate.cpp - a trained plan on a data set, forward only ----------===//
 
 #include "runtime/train/Evaluate.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/data/BatchLoader.h"
 #include "runtime/data/Dataset.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/kernels/KernelMath.h"
 #include "runtime/plan/PlanMemory.h"
-#include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/ModelInput.h"
 #include "runtime/train/NonFinite.h"

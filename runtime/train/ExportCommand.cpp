@@ -1,8 +1,8 @@
 //===- ExportCommand.cpp - `dpc export` -----------------------------------===//
 
 #include "runtime/train/ExportCommand.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/plan/PlanLoader.h"
-#include "runtime/plan/PlanTypes.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/CommandLine.h"
 #include "runtime/train/DataOptions.h"

@@ -1,8 +1,8 @@
 //===- NonFinite.cpp - NaN and infinity in the training state -------------===//
 
 #include "runtime/train/NonFinite.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/exec/Executor.h"
-#include "runtime/plan/PlanTypes.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,7 +12,7 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/Checksum.h"
 #include "runtime/plan/PlanMemory.h"
-#include "runtime/plan/PlanTypes.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/ModelInput.h"
 

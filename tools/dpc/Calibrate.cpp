@@ -2,13 +2,13 @@
 
 #include "tools/dpc/Calibrate.h"
 
+#include "runtime/abi/KernelCostKey.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/device/Device.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/Trace.h"
-#include "runtime/plan/KernelCostKey.h"
-#include "runtime/plan/KernelSignature.h"
 #include "runtime/plan/PlanLoader.h"
-#include "runtime/plan/PlanTypes.h"
 #include "runtime/train/ModelInput.h"
 
 #include <algorithm>
@@ -189,7 +189,7 @@ bool dpc::measureThroughputs(std::vector<CalibrateDevice> devices,
 
 namespace {
 
-/// The cost key of `instruction` of `step` (runtime/plan/KernelCostKey.h).
+/// The cost key of `instruction` of `step` (runtime/abi/KernelCostKey.h).
 std::string getCostKey(const plan::Step &step,
                        const plan::Instruction &instruction) {
   auto dimsOf = [&](const flatbuffers::Vector<int32_t> *indices) {

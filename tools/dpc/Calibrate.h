@@ -55,7 +55,7 @@ bool measureThroughputs(std::vector<CalibrateDevice> devices,
                         std::vector<Measurement> &results, std::string &error);
 
 /// One convolution or matmul call of a plan's train_step: its cost key
-/// (runtime/plan/KernelCostKey.h) and median time per step.
+/// (runtime/abi/KernelCostKey.h) and median time per step.
 struct KernelTime {
   std::string key;
   double micros = 0;

@@ -15,10 +15,10 @@
 
 #include "tools/dpc/Inspect.h"
 
-#include "runtime/plan/KernelSignature.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanMemory.h"
-#include "runtime/plan/PlanTypes.h"
 
 #include <cstdio>
 #include <map>
@@ -45,7 +45,7 @@ struct StepSummary {
   int64_t precisionKernels = 0;
   int64_t bf16Kernels = 0;
   // bf16 calls that read another call's bf16 copy of an operand (a cast
-  // slot's reuse, runtime/plan/SharedCast.h): casts saved per step.
+  // slot's reuse, runtime/abi/SharedCast.h): casts saved per step.
   int64_t sharedCasts = 0;
   // Convolution calls, and those of them that run Winograd.
   int64_t convolutionKernels = 0;

@@ -540,7 +540,7 @@ static int runCompile() {
 ///    "kernels": {"<cost key>": {"f32": 812.5, "bf16": 402.1,
 ///                               "f32_winograd": 301.7}, ...}}
 ///
-/// A key (runtime/plan/KernelCostKey.h) several calls share gets their mean.
+/// A key (runtime/abi/KernelCostKey.h) several calls share gets their mean.
 static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
   if (!isModel)
     return reportError(modelPath, "--kernels times a model (.onnx or "

@@ -5,14 +5,14 @@
 // which imports as a sum times the reciprocal count), run through the
 // backend's dispatch on every axis and reduced-dim set of 4-D tensors and
 // compared with loops over coordinates that share nothing with the kernels'
-// row/stride arithmetic (runtime/plan/KernelShapes.cpp's JoinShape,
+// row/stride arithmetic (runtime/abi/KernelShapes.cpp's JoinShape,
 // KernelElements.h's ReduceIndex).
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/abi/KernelDispatch.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/kernels/KernelElements.h"
-#include "runtime/plan/KernelDispatch.h"
 
 #include <gtest/gtest.h>
 

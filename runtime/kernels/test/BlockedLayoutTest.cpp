@@ -1,6 +1,6 @@
 //===- BlockedLayoutTest.cpp - kernels on nChw16c against plain ones ------===//
 //
-// Every kernel that takes nChw16c tensors (runtime/plan/KernelLayouts.h)
+// Every kernel that takes nChw16c tensors (runtime/abi/KernelLayouts.h)
 // must compute, element for element, what it computes on plain NCHW: the
 // blocked run's inputs are the plain ones reordered, and its outputs,
 // reordered back, must equal the plain run's bit for bit.

@@ -3,7 +3,7 @@
 // The MLP's first layer casts its input batch to bf16 once per step: the
 // forward keeps the copy in a cast slot, the weight gradient reads it
 // there; a convolution's backward-data keeps its DY's copy for its
-// backward-weights (runtime/plan/SharedCast.h). Reading the kept copy must
+// backward-weights (runtime/abi/SharedCast.h). Reading the kept copy must
 // give the bits the call's own cast gives, must really skip the cast, and
 // must not be fooled into reading a copy of another tensor.
 //

@@ -7,11 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/abi/KernelDispatch.h"
+#include "runtime/abi/KernelRoles.h"
+#include "runtime/abi/KernelSignature.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/kernels/KernelElements.h"
-#include "runtime/plan/KernelDispatch.h"
-#include "runtime/plan/KernelRoles.h"
-#include "runtime/plan/KernelSignature.h"
 
 #include <gtest/gtest.h>
 

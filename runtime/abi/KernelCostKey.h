@@ -17,8 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_PLAN_KERNELCOSTKEY_H
-#define DPC_RUNTIME_PLAN_KERNELCOSTKEY_H
+#ifndef DPC_RUNTIME_ABI_KERNELCOSTKEY_H
+#define DPC_RUNTIME_ABI_KERNELCOSTKEY_H
 
 #include "runtime/plan/Plan_generated.h"
 
@@ -37,4 +37,4 @@ std::string getKernelCostKey(Kernel kernel,
 
 } // namespace dpc::plan
 
-#endif // DPC_RUNTIME_PLAN_KERNELCOSTKEY_H
+#endif // DPC_RUNTIME_ABI_KERNELCOSTKEY_H

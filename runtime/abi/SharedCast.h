@@ -14,10 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_PLAN_SHAREDCAST_H
-#define DPC_RUNTIME_PLAN_SHAREDCAST_H
+#ifndef DPC_RUNTIME_ABI_SHAREDCAST_H
+#define DPC_RUNTIME_ABI_SHAREDCAST_H
 
-#include "runtime/plan/KernelSignature.h"
+#include "runtime/abi/KernelSignature.h"
 #include "runtime/plan/Plan_generated.h"
 
 #include <string_view>
@@ -52,4 +52,4 @@ inline constexpr int kMaxCastSlots = 64;
 
 } // namespace dpc::plan
 
-#endif // DPC_RUNTIME_PLAN_SHAREDCAST_H
+#endif // DPC_RUNTIME_ABI_SHAREDCAST_H

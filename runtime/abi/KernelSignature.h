@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_PLAN_KERNELSIGNATURE_H
-#define DPC_RUNTIME_PLAN_KERNELSIGNATURE_H
+#ifndef DPC_RUNTIME_ABI_KERNELSIGNATURE_H
+#define DPC_RUNTIME_ABI_KERNELSIGNATURE_H
 
 #include "runtime/plan/Plan_generated.h"
 
@@ -77,4 +77,4 @@ bool isOptimizerKernel(Kernel kernel);
 
 } // namespace dpc::plan
 
-#endif // DPC_RUNTIME_PLAN_KERNELSIGNATURE_H
+#endif // DPC_RUNTIME_ABI_KERNELSIGNATURE_H

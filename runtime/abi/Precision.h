@@ -9,18 +9,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_KERNELS_PRECISION_H
-#define DPC_RUNTIME_KERNELS_PRECISION_H
+#ifndef DPC_RUNTIME_ABI_PRECISION_H
+#define DPC_RUNTIME_ABI_PRECISION_H
 
 #include <cstdint>
 
-namespace dpc::kernels {
+namespace dpc::plan {
 
 enum class Precision : uint8_t { F32, BF16 };
 
 /// Where a bf16 call keeps or finds the bf16 copy of its shared operand (a
 /// linear layer's X, a convolution's DY: the plan's cast slot,
-/// runtime/plan/SharedCast.h): slot 0, the call casts it for itself;
+/// runtime/abi/SharedCast.h): slot 0, the call casts it for itself;
 /// otherwise it casts it into the context's slot `slot`, or with `reuse`
 /// reads the copy an earlier call of the step left there.
 struct CastSlot {
@@ -28,6 +28,6 @@ struct CastSlot {
   bool reuse = false;
 };
 
-} // namespace dpc::kernels
+} // namespace dpc::plan
 
-#endif // DPC_RUNTIME_KERNELS_PRECISION_H
+#endif // DPC_RUNTIME_ABI_PRECISION_H

@@ -1,7 +1,7 @@
 //===- KernelSignature.cpp - what each kernel takes, from Kernels.def -----===//
 
-#include "runtime/plan/KernelSignature.h"
-#include "runtime/plan/KernelRoles.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/KernelRoles.h"
 
 #include <array>
 
@@ -36,31 +36,19 @@ makeSignature(const char *name, unsigned operands, uint32_t optionalOperands,
 }
 
 constexpr KernelSignature kSignatures[] = {
-#define DPC_KERNEL(Name, Shape, Attrs, Flags, ...)                             \
+#define DPC_KERNEL(Name, Shape, Attrs, Flags, Layout, ...)                     \
   makeSignature(#Name, roles::Name::kNumOperands,                              \
                 roles::Name::kOptionalOperands, roles::Name::kNumResults,      \
                 roles::Name::kOptionalResults, KernelAttrs::Attrs, Flags,      \
                 DPC_KERNEL_ROLES(__VA_ARGS__)),
 #define DPC_KERNEL_ROLES(Ins, OptIns, Outs, OptOuts) #Ins, #Outs
-#include "runtime/plan/Kernels.def"
+#include "runtime/abi/Kernels.def"
 #undef DPC_KERNEL_ROLES
 };
 constexpr Kernel kListOrder[] = {
 #define DPC_KERNEL(Name, ...) Kernel::Name,
-#include "runtime/plan/Kernels.def"
+#include "runtime/abi/Kernels.def"
 };
-
-constexpr bool listMatchesSchema() {
-  if (std::size(kListOrder) != static_cast<size_t>(Kernel::MAX) + 1)
-    return false;
-  for (size_t i = 0; i < std::size(kListOrder); ++i)
-    if (static_cast<size_t>(kListOrder[i]) != i)
-      return false;
-  return true;
-}
-static_assert(listMatchesSchema(),
-              "Kernels.def and Plan.fbs's enum Kernel must list the same "
-              "kernels in the same order");
 
 /// Role `i` of a list written "(A, B, C)".
 std::string_view roleAt(std::string_view list, size_t i) {

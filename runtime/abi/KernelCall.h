@@ -15,10 +15,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_PLAN_KERNELCALL_H
-#define DPC_RUNTIME_PLAN_KERNELCALL_H
+#ifndef DPC_RUNTIME_ABI_KERNELCALL_H
+#define DPC_RUNTIME_ABI_KERNELCALL_H
 
-#include "runtime/plan/PlanTypes.h"
+#include "runtime/abi/PlanTypes.h"
 
 #include <atomic>
 #include <cstdint>
@@ -108,4 +108,4 @@ private:
 
 } // namespace dpc::plan
 
-#endif // DPC_RUNTIME_PLAN_KERNELCALL_H
+#endif // DPC_RUNTIME_ABI_KERNELCALL_H

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_PLAN_KERNELCHECK_H
-#define DPC_RUNTIME_PLAN_KERNELCHECK_H
+#ifndef DPC_RUNTIME_ABI_KERNELCHECK_H
+#define DPC_RUNTIME_ABI_KERNELCHECK_H
 
-#include "runtime/plan/KernelCall.h"
+#include "runtime/abi/KernelCall.h"
 
 #include <string>
 
@@ -20,4 +20,4 @@ std::string findKernelCallError(const KernelCall &call);
 
 } // namespace dpc::plan
 
-#endif // DPC_RUNTIME_PLAN_KERNELCHECK_H
+#endif // DPC_RUNTIME_ABI_KERNELCHECK_H

@@ -1,7 +1,7 @@
 //===- PlanTypes.cpp - element types and sizes of plan tensors ------------===//
 
-#include "runtime/plan/PlanTypes.h"
-#include "runtime/plan/CheckedMath.h"
+#include "runtime/abi/PlanTypes.h"
+#include "runtime/abi/CheckedMath.h"
 
 namespace dpc::plan {
 

@@ -1,16 +1,16 @@
 //===- KernelLayouts.h - which kernel tensors may be blocked ----*- C++ -*-===//
 //
-// The one table of where a kernel takes a tensor in another layout than
-// plain (Plan.fbs's Layout): the compiler's layout assignment decides by it
-// and the plan loader checks plans against it. Every other position is
-// plain.
+// Where a kernel takes a tensor in another layout than plain (Plan.fbs's
+// Layout), as Kernels.def's Layout column says: the compiler's layout
+// assignment decides by it and the plan loader checks plans against it.
+// Every other position is plain.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_PLAN_KERNELLAYOUTS_H
-#define DPC_RUNTIME_PLAN_KERNELLAYOUTS_H
+#ifndef DPC_RUNTIME_ABI_KERNELLAYOUTS_H
+#define DPC_RUNTIME_ABI_KERNELLAYOUTS_H
 
-#include "runtime/plan/KernelCall.h"
+#include "runtime/abi/KernelCall.h"
 #include "runtime/plan/Plan_generated.h"
 
 #include <cstddef>
@@ -55,4 +55,4 @@ std::string getLayoutName(Layout layout);
 
 } // namespace dpc::plan
 
-#endif // DPC_RUNTIME_PLAN_KERNELLAYOUTS_H
+#endif // DPC_RUNTIME_ABI_KERNELLAYOUTS_H

@@ -1,6 +1,6 @@
 //===- KernelCostKey.cpp - what a kernel call's time depends on -----------===//
 
-#include "runtime/plan/KernelCostKey.h"
+#include "runtime/abi/KernelCostKey.h"
 
 namespace dpc::plan {
 namespace {

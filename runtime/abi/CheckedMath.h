@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_PLAN_CHECKEDMATH_H
-#define DPC_RUNTIME_PLAN_CHECKEDMATH_H
+#ifndef DPC_RUNTIME_ABI_CHECKEDMATH_H
+#define DPC_RUNTIME_ABI_CHECKEDMATH_H
 
 #include <cstdint>
 #include <optional>
@@ -53,4 +53,4 @@ std::optional<int64_t> checkedProduct(const Range &dims,
 
 } // namespace dpc
 
-#endif // DPC_RUNTIME_PLAN_CHECKEDMATH_H
+#endif // DPC_RUNTIME_ABI_CHECKEDMATH_H

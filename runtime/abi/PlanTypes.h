@@ -1,7 +1,7 @@
 //===- PlanTypes.h - element types and sizes of plan tensors ----*- C++ -*-===//
 
-#ifndef DPC_RUNTIME_PLAN_PLANTYPES_H
-#define DPC_RUNTIME_PLAN_PLANTYPES_H
+#ifndef DPC_RUNTIME_ABI_PLANTYPES_H
+#define DPC_RUNTIME_ABI_PLANTYPES_H
 
 #include "runtime/plan/Plan_generated.h"
 
@@ -64,4 +64,4 @@ std::string formatDims(const std::vector<int64_t> &dims);
 
 } // namespace dpc::plan
 
-#endif // DPC_RUNTIME_PLAN_PLANTYPES_H
+#endif // DPC_RUNTIME_ABI_PLANTYPES_H

@@ -17,11 +17,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_PLAN_KERNELDISPATCH_H
-#define DPC_RUNTIME_PLAN_KERNELDISPATCH_H
+#ifndef DPC_RUNTIME_ABI_KERNELDISPATCH_H
+#define DPC_RUNTIME_ABI_KERNELDISPATCH_H
 
-#include "runtime/plan/KernelCall.h"
-#include "runtime/plan/KernelSignature.h"
+#include "runtime/abi/KernelCall.h"
+#include "runtime/abi/KernelSignature.h"
 
 #include <array>
 #include <stdexcept>
@@ -82,4 +82,4 @@ void dispatchKernel(const KernelTable<Context> &table, Context &context,
 
 } // namespace dpc::plan
 
-#endif // DPC_RUNTIME_PLAN_KERNELDISPATCH_H
+#endif // DPC_RUNTIME_ABI_KERNELDISPATCH_H

@@ -1,0 +1,151 @@
+//===- KernelAttrs.cpp - a kernel call's attributes, decoded --------------===//
+
+#include "runtime/abi/KernelAttrs.h"
+#include "runtime/abi/KernelArgs.h"
+
+#include <string>
+
+namespace dpc::plan {
+using namespace args;
+
+Precision getPrecision(const KernelCall &call) {
+  DType precision =
+      call.instruction ? call.instruction->precision() : DType::F32;
+  if (precision == DType::BF16)
+    return Precision::BF16;
+  if (precision != DType::F32)
+    fail(std::string("precision ") + EnumNameDType(precision) +
+         " is neither F32 nor BF16");
+  return Precision::F32;
+}
+
+CastSlot getCastSlot(const KernelCall &call) {
+  if (!call.instruction || getPrecision(call) != Precision::BF16)
+    return {};
+  return {call.instruction->cast_slot(), call.instruction->cast_reuse()};
+}
+
+ConvAlgorithm getConvAlgorithm(const KernelCall &call) {
+  const flatbuffers::String *name =
+      call.instruction ? call.instruction->algorithm() : nullptr;
+  if (!name || name->string_view() == "direct" ||
+      name->string_view() == "cudnn_heuristic")
+    return ConvAlgorithm::Direct;
+  if (name->string_view() == "winograd")
+    return ConvAlgorithm::Winograd;
+  fail("unknown convolution algorithm '" + name->str() +
+       "' (direct, winograd or cudnn_heuristic)");
+}
+
+BatchNormParams getBatchNormParams(const KernelCall &call) {
+  BatchNormParams params;
+  if (const BatchNormAttrs *attrs =
+          call.instruction ? call.instruction->attrs_as_BatchNormAttrs()
+                           : nullptr) {
+    params.eps = static_cast<float>(attrs->epsilon());
+    params.momentum = static_cast<float>(attrs->momentum());
+  }
+  if (!(params.eps > 0))
+    fail("batch-norm epsilon must be positive");
+  return params;
+}
+
+float getPadValue(const KernelCall &call) {
+  const PadAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_PadAttrs() : nullptr;
+  return attrs ? static_cast<float>(attrs->value()) : 0.f;
+}
+
+SgdParams getSgdParams(const KernelCall &call) {
+  SgdParams p;
+  if (const SgdAttrs *attrs =
+          call.instruction ? call.instruction->attrs_as_SgdAttrs() : nullptr) {
+    p.momentum = attrs->momentum();
+    p.dampening = attrs->dampening();
+    p.weightDecay = attrs->weight_decay();
+    p.nesterov = attrs->nesterov();
+  }
+  if (p.nesterov && (p.momentum <= 0.0 || p.dampening != 0.0))
+    fail("nesterov needs momentum and zero dampening");
+  return p;
+}
+
+AdamWParams getAdamWParams(const KernelCall &call) {
+  AdamWParams p;
+  if (const AdamWAttrs *attrs = call.instruction
+                                    ? call.instruction->attrs_as_AdamWAttrs()
+                                    : nullptr) {
+    p.beta1 = attrs->beta1();
+    p.beta2 = attrs->beta2();
+    p.eps = attrs->eps();
+    p.weightDecay = attrs->weight_decay();
+  }
+  return p;
+}
+
+ReduceOp getAllReduceOp(const KernelCall &call) {
+  size_t count = call.operands.size();
+  if (count == 0)
+    fail("has no operands");
+  for (size_t i = 0; i < count; ++i) {
+    const TensorArg &arg = call.operand(i);
+    if (!arg.present)
+      fail(operandName(call.kernel, i) + " is missing");
+    if (arg.dtype != DType::F32 && arg.dtype != DType::F64 &&
+        arg.dtype != DType::I32 && arg.dtype != DType::I64)
+      fail(operandName(call.kernel, i) + " is " + EnumNameDType(arg.dtype) +
+           ", expected F32, F64, I32 or I64");
+    if (arg.getNumElements() < 0)
+      fail(operandName(call.kernel, i) + " has invalid dims " +
+           formatDims(arg.dims));
+  }
+  const AllReduceAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_AllReduceAttrs() : nullptr;
+  ReduceOp op = attrs ? attrs->op() : ReduceOp::Sum;
+  if (op != ReduceOp::Sum && op != ReduceOp::Mean && op != ReduceOp::Max)
+    fail("unknown reduce op " + std::to_string(static_cast<int>(op)));
+  return op;
+}
+
+double getFillValue(const KernelCall &call) {
+  const FillAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_FillAttrs() : nullptr;
+  return attrs ? attrs->value() : 0.0;
+}
+
+namespace args {
+
+std::vector<int64_t> attrList(const flatbuffers::Vector<int64_t> *values) {
+  return toDims(values);
+}
+
+/// A pair [h, w] from an attribute list of `size` 0 (default) or 2.
+void pairAttr(const flatbuffers::Vector<int64_t> *values, const char *name,
+              int64_t fallbackH, int64_t fallbackW, int64_t &h, int64_t &w) {
+  if (!values || values->size() == 0) {
+    h = fallbackH, w = fallbackW;
+    return;
+  }
+  if (values->size() != 2)
+    fail(std::string(name) + " must have 2 values, has " +
+         std::to_string(values->size()));
+  h = values->Get(0), w = values->Get(1);
+}
+
+/// Padding [top, left, bottom, right], [h, w] or empty.
+void paddingAttr(const flatbuffers::Vector<int64_t> *values, int64_t &top,
+                 int64_t &left, int64_t &bottom, int64_t &right) {
+  size_t size = values ? values->size() : 0;
+  if (size != 0 && size != 2 && size != 4)
+    fail("padding must have 2 or 4 values, has " + std::to_string(size));
+  int64_t list[4] = {0, 0, 0, 0};
+  for (size_t i = 0; i < 4 && size; ++i)
+    list[i] = values->Get(static_cast<flatbuffers::uoffset_t>(i % size));
+  for (int64_t p : list)
+    if (p < 0)
+      fail("padding must not be negative");
+  top = list[0], left = list[1], bottom = list[2], right = list[3];
+}
+
+} // namespace args
+} // namespace dpc::plan

@@ -1,0 +1,78 @@
+//===- ConvShapes.cpp - a convolution call's shape ------------------------===//
+
+#include "runtime/abi/shapes/ConvShapes.h"
+#include "runtime/abi/KernelArgs.h"
+#include "runtime/abi/KernelAttrs.h"
+
+#include <string>
+
+namespace dpc::plan {
+using namespace args;
+
+Conv2dShape getConv2dShape(const KernelCall &call) {
+  // Which tensor holds the input, the weights and the output.
+  const TensorArg *in, *weights, *out;
+  Name inName, weightsName, outName;
+  switch (call.kernel) {
+  case Kernel::Conv2dForward:
+  case Kernel::Conv2dReluForward:
+    in = &operand(call, 0), weights = &operand(call, 1), out = &result(call, 0);
+    inName = operandName(call.kernel, 0),
+    weightsName = operandName(call.kernel, 1),
+    outName = resultName(call.kernel, 0);
+    break;
+  case Kernel::Conv2dBackwardData:
+    out = &operand(call, 0), weights = &operand(call, 1), in = &result(call, 0);
+    outName = operandName(call.kernel, 0),
+    weightsName = operandName(call.kernel, 1),
+    inName = resultName(call.kernel, 0);
+    break;
+  default: // Conv2dBackwardWeights
+    in = &operand(call, 0), out = &operand(call, 1), weights = &result(call, 0);
+    inName = operandName(call.kernel, 0), outName = operandName(call.kernel, 1),
+    weightsName = resultName(call.kernel, 0);
+    break;
+  }
+  expectRank(*in, inName, 4, 4);
+  expectRank(*weights, weightsName, 4, 4);
+  Conv2dShape s{};
+  s.n = in->dims[0], s.c = in->dims[1], s.h = in->dims[2], s.w = in->dims[3];
+  s.k = weights->dims[0], s.r = weights->dims[2], s.s = weights->dims[3];
+  const Conv2dAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_Conv2dAttrs() : nullptr;
+  if (attrs) {
+    pairAttr(attrs->stride(), "stride", 1, 1, s.strideH, s.strideW);
+    paddingAttr(attrs->padding(), s.padTop, s.padLeft, s.padBottom, s.padRight);
+    pairAttr(attrs->dilation(), "dilation", 1, 1, s.dilationH, s.dilationW);
+    s.groups = attrs->groups();
+  }
+  if (s.strideH < 1 || s.strideW < 1 || s.dilationH < 1 || s.dilationW < 1)
+    fail("stride and dilation must be positive");
+  if (s.groups < 1 || s.c % s.groups != 0 || s.k % s.groups != 0)
+    fail("groups " + std::to_string(s.groups) + " must divide the " +
+         std::to_string(s.c) + " input and " + std::to_string(s.k) +
+         " output channels");
+  if (weights->dims[1] * s.groups != s.c)
+    fail(weightsName + " " + formatDims(weights->dims) + " does not match " +
+         std::to_string(s.c) + " input channels in " +
+         std::to_string(s.groups) + " groups");
+  if (s.outH() < 1 || s.outW() < 1)
+    fail("the convolution's output would be empty");
+  expectCount(*out, outName, countOf({s.n, s.k, s.outH(), s.outW()}));
+  if ((call.kernel == Kernel::Conv2dForward ||
+       call.kernel == Kernel::Conv2dReluForward) &&
+      hasOperand(call, 2))
+    expectOperandCount(call, 2, s.k);
+  if (call.kernel == Kernel::Conv2dBackwardWeights && hasResult(call, 1))
+    expectResultCount(call, 1, s.k);
+  s.blockedX = in->layout == Layout::NChw16c;
+  s.blockedY = out->layout == Layout::NChw16c;
+  s.precision = getPrecision(call);
+  s.algorithm = getConvAlgorithm(call);
+  s.dyCast = getCastSlot(call);
+  if (s.algorithm == ConvAlgorithm::Winograd && s.precision != Precision::F32)
+    fail("a Winograd convolution computes in F32 only");
+  return s;
+}
+
+} // namespace dpc::plan

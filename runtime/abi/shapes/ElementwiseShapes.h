@@ -1,0 +1,89 @@
+//===- ElementwiseShapes.h - element-wise and broadcast shapes --*- C++ -*-===//
+//
+// Activations, Copy, Fill, Accumulate, Reorder: one element count for
+// every tensor. The activations whose backward reads the forward's input
+// (clip, hard sigmoid, hard swish, GELU, erf) also take their kind and
+// parameters; dropout its ratio and mask site. Binary ops broadcast the
+// second operand to the first, numpy-style, up to rank 4.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_ABI_SHAPES_ELEMENTWISESHAPES_H
+#define DPC_RUNTIME_ABI_SHAPES_ELEMENTWISESHAPES_H
+
+#include "runtime/abi/shapes/ShapeTypes.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+namespace dpc::plan {
+
+/// The activations whose backward reads x, with up to two parameters
+/// (runtime/kernels/KernelMath.h's inputActivation*).
+enum class InputActivation : int32_t {
+  Clip,        // a = min, b = max: hardtanh, ReLU6
+  HardSigmoid, // clamp(a x + b, 0, 1)
+  HardSwish,   // x relu6(x + 3) / 6
+  Gelu,        // x Phi(x), with erf
+  GeluTanh,    // GELU's tanh approximation
+  Erf,         // erf(x): GELU as older exporters write it
+};
+
+struct ActivationParams {
+  float a = 0.f, b = 0.f;
+};
+
+/// Clip, HardSigmoid, HardSwish, Gelu, Erf (forward or backward): which,
+/// with its parameters (min <= max, finite), and the element count.
+struct InputActivationShape {
+  InputActivation kind;
+  ActivationParams params;
+  int64_t size;
+};
+
+/// DropoutForward/Backward: the ratio (in [0, 1]) and site of the mask, and
+/// the operand as `rows` (dim 0, the batch) of `cols` elements.
+struct DropoutShape {
+  double ratio;
+  int64_t site;
+  int64_t rows, cols;
+  bool rowwise;
+};
+
+/// Binary ops with numpy broadcasting of the second operand: out has lhs's
+/// shape, and rhs's dims, right-aligned, each equal the lhs dim or are 1
+/// (bias [c] against [n, c], [c, 1, 1] against [n, c, h, w], a scalar).
+struct BroadcastShape {
+  int64_t out[4]; // lhs/out dims, left-padded with 1 to rank 4
+  int64_t rhs[4]; // rhs dims aligned to out, each out[i] or 1
+};
+
+/// Aligns numpy-style dims; throws std::invalid_argument if rhs does not
+/// broadcast to lhs or a rank exceeds 4.
+inline BroadcastShape makeBroadcastShape(const std::vector<int64_t> &lhsDims,
+                                         const std::vector<int64_t> &rhsDims) {
+  if (lhsDims.size() > 4 || rhsDims.size() > lhsDims.size())
+    throw std::invalid_argument("broadcast: rank above 4 or rhs above lhs");
+  BroadcastShape shape;
+  size_t lead = 4 - lhsDims.size(), rhsLead = 4 - rhsDims.size();
+  for (size_t i = 0; i < 4; ++i) {
+    shape.out[i] = i < lead ? 1 : lhsDims[i - lead];
+    shape.rhs[i] = i < rhsLead ? 1 : rhsDims[i - rhsLead];
+    if (shape.rhs[i] != shape.out[i] && shape.rhs[i] != 1)
+      throw std::invalid_argument("broadcast: rhs does not broadcast to lhs");
+  }
+  return shape;
+}
+
+/// Activations, Copy, Fill, Accumulate, Reorder: the element count.
+int64_t getElementwiseSize(const KernelCall &call);
+InputActivationShape getInputActivationShape(const KernelCall &call);
+DropoutShape getDropoutShape(const KernelCall &call);
+/// Add, Mul and AddRelu, forward and backward.
+BroadcastShape getBroadcastShape(const KernelCall &call);
+
+} // namespace dpc::plan
+
+#endif // DPC_RUNTIME_ABI_SHAPES_ELEMENTWISESHAPES_H
