@@ -103,9 +103,17 @@ ex::KernelOp getNextKernel(Operation *op) {
   return nullptr;
 }
 
+/// The result of a producer that getReluFusion fuses which goes through the
+/// ReLU: Y, or AddForward's C.
+constexpr unsigned kProduced = roles::Conv2dForward::Y;
+static_assert(samePosition(kProduced, roles::LinearForward::Y) &&
+              samePosition(kProduced, roles::BatchNormTrainingForward::Y) &&
+              samePosition(kProduced, roles::BatchNormInferenceForward::Y) &&
+              samePosition(kProduced, roles::AddForward::C));
+
 /// The fused kernel of `producer` followed by a ReLU, if there is one. Each
-/// takes the producer's operands and results, its first result (Y, or C)
-/// through the ReLU.
+/// takes the producer's operands and results, its kProduced result through
+/// the ReLU.
 std::optional<Kernel> getReluFusion(ex::KernelOp producer) {
   std::optional<Kernel> kernel = getKernel(producer);
   if (!kernel)
@@ -164,13 +172,13 @@ ReluTarget getReluTarget(ex::KernelOp producer, ex::KernelOp relu,
                          int64_t batch) {
   if (producer.getOuts().empty() ||
       relu.getIns().size() != roles::ReluForward::kNumOperands ||
-      relu.getIns()[roles::ReluForward::X] != producer.getOuts()[0] ||
+      relu.getIns()[roles::ReluForward::X] != producer.getOuts()[kProduced] ||
       relu.getOuts().size() != roles::ReluForward::kNumResults ||
       !canMerge(producer, relu))
     return ReluTarget::None;
   // Training keeps the producer's output for ReluBackward: write there if
   // nothing else reads it and it outlives the ReLU's output's readers.
-  Value produced = producer.getOuts()[0],
+  Value produced = producer.getOuts()[kProduced],
         reluOut = relu.getOuts()[roles::ReluForward::Y];
   Operation *lastUse = producer;
   bool onlyRelus = true, readBackward = false;
@@ -211,11 +219,11 @@ ReluTarget getReluTarget(ex::KernelOp producer, ex::KernelOp relu,
 }
 
 void fuseRelu(ex::KernelOp producer, ex::KernelOp relu, ReluTarget target) {
-  Value produced = producer.getOuts()[0],
+  Value produced = producer.getOuts()[kProduced],
         reluOut = relu.getOuts()[roles::ReluForward::Y];
   Value output = target == ReluTarget::ProducerBuffer ? produced : reluOut;
   SmallVector<Value> outs(producer.getOuts());
-  outs[0] = output;
+  outs[kProduced] = output;
   OpBuilder builder(relu);
   auto fused =
       createKernel(builder, producer.getLoc(), *getReluFusion(producer),
@@ -384,7 +392,9 @@ void fuseBias(ex::KernelOp weights, ex::KernelOp sum, Kernel kernel) {
   static_assert(samePosition(roles::Conv2dBackwardWeights::DW,
                              roles::LinearBackwardWeights::DW) &&
                 samePosition(roles::Conv2dBackwardWeights::DB,
-                             roles::LinearBackwardWeights::DB));
+                             roles::LinearBackwardWeights::DB) &&
+                samePosition(roles::Conv2dBackwardWeights::DW,
+                             roles::MatmulTransposedA::C));
   using namespace roles::LinearBackwardWeights;
   SmallVector<Value> ins(weights.getIns());
   // LinearBackwardWeights takes (X, DY) where MatmulTransposedA took (DY, X).
@@ -394,7 +404,8 @@ void fuseBias(ex::KernelOp weights, ex::KernelOp sum, Kernel kernel) {
         {{X, weights.getIns()[matmul::B]}, {DY, weights.getIns()[matmul::A]}});
   }
   SmallVector<Value> outs = KernelBuilder::orderByRole(
-      {{DW, weights.getOuts()[0]}, {DB, sum.getOuts()[roles::ReduceSum::Y]}});
+      {{DW, weights.getOuts()[roles::Conv2dBackwardWeights::DW]},
+       {DB, sum.getOuts()[roles::ReduceSum::Y]}});
   OpBuilder builder(sum);
   auto fused = createKernel(builder, weights.getLoc(), kernel, ins, outs,
                             weights.getWorkspace());
