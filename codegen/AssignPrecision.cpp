@@ -50,6 +50,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "codegen/lowering/KernelBuilder.h"
 #include "ir/exec/ExecOps.h"
 #include "ir/exec/KernelAttributes.h"
 #include "runtime/abi/KernelCostKey.h"
@@ -69,11 +70,31 @@ namespace dpc {
 using namespace mlir;
 using namespace dpc;
 namespace ex = dpc::exec;
+using plan::Kernel;
+namespace roles = plan::roles;
 
 namespace {
 
 ArrayRef<int64_t> dimsOf(Value buffer) {
   return cast<MemRefType>(buffer.getType()).getShape();
+}
+
+bool isConvolution(Kernel kernel) {
+  return kernel == Kernel::Conv2dForward ||
+         kernel == Kernel::Conv2dReluForward ||
+         kernel == Kernel::Conv2dBackwardData ||
+         kernel == Kernel::Conv2dBackwardWeights;
+}
+
+/// The weights [k, c / groups, r, s] of a convolution call: the result of
+/// backward-weights, else its operand W.
+ArrayRef<int64_t> getConvWeights(Kernel kernel, ex::KernelOp op) {
+  static_assert(
+      samePosition(roles::Conv2dForward::W, roles::Conv2dReluForward::W) &&
+      samePosition(roles::Conv2dForward::W, roles::Conv2dBackwardData::W));
+  if (kernel == Kernel::Conv2dBackwardWeights)
+    return dimsOf(op.getOuts()[roles::Conv2dBackwardWeights::DW]);
+  return dimsOf(op.getIns()[roles::Conv2dForward::W]);
 }
 
 /// Whether a convolution pass is faster in bf16. Forward pays off once
@@ -85,22 +106,20 @@ ArrayRef<int64_t> dimsOf(Value buffer) {
 /// on 4x4: 0.11x-1.06x, 256->512 1x1 on 4x4 0.48x), and wins otherwise
 /// (6->16 5x5 on 10x10 6.8x, 128->128 on 14x14 1.6x-1.9x, 64->128 1x1 s2
 /// 1.2x-1.4x).
-bool convPrefersBf16(StringRef kernel, ex::KernelOp op) {
-  // Weights [k, c / groups, r, s]: the result of backward-weights, else
-  // operand 1.
-  ArrayRef<int64_t> weights = kernel == "Conv2dBackwardWeights"
-                                  ? dimsOf(op.getOuts()[0])
-                                  : dimsOf(op.getIns()[1]);
+bool convPrefersBf16(Kernel kernel, ex::KernelOp op) {
+  ArrayRef<int64_t> weights = getConvWeights(kernel, op);
   int64_t k = weights[0], reduction = weights[1] * weights[2] * weights[3];
   bool pointwise = weights[2] == 1 && weights[3] == 1;
   bool strided = false;
   if (auto stride = op->getAttrOfType<DenseI64ArrayAttr>("stride"))
     strided =
         llvm::any_of(stride.asArrayRef(), [](int64_t s) { return s != 1; });
-  if (kernel == "Conv2dBackwardData")
+  if (kernel == Kernel::Conv2dBackwardData)
     return true;
-  if (kernel == "Conv2dBackwardWeights") {
-    ArrayRef<int64_t> dy = dimsOf(op.getIns()[1]); // [n, k, outH, outW]
+  if (kernel == Kernel::Conv2dBackwardWeights) {
+    // [n, k, outH, outW]
+    ArrayRef<int64_t> dy =
+        dimsOf(op.getIns()[roles::Conv2dBackwardWeights::DY]);
     return k >= 16 && (!strided || pointwise) && dy[2] * dy[3] >= 49;
   }
   return reduction >= 256;
@@ -109,14 +128,23 @@ bool convPrefersBf16(StringRef kernel, ex::KernelOp op) {
 /// Whether a matrix multiply is faster in bf16: when both of its weight's
 /// dims are wide (784x256 1.1x-1.3x, 768x768 1.3x-2x); narrow layers lose
 /// to rounding their operands (400x120 0.5x-0.65x, 512x10 0.2x).
-bool matmulPrefersBf16(StringRef kernel, ex::KernelOp op) {
-  // The dims other than the rows: the weight [out, in] of a linear layer,
-  // b [k, m] of a matmul, c [k, m] of MatmulTransposedA.
+bool matmulPrefersBf16(Kernel kernel, ex::KernelOp op) {
+  // The dims other than the rows: the weight [out, in] of a linear layer
+  // (the result DW of its weight gradient), b [k, m] of a matmul, c [k, m]
+  // of MatmulTransposedA.
+  static_assert(
+      samePosition(roles::LinearForward::W, roles::LinearReluForward::W) &&
+      samePosition(roles::LinearForward::W, roles::LinearBackwardData::W) &&
+      samePosition(roles::LinearForward::W, roles::MatmulForward::B) &&
+      samePosition(roles::MatmulForward::B, roles::MatmulBackward::B));
+  static_assert(samePosition(roles::LinearBackwardWeights::DW,
+                             roles::MatmulTransposedA::C));
   ArrayRef<int64_t> dims;
-  if (kernel == "LinearBackwardWeights" || kernel == "MatmulTransposedA")
-    dims = dimsOf(op.getOuts()[0]);
+  if (kernel == Kernel::LinearBackwardWeights ||
+      kernel == Kernel::MatmulTransposedA)
+    dims = dimsOf(op.getOuts()[roles::MatmulTransposedA::C]);
   else
-    dims = dimsOf(op.getIns()[1]);
+    dims = dimsOf(op.getIns()[roles::MatmulForward::B]);
   if (dims.size() != 2 || ShapedType::isDynamic(dims[0]) ||
       ShapedType::isDynamic(dims[1]))
     return false;
@@ -126,12 +154,10 @@ bool matmulPrefersBf16(StringRef kernel, ex::KernelOp op) {
 /// Whether oneDNN has a Winograd kernel for a convolution call: 3x3, stride
 /// 1, dense, one group (f32 on an AVX-512 CPU; the runtime runs the call
 /// direct where the CPU has none).
-bool winogradApplies(StringRef kernel, ex::KernelOp op) {
-  if (!kernel.starts_with("Conv2d"))
+bool winogradApplies(Kernel kernel, ex::KernelOp op) {
+  if (!isConvolution(kernel))
     return false;
-  ArrayRef<int64_t> weights = kernel == "Conv2dBackwardWeights"
-                                  ? dimsOf(op.getOuts()[0])
-                                  : dimsOf(op.getIns()[1]);
+  ArrayRef<int64_t> weights = getConvWeights(kernel, op);
   auto ones = [&](StringRef name) {
     auto attr = op->getAttrOfType<DenseI64ArrayAttr>(name);
     return !attr ||
@@ -146,23 +172,25 @@ bool winogradApplies(StringRef kernel, ex::KernelOp op) {
 /// The rows of a convolution call's Winograd matrix products: `batch`
 /// images times the 4x4 tiles of one output (y, or dy for the backward
 /// passes: [n, k, outH, outW]).
-int64_t winogradRows(StringRef kernel, ex::KernelOp op, int64_t batch) {
-  ArrayRef<int64_t> y = kernel == "Conv2dBackwardData" ? dimsOf(op.getIns()[0])
-                        : kernel == "Conv2dBackwardWeights"
-                            ? dimsOf(op.getIns()[1])
-                            : dimsOf(op.getOuts()[0]);
+int64_t winogradRows(Kernel kernel, ex::KernelOp op, int64_t batch) {
+  static_assert(
+      samePosition(roles::Conv2dForward::Y, roles::Conv2dReluForward::Y));
+  ArrayRef<int64_t> y =
+      kernel == Kernel::Conv2dBackwardData
+          ? dimsOf(op.getIns()[roles::Conv2dBackwardData::DY])
+      : kernel == Kernel::Conv2dBackwardWeights
+          ? dimsOf(op.getIns()[roles::Conv2dBackwardWeights::DY])
+          : dimsOf(op.getOuts()[roles::Conv2dForward::Y]);
   return batch * llvm::divideCeil(y[2], 4) * llvm::divideCeil(y[3], 4);
 }
 
 /// Whether Winograd pays off without measured times: per pass, from the
 /// channel counts and the rows of `batch` images (see the file comment).
-bool winogradPays(StringRef kernel, ex::KernelOp op, int64_t batch) {
-  ArrayRef<int64_t> weights = kernel == "Conv2dBackwardWeights"
-                                  ? dimsOf(op.getOuts()[0])
-                                  : dimsOf(op.getIns()[1]);
+bool winogradPays(Kernel kernel, ex::KernelOp op, int64_t batch) {
+  ArrayRef<int64_t> weights = getConvWeights(kernel, op);
   int64_t channels = std::min(weights[0], weights[1]);
   int64_t rows = winogradRows(kernel, op, batch);
-  if (kernel == "Conv2dBackwardWeights")
+  if (kernel == Kernel::Conv2dBackwardWeights)
     return channels >= 128 && rows >= 16;
   return channels >= 64 && rows >= 64;
 }
@@ -179,13 +207,13 @@ bool winogradPays(StringRef kernel, ex::KernelOp op, int64_t batch) {
 /// 1.41x at 256. At 128 channels bf16 wins at any batch (128->128 on 14x14
 /// forward 1.6x, backward-data 1.3x-1.4x in bf16's favour), and
 /// backward-weights is level at best (256->256 on 7x7 1.0x at 1024 rows).
-bool winogradBeatsBf16(StringRef kernel, ex::KernelOp op, int64_t batch) {
-  if (kernel == "Conv2dBackwardWeights")
+bool winogradBeatsBf16(Kernel kernel, ex::KernelOp op, int64_t batch) {
+  if (kernel == Kernel::Conv2dBackwardWeights)
     return false;
-  ArrayRef<int64_t> weights = dimsOf(op.getIns()[1]);
+  ArrayRef<int64_t> weights = getConvWeights(kernel, op);
   int64_t rows = winogradRows(kernel, op, batch);
   return std::min(weights[0], weights[1]) >= 256 &&
-         rows >= (kernel == "Conv2dBackwardData" ? 256 : 512);
+         rows >= (kernel == Kernel::Conv2dBackwardData ? 256 : 512);
 }
 
 /// A convolution lowered for cuDNN, which takes bf16 only as bf16 tensors
@@ -195,9 +223,8 @@ bool onCuda(ex::KernelOp op) {
   return algorithm && algorithm.getValue() == "cudnn_heuristic";
 }
 
-bool prefersBf16(ex::KernelOp op) {
-  StringRef kernel = op.getKernel();
-  if (kernel.starts_with("Conv2d"))
+bool prefersBf16(Kernel kernel, ex::KernelOp op) {
+  if (isConvolution(kernel))
     return convPrefersBf16(kernel, op);
   return matmulPrefersBf16(kernel, op);
 }
@@ -284,11 +311,10 @@ struct AssignKernelPrecisionPass
 
   /// The choice for `op` among the variants the options allow: by its
   /// measured times where `measured` has them, else by the built-in rules.
-  FailureOr<Choice> choose(ex::KernelOp op, const plan::Kernel &kernel,
+  FailureOr<Choice> choose(ex::KernelOp op, Kernel kernel,
                            const CostTable &measured, int64_t batch) {
-    StringRef name = op.getKernel();
     bool mayWinograd =
-        convAlgorithm != "direct" && !onCuda(op) && winogradApplies(name, op);
+        convAlgorithm != "direct" && !onCuda(op) && winogradApplies(kernel, op);
     if (precision == "bf16")
       return Choice{/*bf16=*/true, /*winograd=*/false};
     if (mayWinograd && convAlgorithm == "winograd")
@@ -310,12 +336,12 @@ struct AssignKernelPrecisionPass
         return best;
       }
     }
-    if (mayBf16 && prefersBf16(op)) {
-      if (mayWinograd && winogradBeatsBf16(name, op, batch))
+    if (mayBf16 && prefersBf16(kernel, op)) {
+      if (mayWinograd && winogradBeatsBf16(kernel, op, batch))
         return Choice{/*bf16=*/false, /*winograd=*/true};
       return Choice{/*bf16=*/true, /*winograd=*/false};
     }
-    return Choice{false, mayWinograd && winogradPays(name, op, batch)};
+    return Choice{false, mayWinograd && winogradPays(kernel, op, batch)};
   }
 
   void runOnOperation() override {
@@ -352,7 +378,7 @@ struct AssignKernelPrecisionPass
       globalBatch[step.getName()] += step.getBatch();
     Builder b(&getContext());
     WalkResult result = getOperation().walk([&](ex::KernelOp op) {
-      const plan::Kernel *kernel = plan::findKernel(op.getKernel());
+      std::optional<Kernel> kernel = getKernel(op);
       if (!kernel ||
           !plan::getKernelSignature(*kernel)->has(plan::kMixedPrecision))
         return WalkResult::advance();

@@ -46,12 +46,12 @@
 
 #include "codegen/BufferLiveness.h"
 #include "codegen/Passes.h"
+#include "codegen/lowering/KernelBuilder.h"
 #include "ir/exec/ExecOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 
 #include <optional>
 
@@ -63,8 +63,17 @@ namespace dpc {
 using namespace mlir;
 using namespace dpc;
 namespace ex = dpc::exec;
+using plan::Kernel;
+namespace roles = plan::roles;
 
 namespace {
+
+/// A call of the fused `kernel` at `loc`, built where `builder` is.
+ex::KernelOp createKernel(OpBuilder &builder, Location loc, Kernel kernel,
+                          ValueRange ins, ValueRange outs, Value workspace) {
+  return builder.create<ex::KernelOp>(loc, getKernelName(kernel), ins, outs,
+                                      workspace);
+}
 
 bool overlap(std::optional<std::pair<int64_t, int64_t>> a,
              std::optional<std::pair<int64_t, int64_t>> b) {
@@ -94,15 +103,35 @@ ex::KernelOp getNextKernel(Operation *op) {
   return nullptr;
 }
 
-/// The fused kernel of `producer` followed by a ReLU, or "".
-StringRef getReluFusion(StringRef producer) {
-  return llvm::StringSwitch<StringRef>(producer)
-      .Case("Conv2dForward", "Conv2dReluForward")
-      .Case("LinearForward", "LinearReluForward")
-      .Case("BatchNormTrainingForward", "BatchNormReluTrainingForward")
-      .Case("BatchNormInferenceForward", "BatchNormReluInferenceForward")
-      .Case("AddForward", "AddReluForward")
-      .Default("");
+/// The result of a producer that getReluFusion fuses which goes through the
+/// ReLU: Y, or AddForward's C.
+constexpr unsigned kProduced = roles::Conv2dForward::Y;
+static_assert(samePosition(kProduced, roles::LinearForward::Y) &&
+              samePosition(kProduced, roles::BatchNormTrainingForward::Y) &&
+              samePosition(kProduced, roles::BatchNormInferenceForward::Y) &&
+              samePosition(kProduced, roles::AddForward::C));
+
+/// The fused kernel of `producer` followed by a ReLU, if there is one. Each
+/// takes the producer's operands and results, its kProduced result through
+/// the ReLU.
+std::optional<Kernel> getReluFusion(ex::KernelOp producer) {
+  std::optional<Kernel> kernel = getKernel(producer);
+  if (!kernel)
+    return std::nullopt;
+  switch (*kernel) {
+  case Kernel::Conv2dForward:
+    return Kernel::Conv2dReluForward;
+  case Kernel::LinearForward:
+    return Kernel::LinearReluForward;
+  case Kernel::BatchNormTrainingForward:
+    return Kernel::BatchNormReluTrainingForward;
+  case Kernel::BatchNormInferenceForward:
+    return Kernel::BatchNormReluInferenceForward;
+  case Kernel::AddForward:
+    return Kernel::AddReluForward;
+  default:
+    return std::nullopt;
+  }
 }
 
 /// Whether `first` and the kernel after it may run as one call in its
@@ -141,20 +170,24 @@ enum class ReluTarget { None, ReluBuffer, ProducerBuffer };
 
 ReluTarget getReluTarget(ex::KernelOp producer, ex::KernelOp relu,
                          int64_t batch) {
-  if (producer.getOuts().empty() || relu.getIns().size() != 1 ||
-      relu.getIns()[0] != producer.getOuts()[0] || relu.getOuts().size() != 1 ||
+  if (producer.getOuts().empty() ||
+      relu.getIns().size() != roles::ReluForward::kNumOperands ||
+      relu.getIns()[roles::ReluForward::X] != producer.getOuts()[kProduced] ||
+      relu.getOuts().size() != roles::ReluForward::kNumResults ||
       !canMerge(producer, relu))
     return ReluTarget::None;
   // Training keeps the producer's output for ReluBackward: write there if
   // nothing else reads it and it outlives the ReLU's output's readers.
-  Value produced = producer.getOuts()[0], reluOut = relu.getOuts()[0];
+  Value produced = producer.getOuts()[kProduced],
+        reluOut = relu.getOuts()[roles::ReluForward::Y];
   Operation *lastUse = producer;
   bool onlyRelus = true, readBackward = false;
   for (OpOperand &use : produced.getUses()) {
     Operation *user = use.getOwner();
     auto kernel = dyn_cast<ex::KernelOp>(user);
-    bool isReluY = kernel && kernel.getKernel() == "ReluBackward" &&
-                   use.getOperandNumber() == 0;
+    // (ins come first among exec.kernel's operands)
+    bool isReluY = kernel && isKernel(kernel, Kernel::ReluBackward) &&
+                   use.getOperandNumber() == roles::ReluBackward::Y;
     if (user != producer && user != relu && !isReluY)
       onlyRelus = false;
     readBackward |= isReluY;
@@ -176,7 +209,7 @@ ReluTarget getReluTarget(ex::KernelOp producer, ex::KernelOp relu,
   // when it is recomputed, die there and may lend the ReLU their bytes).
   // An element-wise producer reads element i of its operands before it
   // writes element i, so it may also write exactly over an operand.
-  bool insOk = producer.getKernel() == "AddForward"
+  bool insOk = isKernel(producer, Kernel::AddForward)
                    ? isApartOrExactly(reluOut, producer.getIns(), batch)
                    : isApart(reluOut, producer.getIns(), batch);
   if (!insOk || !isApart(reluOut, producer.getWorkspace(), batch) ||
@@ -186,14 +219,15 @@ ReluTarget getReluTarget(ex::KernelOp producer, ex::KernelOp relu,
 }
 
 void fuseRelu(ex::KernelOp producer, ex::KernelOp relu, ReluTarget target) {
-  Value produced = producer.getOuts()[0], reluOut = relu.getOuts()[0];
+  Value produced = producer.getOuts()[kProduced],
+        reluOut = relu.getOuts()[roles::ReluForward::Y];
   Value output = target == ReluTarget::ProducerBuffer ? produced : reluOut;
   SmallVector<Value> outs(producer.getOuts());
-  outs[0] = output;
+  outs[kProduced] = output;
   OpBuilder builder(relu);
-  auto fused = builder.create<ex::KernelOp>(
-      producer.getLoc(), getReluFusion(producer.getKernel()), producer.getIns(),
-      outs, producer.getWorkspace());
+  auto fused =
+      createKernel(builder, producer.getLoc(), *getReluFusion(producer),
+                   producer.getIns(), outs, producer.getWorkspace());
   for (NamedAttribute attr : producer.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   if (Attribute signal = relu->getAttr("signal"))
@@ -213,35 +247,48 @@ void fuseRelu(ex::KernelOp producer, ex::KernelOp relu, ReluTarget target) {
 /// as one BatchNormReluBackward.
 bool canFuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm,
                                   int64_t batch) {
-  if (relu.getIns().size() != 2 || relu.getOuts().size() != 1 ||
-      norm.getIns().size() != 5 || norm.getOuts().size() != 3 ||
-      norm.getIns()[1] != relu.getOuts()[0] || !canMerge(relu, norm) ||
-      relu->hasAttr("wait"))
+  namespace reluGrad = roles::ReluBackward;
+  namespace normGrad = roles::BatchNormBackward;
+  if (relu.getIns().size() != reluGrad::kNumOperands ||
+      relu.getOuts().size() != reluGrad::kNumResults ||
+      norm.getIns().size() != normGrad::kNumOperands ||
+      norm.getOuts().size() != normGrad::kNumResults ||
+      norm.getIns()[normGrad::DY] != relu.getOuts()[reluGrad::DX] ||
+      !canMerge(relu, norm) || relu->hasAttr("wait"))
     return false;
-  Value gradient = relu.getOuts()[0];
+  Value gradient = relu.getOuts()[reluGrad::DX];
   for (OpOperand &use : gradient.getUses())
     if (use.getOwner() != relu &&
-        !(use.getOwner() == norm && use.getOperandNumber() == 1))
+        !(use.getOwner() == norm && use.getOperandNumber() == normGrad::DY))
       return false;
   // The batch norm's results are now written where the ReLU's operands
   // are read. DX may take exactly the bytes of one of them: the kernel
   // reads element i of each before it writes element i of DX.
   ValueRange reads = relu.getIns();
-  return isApartOrExactly(norm.getOuts()[0], reads, batch) &&
-         isApart(norm.getOuts()[1], reads, batch) &&
-         isApart(norm.getOuts()[2], reads, batch);
+  return isApartOrExactly(norm.getOuts()[normGrad::DX], reads, batch) &&
+         isApart(norm.getOuts()[normGrad::DScale], reads, batch) &&
+         isApart(norm.getOuts()[normGrad::DShift], reads, batch);
 }
 
 void fuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm) {
-  ValueRange normIns = norm.getIns();
-  SmallVector<Value> ins = {normIns[0], relu.getIns()[0], relu.getIns()[1],
-                            normIns[2], normIns[3],       normIns[4]};
+  namespace reluGrad = roles::ReluBackward;
+  namespace normGrad = roles::BatchNormBackward;
+  using namespace roles::BatchNormReluBackward;
+  ValueRange normIns = norm.getIns(), reluIns = relu.getIns();
+  SmallVector<Value> ins = KernelBuilder::orderByRole(
+      {{X, normIns[normGrad::X]},
+       {Y, reluIns[reluGrad::Y]},
+       {DY, reluIns[reluGrad::DY]},
+       {Scale, normIns[normGrad::Scale]},
+       {SavedMean, normIns[normGrad::SavedMean]},
+       {SavedInvStd, normIns[normGrad::SavedInvStd]}});
   OpBuilder builder(norm);
-  auto fused = builder.create<ex::KernelOp>(
-      norm.getLoc(), "BatchNormReluBackward", ins, norm.getOuts(), Value());
+  auto fused =
+      createKernel(builder, norm.getLoc(), Kernel::BatchNormReluBackward, ins,
+                   norm.getOuts(), Value());
   for (NamedAttribute attr : norm.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
-  Value gradient = relu.getOuts()[0];
+  Value gradient = relu.getOuts()[reluGrad::DX];
   norm.erase();
   relu.erase();
   if (Operation *buffer = gradient.getDefiningOp();
@@ -257,83 +304,111 @@ void fuseReluBatchNormBackward(ex::KernelOp relu, ex::KernelOp norm) {
 /// before it reads Y).
 bool canFuseAddReluBackward(ex::KernelOp add, ex::KernelOp relu,
                             int64_t batch) {
-  if (add.getIns().size() != 2 || add.getOuts().size() != 1 ||
-      relu.getIns().size() != 2 || relu.getOuts().size() != 1 ||
-      relu.getIns()[1] != add.getOuts()[0] || !canMerge(add, relu))
+  namespace sum = roles::AddForward;
+  namespace reluGrad = roles::ReluBackward;
+  if (add.getIns().size() != sum::kNumOperands ||
+      add.getOuts().size() != sum::kNumResults ||
+      relu.getIns().size() != reluGrad::kNumOperands ||
+      relu.getOuts().size() != reluGrad::kNumResults ||
+      relu.getIns()[reluGrad::DY] != add.getOuts()[sum::C] ||
+      !canMerge(add, relu))
     return false;
-  Value sum = add.getOuts()[0], dx = relu.getOuts()[0];
-  Type type = sum.getType();
-  if (add.getIns()[0].getType() != type || add.getIns()[1].getType() != type ||
-      relu.getIns()[0].getType() != type || dx.getType() != type)
+  Value c = add.getOuts()[sum::C], dx = relu.getOuts()[reluGrad::DX];
+  Value y = relu.getIns()[reluGrad::Y];
+  Type type = c.getType();
+  if (add.getIns()[sum::A].getType() != type ||
+      add.getIns()[sum::B].getType() != type || y.getType() != type ||
+      dx.getType() != type)
     return false;
-  for (OpOperand &use : sum.getUses())
+  for (OpOperand &use : c.getUses())
     if (use.getOwner() != add &&
-        !(use.getOwner() == relu && use.getOperandNumber() == 1))
+        !(use.getOwner() == relu && use.getOperandNumber() == reluGrad::DY))
       return false;
-  return isApartOrExactly(dx, add.getIns(), batch) &&
-         isApart(dx, relu.getIns()[0], batch);
+  return isApartOrExactly(dx, add.getIns(), batch) && isApart(dx, y, batch);
 }
 
 void fuseAddReluBackward(ex::KernelOp add, ex::KernelOp relu) {
-  SmallVector<Value> ins = {relu.getIns()[0], add.getIns()[0], add.getIns()[1]};
+  namespace sum = roles::AddForward;
+  namespace reluGrad = roles::ReluBackward;
+  using namespace roles::AddReluBackward;
+  SmallVector<Value> ins =
+      KernelBuilder::orderByRole({{Y, relu.getIns()[reluGrad::Y]},
+                                  {A, add.getIns()[sum::A]},
+                                  {B, add.getIns()[sum::B]}});
   OpBuilder builder(relu);
-  auto fused = builder.create<ex::KernelOp>(add.getLoc(), "AddReluBackward",
-                                            ins, relu.getOuts(), Value());
+  auto fused = createKernel(builder, add.getLoc(), Kernel::AddReluBackward, ins,
+                            relu.getOuts(), Value());
   for (NamedAttribute attr : add.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   if (Attribute signal = relu->getAttr("signal"))
     fused->setAttr("signal", signal);
-  Value sum = add.getOuts()[0];
+  Value c = add.getOuts()[sum::C];
   relu.erase();
   add.erase();
-  if (Operation *buffer = sum.getDefiningOp(); buffer && buffer->use_empty())
+  if (Operation *buffer = c.getDefiningOp(); buffer && buffer->use_empty())
     buffer->erase();
 }
 
 /// The weight-gradient kernel that also writes the bias gradient `sum`
-/// computes, when the kernel `weights` is followed by it, or "".
-StringRef getBiasFusion(ex::KernelOp weights, ex::KernelOp sum) {
-  if (sum.getKernel() != "ReduceSum" || sum.getIns().size() != 1 ||
-      sum.getOuts().size() != 1 || weights.getIns().size() != 2 ||
-      weights.getOuts().size() != 1)
-    return "";
+/// computes, when the kernel `weights` is followed by it, if any.
+std::optional<Kernel> getBiasFusion(ex::KernelOp weights, ex::KernelOp sum) {
+  // The weight gradient has no bias gradient yet: one result.
+  if (!isKernel(sum, Kernel::ReduceSum) ||
+      sum.getIns().size() != roles::ReduceSum::kNumOperands ||
+      sum.getOuts().size() != roles::ReduceSum::kNumResults ||
+      weights.getIns().size() != 2 || weights.getOuts().size() != 1)
+    return std::nullopt;
   auto dims = sum->getAttrOfType<DenseI64ArrayAttr>("dims");
   if (!dims)
-    return "";
+    return std::nullopt;
   ArrayRef<int64_t> reduced = dims.asArrayRef();
-  Value dy = sum.getIns()[0];
+  Value dy = sum.getIns()[roles::ReduceSum::X];
   int64_t rank = cast<MemRefType>(dy.getType()).getRank();
-  if (weights.getKernel() == "Conv2dBackwardWeights" &&
-      weights.getIns()[1] == dy && rank == 4 &&
+  ValueRange ins = weights.getIns();
+  if (isKernel(weights, Kernel::Conv2dBackwardWeights) &&
+      ins[roles::Conv2dBackwardWeights::DY] == dy && rank == 4 &&
       reduced == ArrayRef<int64_t>{0, 2, 3})
-    return "Conv2dBackwardWeights";
-  if (weights.getKernel() == "MatmulTransposedA" && weights.getIns()[0] == dy &&
-      rank == 2 &&
-      cast<MemRefType>(weights.getIns()[1].getType()).getRank() == 2 &&
+    return Kernel::Conv2dBackwardWeights;
+  namespace matmul = roles::MatmulTransposedA;
+  if (isKernel(weights, Kernel::MatmulTransposedA) && ins[matmul::A] == dy &&
+      rank == 2 && cast<MemRefType>(ins[matmul::B].getType()).getRank() == 2 &&
       reduced == ArrayRef<int64_t>{0})
-    return "LinearBackwardWeights";
-  return "";
+    return Kernel::LinearBackwardWeights;
+  return std::nullopt;
 }
 
 /// Whether `weights` may write the bias gradient of `sum` too: the bias
 /// gradient, written one call earlier, must share no bytes with what the
 /// weight gradient reads (which may die there) or writes.
 bool canFuseBias(ex::KernelOp weights, ex::KernelOp sum, int64_t batch) {
-  Value bias = sum.getOuts()[0];
+  Value bias = sum.getOuts()[roles::ReduceSum::Y];
   return canMerge(weights, sum) && isApart(bias, weights.getIns(), batch) &&
          isApart(bias, weights.getOuts(), batch) &&
          isApart(bias, weights.getWorkspace(), batch);
 }
 
-void fuseBias(ex::KernelOp weights, ex::KernelOp sum, StringRef kernel) {
-  // LinearBackwardWeights takes (X, DY) where MatmulTransposedA took (DY, X).
+void fuseBias(ex::KernelOp weights, ex::KernelOp sum, Kernel kernel) {
+  // Conv2dBackwardWeights and LinearBackwardWeights: (X, DY) -> (DW, DB).
+  static_assert(samePosition(roles::Conv2dBackwardWeights::DW,
+                             roles::LinearBackwardWeights::DW) &&
+                samePosition(roles::Conv2dBackwardWeights::DB,
+                             roles::LinearBackwardWeights::DB) &&
+                samePosition(roles::Conv2dBackwardWeights::DW,
+                             roles::MatmulTransposedA::C));
+  using namespace roles::LinearBackwardWeights;
   SmallVector<Value> ins(weights.getIns());
-  if (kernel != weights.getKernel())
-    std::swap(ins[0], ins[1]);
-  SmallVector<Value> outs = {weights.getOuts()[0], sum.getOuts()[0]};
+  // LinearBackwardWeights takes (X, DY) where MatmulTransposedA took (DY, X).
+  if (kernel == Kernel::LinearBackwardWeights) {
+    namespace matmul = roles::MatmulTransposedA;
+    ins = KernelBuilder::orderByRole(
+        {{X, weights.getIns()[matmul::B]}, {DY, weights.getIns()[matmul::A]}});
+  }
+  SmallVector<Value> outs = KernelBuilder::orderByRole(
+      {{DW, weights.getOuts()[roles::Conv2dBackwardWeights::DW]},
+       {DB, sum.getOuts()[roles::ReduceSum::Y]}});
   OpBuilder builder(sum);
-  auto fused = builder.create<ex::KernelOp>(weights.getLoc(), kernel, ins, outs,
-                                            weights.getWorkspace());
+  auto fused = createKernel(builder, weights.getLoc(), kernel, ins, outs,
+                            weights.getWorkspace());
   for (NamedAttribute attr : weights.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   if (Attribute signal = sum->getAttr("signal"))
@@ -345,18 +420,24 @@ void fuseBias(ex::KernelOp weights, ex::KernelOp sum, StringRef kernel) {
 /// Whether `count`, right after the loss `loss`, counts the same rows, and
 /// may be written one call earlier (apart from what the loss reads).
 bool canFuseCorrectCount(ex::KernelOp loss, ex::KernelOp count, int64_t batch) {
-  return count.getKernel() == "CorrectCount" && loss.getOuts().size() == 1 &&
-         count.getOuts().size() == 1 && loss.getIns() == count.getIns() &&
-         canMerge(loss, count) &&
-         isApart(count.getOuts()[0], loss.getIns(), batch) &&
-         isApart(count.getOuts()[0], loss.getOuts(), batch);
+  // The loss has no count yet: one result. Both read (Logits, Labels).
+  if (!isKernel(count, Kernel::CorrectCount) || loss.getOuts().size() != 1 ||
+      count.getOuts().size() != roles::CorrectCount::kNumResults ||
+      loss.getIns() != count.getIns() || !canMerge(loss, count))
+    return false;
+  Value counted = count.getOuts()[roles::CorrectCount::Count];
+  return isApart(counted, loss.getIns(), batch) &&
+         isApart(counted, loss.getOuts(), batch);
 }
 
 void fuseCorrectCount(ex::KernelOp loss, ex::KernelOp count) {
-  SmallVector<Value> outs = {loss.getOuts()[0], count.getOuts()[0]};
+  using namespace roles::CrossEntropyForward;
+  SmallVector<Value> outs = KernelBuilder::orderByRole(
+      {{Loss, loss.getOuts()[Loss]},
+       {Correct, count.getOuts()[roles::CorrectCount::Count]}});
   OpBuilder builder(count);
-  auto fused = builder.create<ex::KernelOp>(loss.getLoc(), loss.getKernel(),
-                                            loss.getIns(), outs, Value());
+  auto fused = createKernel(builder, loss.getLoc(), Kernel::CrossEntropyForward,
+                            loss.getIns(), outs, Value());
   for (NamedAttribute attr : loss.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   if (Attribute signal = count->getAttr("signal"))
@@ -367,15 +448,17 @@ void fuseCorrectCount(ex::KernelOp loss, ex::KernelOp count) {
 
 /// The Fill of a scalar 1 that only `backward` reads, as its DLoss.
 bool isUnitSeedOf(ex::KernelOp fill, ex::KernelOp backward) {
-  if (fill.getKernel() != "Fill" || fill.getOuts().size() != 1 ||
-      backward.getIns().size() != 3 ||
-      backward.getIns()[2] != fill.getOuts()[0])
+  namespace lossGrad = roles::CrossEntropyBackward;
+  if (!isKernel(fill, Kernel::Fill) ||
+      fill.getOuts().size() != roles::Fill::kNumResults ||
+      backward.getIns().size() != lossGrad::kNumOperands ||
+      backward.getIns()[lossGrad::DLoss] != fill.getOuts()[roles::Fill::Y])
     return false;
   auto value = fill->getAttrOfType<FloatAttr>("value");
   return value && value.getValueAsDouble() == 1.0 &&
-         llvm::all_of(getReaders(fill.getOuts()[0]), [&](Operation *user) {
-           return user == fill || user == backward;
-         });
+         llvm::all_of(
+             getReaders(fill.getOuts()[roles::Fill::Y]),
+             [&](Operation *user) { return user == fill || user == backward; });
 }
 
 /// Fuses the loss `loss` with its gradient, when the CrossEntropyBackward
@@ -383,38 +466,54 @@ bool isUnitSeedOf(ex::KernelOp fill, ex::KernelOp backward) {
 /// DLoss). The fused call runs in the backward's place: the loss and the
 /// count, written later than before, are read by no call between.
 void fuseLossGradient(ex::KernelOp loss) {
+  namespace forward = roles::CrossEntropyForward;
+  namespace lossGrad = roles::CrossEntropyBackward;
   ex::KernelOp next = getNextKernel(loss);
   if (!next || !canMerge(loss, next))
     return;
   ex::KernelOp fill, backward = next;
-  if (next.getKernel() == "Fill") {
+  if (isKernel(next, Kernel::Fill)) {
     fill = next;
     backward = getNextKernel(fill);
     if (!backward || !canMerge(fill, backward))
       return;
   }
-  if (backward.getKernel() != "CrossEntropyBackward" ||
-      backward.getOuts().size() != 1 || backward.getIns().size() < 2 ||
+  // The same (Logits, Labels).
+  if (!isKernel(backward, Kernel::CrossEntropyBackward) ||
+      backward.getOuts().size() != lossGrad::kNumResults ||
+      backward.getIns().size() < 2 ||
       backward.getIns().take_front(2) != loss.getIns())
     return;
   bool dropSeed = fill && isUnitSeedOf(fill, backward);
-  SmallVector<Value> ins(loss.getIns());
-  if (!dropSeed && backward.getIns().size() == 3)
-    ins.push_back(backward.getIns()[2]);
-  SmallVector<Value> outs = {loss.getOuts()[0], backward.getOuts()[0]};
-  if (loss.getOuts().size() == 2)
-    outs.push_back(loss.getOuts()[1]);
+  Value seed;
+  if (!dropSeed && backward.getIns().size() == lossGrad::kNumOperands)
+    seed = backward.getIns()[lossGrad::DLoss];
+  ValueRange lossIns = loss.getIns(), lossOuts = loss.getOuts();
+  Value correct = lossOuts.size() == forward::kNumResults
+                      ? lossOuts[forward::Correct]
+                      : Value();
+  using namespace roles::CrossEntropyForwardBackward;
+  SmallVector<Value> ins =
+      KernelBuilder::orderByRole({{Logits, lossIns[forward::Logits]},
+                                  {Labels, lossIns[forward::Labels]},
+                                  {DLoss, seed}});
+  SmallVector<Value> outs = KernelBuilder::orderByRole(
+      {{Loss, lossOuts[forward::Loss]},
+       {DLogits, backward.getOuts()[lossGrad::DLogits]},
+       {Correct, correct}});
   OpBuilder builder(backward);
-  auto fused = builder.create<ex::KernelOp>(
-      loss.getLoc(), "CrossEntropyForwardBackward", ins, outs, Value());
+  auto fused =
+      createKernel(builder, loss.getLoc(), Kernel::CrossEntropyForwardBackward,
+                   ins, outs, Value());
   for (NamedAttribute attr : backward.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   backward.erase();
   loss.erase();
   if (dropSeed) {
-    Value seed = fill.getOuts()[0];
+    Value unitSeed = fill.getOuts()[roles::Fill::Y];
     fill.erase();
-    if (Operation *buffer = seed.getDefiningOp(); buffer && buffer->use_empty())
+    if (Operation *buffer = unitSeed.getDefiningOp();
+        buffer && buffer->use_empty())
       buffer->erase();
   }
 }
@@ -426,19 +525,19 @@ struct FuseExecKernelsPass
       int64_t batch = static_cast<int64_t>(step.getBatch());
       SmallVector<ex::KernelOp> producers, reluGrads, weightGrads, losses;
       step.getBody().walk([&](ex::KernelOp op) {
-        if (!getReluFusion(op.getKernel()).empty())
+        if (getReluFusion(op))
           producers.push_back(op);
-        else if (op.getKernel() == "ReluBackward")
+        else if (isKernel(op, Kernel::ReluBackward))
           reluGrads.push_back(op);
-        else if (op.getKernel() == "Conv2dBackwardWeights" ||
-                 op.getKernel() == "MatmulTransposedA")
+        else if (isKernel(op, Kernel::Conv2dBackwardWeights) ||
+                 isKernel(op, Kernel::MatmulTransposedA))
           weightGrads.push_back(op);
-        else if (op.getKernel() == "CrossEntropyForward")
+        else if (isKernel(op, Kernel::CrossEntropyForward))
           losses.push_back(op);
       });
       for (ex::KernelOp producer : producers) {
         ex::KernelOp relu = getNextKernel(producer);
-        if (!relu || relu.getKernel() != "ReluForward")
+        if (!relu || !isKernel(relu, Kernel::ReluForward))
           continue;
         ReluTarget target = getReluTarget(producer, relu, batch);
         if (target != ReluTarget::None)
@@ -446,19 +545,19 @@ struct FuseExecKernelsPass
       }
       for (ex::KernelOp relu : reluGrads) {
         ex::KernelOp norm = getNextKernel(relu);
-        if (norm && norm.getKernel() == "BatchNormBackward" &&
+        if (norm && isKernel(norm, Kernel::BatchNormBackward) &&
             canFuseReluBatchNormBackward(relu, norm, batch))
           fuseReluBatchNormBackward(relu, norm);
       }
       // The adds the ReLU fusion left: gradient sums a ReluBackward masks.
       SmallVector<ex::KernelOp> adds;
       step.getBody().walk([&](ex::KernelOp op) {
-        if (op.getKernel() == "AddForward")
+        if (isKernel(op, Kernel::AddForward))
           adds.push_back(op);
       });
       for (ex::KernelOp add : adds) {
         ex::KernelOp relu = getNextKernel(add);
-        if (relu && relu.getKernel() == "ReluBackward" &&
+        if (relu && isKernel(relu, Kernel::ReluBackward) &&
             canFuseAddReluBackward(add, relu, batch))
           fuseAddReluBackward(add, relu);
       }
@@ -466,9 +565,9 @@ struct FuseExecKernelsPass
         ex::KernelOp sum = getNextKernel(weights);
         if (!sum)
           continue;
-        StringRef kernel = getBiasFusion(weights, sum);
-        if (!kernel.empty() && canFuseBias(weights, sum, batch))
-          fuseBias(weights, sum, kernel);
+        std::optional<Kernel> kernel = getBiasFusion(weights, sum);
+        if (kernel && canFuseBias(weights, sum, batch))
+          fuseBias(weights, sum, *kernel);
       }
       for (ex::KernelOp loss : losses) {
         ex::KernelOp count = getNextKernel(loss);
@@ -478,7 +577,7 @@ struct FuseExecKernelsPass
       // Again: the count fusion replaced the losses it fused.
       SmallVector<ex::KernelOp> fusedLosses;
       step.getBody().walk([&](ex::KernelOp op) {
-        if (op.getKernel() == "CrossEntropyForward")
+        if (isKernel(op, Kernel::CrossEntropyForward))
           fusedLosses.push_back(op);
       });
       for (ex::KernelOp loss : fusedLosses)

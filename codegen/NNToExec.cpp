@@ -4,8 +4,10 @@
 // tensor value gets a buffer -- the training state's own, a bound input, a
 // view of another buffer, or a planned slot in the step's arena -- and every
 // nn op becomes the runtime kernel(s) that compute it, in program order on
-// one compute stream. Optimizer updates and batch-norm running statistics
-// write the training state in place.
+// one compute stream: its KernelLoweringOpInterface, implemented per op
+// family in codegen/lowering/, names them. Optimizer updates and batch-norm
+// running statistics write the training state in place. The dist ops
+// between the replicas lower in DistLowering.cpp.
 //
 // Which buffers scale with the batch is found by inferring every shape a
 // second time at another batch size: a dim that changes is the batch.
@@ -16,6 +18,7 @@
 #include "codegen/MemoryPlanner.h"
 #include "codegen/MemoryReport.h"
 #include "codegen/Passes.h"
+#include "codegen/StepLowering.h"
 #include "codegen/StepMemory.h"
 #include "ir/exec/ExecOps.h"
 #include "ir/nn/NNOps.h"
@@ -24,14 +27,11 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
-#include <algorithm>
 #include <map>
 
 namespace dpc {
@@ -47,146 +47,6 @@ namespace {
 
 constexpr int64_t kDynamic = ShapedType::kDynamic;
 
-/// Bytes of a buffer at the compiled batch.
-int64_t byteSize(RankedTensorType type) {
-  int64_t elements = type.getNumElements();
-  return elements * ((type.getElementTypeBitWidth() + 7) / 8);
-}
-
-// The data-parallel ops the partition pass (dpc-partition-data-parallel)
-// leaves between the replicas of a step.
-constexpr StringLiteral kScatter = "dist.scatter";
-constexpr StringLiteral kReplicate = "dist.replicate";
-constexpr StringLiteral kAllReduce = "dist.all_reduce";
-constexpr StringLiteral kGather = "dist.gather";
-constexpr StringLiteral kReplicaAttr = "dist.replica";
-
-bool isDistOp(Operation *op) {
-  return op->getName().getDialectNamespace() == "dist";
-}
-
-/// What every replica's lowering shares: which values scale with the batch,
-/// program positions, and the batch of each replica.
-struct StepAnalysis {
-  LogicalResult run(func::FuncOp func);
-
-  int64_t batch = 0;          // the global batch
-  SmallVector<int64_t> split; // each replica's batch (one: {batch})
-  SmallVector<std::string> devices;
-  /// Where a value holds the batch: dim `axis` is `scale` times the
-  /// replica's batch (merged with static dims, e.g. batch x heads).
-  struct BatchDim {
-    int64_t axis = 0;
-    int64_t scale = 1;
-  };
-  DenseMap<Value, BatchDim> batchDims;
-  DenseMap<Operation *, int64_t> position;
-  /// The all-reduces of each gradient bucket, in program order, by member
-  /// (an all-reduce without a `bucket` attribute is a bucket of its own).
-  DenseMap<Operation *, SmallVector<Operation *>> bucketOf;
-  bool partitioned() const { return !devices.empty(); }
-};
-
-class StepLowering {
-public:
-  /// Lowers replica `replica` of `func` (0 when it is not partitioned).
-  StepLowering(ModuleOp module, func::FuncOp func, const StepAnalysis &analysis,
-               int64_t replica)
-      : module(module), func(func), builder(module.getContext()),
-        analysis(analysis), batchDims(analysis.batchDims),
-        position(analysis.position), replica(replica) {}
-
-  LogicalResult run();
-
-  /// The step run() built.
-  ex::StepOp getStep() const { return step; }
-  /// The nn values each exec.arena of the step holds (the value that
-  /// allocated it first, then its views and the values updated in place in
-  /// it; none for a kernel's workspace), by exec.arena.
-  DenseMap<Operation *, SmallVector<Value>> getArenaValues() const;
-
-private:
-  LogicalResult declareArguments();
-  LogicalResult lowerOp(Operation *op);
-  LogicalResult declareOutputs();
-  /// Records on each arena buffer what it holds, for the memory report
-  /// (MemoryReport.h), and on the step the FLOPs recomputation adds.
-  void recordArenaHolds();
-
-  /// The memref a tensor value lives in: the batch dim, if any, is `?`.
-  MemRefType bufferType(Value value) const;
-  /// The batch_scale of `value`'s buffer (1 when it holds no batch).
-  int64_t batchScaleOf(Value value) const {
-    auto it = batchDims.find(value);
-    return it == batchDims.end() ? 1 : it->second.scale;
-  }
-  /// Allocates an arena buffer for `value`, defined at the current op.
-  Value allocate(Value value);
-  /// Allocates `bytes` of scratch for the current op's kernel alone.
-  Value allocateWorkspace(int64_t bytes);
-  /// Whether this replica runs on a GPU (cuDNN wants a workspace).
-  bool onCudaDevice() const {
-    return analysis.partitioned() &&
-           StringRef(analysis.devices[replica]).starts_with("cuda:");
-  }
-  /// `value` lives in `buffer`, which the current op updates in place; the
-  /// operand it replaces must have no later reader.
-  LogicalResult inPlace(Value value, Value operand);
-  Value buffer(Value value) const { return buffers.lookup(value); }
-  /// `value` is `source` under another shape: same bytes, same lifetime.
-  LogicalResult view(Value value, Value source);
-  ex::KernelOp kernel(StringRef name, ValueRange ins, ValueRange outs,
-                      ArrayRef<NamedAttribute> attrs = {},
-                      Value workspace = {});
-  NamedAttribute attr(StringRef name, Attribute value) {
-    return builder.getNamedAttr(name, value);
-  }
-  /// The symbol of this replica's copy of persistent tensor `name`: replica
-  /// d > 0 keeps its own copy, under the same plan name.
-  std::string symbolFor(StringRef name) const {
-    return replica == 0 ? name.str()
-                        : name.str() + "@" + std::to_string(replica);
-  }
-  /// Declares this replica's copy of a persistent tensor (once); returns
-  /// its symbol.
-  StringRef declarePersistent(StringRef name, RankedTensorType type,
-                              StringRef kind, StringRef init, StringRef source,
-                              StringRef parameter, ElementsAttr value = {});
-  /// A constant that is not a splat: a buffer holding its value (named by
-  /// a hash of it, so every step and replica shares one per device).
-  LogicalResult constantBuffer(nn::ConstantOp op);
-
-  /// This replica's value of a function argument: the argument itself, or
-  /// its share from the dist.scatter / dist.replicate that distributes it.
-  Value replicaValue(BlockArgument arg) const;
-  /// Whether `op` belongs to this replica (or to none: the dist ops).
-  bool inReplica(Operation *op) const;
-  /// The dist op at the boundary of the replicas.
-  LogicalResult lowerDistOp(Operation *op);
-
-  ModuleOp module;
-  func::FuncOp func;
-  OpBuilder builder;
-  ex::StepOp step;
-  const StepAnalysis &analysis;
-  const DenseMap<Value, StepAnalysis::BatchDim> &batchDims;
-  const DenseMap<Operation *, int64_t> &position;
-  int64_t replica;
-  DenseMap<Value, Value> buffers;
-  /// The buffers of each gradient bucket being collected, by its first
-  /// all-reduce.
-  DenseMap<Operation *, SmallVector<Value>> bucketBuffers;
-  /// Arena buffers: the exec.arena op and the values living in it (views
-  /// included); none for a kernel's workspace.
-  struct ArenaBuffer {
-    ex::ArenaOp op;
-    SmallVector<Value> values;
-  };
-  std::vector<ArenaBuffer> arena;
-  DenseMap<Value, size_t> arenaIndex; // buffer value -> index into arena
-  int64_t currentPosition = 0;
-};
-
 /// The plan's name for data input `i` of `func`: "images" for a model's
 /// one input (what dpc run binds its data to), the model's own input name
 /// (nn.input's value) where it has several, which the data flags name.
@@ -199,7 +59,18 @@ StringRef getDataInputBinding(func::FuncOp func, unsigned i) {
   return inputs == 1 || !name ? StringRef("images") : name.getValue();
 }
 
+} // namespace
+
 LogicalResult StepAnalysis::run(func::FuncOp func) {
+  if (failed(readBatch(func)) || failed(findBatchDims(func)))
+    return failure();
+  int64_t index = 0;
+  func.walk([&](Operation *op) { position[op] = index++; });
+  groupBuckets(func);
+  return success();
+}
+
+LogicalResult StepAnalysis::readBatch(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments()) {
     if (!func.getArgAttr(arg.getArgNumber(), nn::NNDialect::kInputAttrName))
       continue;
@@ -222,7 +93,10 @@ LogicalResult StepAnalysis::run(func::FuncOp func) {
   } else {
     split = {batch};
   }
+  return success();
+}
 
+LogicalResult StepAnalysis::findBatchDims(func::FuncOp func) {
   // Infer every shape again with one more row per replica, and compare.
   auto probe = cast<func::FuncOp>(func->clone());
   auto eraseProbe = llvm::make_scope_exit([&] { probe->erase(); });
@@ -288,8 +162,10 @@ LogicalResult StepAnalysis::run(func::FuncOp func) {
     for (auto [ra, rb] : llvm::zip_equal(a->getResults(), b->getResults()))
       if (failed(compare(ra, rb)))
         return failure();
-  int64_t index = 0;
-  func.walk([&](Operation *op) { position[op] = index++; });
+  return success();
+}
+
+void StepAnalysis::groupBuckets(func::FuncOp func) {
   std::map<int64_t, SmallVector<Operation *>> buckets;
   int64_t unbucketed = -1;
   func.walk([&](Operation *op) {
@@ -301,22 +177,6 @@ LogicalResult StepAnalysis::run(func::FuncOp func) {
   for (auto &[id, members] : buckets)
     for (Operation *member : members)
       bucketOf[member] = members;
-  return success();
-}
-
-Value StepLowering::replicaValue(BlockArgument arg) const {
-  if (!analysis.partitioned())
-    return arg;
-  for (Operation *user : arg.getUsers())
-    if (user->getName().getStringRef() == kScatter ||
-        user->getName().getStringRef() == kReplicate)
-      return user->getResult(replica);
-  return arg; // unused by any replica
-}
-
-bool StepLowering::inReplica(Operation *op) const {
-  auto attr = op->getAttrOfType<IntegerAttr>(kReplicaAttr);
-  return !attr || attr.getInt() == replica;
 }
 
 MemRefType StepLowering::bufferType(Value value) const {
@@ -376,15 +236,12 @@ LogicalResult StepLowering::inPlace(Value value, Value operand) {
   return success();
 }
 
-ex::KernelOp StepLowering::kernel(StringRef name, ValueRange ins,
-                                  ValueRange outs,
-                                  ArrayRef<NamedAttribute> attrs,
-                                  Value workspace) {
-  auto op = builder.create<ex::KernelOp>(builder.getUnknownLoc(), name, ins,
-                                         outs, workspace);
-  for (NamedAttribute a : attrs)
-    op->setAttr(a.getName(), a.getValue());
-  return op;
+LogicalResult StepLowering::joinBuffer(Value value, Value input) {
+  Value source = buffer(input);
+  buffers[value] = source;
+  if (auto it = arenaIndex.find(source); it != arenaIndex.end())
+    arena[it->second].values.push_back(value);
+  return success();
 }
 
 StringRef StepLowering::declarePersistent(StringRef name, RankedTensorType type,
@@ -407,11 +264,13 @@ StringRef StepLowering::declarePersistent(StringRef name, RankedTensorType type,
   return op.getSymName();
 }
 
-LogicalResult StepLowering::constantBuffer(nn::ConstantOp op) {
-  auto value = cast<DenseElementsAttr>(op.getValue());
-  auto type = cast<RankedTensorType>(value.getType());
+/// Named by a hash of the contents, so every step and replica shares one
+/// per device.
+LogicalResult StepLowering::constantBuffer(Value value,
+                                           DenseElementsAttr contents) {
+  auto type = cast<RankedTensorType>(contents.getType());
   std::string name;
-  ArrayRef<char> raw = value.getRawData();
+  ArrayRef<char> raw = contents.getRawData();
   llvm::raw_string_ostream os(name);
   os << "constant.";
   llvm::interleave(type.getShape(), os, "x");
@@ -419,9 +278,9 @@ LogicalResult StepLowering::constantBuffer(nn::ConstantOp op) {
      << llvm::format_hex_no_prefix(
             llvm::xxh3_64bits(StringRef(raw.data(), raw.size())), 16);
   StringRef symbol =
-      declarePersistent(name, type, "buffer", "constant", "", "", value);
-  buffers[op.getResult()] = builder.create<ex::StateOp>(
-      op.getLoc(), bufferType(op.getResult()), symbol);
+      declarePersistent(name, type, "buffer", "constant", "", "", contents);
+  buffers[value] =
+      builder.create<ex::StateOp>(value.getLoc(), bufferType(value), symbol);
   return success();
 }
 
@@ -471,465 +330,12 @@ LogicalResult StepLowering::declareArguments() {
   return success();
 }
 
-/// The scratch a convolution kernel gets on a GPU: cuDNN's faster algorithms
-/// (precomputed implicit GEMM, FFT tiling, Winograd) need workspace, and the
-/// kernel picks the fastest that fits what the plan gives it. As much as the
-/// call's largest tensor -- at most doubling what the call itself touches,
-/// and alive during the call only -- within [4 MiB, 1 GiB].
-int64_t convWorkspaceBytes(Operation *op) {
-  int64_t largest = 0;
-  for (ValueRange values :
-       {ValueRange(op->getOperands()), ValueRange(op->getResults())})
-    for (Value value : values)
-      largest =
-          std::max(largest, byteSize(cast<RankedTensorType>(value.getType())));
-  return std::clamp<int64_t>(largest, int64_t(4) << 20, int64_t(1) << 30);
-}
-
-/// The attributes of a 2-D convolution, as the plan names them. The
-/// algorithm: oneDNN's direct convolution on the CPU; on a GPU, the one
-/// cuDNN's heuristics rank fastest within the planned workspace, which the
-/// runtime chooses once per shape and records in its trace.
-template <typename OpTy>
-SmallVector<NamedAttribute> convAttrs(OpBuilder &b, OpTy op, bool onGpu) {
-  return {b.getNamedAttr("stride", op.getStrideAttr()),
-          b.getNamedAttr("padding", op.getPaddingAttr()),
-          b.getNamedAttr("dilation", op.getDilationAttr()),
-          b.getNamedAttr("groups", op.getGroupsAttr()),
-          b.getNamedAttr("algorithm", b.getStringAttr(onGpu ? "cudnn_heuristic"
-                                                            : "direct"))};
-}
-
-template <typename OpTy>
-SmallVector<NamedAttribute> poolAttrs(OpBuilder &b, OpTy op,
-                                      DenseI64ArrayAttr dilation,
-                                      BoolAttr countIncludePad) {
-  return {b.getNamedAttr("kernel_size", op.getKernelSizeAttr()),
-          b.getNamedAttr("stride", op.getStrideAttr()),
-          b.getNamedAttr("padding", op.getPaddingAttr()),
-          b.getNamedAttr("dilation", dilation),
-          b.getNamedAttr("ceil_mode", op.getCeilModeAttr()),
-          b.getNamedAttr("count_include_pad", countIncludePad)};
-}
-
 LogicalResult StepLowering::lowerOp(Operation *op) {
-  OpBuilder &b = builder;
-  auto bnAttrs = [&](auto bn) -> SmallVector<NamedAttribute> {
-    return {attr("epsilon", bn.getEpsilonAttr()),
-            attr("momentum", bn.getMomentumAttr())};
-  };
-  auto simple = [&](StringRef name, ValueRange ins,
-                    ArrayRef<NamedAttribute> attrs = {},
-                    int64_t workspaceBytes = 0) {
-    SmallVector<Value> inBuffers;
-    for (Value v : ins)
-      inBuffers.push_back(buffer(v));
-    SmallVector<Value> outs;
-    for (Value result : op->getResults())
-      outs.push_back(allocate(result));
-    kernel(name, inBuffers, outs, attrs,
-           workspaceBytes ? allocateWorkspace(workspaceBytes) : Value());
+  if (isa<func::ReturnOp>(op))
     return success();
-  };
-  // On a GPU a convolution gets cuDNN's workspace; the CPU's needs none.
-  auto convolution = [&](StringRef name, ValueRange ins, auto conv) {
-    return simple(name, ins, convAttrs(b, conv, onCudaDevice()),
-                  onCudaDevice() ? convWorkspaceBytes(op) : 0);
-  };
-  auto isTranspose2d = [](Value v) -> Value {
-    auto t = v.getDefiningOp<nn::TransposeOp>();
-    if (t && t.getPermutation() == ArrayRef<int64_t>{1, 0})
-      return t.getInput();
-    return Value();
-  };
-  // A batch-major elementwise operand pair: the kernels broadcast the second
-  // operand to the first, so the larger goes first (+ and * commute).
-  auto binary = [&](StringRef name, Value lhs, Value rhs) {
-    auto lt = cast<RankedTensorType>(lhs.getType());
-    auto rt = cast<RankedTensorType>(rhs.getType());
-    if (lt.getNumElements() < rt.getNumElements())
-      std::swap(lhs, rhs);
-    return simple(name, {lhs, rhs});
-  };
-
-  // A^T B over the rows of N-D operands: the VJP merges the leading dims
-  // with a reshape, which MatmulTransposedA does itself (its operands keep
-  // the batch in dim 0, as plan tensors must). Such a reshape, read only
-  // that way, gets no view.
-  auto unmerged = [](Value v) -> Value {
-    auto reshape = v.getDefiningOp<nn::ReshapeOp>();
-    if (!reshape)
-      return v;
-    auto in = cast<RankedTensorType>(reshape.getInput().getType());
-    auto out = cast<RankedTensorType>(reshape.getType());
-    bool mergesRows = in.getRank() > 2 && out.getRank() == 2 &&
-                      in.getShape().back() == out.getShape().back();
-    return mergesRows ? reshape.getInput() : v;
-  };
-  // A value that gets no buffer of its own (a transpose or a row merge
-  // that MatmulTransposedA does itself) joins its input's: the kernel reads
-  // that buffer, which must live until the value's last reader.
-  auto joinBuffer = [&](Value value, Value input) -> LogicalResult {
-    Value source = buffer(input);
-    buffers[value] = source;
-    if (auto it = arenaIndex.find(source); it != arenaIndex.end())
-      arena[it->second].values.push_back(value);
-    return success();
-  };
-  auto readOnlyUnmerged = [&](nn::ReshapeOp o) {
-    if (unmerged(o.getResult()) == o.getResult())
-      return false;
-    return llvm::all_of(o->getUsers(), [&](Operation *user) {
-      if (auto mm = dyn_cast<nn::MatmulOp>(user))
-        return mm.getRhs() == o.getResult() && isTranspose2d(mm.getLhs());
-      auto t = dyn_cast<nn::TransposeOp>(user);
-      return t && isTranspose2d(t.getResult()) &&
-             llvm::all_of(t->getUsers(), [&](Operation *tu) {
-               auto mm = dyn_cast<nn::MatmulOp>(tu);
-               return mm && mm.getLhs() == t.getResult();
-             });
-    });
-  };
-
-  return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](nn::ReshapeOp o) -> LogicalResult {
-        if (!readOnlyUnmerged(o))
-          return view(o.getResult(), o.getInput());
-        return joinBuffer(o.getResult(), o.getInput());
-      })
-      .Case([&](nn::FlattenOp o) { return view(o.getResult(), o.getInput()); })
-      .Case([&](nn::ConstantOp o) -> LogicalResult {
-        if (!isa<FloatType>(o.getValue().getElementType()))
-          return o.emitError() << "only floating-point constants can be "
-                                  "lowered";
-        auto value = dyn_cast<SplatElementsAttr>(o.getValue());
-        if (!value)
-          return constantBuffer(o);
-        return simple(
-            "Fill", {},
-            {attr("value",
-                  b.getF64FloatAttr(
-                      value.getSplatValue<APFloat>().convertToDouble()))});
-      })
-      .Case([&](nn::Conv2dOp o) {
-        return convolution("Conv2dForward", o->getOperands(), o);
-      })
-      .Case([&](nn::Conv2dGradInputOp o) {
-        return convolution("Conv2dBackwardData",
-                           {o.getResultGrad(), o.getFilter()}, o);
-      })
-      .Case([&](nn::Conv2dGradFilterOp o) {
-        return convolution("Conv2dBackwardWeights",
-                           {o.getInput(), o.getResultGrad()}, o);
-      })
-      .Case([&](nn::BatchNormOp o) {
-        return simple("BatchNormInferenceForward", o->getOperands(),
-                      bnAttrs(o));
-      })
-      .Case([&](nn::BatchNormTrainOp o) -> LogicalResult {
-        // The kernel updates the running statistics in place.
-        Value outs[] = {allocate(o.getResult()), allocate(o.getBatchMean()),
-                        allocate(o.getBatchInvstd())};
-        SmallVector<Value> ins;
-        for (Value v : o->getOperands())
-          ins.push_back(buffer(v));
-        kernel("BatchNormTrainingForward", ins, outs, bnAttrs(o));
-        if (failed(inPlace(o.getNewRunningMean(), o.getRunningMean())) ||
-            failed(inPlace(o.getNewRunningVar(), o.getRunningVar())))
-          return failure();
-        return success();
-      })
-      .Case([&](nn::BatchNormGradOp o) {
-        return simple("BatchNormBackward",
-                      {o.getInput(), o.getResultGrad(), o.getScale(),
-                       o.getBatchMean(), o.getBatchInvstd()});
-      })
-      .Case([&](nn::BatchNormStatsOp o) {
-        return simple("BatchNormStatistics", {o.getInput()});
-      })
-      .Case([&](nn::BatchNormApplyOp o) -> LogicalResult {
-        // As BatchNormTrainingForward: running statistics in place.
-        Value outs[] = {allocate(o.getResult()), allocate(o.getBatchMean()),
-                        allocate(o.getBatchInvstd())};
-        SmallVector<Value> ins;
-        for (Value v : o->getOperands())
-          ins.push_back(buffer(v));
-        kernel("BatchNormApply", ins, outs, bnAttrs(o));
-        if (failed(inPlace(o.getNewRunningMean(), o.getRunningMean())) ||
-            failed(inPlace(o.getNewRunningVar(), o.getRunningVar())))
-          return failure();
-        return success();
-      })
-      .Case([&](nn::BatchNormGradStatsOp o) {
-        return simple("BatchNormGradStatistics",
-                      {o.getInput(), o.getResultGrad(), o.getBatchMean(),
-                       o.getBatchInvstd()});
-      })
-      .Case([&](nn::BatchNormGradApplyOp o) {
-        return simple("BatchNormGradApply",
-                      {o.getInput(), o.getResultGrad(), o.getScale(),
-                       o.getBatchMean(), o.getBatchInvstd(), o.getSumDy(),
-                       o.getSumDyXhat(), o.getCount()});
-      })
-      .Case([&](nn::MaxPool2dOp o) {
-        return simple(
-            "MaxPool2dForward", {o.getInput()},
-            poolAttrs(b, o, o.getDilationAttr(), b.getBoolAttr(false)));
-      })
-      .Case([&](nn::MaxPool2dGradOp o) {
-        return simple(
-            "MaxPool2dBackward", {o.getInput(), o.getResultGrad()},
-            poolAttrs(b, o, o.getDilationAttr(), b.getBoolAttr(false)));
-      })
-      .Case([&](nn::AvgPool2dOp o) {
-        return simple("AvgPool2dForward", {o.getInput()},
-                      poolAttrs(b, o, b.getDenseI64ArrayAttr({1, 1}),
-                                o.getCountIncludePadAttr()));
-      })
-      .Case([&](nn::AvgPool2dGradOp o) {
-        return simple("AvgPool2dBackward", {o.getResultGrad()},
-                      poolAttrs(b, o, b.getDenseI64ArrayAttr({1, 1}),
-                                o.getCountIncludePadAttr()));
-      })
-      .Case([&](nn::GlobalAvgPool2dOp o) {
-        return simple("GlobalAvgPool2dForward", {o.getInput()});
-      })
-      .Case([&](nn::GlobalAvgPool2dGradOp o) {
-        return simple("GlobalAvgPool2dBackward", {o.getResultGrad()});
-      })
-      .Case([&](nn::PadOp o) {
-        return simple("PadForward", {o.getInput()},
-                      {attr("low", o.getLowAttr()),
-                       attr("high", o.getHighAttr()),
-                       attr("value", o.getValueAttr())});
-      })
-      .Case([&](nn::PadGradOp o) {
-        return simple(
-            "PadBackward", {o.getResultGrad()},
-            {attr("low", o.getLowAttr()), attr("high", o.getHighAttr())});
-      })
-      .Case([&](nn::ReluOp o) { return simple("ReluForward", {o.getInput()}); })
-      .Case([&](nn::SigmoidOp o) {
-        return simple("SigmoidForward", {o.getInput()});
-      })
-      .Case([&](nn::TanhOp o) { return simple("TanhForward", {o.getInput()}); })
-      .Case([&](nn::ReciprocalOp o) {
-        return simple("ReciprocalForward", {o.getInput()});
-      })
-      .Case([&](nn::ClipOp o) {
-        return simple(
-            "ClipForward", {o.getInput()},
-            {attr("min", o.getMinAttr()), attr("max", o.getMaxAttr())});
-      })
-      .Case([&](nn::ClipGradOp o) {
-        return simple(
-            "ClipBackward", {o.getInput(), o.getResultGrad()},
-            {attr("min", o.getMinAttr()), attr("max", o.getMaxAttr())});
-      })
-      .Case([&](nn::HardSigmoidOp o) {
-        return simple(
-            "HardSigmoidForward", {o.getInput()},
-            {attr("alpha", o.getAlphaAttr()), attr("beta", o.getBetaAttr())});
-      })
-      .Case([&](nn::HardSigmoidGradOp o) {
-        return simple(
-            "HardSigmoidBackward", {o.getInput(), o.getResultGrad()},
-            {attr("alpha", o.getAlphaAttr()), attr("beta", o.getBetaAttr())});
-      })
-      .Case([&](nn::EmbeddingOp o) {
-        return simple("EmbeddingForward", {o.getTable(), o.getIndices()});
-      })
-      .Case([&](nn::EmbeddingGradOp o) {
-        return simple("EmbeddingBackward", {o.getIndices(), o.getResultGrad()});
-      })
-      .Case([&](nn::ZerosLikeOp) {
-        return simple("Fill", {}, {attr("value", b.getF64FloatAttr(0))});
-      })
-      .Case([&](nn::ErfOp o) { return simple("ErfForward", {o.getInput()}); })
-      .Case([&](nn::ErfGradOp o) {
-        return simple("ErfBackward", {o.getInput(), o.getResultGrad()});
-      })
-      .Case([&](nn::HardSwishOp o) {
-        return simple("HardSwishForward", {o.getInput()});
-      })
-      .Case([&](nn::HardSwishGradOp o) {
-        return simple("HardSwishBackward", {o.getInput(), o.getResultGrad()});
-      })
-      .Case([&](nn::GeluOp o) {
-        return simple(
-            "GeluForward", {o.getInput()},
-            {attr("tanh_approximation", o.getTanhApproximationAttr())});
-      })
-      .Case([&](nn::GeluGradOp o) {
-        return simple(
-            "GeluBackward", {o.getInput(), o.getResultGrad()},
-            {attr("tanh_approximation", o.getTanhApproximationAttr())});
-      })
-      .Case([&](nn::LayerNormOp o) {
-        return simple("LayerNormForward", o->getOperands(),
-                      {attr("axis", o.getAxisAttr()),
-                       attr("epsilon", o.getEpsilonAttr())});
-      })
-      .Case([&](nn::LayerNormGradOp o) {
-        // The workspace: a mean and an inverse standard deviation (two
-        // floats) per row at the compiled batch.
-        auto type = cast<RankedTensorType>(o.getInput().getType());
-        int64_t rows = 1;
-        for (int64_t d : type.getShape().take_front(o.getAxis()))
-          rows *= d;
-        return simple("LayerNormBackward",
-                      {o.getInput(), o.getResultGrad(), o.getScale()},
-                      {attr("axis", o.getAxisAttr()),
-                       attr("epsilon", o.getEpsilonAttr())},
-                      rows * 2 * int64_t(sizeof(float)));
-      })
-      .Case<nn::DropoutOp, nn::DropoutGradOp>([&](auto o) {
-        SmallVector<NamedAttribute> attrs = {attr("ratio", o.getRatioAttr()),
-                                             attr("key", o.getKeyAttr())};
-        if (o.getRowwise())
-          attrs.push_back(attr("rowwise", b.getBoolAttr(true)));
-        bool forward = isa<nn::DropoutOp>(o.getOperation());
-        return simple(forward ? "DropoutForward" : "DropoutBackward",
-                      {o->getOperand(0)}, attrs);
-      })
-      // relu' needs only the sign, which input and result share.
-      .Case([&](nn::ReluGradOp o) {
-        return simple("ReluBackward", {o.getOperand(1), o.getOperand(0)});
-      })
-      .Case([&](nn::SigmoidGradOp o) {
-        return simple("SigmoidBackward", {o.getOperand(1), o.getOperand(0)});
-      })
-      .Case([&](nn::TanhGradOp o) {
-        return simple("TanhBackward", {o.getOperand(1), o.getOperand(0)});
-      })
-      .Case([&](nn::ReciprocalGradOp o) {
-        return simple("ReciprocalBackward", {o.getOperand(1), o.getOperand(0)});
-      })
-      .Case([&](nn::AddOp o) {
-        return binary("AddForward", o.getLhs(), o.getRhs());
-      })
-      .Case([&](nn::MulOp o) {
-        return binary("MulForward", o.getLhs(), o.getRhs());
-      })
-      .Case([&](nn::LinearOp o) {
-        return simple("LinearForward", o->getOperands());
-      })
-      .Case([&](nn::MatmulOp o) {
-        if (Value transposed = isTranspose2d(o.getLhs()))
-          return simple("MatmulTransposedA",
-                        {unmerged(transposed), unmerged(o.getRhs())});
-        return simple("MatmulForward", {o.getLhs(), o.getRhs()});
-      })
-      .Case([&](nn::BroadcastRowsOp o) {
-        // Zeros of the result's shape plus the broadcast input; `rows`
-        // only sized the result.
-        Value zeros = allocate(o.getResult());
-        kernel("Fill", {}, {zeros}, {attr("value", b.getF64FloatAttr(0))});
-        Value sum = allocate(o.getResult());
-        kernel("AddForward", {zeros, buffer(o.getInput())}, {sum});
-        return success();
-      })
-      .Case([&](nn::BatchMatmulOp o) {
-        SmallVector<NamedAttribute> attrs;
-        if (o.getTransposeLhs())
-          attrs.push_back(attr("transpose_a", b.getBoolAttr(true)));
-        if (o.getTransposeRhs())
-          attrs.push_back(attr("transpose_b", b.getBoolAttr(true)));
-        return simple("BatchMatmul", {o.getLhs(), o.getRhs()}, attrs);
-      })
-      .Case([&](nn::TransposeOp o) -> LogicalResult {
-        // Feeding only matmuls, a transpose folds into MatmulTransposedA.
-        if (llvm::all_of(o->getUsers(),
-                         [&](Operation *user) {
-                           auto mm = dyn_cast<nn::MatmulOp>(user);
-                           return mm && mm.getLhs() == o.getResult();
-                         }) &&
-            isTranspose2d(o.getResult()))
-          return joinBuffer(o.getResult(), o.getInput());
-        if (isTranspose2d(o.getResult()))
-          return simple("Transpose2d", {o.getInput()});
-        return simple("Transpose", {o.getInput()},
-                      {attr("permutation", o.getPermutationAttr())});
-      })
-      .Case([&](nn::ConcatOp o) {
-        return simple("ConcatForward", o.getInputs(),
-                      {attr("axis", o.getAxisAttr())});
-      })
-      .Case([&](nn::SplitOp o) {
-        return simple("SplitForward", {o.getInput()},
-                      {attr("axis", o.getAxisAttr())});
-      })
-      .Case([&](nn::SoftmaxOp o) {
-        return simple("SoftmaxForward", {o.getInput()});
-      })
-      .Case([&](nn::LogSoftmaxOp o) {
-        return simple("LogSoftmaxForward", {o.getInput()});
-      })
-      .Case([&](nn::SoftmaxGradOp o) {
-        return simple("SoftmaxBackward", {o.getResult(), o.getResultGrad()});
-      })
-      .Case([&](nn::LogSoftmaxGradOp o) {
-        return simple("LogSoftmaxBackward", {o.getResult(), o.getResultGrad()});
-      })
-      .Case([&](nn::CrossEntropyOp o) {
-        return simple("CrossEntropyForward", {o.getLogits(), o.getLabels()});
-      })
-      .Case([&](nn::CrossEntropyGradOp o) {
-        return simple("CrossEntropyBackward",
-                      {o.getLogits(), o.getLabels(), o.getLossGrad()});
-      })
-      .Case([&](nn::CorrectCountOp o) {
-        return simple("CorrectCount", {o.getLogits(), o.getLabels()});
-      })
-      .Case([&](nn::ReduceSumOp o) {
-        return simple("ReduceSum", {o.getInput()},
-                      {attr("dims", o.getDimsAttr())});
-      })
-      .Case([&](nn::AccumulateOp o) -> LogicalResult {
-        // In place: the accumulator is optimizer state.
-        Value accumulator = buffer(o.getAccumulator());
-        if (o.getFirst())
-          kernel("Copy", {buffer(o.getValue())}, {accumulator});
-        else
-          kernel("AddForward", {accumulator, buffer(o.getValue())},
-                 {accumulator});
-        return inPlace(o.getResult(), o.getAccumulator());
-      })
-      .Case([&](nn::SgdUpdateOp o) -> LogicalResult {
-        SmallVector<Value> ins = {buffer(o.getParam()), buffer(o.getGrad()),
-                                  buffer(o.getLr())};
-        if (o.getMomentumBuffer())
-          ins.push_back(buffer(o.getMomentumBuffer()));
-        kernel("SgdUpdate", ins, {},
-               {attr("momentum", o.getMomentumAttr()),
-                attr("dampening", o.getDampeningAttr()),
-                attr("nesterov", o.getNesterovAttr()),
-                attr("weight_decay", o.getWeightDecayAttr())});
-        if (failed(inPlace(o.getNewParam(), o.getParam())))
-          return failure();
-        if (o.getMomentumBuffer())
-          return inPlace(o.getNewMomentumBuffer(), o.getMomentumBuffer());
-        return success();
-      })
-      .Case([&](nn::AdamWUpdateOp o) -> LogicalResult {
-        kernel("AdamWUpdate",
-               {buffer(o.getParam()), buffer(o.getGrad()),
-                buffer(o.getExpAvg()), buffer(o.getExpAvgSq()),
-                buffer(o.getLr()), buffer(o.getStep())},
-               {},
-               {attr("beta1", o.getBeta1Attr()),
-                attr("beta2", o.getBeta2Attr()), attr("eps", o.getEpsAttr()),
-                attr("weight_decay", o.getWeightDecayAttr())});
-        if (failed(inPlace(o.getNewParam(), o.getParam())) ||
-            failed(inPlace(o.getNewExpAvg(), o.getExpAvg())) ||
-            failed(inPlace(o.getNewExpAvgSq(), o.getExpAvgSq())))
-          return failure();
-        return success();
-      })
-      .Case([&](func::ReturnOp) { return success(); })
-      .Default([&](Operation *other) {
-        return other->emitError() << "cannot be lowered to a runtime kernel";
-      });
+  if (auto lowering = dyn_cast<nn::KernelLoweringOpInterface>(op))
+    return lowering.lowerToKernels(*this);
+  return op->emitError() << "cannot be lowered to a runtime kernel";
 }
 
 LogicalResult StepLowering::declareOutputs() {
@@ -960,7 +366,7 @@ LogicalResult StepLowering::declareOutputs() {
     std::string symbol = symbolFor(updated);
     auto state = result.getDefiningOp<ex::StateOp>();
     if (!state || state.getTensor() != symbol)
-      kernel("Copy", {result},
+      kernel(plan::Kernel::Copy, {result},
              {builder.create<ex::StateOp>(
                  func.getLoc(), cast<MemRefType>(result.getType()), symbol)});
   }
@@ -1066,43 +472,7 @@ LogicalResult StepLowering::run() {
   return success();
 }
 
-LogicalResult StepLowering::lowerDistOp(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  // Scatter and replicate were bound with the arguments; a gather is read
-  // by the outputs.
-  if (name == kScatter || name == kReplicate || name == kGather)
-    return success();
-  if (name == kAllReduce) {
-    // In place: this replica's part is reduced where it lies, once the last
-    // gradient of its bucket exists. A part read again later (a replica's
-    // batch-norm gradient sums, which are also its parameter gradients) is
-    // reduced in a copy.
-    Value mine = op->getOperand(replica);
-    if (llvm::any_of(mine.getUsers(), [&](Operation *user) {
-          return position.lookup(user) > currentPosition;
-        })) {
-      Value copy = allocate(op->getResult(replica));
-      kernel("Copy", {buffer(mine)}, {copy});
-    } else if (failed(inPlace(op->getResult(replica), mine))) {
-      return failure();
-    }
-    Value part = buffer(op->getResult(replica));
-    const SmallVector<Operation *> &bucket = analysis.bucketOf.lookup(op);
-    SmallVector<Value> &members = bucketBuffers[bucket.front()];
-    members.push_back(part);
-    if (bucket.back() != op)
-      return success();
-    // One call for the bucket, in program order; schedule-exec-streams
-    // moves it to the communication stream.
-    auto allReduce =
-        builder.create<ex::KernelOp>(op->getLoc(), "AllReduce", members,
-                                     ValueRange{}, /*workspace=*/Value());
-    if (auto reduction = op->getAttrOfType<StringAttr>("reduction"))
-      allReduce->setAttr("op", reduction);
-    return success();
-  }
-  return op->emitError() << "cannot be lowered to the plan yet";
-}
+namespace {
 
 /// Lowers every replica of `func` to its own exec.step, then erases it.
 LogicalResult lowerStep(ModuleOp module, func::FuncOp func) {

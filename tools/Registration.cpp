@@ -4,6 +4,7 @@
 
 #include "codegen/Passes.h"
 #include "codegen/StepMemory.h"
+#include "codegen/lowering/KernelLowering.h"
 #include "ir/dist/DistDialect.h"
 #include "ir/exec/ExecDialect.h"
 #include "ir/nn/NNDialect.h"
@@ -19,6 +20,7 @@
 void dpc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::func::FuncDialect, mlir::memref::MemRefDialect,
                   nn::NNDialect, dist::DistDialect, exec::ExecDialect>();
+  registerKernelLoweringModels(registry);
 }
 
 /// dpc-rematerialize with the back end's memory estimate, which budget=SIZE

@@ -6,6 +6,11 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 
+namespace dpc {
+/// What KernelLoweringOpInterface lowers through (codegen/lowering/).
+class KernelBuilder;
+} // namespace dpc
+
 #include "ir/nn/NNInterfaces.h.inc"
 
 namespace dpc::nn {

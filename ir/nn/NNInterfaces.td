@@ -29,4 +29,27 @@ def NN_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+def NN_KernelLoweringOpInterface : OpInterface<"KernelLoweringOpInterface"> {
+  let cppNamespace = "::dpc::nn";
+  let description = [{
+    An op the lowering to the plan (convert-nn-to-exec) turns into runtime
+    kernel calls: it names the kernels and places its operands in their
+    roles (runtime/plan/Kernels.def) through a `KernelBuilder`, which gives
+    it its buffers. The ops implement it as external models, one file per
+    op family under codegen/lowering/, which the tools register
+    (registerKernelLoweringModels), so the lowering needs no per-op switch
+    and the nn dialect no knowledge of the plan.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Emits, through `builder`, the kernel calls that compute the op, and
+        gives each result a buffer (a new arena buffer, a view, or an
+        operand's buffer updated in place). Fails with a diagnostic on the
+        op if it cannot be lowered.
+      }],
+      "::llvm::LogicalResult", "lowerToKernels",
+      (ins "::dpc::KernelBuilder &":$builder)>,
+  ];
+}
+
 #endif // DPC_IR_NN_NNINTERFACES_TD

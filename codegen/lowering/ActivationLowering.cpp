@@ -1,0 +1,220 @@
+//===- ActivationLowering.cpp - activations to kernels --------------------===//
+//
+// Element-wise activations and their gradients, dropout, and the row-wise
+// softmax and log-softmax: one kernel call each. The gradients of ReLU,
+// sigmoid, tanh and reciprocal read the forward's result, those of the
+// input activations (clip, hard sigmoid, hard swish, GELU, erf) its input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/lowering/KernelLowering.h"
+#include "ir/nn/NNOps.h"
+
+using namespace mlir;
+using namespace dpc;
+using plan::Kernel;
+namespace roles = plan::roles;
+
+namespace {
+
+template <typename OpTy>
+SmallVector<NamedAttribute> clipAttrs(KernelBuilder &b, OpTy op) {
+  return {b.attr("min", op.getMinAttr()), b.attr("max", op.getMaxAttr())};
+}
+
+template <typename OpTy>
+SmallVector<NamedAttribute> hardSigmoidAttrs(KernelBuilder &b, OpTy op) {
+  return {b.attr("alpha", op.getAlphaAttr()), b.attr("beta", op.getBetaAttr())};
+}
+
+template <typename OpTy>
+SmallVector<NamedAttribute> geluAttrs(KernelBuilder &b, OpTy op) {
+  return {b.attr("tanh_approximation", op.getTanhApproximationAttr())};
+}
+
+template <typename OpTy>
+SmallVector<NamedAttribute> dropoutAttrs(KernelBuilder &b, OpTy op) {
+  SmallVector<NamedAttribute> attrs = {b.attr("ratio", op.getRatioAttr()),
+                                       b.attr("key", op.getKeyAttr())};
+  if (op.getRowwise())
+    attrs.push_back(b.attr("rowwise", b.getBuilder().getBoolAttr(true)));
+  return attrs;
+}
+
+} // namespace
+
+namespace dpc {
+
+//===----------------------------------------------------------------------===//
+// Gradients from the result
+//===----------------------------------------------------------------------===//
+
+template <> LogicalResult lowerToKernels(nn::ReluOp op, KernelBuilder &b) {
+  using namespace roles::ReluForward;
+  return b.call(op, Kernel::ReluForward, {{X, op.getInput()}});
+}
+
+// relu' needs only the sign, which input and result share.
+template <> LogicalResult lowerToKernels(nn::ReluGradOp op, KernelBuilder &b) {
+  using namespace roles::ReluBackward;
+  return b.call(op, Kernel::ReluBackward,
+                {{Y, op.getInput()}, {DY, op.getResultGrad()}});
+}
+
+template <> LogicalResult lowerToKernels(nn::SigmoidOp op, KernelBuilder &b) {
+  using namespace roles::SigmoidForward;
+  return b.call(op, Kernel::SigmoidForward, {{X, op.getInput()}});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::SigmoidGradOp op, KernelBuilder &b) {
+  using namespace roles::SigmoidBackward;
+  return b.call(op, Kernel::SigmoidBackward,
+                {{Y, op.getResult()}, {DY, op.getResultGrad()}});
+}
+
+template <> LogicalResult lowerToKernels(nn::TanhOp op, KernelBuilder &b) {
+  using namespace roles::TanhForward;
+  return b.call(op, Kernel::TanhForward, {{X, op.getInput()}});
+}
+
+template <> LogicalResult lowerToKernels(nn::TanhGradOp op, KernelBuilder &b) {
+  using namespace roles::TanhBackward;
+  return b.call(op, Kernel::TanhBackward,
+                {{Y, op.getResult()}, {DY, op.getResultGrad()}});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::ReciprocalOp op, KernelBuilder &b) {
+  using namespace roles::ReciprocalForward;
+  return b.call(op, Kernel::ReciprocalForward, {{X, op.getInput()}});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::ReciprocalGradOp op, KernelBuilder &b) {
+  using namespace roles::ReciprocalBackward;
+  return b.call(op, Kernel::ReciprocalBackward,
+                {{Y, op.getResult()}, {DY, op.getResultGrad()}});
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients from the input
+//===----------------------------------------------------------------------===//
+
+template <> LogicalResult lowerToKernels(nn::ClipOp op, KernelBuilder &b) {
+  using namespace roles::ClipForward;
+  return b.call(op, Kernel::ClipForward, {{X, op.getInput()}},
+                clipAttrs(b, op));
+}
+
+template <> LogicalResult lowerToKernels(nn::ClipGradOp op, KernelBuilder &b) {
+  using namespace roles::ClipBackward;
+  return b.call(op, Kernel::ClipBackward,
+                {{X, op.getInput()}, {DY, op.getResultGrad()}},
+                clipAttrs(b, op));
+}
+
+template <>
+LogicalResult lowerToKernels(nn::HardSigmoidOp op, KernelBuilder &b) {
+  using namespace roles::HardSigmoidForward;
+  return b.call(op, Kernel::HardSigmoidForward, {{X, op.getInput()}},
+                hardSigmoidAttrs(b, op));
+}
+
+template <>
+LogicalResult lowerToKernels(nn::HardSigmoidGradOp op, KernelBuilder &b) {
+  using namespace roles::HardSigmoidBackward;
+  return b.call(op, Kernel::HardSigmoidBackward,
+                {{X, op.getInput()}, {DY, op.getResultGrad()}},
+                hardSigmoidAttrs(b, op));
+}
+
+template <> LogicalResult lowerToKernels(nn::HardSwishOp op, KernelBuilder &b) {
+  using namespace roles::HardSwishForward;
+  return b.call(op, Kernel::HardSwishForward, {{X, op.getInput()}});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::HardSwishGradOp op, KernelBuilder &b) {
+  using namespace roles::HardSwishBackward;
+  return b.call(op, Kernel::HardSwishBackward,
+                {{X, op.getInput()}, {DY, op.getResultGrad()}});
+}
+
+template <> LogicalResult lowerToKernels(nn::GeluOp op, KernelBuilder &b) {
+  using namespace roles::GeluForward;
+  return b.call(op, Kernel::GeluForward, {{X, op.getInput()}},
+                geluAttrs(b, op));
+}
+
+template <> LogicalResult lowerToKernels(nn::GeluGradOp op, KernelBuilder &b) {
+  using namespace roles::GeluBackward;
+  return b.call(op, Kernel::GeluBackward,
+                {{X, op.getInput()}, {DY, op.getResultGrad()}},
+                geluAttrs(b, op));
+}
+
+template <> LogicalResult lowerToKernels(nn::ErfOp op, KernelBuilder &b) {
+  using namespace roles::ErfForward;
+  return b.call(op, Kernel::ErfForward, {{X, op.getInput()}});
+}
+
+template <> LogicalResult lowerToKernels(nn::ErfGradOp op, KernelBuilder &b) {
+  using namespace roles::ErfBackward;
+  return b.call(op, Kernel::ErfBackward,
+                {{X, op.getInput()}, {DY, op.getResultGrad()}});
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout and the row-wise activations
+//===----------------------------------------------------------------------===//
+
+template <> LogicalResult lowerToKernels(nn::DropoutOp op, KernelBuilder &b) {
+  using namespace roles::DropoutForward;
+  return b.call(op, Kernel::DropoutForward, {{X, op.getInput()}},
+                dropoutAttrs(b, op));
+}
+
+template <>
+LogicalResult lowerToKernels(nn::DropoutGradOp op, KernelBuilder &b) {
+  using namespace roles::DropoutBackward;
+  return b.call(op, Kernel::DropoutBackward, {{DY, op.getResultGrad()}},
+                dropoutAttrs(b, op));
+}
+
+template <> LogicalResult lowerToKernels(nn::SoftmaxOp op, KernelBuilder &b) {
+  using namespace roles::SoftmaxForward;
+  return b.call(op, Kernel::SoftmaxForward, {{X, op.getInput()}});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::SoftmaxGradOp op, KernelBuilder &b) {
+  using namespace roles::SoftmaxBackward;
+  return b.call(op, Kernel::SoftmaxBackward,
+                {{Y, op.getResult()}, {DY, op.getResultGrad()}});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::LogSoftmaxOp op, KernelBuilder &b) {
+  using namespace roles::LogSoftmaxForward;
+  return b.call(op, Kernel::LogSoftmaxForward, {{X, op.getInput()}});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::LogSoftmaxGradOp op, KernelBuilder &b) {
+  using namespace roles::LogSoftmaxBackward;
+  return b.call(op, Kernel::LogSoftmaxBackward,
+                {{Y, op.getResult()}, {DY, op.getResultGrad()}});
+}
+
+} // namespace dpc
+
+void dpc::attachActivationLowerings(MLIRContext &context) {
+  attachKernelLowerings<
+      nn::ReluOp, nn::ReluGradOp, nn::SigmoidOp, nn::SigmoidGradOp, nn::TanhOp,
+      nn::TanhGradOp, nn::ReciprocalOp, nn::ReciprocalGradOp, nn::ClipOp,
+      nn::ClipGradOp, nn::HardSigmoidOp, nn::HardSigmoidGradOp, nn::HardSwishOp,
+      nn::HardSwishGradOp, nn::GeluOp, nn::GeluGradOp, nn::ErfOp, nn::ErfGradOp,
+      nn::DropoutOp, nn::DropoutGradOp, nn::SoftmaxOp, nn::SoftmaxGradOp,
+      nn::LogSoftmaxOp, nn::LogSoftmaxGradOp>(context);
+}
