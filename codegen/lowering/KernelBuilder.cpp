@@ -2,7 +2,7 @@
 
 #include "codegen/lowering/KernelBuilder.h"
 
-#include "runtime/plan/KernelSignature.h"
+#include "runtime/abi/KernelSignature.h"
 
 using namespace mlir;
 using namespace dpc;

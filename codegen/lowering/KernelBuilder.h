@@ -14,7 +14,7 @@
 #define DPC_CODEGEN_LOWERING_KERNELBUILDER_H
 
 #include "ir/exec/ExecOps.h"
-#include "runtime/plan/KernelRoles.h"
+#include "runtime/abi/KernelRoles.h"
 #include "runtime/plan/Plan_generated.h"
 
 #include "mlir/IR/Builders.h"
