@@ -254,8 +254,9 @@ void loadStateDict(const std::string &plan, const std::string &checkpoint,
             plan::formatDims(dims) + ", the plan's is " +
             (expected ? expected : plan::EnumNameDType(exported.dtype)) + " " +
             plan::formatDims(exported.dims));
-      int64_t bad = train::findNonFinite(int32_t(exported.dtype), bytes.data(),
-                                         plan::getNumElements(dims));
+      int64_t bad = train::findInvalidStateValue(
+          int32_t(exported.dtype), bytes.data(), plan::getNumElements(dims),
+          /*infinityAllowed=*/exported.kind == plan::PersistentKind::Buffer);
       if (bad >= 0)
         throw train::RunError(plan + ": state_dict['" + exported.name +
                               "'] holds " +

@@ -149,15 +149,6 @@ void checkSavedTensor(const SavedTensor &t, const std::string &path) {
     failInvalid(path, where + " " + plan::formatDims(t.dims) + " holds " +
                           std::to_string(t.bytes.size()) + " bytes, not " +
                           std::to_string(bytes));
-  // A checksum proves the bytes are as written, not that they are a state
-  // to train or predict from: a crafted file (or an older dpc's) may hold
-  // NaN weights, which would otherwise surface only as a bad first step.
-  int64_t count = plan::getNumElements(t.dims);
-  int64_t bad = findNonFinite(t.dtype, t.bytes.data(), count);
-  if (bad >= 0)
-    failInvalid(path, where + " holds " +
-                          describeNonFinite(t.dtype, t.bytes.data(), bad) +
-                          " at index " + std::to_string(bad));
 }
 
 } // namespace
@@ -386,6 +377,21 @@ static void checkTensorMatches(const SavedTensor &t,
                           " bytes, the plan's " + std::to_string(bytes));
 }
 
+void checkStateValues(const SavedTensor &t, plan::PersistentKind kind,
+                      const std::string &path) {
+  // A checksum proves the bytes are as written, not that they are a state
+  // to train or predict from: a crafted file (or an older dpc's) may hold
+  // NaN weights, which would otherwise surface only as a bad first step.
+  int64_t bad = findInvalidStateValue(
+      t.dtype, t.bytes.data(), plan::getNumElements(t.dims),
+      /*infinityAllowed=*/kind == plan::PersistentKind::Buffer);
+  if (bad >= 0)
+    throw CheckpointError(path + ": invalid checkpoint (tensor '" + t.name +
+                          "' holds " +
+                          describeNonFinite(t.dtype, t.bytes.data(), bad) +
+                          " at index " + std::to_string(bad) + ")");
+}
+
 void restoreState(exec::Executor &executor, const TrainingState &state,
                   const std::string &path) {
   const auto *persistent = executor.getPlan()->persistent();
@@ -396,9 +402,12 @@ void restoreState(exec::Executor &executor, const TrainingState &state,
                           std::to_string(state.tensors.size()) +
                           " tensors, the plan has " + std::to_string(count) +
                           " (a checkpoint of another plan?)");
-  for (size_t k = 0; k < count; ++k)
-    checkTensorMatches(state.tensors[k], *persistent->Get(primary[k]),
+  for (size_t k = 0; k < count; ++k) {
+    const plan::PersistentTensor &tensor = *persistent->Get(primary[k]);
+    checkTensorMatches(state.tensors[k], tensor,
                        executor.getPersistentBytes(primary[k]), k, path);
+    checkStateValues(state.tensors[k], tensor.kind(), path);
+  }
   // Every device's copy gets the saved one.
   for (size_t k = 0; k < count; ++k)
     executor.writePersistent(primary[k], state.tensors[k].bytes.data());

@@ -14,6 +14,7 @@
 #ifndef DPC_RUNTIME_TRAIN_CHECKPOINT_H
 #define DPC_RUNTIME_TRAIN_CHECKPOINT_H
 
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/data/ImageTransforms.h"
 #include "runtime/io/OneLine.h"
 #include "runtime/train/Metrics.h"
@@ -103,6 +104,12 @@ void checkResumable(const TrainingState &state, int64_t epochs,
 void reconcileDataForm(TrainingState &state, data::ImageLayout &layout,
                        data::Normalization &normalization,
                        const std::string &path);
+
+/// Throws CheckpointError naming the tensor and index where `t`, a
+/// persistent tensor of `kind`, holds a value its kind may not (NaN; or
+/// infinity, outside buffers).
+void checkStateValues(const SavedTensor &t, plan::PersistentKind kind,
+                      const std::string &path);
 
 /// The executor's persistent tensors and optimizer step, into `state`.
 void captureState(const exec::Executor &executor, TrainingState &state);

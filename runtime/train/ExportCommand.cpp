@@ -166,7 +166,8 @@ std::vector<ExportedTensor> collectTensors(const plan::LoadedPlan &loaded,
     ExportedTensor exported{tensor->name()->str(),
                             tensor->dtype(),
                             plan::toDims(tensor->dims()),
-                            {}};
+                            {},
+                            tensor->kind()};
     if (state) {
       auto it = saved.find(exported.name);
       if (it == saved.end() || it->second->dims != exported.dims ||
@@ -174,6 +175,7 @@ std::vector<ExportedTensor> collectTensors(const plan::LoadedPlan &loaded,
         throw RunError(statePath + ": has no tensor '" + exported.name + "' " +
                        plan::formatDims(exported.dims) +
                        " (a checkpoint of another plan?)");
+      train::checkStateValues(*it->second, tensor->kind(), statePath);
       exported.bytes = it->second->bytes;
     } else {
       exported.bytes = getInitialValue(*tensor);

@@ -53,6 +53,12 @@ struct NonFiniteValue {
 /// Index of the first element of `count` elements of `dtype` (a plan DType,
 /// as an int) that is NaN or infinite, or -1; -1 too for integer types.
 int64_t findNonFinite(int32_t dtype, const void *data, int64_t count);
+/// Index of the first element of a persistent tensor that its kind may not
+/// hold, or -1: NaN anywhere, infinity except where `infinityAllowed` (a
+/// buffer may hold a mask of -inf, as a causal attention mask does).
+int64_t findInvalidStateValue(int32_t dtype, const void *data, int64_t count,
+                              bool infinityAllowed);
+
 /// "nan", "inf" or "-inf": element `index` of `data`, one findNonFinite
 /// found.
 std::string describeNonFinite(int32_t dtype, const void *data, int64_t index);

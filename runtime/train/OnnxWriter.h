@@ -28,6 +28,8 @@ struct ExportedTensor {
   plan::DType dtype;
   std::vector<int64_t> dims;
   std::vector<uint8_t> bytes;
+  /// A parameter or a buffer (batch-norm statistics, a constant mask).
+  plan::PersistentKind kind = plan::PersistentKind::Parameter;
 };
 
 /// Key and value of the model's metadata_props.
