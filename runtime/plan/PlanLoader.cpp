@@ -102,6 +102,7 @@ public:
       checkStep(step);
     }
     checkReplicas();
+    checkReplicaSignatures(loaded);
     checkRoles(loaded);
     checkSplit();
     checkDeviceBytes();
@@ -628,8 +629,9 @@ private:
 
   /// No instruction reads an arena tensor (or a view of one) that no
   /// instruction ordered before it -- earlier on its stream, or through
-  /// events -- has written, and every output is written or bound. Inputs
-  /// and the training state hold values before the step starts.
+  /// events -- has written, and every output is written or bound. Bound
+  /// inputs and the training state hold values before the step starts; an
+  /// Input tensor no binding names holds none (nothing fills it).
   ///
   /// "Ordered before" is tracked with vector clocks: a stream's clock holds,
   /// per stream, the index of the last instruction known to have run, and
@@ -643,8 +645,18 @@ private:
     size_t numTensors = tensors ? tensors->size() : 0;
     size_t numStreams = streams ? streams->size() : 0;
     const std::vector<int> &base = loaded.aliasBase.back();
+    // An Input tensor holds a value only when a binding fills it.
+    std::vector<bool> bound(numTensors, false);
+    if (const auto *inputs = step.inputs())
+      for (const Binding *input : *inputs)
+        bound[input->tensor()] = true;
+    auto isUnboundInput = [&](int t) {
+      return tensors->Get(base[t])->storage() == Storage::Input &&
+             !bound[base[t]];
+    };
     auto startsWritten = [&](int t) {
-      return tensors->Get(base[t])->storage() != Storage::Arena;
+      return tensors->Get(base[t])->storage() != Storage::Arena &&
+             !isUnboundInput(t);
     };
     // The first write of each tensor (by base) on the stream of its first
     // write, and on any other stream.
@@ -703,7 +715,8 @@ private:
                     EnumNameKernel(kernel) + "): " + what + " reads tensor " +
                     std::to_string(t) +
                     (tensor.name() ? " ('" + tensor.name()->str() + "')" : "") +
-                    " before any instruction writes it");
+                    (isUnboundInput(t) ? ", an input that no binding fills"
+                                       : " before any instruction writes it"));
       };
       if (const auto *operands = instruction.operands())
         for (flatbuffers::uoffset_t k = 0; k < operands->size(); ++k)

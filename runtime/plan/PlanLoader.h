@@ -6,7 +6,8 @@
 // verifier cannot see (tensor indices, arena bounds, persistent shapes,
 // aliases, kernel signatures and shapes, events that can be ordered, no
 // tensor read before an instruction ordered before the read writes it,
-// every output written, replicas and their training state on one device,
+// every input read bound, every output written, replicas and their
+// training state on one device, replicas of one signature and kernels,
 // collectives that every replica issues, the batch split). Everything past
 // load() may trust the plan. Each problem is a PlanError whose message is
 // one line that names the file.
@@ -88,6 +89,12 @@ private:
 /// one input per role in a step, and accumulation roles only where the
 /// plan accumulates (PlanRoles.cpp).
 void checkRoles(const LoadedPlan &plan);
+
+/// Fails `plan` unless the replicas of each step have the same inputs and
+/// outputs (names, roles, dtypes, dims but the batch) and, on devices of
+/// one kind, the same kernels over tensors of the same shapes, stream by
+/// stream (PlanReplicas.cpp).
+void checkReplicaSignatures(const LoadedPlan &plan);
 
 } // namespace dpc::plan
 

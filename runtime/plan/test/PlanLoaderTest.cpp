@@ -122,6 +122,96 @@ TEST(PlanLoaderTest, ReplicasShareTheirRole) {
                              "has role Eval");
 }
 
+/// A two-device plan, as codegen writes one: steps train_step and
+/// eval_step of device 0, then those of device 1.
+PlanT buildTwoDevicePlan() {
+  MlpPlanOptions options = smallMlp();
+  options.split = {2, 2};
+  PlanT plan = test::buildMlpPlanObject(options);
+  EXPECT_EQ(loadError(plan), "");
+  return plan;
+}
+
+/// The binding of `bindings` called `name`.
+std::vector<std::unique_ptr<BindingT>>::iterator
+bindingNamed(std::vector<std::unique_ptr<BindingT>> &bindings,
+             const std::string &name) {
+  return std::find_if(bindings.begin(), bindings.end(),
+                      [&](const auto &b) { return b->name == name; });
+}
+
+TEST(PlanLoaderTest, ReplicasHaveTheSameOutputs) {
+  // One device's loss renamed: the run would report another loss.
+  PlanT plan = buildTwoDevicePlan();
+  (*bindingNamed(plan.steps[2]->outputs, "loss"))->name = "loss2";
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': the replica on "
+                             "device 1 has no output 'loss', the one on "
+                             "device 0 has");
+  // An eval step without its correct count on one device, either one.
+  plan = buildTwoDevicePlan();
+  plan.steps[3]->outputs.erase(bindingNamed(plan.steps[3]->outputs, "correct"));
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step': the replica on "
+                             "device 1 has no output 'correct', the one on "
+                             "device 0 has");
+  plan = buildTwoDevicePlan();
+  plan.steps[1]->outputs.erase(bindingNamed(plan.steps[1]->outputs, "correct"));
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step': the replica on "
+                             "device 1 has output 'correct', the one on "
+                             "device 0 has not");
+}
+
+TEST(PlanLoaderTest, ReplicasHaveTheSameSignature) {
+  PlanT plan = buildTwoDevicePlan();
+  (*bindingNamed(plan.steps[2]->inputs, "lr"))->role = InputRole::Data;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': input 'lr' has "
+                             "role Data on device 1, LearningRate on device 0");
+  plan = buildTwoDevicePlan();
+  tensorNamed(*plan.steps[3], "correct").dtype = DType::I32;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step': output 'correct' "
+                             "is I32 [] on device 1, I64 [] on device 0");
+  // The batch may differ (each device's share), the other dims not.
+  MlpPlanOptions uneven = smallMlp();
+  uneven.split = {1, 3};
+  EXPECT_EQ(loadError(test::buildMlpPlanObject(uneven)), "");
+}
+
+TEST(PlanLoaderTest, ReplicasRunTheSameKernels) {
+  // A layer's bias dropped on one device only.
+  PlanT plan = buildTwoDevicePlan();
+  auto &linear = plan.steps[2]->streams[0]->instructions[0];
+  ASSERT_EQ(linear->kernel, Kernel::LinearForward);
+  linear->operands.pop_back();
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'train_step', stream 0, instruction 0 "
+            "(LinearForward): 2 operands on device 1, 3 on device 0");
+  linear->operands.push_back(-1);
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'train_step', stream 0, instruction 0 "
+            "(LinearForward): operand 2 is absent on device 1, F32 [5] on "
+            "device 0");
+  plan = buildTwoDevicePlan();
+  auto &instructions = plan.steps[3]->streams[0]->instructions;
+  instructions.push_back(std::make_unique<InstructionT>(*instructions.back()));
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step', stream 0: the "
+                             "replica on device 1 has 6 instructions, the "
+                             "one on device 0 has 5");
+}
+
+/// A weight relabelled as an input that nothing binds holds no value.
+TEST(PlanLoaderTest, ReadOfAnUnboundInput) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  TensorT &w1 = tensorNamed(*plan.steps[1], "w1");
+  w1.storage = Storage::Input;
+  w1.persistent = -1;
+  int t = 0;
+  while (plan.steps[1]->tensors[t]->name != "w1")
+    ++t;
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: step 'eval_step', stream 0, instruction 0 "
+            "(LinearForward): operand 1 (W) reads tensor " +
+                std::to_string(t) + " ('w1'), an input that no binding fills");
+}
+
 TEST(PlanLoaderTest, GradAccumulatorsNeedAccumulation) {
   PlanT plan = test::buildMlpPlanObject(smallMlp());
   plan.persistent.back()->kind = PersistentKind::GradAccumulator;
