@@ -91,9 +91,7 @@ private:
 void checkRoles(const LoadedPlan &plan);
 
 /// Fails `plan` unless the replicas of each step have the same inputs and
-/// outputs (names, roles, dtypes, dims but the batch) and, on devices of
-/// one kind, the same kernels over tensors of the same shapes, stream by
-/// stream (PlanReplicas.cpp).
+/// outputs (names, roles, dtypes, dims but the batch) (PlanReplicas.cpp).
 void checkReplicaSignatures(const LoadedPlan &plan);
 
 } // namespace dpc::plan

@@ -175,28 +175,6 @@ TEST(PlanLoaderTest, ReplicasHaveTheSameSignature) {
   EXPECT_EQ(loadError(test::buildMlpPlanObject(uneven)), "");
 }
 
-TEST(PlanLoaderTest, ReplicasRunTheSameKernels) {
-  // A layer's bias dropped on one device only.
-  PlanT plan = buildTwoDevicePlan();
-  auto &linear = plan.steps[2]->streams[0]->instructions[0];
-  ASSERT_EQ(linear->kernel, Kernel::LinearForward);
-  linear->operands.pop_back();
-  EXPECT_EQ(loadError(plan),
-            "bad.plan: step 'train_step', stream 0, instruction 0 "
-            "(LinearForward): 2 operands on device 1, 3 on device 0");
-  linear->operands.push_back(-1);
-  EXPECT_EQ(loadError(plan),
-            "bad.plan: step 'train_step', stream 0, instruction 0 "
-            "(LinearForward): operand 2 is absent on device 1, F32 [5] on "
-            "device 0");
-  plan = buildTwoDevicePlan();
-  auto &instructions = plan.steps[3]->streams[0]->instructions;
-  instructions.push_back(std::make_unique<InstructionT>(*instructions.back()));
-  EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step', stream 0: the "
-                             "replica on device 1 has 6 instructions, the "
-                             "one on device 0 has 5");
-}
-
 /// A weight relabelled as an input that nothing binds holds no value.
 TEST(PlanLoaderTest, ReadOfAnUnboundInput) {
   PlanT plan = test::buildMlpPlanObject(smallMlp());
