@@ -73,9 +73,7 @@ int64_t findNonFinite(int32_t dtype, const void *data, int64_t count) {
 
 int64_t findInvalidStateValue(int32_t dtype, const void *data, int64_t count,
                               bool infinityAllowed) {
-  size_t size = plan::DType(dtype) == plan::DType::F64   ? 8
-                : plan::DType(dtype) == plan::DType::F32 ? 4
-                                                         : 2;
+  int64_t size = plan::getDTypeSize(plan::DType(dtype));
   for (int64_t start = 0; start < count;) {
     const char *from = static_cast<const char *>(data) + start * size;
     int64_t found = findNonFinite(dtype, from, count - start);
