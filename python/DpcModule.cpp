@@ -228,7 +228,7 @@ void loadStateDict(const std::string &plan, const std::string &checkpoint,
     auto loaded = plan::LoadedPlan::load(plan);
     train::TrainingState state;
     {
-      exec::Executor executor(loaded, exec::createDevice);
+      rt::Executor executor(loaded, rt::createDevice);
       if (!checkpoint.empty()) {
         std::string path = train::getCheckpointPath(checkpoint);
         state = train::loadCheckpoint(checkpoint);

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <omp.h>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 void registerCpuBackend(DeviceRegistry &registry) {
   DeviceBackend cpu;
@@ -26,4 +26,4 @@ void registerCpuBackend(DeviceRegistry &registry) {
   registry.add(std::move(cpu));
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 //===----------------------------------------------------------------------===//
 // CpuEvent
@@ -221,4 +221,4 @@ std::unique_ptr<Event> CpuDevice::createEvent() {
   return std::make_unique<CpuEvent>();
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -27,7 +27,7 @@ namespace dpc::kernels {
 class KernelContext;
 }
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 class CpuEvent : public Event {
 public:
@@ -118,6 +118,6 @@ private:
   int threads, reductionThreads;
 };
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_CPU_CPUDEVICE_H

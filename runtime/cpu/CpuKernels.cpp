@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 using plan::Kernel;
 using plan::KernelCall;
@@ -722,4 +722,4 @@ void runCpuKernel(KernelContext &context, const KernelCall &call) {
   plan::dispatchKernel(kCpuKernels, context, call);
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

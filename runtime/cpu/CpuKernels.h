@@ -7,7 +7,7 @@
 #include "runtime/abi/KernelDispatch.h"
 #include "runtime/kernels/KernelContext.h"
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 /// Runs `call` with runtime/kernels through the shared dispatch
 /// (KernelDispatch.h), shapes from its tensors (checked again, cheaply).
@@ -19,6 +19,6 @@ void runCpuKernel(kernels::KernelContext &context,
 /// The CPU backend's table: an entry for every kernel of Kernels.def.
 const plan::KernelTable<kernels::KernelContext> &getCpuKernelTable();
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_CPU_CPUKERNELS_H

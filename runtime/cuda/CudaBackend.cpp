@@ -11,7 +11,7 @@ namespace {
 
 /// The device called `name`, or one line that says why it is not
 /// available and what to compile for instead.
-std::unique_ptr<exec::Device> createAvailableDevice(const std::string &name) {
+std::unique_ptr<rt::Device> createAvailableDevice(const std::string &name) {
   try {
     return createCudaDevice(name);
   } catch (const CudaError &error) {
@@ -19,19 +19,19 @@ std::unique_ptr<exec::Device> createAvailableDevice(const std::string &name) {
         "device '" + name + "' is not available: " +
         (error.noGpu ? "no usable GPU (" + std::string(error.what()) + ")"
                      : std::string(error.what())) +
-        exec::kUseCpuAdvice);
+        rt::kUseCpuAdvice);
   } catch (const std::exception &error) {
-    throw std::runtime_error(error.what() + std::string(exec::kUseCpuAdvice));
+    throw std::runtime_error(error.what() + std::string(rt::kUseCpuAdvice));
   }
 }
 
 } // namespace
 
-void registerCudaBackend(exec::DeviceRegistry &registry) {
-  exec::DeviceBackend backend;
+void registerCudaBackend(rt::DeviceRegistry &registry) {
+  rt::DeviceBackend backend;
   backend.prefix = "cuda";
   backend.createDevice = [](const std::string &name,
-                            const exec::DeviceOptions &) {
+                            const rt::DeviceOptions &) {
     return createAvailableDevice(name);
   };
   backend.createCommunicators = createCudaCommunicators;

@@ -39,7 +39,7 @@ int getVisibleDeviceCount() {
   return count;
 }
 
-std::unique_ptr<exec::Device> createCudaDevice(const std::string &name) {
+std::unique_ptr<rt::Device> createCudaDevice(const std::string &name) {
   std::string index = name.substr(name.find(':') + 1);
   if (name.rfind("cuda:", 0) != 0 || index.empty() || index.size() > 6 ||
       index.find_first_not_of("0123456789") != std::string::npos)
@@ -58,14 +58,14 @@ std::unique_ptr<exec::Device> createCudaDevice(const std::string &name) {
   return std::make_unique<CudaDevice>(name, ordinal);
 }
 
-bool isCudaDevice(const exec::Device &device) {
+bool isCudaDevice(const rt::Device &device) {
   return dynamic_cast<const CudaDevice *>(&device) != nullptr;
 }
 
 std::vector<std::unique_ptr<comm::Communicator>>
-createCudaCommunicators(const std::vector<exec::Device *> &devices) {
+createCudaCommunicators(const std::vector<rt::Device *> &devices) {
   std::vector<int> ordinals;
-  for (exec::Device *device : devices)
+  for (rt::Device *device : devices)
     if (auto *gpu = dynamic_cast<CudaDevice *>(device))
       ordinals.push_back(gpu->getOrdinal());
   if (ordinals.empty())
@@ -77,7 +77,7 @@ createCudaCommunicators(const std::vector<exec::Device *> &devices) {
 }
 
 std::unique_ptr<comm::Communicator>
-createCudaRankCommunicator(exec::Device &device, comm::Communicator &host,
+createCudaRankCommunicator(rt::Device &device, comm::Communicator &host,
                            std::chrono::milliseconds timeout) {
   auto *gpu = dynamic_cast<CudaDevice *>(&device);
   if (!gpu)
@@ -207,14 +207,14 @@ void CudaStream::copyFromHost(void *deviceDst, const void *hostSrc,
                  this, true});
 }
 
-void CudaStream::record(exec::Event &event) {
+void CudaStream::record(rt::Event &event) {
   cudaEvent_t handle = static_cast<CudaEvent &>(event).get();
   device.submit(
       {[this, handle] { DPC_CUDA_CHECK(cudaEventRecord(handle, stream)); },
        this, /*isWork=*/false}); // never skipped; a failure kept
 }
 
-void CudaStream::wait(exec::Event &event) {
+void CudaStream::wait(rt::Event &event) {
   cudaEvent_t handle = static_cast<CudaEvent &>(event).get();
   device.submit({[this, handle] {
                    DPC_CUDA_CHECK(cudaStreamWaitEvent(stream, handle, 0));
@@ -330,7 +330,7 @@ void checkAllocation(cudaError_t status, const char *call,
   if (status == cudaErrorMemoryAllocation) {
     // Clears the (non-sticky) error, which it returns: nothing to report.
     (void)cudaGetLastError(); // lint: allowed
-    throw exec::OutOfMemory(device, bytes, kind);
+    throw rt::OutOfMemory(device, bytes, kind);
   }
   if (failed(status))
     throwStatus(status, call);
@@ -396,11 +396,11 @@ void CudaDevice::copyToHost(void *hostDst, const void *deviceSrc,
   DPC_CUDA_CHECK(cudaStreamSynchronize(copyStream));
 }
 
-std::unique_ptr<exec::Stream> CudaDevice::createStream(plan::StreamKind kind) {
+std::unique_ptr<rt::Stream> CudaDevice::createStream(plan::StreamKind kind) {
   return std::make_unique<CudaStream>(*this, kind);
 }
 
-std::unique_ptr<exec::Event> CudaDevice::createEvent() {
+std::unique_ptr<rt::Event> CudaDevice::createEvent() {
   return std::make_unique<CudaEvent>(*this);
 }
 

@@ -45,7 +45,7 @@ namespace dpc::cuda {
 
 class CudaDevice;
 
-class CudaEvent : public exec::Event {
+class CudaEvent : public rt::Event {
 public:
   explicit CudaEvent(CudaDevice &device);
   ~CudaEvent() override;
@@ -57,7 +57,7 @@ private:
   cudaEvent_t event = nullptr;
 };
 
-class CudaStream : public exec::Stream {
+class CudaStream : public rt::Stream {
 public:
   CudaStream(CudaDevice &device, plan::StreamKind kind);
   ~CudaStream() override;
@@ -66,8 +66,8 @@ public:
   void enqueueHostFunction(std::function<void()> function) override;
   void copyFromHost(void *deviceDst, const void *hostSrc,
                     size_t bytes) override;
-  void record(exec::Event &event) override;
-  void wait(exec::Event &event) override;
+  void record(rt::Event &event) override;
+  void wait(rt::Event &event) override;
   void synchronize() override;
 
   cudaStream_t get() const { return stream; }
@@ -85,7 +85,7 @@ private:
   std::exception_ptr failure;
 };
 
-class CudaDevice : public exec::Device {
+class CudaDevice : public rt::Device {
 public:
   /// `name` is "cuda:K", `ordinal` K: the K-th GPU CUDA_VISIBLE_DEVICES
   /// leaves visible. Throws CudaError when the GPU cannot be used.
@@ -101,8 +101,8 @@ public:
   void copyFromHost(void *deviceDst, const void *hostSrc,
                     size_t bytes) override;
   void copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) override;
-  std::unique_ptr<exec::Stream> createStream(plan::StreamKind kind) override;
-  std::unique_ptr<exec::Event> createEvent() override;
+  std::unique_ptr<rt::Stream> createStream(plan::StreamKind kind) override;
+  std::unique_ptr<rt::Event> createEvent() override;
 
   /// Work for the dispatch thread. `stream`'s failure skips it when
   /// `isWork` (null: never skipped); what it throws fails `stream`.
@@ -158,20 +158,20 @@ int getVisibleDeviceCount();
 
 /// The device called "cuda:K". Throws CudaError, or std::runtime_error for
 /// a malformed name or a K beyond the visible GPUs.
-std::unique_ptr<exec::Device> createCudaDevice(const std::string &name);
+std::unique_ptr<rt::Device> createCudaDevice(const std::string &name);
 
-bool isCudaDevice(const exec::Device &device);
+bool isCudaDevice(const rt::Device &device);
 
 /// NCCL communicators over `devices` (rank = index) when all of them are
 /// CUDA devices; empty when none is; throws std::runtime_error when mixed.
 std::vector<std::unique_ptr<comm::Communicator>>
-createCudaCommunicators(const std::vector<exec::Device *> &devices);
+createCudaCommunicators(const std::vector<rt::Device *> &devices);
 
 /// Rank mode: the NCCL communicator of this process's `device` in `host`'s
 /// group (NcclCommunicator::createForRank); null when `device` is not a
 /// CUDA device.
 std::unique_ptr<comm::Communicator>
-createCudaRankCommunicator(exec::Device &device, comm::Communicator &host,
+createCudaRankCommunicator(rt::Device &device, comm::Communicator &host,
                            std::chrono::milliseconds timeout);
 
 } // namespace dpc::cuda

@@ -35,7 +35,7 @@ namespace dpc::comm {
 class Communicator;
 }
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 /// What a device throws when its memory runs out: a std::bad_alloc that
 /// says which device, what kind of memory and how many bytes.
@@ -189,6 +189,6 @@ std::unique_ptr<comm::Communicator>
 createRankCommunicator(Device &device, comm::Communicator &host,
                        std::chrono::milliseconds timeout);
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_DEVICE_DEVICE_H

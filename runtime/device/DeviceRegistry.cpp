@@ -11,7 +11,7 @@
 
 #include <stdexcept>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 void registerCompiledBackends(DeviceRegistry &registry) {
   registerCpuBackend(registry);
@@ -66,4 +66,4 @@ createRankCommunicator(Device &device, comm::Communicator &host,
   return nullptr; // host memory: `host` serves
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 /// One backend: the devices whose names start with `prefix`, and the
 /// collectives in their memory.
@@ -72,10 +72,10 @@ void registerCompiledBackends(DeviceRegistry &registry);
 
 /// Each backend's registration, defined in its own folder.
 void registerCpuBackend(DeviceRegistry &registry); // runtime/cpu
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 namespace dpc::cuda {
-void registerCudaBackend(exec::DeviceRegistry &registry); // runtime/cuda
+void registerCudaBackend(rt::DeviceRegistry &registry); // runtime/cuda
 } // namespace dpc::cuda
 
 #endif // DPC_RUNTIME_DEVICE_DEVICEREGISTRY_H

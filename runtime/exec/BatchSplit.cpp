@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 std::vector<int64_t> splitBatch(const std::vector<int64_t> &shares,
                                 int64_t batch) {
@@ -46,4 +46,4 @@ std::vector<int64_t> splitBatch(const std::vector<int64_t> &shares,
   return rows;
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

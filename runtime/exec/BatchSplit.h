@@ -21,12 +21,12 @@
 #include <cstdint>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 /// The rows of each replica; `batch` must be in 0..sum(shares).
 std::vector<int64_t> splitBatch(const std::vector<int64_t> &shares,
                                 int64_t batch);
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_EXEC_BATCHSPLIT_H

@@ -15,7 +15,7 @@
 
 #include <stdexcept>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 Executor::Executor(std::shared_ptr<const plan::LoadedPlan> loaded,
                    const DeviceFactory &factory, ProcessRank rank)
@@ -246,4 +246,4 @@ std::vector<std::string> Executor::getRunTimeChoices(int device) const {
              : std::vector<std::string>();
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

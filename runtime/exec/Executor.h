@@ -83,7 +83,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 class MicroBatchRunner;
 class ReplicaDriver;
@@ -246,6 +246,6 @@ private:
   std::unique_ptr<MicroBatchRunner> microBatches; // grad_accum > 1 only
 };
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_EXEC_EXECUTOR_H

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 void findIndexInputs(const plan::Step &step,
                      const plan::Instruction &instruction,
@@ -63,4 +63,4 @@ void checkIndices(std::string_view step, std::string_view name,
   }
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 /// What an index input may hold: [0, limit), and what its entries are.
 struct IndexBound {
@@ -39,6 +39,6 @@ void findIndexInputs(const plan::Step &step,
 void checkIndices(std::string_view step, std::string_view name,
                   const void *data, size_t bytes, IndexBound bound);
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_EXEC_INDEXINPUTCHECKS_H

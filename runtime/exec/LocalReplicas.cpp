@@ -17,7 +17,7 @@
 #include <exception>
 #include <stdexcept>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 namespace {
 
@@ -128,4 +128,4 @@ createLocalReplicas(Replicas &replicas, const DeviceFactory &factory) {
   return std::make_unique<LocalReplicas>(replicas, factory);
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 std::vector<int64_t> chunkBatch(int64_t batch, int64_t parts) {
   std::vector<int64_t> chunks;
@@ -90,4 +90,4 @@ void MicroBatchRunner::start(int64_t batch) {
   }
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 class ReplicaDriver;
 class TrainingState;
@@ -62,6 +62,6 @@ private:
   std::map<std::string, Staged, std::less<>> staged;
 };
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_EXEC_MICROBATCHRUNNER_H

@@ -25,7 +25,7 @@
 #include <map>
 #include <stdexcept>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 std::string getRankDeviceName(const std::string &name, int rank,
                               int localRank) {
@@ -430,4 +430,4 @@ std::unique_ptr<ReplicaDriver> createRankReplica(Replicas &replicas,
   return std::make_unique<RankReplica>(replicas, factory, std::move(rank));
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

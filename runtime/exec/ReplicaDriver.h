@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 class TrainingState;
 
@@ -74,6 +74,6 @@ std::unique_ptr<ReplicaDriver> createRankReplica(Replicas &replicas,
                                                  const DeviceFactory &factory,
                                                  ProcessRank rank);
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_EXEC_REPLICADRIVER_H

@@ -10,7 +10,7 @@
 #include <functional>
 #include <stdexcept>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 int64_t bytesOf(const plan::Tensor &tensor) {
   return plan::getNumElements(plan::toDims(tensor.dims())) *
@@ -272,4 +272,4 @@ void ReplicaStep::advance(int64_t rows) {
   lastRows = rows;
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

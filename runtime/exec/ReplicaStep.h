@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 class Tracer;
 class TrainingState;
@@ -119,6 +119,6 @@ private:
               const TrainingState &state);
 };
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_EXEC_REPLICASTEP_H

@@ -11,7 +11,7 @@
 #include <exception>
 #include <stdexcept>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 std::pair<const plan::Tensor *, int64_t> asScalar(const plan::Tensor *tensor,
                                                   size_t numReplicas) {
@@ -355,4 +355,4 @@ double Replicas::getScalarOutput(int step, std::string_view name) {
   return sum;
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 class ReplicaDriver;
 class Tracer;
@@ -133,6 +133,6 @@ private:
   void groupSteps();
 };
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_EXEC_REPLICAS_H

@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 StreamOrder::StreamOrder(const plan::Step &step,
                          const std::vector<std::pair<int, int>> &order)
@@ -76,4 +76,4 @@ std::vector<size_t> StreamOrder::findWriters(int tensor) const {
   return writers;
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 /// The happens-before relation of one step's instructions.
 class StreamOrder {
@@ -42,6 +42,6 @@ private:
   std::vector<std::vector<int>> startClock;
 };
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_EXEC_STREAMORDER_H

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-using namespace dpc::exec;
+using namespace dpc::rt;
 
 void Tracer::add(TraceSpan span) {
   std::lock_guard<std::mutex> lock(mutex);

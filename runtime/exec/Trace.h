@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 /// What a track shows: a compute or communication stream of the plan, or
 /// the device's input uploads (Executor::setInput).
@@ -75,6 +75,6 @@ private:
   std::vector<std::vector<std::string>> deviceNotes;
 };
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_EXEC_TRACE_H

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 namespace {
 
@@ -184,4 +184,4 @@ TrainingState::getCheckedPersistent(const plan::Step &step,
   return checked;
 }
 
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -20,7 +20,7 @@
 #include <memory>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 
 class TrainingState {
 public:
@@ -62,6 +62,6 @@ private:
   std::vector<std::vector<size_t>> copies; // per persistent: all copies
 };
 
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 #endif // DPC_RUNTIME_EXEC_TRAININGSTATE_H

@@ -334,7 +334,7 @@ void checkResumable(const TrainingState &state, int64_t epochs,
         " steps, more than this run's --steps " + std::to_string(maxSteps));
 }
 
-void captureState(const exec::Executor &executor, TrainingState &state) {
+void captureState(const rt::Executor &executor, TrainingState &state) {
   const auto *persistent = executor.getPlan()->persistent();
   state.tensors.clear();
   for (size_t i : executor.getPrimaryPersistent()) {
@@ -392,7 +392,7 @@ void checkStateValues(const SavedTensor &t, plan::PersistentKind kind,
                           " at index " + std::to_string(bad) + ")");
 }
 
-void restoreState(exec::Executor &executor, const TrainingState &state,
+void restoreState(rt::Executor &executor, const TrainingState &state,
                   const std::string &path) {
   const auto *persistent = executor.getPlan()->persistent();
   const std::vector<size_t> &primary = executor.getPrimaryPersistent();

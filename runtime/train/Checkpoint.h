@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 class Executor;
 }
 
@@ -112,10 +112,10 @@ void checkStateValues(const SavedTensor &t, plan::PersistentKind kind,
                       const std::string &path);
 
 /// The executor's persistent tensors and optimizer step, into `state`.
-void captureState(const exec::Executor &executor, TrainingState &state);
+void captureState(const rt::Executor &executor, TrainingState &state);
 /// Restores the executor from `state`; throws CheckpointError naming
 /// `path` if the state belongs to another plan.
-void restoreState(exec::Executor &executor, const TrainingState &state,
+void restoreState(rt::Executor &executor, const TrainingState &state,
                   const std::string &path);
 
 } // namespace dpc::train

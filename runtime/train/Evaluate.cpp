@@ -21,7 +21,7 @@
 
 namespace dpc::train {
 
-using exec::Executor;
+using rt::Executor;
 
 namespace {
 
@@ -55,7 +55,7 @@ public:
         allowNonFinite(options.allowNonFinite),
         loaded(plan::LoadedPlan::load(options.planPath)) {
     plan::checkDeviceMemory(*loaded);
-    executor = std::make_unique<Executor>(loaded, exec::createDevice);
+    executor = std::make_unique<Executor>(loaded, rt::createDevice);
     evalStep = executor->findStep(plan::StepRole::Eval);
     if (evalStep < 0)
       fail(planPath + ": the plan has no eval_step");

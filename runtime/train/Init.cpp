@@ -101,7 +101,7 @@ float dpc::train::hashInitValue(const std::string &name,
   return float(u * 0.5 + (isScale ? 1.0 : 0.0));
 }
 
-void dpc::train::initializeParameters(exec::Executor &executor,
+void dpc::train::initializeParameters(rt::Executor &executor,
                                       const InitScheme &scheme, uint64_t seed) {
   if (scheme.kind == InitScheme::Model)
     return;

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 class Executor;
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 namespace dpc::train {
 
@@ -36,7 +36,7 @@ InitScheme parseInitScheme(const std::string &text);
 /// Xavier: U(-a, a), a = sqrt(6 / (fan_in + fan_out)); Normal: N(0, std).
 /// fan_in = dims[1] * receptive field, fan_out = dims[0] * receptive field.
 /// Hash ignores `seed` (see hashInitValue).
-void initializeParameters(exec::Executor &executor, const InitScheme &scheme,
+void initializeParameters(rt::Executor &executor, const InitScheme &scheme,
                           uint64_t seed);
 
 /// Element `index` of parameter `name` (of shape `dims`) under hash:SEED:

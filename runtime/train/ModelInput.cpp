@@ -8,7 +8,7 @@ namespace dpc::train {
 namespace {
 
 /// Binds `values` to `step`'s input `name`, as floats or token ids.
-void bindNamedInput(exec::Executor &executor, int step, const std::string &name,
+void bindNamedInput(rt::Executor &executor, int step, const std::string &name,
                     const std::vector<float> &values) {
   const plan::Tensor *input = executor.findInput(step, name);
   if (input && input->dtype() == plan::DType::I32) {
@@ -21,7 +21,7 @@ void bindNamedInput(exec::Executor &executor, int step, const std::string &name,
 
 } // namespace
 
-PlanInputs getDataInputs(const exec::Executor &executor, int step) {
+PlanInputs getDataInputs(const rt::Executor &executor, int step) {
   const std::string &plan = executor.getPlan().getName();
   const plan::Step *s = executor.getPlan()->steps()->Get(step);
   std::string stepName = s->name()->str();
@@ -49,18 +49,18 @@ PlanInputs getDataInputs(const exec::Executor &executor, int step) {
   return inputs;
 }
 
-std::vector<int64_t> getInputSample(const exec::Executor &executor, int step) {
+std::vector<int64_t> getInputSample(const rt::Executor &executor, int step) {
   return getDataInputs(executor, step).front().second;
 }
 
-void bindInputs(exec::Executor &executor, int step, const data::Batch &batch) {
+void bindInputs(rt::Executor &executor, int step, const data::Batch &batch) {
   PlanInputs inputs = getDataInputs(executor, step);
   bindNamedInput(executor, step, inputs[0].first, batch.images);
   for (size_t i = 1; i < inputs.size() && i - 1 < batch.extras.size(); ++i)
     bindNamedInput(executor, step, inputs[i].first, batch.extras[i - 1]);
 }
 
-void bindInput(exec::Executor &executor, int step,
+void bindInput(rt::Executor &executor, int step,
                const std::vector<float> &values) {
   bindNamedInput(executor, step, getDataInputs(executor, step).front().first,
                  values);

@@ -25,19 +25,19 @@ namespace dpc::train {
 /// `step`'s data inputs (every input but "labels", "lr" and "step"), in the
 /// plan's order, with their sample dims ([C, H, W], [T, F] or [T]); throws RunError
 /// naming the plan when there is none or one is of another form.
-PlanInputs getDataInputs(const exec::Executor &executor, int step);
+PlanInputs getDataInputs(const rt::Executor &executor, int step);
 
 /// The sample dims of `step`'s first data input.
-std::vector<int64_t> getInputSample(const exec::Executor &executor, int step);
+std::vector<int64_t> getInputSample(const rt::Executor &executor, int step);
 
 /// Binds `values` to `step`'s first data input, as floats or as token ids,
 /// whichever the input is.
-void bindInput(exec::Executor &executor, int step,
+void bindInput(rt::Executor &executor, int step,
                const std::vector<float> &values);
 
 /// Binds a batch's images and extras to `step`'s data inputs, in order, as
 /// floats or as token ids, whichever each input is.
-void bindInputs(exec::Executor &executor, int step, const data::Batch &batch);
+void bindInputs(rt::Executor &executor, int step, const data::Batch &batch);
 
 } // namespace dpc::train
 

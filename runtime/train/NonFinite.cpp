@@ -86,7 +86,7 @@ int64_t findInvalidStateValue(int32_t dtype, const void *data, int64_t count,
   return -1;
 }
 
-NonFiniteGuard::NonFiniteGuard(exec::Executor &executor, int step,
+NonFiniteGuard::NonFiniteGuard(rt::Executor &executor, int step,
                                OnNonFinite policy)
     : executor(executor), step(step), policy(policy) {
   const auto *states = executor.getPlan().get().persistent();

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 class Executor;
 }
 
@@ -66,7 +66,7 @@ std::string describeNonFinite(int32_t dtype, const void *data, int64_t index);
 class NonFiniteGuard {
 public:
   /// Guards the state that `step` (the train step) updates.
-  NonFiniteGuard(exec::Executor &executor, int step, OnNonFinite policy);
+  NonFiniteGuard(rt::Executor &executor, int step, OnNonFinite policy);
 
   /// Takes the state the next step starts from (skip-step only): call it
   /// before the first step and after anything else changes the state.
@@ -93,7 +93,7 @@ private:
   /// returns its first non-finite value, if any.
   std::optional<NonFiniteValue> scan(Entry &entry);
 
-  exec::Executor &executor;
+  rt::Executor &executor;
   int step;
   OnNonFinite policy;
   std::vector<Entry> entries;

@@ -56,12 +56,12 @@ void MetricsSink::record(const EpochMetrics &epoch,
     writeTextFile(plotPath, renderSvgPlot(shown, totalEpochs));
 }
 
-TraceRecorder::TraceRecorder(const std::string &path, exec::Executor &executor,
+TraceRecorder::TraceRecorder(const std::string &path, rt::Executor &executor,
                              std::ostream &out, bool quiet)
     : path(path), executor(executor), out(out), quiet(quiet) {
   if (path.empty())
     return;
-  tracer = std::make_unique<exec::Tracer>();
+  tracer = std::make_unique<rt::Tracer>();
   std::vector<std::string> names;
   for (const auto *device : *executor.getPlan().get().devices())
     names.push_back(device->name()->str());
@@ -86,7 +86,7 @@ void TraceRecorder::finish() {
   tracer->writeChromeTrace(trace);
   writeTextFile(path, trace.str());
   double collective = 0, hidden = 0;
-  for (const exec::Tracer::Overlap &device : tracer->getOverlap())
+  for (const rt::Tracer::Overlap &device : tracer->getOverlap())
     collective += device.communicationMicros, hidden += device.hiddenMicros;
   if (!quiet && collective > 0) {
     char text[160];
@@ -114,14 +114,14 @@ bool CheckpointPolicy::isDueMidEpoch(int64_t stepsDone, int64_t step,
   return enabled && every > 0 && stepsDone % every == 0 && step < stepsPerEpoch;
 }
 
-void CheckpointPolicy::save(const exec::Executor &executor,
+void CheckpointPolicy::save(const rt::Executor &executor,
                             TrainingState &state) {
   captureState(executor, state);
   saveCheckpoint(directory, state);
   savedAt = state.stepsDone;
 }
 
-void CheckpointPolicy::saveIfBehind(const exec::Executor &executor,
+void CheckpointPolicy::saveIfBehind(const rt::Executor &executor,
                                     TrainingState &state) {
   if (enabled && savedAt != state.stepsDone)
     save(executor, state);
@@ -139,7 +139,7 @@ std::string describePosition(const TrainingState &state,
 }
 
 RunSinks::RunSinks(const RunOptions &options, const RunOptions &local,
-                   bool leader, exec::Executor &executor,
+                   bool leader, rt::Executor &executor,
                    const TrainingState &state, std::ostream &out,
                    bool interactive)
     : out(out), metrics(local.metricsPath, local.plotPath, state.history),

@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 class Executor;
 class Tracer;
-} // namespace dpc::exec
+} // namespace dpc::rt
 
 namespace dpc::train {
 
@@ -64,7 +64,7 @@ public:
 
   /// Starts tracing `executor` unless `path` is empty; `out` and `quiet`
   /// are where the summary line goes and whether it does.
-  TraceRecorder(const std::string &path, exec::Executor &executor,
+  TraceRecorder(const std::string &path, rt::Executor &executor,
                 std::ostream &out, bool quiet);
   ~TraceRecorder();
   /// After each train step: writes the trace once it holds kTracedSteps.
@@ -75,10 +75,10 @@ public:
 
 private:
   std::string path;
-  exec::Executor &executor;
+  rt::Executor &executor;
   std::ostream &out;
   bool quiet;
-  std::unique_ptr<exec::Tracer> tracer;
+  std::unique_ptr<rt::Tracer> tracer;
   int64_t tracedSteps = 0;
 };
 
@@ -100,10 +100,10 @@ public:
   bool isDueMidEpoch(int64_t stepsDone, int64_t step,
                      int64_t stepsPerEpoch) const;
   /// Captures `executor`'s training state into `state` and saves it.
-  void save(const exec::Executor &executor, TrainingState &state);
+  void save(const rt::Executor &executor, TrainingState &state);
   /// At the end of a run: saves `state` unless the last checkpoint holds
   /// it already (a run that --steps stopped mid-epoch keeps its place).
-  void saveIfBehind(const exec::Executor &executor, TrainingState &state);
+  void saveIfBehind(const rt::Executor &executor, TrainingState &state);
 
 private:
   std::string directory, path;
@@ -123,7 +123,7 @@ struct RunSinks {
   /// `local`: the run's options as this rank sees them (empty paths and
   /// quiet on all but rank 0).
   RunSinks(const RunOptions &options, const RunOptions &local, bool leader,
-           exec::Executor &executor, const TrainingState &state,
+           rt::Executor &executor, const TrainingState &state,
            std::ostream &out, bool interactive);
 
   std::ostream &out;

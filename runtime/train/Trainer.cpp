@@ -35,7 +35,7 @@ void rethrowAsRunError(const std::string &doing) {
   } catch (const std::bad_alloc &error) {
     // A device's OutOfMemory says where and how many bytes; a bare
     // bad_alloc (a container) says nothing of use.
-    bool described = dynamic_cast<const exec::OutOfMemory *>(&error);
+    bool described = dynamic_cast<const rt::OutOfMemory *>(&error);
     throw RunError((doing.empty() ? "" : doing + ": ") + "out of memory" +
                    (described ? std::string(" (") + error.what() + ")" : ""));
   } catch (const std::exception &error) {

@@ -41,7 +41,7 @@ struct RunError : std::runtime_error {
 /// with the same one line; exceptions that are not std::exceptions go on
 /// as they are. std::bad_alloc becomes "DOING: out of memory (DETAIL)",
 /// where `doing` says what ran out ("PLAN: training") and a device's
-/// exec::OutOfMemory the device and the bytes asked for.
+/// rt::OutOfMemory the device and the bytes asked for.
 [[noreturn]] void rethrowAsRunError(const std::string &doing = "");
 
 struct TrainResult {

@@ -22,7 +22,7 @@
 
 namespace dpc::train {
 
-using exec::Executor;
+using rt::Executor;
 
 namespace {
 

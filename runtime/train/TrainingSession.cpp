@@ -24,7 +24,7 @@
 
 namespace dpc::train {
 
-using exec::Executor;
+using rt::Executor;
 
 namespace {
 
@@ -150,9 +150,9 @@ uint64_t hashRunOptions(const RunOptions &options) {
 
 /// Connects this process to the other ranks when its environment says it
 /// is one of several (see ProcessGroup.h); an empty ProcessRank otherwise.
-exec::ProcessRank joinProcessGroup(const RunOptions &options,
+rt::ProcessRank joinProcessGroup(const RunOptions &options,
                                    const plan::LoadedPlan &loaded) {
-  exec::ProcessRank rank;
+  rt::ProcessRank rank;
   comm::RankEnvironment environment = comm::readRankEnvironment();
   if (environment.launcher == comm::Launcher::None)
     return rank;
@@ -231,13 +231,13 @@ void TrainingSession::loadPlan(std::string &doing) {
   loaded = plan::LoadedPlan::load(options.planPath);
   // Before any arena is allocated: a plan too big says so in one line.
   plan::checkDeviceMemory(*loaded);
-  exec::ProcessRank rank = joinProcessGroup(options, *loaded);
+  rt::ProcessRank rank = joinProcessGroup(options, *loaded);
   rankMode = rank.communicator != nullptr;
   leader = !rankMode || rank.communicator->getRank() == 0;
   doing = options.planPath +
           ": allocating the plan's training state, arenas and inputs";
   executor =
-      std::make_unique<Executor>(loaded, exec::createDevice, std::move(rank));
+      std::make_unique<Executor>(loaded, rt::createDevice, std::move(rank));
   planName = loaded->getName();
   // Rank 0 alone reports and writes files.
   local = options;

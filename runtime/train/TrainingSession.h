@@ -31,7 +31,7 @@
 namespace dpc::data {
 class BatchLoader;
 }
-namespace dpc::exec {
+namespace dpc::rt {
 class Executor;
 }
 namespace dpc::plan {
@@ -102,7 +102,7 @@ private:
   RunOptions local;
   std::shared_ptr<const plan::LoadedPlan> loaded;
   bool rankMode = false, leader = true;
-  std::unique_ptr<exec::Executor> executor;
+  std::unique_ptr<rt::Executor> executor;
   std::string planName;
 
   int trainStep = -1, evalStep = -1;

@@ -96,7 +96,7 @@ int check(int argc, char **argv) {
   Options options = parseOptions(argc, argv);
   std::shared_ptr<const plan::LoadedPlan> loaded =
       plan::LoadedPlan::load(argv[1]);
-  exec::Executor executor(loaded);
+  rt::Executor executor(loaded);
   train::initializeParameters(executor, options.init, /*seed=*/0);
   int step = executor.findStep(plan::StepRole::Train);
   if (step < 0)

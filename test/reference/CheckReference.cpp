@@ -209,7 +209,7 @@ int check(int argc, char **argv) {
       data::readNpy(dir + "/labels.npy").as<int32_t>();
   // A fresh executor holding the plan's initial state, or `init`'s.
   auto start = [&] {
-    auto executor = std::make_unique<exec::Executor>(loaded);
+    auto executor = std::make_unique<rt::Executor>(loaded);
     train::initializeParameters(*executor, init, /*seed=*/0);
     return executor;
   };
@@ -230,11 +230,11 @@ int check(int argc, char **argv) {
     return executor;
   };
   const plan::Plan &plan = loaded->get();
-  std::unique_ptr<exec::Executor> initial = start();
-  std::unique_ptr<exec::Executor> stepped = trainOnce(float(lr));
+  std::unique_ptr<rt::Executor> initial = start();
+  std::unique_ptr<rt::Executor> stepped = trainOnce(float(lr));
   constexpr float kGradientRate = 1048576.0f;
-  std::unique_ptr<exec::Executor> probed = trainOnce(kGradientRate);
-  auto read = [](const exec::Executor &executor, size_t index) {
+  std::unique_ptr<rt::Executor> probed = trainOnce(kGradientRate);
+  auto read = [](const rt::Executor &executor, size_t index) {
     std::vector<float> values(executor.getPersistentBytes(index) / 4);
     executor.readPersistent(index, values.data());
     return values;

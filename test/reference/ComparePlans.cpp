@@ -47,7 +47,7 @@ namespace {
 struct Trainer {
   explicit Trainer(const std::string &path)
       : executor(
-            std::make_unique<exec::Executor>(plan::LoadedPlan::load(path))),
+            std::make_unique<rt::Executor>(plan::LoadedPlan::load(path))),
         trainStep(executor->findStep(plan::StepRole::Train)) {}
 
   /// One step on rows [row, row + rows).
@@ -66,12 +66,12 @@ struct Trainer {
     lastLoss = executor->getScalarOutput(trainStep, "loss");
   }
 
-  std::unique_ptr<exec::Executor> executor;
+  std::unique_ptr<rt::Executor> executor;
   int trainStep;
   double lastLoss = 0;
 };
 
-std::vector<float> read(const exec::Executor &executor, size_t index) {
+std::vector<float> read(const rt::Executor &executor, size_t index) {
   std::vector<float> values(executor.getPersistentBytes(index) / 4);
   executor.readPersistent(index, values.data());
   return values;

@@ -30,7 +30,7 @@ std::string kindOf(const std::string &device) {
 }
 
 /// The tensor bound to `name` in `step`, with the expected dtype.
-const plan::Tensor &requireInput(const exec::Executor &executor, int step,
+const plan::Tensor &requireInput(const rt::Executor &executor, int step,
                                  const char *name, plan::DType dtype) {
   const plan::Tensor *tensor = executor.findInput(step, name);
   if (!tensor || tensor->dtype() != dtype)
@@ -42,7 +42,7 @@ const plan::Tensor &requireInput(const exec::Executor &executor, int step,
 /// One device's executor, its step and its bound inputs.
 struct Runner {
   std::string device;
-  std::unique_ptr<exec::Executor> executor;
+  std::unique_ptr<rt::Executor> executor;
   int step = -1;
   int64_t batch = 0;
   std::vector<double> seconds;
@@ -65,16 +65,16 @@ Runner prepare(CalibrateDevice device, const std::string &planName,
 
   // The plan's one device, run as device.name with the share of the cores
   // it gets in the real run.
-  exec::DeviceFactory factory = [&](const std::string &,
-                                    const exec::DeviceOptions &) {
-    exec::DeviceOptions options;
+  rt::DeviceFactory factory = [&](const std::string &,
+                                    const rt::DeviceOptions &) {
+    rt::DeviceOptions options;
     options.numLocalDevices = device.numLocalDevices;
-    return exec::createDevice(device.name, options);
+    return rt::createDevice(device.name, options);
   };
   Runner runner;
   runner.device = device.name;
-  runner.executor = std::make_unique<exec::Executor>(loaded, factory);
-  exec::Executor &executor = *runner.executor;
+  runner.executor = std::make_unique<rt::Executor>(loaded, factory);
+  rt::Executor &executor = *runner.executor;
   int step = runner.step = executor.findStep(plan::StepRole::Train);
   if (step < 0)
     throw CalibrateError("the plan has no train_step");
@@ -229,10 +229,10 @@ bool dpc::measureKernelTimes(CalibrateDevice device,
   std::string current = device.name;
   try {
     Runner runner = prepare(std::move(device), planName, options.batch);
-    exec::Executor &executor = *runner.executor;
+    rt::Executor &executor = *runner.executor;
     for (int i = 0; i < options.warmup; ++i)
       executor.run(runner.step, runner.batch);
-    exec::Tracer tracer;
+    rt::Tracer tracer;
     executor.setTracer(&tracer);
     for (int i = 0; i < options.steps; ++i)
       executor.run(runner.step, runner.batch);
@@ -242,15 +242,15 @@ bool dpc::measureKernelTimes(CalibrateDevice device,
     // span of a step is its n-th instruction.
     const plan::Step &step =
         *executor.getPlan().get().steps()->Get(runner.step);
-    std::vector<std::vector<exec::TraceSpan>> byStream(step.streams()->size());
-    for (exec::TraceSpan &span : tracer.getSpans())
-      if (span.kind != exec::SpanKind::Upload && span.stream >= 0 &&
+    std::vector<std::vector<rt::TraceSpan>> byStream(step.streams()->size());
+    for (rt::TraceSpan &span : tracer.getSpans())
+      if (span.kind != rt::SpanKind::Upload && span.stream >= 0 &&
           span.stream < int(byStream.size()))
         byStream[span.stream].push_back(std::move(span));
     results.clear();
     for (size_t s = 0; s < byStream.size(); ++s) {
       const auto &instructions = *step.streams()->Get(s)->instructions();
-      std::vector<exec::TraceSpan> &spans = byStream[s];
+      std::vector<rt::TraceSpan> &spans = byStream[s];
       std::sort(spans.begin(), spans.end(), [](const auto &a, const auto &b) {
         return a.startMicros < b.startMicros;
       });
@@ -268,7 +268,7 @@ bool dpc::measureKernelTimes(CalibrateDevice device,
           continue;
         std::vector<double> micros;
         for (int k = 0; k < options.steps; ++k) {
-          const exec::TraceSpan &span = spans[k * instructions.size() + i];
+          const rt::TraceSpan &span = spans[k * instructions.size() + i];
           micros.push_back(span.endMicros - span.startMicros);
         }
         const flatbuffers::String *algorithm = instruction.algorithm();

@@ -122,7 +122,7 @@ TEST(CudaDeviceTest, WithoutAGpuCreateDeviceSaysSoInOneLine) {
   }
   for (const char *name : {"cuda:0", "cuda:1"}) {
     try {
-      exec::createDevice(name);
+      rt::createDevice(name);
       FAIL() << name << " was created without a GPU";
     } catch (const std::runtime_error &error) {
       std::string line = error.what();
@@ -142,7 +142,7 @@ TEST(CudaDeviceTest, WithoutAGpuCreateDeviceSaysSoInOneLine) {
 TEST(CudaDeviceTest, MalformedNamesAreRejected) {
   for (const char *name : {"cuda:", "cuda:x", "cuda:-1", "cudax"}) {
     try {
-      exec::createDevice(name);
+      rt::createDevice(name);
       FAIL() << name << " was accepted";
     } catch (const std::runtime_error &error) {
       EXPECT_NE(std::string(error.what()).find(name), std::string::npos)
@@ -184,7 +184,7 @@ TEST(CudaStreamTest, WaitsSeeTheRecordsEnqueuedBeforeThem) {
 TEST(CudaStreamTest, MemoryIsZeroedAndCopiesRoundTrip) {
   REQUIRE_GPUS(1);
   CudaDevice device("cuda:0", 0);
-  exec::DeviceBuffer buffer(device, 4096);
+  rt::DeviceBuffer buffer(device, 4096);
   std::vector<uint8_t> host(4096, 0xff);
   device.copyToHost(host.data(), buffer.get(), host.size());
   EXPECT_EQ(std::accumulate(host.begin(), host.end(), 0), 0);
@@ -207,7 +207,7 @@ TEST(NcclCommunicatorTest, AllReduceLikeTheInProcessCommunicator) {
     ordinals.push_back(d);
   }
   auto comms = NcclCommunicator::createGroup(ordinals);
-  std::vector<exec::DeviceBuffer> floats, ints;
+  std::vector<rt::DeviceBuffer> floats, ints;
   for (int d = 0; d < gpus; ++d) {
     std::vector<float> f = {float(d + 1), -2.f * d, 0.5f};
     std::vector<int32_t> i = {d + 1, 7, -d};
@@ -246,7 +246,7 @@ TEST(NcclCommunicatorTest, RanksMeetThroughTheHostGroupAndTimeOut) {
   // host communicator (here in-process), one GPU each.
   auto host = comm::createInProcessGroup(2);
   std::vector<std::unique_ptr<CudaDevice>> devices;
-  std::vector<exec::DeviceBuffer> buffers;
+  std::vector<rt::DeviceBuffer> buffers;
   for (int d = 0; d < 2; ++d) {
     devices.push_back(
         std::make_unique<CudaDevice>("cuda:" + std::to_string(d), d));
@@ -308,7 +308,7 @@ TEST(NcclCommunicatorTest, AStepsAllReduceThatARankNeverJoinsTimesOut) {
     });
   for (std::thread &t : ranks)
     t.join();
-  exec::DeviceBuffer buffer(*devices[0], 8);
+  rt::DeviceBuffer buffer(*devices[0], 8);
   auto stream = devices[0]->createStream(plan::StreamKind::Communication);
   static_cast<NcclCommunicator &>(*nccl[0]).enqueueAllReduce(
       {{buffer.get(), 2, plan::DType::F32}}, plan::ReduceOp::Sum,
@@ -331,8 +331,8 @@ TEST(NcclCommunicatorTest, AStepsAllReduceThatARankNeverJoinsTimesOut) {
 //===----------------------------------------------------------------------===//
 
 /// Every device of the plan on the GPU of the same index.
-std::unique_ptr<exec::Device> onGpu(const std::string &name,
-                                    const exec::DeviceOptions &) {
+std::unique_ptr<rt::Device> onGpu(const std::string &name,
+                                    const rt::DeviceOptions &) {
   return createCudaDevice("cuda:" + name.substr(name.find(':') + 1));
 }
 
@@ -345,8 +345,8 @@ Trained train(const MlpPlanOptions &o, bool gpu,
               const std::vector<Batch> &batches) {
   auto plan =
       plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(o), "test.plan");
-  exec::Executor executor(plan, gpu ? exec::DeviceFactory(onGpu)
-                                    : exec::DeviceFactory(exec::createDevice));
+  rt::Executor executor(plan, gpu ? rt::DeviceFactory(onGpu)
+                                    : rt::DeviceFactory(rt::createDevice));
   int step = executor.findStep(plan::StepRole::Train);
   Trained result;
   float lr = 0.1f;

@@ -23,7 +23,7 @@
 #include <omp.h>
 #include <random>
 
-namespace dpc::exec {
+namespace dpc::rt {
 namespace {
 
 using plan::test::Batch;
@@ -525,4 +525,4 @@ TEST(DataParallelTest, LoaderChecksReplicasStateAndSplit) {
 }
 
 } // namespace
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -15,7 +15,7 @@
 #include <cmath>
 #include <random>
 
-namespace dpc::exec {
+namespace dpc::rt {
 namespace {
 
 using plan::test::Batch;
@@ -252,4 +252,4 @@ TEST(ExecutorTest, UnsupportedDeviceIsAPlanError) {
 }
 
 } // namespace
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -21,7 +21,7 @@
 #include <cstring>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 namespace {
 
 using plan::DType;
@@ -326,4 +326,4 @@ TEST(ReduceKernelsTest, ABadDimIsRefused) {
 }
 
 } // namespace
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -17,7 +17,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace dpc::exec {
+namespace dpc::rt {
 namespace {
 
 using plan::test::Batch;
@@ -147,4 +147,4 @@ TEST(PipelinedRunTest, OutputsStateAndOtherStepsWaitForFinish) {
 }
 
 } // namespace
-} // namespace dpc::exec
+} // namespace dpc::rt

@@ -21,7 +21,7 @@
 #include <random>
 #include <thread>
 
-namespace dpc::exec {
+namespace dpc::rt {
 namespace {
 
 using plan::test::Batch;
@@ -256,4 +256,4 @@ TEST(RankModeTest, RankZerosStateWins) {
 }
 
 } // namespace
-} // namespace dpc::exec
+} // namespace dpc::rt

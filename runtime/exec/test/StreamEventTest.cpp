@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-namespace dpc::exec {
+namespace dpc::rt {
 namespace {
 
 using namespace std::chrono_literals;
@@ -130,4 +130,4 @@ TEST(StreamEventTest, FailureSkipsWorkButStillRecordsEvents) {
 }
 
 } // namespace
-} // namespace dpc::exec
+} // namespace dpc::rt

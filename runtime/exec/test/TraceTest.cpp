@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-using namespace dpc::exec;
+using namespace dpc::rt;
 
 namespace {
 

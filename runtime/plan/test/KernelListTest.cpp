@@ -98,7 +98,7 @@ TEST(KernelListTest, FlagsDecideTheSharedDispatch) {
 }
 
 TEST(KernelTableTest, TheCpuBackendHasEveryKernel) {
-  const KernelTable<kernels::KernelContext> &table = exec::getCpuKernelTable();
+  const KernelTable<kernels::KernelContext> &table = rt::getCpuKernelTable();
   for (size_t k = 0; k < kNumKernels; ++k)
     EXPECT_NE(table.kernels[k], nullptr)
         << EnumNameKernel(static_cast<Kernel>(k));
@@ -119,7 +119,7 @@ TEST(KernelTableTest, TheDispatchZeroesAnEmptyShareAndChecksTheStep) {
   weights.kernel = Kernel::LinearBackwardWeights;
   weights.operands = {tensor(x, {0, 3}), tensor(dy, {0, 2})};
   weights.results = {tensor(dw, {2, 3}), tensor(db, {2})};
-  exec::runCpuKernel(context, weights);
+  rt::runCpuKernel(context, weights);
   EXPECT_EQ(dw, std::vector<float>(6, 0.f));
   EXPECT_EQ(db, std::vector<float>(2, 0.f));
 
@@ -130,7 +130,7 @@ TEST(KernelTableTest, TheDispatchZeroesAnEmptyShareAndChecksTheStep) {
   sgd.operands = {tensor(param, {2}), tensor(grad, {2}), tensor(lr, {})};
   sgd.optimizerStep = 0;
   try {
-    exec::runCpuKernel(context, sgd);
+    rt::runCpuKernel(context, sgd);
     FAIL() << "expected an error";
   } catch (const std::runtime_error &error) {
     EXPECT_STREQ(error.what(), "SgdUpdate: step 0 is not a 1-based update "
@@ -138,13 +138,13 @@ TEST(KernelTableTest, TheDispatchZeroesAnEmptyShareAndChecksTheStep) {
   }
   EXPECT_EQ(param, std::vector<float>(2, 1.f));
   sgd.optimizerStep = 1;
-  exec::runCpuKernel(context, sgd);
+  rt::runCpuKernel(context, sgd);
   EXPECT_FLOAT_EQ(param[0], 0.9f);
 
   KernelCall unknown;
   unknown.kernel = static_cast<Kernel>(999);
   try {
-    exec::runCpuKernel(context, unknown);
+    rt::runCpuKernel(context, unknown);
     FAIL() << "expected an error";
   } catch (const std::runtime_error &error) {
     EXPECT_STREQ(error.what(),
@@ -175,7 +175,7 @@ TEST(KernelTableTest, ConcatAndSplitMoveRowsOfParts) {
   concat.instruction = attrs;
   concat.operands = {tensor(a, {2, 1, 3}), tensor(b, {2, 2, 3})};
   concat.results = {tensor(whole, {2, 3, 3})};
-  exec::runCpuKernel(context, concat);
+  rt::runCpuKernel(context, concat);
   // Row r of the whole: a's row r, then b's two rows r.
   std::vector<float> expected;
   for (int r = 0; r < 2; ++r) {
@@ -190,13 +190,13 @@ TEST(KernelTableTest, ConcatAndSplitMoveRowsOfParts) {
   split.instruction = attrs;
   split.operands = {tensor(whole, {2, 3, 3})};
   split.results = {tensor(a2, {2, 1, 3}), tensor(b2, {2, 2, 3})};
-  exec::runCpuKernel(context, split);
+  rt::runCpuKernel(context, split);
   EXPECT_EQ(a2, a);
   EXPECT_EQ(b2, b);
 
   // Parts that do not add up are refused before anything is copied.
   split.results = {tensor(a2, {2, 1, 3}), tensor(a2, {2, 1, 3})};
-  EXPECT_THROW(exec::runCpuKernel(context, split), std::runtime_error);
+  EXPECT_THROW(rt::runCpuKernel(context, split), std::runtime_error);
 }
 
 /// The instruction `attrs` (a Plan.fbs attribute table) make, packed.
@@ -252,7 +252,7 @@ TEST(KernelTableTest, BiasGradientFusionsMatchTheUnfusedCalls) {
   fused.operands = {tensor(x, {7, 5}), tensor(dy, {7, 3})};
   fused.results = {tensor(fusedDw, {3, 5}), tensor(fusedDb, {3})};
   for (KernelCall *call : {&weights, &sum, &fused})
-    exec::runCpuKernel(context, *call);
+    rt::runCpuKernel(context, *call);
   expectClose(fusedDw, dw, "linear dw");
   expectClose(fusedDb, db, "linear db");
 
@@ -281,7 +281,7 @@ TEST(KernelTableTest, BiasGradientFusionsMatchTheUnfusedCalls) {
   convSum.operands = {tensor(cdy, {2, 4, 3, 3})};
   convSum.results = {tensor(cdb, {4})};
   for (KernelCall *call : {&convWeights, &convSum, &convFused})
-    exec::runCpuKernel(context, *call);
+    rt::runCpuKernel(context, *call);
   expectClose(fusedCdw, cdw, "conv dw");
   expectClose(fusedCdb, cdb, "conv db");
 }
@@ -313,7 +313,7 @@ TEST(KernelTableTest, LossCountsTheRowsCorrectCountCounts) {
   counting.results = {countArg};
   fused.results = {tensor(fusedLoss, {}), fusedCountArg};
   for (KernelCall *call : {&unfused, &counting, &fused})
-    exec::runCpuKernel(context, *call);
+    rt::runCpuKernel(context, *call);
   EXPECT_EQ(fusedLoss, loss);
   EXPECT_EQ(fusedCount, count);
   EXPECT_EQ(count, 5);
@@ -350,7 +350,7 @@ TEST(KernelTableTest, LossAndGradientInOneCallMatchTheUnfusedCalls) {
       fused.operands.push_back(tensor(dLoss, {}));
     }
     for (KernelCall *call : {&forward, &counting, &backward, &fused})
-      exec::runCpuKernel(context, *call);
+      rt::runCpuKernel(context, *call);
     EXPECT_EQ(fusedLoss, loss);
     EXPECT_EQ(fusedCount, count);
     EXPECT_EQ(std::memcmp(fusedDLogits.data(), dLogits.data(),
@@ -393,7 +393,7 @@ TEST(KernelTableTest, ReduceSumMatchesTheElementBodyBitForBit) {
     std::vector<float> y(getNumElements(keptDims));
     sum.operands = {tensor(x, dims)};
     sum.results = {tensor(y, keptDims)};
-    exec::runCpuKernel(context, sum);
+    rt::runCpuKernel(context, sum);
     kernels::elements::ReduceIndex index = kernels::elements::makeReduceIndex(
         static_cast<int>(dims.size()), dims.data(), isReduced);
     for (size_t o = 0; o < y.size(); ++o) {

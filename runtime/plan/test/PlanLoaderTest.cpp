@@ -259,7 +259,7 @@ TEST(PlanLoaderTest, FlippedBytesNeverCrash) {
         continue;
       ++ran;
       try {
-        exec::Executor executor(plan);
+        rt::Executor executor(plan);
         for (int step = 0; step < 2; ++step) {
           std::vector<float> images(o.batch * o.height * o.width, 0.5f);
           std::vector<int32_t> labels(o.batch, 1);
@@ -656,7 +656,7 @@ TEST(PlanLoaderTest, LongAliasChainsLoadInLinearTime) {
   }
   EXPECT_EQ(loadError(plan), "");
   // The executor binds each view to its base through the loader's map.
-  exec::Executor executor(LoadedPlan::fromBytes(test::packPlan(plan), "ok"));
+  rt::Executor executor(LoadedPlan::fromBytes(test::packPlan(plan), "ok"));
   step.tensors[0]->storage = Storage::Alias;
   step.tensors[0]->alias = previous;
   EXPECT_EQ(loadError(plan),

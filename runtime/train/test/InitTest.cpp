@@ -14,7 +14,7 @@ using namespace dpc;
 
 namespace {
 
-std::vector<std::vector<float>> readAll(const exec::Executor &executor) {
+std::vector<std::vector<float>> readAll(const rt::Executor &executor) {
   std::vector<std::vector<float>> values;
   for (size_t i = 0; i < executor.getNumPersistent(); ++i) {
     values.emplace_back(executor.getPersistentBytes(i) / sizeof(float));
@@ -44,7 +44,7 @@ TEST(InitTest, ParsesSchemes) {
 
 TEST(InitTest, DrawsWeightsWithTheSchemesSpreadAndKeepsVectors) {
   auto plan = mlpPlan();
-  exec::Executor model(plan), kaiming(plan), again(plan), other(plan);
+  rt::Executor model(plan), kaiming(plan), again(plan), other(plan);
   train::initializeParameters(kaiming, train::parseInitScheme("kaiming"), 7);
   train::initializeParameters(again, train::parseInitScheme("kaiming"), 7);
   train::initializeParameters(other, train::parseInitScheme("kaiming"), 8);
@@ -76,7 +76,7 @@ TEST(InitTest, DrawsWeightsWithTheSchemesSpreadAndKeepsVectors) {
 
 TEST(InitTest, XavierStaysInItsBound) {
   auto plan = mlpPlan();
-  exec::Executor executor(plan);
+  rt::Executor executor(plan);
   train::initializeParameters(executor, train::parseInitScheme("xavier"), 1);
   auto values = readAll(executor);
   const plan::Plan &p = plan->get();
@@ -124,7 +124,7 @@ TEST(InitTest, HashInitMatchesTheZooGenerator) {
 
 TEST(InitTest, HashInitSetsEveryParameterFromItsName) {
   auto plan = mlpPlan();
-  exec::Executor hashed(plan), again(plan), other(plan);
+  rt::Executor hashed(plan), again(plan), other(plan);
   train::initializeParameters(hashed, train::parseInitScheme("hash:3"), 1);
   // The run's seed plays no part; SEED does.
   train::initializeParameters(again, train::parseInitScheme("hash:3"), 2);

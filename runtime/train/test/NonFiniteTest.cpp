@@ -38,7 +38,7 @@ TEST(NonFiniteTest, FindsTheFirstNaNOrInfinityOfEachFloatType) {
 }
 
 /// Runs one train step of `options`' MLP on `batch`.
-void trainStep(exec::Executor &executor, const MlpPlanOptions &options,
+void trainStep(rt::Executor &executor, const MlpPlanOptions &options,
                plan::test::Batch &batch, float lr = 0.1f) {
   executor.setInput(0, "images", batch.images.data(),
                     batch.images.size() * sizeof(float));
@@ -48,7 +48,7 @@ void trainStep(exec::Executor &executor, const MlpPlanOptions &options,
   executor.run(0, options.batch);
 }
 
-std::vector<std::vector<uint8_t>> readState(const exec::Executor &executor) {
+std::vector<std::vector<uint8_t>> readState(const rt::Executor &executor) {
   std::vector<std::vector<uint8_t>> state;
   for (size_t i = 0; i < executor.getNumPersistent(); ++i) {
     state.emplace_back(executor.getPersistentBytes(i));
@@ -64,7 +64,7 @@ TEST(NonFiniteTest, SkipStepUndoesTheUpdateOnEveryReplica) {
   MlpPlanOptions options = plan::test::smallMlp({4, 4}, /*momentum=*/0.9);
   auto loaded = plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(options),
                                             "mlp.plan");
-  exec::Executor executor(loaded);
+  rt::Executor executor(loaded);
   NonFiniteGuard guard(executor, 0, OnNonFinite::SkipStep);
   guard.keepState();
 
@@ -97,7 +97,7 @@ TEST(NonFiniteTest, StopNamesTheFirstBadTensor) {
   MlpPlanOptions options = plan::test::smallMlp();
   auto loaded = plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(options),
                                             "mlp.plan");
-  exec::Executor executor(loaded);
+  rt::Executor executor(loaded);
   NonFiniteGuard guard(executor, 0, OnNonFinite::Stop);
   EXPECT_FALSE(guard.check());
   std::vector<float> w1(executor.getPersistentBytes(0) / sizeof(float), 0.5f);
@@ -118,7 +118,7 @@ TEST(NonFiniteTest, UpdatesFlagWhatTheyWriteOnThePrimaryDevice) {
   MlpPlanOptions options = plan::test::smallMlp({4, 4}, /*momentum=*/0.9);
   auto loaded = plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(options),
                                             "mlp.plan");
-  exec::Executor executor(loaded);
+  rt::Executor executor(loaded);
   const auto *states = loaded->get().persistent();
   std::vector<size_t> expected;
   for (size_t i = 0; i < states->size(); ++i)
