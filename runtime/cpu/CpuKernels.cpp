@@ -1,9 +1,9 @@
 //===- CpuKernels.cpp - a KernelCall on the CPU kernel library ------------===//
 
+#include "runtime/cpu/CpuKernels.h"
 #include "runtime/abi/KernelDispatch.h"
 #include "runtime/abi/KernelRoles.h"
 #include "runtime/abi/KernelShapes.h"
-#include "runtime/cpu/CpuKernels.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/KernelMath.h"

@@ -11,12 +11,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/abi/KernelShapes.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/exec/BatchSplit.h"
 #include "runtime/exec/ReplicaDriver.h"
 #include "runtime/exec/StreamOrder.h"
 #include "runtime/exec/TrainingState.h"
-#include "runtime/abi/KernelShapes.h"
-#include "runtime/abi/PlanTypes.h"
 
 #include <algorithm>
 #include <array>

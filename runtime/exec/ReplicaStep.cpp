@@ -1,10 +1,10 @@
 //===- ReplicaStep.cpp - one replica of a step on its device --------------===//
 
 #include "runtime/exec/ReplicaStep.h"
-#include "runtime/exec/Trace.h"
-#include "runtime/exec/TrainingState.h"
 #include "runtime/abi/KernelSignature.h"
 #include "runtime/abi/PlanTypes.h"
+#include "runtime/exec/Trace.h"
+#include "runtime/exec/TrainingState.h"
 
 #include <cstring>
 #include <functional>

@@ -10,8 +10,8 @@
 #ifndef DPC_RUNTIME_EXEC_REPLICASTEP_H
 #define DPC_RUNTIME_EXEC_REPLICASTEP_H
 
-#include "runtime/device/Device.h"
 #include "runtime/abi/KernelCall.h"
+#include "runtime/device/Device.h"
 #include "runtime/plan/PlanLoader.h"
 
 #include <atomic>

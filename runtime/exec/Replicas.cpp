@@ -1,11 +1,11 @@
 //===- Replicas.cpp - the replicas of a plan's steps, run together --------===//
 
 #include "runtime/exec/Replicas.h"
+#include "runtime/abi/KernelSignature.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/exec/BatchSplit.h"
 #include "runtime/exec/ReplicaDriver.h"
 #include "runtime/exec/TrainingState.h"
-#include "runtime/abi/KernelSignature.h"
-#include "runtime/abi/PlanTypes.h"
 
 #include <algorithm>
 #include <exception>

@@ -23,8 +23,8 @@
 namespace dpc::train {
 
 /// `step`'s data inputs (every input but "labels", "lr" and "step"), in the
-/// plan's order, with their sample dims ([C, H, W], [T, F] or [T]); throws RunError
-/// naming the plan when there is none or one is of another form.
+/// plan's order, with their sample dims ([C, H, W], [T, F] or [T]); throws
+/// RunError naming the plan when there is none or one is of another form.
 PlanInputs getDataInputs(const rt::Executor &executor, int step);
 
 /// The sample dims of `step`'s first data input.

@@ -6,13 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/train/TrainingSession.h"
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/comm/ProcessGroup.h"
 #include "runtime/data/BatchLoader.h"
 #include "runtime/data/Dataset.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/Checksum.h"
 #include "runtime/plan/PlanMemory.h"
-#include "runtime/abi/PlanTypes.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/ModelInput.h"
 
@@ -151,7 +151,7 @@ uint64_t hashRunOptions(const RunOptions &options) {
 /// Connects this process to the other ranks when its environment says it
 /// is one of several (see ProcessGroup.h); an empty ProcessRank otherwise.
 rt::ProcessRank joinProcessGroup(const RunOptions &options,
-                                   const plan::LoadedPlan &loaded) {
+                                 const plan::LoadedPlan &loaded) {
   rt::ProcessRank rank;
   comm::RankEnvironment environment = comm::readRankEnvironment();
   if (environment.launcher == comm::Launcher::None)

@@ -46,8 +46,7 @@ namespace {
 /// One plan's executor, trained step by step.
 struct Trainer {
   explicit Trainer(const std::string &path)
-      : executor(
-            std::make_unique<rt::Executor>(plan::LoadedPlan::load(path))),
+      : executor(std::make_unique<rt::Executor>(plan::LoadedPlan::load(path))),
         trainStep(executor->findStep(plan::StepRole::Train)) {}
 
   /// One step on rows [row, row + rows).

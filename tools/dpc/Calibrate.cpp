@@ -66,7 +66,7 @@ Runner prepare(CalibrateDevice device, const std::string &planName,
   // The plan's one device, run as device.name with the share of the cores
   // it gets in the real run.
   rt::DeviceFactory factory = [&](const std::string &,
-                                    const rt::DeviceOptions &) {
+                                  const rt::DeviceOptions &) {
     rt::DeviceOptions options;
     options.numLocalDevices = device.numLocalDevices;
     return rt::createDevice(device.name, options);

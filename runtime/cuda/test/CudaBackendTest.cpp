@@ -332,7 +332,7 @@ TEST(NcclCommunicatorTest, AStepsAllReduceThatARankNeverJoinsTimesOut) {
 
 /// Every device of the plan on the GPU of the same index.
 std::unique_ptr<rt::Device> onGpu(const std::string &name,
-                                    const rt::DeviceOptions &) {
+                                  const rt::DeviceOptions &) {
   return createCudaDevice("cuda:" + name.substr(name.find(':') + 1));
 }
 
@@ -346,7 +346,7 @@ Trained train(const MlpPlanOptions &o, bool gpu,
   auto plan =
       plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(o), "test.plan");
   rt::Executor executor(plan, gpu ? rt::DeviceFactory(onGpu)
-                                    : rt::DeviceFactory(rt::createDevice));
+                                  : rt::DeviceFactory(rt::createDevice));
   int step = executor.findStep(plan::StepRole::Train);
   Trained result;
   float lr = 0.1f;

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/exec/BatchSplit.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/exec/BatchSplit.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/test/TestPlans.h"
 
