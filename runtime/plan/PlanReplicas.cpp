@@ -8,14 +8,20 @@
 // dims other than the batch. Their kernels may differ: each device's share
 // of the batch chooses its own layouts, algorithms, fusions and
 // recomputation (a share of 0 rows, a smaller share's Winograd), so the
-// programs are not compared kernel for kernel.
+// programs are not compared kernel for kernel. What no such choice
+// changes is which parts of the training state the model reads: every
+// replica's forward and backward kernels (all but the optimizer updates
+// and the collectives) must read the same persistent tensors, so a
+// layer's weight or bias left out on one device is caught.
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/abi/KernelSignature.h"
 #include "runtime/abi/PlanTypes.h"
 #include "runtime/plan/PlanLoader.h"
 
 #include <map>
+#include <set>
 #include <string>
 
 namespace dpc::plan {
@@ -90,6 +96,57 @@ void checkBindings(const LoadedPlan &plan, const std::string &where,
   }
 }
 
+/// The persistent tensors (by name) that `step`'s model kernels read,
+/// through any chain of aliases (the loader has checked them acyclic).
+/// The optimizer updates and the collectives are left out: they read
+/// every parameter whatever the model computes.
+std::set<std::string> getStateReadByModel(const LoadedPlan &plan,
+                                          const Step &step) {
+  std::set<std::string> names;
+  const auto *tensors = step.tensors();
+  if (!step.streams() || !tensors)
+    return names;
+  for (const Stream *stream : *step.streams()) {
+    if (!stream->instructions())
+      continue;
+    for (const Instruction *call : *stream->instructions()) {
+      const KernelSignature *signature = getKernelSignature(call->kernel());
+      if (!call->operands() || !signature || signature->has(kOptimizer) ||
+          signature->has(kCollective))
+        continue;
+      for (int t : *call->operands()) {
+        for (size_t hops = 0; t >= 0 && hops <= tensors->size() &&
+                              tensors->Get(t)->storage() == Storage::Alias;
+             ++hops)
+          t = tensors->Get(t)->alias();
+        if (t < 0 || tensors->Get(t)->storage() != Storage::Persistent)
+          continue;
+        names.insert(plan->persistent()
+                         ->Get(tensors->Get(t)->persistent())
+                         ->name()
+                         ->str());
+      }
+    }
+  }
+  return names;
+}
+
+/// `replica`'s model kernels read the persistent tensors `reference`'s do.
+void checkStateRead(const LoadedPlan &plan, const std::string &where,
+                    const Step &reference, const Step &replica) {
+  std::set<std::string> expected = getStateReadByModel(plan, reference);
+  std::set<std::string> actual = getStateReadByModel(plan, replica);
+  for (const std::string &name : expected)
+    if (!actual.count(name))
+      plan.fail(where + ": the replica on " + deviceOf(replica) +
+                " never reads '" + name + "', the one on " +
+                deviceOf(reference) + " does");
+  for (const std::string &name : actual)
+    if (!expected.count(name))
+      plan.fail(where + ": the replica on " + deviceOf(replica) + " reads '" +
+                name + "', the one on " + deviceOf(reference) + " never does");
+}
+
 } // namespace
 
 void checkReplicaSignatures(const LoadedPlan &plan) {
@@ -106,6 +163,7 @@ void checkReplicaSignatures(const LoadedPlan &plan) {
                     replica, replica.inputs());
       checkBindings(plan, where, "output", reference, reference.outputs(),
                     replica, replica.outputs());
+      checkStateRead(plan, where, reference, replica);
     }
   }
 }

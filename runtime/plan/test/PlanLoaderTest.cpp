@@ -175,6 +175,27 @@ TEST(PlanLoaderTest, ReplicasHaveTheSameSignature) {
   EXPECT_EQ(loadError(test::buildMlpPlanObject(uneven)), "");
 }
 
+/// A layer's bias left out on one device only: that replica computes
+/// another model, though its signature is the same.
+TEST(PlanLoaderTest, ReplicasReadTheSameState) {
+  PlanT plan = buildTwoDevicePlan();
+  for (auto &call : plan.steps[2]->streams[0]->instructions)
+    if (call->kernel == Kernel::LinearForward)
+      call->operands[2] = -1;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': the replica on "
+                             "device 1 never reads 'b1', the one on device 0 "
+                             "does");
+  // The optimizer reads every parameter whatever the model computes: its
+  // reads do not count.
+  plan = buildTwoDevicePlan();
+  for (auto &call : plan.steps[0]->streams[0]->instructions)
+    if (call->kernel == Kernel::LinearForward)
+      call->operands[2] = -1;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': the replica on "
+                             "device 1 reads 'b1', the one on device 0 never "
+                             "does");
+}
+
 /// A weight relabelled as an input that nothing binds holds no value.
 TEST(PlanLoaderTest, ReadOfAnUnboundInput) {
   PlanT plan = test::buildMlpPlanObject(smallMlp());
