@@ -138,7 +138,7 @@ bool StepLayouts::isCandidate(Value buffer) {
 }
 
 bool StepLayouts::canTieBlocked(ex::KernelOp op, ArrayRef<Position> positions) {
-  plan::Kernel kernel = *plan::findKernel(op.getKernel());
+  plan::Kernel kernel = op.getKernel();
   Type firstType;
   for (const Position &p : positions) {
     if (p.use != plan::LayoutUse::Tied)
@@ -170,7 +170,7 @@ void StepLayouts::insertReorders(ex::KernelOp op,
                                  ArrayRef<Position> plainPositions) {
   // One plain buffer per blocked buffer the call reads or writes.
   // Accumulate adds to its result: that is read too.
-  bool readsResults = op.getKernel() == "Accumulate";
+  bool readsResults = op.getKernel() == plan::Kernel::Accumulate;
   llvm::MapVector<Value, std::pair<bool, bool>> accesses; // read, written
   for (const Position &p : plainPositions) {
     Value buffer = op->getOperand(p.operand);
@@ -193,9 +193,10 @@ void StepLayouts::insertReorders(ex::KernelOp op,
     plainOf[buffer] = temp.getBuffer();
   }
   auto reorder = [&](Value from, Value to) {
-    auto kernel = builder.create<ex::KernelOp>(
-        op.getLoc(), "Reorder", ValueRange{from}, ValueRange{to}, Value());
-    for (StringRef name : {"stream", "remat"})
+    auto kernel =
+        builder.create<ex::KernelOp>(op.getLoc(), plan::Kernel::Reorder,
+                                     ValueRange{from}, ValueRange{to}, Value());
+    for (StringAttr name : {op.getStreamAttrName(), op.getRematAttrName()})
       if (Attribute attr = op->getAttr(name))
         kernel->setAttr(name, attr);
     return kernel;
@@ -205,18 +206,18 @@ void StepLayouts::insertReorders(ex::KernelOp op,
   for (auto &[buffer, access] : accesses)
     if (access.first) {
       ex::KernelOp before = reorder(buffer, plainOf[buffer]);
-      if (Attribute wait = op->getAttr("wait")) {
-        before->setAttr("wait", wait);
-        op->removeAttr("wait");
+      if (DenseI64ArrayAttr wait = op.getWaitAttr()) {
+        before.setWaitAttr(wait);
+        op.removeWaitAttr();
       }
     }
   builder.setInsertionPointAfter(op);
   for (auto &[buffer, access] : llvm::reverse(accesses))
     if (access.second) {
       ex::KernelOp after = reorder(plainOf[buffer], buffer);
-      if (Attribute signal = op->getAttr("signal")) {
-        after->setAttr("signal", signal);
-        op->removeAttr("signal");
+      if (DenseI64ArrayAttr signal = op.getSignalAttr()) {
+        after.setSignalAttr(signal);
+        op.removeSignalAttr();
       }
     }
   for (const Position &p : plainPositions)
@@ -227,8 +228,7 @@ void StepLayouts::insertReorders(ex::KernelOp op,
 void StepLayouts::run() {
   SmallVector<std::pair<ex::KernelOp, plan::Kernel>> kernels;
   step.getBody().walk([&](ex::KernelOp op) {
-    if (const plan::Kernel *kernel = plan::findKernel(op.getKernel()))
-      kernels.push_back({op, *kernel});
+    kernels.push_back({op, op.getKernel()});
   });
   // Classes of buffers that must share a layout.
   for (auto [op, kernel] : kernels) {

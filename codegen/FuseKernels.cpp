@@ -71,8 +71,7 @@ namespace {
 /// A call of the fused `kernel` at `loc`, built where `builder` is.
 ex::KernelOp createKernel(OpBuilder &builder, Location loc, Kernel kernel,
                           ValueRange ins, ValueRange outs, Value workspace) {
-  return builder.create<ex::KernelOp>(loc, getKernelName(kernel), ins, outs,
-                                      workspace);
+  return builder.create<ex::KernelOp>(loc, kernel, ins, outs, workspace);
 }
 
 bool overlap(std::optional<std::pair<int64_t, int64_t>> a,
@@ -137,9 +136,9 @@ std::optional<Kernel> getReluFusion(ex::KernelOp producer) {
 /// Whether `first` and the kernel after it may run as one call in its
 /// place: same stream, no event between them, both recomputed or neither.
 bool canMerge(ex::KernelOp first, ex::KernelOp second) {
-  return first->getAttr("stream") == second->getAttr("stream") &&
-         !first->hasAttr("signal") && !second->hasAttr("wait") &&
-         first->hasAttr("remat") == second->hasAttr("remat");
+  return first.getStreamAttr() == second.getStreamAttr() &&
+         !first.getSignalAttr() && !second.getWaitAttr() &&
+         first.getRemat() == second.getRemat();
 }
 
 /// Whether a fused call may write `written` while reading `reads` (which
@@ -230,8 +229,8 @@ void fuseRelu(ex::KernelOp producer, ex::KernelOp relu, ReluTarget target) {
                    producer.getIns(), outs, producer.getWorkspace());
   for (NamedAttribute attr : producer.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
-  if (Attribute signal = relu->getAttr("signal"))
-    fused->setAttr("signal", signal);
+  if (DenseI64ArrayAttr signal = relu.getSignalAttr())
+    fused.setSignalAttr(signal);
   relu.erase();
   producer.erase();
   Value unused = produced;
@@ -340,8 +339,8 @@ void fuseAddReluBackward(ex::KernelOp add, ex::KernelOp relu) {
                             relu.getOuts(), Value());
   for (NamedAttribute attr : add.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
-  if (Attribute signal = relu->getAttr("signal"))
-    fused->setAttr("signal", signal);
+  if (DenseI64ArrayAttr signal = relu.getSignalAttr())
+    fused.setSignalAttr(signal);
   Value c = add.getOuts()[sum::C];
   relu.erase();
   add.erase();
@@ -411,8 +410,8 @@ void fuseBias(ex::KernelOp weights, ex::KernelOp sum, Kernel kernel) {
                             weights.getWorkspace());
   for (NamedAttribute attr : weights.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
-  if (Attribute signal = sum->getAttr("signal"))
-    fused->setAttr("signal", signal);
+  if (DenseI64ArrayAttr signal = sum.getSignalAttr())
+    fused.setSignalAttr(signal);
   sum.erase();
   weights.erase();
 }
@@ -440,8 +439,8 @@ void fuseCorrectCount(ex::KernelOp loss, ex::KernelOp count) {
                             loss.getIns(), outs, Value());
   for (NamedAttribute attr : loss.getKernelAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
-  if (Attribute signal = count->getAttr("signal"))
-    fused->setAttr("signal", signal);
+  if (DenseI64ArrayAttr signal = count.getSignalAttr())
+    fused.setSignalAttr(signal);
   count.erase();
   loss.erase();
 }

@@ -28,10 +28,10 @@ namespace fb = dpc::plan;
 namespace {
 
 FailureOr<fb::Kernel> kernelOf(ex::KernelOp op) {
-  if (const fb::Kernel *kernel = fb::findKernel(op.getKernel()))
-    return *kernel;
-  return op.emitError() << "kernel '" << op.getKernel()
-                        << "' is not in the plan schema";
+  if (fb::getKernelSignature(op.getKernel()))
+    return op.getKernel();
+  return op.emitError() << "kernel " << int(op.getKernel())
+                        << " is not in the plan schema";
 }
 
 /// What the plan loader accepts of a tensor (runtime/abi/PlanTypes.h):

@@ -50,7 +50,7 @@ LogicalResult scheduleStep(ex::StepOp step) {
   DenseMap<Value, int64_t> pendingReduction;
   int64_t numEvents = 0;
   for (auto kernel : step.getBody().front().getOps<ex::KernelOp>()) {
-    if (kernel.getKernel() == "AllReduce") {
+    if (kernel.getKernel() == plan::Kernel::AllReduce) {
       if (!lastComputeKernel)
         return kernel.emitError() << "all-reduces a value no kernel computed";
       int64_t ready = numEvents++, reduced = numEvents++;

@@ -53,11 +53,10 @@ Value getRoot(Value value) {
 
 /// The operand `kernel` reads through a bf16 copy it could share, or null.
 Value getSharedCastOperand(ex::KernelOp kernel) {
-  const plan::Kernel *kind = plan::findKernel(kernel.getKernel());
   std::optional<Type> precision = kernel.getPrecision();
-  if (!kind || !precision || !precision->isBF16())
+  if (!precision || !precision->isBF16())
     return {};
-  int operand = plan::getSharedCastOperand(*kind);
+  int operand = plan::getSharedCastOperand(kernel.getKernel());
   if (operand < 0 || static_cast<size_t>(operand) >= kernel.getIns().size())
     return {};
   return kernel.getIns()[operand];

@@ -12,17 +12,15 @@ StringRef dpc::getKernelName(plan::Kernel kernel) {
 }
 
 std::optional<plan::Kernel> dpc::getKernel(exec::KernelOp op) {
-  if (const plan::Kernel *kernel = plan::findKernel(op.getKernel()))
-    return *kernel;
-  return std::nullopt;
+  return op.getKernel();
 }
 
 exec::KernelOp KernelBuilder::kernel(plan::Kernel kernel, ValueRange ins,
                                      ValueRange outs,
                                      ArrayRef<NamedAttribute> attrs,
                                      Value workspace) {
-  auto op = builder.create<exec::KernelOp>(
-      builder.getUnknownLoc(), getKernelName(kernel), ins, outs, workspace);
+  auto op = builder.create<exec::KernelOp>(builder.getUnknownLoc(), kernel, ins,
+                                           outs, workspace);
   for (NamedAttribute a : attrs)
     op->setAttr(a.getName(), a.getValue());
   return op;

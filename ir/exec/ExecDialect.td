@@ -9,6 +9,7 @@
 #ifndef DPC_IR_EXEC_EXECDIALECT_TD
 #define DPC_IR_EXEC_EXECDIALECT_TD
 
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
 
 def Exec_Dialect : Dialect {
@@ -23,6 +24,22 @@ def Exec_Dialect : Dialect {
     the batch, and calls kernels on them with `exec.kernel`, in order.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+// A kernel of runtime/abi/Kernels.def, held as the plan's own enum (which
+// is generated from that list), so that no pass names a kernel by string.
+// Generic form: #exec.kernel<"LinearForward">; exec.kernel prints the name
+// alone.
+def Exec_KernelAttr : AttrDef<Exec_Dialect, "Kernel"> {
+  let mnemonic = "kernel";
+  let summary = "A runtime kernel, by the plan's kernel enum";
+  let parameters = (ins "::dpc::plan::Kernel":$kernel);
+  let hasCustomAssemblyFormat = 1;
+  let returnType = "::dpc::plan::Kernel";
+  let convertFromStorage = "$_self.getKernel()";
+  let constBuilderCall =
+      "::dpc::exec::KernelAttr::get($_builder.getContext(), $0)";
 }
 
 class Exec_Op<string mnemonic, list<Trait> traits = []>

@@ -7,8 +7,10 @@
 #include "runtime/abi/KernelSignature.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace dpc::exec;
@@ -16,10 +18,54 @@ namespace plan = dpc::plan;
 
 #include "ir/exec/ExecOpsDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "ir/exec/ExecAttrs.cpp.inc"
+
+/// `"LinearForward"`: a kernel of Kernels.def by its name, the one spelling
+/// of a kernel in exec IR (exec.kernel's and the attribute's).
+static ParseResult parseKernelName(AsmParser &parser, KernelAttr &kernel) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseString(&name))
+    return failure();
+  const plan::Kernel *found = plan::findKernel(name);
+  if (!found)
+    return parser.emitError(loc) << "unknown kernel '" << name << "'";
+  kernel = KernelAttr::get(parser.getContext(), *found);
+  return success();
+}
+
+static void printKernelName(AsmPrinter &printer, Operation *,
+                            KernelAttr kernel) {
+  printer << '"' << plan::EnumNameKernel(kernel.getKernel()) << '"';
+}
+
+static ParseResult parseKernelName(OpAsmParser &parser, KernelAttr &kernel) {
+  return parseKernelName(static_cast<AsmParser &>(parser), kernel);
+}
+
+Attribute KernelAttr::parse(AsmParser &parser, Type) {
+  KernelAttr kernel;
+  if (parser.parseLess() || parseKernelName(parser, kernel) ||
+      parser.parseGreater())
+    return {};
+  return kernel;
+}
+
+void KernelAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  printKernelName(printer, nullptr, *this);
+  printer << '>';
+}
+
 void ExecDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "ir/exec/ExecOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "ir/exec/ExecAttrs.cpp.inc"
       >();
 }
 
@@ -192,26 +238,28 @@ LogicalResult verifySchedule(KernelOp op) {
 
 LogicalResult KernelOp::verify() {
   // The runtime's own list of what each kernel takes (Kernels.def).
-  const plan::Kernel *kernel = plan::findKernel(getKernel());
-  if (!kernel)
-    return emitOpError() << "unknown kernel '" << getKernel() << "'";
-  const plan::KernelSignature &signature = *plan::getKernelSignature(*kernel);
+  const plan::Kernel kernelValue = getKernel();
+  const plan::Kernel *kernel = &kernelValue;
+  const plan::KernelSignature *known = plan::getKernelSignature(*kernel);
+  if (!known)
+    return emitOpError() << "unknown kernel " << int(*kernel);
+  const plan::KernelSignature &signature = *known;
   auto range = [](unsigned min, unsigned max) {
     return std::to_string(min) +
            (min == max ? "" : " to " + std::to_string(max));
   };
   unsigned ins = getIns().size(), outs = getOuts().size();
   if (ins < signature.minOperands || ins > signature.maxOperands)
-    return emitOpError() << getKernel() << " takes "
+    return emitOpError() << getKernelName() << " takes "
                          << range(signature.minOperands, signature.maxOperands)
                          << " inputs, got " << ins;
   if (outs < signature.minResults || outs > signature.maxResults)
-    return emitOpError() << getKernel() << " writes "
+    return emitOpError() << getKernelName() << " writes "
                          << range(signature.minResults, signature.maxResults)
                          << " outputs, got " << outs;
   if (Value workspace = getWorkspace()) {
     if (!signature.takesWorkspace())
-      return emitOpError() << getKernel() << " takes no workspace";
+      return emitOpError() << getKernelName() << " takes no workspace";
     if (!workspace.getDefiningOp<ArenaOp>())
       return emitOpError() << "workspace must be an arena buffer";
   }
@@ -264,7 +312,7 @@ LogicalResult KernelOp::verify() {
   if (error.empty())
     error = plan::checkCallLayouts(call);
   if (!error.empty())
-    return emitOpError() << getKernel() << ": " << error;
+    return emitOpError() << getKernelName() << ": " << error;
   return success();
 }
 

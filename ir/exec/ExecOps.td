@@ -113,7 +113,8 @@ def Exec_ViewOp : Exec_Op<"view", [Pure]> {
 def Exec_KernelOp : Exec_Op<"kernel", [AttrSizedOperandSegments]> {
   let summary = "Run a runtime kernel: read `ins`, write `outs`";
   let description = [{
-    `kernel` names a kernel of the plan schema (runtime/plan/Plan.fbs); the
+    `kernel` is a kernel of the plan schema (runtime/plan/Plan.fbs's enum,
+    generated from runtime/abi/Kernels.def), printed by its name; the
     operand order and counts are the schema's, checked against the
     runtime's own table (runtime/plan/KernelSignature.h). Kernel attributes
     (strides, momentum, ...) are the op's discardable attributes, read by
@@ -137,7 +138,7 @@ def Exec_KernelOp : Exec_Op<"kernel", [AttrSizedOperandSegments]> {
       operand in slot K for later calls, or reads it there
       (share-exec-casts; runtime/plan/SharedCast.h).
   }];
-  let arguments = (ins StrAttr:$kernel, Variadic<AnyMemRef>:$ins,
+  let arguments = (ins Exec_KernelAttr:$kernel, Variadic<AnyMemRef>:$ins,
     Variadic<AnyMemRef>:$outs, Optional<MemRefRankOf<[I8], [1]>>:$workspace,
     OptionalAttr<I64Attr>:$stream,
     OptionalAttr<DenseI64ArrayAttr>:$wait,
@@ -149,9 +150,11 @@ def Exec_KernelOp : Exec_Op<"kernel", [AttrSizedOperandSegments]> {
     UnitAttr:$cast_reuse);
   let builders = [
     // A call before scheduling: the passes that decide the rest set it.
-    OpBuilder<(ins "::llvm::StringRef":$kernel, "::mlir::ValueRange":$ins,
+    OpBuilder<(ins "::dpc::plan::Kernel":$kernel, "::mlir::ValueRange":$ins,
                    "::mlir::ValueRange":$outs, "::mlir::Value":$workspace), [{
-      build($_builder, $_state, $_builder.getStringAttr(kernel), ins, outs,
+      build($_builder, $_state,
+            ::dpc::exec::KernelAttr::get($_builder.getContext(), kernel), ins,
+            outs,
             workspace, /*stream=*/nullptr, /*wait=*/nullptr,
             /*signal=*/nullptr, /*remat=*/nullptr, /*algorithm=*/nullptr,
             /*precision=*/nullptr, /*cast_slot=*/nullptr,
@@ -159,7 +162,7 @@ def Exec_KernelOp : Exec_Op<"kernel", [AttrSizedOperandSegments]> {
     }]>
   ];
   let assemblyFormat = [{
-    $kernel (`ins` `(` $ins^ `:` type($ins) `)`)?
+    custom<KernelName>($kernel) (`ins` `(` $ins^ `:` type($ins) `)`)?
     (`outs` `(` $outs^ `:` type($outs) `)`)?
     (`workspace` `(` $workspace^ `:` type($workspace) `)`)? attr-dict
   }];
@@ -169,6 +172,10 @@ def Exec_KernelOp : Exec_Op<"kernel", [AttrSizedOperandSegments]> {
     /// the operand segments): the kernel's attributes and the scheduling
     /// ones, as a call that replaces this one (a fusion) takes them over.
     ::llvm::SmallVector<::mlir::NamedAttribute> getKernelAttrs();
+    /// The kernel's name in Kernels.def ("LinearForward"), for messages.
+    ::llvm::StringRef getKernelName() {
+      return ::dpc::plan::EnumNameKernel(getKernel());
+    }
   }];
 }
 

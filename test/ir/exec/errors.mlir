@@ -48,7 +48,7 @@ exec.persistent @w "parameter" init = "zeros" : tensor<?xf32>
 exec.step "s" device(0) batch(1) arena(64) {
   %x = exec.arena[0] : memref<4xf32>
   %y = exec.arena[16] : memref<4xf32>
-  // expected-error @+1 {{'exec.kernel' op unknown kernel 'Conv3dForward'}}
+  // expected-error @+1 {{unknown kernel 'Conv3dForward'}}
   exec.kernel "Conv3dForward" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
 }
 
