@@ -6,7 +6,10 @@
 // runtime/abi/KernelShapes.h, already checked. The per-element math is
 // runtime/kernels/KernelMath.h, shared with the CPU loops. Reductions run in
 // a fixed order (one thread, or a fixed block tree, per output), so results
-// do not vary from run to run.
+// do not vary from run to run. The kernels and launchers are defined in one
+// Own<Family>.cu file per op family (activations, elementwise,
+// normalization, pooling, loss, optimizers, tensor ops), beside the
+// Cuda<Family>.cpp files that call them.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,344 @@
+//===- CudaConvolution.cpp - convolutions on a CUDA stream ----------------===//
+//
+// 2-D convolutions through cuDNN, the algorithm each shape uses (chosen
+// once per device, ConvPlanCache), and the convolution fused with the ReLU
+// that follows it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/abi/KernelRoles.h"
+#include "runtime/abi/KernelShapes.h"
+#include "runtime/cuda/CudaKernelEntries.h"
+
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace dpc::cuda {
+
+struct ConvPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t forward{};
+  cudnnConvolutionBwdDataAlgo_t backwardData{};
+  cudnnConvolutionBwdFilterAlgo_t backwardFilter{};
+  size_t forwardBytes = 0, backwardDataBytes = 0, backwardFilterBytes = 0;
+
+  ~ConvPlan() {
+    if (x)
+      DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(x));
+    if (y)
+      DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(y));
+    if (bias)
+      DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(bias));
+    if (w)
+      DPC_CUDA_REPORT(cudnnDestroyFilterDescriptor(w));
+    if (conv)
+      DPC_CUDA_REPORT(cudnnDestroyConvolutionDescriptor(conv));
+  }
+};
+
+namespace {
+
+/// Non-fused Winograd trades precision for speed (TensorFlow skips it too):
+/// the CPU backend's tolerances would not hold.
+bool isImprecise(cudnnConvolutionFwdAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool isImprecise(cudnnConvolutionBwdDataAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool isImprecise(cudnnConvolutionBwdFilterAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
+/// The heuristics' fastest (they come sorted by expected speed) algorithm
+/// whose workspace -- `workspaceOf(algo)`, cuDNN's own size query -- fits
+/// `limit`, the plan's workspace for the call: deterministic if any fits.
+/// Never the imprecise one, nor one rated for tensor-op math (the
+/// descriptor runs FMA math only; PyTorch filters the same way). Sets
+/// `bytes` to its workspace.
+template <typename Perf, typename WorkspaceOf>
+auto pickAlgorithm(const Perf *perf, int count, size_t limit,
+                   WorkspaceOf workspaceOf, size_t &bytes, const char *what) {
+  for (bool strict : {true, false})
+    for (int i = 0; i < count; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS || isImprecise(perf[i].algo) ||
+          perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
+          perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
+          (strict && perf[i].determinism != CUDNN_DETERMINISTIC))
+        continue;
+      size_t needed = workspaceOf(perf[i].algo);
+      if (needed <= limit) {
+        bytes = needed;
+        return perf[i].algo;
+      }
+    }
+  throw std::runtime_error(std::string("cuDNN has no ") + what +
+                           " algorithm for this convolution shape within "
+                           "the plan's workspace of " +
+                           std::to_string(limit) + " bytes");
+}
+
+/// cuDNN's names for its algorithms (cudnn_ops.h), by enum value.
+template <size_t N>
+const char *nameOf(int algo, const char *const (&names)[N]) {
+  return algo >= 0 && algo < int(N) ? names[algo] : "?";
+}
+const char *nameOf(cudnnConvolutionFwdAlgo_t algo) {
+  static const char *const names[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM",
+                                      "GEMM",          "DIRECT",
+                                      "FFT",           "FFT_TILING",
+                                      "WINOGRAD",      "WINOGRAD_NONFUSED"};
+  return nameOf(algo, names);
+}
+const char *nameOf(cudnnConvolutionBwdDataAlgo_t algo) {
+  static const char *const names[] = {
+      "ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+  return nameOf(algo, names);
+}
+const char *nameOf(cudnnConvolutionBwdFilterAlgo_t algo) {
+  static const char *const names[] = {
+      "ALGO_0",    "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
+      "FFT_TILING"};
+  return nameOf(algo, names);
+}
+
+/// "convolution n256 c64 56x56 k64 3x3 within 8388608 B of workspace:
+/// forward IMPLICIT_PRECOMP_GEMM (4608 B), ...".
+std::string describeChoice(const kernels::Conv2dShape &s, size_t workspaceBytes,
+                           const ConvPlan &plan) {
+  auto algorithm = [](const char *direction, const char *name, size_t bytes) {
+    return std::string(direction) + " " + name + " (" + std::to_string(bytes) +
+           " B)";
+  };
+  return "convolution n" + std::to_string(s.n) + " c" + std::to_string(s.c) +
+         " " + std::to_string(s.h) + "x" + std::to_string(s.w) + " k" +
+         std::to_string(s.k) + " " + std::to_string(s.r) + "x" +
+         std::to_string(s.s) + " within " + std::to_string(workspaceBytes) +
+         " B of workspace: " +
+         algorithm("forward", nameOf(plan.forward), plan.forwardBytes) + ", " +
+         algorithm("backward-data", nameOf(plan.backwardData),
+                   plan.backwardDataBytes) +
+         ", " +
+         algorithm("backward-filter", nameOf(plan.backwardFilter),
+                   plan.backwardFilterBytes);
+}
+
+std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
+                                       const kernels::Conv2dShape &s,
+                                       size_t limit) {
+  if (s.padTop != s.padBottom || s.padLeft != s.padRight)
+    throw std::runtime_error(
+        "convolution: the CUDA backend (cuDNN) takes symmetric padding only");
+  auto plan = std::make_unique<ConvPlan>();
+  int n = toInt(s.n, "n"), c = toInt(s.c, "c"), h = toInt(s.h, "h"),
+      w = toInt(s.w, "w"), k = toInt(s.k, "k"), groups = toInt(s.groups, "g");
+  if (groups < 1 || c % groups != 0)
+    throw std::runtime_error("convolution: channels do not split in groups");
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->x));
+  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NCHW,
+                                            CUDNN_DATA_FLOAT, n, c, h, w));
+  DPC_CUDA_CHECK(cudnnCreateFilterDescriptor(&plan->w));
+  DPC_CUDA_CHECK(cudnnSetFilter4dDescriptor(plan->w, CUDNN_DATA_FLOAT,
+                                            CUDNN_TENSOR_NCHW, k, c / groups,
+                                            toInt(s.r, "r"), toInt(s.s, "s")));
+  DPC_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&plan->conv));
+  // Cross-correlation is what PyTorch (and oneDNN) call convolution.
+  DPC_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
+      plan->conv, toInt(s.padTop, "padding"), toInt(s.padLeft, "padding"),
+      toInt(s.strideH, "stride"), toInt(s.strideW, "stride"),
+      toInt(s.dilationH, "dilation"), toInt(s.dilationW, "dilation"),
+      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  DPC_CUDA_CHECK(cudnnSetConvolutionGroupCount(plan->conv, groups));
+  // FMA only: no TF32 tensor-core rounding, as StreamContext::getCublas.
+  DPC_CUDA_CHECK(cudnnSetConvolutionMathType(plan->conv, CUDNN_FMA_MATH));
+  int outN, outC, outH, outW;
+  DPC_CUDA_CHECK(cudnnGetConvolution2dForwardOutputDim(
+      plan->conv, plan->x, plan->w, &outN, &outC, &outH, &outW));
+  if (outN != n || outC != k || outH != s.outH() || outW != s.outW())
+    throw std::runtime_error("convolution: cuDNN's output shape differs from "
+                             "the plan's");
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->y));
+  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(
+      plan->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, outN, outC, outH, outW));
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->bias));
+  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan->bias, CUDNN_TENSOR_NCHW,
+                                            CUDNN_DATA_FLOAT, 1, k, 1, 1));
+
+  int returned = 0;
+  cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  DPC_CUDA_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+      handle, plan->x, plan->w, plan->conv, plan->y,
+      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, forward));
+  plan->forward = pickAlgorithm(
+      forward, returned, limit,
+      [&](cudnnConvolutionFwdAlgo_t algo) {
+        size_t bytes = 0;
+        DPC_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+            handle, plan->x, plan->w, plan->conv, plan->y, algo, &bytes));
+        return bytes;
+      },
+      plan->forwardBytes, "forward");
+
+  cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  DPC_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+      handle, plan->w, plan->y, plan->conv, plan->x,
+      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, data));
+  plan->backwardData = pickAlgorithm(
+      data, returned, limit,
+      [&](cudnnConvolutionBwdDataAlgo_t algo) {
+        size_t bytes = 0;
+        DPC_CUDA_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+            handle, plan->w, plan->y, plan->conv, plan->x, algo, &bytes));
+        return bytes;
+      },
+      plan->backwardDataBytes, "backward-data");
+
+  cudnnConvolutionBwdFilterAlgoPerf_t
+      filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  DPC_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+      handle, plan->x, plan->y, plan->conv, plan->w,
+      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, filter));
+  plan->backwardFilter = pickAlgorithm(
+      filter, returned, limit,
+      [&](cudnnConvolutionBwdFilterAlgo_t algo) {
+        size_t bytes = 0;
+        DPC_CUDA_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            handle, plan->x, plan->y, plan->conv, plan->w, algo, &bytes));
+        return bytes;
+      },
+      plan->backwardFilterBytes, "backward-filter");
+  return plan;
+}
+
+} // namespace
+
+ConvPlanCache::ConvPlanCache() = default;
+ConvPlanCache::~ConvPlanCache() = default;
+
+const ConvPlan &ConvPlanCache::get(cudnnHandle_t handle,
+                                   const kernels::Conv2dShape &s,
+                                   size_t workspaceBytes) {
+  auto key =
+      std::make_tuple(s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.strideH, s.strideW,
+                      s.padTop, s.padLeft, s.padBottom, s.padRight, s.dilationH,
+                      s.dilationW, s.groups, workspaceBytes);
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<ConvPlan> &plan = plans[key];
+  if (!plan) {
+    plan = makeConvPlan(handle, s, workspaceBytes);
+    // The choice, once per shape, for traces and whoever wants to see it.
+    choices.push_back(describeChoice(s, workspaceBytes, *plan));
+    if (std::getenv("DPC_CUDA_LOG_ALGORITHMS"))
+      reportLine(currentDeviceName() + ": " + choices.back());
+  }
+  return *plan;
+}
+
+std::vector<std::string> ConvPlanCache::getChoices() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return choices;
+}
+
+namespace {
+
+/// The call's scratch memory: the plan's arena slot (none: 0 bytes).
+struct Workspace {
+  void *data = nullptr;
+  size_t bytes = 0;
+  explicit Workspace(const plan::TensorArg &arg) {
+    if (arg.present) {
+      data = arg.data;
+      bytes = static_cast<size_t>(arg.getNumBytes());
+    }
+  }
+};
+
+/// cuDNN convolves bf16 only from bf16 tensors (CUDNN_DATA_BFLOAT16 x, w
+/// and y), which the plan's f32 buffers are not: refused until the plan
+/// carries bf16 buffers and casts.
+void requireF32Convolution(const kernels::Conv2dShape &s) {
+  if (s.precision != kernels::Precision::F32)
+    throw std::runtime_error("bf16 convolutions are not supported on CUDA "
+                             "devices yet: compile with --precision f32");
+}
+
+void conv2dForward(StreamContext &ctx, const kernels::Conv2dShape &s,
+                   Workspace workspace, const float *x, const float *w,
+                   const float *bias, float *y) {
+  requireF32Convolution(s);
+  cudnnHandle_t handle = ctx.getCudnn();
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
+  DPC_CUDA_CHECK(cudnnConvolutionForward(handle, &kOne, p.x, x, p.w, w, p.conv,
+                                         p.forward, workspace.data,
+                                         p.forwardBytes, &kZero, p.y, y));
+  if (bias)
+    DPC_CUDA_CHECK(cudnnAddTensor(handle, &kOne, p.bias, bias, &kOne, p.y, y));
+}
+
+void conv2dBackwardData(StreamContext &ctx, const kernels::Conv2dShape &s,
+                        Workspace workspace, const float *dy, const float *w,
+                        float *dx) {
+  requireF32Convolution(s);
+  cudnnHandle_t handle = ctx.getCudnn();
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
+  DPC_CUDA_CHECK(cudnnConvolutionBackwardData(
+      handle, &kOne, p.w, w, p.y, dy, p.conv, p.backwardData, workspace.data,
+      p.backwardDataBytes, &kZero, p.x, dx));
+}
+
+void conv2dBackwardWeights(StreamContext &ctx, const kernels::Conv2dShape &s,
+                           Workspace workspace, const float *x, const float *dy,
+                           float *dw, float *dBias) {
+  requireF32Convolution(s);
+  cudnnHandle_t handle = ctx.getCudnn();
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
+  DPC_CUDA_CHECK(cudnnConvolutionBackwardFilter(
+      handle, &kOne, p.x, x, p.y, dy, p.conv, p.backwardFilter, workspace.data,
+      p.backwardFilterBytes, &kZero, p.w, dw));
+  if (dBias)
+    DPC_CUDA_CHECK(cudnnConvolutionBackwardBias(handle, &kOne, p.y, dy, &kZero,
+                                                p.bias, dBias));
+}
+
+} // namespace
+
+} // namespace dpc::cuda
+
+namespace dpc::cuda::entries {
+
+void runConv2dForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Conv2dForward;
+  conv2dForward(ctx, plan::getConv2dShape(call), Workspace(call.workspace),
+                in(call, X), in(call, W), in(call, Bias), out(call, Y));
+}
+
+void runConv2dBackwardData(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Conv2dBackwardData;
+  conv2dBackwardData(ctx, plan::getConv2dShape(call), Workspace(call.workspace),
+                     in(call, DY), in(call, W), out(call, DX));
+}
+
+void runConv2dBackwardWeights(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Conv2dBackwardWeights;
+  conv2dBackwardWeights(ctx, plan::getConv2dShape(call),
+                        Workspace(call.workspace), in(call, X), in(call, DY),
+                        out(call, DW), out(call, DB));
+}
+
+/// cuDNN's fused convolution + bias + activation needs the bias and takes
+/// other algorithms: two calls, the ReLU in place, give the unfused bits.
+void runConv2dReluForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::Conv2dReluForward;
+  kernels::Conv2dShape shape = plan::getConv2dShape(call);
+  conv2dForward(ctx, shape, Workspace(call.workspace), in(call, X), in(call, W),
+                in(call, Bias), out(call, Y));
+  activationForward(ctx.getStream(), Activation::Relu,
+                    call.result(Y).getNumElements(), out(call, Y),
+                    out(call, Y));
+}
+
+} // namespace dpc::cuda::entries

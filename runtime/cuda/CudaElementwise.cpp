@@ -1,0 +1,71 @@
+//===- CudaElementwise.cpp - binary element-wise ops on CUDA --------------===//
+//
+// Add and Mul with b broadcast to a, the fused residual join relu(a + b),
+// and dropout's product with its mask (own kernels).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/abi/KernelRoles.h"
+#include "runtime/abi/KernelShapes.h"
+#include "runtime/cuda/CudaKernelEntries.h"
+#include "runtime/kernels/KernelMath.h"
+
+namespace dpc::cuda::entries {
+
+void runAddForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::AddForward;
+  addForward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),
+             in(call, B), out(call, C));
+}
+
+// The fused joins as the two kernels they replace, the second in place
+// (element by element, read before written). The compiler never gives
+// AddReluBackward a DX on Y's bytes (codegen/FuseKernels.cpp).
+void runAddReluForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::AddReluForward;
+  float *c = out(call, C);
+  addForward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),
+             in(call, B), c);
+  activationForward(ctx.getStream(), Activation::Relu,
+                    call.result(C).getNumElements(), c, c);
+}
+
+void runAddReluBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::AddReluBackward;
+  int64_t size = plan::getElementwiseSize(call);
+  float *dx = out(call, DX);
+  addForward(ctx.getStream(), kernels::makeBroadcastShape({size}, {size}),
+             in(call, A), in(call, B), dx);
+  activationBackward(ctx.getStream(), Activation::Relu, size, in(call, Y), dx,
+                     dx);
+}
+
+void runAddBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::AddBackward;
+  addBackward(ctx.getStream(), plan::getBroadcastShape(call), in(call, DC),
+              out(call, DA), out(call, DB));
+}
+
+void runMulForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MulForward;
+  mulForward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),
+             in(call, B), out(call, C));
+}
+
+void runMulBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MulBackward;
+  mulBackward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),
+              in(call, B), in(call, DC), out(call, DA), out(call, DB));
+}
+
+/// Forward and backward are the same product: x (or dy) times the mask.
+void runDropout(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::DropoutForward;
+  plan::DropoutShape s = plan::getDropoutShape(call);
+  dropout(ctx.getStream(),
+          kernels::math::makeDropoutMask(call.randomSeed, call.optimizerStep,
+                                         s.site, s.ratio, s.rowwise),
+          s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
+}
+
+} // namespace dpc::cuda::entries

@@ -1,0 +1,101 @@
+//===- OwnElementwise.cu - element-wise ops as own CUDA kernels -----------===//
+//
+// Add and Mul with the right-hand side broadcast (KernelElements.h's index
+// bodies), their gradients, and dropout's product with its mask.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/OwnKernelLaunch.cuh"
+#include "runtime/kernels/KernelElements.h"
+#include "runtime/kernels/KernelMath.h"
+
+namespace dpc::cuda {
+
+namespace elements = kernels::elements;
+namespace math = kernels::math;
+using kernels::BroadcastShape;
+
+namespace {
+
+__global__ void dropoutKernel(math::DropoutMask mask, int64_t cols,
+                              int64_t firstRow, int64_t n, const float *x,
+                              float *y) {
+  DPC_GRID_STRIDE(i, n) {
+    y[i] = elements::dropout(mask, cols, firstRow, i, x);
+  }
+}
+
+__global__ void binaryForwardKernel(BroadcastShape s, bool multiply, int64_t n,
+                                    const float *lhs, const float *rhs,
+                                    float *out) {
+  DPC_GRID_STRIDE(i, n) {
+    float r = rhs[elements::rhsIndexOf(s, i)];
+    out[i] = multiply ? lhs[i] * r : lhs[i] + r;
+  }
+}
+
+__global__ void mulBackwardLhsKernel(BroadcastShape s, int64_t n,
+                                     const float *rhs, const float *dOut,
+                                     float *dLhs) {
+  DPC_GRID_STRIDE(i, n) { dLhs[i] = dOut[i] * rhs[elements::rhsIndexOf(s, i)]; }
+}
+
+__global__ void reduceToRhsKernel(BroadcastShape s, int64_t rhsSize,
+                                  const float *dOut, const float *lhs,
+                                  float *dRhs) {
+  DPC_GRID_STRIDE(j, rhsSize) {
+    dRhs[j] = elements::reduceToRhs(s, j, dOut, lhs);
+  }
+}
+
+int64_t sizeOf(const int64_t dims[4]) {
+  return dims[0] * dims[1] * dims[2] * dims[3];
+}
+
+} // namespace
+
+void dropout(cudaStream_t stream, const math::DropoutMask &mask, int64_t rows,
+             int64_t cols, int64_t firstRow, const float *x, float *y) {
+  int64_t n = rows * cols;
+  launch(stream, n, dropoutKernel, mask, cols, firstRow, n, x, y);
+}
+
+void addForward(cudaStream_t stream, const BroadcastShape &shape,
+                const float *lhs, const float *rhs, float *out) {
+  int64_t n = sizeOf(shape.out);
+  launch(stream, n, binaryForwardKernel, shape, false, n, lhs, rhs, out);
+}
+
+void addBackward(cudaStream_t stream, const BroadcastShape &shape,
+                 const float *dOut, float *dLhs, float *dRhs) {
+  if (dLhs && dLhs != dOut)
+    DPC_CUDA_CHECK(cudaMemcpyAsync(dLhs, dOut, sizeOf(shape.out) * 4,
+                                   cudaMemcpyDeviceToDevice, stream));
+  if (dRhs) {
+    int64_t n = sizeOf(shape.rhs);
+    launch(stream, n, reduceToRhsKernel, shape, n, dOut,
+           static_cast<const float *>(nullptr), dRhs);
+  }
+}
+
+void mulForward(cudaStream_t stream, const BroadcastShape &shape,
+                const float *lhs, const float *rhs, float *out) {
+  int64_t n = sizeOf(shape.out);
+  launch(stream, n, binaryForwardKernel, shape, true, n, lhs, rhs, out);
+}
+
+void mulBackward(cudaStream_t stream, const BroadcastShape &shape,
+                 const float *lhs, const float *rhs, const float *dOut,
+                 float *dLhs, float *dRhs) {
+  // dRhs first: dLhs may alias dOut (the stream keeps the order).
+  if (dRhs) {
+    int64_t n = sizeOf(shape.rhs);
+    launch(stream, n, reduceToRhsKernel, shape, n, dOut, lhs, dRhs);
+  }
+  if (dLhs) {
+    int64_t n = sizeOf(shape.out);
+    launch(stream, n, mulBackwardLhsKernel, shape, n, rhs, dOut, dLhs);
+  }
+}
+
+} // namespace dpc::cuda

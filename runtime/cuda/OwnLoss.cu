@@ -1,0 +1,146 @@
+//===- OwnLoss.cu - softmax and losses as own CUDA kernels ----------------===//
+//
+// Softmax and log-softmax (a thread per row), cross-entropy and the count
+// of correct rows. The loss sums the rows in order on one thread, as the CPU
+// does, so that it does not vary from run to run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/OwnKernelLaunch.cuh"
+#include "runtime/kernels/KernelElements.h"
+#include "runtime/kernels/KernelMath.h"
+
+#include <cmath>
+
+namespace dpc::cuda {
+
+namespace elements = kernels::elements;
+namespace math = kernels::math;
+
+namespace {
+
+__device__ void storeScalar(void *y, ScalarType type, double value) {
+  switch (type) {
+  case ScalarType::F32:
+    *static_cast<float *>(y) = static_cast<float>(value);
+    break;
+  case ScalarType::F64:
+    *static_cast<double *>(y) = value;
+    break;
+  case ScalarType::I32:
+    *static_cast<int32_t *>(y) = static_cast<int32_t>(value);
+    break;
+  case ScalarType::I64:
+    *static_cast<int64_t *>(y) = static_cast<int64_t>(value);
+    break;
+  }
+}
+
+__global__ void softmaxForwardKernel(bool log, int64_t rows, int64_t cols,
+                                     const float *x, float *y) {
+  DPC_GRID_STRIDE(i, rows) {
+    elements::softmaxRowForward(log, x + i * cols, cols, y + i * cols);
+  }
+}
+
+__global__ void softmaxBackwardKernel(bool log, int64_t rows, int64_t cols,
+                                      const float *y, const float *dy,
+                                      float *dx) {
+  DPC_GRID_STRIDE(i, rows) {
+    elements::softmaxRowBackward(log, y + i * cols, dy + i * cols, cols,
+                                 dx + i * cols);
+  }
+}
+
+/// One thread (of the block launched): the rows in order, as the CPU sums
+/// them.
+__global__ void crossEntropyForwardKernel(int64_t rows, int64_t classes,
+                                          const float *logits,
+                                          const int32_t *labels, float divisor,
+                                          float *loss, void *correct,
+                                          ScalarType correctType) {
+  if (blockIdx.x != 0 || threadIdx.x != 0)
+    return;
+  double sum = 0.0;
+  int64_t hits = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const float *row = logits + i * classes;
+    int32_t label = labels[i];
+    if (label < 0 || label >= classes) {
+      sum = NAN;
+      continue;
+    }
+    if (loss)
+      sum -= math::logSoftmax(row[label], math::rowLogSumExp(row, classes));
+    hits += math::rowArgMax(row, classes) == label;
+  }
+  if (loss)
+    *loss = static_cast<float>(sum / divisor);
+  if (correct)
+    storeScalar(correct, correctType, static_cast<double>(hits));
+}
+
+__global__ void crossEntropyBackwardKernel(int64_t rows, int64_t classes,
+                                           const float *logits,
+                                           const int32_t *labels,
+                                           const float *dLoss, float divisor,
+                                           float *dLogits) {
+  float g = (dLoss ? *dLoss : 1.f) / divisor;
+  DPC_GRID_STRIDE(i, rows) {
+    const float *row = logits + i * classes;
+    float *dRow = dLogits + i * classes;
+    int32_t label = labels[i];
+    if (label >= 0 && label < classes) {
+      math::crossEntropyRowGrad(row, classes, label, g, dRow);
+    } else {
+      for (int64_t j = 0; j < classes; ++j)
+        dRow[j] = NAN;
+    }
+  }
+}
+
+} // namespace
+
+void softmaxForward(cudaStream_t stream, int64_t rows, int64_t cols,
+                    const float *x, float *y) {
+  launch(stream, rows, softmaxForwardKernel, false, rows, cols, x, y);
+}
+
+void softmaxBackward(cudaStream_t stream, int64_t rows, int64_t cols,
+                     const float *y, const float *dy, float *dx) {
+  launch(stream, rows, softmaxBackwardKernel, false, rows, cols, y, dy, dx);
+}
+
+void logSoftmaxForward(cudaStream_t stream, int64_t rows, int64_t cols,
+                       const float *x, float *y) {
+  launch(stream, rows, softmaxForwardKernel, true, rows, cols, x, y);
+}
+
+void logSoftmaxBackward(cudaStream_t stream, int64_t rows, int64_t cols,
+                        const float *y, const float *dy, float *dx) {
+  launch(stream, rows, softmaxBackwardKernel, true, rows, cols, y, dy, dx);
+}
+
+void crossEntropyForward(cudaStream_t stream, int64_t rows, int64_t classes,
+                         const float *logits, const int32_t *labels,
+                         float divisor, float *loss, void *correct,
+                         ScalarType correctType) {
+  launchBlocks(stream, 1, crossEntropyForwardKernel, rows, classes, logits,
+               labels, divisor, loss, correct, correctType);
+}
+
+void crossEntropyBackward(cudaStream_t stream, int64_t rows, int64_t classes,
+                          const float *logits, const int32_t *labels,
+                          const float *dLoss, float divisor, float *dLogits) {
+  launch(stream, rows, crossEntropyBackwardKernel, rows, classes, logits,
+         labels, dLoss, divisor, dLogits);
+}
+
+void correctCount(cudaStream_t stream, int64_t rows, int64_t classes,
+                  const float *logits, const int32_t *labels, void *count,
+                  ScalarType countType) {
+  launchBlocks(stream, 1, crossEntropyForwardKernel, rows, classes, logits,
+               labels, 1.f, static_cast<float *>(nullptr), count, countType);
+}
+
+} // namespace dpc::cuda
