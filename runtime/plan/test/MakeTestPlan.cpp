@@ -6,7 +6,9 @@
 //
 // Forgeries for the loader's tests: --num-events N claims N events in the
 // train step; --forge-images C,H,W makes every step's images input and
-// the plan's sample_dims C x H x W (the model behind them unchanged).
+// the plan's sample_dims C x H x W (the model behind them unchanged);
+// --forge-drop-bias D leaves the first layer's bias out of device D's
+// train step (its replica then computes another model).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +23,7 @@
 static constexpr const char *kUsage =
     "usage: dpc-make-test-plan OUT [--batch N] [--hidden N] [--optimizer "
     "sgd|adamw] [--momentum M] [--two-streams] [--split B0,B1,...] "
-    "[--num-events N] [--forge-images C,H,W]\n";
+    "[--num-events N] [--forge-images C,H,W] [--forge-drop-bias DEVICE]\n";
 
 int main(int argc, char **argv) {
   dpc::plan::test::MlpPlanOptions options;
@@ -29,6 +31,7 @@ int main(int argc, char **argv) {
   std::string out;
   int64_t numEvents = -1;
   std::vector<int64_t> forgedImages;
+  int dropBiasDevice = -1;
   auto parseList = [](const std::string &list) {
     std::vector<int64_t> values;
     for (size_t at = 0; at <= list.size();) {
@@ -63,6 +66,8 @@ int main(int argc, char **argv) {
       numEvents = std::atoll(value().c_str());
     else if (arg == "--forge-images")
       forgedImages = parseList(value());
+    else if (arg == "--forge-drop-bias")
+      dropBiasDevice = std::atoi(value().c_str());
     else if (out.empty() && arg[0] != '-')
       out = arg;
     else {
@@ -86,6 +91,13 @@ int main(int argc, char **argv) {
           tensor->dims = {tensor->dims[0], forgedImages[0], forgedImages[1],
                           forgedImages[2]};
   }
+  for (auto &step : plan.steps)
+    if (step->device == dropBiasDevice && step->name == "train_step")
+      for (auto &call : step->streams[0]->instructions)
+        if (call->kernel == dpc::plan::Kernel::LinearForward) {
+          call->operands[2] = -1;
+          break;
+        }
   if (!dpc::plan::test::writeFile(out, dpc::plan::test::packPlan(plan))) {
     std::cerr << out << ": cannot write the file\n";
     return 1;
