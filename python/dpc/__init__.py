@@ -317,10 +317,18 @@ def _export_torch(module, example_input, path):
     x = example_input
     if not isinstance(x, torch.Tensor):
         x = torch.from_numpy(np.asarray(x))
+    # The legacy (TorchScript) exporter writes training graphs; PyTorch 2's
+    # default became the dynamo exporter, whose optimizer folds batch norm
+    # into convolutions. PyTorch before 2.5 has no `dynamo` argument (and
+    # only the legacy exporter).
+    import inspect
+    legacy = {}
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        legacy["dynamo"] = False
     was_training = module.training
     module.train()
     try:
-        torch.onnx.export(module, (x,), path, dynamo=False, opset_version=17,
+        torch.onnx.export(module, (x,), path, **legacy, opset_version=17,
                           training=torch.onnx.TrainingMode.TRAINING,
                           do_constant_folding=False, input_names=["x"],
                           output_names=["logits"],
