@@ -385,34 +385,81 @@ void Importer::importWhere(const onnx::NodeProto &node) {
 /// PyTorch's padding_idx of the embedding lookup `node`, which ONNX cannot
 /// say: the legacy exporter drops it, the default exporter keeps it only in
 /// the node's metadata, the FX call it came from
-/// (`aten.embedding.default](args = (%w, %ids, P)`; no P: none). Debian's
-/// ONNX 1.12 classes predate NodeProto's metadata_props (field 9, IR 10),
-/// so it is read from the fields they do not know.
+/// (`aten.embedding.default](args = (%w, %ids, P)`; no P: none).
 std::optional<int64_t> embeddingPaddingIdx(const onnx::NodeProto &node) {
   constexpr StringRef kCall = "aten.embedding.default](args = (";
+  std::optional<std::string> fxNode =
+      getNodeMetadata(node, "pkg.torch.onnx.fx_node");
+  if (!fxNode)
+    return std::nullopt;
+  StringRef call = *fxNode;
+  size_t at = call.find(kCall);
+  if (at == StringRef::npos)
+    return std::nullopt;
+  SmallVector<StringRef> args;
+  call.drop_front(at + kCall.size()).split(')').first.split(args, ',');
+  int64_t padding;
+  if (args.size() < 3 || args[2].trim().getAsInteger(10, padding) ||
+      padding < 0) // -1: none
+    return std::nullopt;
+  return padding;
+}
+
+//===----------------------------------------------------------------------===//
+// Node metadata, and the rewrites of PyTorch 2's exporter
+//===----------------------------------------------------------------------===//
+
+/// Debian's ONNX 1.12 classes predate NodeProto's metadata_props (field 9,
+/// IR 10), so it is read from the fields they do not know.
+std::optional<std::string> getNodeMetadata(const onnx::NodeProto &node,
+                                           StringRef key) {
   const google::protobuf::UnknownFieldSet &unknown =
       node.GetReflection()->GetUnknownFields(node);
   for (int i = 0; i < unknown.field_count(); ++i) {
     const google::protobuf::UnknownField &field = unknown.field(i);
     onnx::StringStringEntryProto entry;
-    if (field.number() != 9 ||
-        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED ||
-        !entry.ParseFromString(field.length_delimited()) ||
-        entry.key() != "pkg.torch.onnx.fx_node")
-      continue;
-    StringRef call = entry.value();
-    size_t at = call.find(kCall);
-    if (at == StringRef::npos)
-      return std::nullopt;
-    SmallVector<StringRef> args;
-    call.drop_front(at + kCall.size()).split(')').first.split(args, ',');
-    int64_t padding;
-    if (args.size() < 3 || args[2].trim().getAsInteger(10, padding) ||
-        padding < 0) // -1: none
-      return std::nullopt;
-    return padding;
+    if (field.number() == 9 &&
+        field.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
+        entry.ParseFromString(field.length_delimited()) && entry.key() == key)
+      return entry.value();
   }
   return std::nullopt;
+}
+
+/// The module path a node came from, from the exporter's name scopes
+/// (`['', 'layer1', '0', 'bn1', '_native_batch_norm_legit_functional']`:
+/// "layer1.0.bn1"); empty if the node does not say.
+static std::string getModulePath(const onnx::NodeProto &node) {
+  std::optional<std::string> scopes =
+      getNodeMetadata(node, "pkg.torch.onnx.name_scopes");
+  if (!scopes)
+    return "";
+  SmallVector<StringRef> parts;
+  StringRef(*scopes).trim("[] ").split(parts, ',');
+  std::string path;
+  // The last scope is the ATen call, not a module.
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    StringRef part = parts[i].trim().trim("'\"");
+    if (part.empty())
+      continue;
+    path += (path.empty() ? "" : ".") + part.str();
+  }
+  return path;
+}
+
+void checkExportRewrite(const onnx::NodeProto &node) {
+  std::optional<std::string> rule =
+      getNodeMetadata(node, "pkg.onnxscript.rewriter.rule_name");
+  // FuseBatchNormIntoConv, ...IntoConvTranspose, ...IntoGemm: the batch's
+  // statistics, which training normalizes with, are gone.
+  if (!rule || !StringRef(*rule).starts_with("FuseBatchNormInto"))
+    return;
+  std::string module = getModulePath(node);
+  fail("the exporter's optimizer folded batch norm" +
+       (module.empty() ? std::string() : " '" + module + "'") +
+       " into this node (" + *rule +
+       "), which leaves nothing to train it with; export with "
+       "torch.onnx.export(..., optimize=False), or dynamo=False");
 }
 
 } // namespace dpc::frontend

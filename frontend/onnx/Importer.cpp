@@ -510,6 +510,7 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
   try {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       fail("operators of domain '" + node.domain() + "' are not supported");
+    checkExportRewrite(node);
     const std::string &op = node.op_type();
     if (importRandomMask(node) || lstmImport.importNode(node, opset))
       return;

@@ -133,6 +133,16 @@ llvm::SmallVector<int64_t> spatialPads(const onnx::NodeProto &node);
 /// PyTorch's padding_idx of the embedding lookup `node` (ExporterIdioms.cpp).
 std::optional<int64_t> embeddingPaddingIdx(const onnx::NodeProto &node);
 
+/// The value of `node`'s metadata entry `key` (IR 10's metadata_props,
+/// where PyTorch 2's exporter says which module and rewrite a node is from).
+std::optional<std::string> getNodeMetadata(const onnx::NodeProto &node,
+                                           llvm::StringRef key);
+
+/// Refuses `node` if the exporter's optimizer rewrote it in a way that
+/// computes the same inference but not the same training (batch norm
+/// folded into a convolution's weights).
+void checkExportRewrite(const onnx::NodeProto &node);
+
 //===----------------------------------------------------------------------===//
 // Importer
 //===----------------------------------------------------------------------===//

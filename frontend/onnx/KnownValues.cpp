@@ -65,10 +65,22 @@ std::optional<double> Importer::knownScalar(const onnx::NodeProto &node,
   if (i >= node.input_size() || node.input(i).empty())
     return std::nullopt;
   const KnownTensor *value = knownValue(node.input(i));
-  if (!value || value->getNumElements() != 1)
+  if (value && value->getNumElements() == 1)
+    return value->isFloat() ? value->floats[0]
+                            : static_cast<double>(value->ints[0]);
+  // A float initializer is a parameter where a node reads it as a tensor;
+  // where ONNX wants a constant (a dropout ratio, a clip bound, which
+  // PyTorch 2's exporter writes as initializers), its value is the constant.
+  auto it = initializers.find(node.input(i));
+  if (value || it == initializers.end())
     return std::nullopt;
-  return value->isFloat() ? value->floats[0]
-                          : static_cast<double>(value->ints[0]);
+  const onnx::TensorProto &tensor = *it->second;
+  if (elementCount(tensor) != 1)
+    return std::nullopt;
+  DenseElementsAttr attr = toElementsAttr(tensor);
+  if (auto floats = dyn_cast<DenseFPElementsAttr>(attr))
+    return (*floats.value_begin<APFloat>()).convertToDouble();
+  return std::nullopt;
 }
 
 int32_t Importer::onnxTypeOf(const std::string &name) {
