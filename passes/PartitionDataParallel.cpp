@@ -265,7 +265,7 @@ LogicalResult StepPartitioner::cloneReplicas(ArrayRef<Operation *> ops) {
     for (auto [d, mapping] : llvm::enumerate(replicas)) {
       Operation *clone = b.clone(*op, mapping);
       clone->setAttr(DistDialect::kReplicaAttrName, b.getI64IntegerAttr(d));
-      // No reweighting of the loss: in a replica, nn.cross_entropy and its
+      // No reweighting of the loss: in a replica, nn.loss and its
       // gradient average over the global batch (see the dist dialect), so
       // the replicas' losses and gradients sum to the global mean for any
       // split, including the run-time split of a short last batch.

@@ -15,19 +15,35 @@ namespace roles = plan::roles;
 
 namespace dpc {
 
-template <>
-LogicalResult lowerToKernels(nn::CrossEntropyOp op, KernelBuilder &b) {
-  using namespace roles::CrossEntropyForward;
-  return b.call(op, Kernel::CrossEntropyForward,
-                {{Logits, op.getLogits()}, {Labels, op.getLabels()}});
+namespace {
+
+/// Whether `loss` is the cross-entropy of logits [N, C] against one class
+/// per sample, with none of its options: the row kernels' loss, which
+/// fuse-exec-kernels joins with its gradient and the count of correct rows.
+template <typename OpT> bool isRowCrossEntropy(OpT loss) {
+  return loss.getKind() == nn::LossKind::cross_entropy &&
+         cast<RankedTensorType>(loss.getOutput().getType()).getRank() == 2 &&
+         !loss.getIgnoreIndex() && !loss.getClassWeights() &&
+         loss.getLabelSmoothing().isZero();
 }
 
-template <>
-LogicalResult lowerToKernels(nn::CrossEntropyGradOp op, KernelBuilder &b) {
+} // namespace
+
+template <> LogicalResult lowerToKernels(nn::LossOp op, KernelBuilder &b) {
+  using namespace roles::CrossEntropyForward;
+  if (!isRowCrossEntropy(op))
+    return op.emitOpError() << "has no kernel yet";
+  return b.call(op, Kernel::CrossEntropyForward,
+                {{Logits, op.getOutput()}, {Labels, op.getTarget()}});
+}
+
+template <> LogicalResult lowerToKernels(nn::LossGradOp op, KernelBuilder &b) {
   using namespace roles::CrossEntropyBackward;
+  if (!isRowCrossEntropy(op))
+    return op.emitOpError() << "has no kernel yet";
   return b.call(op, Kernel::CrossEntropyBackward,
-                {{Logits, op.getLogits()},
-                 {Labels, op.getLabels()},
+                {{Logits, op.getOutput()},
+                 {Labels, op.getTarget()},
                  {DLoss, op.getLossGrad()}});
 }
 
@@ -41,6 +57,6 @@ LogicalResult lowerToKernels(nn::CorrectCountOp op, KernelBuilder &b) {
 } // namespace dpc
 
 void dpc::attachLossLowerings(MLIRContext &context) {
-  attachKernelLowerings<nn::CrossEntropyOp, nn::CrossEntropyGradOp,
-                        nn::CorrectCountOp>(context);
+  attachKernelLowerings<nn::LossOp, nn::LossGradOp, nn::CorrectCountOp>(
+      context);
 }
