@@ -4,6 +4,7 @@
 #include "runtime/abi/KernelRoles.h"
 #include "runtime/abi/KernelShapes.h"
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/CpuLossKernels.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/kernels/KernelElements.h"
 #include "runtime/kernels/KernelMath.h"

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/CudaLossKernels.h"
 #include "runtime/abi/KernelDispatch.h"
 #include "runtime/abi/KernelRoles.h"
 #include "runtime/abi/KernelShapes.h"

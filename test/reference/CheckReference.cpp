@@ -44,6 +44,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/data/Npy.h"
+#include "test/reference/TargetWords.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/train/Init.h"
@@ -206,7 +207,7 @@ int check(int argc, char **argv) {
   std::vector<float> pixels = images.as<float>();
   std::vector<int32_t> tokens = images.as<int32_t>(); // token models' input
   std::vector<int32_t> labels =
-      data::readNpy(dir + "/labels.npy").as<int32_t>();
+      reference::readTargetWords(dir + "/labels.npy");
   // A fresh executor holding the plan's initial state, or `init`'s.
   auto start = [&] {
     auto executor = std::make_unique<exec::Executor>(loaded);
