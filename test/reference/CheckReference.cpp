@@ -44,11 +44,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/data/Npy.h"
-#include "test/reference/TargetWords.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/NpyWriter.h"
+#include "test/reference/TargetWords.h"
 
 #include <cmath>
 #include <cstdio>
@@ -206,8 +206,7 @@ int check(int argc, char **argv) {
   data::NpyArray images = data::readNpy(dir + "/images.npy");
   std::vector<float> pixels = images.as<float>();
   std::vector<int32_t> tokens = images.as<int32_t>(); // token models' input
-  std::vector<int32_t> labels =
-      reference::readTargetWords(dir + "/labels.npy");
+  std::vector<int32_t> labels = reference::readTargetWords(dir + "/labels.npy");
   // A fresh executor holding the plan's initial state, or `init`'s.
   auto start = [&] {
     auto executor = std::make_unique<exec::Executor>(loaded);

@@ -25,11 +25,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/data/Npy.h"
-#include "test/reference/TargetWords.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/ModelInput.h"
+#include "test/reference/TargetWords.h"
 
 #include <cmath>
 #include <cstdio>
