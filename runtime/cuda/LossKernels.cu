@@ -33,8 +33,8 @@ __global__ void lossForwardKernel(LossShape s, const float *output,
   if (s.isCrossEntropy()) {
     const auto *classes = static_cast<const int32_t *>(target);
     for (int64_t i = 0; i < s.targets(); ++i)
-      sum += loss::crossEntropy(s, output + loss::logitsOffset(s, i),
-                                classes[i]);
+      sum +=
+          loss::crossEntropy(s, output + loss::logitsOffset(s, i), classes[i]);
   } else {
     const auto *values = static_cast<const float *>(target);
     for (int64_t j = 0; j < s.elements; ++j)
@@ -57,8 +57,8 @@ __global__ void lossBackwardKernel(LossShape s, const float *output,
   }
   const auto *values = static_cast<const float *>(target);
   DPC_LOSS_GRID_STRIDE(j, s.elements) {
-    dOutput[j] = static_cast<float>(
-        scale * loss::pointGrad(s, output[j], values[j], j));
+    dOutput[j] =
+        static_cast<float>(scale * loss::pointGrad(s, output[j], values[j], j));
   }
 }
 
@@ -80,8 +80,8 @@ __global__ void lossCorrectCountKernel(LossShape s, const float *logits,
   int64_t correct = 0;
   for (int64_t i = 0; i < s.targets(); ++i)
     if (loss::isValidClass(s, targets[i]))
-      correct += loss::predicts(s, logits + loss::logitsOffset(s, i),
-                                targets[i]);
+      correct +=
+          loss::predicts(s, logits + loss::logitsOffset(s, i), targets[i]);
   switch (countType) {
   case ScalarType::F32:
     *static_cast<float *>(count) = static_cast<float>(correct);
@@ -98,9 +98,9 @@ __global__ void lossCorrectCountKernel(LossShape s, const float *logits,
   }
 }
 
-void launchOne(cudaStream_t stream, void (*kernel)(LossShape, const float *,
-                                                   const void *, const float *,
-                                                   float *),
+void launchOne(cudaStream_t stream,
+               void (*kernel)(LossShape, const float *, const void *,
+                              const float *, float *),
                const LossShape &s, const float *output, const void *target,
                const float *divisor, float *result) {
   kernel<<<1, 1, 0, stream>>>(s, output, target, divisor, result);
@@ -114,9 +114,9 @@ void lossForward(cudaStream_t stream, const LossShape &s, const float *output,
   launchOne(stream, lossForwardKernel, s, output, target, divisor, loss);
 }
 
-void lossBackward(cudaStream_t stream, const LossShape &s,
-                  const float *output, const void *target, const float *dLoss,
-                  const float *divisor, float *dOutput) {
+void lossBackward(cudaStream_t stream, const LossShape &s, const float *output,
+                  const void *target, const float *dLoss, const float *divisor,
+                  float *dOutput) {
   int64_t threads = s.targets();
   if (threads <= 0)
     return;
@@ -126,8 +126,8 @@ void lossBackward(cudaStream_t stream, const LossShape &s,
   DPC_CUDA_CHECK(cudaGetLastError());
 }
 
-void lossWeight(cudaStream_t stream, const LossShape &s,
-                const int32_t *targets, float *weight) {
+void lossWeight(cudaStream_t stream, const LossShape &s, const int32_t *targets,
+                float *weight) {
   lossWeightKernel<<<1, 1, 0, stream>>>(s, targets, weight);
   DPC_CUDA_CHECK(cudaGetLastError());
 }
