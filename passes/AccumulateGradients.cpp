@@ -97,9 +97,10 @@ LogicalResult makeAccumulationStep(func::FuncOp step, bool first) {
     StringAttr name = step.getArgAttrOfType<StringAttr>(
         update.accumulator.getArgNumber(), NNDialect::kOptStateAttrName);
     resultAttrs.push_back(DictionaryAttr::get(
-        context, NamedAttribute(StringAttr::get(
-                                    context, NNDialect::kOptStateUpdateAttrName),
-                                name)));
+        context,
+        NamedAttribute(
+            StringAttr::get(context, NNDialect::kOptStateUpdateAttrName),
+            name)));
   }
   b.setInsertionPoint(terminator);
   b.create<func::ReturnOp>(terminator.getLoc(), results);
@@ -133,8 +134,8 @@ LogicalResult addAccumulatedGradients(func::FuncOp step) {
     // all-reduces it there, overlapping the rest of the backward pass, and
     // the updates still come after every gradient.
     b.setInsertionPointAfterValue(grad->get());
-    grad->set(b.create<AddOp>(update.op->getLoc(), update.accumulator,
-                              grad->get()));
+    grad->set(
+        b.create<AddOp>(update.op->getLoc(), update.accumulator, grad->get()));
   }
   return success();
 }
@@ -162,10 +163,20 @@ struct AccumulateGradientsPass
       module.emitError() << "gradients are already accumulated";
       return signalPassFailure();
     }
+    // Each micro-batch would divide by its own weight of valid targets, not
+    // the update's.
+    WalkResult weighted = train.walk([](dpc::nn::LossWeightOp op) {
+      op.emitError() << "gradient accumulation of a loss that divides by the "
+                        "weight of its valid targets (--ignore-index, "
+                        "--class-weights) is not supported";
+      return WalkResult::interrupt();
+    });
+    if (weighted.wasInterrupted())
+      return signalPassFailure();
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointAfter(train);
-    for (auto [name, first] : {std::pair{"accum_first", true},
-                               std::pair{"accum_step", false}}) {
+    for (auto [name, first] :
+         {std::pair{"accum_first", true}, std::pair{"accum_step", false}}) {
       auto clone = cast<func::FuncOp>(b.clone(*train));
       clone.setSymName(name);
       if (failed(makeAccumulationStep(clone, first)))

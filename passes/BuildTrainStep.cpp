@@ -8,10 +8,13 @@
 
 #include "ir/nn/NNOps.h"
 #include "passes/Passes.h"
+#include "passes/TrainLoss.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+
+#include <limits>
 
 namespace dpc {
 #define GEN_PASS_DEF_NNBUILDTRAINSTEP
@@ -20,6 +23,8 @@ namespace dpc {
 
 using namespace mlir;
 using namespace dpc::nn;
+using dpc::LossOptions;
+using dpc::TrainLoss;
 
 namespace {
 
@@ -110,13 +115,15 @@ struct NNBuildTrainStepPass
 private:
   LogicalResult checkOptions(ModuleOp module);
   FailureOr<ForwardSignature> readSignature(func::FuncOp forward);
+  FailureOr<TrainLoss> chooseLoss(func::FuncOp forward);
   LogicalResult cloneForward(OpBuilder &b, func::FuncOp forward,
                              IRMapping &mapping, bool training,
                              DenseMap<Value, Value> &bufferUpdates);
   void buildEvalStep(OpBuilder &b, func::FuncOp forward,
-                     const ForwardSignature &signature);
+                     const ForwardSignature &signature, const TrainLoss &loss);
   LogicalResult buildTrainStep(OpBuilder &b, func::FuncOp forward,
-                               const ForwardSignature &signature);
+                               const ForwardSignature &signature,
+                               const TrainLoss &loss);
   LogicalResult buildGradients(OpBuilder &b, Operation *firstOp, Value loss,
                                ArrayRef<Value> params,
                                DenseMap<Value, Value> &grads);
@@ -131,9 +138,6 @@ private:
 } // namespace
 
 LogicalResult NNBuildTrainStepPass::checkOptions(ModuleOp module) {
-  if (loss != "cross-entropy")
-    return module.emitError()
-           << "unknown loss '" << loss << "'; supported: cross-entropy";
   if (optimizer != "sgd" && optimizer != "adamw")
     return module.emitError()
            << "unknown optimizer '" << optimizer << "'; supported: sgd, adamw";
@@ -164,14 +168,24 @@ NNBuildTrainStepPass::readSignature(func::FuncOp forward) {
   if (signature.params.empty())
     return forward.emitError()
            << "@forward has no nn.param argument: nothing to train";
-  auto logits = forward.getNumResults() > 0
-                    ? dyn_cast<RankedTensorType>(forward.getResultTypes()[0])
-                    : RankedTensorType();
-  if (!logits || logits.getRank() != 2 ||
-      !isa<FloatType>(logits.getElementType()))
-    return forward.emitError()
-           << "the first result of @forward must be float logits [N, C]";
+  if (forward.getNumResults() == 0)
+    return forward.emitError() << "@forward has no result to train";
   return signature;
+}
+
+FailureOr<TrainLoss> NNBuildTrainStepPass::chooseLoss(func::FuncOp forward) {
+  LossOptions options;
+  options.loss = loss;
+  options.classAxis = classAxis;
+  if (ignoreIndex != std::numeric_limits<int64_t>::min())
+    options.ignoreIndex = ignoreIndex;
+  options.labelSmoothing = labelSmoothing;
+  options.classWeights.assign(classWeights.begin(), classWeights.end());
+  options.posWeight.assign(posWeight.begin(), posWeight.end());
+  options.delta = delta;
+  return TrainLoss::get(forward.getLoc(),
+                        dyn_cast<RankedTensorType>(forward.getResultTypes()[0]),
+                        options);
 }
 
 /// Clones @forward's body (less its return) at `b`. Evaluating, dropout is
@@ -216,11 +230,10 @@ NNBuildTrainStepPass::cloneForward(OpBuilder &b, func::FuncOp forward,
 }
 
 void NNBuildTrainStepPass::buildEvalStep(OpBuilder &b, func::FuncOp forward,
-                                         const ForwardSignature &signature) {
+                                         const ForwardSignature &signature,
+                                         const TrainLoss &trainLoss) {
   MLIRContext *context = forward.getContext();
-  auto logitsType = cast<RankedTensorType>(forward.getResultTypes()[0]);
-  auto labelsType = RankedTensorType::get({logitsType.getDimSize(0)},
-                                          IntegerType::get(context, 64));
+  RankedTensorType labelsType = trainLoss.getTargetType();
   StepBuilder step(context);
   IRMapping mapping;
   SmallVector<std::pair<BlockArgument, unsigned>> mapped;
@@ -241,13 +254,14 @@ void NNBuildTrainStepPass::buildEvalStep(OpBuilder &b, func::FuncOp forward,
   Value logits = mapping.lookup(forward.front().getTerminator()->getOperand(0));
   Value labelsArg = eval.getArgument(labels);
   Location loc = forward.getLoc();
-  Value loss = b.create<CrossEntropyOp>(loc, logits, labelsArg);
-  Value correct = b.create<CorrectCountOp>(loc, logits, labelsArg);
+  Value loss = trainLoss.build(b, loc, logits, labelsArg);
+  Value correct = trainLoss.buildCorrectCount(b, loc, logits, labelsArg);
   StringRef output = NNDialect::kOutputAttrName;
-  finishStep(b, eval,
-             {{loss, output, b.getStringAttr("loss")},
-              {correct, output, b.getStringAttr("correct")},
-              {logits, output, b.getStringAttr("logits")}});
+  SmallVector<StepResult> results = {{loss, output, b.getStringAttr("loss")}};
+  if (correct)
+    results.push_back({correct, output, b.getStringAttr("correct")});
+  results.push_back({logits, output, b.getStringAttr("logits")});
+  finishStep(b, eval, results);
 }
 
 /// Builds, at the end of `body`, the gradient of `loss` with respect to every
@@ -306,12 +320,12 @@ NNBuildTrainStepPass::buildGradients(OpBuilder &b, Operation *firstOp,
 
 LogicalResult
 NNBuildTrainStepPass::buildTrainStep(OpBuilder &b, func::FuncOp forward,
-                                     const ForwardSignature &signature) {
+                                     const ForwardSignature &signature,
+                                     const TrainLoss &trainLoss) {
   MLIRContext *context = forward.getContext();
   auto logitsType = cast<RankedTensorType>(forward.getResultTypes()[0]);
   Type elementType = logitsType.getElementType();
-  auto labelsType = RankedTensorType::get({logitsType.getDimSize(0)},
-                                          IntegerType::get(context, 64));
+  RankedTensorType labelsType = trainLoss.getTargetType();
   bool adamw = optimizer == "adamw";
   SmallVector<StringRef> stateNames;
   if (adamw)
@@ -361,8 +375,8 @@ NNBuildTrainStepPass::buildTrainStep(OpBuilder &b, func::FuncOp forward,
   Value logits = mapping.lookup(forward.front().getTerminator()->getOperand(0));
   Value labels = train.getArgument(labelsIndex);
   Location loc = forward.getLoc();
-  Value loss = b.create<CrossEntropyOp>(loc, logits, labels);
-  Value correct = b.create<CorrectCountOp>(loc, logits, labels);
+  Value loss = trainLoss.build(b, loc, logits, labels);
+  Value correct = trainLoss.buildCorrectCount(b, loc, logits, labels);
   if (!firstOp)
     firstOp = loss.getDefiningOp();
 
@@ -374,9 +388,9 @@ NNBuildTrainStepPass::buildTrainStep(OpBuilder &b, func::FuncOp forward,
     return failure();
 
   StringRef output = NNDialect::kOutputAttrName;
-  SmallVector<StepResult> results = {
-      {loss, output, b.getStringAttr("loss")},
-      {correct, output, b.getStringAttr("correct")}};
+  SmallVector<StepResult> results = {{loss, output, b.getStringAttr("loss")}};
+  if (correct)
+    results.push_back({correct, output, b.getStringAttr("correct")});
   SmallVector<StepResult> stateResults;
   Value lr = train.getArgument(lrIndex);
   double decay = resolvedWeightDecay();
@@ -459,12 +473,15 @@ void NNBuildTrainStepPass::runOnOperation() {
   FailureOr<ForwardSignature> signature = readSignature(forward);
   if (failed(signature))
     return signalPassFailure();
+  FailureOr<TrainLoss> trainLoss = chooseLoss(forward);
+  if (failed(trainLoss))
+    return signalPassFailure();
   OpBuilder b(&getContext());
   // Build train first so that the module reads forward, eval, train.
-  if (failed(buildTrainStep(b, forward, *signature))) {
+  if (failed(buildTrainStep(b, forward, *signature, *trainLoss))) {
     if (auto train = module.lookupSymbol<func::FuncOp>("train_step"))
       train.erase();
     return signalPassFailure();
   }
-  buildEvalStep(b, forward, *signature);
+  buildEvalStep(b, forward, *signature, *trainLoss);
 }

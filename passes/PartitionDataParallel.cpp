@@ -116,6 +116,7 @@ private:
   allReduceStatistics(Location loc, ArrayRef<SmallVector<Value>> perReplica);
   /// Every replica's batch norm, with statistics synchronized over all.
   void syncBatchNorm(BatchNormTrainOp op);
+  LogicalResult allReduceLossWeight(LossWeightOp op);
   void syncBatchNormGrad(BatchNormGradOp op);
   /// Marks `op` as replica `d`'s.
   void setReplica(Operation *op, int64_t d) {
@@ -209,6 +210,26 @@ void StepPartitioner::syncBatchNorm(BatchNormTrainOp op) {
   }
 }
 
+/// The weight of the valid targets is the global batch's: each replica
+/// weighs its own targets, and every replica's loss divides by the sum, so
+/// that the replicas' losses add up to PyTorch's mean over the batch
+/// however the ignored targets fall.
+LogicalResult StepPartitioner::allReduceLossWeight(LossWeightOp op) {
+  SmallVector<SmallVector<Value>> local(1);
+  for (auto [d, mapping] : llvm::enumerate(replicas)) {
+    auto clone = cast<LossWeightOp>(b.clone(*op, mapping));
+    setReplica(clone, d);
+    if (failed(inferResultTypes(clone)))
+      return failure();
+    local[0].push_back(clone.getResult());
+  }
+  SmallVector<SmallVector<Value>> global =
+      allReduceStatistics(op.getLoc(), local);
+  for (auto [d, mapping] : llvm::enumerate(replicas))
+    mapping.map(op.getResult(), global[0][d]);
+  return success();
+}
+
 void StepPartitioner::syncBatchNormGrad(BatchNormGradOp op) {
   // The count is that of the forward batch norm's statistics.
   auto forward = op.getBatchMean().getDefiningOp<BatchNormTrainOp>();
@@ -247,6 +268,11 @@ LogicalResult StepPartitioner::cloneReplicas(ArrayRef<Operation *> ops) {
     if (grads.contains(arg))
       allReduce(arg);
   for (Operation *op : ops) {
+    if (auto weight = dyn_cast<LossWeightOp>(op)) {
+      if (failed(allReduceLossWeight(weight)))
+        return failure();
+      continue;
+    }
     if (auto bn = dyn_cast<BatchNormTrainOp>(op); bn && syncBn) {
       syncBatchNorm(bn);
       continue;
@@ -265,7 +291,7 @@ LogicalResult StepPartitioner::cloneReplicas(ArrayRef<Operation *> ops) {
     for (auto [d, mapping] : llvm::enumerate(replicas)) {
       Operation *clone = b.clone(*op, mapping);
       clone->setAttr(DistDialect::kReplicaAttrName, b.getI64IntegerAttr(d));
-      // No reweighting of the loss: in a replica, nn.cross_entropy and its
+      // No reweighting of the loss: in a replica, nn.loss and its
       // gradient average over the global batch (see the dist dialect), so
       // the replicas' losses and gradients sum to the global mean for any
       // split, including the run-time split of a short last batch.

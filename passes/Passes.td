@@ -45,7 +45,23 @@ def NNBuildTrainStep : Pass<"nn-build-train-step", "mlir::ModuleOp"> {
   let dependentDialects = ["::dpc::nn::NNDialect"];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
-           "The loss: cross-entropy">,
+           "The loss: cross-entropy, mse, l1, huber, smooth-l1 or "
+           "bce-with-logits">,
+    Option<"classAxis", "class-axis", "int64_t", /*default=*/"1",
+           "Cross-entropy: the logits' class dim (PyTorch's 1; -1: the "
+           "last, a language model's [N, T, V])">,
+    Option<"ignoreIndex", "ignore-index", "int64_t",
+           /*default=*/"std::numeric_limits<int64_t>::min()",
+           "Cross-entropy: targets of this class count for nothing (unset: "
+           "none)">,
+    Option<"labelSmoothing", "label-smoothing", "double", /*default=*/"0.0",
+           "Cross-entropy: PyTorch's label_smoothing">,
+    ListOption<"classWeights", "class-weights", "double",
+               "Cross-entropy: a weight per class">,
+    Option<"delta", "delta", "double", /*default=*/"1.0",
+           "Huber's delta, smooth-l1's beta">,
+    ListOption<"posWeight", "pos-weight", "double",
+               "bce-with-logits: a weight of the positives per class">,
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
            "The optimizer: sgd or adamw">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",

@@ -28,8 +28,7 @@ StepRegions::StepRegions(func::FuncOp step) : body(&step.getBody().front()) {
 }
 
 bool StepRegions::isRecomputable(Operation *op) const {
-  return isForward(op) && op->getNumResults() > 0 &&
-         !isa<nn::CrossEntropyOp>(op);
+  return isForward(op) && op->getNumResults() > 0 && !isa<nn::LossOp>(op);
 }
 
 std::string dpc::remat::formatBytes(int64_t bytes) {

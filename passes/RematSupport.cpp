@@ -57,7 +57,7 @@ bool dpc::inReplica(Operation *op, int64_t replica) {
 
 Operation *dpc::findLossOp(func::FuncOp step, int64_t replica) {
   for (Operation &op : step.getBody().front())
-    if (isa<nn::CrossEntropyOp>(op) && inReplica(&op, replica))
+    if (isa<nn::LossOp>(op) && inReplica(&op, replica))
       return &op;
   return nullptr;
 }

@@ -29,7 +29,7 @@ int64_t estimateFlops(mlir::Operation *op);
 bool inReplica(mlir::Operation *op, int64_t replica);
 
 /// The op that ends replica `replica`'s forward pass in a training step: its
-/// `nn.cross_entropy`. Null for a step without one (@eval_step has one too,
+/// `nn.loss`. Null for a step without one (@eval_step has one too,
 /// but no backward pass).
 mlir::Operation *findLossOp(mlir::func::FuncOp step, int64_t replica);
 

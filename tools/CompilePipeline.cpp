@@ -20,7 +20,15 @@ using namespace mlir;
 void dpc::buildTrainPhase(OpPassManager &pm, const PipelineOptions &pipeline) {
   if (pipeline.training) {
     NNBuildTrainStepOptions options;
-    options.loss = pipeline.loss;
+    const LossOptions &loss = pipeline.loss;
+    options.loss = loss.loss;
+    options.classAxis = loss.classAxis;
+    if (loss.ignoreIndex)
+      options.ignoreIndex = *loss.ignoreIndex;
+    options.labelSmoothing = loss.labelSmoothing;
+    options.classWeights = loss.classWeights;
+    options.posWeight = loss.posWeight;
+    options.delta = loss.delta;
     options.optimizer = pipeline.optimizer;
     options.momentum = pipeline.momentum;
     options.nesterov = pipeline.nesterov;
@@ -106,7 +114,7 @@ dpc::PipelineOptions dpc::CompilePipelineOptions::getPipelineOptions() const {
   bool remats = rematSegments != 0 || !rematBudget.empty();
   pipeline.rematerializes =
       pipeline.partitions || (stage == CompileStage::Train && remats);
-  pipeline.loss = loss;
+  pipeline.loss.loss = loss;
   pipeline.optimizer = optimizer;
   pipeline.momentum = momentum;
   pipeline.nesterov = nesterov;

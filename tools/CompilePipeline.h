@@ -17,6 +17,7 @@
 #define DPC_TOOLS_COMPILEPIPELINE_H
 
 #include "passes/Passes.h"
+#include "passes/TrainLoss.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassOptions.h"
@@ -48,7 +49,7 @@ struct PipelineOptions {
   std::string costs;                  // --costs
   std::string convAlgorithm = "auto"; // --conv-algorithm
   // The training step's loss and optimizer (--loss, --optimizer, ...).
-  std::string loss = "cross-entropy";
+  LossOptions loss;
   std::string optimizer = "sgd";
   double momentum = 0;
   bool nesterov = false;

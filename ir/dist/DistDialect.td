@@ -23,7 +23,7 @@ def Dist_Dialect : Dialect {
     the batch share of each by `dist.split`, and the replica an op or a
     result belongs to by `dist.replica`.
 
-    In a replica, `nn.cross_entropy` and `nn.cross_entropy_grad` average
+    In a replica, `nn.loss` and `nn.loss_grad` average
     over the global batch (the sum of every replica's rows at run time), not
     over the replica's own rows: the replicas' losses and gradients then sum
     to the global-batch mean whatever the split, so DDP's plain averaging

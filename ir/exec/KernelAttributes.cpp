@@ -42,6 +42,12 @@ public:
       return std::vector<int64_t>(attr.asArrayRef());
     return {};
   }
+  std::vector<double> reals(StringRef name) {
+    if (auto attr = get<DenseF64ArrayAttr>(name, "an f64 array"))
+      return std::vector<double>(attr.asArrayRef());
+    return {};
+  }
+  bool has(StringRef name) const { return op->hasAttr(name); }
   double real(StringRef name, double fallback) {
     if (auto attr = get<FloatAttr>(name, "a float"))
       return attr.getValueAsDouble();
@@ -213,6 +219,18 @@ plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
     batchMatmul.transpose_a = r.flag("transpose_a");
     batchMatmul.transpose_b = r.flag("transpose_b");
     attrs.Set(std::move(batchMatmul));
+    break;
+  }
+  case plan::KernelAttrs::LossAttrs: {
+    plan::LossAttrsT loss;
+    loss.kind = static_cast<plan::LossKind>(r.integer("kind", 0));
+    loss.class_axis = r.integer("class_axis", loss.class_axis);
+    loss.has_ignore_index = r.has("ignore_index");
+    loss.ignore_index = r.integer("ignore_index", 0);
+    loss.label_smoothing = r.real("label_smoothing", 0.0);
+    loss.delta = r.real("delta", loss.delta);
+    loss.weights = r.reals("weights");
+    attrs.Set(std::move(loss));
     break;
   }
   case plan::KernelAttrs::AllReduceAttrs: {

@@ -65,5 +65,6 @@ class NN_Op<string mnemonic, list<Trait> traits = []>
 
 def NN_FloatTensor : RankedTensorOf<[AnyFloat]>;
 def NN_IndexTensor : RankedTensorOf<[AnySignlessInteger]>;
+def NN_AnyTensor : RankedTensorOf<[AnyFloat, AnySignlessInteger]>;
 
 #endif // DPC_IR_NN_NNDIALECT_TD

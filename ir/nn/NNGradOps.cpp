@@ -499,48 +499,6 @@ LogicalResult LogSoftmaxGradOp::verify() {
   return detail::verifySoftmaxAxis(*this, getResult(), getAxis());
 }
 
-/// Logits [N, C] and labels [N], shared by the loss gradient and metric.
-static LogicalResult checkLogitsAndLabels(const ShapeError &error,
-                                          RankedTensorType logits,
-                                          RankedTensorType labels) {
-  if (failed(checkRank(error, logits, 2, "logits")) ||
-      failed(checkRank(error, labels, 1, "labels")))
-    return failure();
-  if (dimsAgree(logits.getDimSize(0), labels.getDimSize(0)))
-    return success();
-  error() << "logits have " << dimToString(logits.getDimSize(0))
-          << " rows but labels have " << dimToString(labels.getDimSize(0));
-  return failure();
-}
-
-LogicalResult
-CrossEntropyGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                     Adaptor adaptor,
-                                     SmallVectorImpl<Type> &inferred) {
-  ShapeError error{loc};
-  auto logits = rankedType(adaptor.getLogits());
-  if (failed(checkLogitsAndLabels(error, logits,
-                                  rankedType(adaptor.getLabels()))) ||
-      failed(checkScalar(error, adaptor.getLossGrad(), "loss_grad")) ||
-      failed(checkSameElementType(
-          error, logits, adaptor.getLossGrad().getType(), "loss_grad")))
-    return failure();
-  inferred.push_back(logits);
-  return success();
-}
-
-LogicalResult
-CorrectCountOp::inferReturnTypes(MLIRContext *context,
-                                 std::optional<Location> loc, Adaptor adaptor,
-                                 SmallVectorImpl<Type> &inferred) {
-  if (failed(checkLogitsAndLabels(ShapeError{loc},
-                                  rankedType(adaptor.getLogits()),
-                                  rankedType(adaptor.getLabels()))))
-    return failure();
-  inferred.push_back(RankedTensorType::get({}, IntegerType::get(context, 64)));
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // Optimizers
 //===----------------------------------------------------------------------===//

@@ -436,28 +436,36 @@ def NN_LogSoftmaxGradOp : NN_Op<"log_softmax_grad",
   let hasVerifier = 1;
 }
 
-def NN_CrossEntropyGradOp : NN_Op<"cross_entropy_grad",
-    [Pure, InferTypeOpAdaptor]> {
-  let summary = "Gradient of cross_entropy with respect to the logits";
+def NN_LossGradOp : NN_Op<"loss_grad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of nn.loss with respect to its output";
   let description = [{
-    `(softmax(logits) - one_hot(labels)) * loss_grad / N`, N the batch, since
-    `nn.cross_entropy` is the mean over the batch.
+    The gradient of the loss of the same attributes and operands, times
+    `loss_grad`: cross-entropy's `(softmax(logits) - smoothed one-hot) *
+    weight / divisor`, MSE's `2 (output - target) / count`, and so on.
   }];
-  let arguments = (ins NN_FloatTensor:$logits, NN_IndexTensor:$labels,
-    NN_FloatTensor:$loss_grad);
-  let results = (outs NN_FloatTensor:$logits_grad);
+  let arguments = !con((ins NN_FloatTensor:$output, NN_AnyTensor:$target,
+    NN_FloatTensor:$loss_grad, Optional<NN_FloatTensor>:$divisor),
+    NN_LossAttrs);
+  let results = (outs NN_FloatTensor:$output_grad);
   let assemblyFormat = [{
-    $logits `,` $labels `,` $loss_grad attr-dict `:`
+    $kind $output `,` $target `,` $loss_grad (`,` $divisor^)? attr-dict `:`
     functional-type(operands, results)
   }];
 }
 
 def NN_CorrectCountOp : NN_Op<"correct_count", [Pure, InferTypeOpAdaptor]> {
-  let summary = "How many rows of logits [N, C] have their argmax at the label";
+  let summary = "How many targets the logits' argmax along the class axis "
+                "hits";
   let description = [{
-    A 0-d i64 tensor; ties go to the first maximum (PyTorch's argmax).
+    Logits with the classes along `class_axis`, integer targets of their
+    shape less that axis (a sample's label, or a token's or a pixel's).
+    A 0-d i64 tensor counting the targets, other than `ignore_index`, that
+    are the argmax of their logits; ties go to the first maximum (PyTorch's
+    argmax).
   }];
-  let arguments = (ins NN_FloatTensor:$logits, NN_IndexTensor:$labels);
+  let arguments = (ins NN_FloatTensor:$logits, NN_IndexTensor:$labels,
+    DefaultValuedAttr<I64Attr, "1">:$class_axis,
+    OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs TensorOf<[I64]>:$result);
   let assemblyFormat = [{
     $logits `,` $labels attr-dict `:` functional-type(operands, results)

@@ -192,5 +192,7 @@ void MulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
       context);
 }
 
+#include "ir/nn/NNEnums.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "ir/nn/NNOps.cpp.inc"

@@ -10,6 +10,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "ir/nn/NNEnums.h.inc"
+
 #define GET_OP_CLASSES
 #include "ir/nn/NNOps.h.inc"
 

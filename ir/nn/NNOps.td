@@ -10,6 +10,7 @@
 #define DPC_IR_NN_NNOPS_TD
 
 include "ir/nn/NNDialect.td"
+include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -379,16 +380,73 @@ def NN_LogSoftmaxOp : NN_Op<"log_softmax",
   let hasVerifier = 1;
 }
 
-def NN_CrossEntropyOp : NN_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
-  let summary = "Softmax cross-entropy of logits [N, C] against labels [N]";
+def NN_LossKind : I32EnumAttr<"LossKind", "what a training loss computes", [
+    I32EnumAttrCase<"cross_entropy", 0>,
+    I32EnumAttrCase<"mse", 1>,
+    I32EnumAttrCase<"l1", 2>,
+    I32EnumAttrCase<"huber", 3>,
+    I32EnumAttrCase<"smooth_l1", 4>,
+    I32EnumAttrCase<"bce_with_logits", 5>]> {
+  let cppNamespace = "::dpc::nn";
+}
+
+/// The attributes every loss op carries, PyTorch's names and defaults.
+defvar NN_LossAttrs = (ins NN_LossKind:$kind,
+    DefaultValuedAttr<I64Attr, "1">:$class_axis,
+    OptionalAttr<I64Attr>:$ignore_index,
+    DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing,
+    OptionalAttr<DenseF64ArrayAttr>:$class_weights,
+    DefaultValuedAttr<F64Attr, "1.0">:$delta,
+    OptionalAttr<DenseF64ArrayAttr>:$pos_weight);
+
+def NN_LossOp : NN_Op<"loss", [Pure, InferTypeOpAdaptor]> {
+  let summary = "A training loss of the output against the targets: a 0-d "
+                "mean";
   let description = [{
-    The mean over the batch of `-log softmax(logits)[i, labels[i]]`, as a
-    0-d tensor of the logits' element type.
+    PyTorch's loss of the same name with `reduction="mean"`:
+
+    - `cross_entropy`: `output` holds logits with the classes along
+      `class_axis` (PyTorch: 1; a language model's [N, T, V]: the last),
+      `target` integer classes of the output's shape less that axis.
+      `ignore_index` targets count for nothing; `class_weights` [C] weight
+      each target by its class; `label_smoothing` mixes the one-hot target
+      with the uniform distribution.
+    - `mse`, `l1`, `huber` (`delta`), `smooth_l1` (beta = `delta`),
+      `bce_with_logits` (`pos_weight` [C], C the last dim): float targets of
+      the output's shape.
+
+    The mean divides by the elements of the global batch, or, when
+    `divisor` is given (cross-entropy with `ignore_index` or
+    `class_weights`), by it: the global sum of the valid targets' weights,
+    `nn.loss_weight`'s all-reduced result.
   }];
-  let arguments = (ins NN_FloatTensor:$logits, NN_IndexTensor:$labels);
+  let arguments = !con((ins NN_FloatTensor:$output, NN_AnyTensor:$target,
+    Optional<NN_FloatTensor>:$divisor), NN_LossAttrs);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
-    $logits `,` $labels attr-dict `:` functional-type(operands, results)
+    $kind $output `,` $target (`,` $divisor^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Whether the mean divides by a weight the targets decide (an
+    /// nn.loss_weight), rather than by the count of elements.
+    bool needsDivisor();
+  }];
+}
+
+def NN_LossWeightOp : NN_Op<"loss_weight", [Pure, InferTypeOpAdaptor]> {
+  let summary = "The sum of the weights of a cross-entropy's valid targets";
+  let description = [{
+    A 0-d float of `output`'s element type: the number of targets not equal
+    to `ignore_index`, or, with `class_weights`, the sum of their classes'
+    weights: what PyTorch's weighted mean divides by. A data-parallel step
+    all-reduces it, so that every replica divides by the global sum.
+  }];
+  let arguments = !con((ins NN_FloatTensor:$output, NN_IndexTensor:$target),
+    NN_LossAttrs);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $kind $output `,` $target attr-dict `:` functional-type(operands, results)
   }];
 }
 

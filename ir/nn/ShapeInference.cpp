@@ -719,21 +719,3 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
   inferred.push_back(RankedTensorType::get(shape, table.getElementType()));
   return success();
 }
-
-LogicalResult
-CrossEntropyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                 Adaptor adaptor,
-                                 SmallVectorImpl<Type> &inferred) {
-  ShapeError error{loc};
-  auto logits = cast<RankedTensorType>(adaptor.getLogits().getType());
-  auto labels = cast<RankedTensorType>(adaptor.getLabels().getType());
-  if (failed(checkRank(error, logits, 2, "logits")) ||
-      failed(checkRank(error, labels, 1, "labels")))
-    return failure();
-  if (!dimsAgree(logits.getDimSize(0), labels.getDimSize(0)))
-    return emitOptionalError(
-        loc, "logits have ", dimToString(logits.getDimSize(0)),
-        " rows but labels have ", dimToString(labels.getDimSize(0)));
-  inferred.push_back(RankedTensorType::get({}, logits.getElementType()));
-  return success();
-}

@@ -419,11 +419,17 @@ LogicalResult buildVJP(LogSoftmaxOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
-LogicalResult buildVJP(CrossEntropyOp op, OpBuilder &b, ValueRange dys,
+LogicalResult buildVJP(LossOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
-  grads.push_back(b.create<CrossEntropyGradOp>(op.getLoc(), op.getLogits(),
-                                               op.getLabels(), dys[0]));
-  grads.push_back(Value()); // labels
+  SmallVector<Value> operands = {op.getOutput(), op.getTarget(), dys[0]};
+  if (Value divisor = op.getDivisor())
+    operands.push_back(divisor);
+  grads.push_back(b.create<LossGradOp>(op.getLoc(), op.getOutput().getType(),
+                                       operands,
+                                       op->getAttrDictionary().getValue()));
+  grads.push_back(Value()); // target
+  if (op.getDivisor())
+    grads.push_back(Value()); // a count of the targets
   return success();
 }
 
@@ -456,5 +462,5 @@ void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
          DropoutOp, EmbeddingOp, ReduceSumOp, LayerNormOp, TransposeOp,
          ConcatOp, SplitOp, AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp,
          MatmulOp, BatchMatmulOp, BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp,
-         CrossEntropyOp>(context);
+         LossOp>(context);
 }

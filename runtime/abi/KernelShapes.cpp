@@ -33,6 +33,7 @@ void checkDropout(const KernelCall &call) { getDropoutShape(call); }
 void checkLayerNorm(const KernelCall &call) { getLayerNormShape(call); }
 void checkEmbedding(const KernelCall &call) { getEmbeddingShape(call); }
 void checkRows(const KernelCall &call) { getRowsShape(call); }
+void checkLoss(const KernelCall &call) { getLossShape(call); }
 void checkTranspose(const KernelCall &call) { getTransposeShape(call); }
 void checkPermute(const KernelCall &call) { getPermuteShape(call); }
 void checkConcat(const KernelCall &call) { getJoinShape(call); }

@@ -25,6 +25,7 @@
 #include "runtime/abi/shapes/EmbeddingShapes.h"
 #include "runtime/abi/shapes/JoinShapes.h"
 #include "runtime/abi/shapes/LinearShapes.h"
+#include "runtime/abi/shapes/LossShapes.h"
 #include "runtime/abi/shapes/NormShapes.h"
 #include "runtime/abi/shapes/OptimizerShapes.h"
 #include "runtime/abi/shapes/PoolShapes.h"

@@ -115,6 +115,10 @@ void runCrossEntropyForward(Context &, const KernelCall &);
 void runCrossEntropyBackward(Context &, const KernelCall &);
 void runCrossEntropyForwardBackward(Context &, const KernelCall &);
 void runCorrectCount(Context &, const KernelCall &);
+void runLossForward(Context &, const KernelCall &);
+void runLossBackward(Context &, const KernelCall &);
+void runLossWeight(Context &, const KernelCall &);
+void runLossCorrectCount(Context &, const KernelCall &);
 
 // CpuOptimizers.cpp: parameter updates.
 void runSgdUpdate(Context &, const KernelCall &);

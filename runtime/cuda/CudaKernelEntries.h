@@ -137,6 +137,10 @@ void runCrossEntropyForward(StreamContext &, const KernelCall &);
 void runCrossEntropyBackward(StreamContext &, const KernelCall &);
 void runCrossEntropyForwardBackward(StreamContext &, const KernelCall &);
 void runCorrectCount(StreamContext &, const KernelCall &);
+void runLossForward(StreamContext &, const KernelCall &);
+void runLossBackward(StreamContext &, const KernelCall &);
+void runLossWeight(StreamContext &, const KernelCall &);
+void runLossCorrectCount(StreamContext &, const KernelCall &);
 
 // CudaOptimizers.cpp: parameter updates.
 void runSgdUpdate(StreamContext &, const KernelCall &);

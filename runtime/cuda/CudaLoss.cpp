@@ -2,7 +2,7 @@
 //
 // Softmax and log-softmax over the last axis, cross-entropy (forward,
 // backward and both in one call) and the count of rows whose argmax is the
-// label (own kernels).
+// label (own kernels); nn.loss's kernels (any kind, any rank).
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +78,46 @@ void runCorrectCount(StreamContext &ctx, const KernelCall &call) {
   correctCount(ctx.getStream(), s.rows, s.cols, in(call, Logits),
                call.operand(Labels).as<int32_t>(), call.result(Count).data,
                scalarTypeOf(call.result(Count)));
+}
+
+//===----------------------------------------------------------------------===//
+// nn.loss: LossForward, LossBackward, LossWeight, LossCorrectCount
+//===----------------------------------------------------------------------===//
+
+/// A scalar operand the call may leave out (a device pointer, or null).
+static const float *optionalScalar(const KernelCall &call, size_t index) {
+  return call.operands.size() > index && call.operand(index).present
+             ? call.operand(index).f32()
+             : nullptr;
+}
+
+void runLossForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LossForward;
+  lossForward(ctx.getStream(), plan::getLossShape(call),
+              call.operand(Output).f32(), call.operand(Target).data,
+              optionalScalar(call, Divisor), call.result(Loss).f32());
+}
+
+void runLossBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LossBackward;
+  lossBackward(ctx.getStream(), plan::getLossShape(call),
+               call.operand(Output).f32(), call.operand(Target).data,
+               optionalScalar(call, DLoss), optionalScalar(call, Divisor),
+               call.result(DOutput).f32());
+}
+
+void runLossWeight(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LossWeight;
+  lossWeight(ctx.getStream(), plan::getLossShape(call),
+             call.operand(Target).as<int32_t>(), call.result(Weight).f32());
+}
+
+void runLossCorrectCount(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::LossCorrectCount;
+  lossCorrectCount(ctx.getStream(), plan::getLossShape(call),
+                   call.operand(Output).f32(),
+                   call.operand(Target).as<int32_t>(), call.result(Count).data,
+                   scalarTypeOf(call.result(Count)));
 }
 
 } // namespace dpc::cuda::entries

@@ -16,6 +16,7 @@
 #ifndef DPC_RUNTIME_CUDA_OWNKERNELS_H
 #define DPC_RUNTIME_CUDA_OWNKERNELS_H
 
+#include "runtime/abi/shapes/LossShapes.h"
 #include "runtime/kernels/BatchNorm.h"
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/Embedding.h"
@@ -197,6 +198,24 @@ void batchNormGradApply(cudaStream_t stream,
                         const float *saveMean, const float *saveInvStd,
                         const float *sumDy, const float *sumDyXhat,
                         const double *count, float *dx);
+
+/// nn.loss's kernels over a LossShape (runtime/kernels/LossMath.h has the
+/// formulas, the CPU's). Scalars (divisor, dLoss) are device pointers,
+/// null for their defaults: the shape's count divisor, and 1. The sums run
+/// in one thread, in the CPU's order. A class target that is not a class
+/// counts for nothing (the executor refuses it when it is bound).
+
+void lossForward(cudaStream_t stream, const plan::LossShape &s,
+                 const float *output, const void *target, const float *divisor,
+                 float *loss);
+void lossBackward(cudaStream_t stream, const plan::LossShape &s,
+                  const float *output, const void *target, const float *dLoss,
+                  const float *divisor, float *dOutput);
+void lossWeight(cudaStream_t stream, const plan::LossShape &s,
+                const int32_t *targets, float *weight);
+void lossCorrectCount(cudaStream_t stream, const plan::LossShape &s,
+                      const float *logits, const int32_t *targets, void *count,
+                      ScalarType countType);
 
 } // namespace dpc::cuda
 

@@ -34,11 +34,13 @@ PlanInputs getDataInputs(const rt::Executor &executor, int step) {
     std::vector<int64_t> dims = plan::toDims(input->dims());
     bool images = input->dtype() == plan::DType::F32 && dims.size() == 4;
     bool sequences = input->dtype() == plan::DType::F32 && dims.size() == 3;
+    bool features = input->dtype() == plan::DType::F32 && dims.size() == 2;
     bool tokens = input->dtype() == plan::DType::I32 && dims.size() == 2;
-    if (!input->batch_dim() || (!images && !sequences && !tokens))
+    if (!input->batch_dim() || (!images && !sequences && !features && !tokens))
       throw RunError(plan + ": " + stepName + "'s input '" + name +
                      "' must be F32 images [N, C, H, W], F32 sequences "
-                     "[N, T, F] or I32 token ids [N, T] with a batch dim, "
+                     "[N, T, F], F32 features [N, F] or I32 token ids "
+                     "[N, T] with a batch dim, "
                      "is " +
                      plan::EnumNameDType(input->dtype()) + " " +
                      plan::formatDims(dims));

@@ -71,7 +71,7 @@ module attributes {exec.devices = ["cpu:0", "cpu:1"]} {
     exec.kernel "ReluForward" ins(%6 : memref<?x16xf32>) outs(%7 : memref<?x16xf32>)
     %8 = exec.arena[0] {exec.holds = "nn.linear tensor<3x3xf32>", exec.kind = "activation"} : memref<?x3xf32>
     exec.kernel "LinearForward" ins(%7, %4 : memref<?x16xf32>, memref<3x16xf32>) outs(%8 : memref<?x3xf32>)
-    %9 = exec.arena[0] {exec.holds = "nn.cross_entropy tensor<f32>", exec.kind = "workspace"} : memref<f32>
+    %9 = exec.arena[0] {exec.holds = "nn.loss tensor<f32>", exec.kind = "workspace"} : memref<f32>
     exec.kernel "CrossEntropyForward" ins(%8, %1 : memref<?x3xf32>, memref<?xi32>) outs(%9 : memref<f32>)
     %10 = exec.arena[0] {exec.holds = "nn.correct_count tensor<i64>", exec.kind = "workspace"} : memref<i64>
     exec.kernel "CorrectCount" ins(%8, %1 : memref<?x3xf32>, memref<?xi32>) outs(%10 : memref<i64>)
@@ -92,7 +92,7 @@ module attributes {exec.devices = ["cpu:0", "cpu:1"]} {
     exec.kernel "ReluForward" ins(%6 : memref<?x16xf32>) outs(%7 : memref<?x16xf32>)
     %8 = exec.arena[0] {exec.holds = "nn.linear tensor<5x3xf32>", exec.kind = "activation"} : memref<?x3xf32>
     exec.kernel "LinearForward" ins(%7, %4 : memref<?x16xf32>, memref<3x16xf32>) outs(%8 : memref<?x3xf32>)
-    %9 = exec.arena[0] {exec.holds = "nn.cross_entropy tensor<f32>", exec.kind = "workspace"} : memref<f32>
+    %9 = exec.arena[0] {exec.holds = "nn.loss tensor<f32>", exec.kind = "workspace"} : memref<f32>
     exec.kernel "CrossEntropyForward" ins(%8, %1 : memref<?x3xf32>, memref<?xi32>) outs(%9 : memref<f32>)
     %10 = exec.arena[0] {exec.holds = "nn.correct_count tensor<i64>", exec.kind = "workspace"} : memref<i64>
     exec.kernel "CorrectCount" ins(%8, %1 : memref<?x3xf32>, memref<?xi32>) outs(%10 : memref<i64>)
@@ -117,13 +117,13 @@ module attributes {exec.devices = ["cpu:0", "cpu:1"]} {
     exec.kernel "ReluForward" ins(%10 : memref<?x16xf32>) outs(%11 : memref<?x16xf32>)
     %12 = exec.arena[0] {exec.holds = "nn.linear tensor<3x3xf32>", exec.kind = "activation"} : memref<?x3xf32>
     exec.kernel "LinearForward" ins(%11, %5 : memref<?x16xf32>, memref<3x16xf32>) outs(%12 : memref<?x3xf32>)
-    %13 = exec.arena[0] {exec.holds = "nn.cross_entropy tensor<f32>", exec.kind = "workspace"} : memref<f32>
+    %13 = exec.arena[0] {exec.holds = "nn.loss tensor<f32>", exec.kind = "workspace"} : memref<f32>
     exec.kernel "CrossEntropyForward" ins(%12, %1 : memref<?x3xf32>, memref<?xi32>) outs(%13 : memref<f32>)
     %14 = exec.arena[0] {exec.holds = "nn.correct_count tensor<i64>", exec.kind = "workspace"} : memref<i64>
     exec.kernel "CorrectCount" ins(%12, %1 : memref<?x3xf32>, memref<?xi32>) outs(%14 : memref<i64>)
     %15 = exec.arena[0] {exec.holds = "nn.constant tensor<f32>", exec.kind = "workspace"} : memref<f32>
     exec.kernel "Fill" outs(%15 : memref<f32>) {value = 1.000000e+00 : f64}
-    %16 = exec.arena[0] {exec.holds = "nn.cross_entropy_grad tensor<3x3xf32>", exec.kind = "workspace"} : memref<?x3xf32>
+    %16 = exec.arena[0] {exec.holds = "nn.loss_grad tensor<3x3xf32>", exec.kind = "workspace"} : memref<?x3xf32>
     exec.kernel "CrossEntropyBackward" ins(%12, %1, %15 : memref<?x3xf32>, memref<?xi32>, memref<f32>) outs(%16 : memref<?x3xf32>)
     %17 = exec.arena[0] {exec.holds = "nn.matmul tensor<3x16xf32>", exec.kind = "workspace"} : memref<?x16xf32>
     exec.kernel "MatmulForward" ins(%16, %5 : memref<?x3xf32>, memref<3x16xf32>) outs(%17 : memref<?x16xf32>)
@@ -160,13 +160,13 @@ module attributes {exec.devices = ["cpu:0", "cpu:1"]} {
     exec.kernel "ReluForward" ins(%10 : memref<?x16xf32>) outs(%11 : memref<?x16xf32>)
     %12 = exec.arena[0] {exec.holds = "nn.linear tensor<5x3xf32>", exec.kind = "activation"} : memref<?x3xf32>
     exec.kernel "LinearForward" ins(%11, %5 : memref<?x16xf32>, memref<3x16xf32>) outs(%12 : memref<?x3xf32>)
-    %13 = exec.arena[0] {exec.holds = "nn.cross_entropy tensor<f32>", exec.kind = "workspace"} : memref<f32>
+    %13 = exec.arena[0] {exec.holds = "nn.loss tensor<f32>", exec.kind = "workspace"} : memref<f32>
     exec.kernel "CrossEntropyForward" ins(%12, %1 : memref<?x3xf32>, memref<?xi32>) outs(%13 : memref<f32>)
     %14 = exec.arena[0] {exec.holds = "nn.correct_count tensor<i64>", exec.kind = "workspace"} : memref<i64>
     exec.kernel "CorrectCount" ins(%12, %1 : memref<?x3xf32>, memref<?xi32>) outs(%14 : memref<i64>)
     %15 = exec.arena[0] {exec.holds = "nn.constant tensor<f32>", exec.kind = "workspace"} : memref<f32>
     exec.kernel "Fill" outs(%15 : memref<f32>) {value = 1.000000e+00 : f64}
-    %16 = exec.arena[0] {exec.holds = "nn.cross_entropy_grad tensor<5x3xf32>", exec.kind = "workspace"} : memref<?x3xf32>
+    %16 = exec.arena[0] {exec.holds = "nn.loss_grad tensor<5x3xf32>", exec.kind = "workspace"} : memref<?x3xf32>
     exec.kernel "CrossEntropyBackward" ins(%12, %1, %15 : memref<?x3xf32>, memref<?xi32>, memref<f32>) outs(%16 : memref<?x3xf32>)
     %17 = exec.arena[0] {exec.holds = "nn.matmul tensor<5x16xf32>", exec.kind = "workspace"} : memref<?x16xf32>
     exec.kernel "MatmulForward" ins(%16, %5 : memref<?x3xf32>, memref<3x16xf32>) outs(%17 : memref<?x16xf32>)

@@ -9,7 +9,7 @@
 // CHECK-SAME: -> (tensor<f32> {nn.output = "loss"}, tensor<i64> {nn.output = "correct"}, tensor<?x3xf32> {nn.output = "logits"})
 // CHECK: nn.linear
 // CHECK: %[[LOGITS:.*]] = nn.linear
-// CHECK: nn.cross_entropy %[[LOGITS]], %[[LABELS]]
+// CHECK: nn.loss cross_entropy %[[LOGITS]], %[[LABELS]]
 // CHECK: nn.correct_count %[[LOGITS]], %[[LABELS]]
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: (%[[X:arg[0-9]+]]: tensor<?x4xf32> {nn.input = "x"}, %[[Y:arg[0-9]+]]: tensor<?xi64> {nn.labels}, %[[LR:arg[0-9]+]]: tensor<f32> {nn.lr}, %[[W1:arg[0-9]+]]: tensor<8x4xf32> {nn.param = "fc1.weight"}, %[[B1:arg[0-9]+]]: tensor<8xf32> {nn.param = "fc1.bias"}, %[[W2:arg[0-9]+]]: tensor<3x8xf32> {nn.param = "fc2.weight"}, %[[M1:arg[0-9]+]]: tensor<8x4xf32> {nn.opt_state = "fc1.weight.momentum_buffer"}, %[[M2:arg[0-9]+]]: tensor<8xf32> {nn.opt_state = "fc1.bias.momentum_buffer"}, %[[M3:arg[0-9]+]]: tensor<3x8xf32> {nn.opt_state = "fc2.weight.momentum_buffer"})
@@ -17,10 +17,10 @@
 // CHECK: %[[H:.*]] = nn.linear %[[X]], %[[W1]], %[[B1]]
 // CHECK: %[[A:.*]] = nn.relu %[[H]]
 // CHECK: %[[LOGITS:.*]] = nn.linear %[[A]], %[[W2]]
-// CHECK: %[[LOSS:.*]] = nn.cross_entropy %[[LOGITS]], %[[Y]]
+// CHECK: %[[LOSS:.*]] = nn.loss cross_entropy %[[LOGITS]], %[[Y]]
 // CHECK: %[[CORRECT:.*]] = nn.correct_count %[[LOGITS]], %[[Y]]
 // CHECK: %[[ONE:.*]] = nn.constant dense<1.000000e+00> : tensor<f32>
-// CHECK: %[[DLOGITS:.*]] = nn.cross_entropy_grad %[[LOGITS]], %[[Y]], %[[ONE]]
+// CHECK: %[[DLOGITS:.*]] = nn.loss_grad cross_entropy %[[LOGITS]], %[[Y]], %[[ONE]]
 // CHECK: %[[DA:.*]] = nn.matmul %[[DLOGITS]], %[[W2]]
 // CHECK: %[[DLT:.*]] = nn.transpose %[[DLOGITS]] {permutation = array<i64: 1, 0>}
 // CHECK: %[[DW2:.*]] = nn.matmul %[[DLT]], %[[A]]
@@ -97,7 +97,7 @@ func.func @forward(%x: tensor<2x4x8x8xf32> {nn.input = "x"},
 // tanh_grad; the broadcast `scale` gets its gradient summed over the batch.
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[T:.*]] = nn.tanh
-// CHECK: %[[DY:.*]] = nn.cross_entropy_grad
+// CHECK: %[[DY:.*]] = nn.loss_grad cross_entropy
 // CHECK: %[[DT1:.*]] = nn.mul %[[DY]], %{{.*}} : (tensor<?x4xf32>, tensor<4xf32>)
 // CHECK: %[[PROD:.*]] = nn.mul %[[DY]], %[[T]]
 // CHECK: %[[DS:.*]] = nn.reduce_sum %[[PROD]] {dims = array<i64: 0>} : (tensor<?x4xf32>) -> tensor<4xf32>
@@ -149,12 +149,12 @@ func.func @forward(%x: tensor<?x4xf32> {nn.input = "x"},
 // CHECK-NOT: nn.dropout
 // CHECK: %[[H:.*]] = nn.linear %[[X]]
 // CHECK-NOT: nn.dropout
-// CHECK: nn.cross_entropy %[[H]]
+// CHECK: nn.loss cross_entropy %[[H]]
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[H:.*]] = nn.linear
 // CHECK: %[[D:.*]] = nn.dropout %[[H]] {key = 3 : i64, ratio = 2.500000e-01 : f64}
-// CHECK: nn.cross_entropy %[[D]]
-// CHECK: %[[DD:.*]] = nn.cross_entropy_grad
+// CHECK: nn.loss cross_entropy %[[D]]
+// CHECK: %[[DD:.*]] = nn.loss_grad cross_entropy
 // CHECK: nn.dropout_grad %[[DD]] {key = 3 : i64, ratio = 2.500000e-01 : f64} : tensor<?x4xf32>
 
 func.func @forward(%x: tensor<?x4xf32> {nn.input = "x"},

@@ -29,8 +29,8 @@
 // CHECK: nn.flatten %[[XS]]#1 {dist.replica = 1 : i64}
 // CHECK: %[[L0:.*]] = nn.linear %{{.*}}, %{{.*}}#0 {dist.replica = 0 : i64} : (tensor<4x16xf32>, tensor<3x16xf32>) -> tensor<4x3xf32>
 // CHECK: %[[L1:.*]] = nn.linear %{{.*}}, %{{.*}}#1 {dist.replica = 1 : i64}
-// CHECK: %[[CE0:.*]] = nn.cross_entropy %[[L0]], %[[YS]]#0 {dist.replica = 0 : i64}
-// CHECK: %[[CE1:.*]] = nn.cross_entropy %[[L1]], %[[YS]]#1 {dist.replica = 1 : i64}
+// CHECK: %[[CE0:.*]] = nn.loss cross_entropy %[[L0]], %[[YS]]#0 {dist.replica = 0 : i64}
+// CHECK: %[[CE1:.*]] = nn.loss cross_entropy %[[L1]], %[[YS]]#1 {dist.replica = 1 : i64}
 // CHECK: %[[C0:.*]] = nn.correct_count %[[L0]], %[[YS]]#0
 // CHECK: %[[C1:.*]] = nn.correct_count %[[L1]], %[[YS]]#1
 // No reweighting: a replica's loss averages over the global batch (see the
@@ -57,8 +57,8 @@
 // Each replica seeds its loss gradient with 1, as one device would.
 // CHECK: %[[SEED0:.*]] = nn.constant {dist.replica = 0 : i64} dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[SEED1:.*]] = nn.constant {dist.replica = 1 : i64} dense<1.000000e+00> : tensor<f32>
-// CHECK: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %[[SEED0]] {dist.replica = 0 : i64} : (tensor<4x3xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x3xf32>
-// CHECK: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %[[SEED1]] {dist.replica = 1 : i64}
+// CHECK: nn.loss_grad cross_entropy %{{.*}}, %{{.*}}, %[[SEED0]] {dist.replica = 0 : i64} : (tensor<4x3xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x3xf32>
+// CHECK: nn.loss_grad cross_entropy %{{.*}}, %{{.*}}, %[[SEED1]] {dist.replica = 1 : i64}
 // One sum per parameter gradient, right after its last replica computes it.
 // CHECK: %[[DW2_0:.*]] = nn.matmul %{{.*}}, %{{.*}} {dist.replica = 0 : i64} : (tensor<3x4xf32>, tensor<4x16xf32>) -> tensor<3x16xf32>
 // CHECK-NEXT: %[[DW2_1:.*]] = nn.matmul %{{.*}}, %{{.*}} {dist.replica = 1 : i64} : (tensor<3x4xf32>, tensor<4x16xf32>) -> tensor<3x16xf32>
@@ -86,8 +86,8 @@
 // SPLIT: dist.gather %{{.*}}, %{{.*}} : tensor<3x3xf32>, tensor<5x3xf32> -> tensor<8x3xf32>
 // SPLIT-LABEL: func.func @train_step
 // SPLIT: dist.scatter %arg0 {sizes = array<i64: 3, 5>}
-// SPLIT: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {dist.replica = 0 : i64} : (tensor<3x3xf32>, tensor<3xi64>, tensor<f32>) -> tensor<3x3xf32>
-// SPLIT: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {dist.replica = 1 : i64} : (tensor<5x3xf32>, tensor<5xi64>, tensor<f32>) -> tensor<5x3xf32>
+// SPLIT: nn.loss_grad cross_entropy %{{.*}}, %{{.*}}, %{{.*}} {dist.replica = 0 : i64} : (tensor<3x3xf32>, tensor<3xi64>, tensor<f32>) -> tensor<3x3xf32>
+// SPLIT: nn.loss_grad cross_entropy %{{.*}}, %{{.*}}, %{{.*}} {dist.replica = 1 : i64} : (tensor<5x3xf32>, tensor<5xi64>, tensor<f32>) -> tensor<5x3xf32>
 // SPLIT-COUNT-3: dist.all_reduce
 
 // torch.chunk's split of 10 over 4 devices.
@@ -102,7 +102,7 @@
 // EMPTY-LABEL: func.func @train_step
 // EMPTY-SAME: dist.split = array<i64: 1, 1, 1, 0>
 // EMPTY: nn.flatten %{{.*}}#3 {dist.replica = 3 : i64} : (tensor<0x3x2x2xf32>) -> tensor<0x12xf32>
-// EMPTY: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {dist.replica = 3 : i64} : (tensor<0x3xf32>, tensor<0xi64>, tensor<f32>) -> tensor<0x3xf32>
+// EMPTY: nn.loss_grad cross_entropy %{{.*}}, %{{.*}}, %{{.*}} {dist.replica = 3 : i64} : (tensor<0x3xf32>, tensor<0xi64>, tensor<f32>) -> tensor<0x3xf32>
 // EMPTY-COUNT-3: dist.all_reduce %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {reduction = "sum"}
 // EMPTY: dist.gather %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32> -> tensor<4xf32>
 func.func @forward(%x: tensor<?x3x2x2xf32> {nn.input = "x"},

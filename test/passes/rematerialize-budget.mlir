@@ -29,7 +29,7 @@
 // TIGHT-LABEL: func.func @train_step
 // TIGHT: %[[H1:.*]] = nn.linear %arg0, %arg3 :
 // TIGHT: %[[H3:.*]] = nn.linear %{{.*}}, %arg5 :
-// TIGHT: nn.cross_entropy_grad
+// TIGHT: nn.loss_grad cross_entropy
 // TIGHT: %[[A3R:.*]] = nn.relu %[[H3]] {nn.remat}
 // TIGHT-NEXT: nn.matmul %{{.*}}, %[[A3R]]
 // TIGHT: %[[A1T:.*]] = nn.relu %[[H1]] {nn.remat}

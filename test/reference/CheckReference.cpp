@@ -48,6 +48,7 @@
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/NpyWriter.h"
+#include "test/reference/TargetWords.h"
 
 #include <cmath>
 #include <cstdio>
@@ -205,8 +206,7 @@ int check(int argc, char **argv) {
   data::NpyArray images = data::readNpy(dir + "/images.npy");
   std::vector<float> pixels = images.as<float>();
   std::vector<int32_t> tokens = images.as<int32_t>(); // token models' input
-  std::vector<int32_t> labels =
-      data::readNpy(dir + "/labels.npy").as<int32_t>();
+  std::vector<int32_t> labels = reference::readTargetWords(dir + "/labels.npy");
   // A fresh executor holding the plan's initial state, or `init`'s.
   auto start = [&] {
     auto executor = std::make_unique<rt::Executor>(loaded);

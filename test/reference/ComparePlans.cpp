@@ -29,6 +29,7 @@
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/ModelInput.h"
+#include "test/reference/TargetWords.h"
 
 #include <cmath>
 #include <cstdio>
@@ -51,15 +52,15 @@ struct Trainer {
 
   /// One step on rows [row, row + rows).
   void step(const std::vector<float> &images,
-            const std::vector<int32_t> &labels, int64_t imageSize, int64_t row,
-            int64_t rows, float lr) {
+            const std::vector<int32_t> &labels, int64_t imageSize,
+            int64_t labelSize, int64_t row, int64_t rows, float lr) {
     // As floats or as token ids, whichever the plan's input is.
     train::bindInput(
         *executor, trainStep,
         std::vector<float>(images.begin() + row * imageSize,
                            images.begin() + (row + rows) * imageSize));
-    executor->setInput(trainStep, "labels", &labels[row],
-                       rows * sizeof(int32_t));
+    executor->setInput(trainStep, "labels", &labels[row * labelSize],
+                       rows * labelSize * sizeof(int32_t));
     executor->setInput(trainStep, "lr", &lr, sizeof(lr));
     executor->run(trainStep, rows);
     lastLoss = executor->getScalarOutput(trainStep, "loss");
@@ -109,8 +110,10 @@ int compare(int argc, char **argv) {
   }
   data::NpyArray imageArray = data::readNpy(argv[3]);
   std::vector<float> images = imageArray.as<float>();
-  std::vector<int32_t> labels = data::readNpy(argv[4]).as<int32_t>();
-  int64_t imageSize = images.size() / labels.size();
+  std::vector<int32_t> labels = reference::readTargetWords(argv[4]);
+  int64_t count = imageArray.shape.at(0);
+  int64_t imageSize = images.size() / count;
+  int64_t labelSize = labels.size() / count;
   Trainer a(argv[1]), b(argv[2]);
   if (init)
     for (Trainer *trainer : {&a, &b})
@@ -145,13 +148,13 @@ int compare(int argc, char **argv) {
       error = std::max(error, scale == 0 ? diff : diff / scale);
     }
   };
-  int64_t count = labels.size(), row = 0;
+  int64_t row = 0;
   for (int64_t s = 0; s < steps; ++s) {
     if (row >= count)
       row = 0;
     int64_t rows = std::min(batch, count - row);
-    a.step(images, labels, imageSize, row, rows, lr);
-    b.step(images, labels, imageSize, row, rows, lr);
+    a.step(images, labels, imageSize, labelSize, row, rows, lr);
+    b.step(images, labels, imageSize, labelSize, row, rows, lr);
     row += rows;
     if (!resync)
       continue;

@@ -25,6 +25,7 @@
 #include "tools/dpc/Calibrate.h"
 #include "tools/dpc/Help.h"
 #include "tools/dpc/Inspect.h"
+#include "tools/dpc/LossFlags.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -163,11 +164,45 @@ static cl::opt<Stage> emitStage(
                           "the planned steps: buffers and kernel calls")),
     cl::sub(compileCommand), cl::cat(inputOutputOptions));
 
-static cl::opt<std::string>
-    lossName("loss", cl::desc("the loss: cross-entropy (default)"),
-             cl::value_desc("LOSS"), cl::init("cross-entropy"),
-             cl::sub(compileCommand), cl::sub(calibrateCommand),
-             cl::cat(trainingOptions));
+static cl::opt<std::string> lossName(
+    "loss",
+    cl::desc("the loss: cross-entropy (default), mse, l1, huber, smooth-l1 "
+             "or bce-with-logits (README: Losses and targets)"),
+    cl::value_desc("LOSS"), cl::init("cross-entropy"), cl::sub(compileCommand),
+    cl::sub(calibrateCommand), cl::cat(trainingOptions));
+static cl::opt<int64_t> classAxis(
+    "class-axis",
+    cl::desc("cross-entropy: the logits' class dim (default 1, PyTorch's; "
+             "-1: the last, a language model's [N, T, V])"),
+    cl::value_desc("DIM"), cl::init(1), cl::sub(compileCommand),
+    cl::sub(calibrateCommand), cl::cat(trainingOptions));
+static cl::opt<int64_t> ignoreIndex(
+    "ignore-index",
+    cl::desc("cross-entropy: targets of this class count for nothing "
+             "(default: none)"),
+    cl::value_desc("N"), cl::sub(compileCommand), cl::sub(calibrateCommand),
+    cl::cat(trainingOptions));
+static cl::opt<double>
+    labelSmoothing("label-smoothing",
+                   cl::desc("cross-entropy: PyTorch's label_smoothing"),
+                   cl::value_desc("F"), cl::init(0.0), cl::sub(compileCommand),
+                   cl::sub(calibrateCommand), cl::cat(trainingOptions));
+static cl::opt<std::string> classWeights(
+    "class-weights",
+    cl::desc("cross-entropy: a weight per class, as 1,2,0.5 or a 1-D .npy"),
+    cl::value_desc("LIST|FILE.npy"), cl::sub(compileCommand),
+    cl::sub(calibrateCommand), cl::cat(trainingOptions));
+static cl::opt<double>
+    huberDelta("huber-delta",
+               cl::desc("huber's delta, smooth-l1's beta (default 1)"),
+               cl::value_desc("F"), cl::init(1.0), cl::sub(compileCommand),
+               cl::sub(calibrateCommand), cl::cat(trainingOptions));
+static cl::opt<std::string> posWeight(
+    "pos-weight",
+    cl::desc("bce-with-logits: a weight of the positives per class (the "
+             "last dim), as a list or a 1-D .npy"),
+    cl::value_desc("LIST|FILE.npy"), cl::sub(compileCommand),
+    cl::sub(calibrateCommand), cl::cat(trainingOptions));
 static cl::opt<std::string>
     optimizerName("optimizer", cl::desc("sgd (default) or adamw"),
                   cl::value_desc("NAME"), cl::init("sgd"),
@@ -315,7 +350,12 @@ static int writeOutput(StringRef bytes) {
 /// The pipeline's options that come from compile's and calibrate's flags.
 static PipelineOptions getFlagPipelineOptions() {
   PipelineOptions pipeline;
-  pipeline.loss = lossName;
+  pipeline.loss.loss = lossName;
+  pipeline.loss.classAxis = classAxis;
+  if (ignoreIndex.getNumOccurrences())
+    pipeline.loss.ignoreIndex = ignoreIndex;
+  pipeline.loss.labelSmoothing = labelSmoothing;
+  pipeline.loss.delta = huberDelta;
   pipeline.optimizer = optimizerName;
   pipeline.momentum = momentum;
   pipeline.nesterov = nesterov;
@@ -465,6 +505,17 @@ static int runCompile() {
 
   // Training stages need a fixed batch: the plan is sized for it.
   PipelineOptions pipeline = getFlagPipelineOptions();
+  for (auto [flag, weights] :
+       {std::pair(&classWeights, &pipeline.loss.classWeights),
+        std::pair(&posWeight, &pipeline.loss.posWeight)}) {
+    if (!flag->getNumOccurrences())
+      continue;
+    std::vector<double> values;
+    std::string error;
+    if (!dpc::readWeightList(flag->ArgStr.str(), *flag, values, error))
+      return reportError(modelPath, error);
+    weights->assign(values.begin(), values.end());
+  }
   pipeline.training = writesPlan || emitStage != Stage::NN;
   pipeline.batch = batchSize.getNumOccurrences() ? batchSize.getValue()
                    : pipeline.training           ? 256

@@ -403,32 +403,6 @@ func.func @log_softmax_axis(%x: tensor<4x10xf32>) {
 
 // -----
 
-func.func @cross_entropy_rows(%x: tensor<4x10xf32>, %l: tensor<5xi64>) {
-  // expected-error @+2 {{logits have 4 rows but labels have 5}}
-  // expected-error @+1 {{failed to infer returned types}}
-  %0 = nn.cross_entropy %x, %l : (tensor<4x10xf32>, tensor<5xi64>) -> tensor<f32>
-  return
-}
-
-// -----
-
-func.func @cross_entropy_labels(%x: tensor<4x10xf32>, %l: tensor<4xf32>) {
-  // expected-error @+1 {{'nn.cross_entropy' op operand #1 must be ranked tensor of signless integer values, but got 'tensor<4xf32>'}}
-  %0 = nn.cross_entropy %x, %l : (tensor<4x10xf32>, tensor<4xf32>) -> tensor<f32>
-  return
-}
-
-// -----
-
-func.func @cross_entropy_rank(%x: tensor<4x10x2xf32>, %l: tensor<4xi64>) {
-  // expected-error @+2 {{logits must have rank 2, got 'tensor<4x10x2xf32>'}}
-  // expected-error @+1 {{failed to infer returned types}}
-  %0 = nn.cross_entropy %x, %l : (tensor<4x10x2xf32>, tensor<4xi64>) -> tensor<f32>
-  return
-}
-
-// -----
-
 // expected-error @+1 {{'nn.param' must be a non-empty string}}
 func.func @param_name(%w: tensor<4xf32> {nn.param = 3 : i64}) {
   return

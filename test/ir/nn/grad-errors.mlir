@@ -117,16 +117,16 @@ func.func @relu_grad_types(%dy: tensor<2x3xf32>, %x: tensor<2x4xf32>) {
 // -----
 
 func.func @cross_entropy_grad_rows(%logits: tensor<4x10xf32>, %labels: tensor<3xi64>, %dl: tensor<f32>) {
-  // expected-error @+2 {{logits have 4 rows but labels have 3}}
+  // expected-error @+2 {{cross_entropy's target 'tensor<3xi64>' must have the logits' shape less the class axis 1: [4]}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0 = nn.cross_entropy_grad %logits, %labels, %dl : (tensor<4x10xf32>, tensor<3xi64>, tensor<f32>) -> tensor<4x10xf32>
+  %0 = nn.loss_grad cross_entropy %logits, %labels, %dl : (tensor<4x10xf32>, tensor<3xi64>, tensor<f32>) -> tensor<4x10xf32>
   return
 }
 
 // -----
 
 func.func @correct_count_labels(%logits: tensor<4x10xf32>, %labels: tensor<4x1xi64>) {
-  // expected-error @+2 {{labels must have rank 1, got 'tensor<4x1xi64>'}}
+  // expected-error @+2 {{cross_entropy's target 'tensor<4x1xi64>' must have the logits' shape less the class axis 1: [4]}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = nn.correct_count %logits, %labels : (tensor<4x10xf32>, tensor<4x1xi64>) -> tensor<i64>
   return

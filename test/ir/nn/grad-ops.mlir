@@ -71,8 +71,8 @@ func.func @reduce_and_transpose(%x: tensor<?x8x5x5xf32>, %m: tensor<?x3xf32>) ->
 
 // CHECK-LABEL: func.func @loss_grad_and_metric
 func.func @loss_grad_and_metric(%logits: tensor<?x10xf32>, %labels: tensor<?xi64>, %dl: tensor<f32>) -> (tensor<?x10xf32>, tensor<i64>) {
-  // CHECK: nn.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x10xf32>, tensor<?xi64>, tensor<f32>) -> tensor<?x10xf32>
-  %0 = nn.cross_entropy_grad %logits, %labels, %dl : (tensor<?x10xf32>, tensor<?xi64>, tensor<f32>) -> tensor<?x10xf32>
+  // CHECK: nn.loss_grad cross_entropy %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x10xf32>, tensor<?xi64>, tensor<f32>) -> tensor<?x10xf32>
+  %0 = nn.loss_grad cross_entropy %logits, %labels, %dl : (tensor<?x10xf32>, tensor<?xi64>, tensor<f32>) -> tensor<?x10xf32>
   // CHECK: nn.correct_count %{{.*}}, %{{.*}} : (tensor<?x10xf32>, tensor<?xi64>) -> tensor<i64>
   %1 = nn.correct_count %logits, %labels : (tensor<?x10xf32>, tensor<?xi64>) -> tensor<i64>
   return %0, %1 : tensor<?x10xf32>, tensor<i64>

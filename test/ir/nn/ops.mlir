@@ -111,8 +111,8 @@ func.func @classifier(%x: tensor<32x784xf32>, %w: tensor<10x784xf32>, %b: tensor
   %3 = nn.softmax %0 {axis = 1} : tensor<32x10xf32>
   // CHECK: nn.log_softmax %{{.*}} {axis = 1 : i64} : tensor<32x10xf32>
   %4 = nn.log_softmax %1 {axis = 1} : tensor<32x10xf32>
-  // CHECK: nn.cross_entropy %{{.*}}, %{{.*}} : (tensor<32x10xf32>, tensor<32xi64>) -> tensor<f32>
-  %5 = nn.cross_entropy %2, %labels : (tensor<32x10xf32>, tensor<32xi64>) -> tensor<f32>
+  // CHECK: nn.loss cross_entropy %{{.*}}, %{{.*}} : (tensor<32x10xf32>, tensor<32xi64>) -> tensor<f32>
+  %5 = nn.loss cross_entropy %2, %labels : (tensor<32x10xf32>, tensor<32xi64>) -> tensor<f32>
   return %3, %4, %5 : tensor<32x10xf32>, tensor<32x10xf32>, tensor<f32>
 }
 
