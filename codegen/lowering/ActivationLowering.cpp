@@ -3,7 +3,8 @@
 // Element-wise activations and their gradients, dropout, and the row-wise
 // softmax and log-softmax: one kernel call each. The gradients of ReLU,
 // sigmoid, tanh and reciprocal read the forward's result, those of the
-// input activations (clip, hard sigmoid, hard swish, GELU, erf) its input.
+// input activations (clip, hard sigmoid, hard swish, GELU, erf, and the
+// ones defined with their gradient op) its input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,24 @@ SmallVector<NamedAttribute> dropoutAttrs(KernelBuilder &b, OpTy op) {
   if (op.getRowwise())
     attrs.push_back(b.attr("rowwise", b.getBuilder().getBoolAttr(true)));
   return attrs;
+}
+
+/// A call of an input activation of Kernels.def's DPC_INPUT_ACTIVATION
+/// rows: (X) -> (Y) forward, (X, DY) -> (DX) for the gradient op, with the
+/// op's parameters as the kernel's `alpha` and `beta` (null: 0).
+template <typename OpTy>
+LogicalResult callInputActivation(OpTy op, Kernel kernel, KernelBuilder &b,
+                                  Attribute alpha, Attribute beta = {}) {
+  // The rows' roles are at the clip kernels' positions (Kernels.def).
+  SmallVector<RoleValue> ins = {{roles::ClipForward::X, op.getInput()}};
+  if constexpr (OpTy::template hasTrait<OpTrait::NOperands<2>::Impl>())
+    ins.push_back({roles::ClipBackward::DY, op.getResultGrad()});
+  SmallVector<NamedAttribute> attrs;
+  if (alpha)
+    attrs.push_back(b.attr("alpha", alpha));
+  if (beta)
+    attrs.push_back(b.attr("beta", beta));
+  return b.call(op, kernel, ins, attrs);
 }
 
 } // namespace

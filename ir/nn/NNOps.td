@@ -394,4 +394,20 @@ def NN_CrossEntropyOp : NN_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
 
 include "ir/nn/NNGradOps.td"
 
+//===----------------------------------------------------------------------===//
+// Activations defined with their gradient
+//===----------------------------------------------------------------------===//
+
+// An activation whose gradient reads x, and its gradient op, in one row:
+// `defm NN_Foo` defines FooOp (`nn.foo`, `formula`) and FooGradOp
+// (`nn.foo_grad`: dy and x, `gradient`), both with `attrs`. Its kernels are
+// Kernels.def's DPC_INPUT_ACTIVATION(Foo) row (their alpha and beta are
+// named by the lowering).
+multiclass NN_InputActivation<string mnemonic, string formula,
+                              string gradient, dag attrs> {
+  def Op : NN_InputActivationOp<mnemonic, formula, attrs>;
+  def GradOp : NN_InputActivationGradOp<mnemonic # "_grad",
+                                        mnemonic # ": " # gradient, attrs>;
+}
+
 #endif // DPC_IR_NN_NNOPS_TD

@@ -234,6 +234,20 @@ LogicalResult buildVJP(GeluOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+/// The activations defined with their gradient op (NNOps.td's
+/// NN_InputActivation): the gradient op takes dy, x and the op's attributes.
+template <typename GradOpT, typename OpT>
+LogicalResult buildInputActivationVJP(OpT op, OpBuilder &b, ValueRange dys,
+                                      SmallVectorImpl<Value> &grads) {
+  SmallVector<NamedAttribute> attrs;
+  for (StringRef name : OpT::getAttributeNames())
+    if (Attribute value = op->getAttr(name))
+      attrs.push_back(b.getNamedAttr(name, value));
+  grads.push_back(b.create<GradOpT>(op.getLoc(), op.getType(),
+                                    ValueRange{dys[0], op.getInput()}, attrs));
+  return success();
+}
+
 /// Every summed element gets dy: dy (with the summed dims kept as 1)
 /// broadcast over zeros of the input's shape.
 LogicalResult buildVJP(ReduceSumOp op, OpBuilder &b, ValueRange dys,

@@ -578,8 +578,9 @@ void runReduceSum(KernelContext &, const KernelCall &call) {
   reduceSum(plan::getReduceShape(call), in(call, X), out(call, Y));
 }
 
-/// Clip, HardSigmoid, HardSwish and Gelu share roles: (X) -> (Y) forward,
-/// (X, DY) -> (DX) backward.
+/// Every input activation (Clip, HardSigmoid, HardSwish, Gelu, Erf and
+/// Kernels.def's DPC_INPUT_ACTIVATION rows) has the same roles: (X) -> (Y)
+/// forward, (X, DY) -> (DX) backward.
 void runInputActivationForward(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::ClipForward;
   plan::InputActivationShape s = plan::getInputActivationShape(call);
@@ -682,6 +683,8 @@ void runEmbeddingBackward(KernelContext &, const KernelCall &call) {
 const plan::KernelTable<KernelContext> kCpuKernels = {"the CPU",
                                                       {
 #define DPC_KERNEL(Name, ...) run##Name,
+#define DPC_INPUT_ACTIVATION(Name)                                             \
+  runInputActivationForward, runInputActivationBackward,
 #include "runtime/abi/Kernels.def"
                                                       },
                                                       &zeroNonEmptyResults,

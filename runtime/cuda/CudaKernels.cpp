@@ -1055,8 +1055,9 @@ void runReduceSum(StreamContext &ctx, const KernelCall &call) {
             reduced, in(call, X), out(call, Y));
 }
 
-/// Clip, HardSigmoid, HardSwish and Gelu share roles: (X) -> (Y) forward,
-/// (X, DY) -> (DX) backward.
+/// Every input activation (Clip, HardSigmoid, HardSwish, Gelu, Erf and
+/// Kernels.def's DPC_INPUT_ACTIVATION rows) has the same roles: (X) -> (Y)
+/// forward, (X, DY) -> (DX) backward.
 void runInputActivationForward(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::ClipForward;
   plan::InputActivationShape s = plan::getInputActivationShape(call);
@@ -1126,6 +1127,8 @@ void runEmbeddingBackward(StreamContext &ctx, const KernelCall &call) {
 const plan::KernelTable<StreamContext> kCudaKernels = {"CUDA",
                                                        {
 #define DPC_KERNEL(Name, ...) run##Name,
+#define DPC_INPUT_ACTIVATION(Name)                                             \
+  runInputActivationForward, runInputActivationBackward,
 #include "runtime/abi/Kernels.def"
                                                        },
                                                        &zeroNonEmptyResults};
