@@ -184,6 +184,17 @@ template <> LogicalResult lowerToKernels(nn::ErfGradOp op, KernelBuilder &b) {
                 {{X, op.getInput()}, {DY, op.getResultGrad()}});
 }
 
+template <> LogicalResult lowerToKernels(nn::LeakyReluOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LeakyReluForward, b,
+                             op.getAlphaAttr());
+}
+
+template <>
+LogicalResult lowerToKernels(nn::LeakyReluGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LeakyReluBackward, b,
+                             op.getAlphaAttr());
+}
+
 //===----------------------------------------------------------------------===//
 // Dropout and the row-wise activations
 //===----------------------------------------------------------------------===//
@@ -234,6 +245,7 @@ void dpc::attachActivationLowerings(MLIRContext &context) {
       nn::TanhGradOp, nn::ReciprocalOp, nn::ReciprocalGradOp, nn::ClipOp,
       nn::ClipGradOp, nn::HardSigmoidOp, nn::HardSigmoidGradOp, nn::HardSwishOp,
       nn::HardSwishGradOp, nn::GeluOp, nn::GeluGradOp, nn::ErfOp, nn::ErfGradOp,
-      nn::DropoutOp, nn::DropoutGradOp, nn::SoftmaxOp, nn::SoftmaxGradOp,
-      nn::LogSoftmaxOp, nn::LogSoftmaxGradOp>(context);
+      nn::LeakyReluOp, nn::LeakyReluGradOp, nn::DropoutOp, nn::DropoutGradOp,
+      nn::SoftmaxOp, nn::SoftmaxGradOp, nn::LogSoftmaxOp, nn::LogSoftmaxGradOp>(
+      context);
 }

@@ -410,4 +410,8 @@ multiclass NN_InputActivation<string mnemonic, string formula,
                                         mnemonic # ": " # gradient, attrs>;
 }
 
+defm NN_LeakyRelu : NN_InputActivation<"leaky_relu",
+    "x where x > 0, else alpha x", "dy where x > 0, else alpha dy",
+    (ins DefaultValuedAttr<F64Attr, "0.01">:$alpha)>;
+
 #endif // DPC_IR_NN_NNOPS_TD

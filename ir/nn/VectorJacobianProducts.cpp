@@ -248,6 +248,11 @@ LogicalResult buildInputActivationVJP(OpT op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+LogicalResult buildVJP(LeakyReluOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<LeakyReluGradOp>(op, b, dys, grads);
+}
+
 /// Every summed element gets dy: dy (with the summed dims kept as 1)
 /// broadcast over zeros of the input's shape.
 LogicalResult buildVJP(ReduceSumOp op, OpBuilder &b, ValueRange dys,
@@ -467,8 +472,8 @@ void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
   attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
          ReciprocalOp, ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, ErfOp,
-         DropoutOp, EmbeddingOp, ReduceSumOp, LayerNormOp, TransposeOp,
-         ConcatOp, SplitOp, AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp,
-         MatmulOp, BatchMatmulOp, BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp,
-         CrossEntropyOp>(context);
+         LeakyReluOp, DropoutOp, EmbeddingOp, ReduceSumOp, LayerNormOp,
+         TransposeOp, ConcatOp, SplitOp, AddOp, MulOp, FlattenOp, ReshapeOp,
+         LinearOp, MatmulOp, BatchMatmulOp, BroadcastRowsOp, SoftmaxOp,
+         LogSoftmaxOp, CrossEntropyOp>(context);
 }

@@ -198,6 +198,8 @@ inputActivationForward(InputActivation kind, ActivationParams p, float x) {
         detail::kGeluTanhBeta * (x + detail::kGeluTanhKappa * x * x * x);
     return 0.5f * x * (1.f + tanhf(inner));
   }
+  case InputActivation::LeakyRelu:
+    return x > 0.f ? x : x * p.a;
   }
   return x;
 }
@@ -232,6 +234,8 @@ DPC_HOST_DEVICE inline float inputActivationBackward(InputActivation kind,
     return dy * (0.5f * right +
                  0.5f * x * (1.f - tanhInner * tanhInner) * innerDerivative);
   }
+  case InputActivation::LeakyRelu:
+    return x > 0.f ? dy : dy * p.a;
   }
   return dy;
 }

@@ -121,6 +121,7 @@ MODELS = {
     "hardswish": (lambda: Between(nn.Hardswish(), (8,), 8), "vector"),
     "hardsigmoid": (lambda: Between(nn.Hardsigmoid(), (8,), 8), "vector"),
     "silu": (lambda: Between(nn.SiLU(), (8,), 8), "vector"),
+    "leaky_relu": (lambda: Between(nn.LeakyReLU(0.1), (8,), 8), "vector"),
     "softmax_axis1": (between(lambda m, y: y.softmax(dim=1), (3, 4), 12),
                       "vector"),
     "batch_matmul": (between(lambda m, y: y @ y.transpose(1, 2), (3, 4), 9),

@@ -1,8 +1,8 @@
 //===- Activation.cpp - activations, softmax and dropout ------------------===//
 //
 // Elementwise activations (Relu, Sigmoid, Tanh, Erf, HardSigmoid,
-// HardSwish, Gelu, Clip), Softmax and LogSoftmax, and Dropout (random
-// masks written out as ops are ExporterIdioms.cpp's).
+// HardSwish, Gelu, Clip, LeakyRelu), Softmax and LogSoftmax, and Dropout
+// (random masks written out as ops are ExporterIdioms.cpp's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +58,20 @@ void importGelu(Importer &im, const onnx::NodeProto &node) {
                 im.operand(node, 0),
                 {im.named("tanh_approximation",
                           im.opBuilder().getBoolAttr(approximate == "tanh"))}));
+}
+
+/// The named float attribute `name` of `node` (`fallback` where absent), as
+/// the op attribute of the same name.
+NamedAttribute floatParam(Importer &im, const onnx::NodeProto &node,
+                          const char *name, float fallback) {
+  return im.named(name, im.opBuilder().getF64FloatAttr(
+                            shortestDecimal(floatAttr(node, name, fallback))));
+}
+
+void importLeakyRelu(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0,
+            im.create<nn::LeakyReluOp>(im.operand(node, 0),
+                                       {floatParam(im, node, "alpha", 0.01f)}));
 }
 
 void importClip(Importer &im, const onnx::NodeProto &node) {
@@ -147,6 +161,7 @@ void registerActivationOps(OnnxOpTable &table) {
   table.add("HardSwish", kMinOpset, kMaxOpset, importHardSwish);
   table.add("Gelu", kMinOpset, kMaxOpset, importGelu);
   table.add("Clip", importClip);
+  table.add("LeakyRelu", importLeakyRelu);
   table.add("Softmax", [](Importer &im, const onnx::NodeProto &node) {
     importSoftmax(im, node, /*isLog=*/false);
   });

@@ -210,7 +210,9 @@ TEST(KernelElementsTest, InputActivationsMatchTheCpuKernelsBitForBit) {
         std::pair(InputActivation::HardSwish, math::ActivationParams{}),
         std::pair(InputActivation::Gelu, math::ActivationParams{}),
         std::pair(InputActivation::GeluTanh, math::ActivationParams{}),
-        std::pair(InputActivation::Erf, math::ActivationParams{})}) {
+        std::pair(InputActivation::Erf, math::ActivationParams{}),
+        std::pair(InputActivation::LeakyRelu,
+                  math::ActivationParams{0.1f, 0.f})}) {
     std::vector<float> y(x.size()), dx(x.size()), yBody(x.size()),
         dxBody(x.size());
     inputActivationForward(kind, params, x.size(), x.data(), y.data());

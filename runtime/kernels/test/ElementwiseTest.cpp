@@ -158,7 +158,12 @@ INSTANTIATE_TEST_SUITE_P(
             "Erf",
             math::InputActivation::Erf,
             {},
-            [](double x, double, double) { return std::erf(x); }}),
+            [](double x, double, double) { return std::erf(x); }},
+        InputActivationCase{
+            "LeakyRelu",
+            math::InputActivation::LeakyRelu,
+            {0.1f},
+            [](double x, double a, double) { return x > 0 ? x : x * a; }}),
     [](const auto &info) { return std::string(info.param.name); });
 
 // Reciprocal (Div by a tensor) against 1 / x and -dy / x^2 in double: near
