@@ -212,14 +212,28 @@ LogicalResult lowerToKernels(nn::DropoutGradOp op, KernelBuilder &b) {
                 dropoutAttrs(b, op));
 }
 
+/// The softmax kernels take rows of the last dim (the importer swaps
+/// another axis there).
+template <typename OpTy> LogicalResult checkLastAxis(OpTy op) {
+  int64_t rank = cast<RankedTensorType>(op.getType()).getRank();
+  if (static_cast<int64_t>(op.getAxis()) == rank - 1)
+    return success();
+  return op.emitOpError() << "is lowered only along the last dim (" << rank - 1
+                          << "), not " << op.getAxis();
+}
+
 template <> LogicalResult lowerToKernels(nn::SoftmaxOp op, KernelBuilder &b) {
   using namespace roles::SoftmaxForward;
+  if (failed(checkLastAxis(op)))
+    return failure();
   return b.call(op, Kernel::SoftmaxForward, {{X, op.getInput()}});
 }
 
 template <>
 LogicalResult lowerToKernels(nn::SoftmaxGradOp op, KernelBuilder &b) {
   using namespace roles::SoftmaxBackward;
+  if (failed(checkLastAxis(op)))
+    return failure();
   return b.call(op, Kernel::SoftmaxBackward,
                 {{Y, op.getResult()}, {DY, op.getResultGrad()}});
 }
@@ -227,12 +241,16 @@ LogicalResult lowerToKernels(nn::SoftmaxGradOp op, KernelBuilder &b) {
 template <>
 LogicalResult lowerToKernels(nn::LogSoftmaxOp op, KernelBuilder &b) {
   using namespace roles::LogSoftmaxForward;
+  if (failed(checkLastAxis(op)))
+    return failure();
   return b.call(op, Kernel::LogSoftmaxForward, {{X, op.getInput()}});
 }
 
 template <>
 LogicalResult lowerToKernels(nn::LogSoftmaxGradOp op, KernelBuilder &b) {
   using namespace roles::LogSoftmaxBackward;
+  if (failed(checkLastAxis(op)))
+    return failure();
   return b.call(op, Kernel::LogSoftmaxBackward,
                 {{Y, op.getResult()}, {DY, op.getResultGrad()}});
 }

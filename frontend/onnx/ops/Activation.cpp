@@ -110,11 +110,21 @@ void importSoftmax(Importer &im, const onnx::NodeProto &node, bool isLog) {
     fail("softmax over the flattened dims from axis " + std::to_string(axis) +
          " of a rank-" + std::to_string(rank) +
          " input (opset < 13 semantics) is not supported");
+  // The kernels take rows of the last dim: another axis (Softmax2d's
+  // channels) is swapped with it before and after.
+  SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(rank));
+  std::swap(swap[axis], swap[rank - 1]);
+  if (axis != rank - 1)
+    input =
+        im.create<nn::TransposeOp>(input, {im.i64Array("permutation", swap)});
   NamedAttribute axisAttr =
-      im.named("axis", im.opBuilder().getI64IntegerAttr(axis));
-  im.define(node, 0,
-            isLog ? im.create<nn::LogSoftmaxOp>(input, {axisAttr})
-                  : im.create<nn::SoftmaxOp>(input, {axisAttr}));
+      im.named("axis", im.opBuilder().getI64IntegerAttr(rank - 1));
+  Value result = isLog ? im.create<nn::LogSoftmaxOp>(input, {axisAttr})
+                       : im.create<nn::SoftmaxOp>(input, {axisAttr});
+  if (axis != rank - 1)
+    result =
+        im.create<nn::TransposeOp>(result, {im.i64Array("permutation", swap)});
+  im.define(node, 0, result);
 }
 
 void importDropout(Importer &im, const onnx::NodeProto &node) {
