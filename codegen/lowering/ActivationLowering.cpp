@@ -195,6 +195,99 @@ LogicalResult lowerToKernels(nn::LeakyReluGradOp op, KernelBuilder &b) {
                              op.getAlphaAttr());
 }
 
+template <> LogicalResult lowerToKernels(nn::EluOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::EluForward, b, op.getAlphaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::EluGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::EluBackward, b, op.getAlphaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::SeluOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SeluForward, b, op.getAlphaAttr(),
+                             op.getGammaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::SeluGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SeluBackward, b, op.getAlphaAttr(),
+                             op.getGammaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::CeluOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::CeluForward, b, op.getAlphaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::CeluGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::CeluBackward, b, op.getAlphaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::SoftplusOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SoftplusForward, b, op.getBetaAttr(),
+                             op.getThresholdAttr());
+}
+
+template <>
+LogicalResult lowerToKernels(nn::SoftplusGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SoftplusBackward, b, op.getBetaAttr(),
+                             op.getThresholdAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::MishOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::MishForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::MishGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::MishBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::AbsOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::AbsForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::AbsGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::AbsBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::LogOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LogForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::LogGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LogBackward, b, {});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::LogSigmoidOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LogSigmoidForward, b, {});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::LogSigmoidGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LogSigmoidBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::ShrinkOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::ShrinkForward, b, op.getLambdAttr(),
+                             op.getBiasAttr());
+}
+
+template <>
+LogicalResult lowerToKernels(nn::ShrinkGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::ShrinkBackward, b, op.getLambdAttr(),
+                             op.getBiasAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::ThresholdOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::ThresholdForward, b,
+                             op.getThresholdAttr(), op.getValueAttr());
+}
+
+template <>
+LogicalResult lowerToKernels(nn::ThresholdGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::ThresholdBackward, b,
+                             op.getThresholdAttr(), op.getValueAttr());
+}
+
 //===----------------------------------------------------------------------===//
 // Dropout and the row-wise activations
 //===----------------------------------------------------------------------===//
@@ -263,7 +356,11 @@ void dpc::attachActivationLowerings(MLIRContext &context) {
       nn::TanhGradOp, nn::ReciprocalOp, nn::ReciprocalGradOp, nn::ClipOp,
       nn::ClipGradOp, nn::HardSigmoidOp, nn::HardSigmoidGradOp, nn::HardSwishOp,
       nn::HardSwishGradOp, nn::GeluOp, nn::GeluGradOp, nn::ErfOp, nn::ErfGradOp,
-      nn::LeakyReluOp, nn::LeakyReluGradOp, nn::DropoutOp, nn::DropoutGradOp,
-      nn::SoftmaxOp, nn::SoftmaxGradOp, nn::LogSoftmaxOp, nn::LogSoftmaxGradOp>(
-      context);
+      nn::LeakyReluOp, nn::LeakyReluGradOp, nn::EluOp, nn::EluGradOp,
+      nn::SeluOp, nn::SeluGradOp, nn::CeluOp, nn::CeluGradOp, nn::SoftplusOp,
+      nn::SoftplusGradOp, nn::MishOp, nn::MishGradOp, nn::AbsOp, nn::AbsGradOp,
+      nn::LogOp, nn::LogGradOp, nn::LogSigmoidOp, nn::LogSigmoidGradOp,
+      nn::ShrinkOp, nn::ShrinkGradOp, nn::ThresholdOp, nn::ThresholdGradOp,
+      nn::DropoutOp, nn::DropoutGradOp, nn::SoftmaxOp, nn::SoftmaxGradOp,
+      nn::LogSoftmaxOp, nn::LogSoftmaxGradOp>(context);
 }

@@ -71,7 +71,9 @@ LAYERS = {
     "silu": (around(nn.SiLU), ""),
     "mish": (around(nn.Mish), ""),
     "softplus": (around(nn.Softplus), ""),
-    "softplus_beta": (around(lambda: nn.Softplus(2.0, 3.0)), ""),
+    "softplus_beta": (around(lambda: nn.Softplus(2.0, 3.0)),
+                      "yes (dynamo); legacy: trains what the file says, "
+                      "which drops the threshold (not PyTorch's step)"),
     "softsign": (around(nn.Softsign), ""),
     "sigmoid": (around(nn.Sigmoid), ""),
     "tanh": (around(nn.Tanh), ""),
@@ -82,11 +84,14 @@ LAYERS = {
     "hardsigmoid": (around(nn.Hardsigmoid), ""),
     "hardswish": (around(nn.Hardswish), ""),
     "hardshrink": (around(lambda: nn.Hardshrink(0.3)), ""),
-    "softshrink": (around(lambda: nn.Softshrink(0.3)), ""),
-    "threshold": (around(lambda: nn.Threshold(0.1, -1.0)), ""),
+    "softshrink": (around(lambda: nn.Softshrink(0.3)),
+                   "yes (legacy); dynamo: refused (Sign)"),
+    "threshold": (around(lambda: nn.Threshold(0.1, -1.0)),
+                  "yes (dynamo); the legacy exporter refuses it"),
     "prelu": (around(lambda: nn.PReLU(4), (4, 3)), ""),
     "rrelu": (around(nn.RReLU),
-              "refused: a random slope per element in training"),
+              "no: refused (RandomUniformLike: a random slope per element "
+              "in training); the dynamo exporter cannot export it"),
     "glu": (around(nn.GLU, width=WIDTH // 2), ""),
     "softmax": (around(lambda: nn.Softmax(dim=1)), ""),
     "softmin": (around(lambda: nn.Softmin(dim=1)), ""),
@@ -120,7 +125,7 @@ def layer_ops(path):
     """The op types the export writes for the layer (between fc_in's
     Gemm/MatMul+Add and fc_out's), in order, without plumbing."""
     if not os.path.exists(path):
-        return "not exported"
+        return "(the exporter refuses it)"
     m = onnx.load(path, load_external_data=False)
     ops = [n.op_type for n in m.graph.node if n.op_type not in PLUMBING]
     # Drop the two Linears (Gemm, or MatMul + Add) and the view/flatten.
@@ -146,7 +151,7 @@ def main():
     parser.add_argument("layers", nargs="*", default=list(LAYERS))
     args = parser.parse_args()
     torch.set_num_threads(2)
-    rows = []
+    rows, both = [], 0
     for name in args.layers:
         directory = os.path.join(args.out, name)
         os.makedirs(directory, exist_ok=True)
@@ -178,9 +183,12 @@ def main():
                                if v != "pass") or "yes, both exports"
         else:
             status = LAYERS[name][1] or "yes, both exports"
-        rows.append(f"| {name} | {ops['legacy']} | {ops['dynamo']} | "
-                    f"{status} |")
+        rows.append(f"| `{model.layer}` | {ops['legacy']} | {ops['dynamo']} "
+                    f"| {status} |")
+        both += status == "yes, both exports"
     if args.table:
+        print(f"{both} of {len(rows)} train with both exporters' files "
+              f"(make_layers.py --table):\n")
         print("| layer | legacy export (opset 17) | dynamo export | "
               "dpc trains it |")
         print("|---|---|---|---|")
