@@ -3,7 +3,8 @@
 // Element-wise activations and their gradients, dropout, and the row-wise
 // softmax and log-softmax: one kernel call each. The gradients of ReLU,
 // sigmoid, tanh and reciprocal read the forward's result, those of the
-// input activations (clip, hard sigmoid, hard swish, GELU, erf) its input.
+// input activations (clip, hard sigmoid, hard swish, GELU, erf, and the
+// ones defined with their gradient op) its input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,24 @@ SmallVector<NamedAttribute> dropoutAttrs(KernelBuilder &b, OpTy op) {
   if (op.getRowwise())
     attrs.push_back(b.attr("rowwise", b.getBuilder().getBoolAttr(true)));
   return attrs;
+}
+
+/// A call of an input activation of Kernels.def's DPC_INPUT_ACTIVATION
+/// rows: (X) -> (Y) forward, (X, DY) -> (DX) for the gradient op, with the
+/// op's parameters as the kernel's `alpha` and `beta` (null: 0).
+template <typename OpTy>
+LogicalResult callInputActivation(OpTy op, Kernel kernel, KernelBuilder &b,
+                                  Attribute alpha, Attribute beta = {}) {
+  // The rows' roles are at the clip kernels' positions (Kernels.def).
+  SmallVector<RoleValue> ins = {{roles::ClipForward::X, op.getInput()}};
+  if constexpr (OpTy::template hasTrait<OpTrait::NOperands<2>::Impl>())
+    ins.push_back({roles::ClipBackward::DY, op.getResultGrad()});
+  SmallVector<NamedAttribute> attrs;
+  if (alpha)
+    attrs.push_back(b.attr("alpha", alpha));
+  if (beta)
+    attrs.push_back(b.attr("beta", beta));
+  return b.call(op, kernel, ins, attrs);
 }
 
 } // namespace
@@ -165,6 +184,110 @@ template <> LogicalResult lowerToKernels(nn::ErfGradOp op, KernelBuilder &b) {
                 {{X, op.getInput()}, {DY, op.getResultGrad()}});
 }
 
+template <> LogicalResult lowerToKernels(nn::LeakyReluOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LeakyReluForward, b,
+                             op.getAlphaAttr());
+}
+
+template <>
+LogicalResult lowerToKernels(nn::LeakyReluGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LeakyReluBackward, b,
+                             op.getAlphaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::EluOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::EluForward, b, op.getAlphaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::EluGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::EluBackward, b, op.getAlphaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::SeluOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SeluForward, b, op.getAlphaAttr(),
+                             op.getGammaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::SeluGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SeluBackward, b, op.getAlphaAttr(),
+                             op.getGammaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::CeluOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::CeluForward, b, op.getAlphaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::CeluGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::CeluBackward, b, op.getAlphaAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::SoftplusOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SoftplusForward, b, op.getBetaAttr(),
+                             op.getThresholdAttr());
+}
+
+template <>
+LogicalResult lowerToKernels(nn::SoftplusGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SoftplusBackward, b, op.getBetaAttr(),
+                             op.getThresholdAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::MishOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::MishForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::MishGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::MishBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::AbsOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::AbsForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::AbsGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::AbsBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::LogOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LogForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::LogGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LogBackward, b, {});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::LogSigmoidOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LogSigmoidForward, b, {});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::LogSigmoidGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::LogSigmoidBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::ShrinkOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::ShrinkForward, b, op.getLambdAttr(),
+                             op.getBiasAttr());
+}
+
+template <>
+LogicalResult lowerToKernels(nn::ShrinkGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::ShrinkBackward, b, op.getLambdAttr(),
+                             op.getBiasAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::ThresholdOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::ThresholdForward, b,
+                             op.getThresholdAttr(), op.getValueAttr());
+}
+
+template <>
+LogicalResult lowerToKernels(nn::ThresholdGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::ThresholdBackward, b,
+                             op.getThresholdAttr(), op.getValueAttr());
+}
+
 //===----------------------------------------------------------------------===//
 // Dropout and the row-wise activations
 //===----------------------------------------------------------------------===//
@@ -182,14 +305,28 @@ LogicalResult lowerToKernels(nn::DropoutGradOp op, KernelBuilder &b) {
                 dropoutAttrs(b, op));
 }
 
+/// The softmax kernels take rows of the last dim (the importer swaps
+/// another axis there).
+template <typename OpTy> LogicalResult checkLastAxis(OpTy op) {
+  int64_t rank = cast<RankedTensorType>(op.getType()).getRank();
+  if (static_cast<int64_t>(op.getAxis()) == rank - 1)
+    return success();
+  return op.emitOpError() << "is lowered only along the last dim (" << rank - 1
+                          << "), not " << op.getAxis();
+}
+
 template <> LogicalResult lowerToKernels(nn::SoftmaxOp op, KernelBuilder &b) {
   using namespace roles::SoftmaxForward;
+  if (failed(checkLastAxis(op)))
+    return failure();
   return b.call(op, Kernel::SoftmaxForward, {{X, op.getInput()}});
 }
 
 template <>
 LogicalResult lowerToKernels(nn::SoftmaxGradOp op, KernelBuilder &b) {
   using namespace roles::SoftmaxBackward;
+  if (failed(checkLastAxis(op)))
+    return failure();
   return b.call(op, Kernel::SoftmaxBackward,
                 {{Y, op.getResult()}, {DY, op.getResultGrad()}});
 }
@@ -197,12 +334,16 @@ LogicalResult lowerToKernels(nn::SoftmaxGradOp op, KernelBuilder &b) {
 template <>
 LogicalResult lowerToKernels(nn::LogSoftmaxOp op, KernelBuilder &b) {
   using namespace roles::LogSoftmaxForward;
+  if (failed(checkLastAxis(op)))
+    return failure();
   return b.call(op, Kernel::LogSoftmaxForward, {{X, op.getInput()}});
 }
 
 template <>
 LogicalResult lowerToKernels(nn::LogSoftmaxGradOp op, KernelBuilder &b) {
   using namespace roles::LogSoftmaxBackward;
+  if (failed(checkLastAxis(op)))
+    return failure();
   return b.call(op, Kernel::LogSoftmaxBackward,
                 {{Y, op.getResult()}, {DY, op.getResultGrad()}});
 }
@@ -215,6 +356,11 @@ void dpc::attachActivationLowerings(MLIRContext &context) {
       nn::TanhGradOp, nn::ReciprocalOp, nn::ReciprocalGradOp, nn::ClipOp,
       nn::ClipGradOp, nn::HardSigmoidOp, nn::HardSigmoidGradOp, nn::HardSwishOp,
       nn::HardSwishGradOp, nn::GeluOp, nn::GeluGradOp, nn::ErfOp, nn::ErfGradOp,
+      nn::LeakyReluOp, nn::LeakyReluGradOp, nn::EluOp, nn::EluGradOp,
+      nn::SeluOp, nn::SeluGradOp, nn::CeluOp, nn::CeluGradOp, nn::SoftplusOp,
+      nn::SoftplusGradOp, nn::MishOp, nn::MishGradOp, nn::AbsOp, nn::AbsGradOp,
+      nn::LogOp, nn::LogGradOp, nn::LogSigmoidOp, nn::LogSigmoidGradOp,
+      nn::ShrinkOp, nn::ShrinkGradOp, nn::ThresholdOp, nn::ThresholdGradOp,
       nn::DropoutOp, nn::DropoutGradOp, nn::SoftmaxOp, nn::SoftmaxGradOp,
       nn::LogSoftmaxOp, nn::LogSoftmaxGradOp>(context);
 }

@@ -422,6 +422,13 @@ SmallVector<Value> Importer::createSplit(Value input, int64_t axis,
   return SmallVector<Value>(split.getResults());
 }
 
+Value Importer::createNegation(Value input) {
+  auto scalar = RankedTensorType::get({}, builder.getF32Type());
+  Value minusOne = create<nn::ConstantOp>(
+      {}, {named("value", DenseElementsAttr::get(scalar, -1.f))});
+  return create<nn::MulOp>({input, minusOne});
+}
+
 Value Importer::createDropout(Value input, double ratio, bool rowwise) {
   if (!(ratio >= 0 && ratio <= 1))
     fail("ratio " + std::to_string(ratio) + " is not in [0, 1]");

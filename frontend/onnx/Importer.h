@@ -147,6 +147,17 @@ void checkExportRewrite(const onnx::NodeProto &node);
 // Importer
 //===----------------------------------------------------------------------===//
 
+/// The values of a run-time tensor (`subject`) where a comparison with a
+/// constant holds (or Or of two of them): sorted, disjoint intervals.
+struct ValueSet {
+  struct Interval {
+    double lo, hi;
+    bool loClosed, hiClosed;
+  };
+  mlir::Value subject;
+  llvm::SmallVector<Interval, 2> intervals;
+};
+
 class Importer : public ImportContext {
 public:
   Importer(mlir::MLIRContext &ctx, llvm::StringRef path,
@@ -250,6 +261,20 @@ public:
                           int64_t end);
   llvm::SmallVector<mlir::Value> createSplit(mlir::Value input, int64_t axis,
                                              llvm::ArrayRef<int64_t> sizes);
+  /// -input, as input times -1 (exact in IEEE arithmetic).
+  mlir::Value createNegation(mlir::Value input);
+  /// A comparison's output (ops/Threshold.cpp): only Where may read it.
+  void recordComparison(const std::string &name, ValueSet set) {
+    markUnavailable(name, "value '" + name +
+                              "' (a comparison) is read other than by "
+                              "Where, which dpc does not support");
+    comparisons[name] = std::move(set);
+  }
+  /// The comparison `name` is the output of, or null.
+  const ValueSet *comparison(const std::string &name) const {
+    auto it = comparisons.find(name);
+    return it == comparisons.end() ? nullptr : &it->second;
+  }
   /// nn.dropout with the next training-mode dropout's mask key.
   mlir::Value createDropout(mlir::Value input, double ratio, bool rowwise);
 
@@ -336,6 +361,8 @@ private:
   /// IsNaN's outputs, by the name of the tensor each tests: only
   /// Where(IsNaN(x), c, x) may read them (importNanGuard).
   llvm::StringMap<std::string> nanTests;
+  /// Comparisons with a constant, by output name (recordComparison).
+  llvm::StringMap<ValueSet> comparisons;
   /// One sample's constant of a value repeated for each sample, by name.
   llvm::StringMap<mlir::Value> sampleConstants;
   /// LSTM, and the sequence-first views and fills around it.

@@ -85,6 +85,7 @@ const OnnxOpTable &getOnnxOpTable() {
     registerReduceOps(table);
     registerShapeOps(table);
     registerSlicingOps(table);
+    registerThresholdOps(table);
     return table;
   }();
   return table;

@@ -69,6 +69,7 @@ void registerPoolingOps(OnnxOpTable &table);
 void registerReduceOps(OnnxOpTable &table);
 void registerShapeOps(OnnxOpTable &table);
 void registerSlicingOps(OnnxOpTable &table);
+void registerThresholdOps(OnnxOpTable &table);
 
 } // namespace dpc::frontend
 

@@ -181,6 +181,13 @@ plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
     attrs.Set(std::move(hardSigmoid));
     break;
   }
+  case plan::KernelAttrs::ActivationAttrs: {
+    plan::ActivationAttrsT activation;
+    activation.alpha = r.real("alpha", 0.0);
+    activation.beta = r.real("beta", 0.0);
+    attrs.Set(std::move(activation));
+    break;
+  }
   case plan::KernelAttrs::GeluAttrs: {
     plan::GeluAttrsT gelu;
     gelu.tanh_approximation = r.flag("tanh_approximation");

@@ -452,4 +452,61 @@ def NN_LossWeightOp : NN_Op<"loss_weight", [Pure, InferTypeOpAdaptor]> {
 
 include "ir/nn/NNGradOps.td"
 
+//===----------------------------------------------------------------------===//
+// Activations defined with their gradient
+//===----------------------------------------------------------------------===//
+
+// An activation whose gradient reads x, and its gradient op, in one row:
+// `defm NN_Foo` defines FooOp (`nn.foo`, `formula`) and FooGradOp
+// (`nn.foo_grad`: dy and x, `gradient`), both with `attrs`. Its kernels are
+// Kernels.def's DPC_INPUT_ACTIVATION(Foo) row (their alpha and beta are
+// named by the lowering).
+multiclass NN_InputActivation<string mnemonic, string formula,
+                              string gradient, dag attrs> {
+  def Op : NN_InputActivationOp<mnemonic, formula, attrs>;
+  def GradOp : NN_InputActivationGradOp<mnemonic # "_grad",
+                                        mnemonic # ": " # gradient, attrs>;
+}
+
+defm NN_LeakyRelu : NN_InputActivation<"leaky_relu",
+    "x where x > 0, else alpha x", "dy where x > 0, else alpha dy",
+    (ins DefaultValuedAttr<F64Attr, "0.01">:$alpha)>;
+defm NN_Elu : NN_InputActivation<"elu",
+    "x where x > 0, else alpha (exp(x) - 1)",
+    "dy where x > 0, else alpha exp(x) dy",
+    (ins DefaultValuedAttr<F64Attr, "1.0">:$alpha)>;
+// ONNX's defaults: PyTorch's constants rounded to float.
+defm NN_Selu : NN_InputActivation<"selu",
+    "gamma x where x > 0, else gamma alpha (exp(x) - 1)",
+    "gamma dy where x > 0, else gamma alpha exp(x) dy",
+    (ins DefaultValuedAttr<F64Attr, "1.67326319217681884765625">:$alpha,
+         DefaultValuedAttr<F64Attr, "1.05070102214813232421875">:$gamma)>;
+defm NN_Celu : NN_InputActivation<"celu",
+    "x where x > 0, else alpha (exp(x / alpha) - 1); alpha not 0",
+    "dy where x > 0, else exp(x / alpha) dy",
+    (ins DefaultValuedAttr<F64Attr, "1.0">:$alpha)>;
+// PyTorch's: x where beta x > threshold; ONNX's Softplus is beta 1 and
+// threshold 20 (where log(1 + exp(x)) rounds to x).
+defm NN_Softplus : NN_InputActivation<"softplus",
+    "log(1 + exp(beta x)) / beta, or x where beta x > threshold; beta not 0",
+    "dy sigmoid(beta x), or dy where beta x > threshold",
+    (ins DefaultValuedAttr<F64Attr, "1.0">:$beta,
+         DefaultValuedAttr<F64Attr, "20.0">:$threshold)>;
+defm NN_Mish : NN_InputActivation<"mish", "x tanh(log(1 + exp(x)))",
+    "dy (t + x sigmoid(x) (1 - t^2)), t = tanh(log(1 + exp(x)))", (ins)>;
+defm NN_Abs : NN_InputActivation<"abs", "|x|", "dy sign(x) (0 at 0)", (ins)>;
+defm NN_Log : NN_InputActivation<"log", "log(x)", "dy / x", (ins)>;
+// log(sigmoid(x)) without sigmoid's underflow: min(x, 0) - log1p(exp(-|x|)).
+defm NN_LogSigmoid : NN_InputActivation<"log_sigmoid", "log(sigmoid(x))",
+    "dy (1 - sigmoid(x))", (ins)>;
+// ONNX's Shrink: Hardshrink (bias 0) and Softshrink (bias lambd).
+defm NN_Shrink : NN_InputActivation<"shrink",
+    "x - bias where x > lambd, x + bias where x < -lambd, else 0",
+    "dy where |x| > lambd, else 0",
+    (ins DefaultValuedAttr<F64Attr, "0.5">:$lambd,
+         DefaultValuedAttr<F64Attr, "0.0">:$bias)>;
+defm NN_Threshold : NN_InputActivation<"threshold",
+    "x where x > threshold, else value", "dy where x > threshold, else 0",
+    (ins F64Attr:$threshold, F64Attr:$value)>;
+
 #endif // DPC_IR_NN_NNOPS_TD

@@ -234,6 +234,75 @@ LogicalResult buildVJP(GeluOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+/// The activations defined with their gradient op (NNOps.td's
+/// NN_InputActivation): the gradient op takes dy, x and the op's attributes.
+template <typename GradOpT, typename OpT>
+LogicalResult buildInputActivationVJP(OpT op, OpBuilder &b, ValueRange dys,
+                                      SmallVectorImpl<Value> &grads) {
+  SmallVector<NamedAttribute> attrs;
+  for (StringRef name : OpT::getAttributeNames())
+    if (Attribute value = op->getAttr(name))
+      attrs.push_back(b.getNamedAttr(name, value));
+  grads.push_back(b.create<GradOpT>(op.getLoc(), op.getType(),
+                                    ValueRange{dys[0], op.getInput()}, attrs));
+  return success();
+}
+
+LogicalResult buildVJP(LeakyReluOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<LeakyReluGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(EluOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<EluGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(SeluOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<SeluGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(CeluOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<CeluGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(SoftplusOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<SoftplusGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(MishOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<MishGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(AbsOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<AbsGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(LogOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<LogGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(LogSigmoidOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<LogSigmoidGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(ShrinkOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<ShrinkGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(ThresholdOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<ThresholdGradOp>(op, b, dys, grads);
+}
+
 /// Every summed element gets dy: dy (with the summed dims kept as 1)
 /// broadcast over zeros of the input's shape.
 LogicalResult buildVJP(ReduceSumOp op, OpBuilder &b, ValueRange dys,
@@ -459,8 +528,9 @@ void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
   attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
          AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
          ReciprocalOp, ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, ErfOp,
-         DropoutOp, EmbeddingOp, ReduceSumOp, LayerNormOp, TransposeOp,
-         ConcatOp, SplitOp, AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp,
-         MatmulOp, BatchMatmulOp, BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp,
-         LossOp>(context);
+         LeakyReluOp, EluOp, SeluOp, CeluOp, SoftplusOp, MishOp, AbsOp, LogOp,
+         LogSigmoidOp, ShrinkOp, ThresholdOp, DropoutOp, EmbeddingOp,
+         ReduceSumOp, LayerNormOp, TransposeOp, ConcatOp, SplitOp, AddOp, MulOp,
+         FlattenOp, ReshapeOp, LinearOp, MatmulOp, BatchMatmulOp,
+         BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp, LossOp>(context);
 }

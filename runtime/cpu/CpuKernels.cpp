@@ -30,6 +30,8 @@ void zeroNonEmptyResults(KernelContext &, const KernelCall &call) {
 const plan::KernelTable<KernelContext> kCpuKernels = {"the CPU",
                                                       {
 #define DPC_KERNEL(Name, ...) cpu::run##Name,
+#define DPC_INPUT_ACTIVATION(Name)                                             \
+  cpu::runInputActivationForward, cpu::runInputActivationBackward,
 #include "runtime/abi/Kernels.def"
                                                       },
                                                       &zeroNonEmptyResults,

@@ -95,6 +95,8 @@ void zeroNonEmptyResults(StreamContext &ctx, const KernelCall &call) {
 const plan::KernelTable<StreamContext> kCudaKernels = {"CUDA",
                                                        {
 #define DPC_KERNEL(Name, ...) entries::run##Name,
+#define DPC_INPUT_ACTIVATION(Name)                                             \
+  entries::runInputActivationForward, entries::runInputActivationBackward,
 #include "runtime/abi/Kernels.def"
                                                        },
                                                        &zeroNonEmptyResults};

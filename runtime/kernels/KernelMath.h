@@ -198,6 +198,30 @@ inputActivationForward(InputActivation kind, ActivationParams p, float x) {
         detail::kGeluTanhBeta * (x + detail::kGeluTanhKappa * x * x * x);
     return 0.5f * x * (1.f + tanhf(inner));
   }
+  case InputActivation::LeakyRelu:
+    return x > 0.f ? x : x * p.a;
+  // ELU, SELU and CELU as PyTorch's elu kernel computes them: x scaled by
+  // `scale` above 0, negcoef (exp(x inputScale) - 1) from 0 down.
+  case InputActivation::Elu:
+    return x > 0.f ? x : p.a * expm1f(x);
+  case InputActivation::Selu:
+    return x > 0.f ? p.b * x : (p.a * p.b) * expm1f(x);
+  case InputActivation::Celu:
+    return x > 0.f ? x : p.a * expm1f(x * (1.f / p.a));
+  case InputActivation::Softplus:
+    return x * p.a > p.b ? x : log1pf(expf(x * p.a)) / p.a;
+  case InputActivation::Mish:
+    return x * tanhf(log1pf(expf(x)));
+  case InputActivation::Abs:
+    return fabsf(x);
+  case InputActivation::Log:
+    return logf(x);
+  case InputActivation::LogSigmoid:
+    return fminf(x, 0.f) - log1pf(expf(-fabsf(x)));
+  case InputActivation::Shrink:
+    return x > p.a ? x - p.b : (x < -p.a ? x + p.b : 0.f);
+  case InputActivation::Threshold:
+    return x > p.a ? x : p.b;
   }
   return x;
 }
@@ -232,6 +256,38 @@ DPC_HOST_DEVICE inline float inputActivationBackward(InputActivation kind,
     return dy * (0.5f * right +
                  0.5f * x * (1.f - tanhInner * tanhInner) * innerDerivative);
   }
+  case InputActivation::LeakyRelu:
+    return x > 0.f ? dy : dy * p.a;
+  case InputActivation::Elu:
+    return x > 0.f ? dy : dy * p.a * expf(x);
+  case InputActivation::Selu:
+    return x > 0.f ? dy * p.b : dy * (p.a * p.b) * expf(x);
+  case InputActivation::Celu: {
+    float inputScale = 1.f / p.a;
+    return x > 0.f ? dy : dy * inputScale * p.a * expf(x * inputScale);
+  }
+  case InputActivation::Softplus: {
+    float z = expf(x * p.a);
+    return x * p.a > p.b ? dy : dy * z / (z + 1.f);
+  }
+  case InputActivation::Mish: {
+    float sigmoid = 1.f / (1.f + expf(-x));
+    float t = tanhf(log1pf(expf(x)));
+    return dy * (t + x * sigmoid * (1.f - t * t));
+  }
+  case InputActivation::Abs:
+    return x > 0.f ? dy : (x < 0.f ? -dy : 0.f * dy);
+  case InputActivation::Log:
+    return dy / x;
+  case InputActivation::LogSigmoid: {
+    // PyTorch's: dy (max' - sign z / (1 + z)), z = exp(-|x|).
+    float z = expf(-fabsf(x));
+    return x < 0.f ? dy * (1.f - z / (1.f + z)) : dy * (z / (1.f + z));
+  }
+  case InputActivation::Shrink:
+    return x >= -p.a && x <= p.a ? 0.f : dy;
+  case InputActivation::Threshold:
+    return x > p.a ? dy : 0.f;
   }
   return dy;
 }

@@ -142,6 +142,29 @@ func.func @forward(%x: tensor<?x4xf32> {nn.input = "x"},
 
 // -----
 
+// The activations defined with their gradient op (NNOps.td's
+// NN_InputActivation): the gradient op gets dy, the forward op's input and
+// the attributes it has.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[L:.*]] = nn.leaky_relu %[[X:.*]] {alpha = 2.000000e-01 : f64}
+// CHECK: %[[S:.*]] = nn.selu %[[L]] : tensor<?x4xf32>
+// CHECK: %[[T:.*]] = nn.threshold %[[S]] {threshold = 1.000000e-01 : f64, value = -1.000000e+00 : f64}
+// CHECK: nn.threshold_grad %{{.*}}, %[[S]] {threshold = 1.000000e-01 : f64, value = -1.000000e+00 : f64}
+// CHECK: nn.selu_grad %{{.*}}, %[[L]] : tensor<?x4xf32>
+// CHECK: nn.leaky_relu_grad %{{.*}}, %[[X]] {alpha = 2.000000e-01 : f64}
+
+func.func @forward(%x: tensor<?x4xf32> {nn.input = "x"},
+                   %w: tensor<4x4xf32> {nn.param = "fc.weight"})
+    -> (tensor<?x4xf32> {nn.output = "logits"}) {
+  %0 = nn.linear %x, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %1 = nn.leaky_relu %0 {alpha = 0.2 : f64} : tensor<?x4xf32>
+  %2 = nn.selu %1 : tensor<?x4xf32>
+  %3 = nn.threshold %2 {threshold = 0.1 : f64, value = -1.0 : f64} : tensor<?x4xf32>
+  return %3 : tensor<?x4xf32>
+}
+
+// -----
+
 // Dropout: the identity in @eval_step; in @train_step its gradient redraws
 // the same mask (same ratio and key) instead of saving it.
 // CHECK-LABEL: func.func @eval_step

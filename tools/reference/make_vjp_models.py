@@ -100,7 +100,8 @@ class ClassToken(nn.Module):
 
 
 # name: (constructor, input: "vector" [N, F], "image" [N, 2, 4, 4],
-#        "tokens" [N, 5] in [0, 11), "sequence" [N, 3, 4])
+#        "tokens" [N, 5] in [0, 11), "sequence" [N, 3, 4][, "dynamo": the
+#        default exporter instead of the legacy one])
 MODELS = {
     "concat": (between(lambda m, y: torch.cat([y, y * m.w], dim=2),
                        (2, 3), 12, w=(2, 3)), "vector"),
@@ -121,6 +122,23 @@ MODELS = {
     "hardswish": (lambda: Between(nn.Hardswish(), (8,), 8), "vector"),
     "hardsigmoid": (lambda: Between(nn.Hardsigmoid(), (8,), 8), "vector"),
     "silu": (lambda: Between(nn.SiLU(), (8,), 8), "vector"),
+    "leaky_relu": (lambda: Between(nn.LeakyReLU(0.1), (8,), 8), "vector"),
+    "elu": (lambda: Between(nn.ELU(0.7), (8,), 8), "vector"),
+    "selu": (lambda: Between(nn.SELU(), (8,), 8), "vector"),
+    "celu": (lambda: Between(nn.CELU(0.8), (8,), 8), "vector"),
+    "softplus": (lambda: Between(nn.Softplus(2.0), (8,), 8), "vector"),
+    "mish": (lambda: Between(nn.Mish(), (8,), 8), "vector"),
+    "softsign": (lambda: Between(nn.Softsign(), (8,), 8), "vector"),
+    "log_sigmoid": (lambda: Between(nn.LogSigmoid(), (8,), 8), "vector"),
+    "tanhshrink": (lambda: Between(nn.Tanhshrink(), (8,), 8), "vector"),
+    "prelu": (lambda: Between(nn.PReLU(2), (2, 4), 8), "vector"),
+    "softmin": (lambda: Between(nn.Softmin(dim=1), (8,), 8), "vector"),
+    "glu": (lambda: Between(nn.GLU(), (8,), 4), "vector"),
+    "hardshrink": (lambda: Between(nn.Hardshrink(0.3), (8,), 8), "vector"),
+    "softshrink": (lambda: Between(nn.Softshrink(0.3), (8,), 8), "vector"),
+    # The legacy exporter refuses a threshold other than 0.
+    "threshold": (lambda: Between(nn.Threshold(0.1, -1.0), (8,), 8),
+                  "vector", "dynamo"),
     "softmax_axis1": (between(lambda m, y: y.softmax(dim=1), (3, 4), 12),
                       "vector"),
     "batch_matmul": (between(lambda m, y: y @ y.transpose(1, 2), (3, 4), 9),
@@ -164,10 +182,10 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     for name in args.models:
         torch.manual_seed(0)
-        make, kind = MODELS[name]
+        make, kind, *exporter = MODELS[name]
         export(make().train(), example(kind),
-               os.path.join(args.out, name + ".onnx"), dynamo=False,
-               strip=None)
+               os.path.join(args.out, name + ".onnx"),
+               dynamo=exporter == ["dynamo"], strip=None)
 
 
 if __name__ == "__main__":

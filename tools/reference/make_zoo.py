@@ -70,7 +70,6 @@ import tempfile
 import numpy as np
 import onnx
 import torch
-import torchvision
 from torch import nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -296,6 +295,7 @@ def vgg11_bn():
     """torchvision's features; at 32x32 they end 1x1, and its head
     (AdaptiveAvgPool2d(7) upsampling into a 25088 x 4096 Linear: 120 M
     parameters) gives way to the usual CIFAR head of the same form."""
+    import torchvision
     model = torchvision.models.vgg11_bn(num_classes=10)
     model.avgpool = nn.Identity()
     model.classifier = nn.Sequential(
@@ -308,13 +308,17 @@ def vit_b_16():
     """vit_b_16's width (768, 12 heads, MLP 3072, patch 16) at 32x32 (4
     patches and the class token), 2 of its 12 layers: the full depth is
     85 M parameters for the same ops."""
+    import torchvision
     return torchvision.models.VisionTransformer(
         image_size=32, patch_size=16, num_layers=2, num_heads=12,
         hidden_dim=768, mlp_dim=3072, num_classes=10)
 
 
 def torchvision_model(name):
-    return lambda: getattr(torchvision.models, name)(num_classes=10)
+    def make():
+        import torchvision
+        return getattr(torchvision.models, name)(num_classes=10)
+    return make
 
 
 # name: (constructor, input kind)
@@ -345,6 +349,7 @@ ZOO = {
 def build(name):
     """The model in training mode, dropout off, with hash:SEED weights."""
     model = ZOO[name][0]().train()
+    import torchvision  # only here and in the models that need it
     for module in model.modules():
         if isinstance(module, (nn.Dropout, torchvision.ops.StochasticDepth)):
             module.p = 0.0

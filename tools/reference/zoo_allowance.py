@@ -4,8 +4,9 @@ make_zoo.py compares dpc's step with PyTorch's float64 step. Two effects
 are not bounded by "as close to float64 as PyTorch's float32 step is", and
 each gets an allowance computed here, per parameter element, in float64:
 
-Kinks. An activation with a kink (ReLU at 0, ReLU6 at 0 and 6, hard swish
-and hard sigmoid at -3 and 3) has a derivative that jumps there. A unit
+Kinks. An activation with a kink (ReLU, leaky ReLU, PReLU at 0, ReLU6 at 0
+and 6, hard swish and hard sigmoid at -3 and 3) has a derivative that
+jumps there. A unit
 whose exact input lies within float32's forward error of a kink may land on
 either side in a float32 run, and the side decides whether its output
 gradient passes, which moves the gradients below it by far more than
@@ -54,6 +55,13 @@ def _kinks(func, args, kwargs):
     if func in (F.relu, torch.relu, torch.relu_, torch.Tensor.relu,
                 torch.Tensor.relu_):
         return (0.0,), torch.relu
+    if func is F.leaky_relu:
+        slope = args[1] if len(args) > 1 else kwargs.get("negative_slope",
+                                                         0.01)
+        return (0.0,), lambda t: F.leaky_relu(t, slope)
+    if func is F.prelu:
+        weight = args[1] if len(args) > 1 else kwargs["weight"]
+        return (0.0,), lambda t: F.prelu(t, weight)
     if func is F.relu6:
         return (0.0, 6.0), F.relu6
     if func is F.hardtanh:

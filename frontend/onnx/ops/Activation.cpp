@@ -1,8 +1,9 @@
 //===- Activation.cpp - activations, softmax and dropout ------------------===//
 //
 // Elementwise activations (Relu, Sigmoid, Tanh, Erf, HardSigmoid,
-// HardSwish, Gelu, Clip), Softmax and LogSoftmax, and Dropout (random
-// masks written out as ops are ExporterIdioms.cpp's).
+// HardSwish, Gelu, Clip, LeakyRelu, Elu, Selu, Celu, Softplus, Mish, Abs,
+// Log, PRelu), Softmax and LogSoftmax, and Dropout (random masks written
+// out as ops are ExporterIdioms.cpp's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +61,79 @@ void importGelu(Importer &im, const onnx::NodeProto &node) {
                           im.opBuilder().getBoolAttr(approximate == "tanh"))}));
 }
 
+/// The named float attribute `name` of `node` (`fallback` where absent), as
+/// the op attribute of the same name.
+NamedAttribute floatParam(Importer &im, const onnx::NodeProto &node,
+                          const char *name, float fallback) {
+  return im.named(name, im.opBuilder().getF64FloatAttr(
+                            shortestDecimal(floatAttr(node, name, fallback))));
+}
+
+void importLeakyRelu(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0,
+            im.create<nn::LeakyReluOp>(im.operand(node, 0),
+                                       {floatParam(im, node, "alpha", 0.01f)}));
+}
+
+void importElu(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0,
+            im.create<nn::EluOp>(im.operand(node, 0),
+                                 {floatParam(im, node, "alpha", 1.f)}));
+}
+
+void importSelu(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0,
+            im.create<nn::SeluOp>(
+                im.operand(node, 0),
+                {floatParam(im, node, "alpha", 1.67326319217681884765625f),
+                 floatParam(im, node, "gamma", 1.05070102214813232421875f)}));
+}
+
+void importCelu(Importer &im, const onnx::NodeProto &node) {
+  if (floatAttr(node, "alpha", 1.f) == 0)
+    fail("alpha must not be 0");
+  im.define(node, 0,
+            im.create<nn::CeluOp>(im.operand(node, 0),
+                                  {floatParam(im, node, "alpha", 1.f)}));
+}
+
+// ONNX's Softplus, log(exp(x) + 1), is PyTorch's at beta 1; PyTorch's
+// threshold (20) changes no float32 value there.
+void importSoftplus(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0, im.create<nn::SoftplusOp>(im.operand(node, 0)));
+}
+
+void importMish(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0, im.create<nn::MishOp>(im.operand(node, 0)));
+}
+
+void importAbs(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0, im.create<nn::AbsOp>(im.operand(node, 0)));
+}
+
+// Log of a sigmoid (how both exporters write LogSigmoid) is nn.log_sigmoid,
+// which does not round sigmoid's small values to 0 first.
+void importLog(Importer &im, const onnx::NodeProto &node) {
+  Value input = im.operand(node, 0);
+  if (auto sigmoid = input.getDefiningOp<nn::SigmoidOp>()) {
+    im.define(node, 0, im.create<nn::LogSigmoidOp>(sigmoid.getInput()));
+    return;
+  }
+  im.define(node, 0, im.create<nn::LogOp>(input));
+}
+
+// PRelu(x, slope) = relu(x) + slope (x - relu(x)), the slope broadcast to x
+// (per channel: [C, 1, ...]); the ops' gradients are PyTorch's, the slope's
+// summed over what it was broadcast along, also at x = 0.
+void importPRelu(Importer &im, const onnx::NodeProto &node) {
+  Value x = im.operand(node, 0), slope = im.operand(node, 1);
+  Value relu = im.create<nn::ReluOp>(x);
+  Value negativePart = im.create<nn::AddOp>({x, im.createNegation(relu)});
+  im.define(node, 0,
+            im.create<nn::AddOp>(
+                {relu, im.create<nn::MulOp>({negativePart, slope})}));
+}
+
 void importClip(Importer &im, const onnx::NodeProto &node) {
   // From opset 11 the bounds are optional inputs (constants, or shape
   // arithmetic on them); a missing one is the float range's end.
@@ -96,11 +170,21 @@ void importSoftmax(Importer &im, const onnx::NodeProto &node, bool isLog) {
     fail("softmax over the flattened dims from axis " + std::to_string(axis) +
          " of a rank-" + std::to_string(rank) +
          " input (opset < 13 semantics) is not supported");
+  // The kernels take rows of the last dim: another axis (Softmax2d's
+  // channels) is swapped with it before and after.
+  SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(rank));
+  std::swap(swap[axis], swap[rank - 1]);
+  if (axis != rank - 1)
+    input =
+        im.create<nn::TransposeOp>(input, {im.i64Array("permutation", swap)});
   NamedAttribute axisAttr =
-      im.named("axis", im.opBuilder().getI64IntegerAttr(axis));
-  im.define(node, 0,
-            isLog ? im.create<nn::LogSoftmaxOp>(input, {axisAttr})
-                  : im.create<nn::SoftmaxOp>(input, {axisAttr}));
+      im.named("axis", im.opBuilder().getI64IntegerAttr(rank - 1));
+  Value result = isLog ? im.create<nn::LogSoftmaxOp>(input, {axisAttr})
+                       : im.create<nn::SoftmaxOp>(input, {axisAttr});
+  if (axis != rank - 1)
+    result =
+        im.create<nn::TransposeOp>(result, {im.i64Array("permutation", swap)});
+  im.define(node, 0, result);
 }
 
 void importDropout(Importer &im, const onnx::NodeProto &node) {
@@ -147,6 +231,15 @@ void registerActivationOps(OnnxOpTable &table) {
   table.add("HardSwish", kMinOpset, kMaxOpset, importHardSwish);
   table.add("Gelu", kMinOpset, kMaxOpset, importGelu);
   table.add("Clip", importClip);
+  table.add("LeakyRelu", importLeakyRelu);
+  table.add("Elu", importElu);
+  table.add("Selu", importSelu);
+  table.add("Celu", importCelu);
+  table.add("Softplus", importSoftplus);
+  table.add("Mish", importMish);
+  table.add("Abs", importAbs);
+  table.add("Log", importLog);
+  table.add("PRelu", importPRelu);
   table.add("Softmax", [](Importer &im, const onnx::NodeProto &node) {
     importSoftmax(im, node, /*isLog=*/false);
   });

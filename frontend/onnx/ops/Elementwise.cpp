@@ -1,7 +1,7 @@
 //===- Elementwise.cpp - elementwise arithmetic ---------------------------===//
 //
-// Add, Sub, Mul, Div, Pow, Cast, and IsNaN and Where as far as the
-// exporters' idioms use them (ExporterIdioms.cpp).
+// Add, Sub, Neg, Mul, Div, Pow, Cast, and IsNaN as far as the exporters'
+// idioms use it (ExporterIdioms.cpp); Where is ops/Threshold.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,11 +24,12 @@ void importAdd(Importer &im, const onnx::NodeProto &node) {
 
 void importSub(Importer &im, const onnx::NodeProto &node) {
   // a + (-1 b): exactly a - b in IEEE arithmetic.
-  auto scalar = RankedTensorType::get({}, im.opBuilder().getF32Type());
-  Value minusOne = im.create<nn::ConstantOp>(
-      {}, {im.named("value", DenseElementsAttr::get(scalar, -1.f))});
-  Value negated = im.create<nn::MulOp>({im.operand(node, 1), minusOne});
+  Value negated = im.createNegation(im.operand(node, 1));
   im.define(node, 0, im.create<nn::AddOp>({im.operand(node, 0), negated}));
+}
+
+void importNeg(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0, im.createNegation(im.operand(node, 0)));
 }
 
 void importMul(Importer &im, const onnx::NodeProto &node) {
@@ -88,6 +89,12 @@ void importCast(Importer &im, const onnx::NodeProto &node) {
   // position embeddings to the float type they already have): the identity.
   // Casts of known values fold before this; no other cast has a kernel.
   int32_t to = static_cast<int32_t>(intAttr(node, "to", 0));
+  if (const ValueSet *comparison = im.comparison(node.input(0))) {
+    if (to != onnx::TensorProto::BOOL)
+      fail("only a cast of a comparison to bool is supported");
+    im.recordComparison(node.output(0), *comparison);
+    return;
+  }
   int32_t from = im.onnxTypeOf(node.input(0));
   if (to != from) {
     std::string types = onnx::TensorProto::DataType_Name(from) + " to " +
@@ -102,24 +109,17 @@ void importIsNaN(Importer &im, const onnx::NodeProto &node) {
   im.recordNanTest(node);
 }
 
-/// Only the exporters' idioms (ExporterIdioms.cpp): the NaN guard on a
-/// softmax, or a known condition.
-void importWhereIdiom(Importer &im, const onnx::NodeProto &node) {
-  if (!im.importNanGuard(node))
-    im.importWhere(node);
-}
-
 } // namespace
 
 void registerElementwiseOps(OnnxOpTable &table) {
   table.add("Add", importAdd);
   table.add("Sub", importSub);
+  table.add("Neg", importNeg);
   table.add("Mul", importMul);
   table.add("Div", importDiv);
   table.add("Pow", importPow);
   table.add("Cast", importCast);
   table.add("IsNaN", importIsNaN);
-  table.add("Where", importWhereIdiom);
 }
 
 } // namespace dpc::frontend

@@ -44,6 +44,19 @@ int64_t getElementwiseSize(const KernelCall &call) {
   }
 }
 
+/// ActivationAttrs' alpha and beta (0 where the table is missing), finite.
+static ActivationParams getActivationParams(const Instruction *instruction) {
+  const ActivationAttrs *attrs =
+      instruction ? instruction->attrs_as_ActivationAttrs() : nullptr;
+  double alpha = attrs ? attrs->alpha() : 0.0,
+         beta = attrs ? attrs->beta() : 0.0;
+  if (!std::isfinite(static_cast<float>(alpha)) ||
+      !std::isfinite(static_cast<float>(beta)))
+    fail("activation parameters alpha " + std::to_string(alpha) + " and beta " +
+         std::to_string(beta) + " must be finite floats");
+  return {static_cast<float>(alpha), static_cast<float>(beta)};
+}
+
 InputActivationShape getInputActivationShape(const KernelCall &call) {
   InputActivationShape s{InputActivation::HardSwish, {}, 0};
   const Instruction *instruction = call.instruction;
@@ -87,8 +100,20 @@ InputActivationShape getInputActivationShape(const KernelCall &call) {
   case Kernel::ErfBackward:
     s.kind = InputActivation::Erf;
     break;
-  default: // HardSwish
+  case Kernel::HardSwishForward:
+  case Kernel::HardSwishBackward:
     break;
+#define DPC_KERNEL(...)
+#define DPC_INPUT_ACTIVATION(Name)                                             \
+  case Kernel::Name##Forward:                                                  \
+  case Kernel::Name##Backward:                                                 \
+    s.kind = InputActivation::Name;                                            \
+    s.params = getActivationParams(instruction);                               \
+    break;
+#include "runtime/abi/Kernels.def"
+  default:
+    fail(std::string(EnumNameKernel(call.kernel)) +
+         " is not an input activation");
   }
   s.size = getElementwiseSize(call);
   return s;

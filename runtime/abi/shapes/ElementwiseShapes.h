@@ -2,9 +2,10 @@
 //
 // Activations, Copy, Fill, Accumulate, Reorder: one element count for
 // every tensor. The activations whose backward reads the forward's input
-// (clip, hard sigmoid, hard swish, GELU, erf) also take their kind and
-// parameters; dropout its ratio and mask site. Binary ops broadcast the
-// second operand to the first, numpy-style, up to rank 4.
+// (clip, hard sigmoid, hard swish, GELU, erf and Kernels.def's
+// DPC_INPUT_ACTIVATION rows) also take their kind and parameters; dropout its
+// ratio and mask site. Binary ops broadcast the second operand to the first,
+// numpy-style, up to rank 4.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,14 +30,18 @@ enum class InputActivation : int32_t {
   Gelu,        // x Phi(x), with erf
   GeluTanh,    // GELU's tanh approximation
   Erf,         // erf(x): GELU as older exporters write it
+// One per DPC_INPUT_ACTIVATION row, named as the row (a = alpha, b = beta).
+#define DPC_KERNEL(...)
+#define DPC_INPUT_ACTIVATION(Name) Name,
+#include "runtime/abi/Kernels.def"
 };
 
 struct ActivationParams {
   float a = 0.f, b = 0.f;
 };
 
-/// Clip, HardSigmoid, HardSwish, Gelu, Erf (forward or backward): which,
-/// with its parameters (min <= max, finite), and the element count.
+/// An input activation (forward or backward): which, with its parameters
+/// (finite; for Clip min <= max), and the element count.
 struct InputActivationShape {
   InputActivation kind;
   ActivationParams params;

@@ -210,7 +210,18 @@ TEST(KernelElementsTest, InputActivationsMatchTheCpuKernelsBitForBit) {
         std::pair(InputActivation::HardSwish, math::ActivationParams{}),
         std::pair(InputActivation::Gelu, math::ActivationParams{}),
         std::pair(InputActivation::GeluTanh, math::ActivationParams{}),
-        std::pair(InputActivation::Erf, math::ActivationParams{})}) {
+        std::pair(InputActivation::Erf, math::ActivationParams{}),
+        std::pair(InputActivation::LeakyRelu,
+                  math::ActivationParams{0.1f, 0.f}),
+        std::pair(InputActivation::Elu, math::ActivationParams{0.7f, 0.f}),
+        std::pair(InputActivation::Selu,
+                  math::ActivationParams{1.6732632f, 1.050701f}),
+        std::pair(InputActivation::Celu, math::ActivationParams{0.8f, 0.f}),
+        std::pair(InputActivation::Softplus, math::ActivationParams{1.f, 20.f}),
+        std::pair(InputActivation::Mish, math::ActivationParams{}),
+        std::pair(InputActivation::Abs, math::ActivationParams{}),
+        std::pair(InputActivation::Log, math::ActivationParams{}),
+        std::pair(InputActivation::LogSigmoid, math::ActivationParams{})}) {
     std::vector<float> y(x.size()), dx(x.size()), yBody(x.size()),
         dxBody(x.size());
     inputActivationForward(kind, params, x.size(), x.data(), y.data());

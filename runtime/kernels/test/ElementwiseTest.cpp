@@ -158,8 +158,72 @@ INSTANTIATE_TEST_SUITE_P(
             "Erf",
             math::InputActivation::Erf,
             {},
-            [](double x, double, double) { return std::erf(x); }}),
+            [](double x, double, double) { return std::erf(x); }},
+        InputActivationCase{
+            "LeakyRelu",
+            math::InputActivation::LeakyRelu,
+            {0.1f},
+            [](double x, double a, double) { return x > 0 ? x : x * a; }},
+        InputActivationCase{"Elu",
+                            math::InputActivation::Elu,
+                            {0.7f},
+                            [](double x, double a, double b) {
+                              return x > 0 ? x : a * std::expm1(x);
+                            }},
+        InputActivationCase{"Selu",
+                            math::InputActivation::Selu,
+                            {1.6732632f, 1.0507010f},
+                            [](double x, double a, double b) {
+                              return b * (x > 0 ? x : a * std::expm1(x));
+                            }},
+        InputActivationCase{"Celu",
+                            math::InputActivation::Celu,
+                            {0.8f},
+                            [](double x, double a, double b) {
+                              return x > 0 ? x : a * std::expm1(x / a);
+                            }},
+        InputActivationCase{"Softplus",
+                            math::InputActivation::Softplus,
+                            {2.f, 20.f},
+                            [](double x, double a, double b) {
+                              return std::log1p(std::exp(a * x)) / a;
+                            }},
+        InputActivationCase{"Mish",
+                            math::InputActivation::Mish,
+                            {},
+                            [](double x, double a, double b) {
+                              return x * std::tanh(std::log1p(std::exp(x)));
+                            }},
+        InputActivationCase{
+            "Abs",
+            math::InputActivation::Abs,
+            {},
+            [](double x, double a, double b) { return std::fabs(x); }},
+        InputActivationCase{"LogSigmoid",
+                            math::InputActivation::LogSigmoid,
+                            {},
+                            [](double x, double a, double b) {
+                              return -std::log1p(std::exp(-x));
+                            }}),
     [](const auto &info) { return std::string(info.param.name); });
+
+// Log (of positive x only) against log x and dy / x in double.
+TEST(LogTest, MatchesItsDefinition) {
+  auto x = randomVector(300, 6, 1e-3f, 8.f);
+  auto dy = randomVector(x.size(), 7);
+  std::vector<float> y(x.size()), dx(x.size());
+  inputActivationForward(math::InputActivation::Log, {}, x.size(), x.data(),
+                         y.data());
+  inputActivationBackward(math::InputActivation::Log, {}, x.size(), x.data(),
+                          dy.data(), dx.data());
+  std::vector<double> ref(x.size()), dref(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    ref[i] = std::log(double(x[i]));
+    dref[i] = double(dy[i]) / x[i];
+  }
+  expectAllNear(y, ref, 1e-6, 1e-6, "y");
+  expectAllNear(dx, dref, 0, 1e-6, "dx");
+}
 
 // Reciprocal (Div by a tensor) against 1 / x and -dy / x^2 in double: near
 // 0 a finite difference would measure its curvature, not its slope.

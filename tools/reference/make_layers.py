@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""torch.nn's layers one at a time: a tiny model per layer, against PyTorch.
+
+Each model is fc_in -> the layer -> fc_out (Linear(6, 12), the layer on
+[N, 12] or on a view of it, a Linear to 10 classes), so that the layer's
+gradient reaches a parameter on each side. For each, like make_zoo.py (whose
+reference format and checks it shares), it writes LAYERS/NAME/:
+
+  dynamo.onnx, legacy.onnx  both of PyTorch 2's exporters (make_zoo's
+                export_both: training mode, weights stripped)
+  images.npy (the [8, 6] batch), labels.npy, loss.npy, reference/*.npy
+                PyTorch's float64 step and float32 spread (make_zoo's
+                write_reference), checked by dpc-check-reference --spread
+
+and prints, with --table, the README's table of the layers: how each
+exporter writes the layer (the op types of the committed exports, constants
+and casts left out) and whether dpc trains it (with --check BIN, from
+running dpc on both exports: "yes" or dpc's one-line refusal; without, the
+note of LAYERS below).
+
+Run from PyTorch 2's virtual environment (../shared/TOOLCHAIN.md), never CI:
+  V/bin/python tools/reference/make_layers.py --out test/reference/layers \\
+      [--check build/bin] [--table] [--no-export] [LAYER ...]
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+from torch import nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import make_zoo  # noqa: E402
+from zoo_allowance import allowance  # noqa: E402
+
+F, WIDTH, CLASSES = 6, 12, 10
+
+
+class Around(nn.Module):
+    """fc_in -> view(-1, *shape) -> layer -> flatten -> fc_out."""
+
+    def __init__(self, layer, shape=(WIDTH,), width=WIDTH):
+        super().__init__()
+        self.fc_in = nn.Linear(F, math.prod(shape))
+        self.shape = shape
+        self.layer = layer
+        self.fc_out = nn.Linear(width, CLASSES)
+
+    def forward(self, x):
+        y = self.layer(self.fc_in(x).view(-1, *self.shape))
+        return self.fc_out(y.flatten(1))
+
+
+def around(layer, *args, **kwargs):
+    return lambda: Around(layer(), *args, **kwargs)
+
+
+# name: (model, what dpc does with it where it does not train it)
+LAYERS = {
+    "relu": (around(nn.ReLU), ""),
+    "leaky_relu": (around(lambda: nn.LeakyReLU(0.1)), ""),
+    "elu": (around(lambda: nn.ELU(0.7)), ""),
+    "selu": (around(nn.SELU), ""),
+    "celu": (around(lambda: nn.CELU(0.8)), ""),
+    "gelu": (around(nn.GELU), ""),
+    "gelu_tanh": (around(lambda: nn.GELU("tanh")), ""),
+    "silu": (around(nn.SiLU), ""),
+    "mish": (around(nn.Mish), ""),
+    "softplus": (around(nn.Softplus), ""),
+    "softplus_beta": (around(lambda: nn.Softplus(2.0, 3.0)),
+                      "yes (dynamo); legacy: trains what the file says, "
+                      "which drops the threshold (not PyTorch's step)"),
+    "softsign": (around(nn.Softsign), ""),
+    "sigmoid": (around(nn.Sigmoid), ""),
+    "tanh": (around(nn.Tanh), ""),
+    "log_sigmoid": (around(nn.LogSigmoid), ""),
+    "tanhshrink": (around(nn.Tanhshrink), ""),
+    "hardtanh": (around(lambda: nn.Hardtanh(-0.5, 0.7)), ""),
+    "relu6": (around(nn.ReLU6), ""),
+    "hardsigmoid": (around(nn.Hardsigmoid), ""),
+    "hardswish": (around(nn.Hardswish), ""),
+    "hardshrink": (around(lambda: nn.Hardshrink(0.3)), ""),
+    "softshrink": (around(lambda: nn.Softshrink(0.3)),
+                   "yes (legacy); dynamo: refused (Sign)"),
+    "threshold": (around(lambda: nn.Threshold(0.1, -1.0)),
+                  "yes (dynamo); the legacy exporter refuses it"),
+    "prelu": (around(lambda: nn.PReLU(4), (4, 3)), ""),
+    "rrelu": (around(nn.RReLU),
+              "no: refused (RandomUniformLike: a random slope per element "
+              "in training); the dynamo exporter cannot export it"),
+    "glu": (around(nn.GLU, width=WIDTH // 2), ""),
+    "softmax": (around(lambda: nn.Softmax(dim=1)), ""),
+    "softmin": (around(lambda: nn.Softmin(dim=1)), ""),
+    "softmax2d": (around(nn.Softmax2d, (3, 2, 2)), ""),
+    "log_softmax": (around(lambda: nn.LogSoftmax(dim=1)), ""),
+}
+
+# Op types that only carry constants or types: left out of the table.
+PLUMBING = {"Constant", "Cast", "CastLike", "Identity"}
+
+
+def build(name):
+    """The model in training mode with hash:SEED weights."""
+    torch.manual_seed(0)
+    model = LAYERS[name][0]().train()
+    with torch.no_grad():
+        for param_name, param in model.named_parameters():
+            param.copy_(torch.from_numpy(
+                make_zoo.hash_init(param_name, tuple(param.shape))))
+    return model
+
+
+def batch(name):
+    rng = np.random.default_rng(sum(map(ord, name)))
+    x = torch.from_numpy(rng.uniform(-2, 2, (make_zoo.BATCH, F))
+                         .astype(np.float32))
+    return x, torch.from_numpy(rng.integers(0, CLASSES, make_zoo.BATCH))
+
+
+def layer_ops(path):
+    """The op types the export writes for the layer (between fc_in's
+    Gemm/MatMul+Add and fc_out's), in order, without plumbing."""
+    if not os.path.exists(path):
+        return "(the exporter refuses it)"
+    m = onnx.load(path, load_external_data=False)
+    ops = [n.op_type for n in m.graph.node if n.op_type not in PLUMBING]
+    # Drop the two Linears (Gemm, or MatMul + Add) and the view/flatten.
+    shape_ops = {"Reshape", "Flatten", "Shape", "Gather", "Unsqueeze",
+                 "Concat", "Slice", "Squeeze"}
+    linear = [i for i, op in enumerate(ops) if op in ("Gemm", "MatMul")]
+    if len(linear) >= 2:
+        ops = ops[linear[0] + 1:linear[-1]]
+    if ops and ops[0] == "Add":  # fc_in's bias
+        ops = ops[1:]
+    ops = [op for op in ops if op not in shape_ops]
+    return " ".join(ops) or "(nothing)"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--check", metavar="BIN")
+    parser.add_argument("--no-export", action="store_true",
+                        help="keep the existing files")
+    parser.add_argument("--table", action="store_true",
+                        help="print the README's table")
+    parser.add_argument("layers", nargs="*", default=list(LAYERS))
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    rows, both = [], 0
+    for name in args.layers:
+        directory = os.path.join(args.out, name)
+        os.makedirs(directory, exist_ok=True)
+        model = build(name)
+        x, y = batch(name)
+        verdicts = {}
+        if not args.no_export:
+            torch.manual_seed(0)
+            f32 = make_zoo.step(model, x, y, torch.float32)
+            torch.manual_seed(0)
+            f64 = make_zoo.step(model, x, y, torch.float64)
+            allowances, note = allowance(model, x, y)
+            make_zoo.write_reference(directory, name, x, y, f32, f64,
+                                     allowances)
+            make_zoo.export_both(model, x[:2], directory, "vector")
+            print(f"{name}: loss {f32[0]:.6f} (float64 {f64[0]:.6f}); "
+                  f"{note}", flush=True)
+            if args.check:
+                for line in make_zoo.check(args.check, directory, name, f32,
+                                           f64):
+                    print("  " + line, flush=True)
+                    export_name = line.split(":")[0].split("/")[1]
+                    verdicts[export_name] = line.split(":", 1)[1].split(
+                        ";")[0].strip()
+        ops = {e: layer_ops(os.path.join(directory, e + ".onnx"))
+               for e in ("legacy", "dynamo")}
+        if verdicts:
+            status = "; ".join(f"{e}: {v}" for e, v in verdicts.items()
+                               if v != "pass") or "yes, both exports"
+        else:
+            status = LAYERS[name][1] or "yes, both exports"
+        rows.append(f"| `{model.layer}` | {ops['legacy']} | {ops['dynamo']} "
+                    f"| {status} |")
+        both += status == "yes, both exports"
+    if args.table:
+        print(f"{both} of {len(rows)} train with both exporters' files "
+              f"(make_layers.py --table):\n")
+        print("| layer | legacy export (opset 17) | dynamo export | "
+              "dpc trains it |")
+        print("|---|---|---|---|")
+        print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
