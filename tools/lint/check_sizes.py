@@ -41,6 +41,7 @@ FILE_MARKER_LINES = 40
 
 CONTAINER = re.compile(r'\b(namespace|class|struct|union|enum)\b|'
                        r'\bextern\s*"')
+NAMESPACE = re.compile(r'\s*((inline\s+)?namespace\b|extern\s*")')
 # What may follow a function's parameter list before its body.
 QUALIFIERS = re.compile(r"^(\s*(const|volatile|noexcept|override|final|"
                         r"mutable|&&|&|->[^{;=]*))*\s*$")
@@ -123,6 +124,8 @@ def classify(head, code, brace):
     """'container', 'function', 'member-init' (a braced member initializer
     in a constructor's initializer list) or 'other' for the '{' at `brace`
     whose text since the last ';', '{' or '}' is `head`."""
+    if NAMESPACE.match(head):  # namespace DPC_CONCAT(isa_, DPC_ISA) {
+        return "container", head
     inits = depth0_positions(head, INIT_LIST)
     if inits:
         signature = head[:inits[0].start() + 1]

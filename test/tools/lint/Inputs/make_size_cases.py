@@ -41,4 +41,7 @@ write("functions.cpp", "".join([
     'extern "C" {\nvoid cFunction(void) ' + body(101) + "}\n",
     "#define OPEN {\n",
     "auto lambda = [](int x) -> int " + body(101) + ";\n",
+    "namespace DPC_CONCAT(isa_, DPC_ISA) {\n",
+    "void inMacroNamespace(int x) " + body(101),
+    "}\n",
 ]))
