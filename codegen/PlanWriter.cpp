@@ -105,6 +105,7 @@ public:
 private:
   LogicalResult writePersistent(ex::PersistentOp op);
   LogicalResult writeStep(ex::StepOp op);
+  void recordModelFacts(const fb::StepT &step);
 
   ModuleOp module;
   const PlanOptions &options;
@@ -157,15 +158,8 @@ LogicalResult Writer::writePersistent(ex::PersistentOp op) {
   return success();
 }
 
-LogicalResult Writer::writeStep(ex::StepOp op) {
-  auto step = std::make_unique<fb::StepT>();
-  step->name = op.getName().str();
-  step->role = getStepRole(op.getName());
-  step->device = op.getDevice();
-  step->arena_bytes = op.getArenaBytes();
-  step->activation_bytes = op.getActivationBytes().value_or(0);
-  step->gradient_bytes = op.getGradientBytes().value_or(0);
-  step->remat_flops = op.getRematFlops().value_or(0);
+/// Writes the buffers at their peak (for `dpc inspect`).
+void writeLiveAtPeak(ex::StepOp op, fb::StepT &step) {
   if (ArrayAttr live = op.getLiveAtPeakAttr())
     for (auto entry : live.getAsRange<DictionaryAttr>()) {
       auto tensor = std::make_unique<fb::LiveTensorT>();
@@ -175,173 +169,237 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
         tensor->kind = kind.str();
       if (auto bytes = entry.getAs<IntegerAttr>("bytes"))
         tensor->bytes = bytes.getInt();
-      step->live_at_peak.push_back(std::move(tensor));
+      step.live_at_peak.push_back(std::move(tensor));
     }
+}
+
+/// Writes an exec.step's body: its buffers as tensors in order of
+/// definition, its bindings, and its kernels on their streams.
+class StepWriter {
+public:
+  StepWriter(ex::StepOp op, fb::StepT &step,
+             const llvm::StringMap<int> &persistentIndex)
+      : op(op), step(step), persistentIndex(persistentIndex) {
+    streamFor(0);
+  }
+
+  LogicalResult writeBody();
+
+private:
+  fb::StreamT &streamFor(int64_t index);
+  FailureOr<fb::TensorT *> addTensor(Value buffer, StringRef name,
+                                     fb::Storage storage);
+  LogicalResult writeNested(Operation &nested);
+  LogicalResult writeInput(ex::InputOp input);
+  LogicalResult writeKernel(ex::KernelOp kernel);
+
+  ex::StepOp op;
+  fb::StepT &step;
+  const llvm::StringMap<int> &persistentIndex;
   // Stream 0 computes; stream 1 (if used) communicates.
   SmallVector<std::unique_ptr<fb::StreamT>> streams;
-  auto streamFor = [&](int64_t index) -> fb::StreamT & {
-    while (int64_t(streams.size()) <= index) {
-      streams.push_back(std::make_unique<fb::StreamT>());
-      streams.back()->kind = streams.size() == 1
-                                 ? fb::StreamKind::Compute
-                                 : fb::StreamKind::Communication;
-    }
-    return *streams[index];
-  };
-  streamFor(0);
   int64_t numEvents = 0;
   DenseMap<Value, int> tensorIndex;
+};
 
-  auto addTensor = [&](Value buffer, StringRef name,
-                       fb::Storage storage) -> FailureOr<fb::TensorT *> {
-    auto type = cast<MemRefType>(buffer.getType());
-    auto tensor = std::make_unique<fb::TensorT>();
-    tensor->name = name.str();
-    FailureOr<fb::DType> dtype =
-        ex::getPlanDType(type.getElementType(), buffer.getLoc());
-    if (failed(dtype))
-      return failure();
-    tensor->dtype = *dtype;
-    tensor->layout = ex::getBufferLayout(buffer);
-    for (int64_t dim : ex::getBufferDims(buffer, op.getBatch()))
-      tensor->dims.push_back(dim);
-    if (failed(checkTensorLimits(buffer.getLoc(), tensor->dims)))
-      return failure();
-    for (auto [axis, dim] : llvm::enumerate(type.getShape()))
-      if (ShapedType::isDynamic(dim)) {
-        tensor->batch_dim = true;
-        tensor->batch_axis = static_cast<int32_t>(axis);
-        tensor->batch_scale = ex::getBatchScale(buffer);
-      }
-    tensor->storage = storage;
-    tensorIndex[buffer] = step->tensors.size();
-    step->tensors.push_back(std::move(tensor));
-    return step->tensors.back().get();
-  };
-
-  for (Operation &nested : op.getBody().front()) {
-    if (auto input = dyn_cast<ex::InputOp>(nested)) {
-      if (failed(addTensor(input, input.getName(), fb::Storage::Input)))
-        return failure();
-      // The plan records a sample's dims (sample_dims): the loader and the
-      // data sets take 1 to 3 of them, after the batch.
-      auto type = cast<MemRefType>(input.getType());
-      fb::InputRole role = getInputRole(input.getName());
-      bool data = role == fb::InputRole::Data;
-      if (data &&
-          (type.getRank() < 2 || type.getRank() > 4 || !type.isDynamicDim(0))) {
-        InFlightDiagnostic error =
-            input.emitError() << "the model's input must be a batch of "
-                                 "samples of 1 to 3 dims ([N, C, H, W], "
-                                 "[N, T]) to be trained from a plan; it is [";
-        llvm::interleaveComma(type.getShape(), error, [&](int64_t dim) {
-          if (ShapedType::isDynamic(dim))
-            error << "N";
-          else
-            error << dim;
-        });
-        return error << "]";
-      }
-      auto binding = std::make_unique<fb::BindingT>();
-      binding->name = input.getName().str();
-      binding->tensor = tensorIndex[input];
-      binding->role = role;
-      step->inputs.push_back(std::move(binding));
-    } else if (auto arena = dyn_cast<ex::ArenaOp>(nested)) {
-      auto tensor = addTensor(arena, "t" + std::to_string(tensorIndex.size()),
-                              fb::Storage::Arena);
-      if (failed(tensor))
-        return failure();
-      (*tensor)->offset = arena.getOffset();
-    } else if (auto state = dyn_cast<ex::StateOp>(nested)) {
-      auto tensor =
-          addTensor(state, state.getTensor(), fb::Storage::Persistent);
-      if (failed(tensor))
-        return failure();
-      auto index = persistentIndex.find(state.getTensor());
-      if (index == persistentIndex.end())
-        return state.emitError() << "refers to an undeclared persistent tensor";
-      (*tensor)->persistent = index->second;
-    } else if (auto view = dyn_cast<ex::ViewOp>(nested)) {
-      auto tensor = addTensor(view, "view" + std::to_string(tensorIndex.size()),
-                              fb::Storage::Alias);
-      if (failed(tensor))
-        return failure();
-      (*tensor)->alias = tensorIndex.lookup(view.getSource());
-    } else if (auto kernel = dyn_cast<ex::KernelOp>(nested)) {
-      FailureOr<fb::Kernel> kind = kernelOf(kernel);
-      if (failed(kind))
-        return failure();
-      auto instruction = std::make_unique<fb::InstructionT>();
-      instruction->kernel = *kind;
-      for (Value in : kernel.getIns())
-        instruction->operands.push_back(tensorIndex.lookup(in));
-      for (Value out : kernel.getOuts())
-        instruction->results.push_back(tensorIndex.lookup(out));
-      if (Value workspace = kernel.getWorkspace())
-        instruction->workspace = tensorIndex.lookup(workspace);
-      FailureOr<fb::KernelAttrsUnion> attrs =
-          ex::convertKernelAttrs(kernel, *fb::getKernelSignature(*kind));
-      if (failed(attrs))
-        return failure();
-      instruction->attrs = std::move(*attrs);
-      if (auto algorithm = kernel->getAttrOfType<StringAttr>("algorithm"))
-        instruction->algorithm = algorithm.str();
-      FailureOr<fb::DType> precision =
-          ex::convertKernelPrecision(kernel, *fb::getKernelSignature(*kind));
-      if (failed(precision))
-        return failure();
-      instruction->precision = *precision;
-      FailureOr<ex::SharedCast> cast =
-          ex::convertKernelSharedCast(kernel, *kind, *precision);
-      if (failed(cast))
-        return failure();
-      instruction->cast_slot = cast->slot;
-      instruction->cast_reuse = cast->reuse;
-      auto events = [&](StringRef name, std::vector<int32_t> &into) {
-        if (auto list = kernel->getAttrOfType<DenseI64ArrayAttr>(name))
-          for (int64_t event : list.asArrayRef()) {
-            into.push_back(int32_t(event));
-            numEvents = std::max(numEvents, event + 1);
-          }
-      };
-      events("wait", instruction->wait_events);
-      events("signal", instruction->signal_events);
-      int64_t stream = 0;
-      if (auto attr = kernel->getAttrOfType<IntegerAttr>("stream"))
-        stream = attr.getInt();
-      streamFor(stream).instructions.push_back(std::move(instruction));
-    } else if (auto output = dyn_cast<ex::OutputOp>(nested)) {
-      auto binding = std::make_unique<fb::BindingT>();
-      binding->name = output.getName().str();
-      binding->tensor = tensorIndex.lookup(output.getBuffer());
-      step->outputs.push_back(std::move(binding));
-    } else {
-      return nested.emitError() << "cannot be written to a plan";
-    }
+fb::StreamT &StepWriter::streamFor(int64_t index) {
+  while (int64_t(streams.size()) <= index) {
+    streams.push_back(std::make_unique<fb::StreamT>());
+    streams.back()->kind = streams.size() == 1 ? fb::StreamKind::Compute
+                                               : fb::StreamKind::Communication;
   }
+  return *streams[index];
+}
+
+FailureOr<fb::TensorT *> StepWriter::addTensor(Value buffer, StringRef name,
+                                               fb::Storage storage) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto tensor = std::make_unique<fb::TensorT>();
+  tensor->name = name.str();
+  FailureOr<fb::DType> dtype =
+      ex::getPlanDType(type.getElementType(), buffer.getLoc());
+  if (failed(dtype))
+    return failure();
+  tensor->dtype = *dtype;
+  tensor->layout = ex::getBufferLayout(buffer);
+  for (int64_t dim : ex::getBufferDims(buffer, op.getBatch()))
+    tensor->dims.push_back(dim);
+  if (failed(checkTensorLimits(buffer.getLoc(), tensor->dims)))
+    return failure();
+  for (auto [axis, dim] : llvm::enumerate(type.getShape()))
+    if (ShapedType::isDynamic(dim)) {
+      tensor->batch_dim = true;
+      tensor->batch_axis = static_cast<int32_t>(axis);
+      tensor->batch_scale = ex::getBatchScale(buffer);
+    }
+  tensor->storage = storage;
+  tensorIndex[buffer] = step.tensors.size();
+  step.tensors.push_back(std::move(tensor));
+  return step.tensors.back().get();
+}
+
+LogicalResult StepWriter::writeBody() {
+  for (Operation &nested : op.getBody().front())
+    if (failed(writeNested(nested)))
+      return failure();
   if (failed(checkStepLimits(op, streams.size(), numEvents)))
     return failure();
   for (auto &stream : streams)
-    step->streams.push_back(std::move(stream));
-  step->num_events = int32_t(numEvents);
+    step.streams.push_back(std::move(stream));
+  step.num_events = int32_t(numEvents);
+  return success();
+}
 
-  // The model's sample shape and class count, from the step's bindings.
-  for (auto &binding : step->inputs)
+LogicalResult StepWriter::writeNested(Operation &nested) {
+  if (auto input = dyn_cast<ex::InputOp>(nested))
+    return writeInput(input);
+  if (auto arena = dyn_cast<ex::ArenaOp>(nested)) {
+    auto tensor = addTensor(arena, "t" + std::to_string(tensorIndex.size()),
+                            fb::Storage::Arena);
+    if (failed(tensor))
+      return failure();
+    (*tensor)->offset = arena.getOffset();
+    return success();
+  }
+  if (auto state = dyn_cast<ex::StateOp>(nested)) {
+    auto tensor = addTensor(state, state.getTensor(), fb::Storage::Persistent);
+    if (failed(tensor))
+      return failure();
+    auto index = persistentIndex.find(state.getTensor());
+    if (index == persistentIndex.end())
+      return state.emitError() << "refers to an undeclared persistent tensor";
+    (*tensor)->persistent = index->second;
+    return success();
+  }
+  if (auto view = dyn_cast<ex::ViewOp>(nested)) {
+    auto tensor = addTensor(view, "view" + std::to_string(tensorIndex.size()),
+                            fb::Storage::Alias);
+    if (failed(tensor))
+      return failure();
+    (*tensor)->alias = tensorIndex.lookup(view.getSource());
+    return success();
+  }
+  if (auto kernel = dyn_cast<ex::KernelOp>(nested))
+    return writeKernel(kernel);
+  if (auto output = dyn_cast<ex::OutputOp>(nested)) {
+    auto binding = std::make_unique<fb::BindingT>();
+    binding->name = output.getName().str();
+    binding->tensor = tensorIndex.lookup(output.getBuffer());
+    step.outputs.push_back(std::move(binding));
+    return success();
+  }
+  return nested.emitError() << "cannot be written to a plan";
+}
+
+LogicalResult StepWriter::writeInput(ex::InputOp input) {
+  if (failed(addTensor(input, input.getName(), fb::Storage::Input)))
+    return failure();
+  // The plan records a sample's dims (sample_dims): the loader and the
+  // data sets take 1 to 3 of them, after the batch.
+  auto type = cast<MemRefType>(input.getType());
+  fb::InputRole role = getInputRole(input.getName());
+  bool data = role == fb::InputRole::Data;
+  if (data &&
+      (type.getRank() < 2 || type.getRank() > 4 || !type.isDynamicDim(0))) {
+    InFlightDiagnostic error = input.emitError()
+                               << "the model's input must be a batch of "
+                                  "samples of 1 to 3 dims ([N, C, H, W], "
+                                  "[N, T]) to be trained from a plan; it is [";
+    llvm::interleaveComma(type.getShape(), error, [&](int64_t dim) {
+      if (ShapedType::isDynamic(dim))
+        error << "N";
+      else
+        error << dim;
+    });
+    return error << "]";
+  }
+  auto binding = std::make_unique<fb::BindingT>();
+  binding->name = input.getName().str();
+  binding->tensor = tensorIndex[input];
+  binding->role = role;
+  step.inputs.push_back(std::move(binding));
+  return success();
+}
+
+LogicalResult StepWriter::writeKernel(ex::KernelOp kernel) {
+  FailureOr<fb::Kernel> kind = kernelOf(kernel);
+  if (failed(kind))
+    return failure();
+  auto instruction = std::make_unique<fb::InstructionT>();
+  instruction->kernel = *kind;
+  for (Value in : kernel.getIns())
+    instruction->operands.push_back(tensorIndex.lookup(in));
+  for (Value out : kernel.getOuts())
+    instruction->results.push_back(tensorIndex.lookup(out));
+  if (Value workspace = kernel.getWorkspace())
+    instruction->workspace = tensorIndex.lookup(workspace);
+  FailureOr<fb::KernelAttrsUnion> attrs =
+      ex::convertKernelAttrs(kernel, *fb::getKernelSignature(*kind));
+  if (failed(attrs))
+    return failure();
+  instruction->attrs = std::move(*attrs);
+  if (auto algorithm = kernel->getAttrOfType<StringAttr>("algorithm"))
+    instruction->algorithm = algorithm.str();
+  FailureOr<fb::DType> precision =
+      ex::convertKernelPrecision(kernel, *fb::getKernelSignature(*kind));
+  if (failed(precision))
+    return failure();
+  instruction->precision = *precision;
+  FailureOr<ex::SharedCast> cast =
+      ex::convertKernelSharedCast(kernel, *kind, *precision);
+  if (failed(cast))
+    return failure();
+  instruction->cast_slot = cast->slot;
+  instruction->cast_reuse = cast->reuse;
+  auto events = [&](StringRef name, std::vector<int32_t> &into) {
+    if (auto list = kernel->getAttrOfType<DenseI64ArrayAttr>(name))
+      for (int64_t event : list.asArrayRef()) {
+        into.push_back(int32_t(event));
+        numEvents = std::max(numEvents, event + 1);
+      }
+  };
+  events("wait", instruction->wait_events);
+  events("signal", instruction->signal_events);
+  int64_t stream = 0;
+  if (auto attr = kernel->getAttrOfType<IntegerAttr>("stream"))
+    stream = attr.getInt();
+  streamFor(stream).instructions.push_back(std::move(instruction));
+  return success();
+}
+
+LogicalResult Writer::writeStep(ex::StepOp op) {
+  auto step = std::make_unique<fb::StepT>();
+  step->name = op.getName().str();
+  step->role = getStepRole(op.getName());
+  step->device = op.getDevice();
+  step->arena_bytes = op.getArenaBytes();
+  step->activation_bytes = op.getActivationBytes().value_or(0);
+  step->gradient_bytes = op.getGradientBytes().value_or(0);
+  step->remat_flops = op.getRematFlops().value_or(0);
+  writeLiveAtPeak(op, *step);
+  if (failed(StepWriter(op, *step, persistentIndex).writeBody()))
+    return failure();
+  recordModelFacts(*step);
+  plan.steps.push_back(std::move(step));
+  return success();
+}
+
+/// The model's sample shape, class count and optimizer, from a step's
+/// bindings and kernels.
+void Writer::recordModelFacts(const fb::StepT &step) {
+  for (auto &binding : step.inputs)
     if (binding->name == "images")
-      plan.sample_dims.assign(step->tensors[binding->tensor]->dims.begin() + 1,
-                              step->tensors[binding->tensor]->dims.end());
-  for (auto &binding : step->outputs)
+      plan.sample_dims.assign(step.tensors[binding->tensor]->dims.begin() + 1,
+                              step.tensors[binding->tensor]->dims.end());
+  for (auto &binding : step.outputs)
     if (binding->name == "logits")
-      plan.num_classes = step->tensors[binding->tensor]->dims.back();
-  for (auto &instruction : step->streams[0]->instructions) {
+      plan.num_classes = step.tensors[binding->tensor]->dims.back();
+  for (auto &instruction : step.streams[0]->instructions) {
     if (instruction->kernel == fb::Kernel::SgdUpdate)
       plan.optimizer = "sgd";
     if (instruction->kernel == fb::Kernel::AdamWUpdate)
       plan.optimizer = "adamw";
   }
-  plan.steps.push_back(std::move(step));
-  return success();
 }
 
 FailureOr<std::vector<uint8_t>> Writer::write() {

@@ -318,6 +318,7 @@ NNBuildTrainStepPass::buildGradients(OpBuilder &b, Operation *firstOp,
   return success();
 }
 
+// size: to shorten (issue 26).
 LogicalResult
 NNBuildTrainStepPass::buildTrainStep(OpBuilder &b, func::FuncOp forward,
                                      const ForwardSignature &signature,

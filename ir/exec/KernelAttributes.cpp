@@ -97,6 +97,9 @@ private:
   Operation *op;
 };
 
+/// The plan table `table` read from the op's attributes.
+// size: one case per attribute table of the plan schema, each a few reads,
+// side by side so a new table's case reads like its neighbours.
 plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
   plan::KernelAttrsUnion attrs;
   switch (table) {

@@ -234,6 +234,7 @@ std::string formatSeconds(milliseconds timeout) {
 
 } // namespace
 
+// size: to shorten (issue 26).
 std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
                                           milliseconds timeout) {
   const std::string &host = environment.masterAddr;

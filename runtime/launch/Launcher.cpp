@@ -196,12 +196,47 @@ struct Attempt {
   bool workerFailed = false; // a worker failed (not the launcher signalled)
 };
 
+/// In the forked child: sets the rank's environment (torchrun's names) and
+/// runs the worker's command; never returns.
+[[noreturn]] void execWorker(const LaunchOptions &options,
+                             std::vector<char *> &argv, int rank, int local,
+                             int port, int restart, const sigset_t &previous,
+                             pid_t launcher) {
+  int worldSize = options.nprocPerNode * options.nnodes;
+  auto set = [](const char *name, int value) {
+    ::setenv(name, std::to_string(value).c_str(), 1);
+  };
+  set("RANK", rank);
+  set("LOCAL_RANK", local);
+  set("WORLD_SIZE", worldSize);
+  set("LOCAL_WORLD_SIZE", options.nprocPerNode);
+  set("GROUP_RANK", options.nodeRank);
+  set("GROUP_WORLD_SIZE", options.nnodes);
+  set("ROLE_RANK", rank);
+  set("ROLE_WORLD_SIZE", worldSize);
+  set("MASTER_PORT", port);
+  // torchrun's names: a restarted worker resumes (dpc run --checkpoint).
+  set("TORCHELASTIC_RESTART_COUNT", restart);
+  set("TORCHELASTIC_MAX_RESTARTS", options.maxRestarts);
+  ::setenv("MASTER_ADDR", options.masterAddr.c_str(), 1);
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
+  // A launcher killed by SIGKILL cannot stop its workers: the kernel
+  // does, as they would otherwise train on as orphans (and hold their
+  // ports and GPUs). The signal survives exec; a launcher that died
+  // before the prctl left another parent behind.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != launcher)
+    std::_Exit(128 + SIGKILL);
+  ::execvp(argv[0], argv.data());
+  std::fprintf(stderr, "dpc launch: cannot run '%s': %s\n", argv[0],
+               std::strerror(errno));
+  std::_Exit(127);
+}
+
 /// Starts this node's workers (restart `restart` of the group) and waits
 /// for them; the signals in `handled` are blocked and arrive here.
 Attempt runWorkers(const LaunchOptions &options, std::vector<char *> &argv,
                    int port, int restart, const sigset_t &handled,
                    const sigset_t &previous, std::ostream &err) {
-  int worldSize = options.nprocPerNode * options.nnodes;
   std::vector<pid_t> workers(options.nprocPerNode, -1);
   std::vector<bool> running(options.nprocPerNode, false);
   std::cout.flush();
@@ -217,35 +252,8 @@ Attempt runWorkers(const LaunchOptions &options, std::vector<char *> &argv,
         ::kill(workers[r], SIGKILL);
       return {1, false};
     }
-    if (pid == 0) {
-      auto set = [](const char *name, int value) {
-        ::setenv(name, std::to_string(value).c_str(), 1);
-      };
-      set("RANK", rank);
-      set("LOCAL_RANK", local);
-      set("WORLD_SIZE", worldSize);
-      set("LOCAL_WORLD_SIZE", options.nprocPerNode);
-      set("GROUP_RANK", options.nodeRank);
-      set("GROUP_WORLD_SIZE", options.nnodes);
-      set("ROLE_RANK", rank);
-      set("ROLE_WORLD_SIZE", worldSize);
-      set("MASTER_PORT", port);
-      // torchrun's names: a restarted worker resumes (dpc run --checkpoint).
-      set("TORCHELASTIC_RESTART_COUNT", restart);
-      set("TORCHELASTIC_MAX_RESTARTS", options.maxRestarts);
-      ::setenv("MASTER_ADDR", options.masterAddr.c_str(), 1);
-      sigprocmask(SIG_SETMASK, &previous, nullptr);
-      // A launcher killed by SIGKILL cannot stop its workers: the kernel
-      // does, as they would otherwise train on as orphans (and hold their
-      // ports and GPUs). The signal survives exec; a launcher that died
-      // before the prctl left another parent behind.
-      if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != launcher)
-        std::_Exit(128 + SIGKILL);
-      ::execvp(argv[0], argv.data());
-      std::fprintf(stderr, "dpc launch: cannot run '%s': %s\n", argv[0],
-                   std::strerror(errno));
-      std::_Exit(127);
-    }
+    if (pid == 0)
+      execWorker(options, argv, rank, local, port, restart, previous, launcher);
     workers[local] = pid;
     running[local] = true;
   }

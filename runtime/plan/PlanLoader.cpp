@@ -1,4 +1,5 @@
 //===- PlanLoader.cpp - reading and validating plan files -----------------===//
+// size: to split (issue 26): reading, and each family of checks.
 
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/abi/CheckedMath.h"
@@ -638,6 +639,7 @@ private:
   /// an event carries its signaller's clock to the streams that wait. A
   /// write on stream S at index I precedes an instruction whose clock has
   /// clock[S] >= I.
+  // size: to shorten (issue 26), with the split of this file.
   void checkDataflow(const Step &step, const std::string &stepWhere,
                      const std::vector<std::pair<int, int>> &order) {
     const auto *tensors = step.tensors();

@@ -86,6 +86,53 @@ Options parseOptions(int argc, char **argv) {
   return options;
 }
 
+/// A batch of seeded noise at the compiled batch: pixels, or token ids
+/// where the input is I32, and labels.
+struct NoiseBatch {
+  std::vector<float> pixels;
+  std::vector<int32_t> tokens, labels;
+  bool isTokens = false;
+};
+
+NoiseBatch makeNoiseBatch(rt::Executor &executor, int step, int64_t batch,
+                          const Options &options, Noise &noise,
+                          const char *planPath) {
+  const plan::Tensor *input = executor.findInput(step, "images");
+  if (!input || !input->dims() || input->dims()->size() == 0)
+    throw std::runtime_error(std::string(planPath) +
+                             ": the train step has no batch input 'images'");
+  int64_t perSample = 1;
+  for (size_t d = 1; d < input->dims()->size(); ++d)
+    perSample *= input->dims()->Get(d);
+  NoiseBatch out;
+  std::vector<float> &pixels = out.pixels;
+  std::vector<int32_t> &tokens = out.tokens, &labels = out.labels;
+  pixels.resize(batch * perSample);
+  tokens.resize(pixels.size());
+  out.isTokens = input->dtype() == plan::DType::I32;
+  if (out.isTokens && options.vocab < 1)
+    throw std::invalid_argument("a token input needs --vocab");
+  for (size_t i = 0; i < pixels.size(); ++i) {
+    pixels[i] = float(2 * noise.uniform() - 1);
+    tokens[i] =
+        int32_t(noise.next() % uint64_t(std::max<int64_t>(options.vocab, 1)));
+  }
+  labels.resize(batch);
+  for (int32_t &label : labels)
+    label = int32_t(noise.next() % uint64_t(options.classes));
+  return out;
+}
+
+/// The whole training state, tensor by tensor.
+std::vector<std::vector<float>> readState(rt::Executor &executor) {
+  std::vector<std::vector<float>> state(executor.getNumPersistent());
+  for (size_t i = 0; i < state.size(); ++i) {
+    state[i].resize(executor.getPersistentBytes(i) / 4);
+    executor.readPersistent(i, state[i].data());
+  }
+  return state;
+}
+
 int check(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: dpc-check-gradients PLAN [--init SCHEME] "
@@ -103,28 +150,12 @@ int check(int argc, char **argv) {
     throw std::runtime_error(std::string(argv[1]) + ": no train_step");
   int64_t batch = executor.getMaxBatch(step);
 
-  // The batch: seeded noise at the compiled batch.
-  const plan::Tensor *input = executor.findInput(step, "images");
-  if (!input || !input->dims() || input->dims()->size() == 0)
-    throw std::runtime_error(std::string(argv[1]) +
-                             ": the train step has no batch input 'images'");
-  int64_t perSample = 1;
-  for (size_t d = 1; d < input->dims()->size(); ++d)
-    perSample *= input->dims()->Get(d);
   Noise noise{options.seed};
-  std::vector<float> pixels(batch * perSample);
-  std::vector<int32_t> tokens(pixels.size());
-  bool isTokens = input->dtype() == plan::DType::I32;
-  if (isTokens && options.vocab < 1)
-    throw std::invalid_argument("a token input needs --vocab");
-  for (size_t i = 0; i < pixels.size(); ++i) {
-    pixels[i] = float(2 * noise.uniform() - 1);
-    tokens[i] =
-        int32_t(noise.next() % uint64_t(std::max<int64_t>(options.vocab, 1)));
-  }
-  std::vector<int32_t> labels(batch);
-  for (int32_t &label : labels)
-    label = int32_t(noise.next() % uint64_t(options.classes));
+  NoiseBatch inputs =
+      makeNoiseBatch(executor, step, batch, options, noise, argv[1]);
+  const std::vector<float> &pixels = inputs.pixels;
+  const std::vector<int32_t> &tokens = inputs.tokens, &labels = inputs.labels;
+  bool isTokens = inputs.isTokens;
 
   // One step at learning rate `rate` from the executor's current state;
   // returns the loss.
@@ -142,18 +173,12 @@ int check(int argc, char **argv) {
 
   // Every parameter's gradient from one step (exactly scaled: see above),
   // then the whole training state as it was.
-  std::vector<std::vector<float>> state(executor.getNumPersistent()), moved;
-  for (size_t i = 0; i < state.size(); ++i) {
-    state[i].resize(executor.getPersistentBytes(i) / 4);
-    executor.readPersistent(i, state[i].data());
-  }
+  std::vector<std::vector<float>> state = readState(executor);
   constexpr float kGradientRate = 1048576.0f;
   run(kGradientRate);
-  moved = state;
-  for (size_t i = 0; i < state.size(); ++i) {
-    executor.readPersistent(i, moved[i].data());
+  std::vector<std::vector<float>> moved = readState(executor);
+  for (size_t i = 0; i < state.size(); ++i)
     executor.writePersistent(i, state[i].data());
-  }
 
   const plan::Plan &plan = loaded->get();
   bool ok = true;

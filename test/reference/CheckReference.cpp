@@ -173,49 +173,100 @@ void dump(const std::string &path, const std::vector<float> &values,
       path, train::encodeNpy("<f4", shape, values.data(), values.size() * 4));
 }
 
-int check(int argc, char **argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: dpc-check-reference PLAN DIR [--lr LR] "
-                         "[--tolerance T]\n");
-    return 2;
-  }
-  std::string planPath = argv[1], dir = argv[2];
+/// The command line's options after PLAN and DIR.
+struct CheckOptions {
   double lr = 0.1, tolerance = 1e-4;
   train::InitScheme init;
   std::string dumpDir;
   double spreadLimit = 0; // 0: report only
+};
+
+CheckOptions parseOptions(int argc, char **argv) {
+  CheckOptions options;
   for (int i = 3; i < argc; i += 2) {
     std::string flag = argv[i];
     if (i + 1 == argc)
       throw std::invalid_argument(flag + " needs a value");
     if (flag == "--lr")
-      lr = std::stod(argv[i + 1]);
+      options.lr = std::stod(argv[i + 1]);
     else if (flag == "--tolerance")
-      tolerance = std::stod(argv[i + 1]);
+      options.tolerance = std::stod(argv[i + 1]);
     else if (flag == "--init")
-      init = train::parseInitScheme(argv[i + 1]);
+      options.init = train::parseInitScheme(argv[i + 1]);
     else if (flag == "--dump")
-      dumpDir = argv[i + 1];
+      options.dumpDir = argv[i + 1];
     else if (flag == "--spread")
-      spreadLimit = std::stod(argv[i + 1]);
+      options.spreadLimit = std::stod(argv[i + 1]);
     else
       throw std::invalid_argument("unknown option " + flag);
   }
+  return options;
+}
 
-  auto loaded = plan::LoadedPlan::load(planPath);
-  data::NpyArray images = data::readNpy(dir + "/images.npy");
-  std::vector<float> pixels = images.as<float>();
-  std::vector<int32_t> tokens = images.as<int32_t>(); // token models' input
-  std::vector<int32_t> labels = reference::readTargetWords(dir + "/labels.npy");
-  // A fresh executor holding the plan's initial state, or `init`'s.
-  auto start = [&] {
+std::vector<float> read(const rt::Executor &executor, size_t index) {
+  std::vector<float> values(executor.getPersistentBytes(index) / 4);
+  executor.readPersistent(index, values.data());
+  return values;
+}
+
+/// The squared distance of dpc's gradient from float64's beyond the
+/// allowances, estimated over the whole tensor from the sampled elements.
+double estimateExcessSquares(const std::vector<float> &grad,
+                             const Reference &ref) {
+  double squares = 0;
+  for (size_t k = 0; k < ref.indices.size(); ++k) {
+    double excess =
+        std::max(0.0, std::fabs(double(grad[ref.indices[k]]) - ref.grad[k]) -
+                          ref.gradAllowance[k]);
+    squares += excess * excess;
+  }
+  return squares / double(ref.indices.size()) * ref.count;
+}
+
+/// Prints dpc's and PyTorch's float32 distances from float64; whether
+/// their ratio is within `spreadLimit` (0: no limit).
+bool reportSpread(double dpcSquares, double torchSquares, double spreadLimit) {
+  double ratio =
+      std::sqrt(dpcSquares) / std::max(std::sqrt(torchSquares), 1e-300);
+  bool within = spreadLimit == 0 || ratio <= spreadLimit;
+  std::printf("gradient distance from float64: dpc %.3g (sampled), PyTorch "
+              "float32 %.3g, ratio %.2f%s\n",
+              std::sqrt(dpcSquares), std::sqrt(torchSquares), ratio,
+              spreadLimit == 0 ? ""
+              : within         ? " ok"
+                               : " TOO LARGE");
+  return within;
+}
+
+/// Writes a parameter's gradient and stepped values under `dumpDir`.
+void dump(const std::string &dumpDir, const std::string &name,
+          const std::vector<float> &grad, const std::vector<float> &after,
+          const plan::PersistentTensor &tensor) {
+  std::filesystem::create_directories(dumpDir + "/grad");
+  std::filesystem::create_directories(dumpDir + "/after");
+  dump(dumpDir + "/grad/" + name + ".npy", grad, tensor);
+  dump(dumpDir + "/after/" + name + ".npy", after, tensor);
+}
+
+/// Runs the plan's train step on the reference batch.
+struct StepRunner {
+  std::shared_ptr<const plan::LoadedPlan> loaded;
+  train::InitScheme init;
+  std::vector<float> pixels;
+  std::vector<int32_t> tokens; // token models' input
+  std::vector<int32_t> labels;
+  int64_t batch;
+
+  /// A fresh executor holding the plan's initial state, or `init`'s.
+  std::unique_ptr<rt::Executor> start() const {
     auto executor = std::make_unique<rt::Executor>(loaded);
     train::initializeParameters(*executor, init, /*seed=*/0);
     return executor;
-  };
-  // One step from the initial state at learning rate `rate`; returns the
-  // executor to read the results from.
-  auto trainOnce = [&](float rate) {
+  }
+
+  /// One step from the initial state at learning rate `rate`; returns the
+  /// executor to read the results from.
+  std::unique_ptr<rt::Executor> trainOnce(float rate) const {
     auto executor = start();
     int step = executor->findStep(plan::StepRole::Train);
     const plan::Tensor *input = executor->findInput(step, "images");
@@ -226,19 +277,35 @@ int check(int argc, char **argv) {
                        pixels.size() * 4);
     executor->setInput(step, "labels", labels.data(), labels.size() * 4);
     executor->setInput(step, "lr", &rate, sizeof(rate));
-    executor->run(step, images.shape[0]);
+    executor->run(step, batch);
     return executor;
-  };
+  }
+};
+
+int check(int argc, char **argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: dpc-check-reference PLAN DIR [--lr LR] "
+                         "[--tolerance T]\n");
+    return 2;
+  }
+  std::string planPath = argv[1], dir = argv[2];
+  const CheckOptions options = parseOptions(argc, argv);
+  const double lr = options.lr, tolerance = options.tolerance;
+  const std::string &dumpDir = options.dumpDir;
+
+  auto loaded = plan::LoadedPlan::load(planPath);
+  data::NpyArray images = data::readNpy(dir + "/images.npy");
+  const StepRunner runner{loaded,
+                          options.init,
+                          images.as<float>(),
+                          images.as<int32_t>(),
+                          reference::readTargetWords(dir + "/labels.npy"),
+                          images.shape[0]};
   const plan::Plan &plan = loaded->get();
-  std::unique_ptr<rt::Executor> initial = start();
-  std::unique_ptr<rt::Executor> stepped = trainOnce(float(lr));
+  std::unique_ptr<rt::Executor> initial = runner.start();
+  std::unique_ptr<rt::Executor> stepped = runner.trainOnce(float(lr));
   constexpr float kGradientRate = 1048576.0f;
-  std::unique_ptr<rt::Executor> probed = trainOnce(kGradientRate);
-  auto read = [](const rt::Executor &executor, size_t index) {
-    std::vector<float> values(executor.getPersistentBytes(index) / 4);
-    executor.readPersistent(index, values.data());
-    return values;
-  };
+  std::unique_ptr<rt::Executor> probed = runner.trainOnce(kGradientRate);
 
   bool ok = true;
   auto report = [&](const std::string &what, double error) {
@@ -280,14 +347,7 @@ int check(int argc, char **argv) {
       continue;
     }
     if (ref.sampled && !ref.indices.empty()) {
-      double squares = 0;
-      for (size_t k = 0; k < ref.indices.size(); ++k) {
-        double excess = std::max(
-            0.0, std::fabs(double(grad[ref.indices[k]]) - ref.grad[k]) -
-                     ref.gradAllowance[k]);
-        squares += excess * excess;
-      }
-      dpcSquares += squares / double(ref.indices.size()) * ref.count;
+      dpcSquares += estimateExcessSquares(grad, ref);
       torchSquares += ref.gradNoiseNorm * ref.gradNoiseNorm;
       sampled = true;
     }
@@ -299,26 +359,12 @@ int check(int argc, char **argv) {
            compare(after, ref, ref.after, ref.afterNorm, 2 * ref.afterNoiseMax,
                    2 * ref.afterNoiseNorm, ref.afterAllowance,
                    ref.afterAllowanceNorm, tolerance));
-    if (!dumpDir.empty()) {
-      std::filesystem::create_directories(dumpDir + "/grad");
-      std::filesystem::create_directories(dumpDir + "/after");
-      dump(dumpDir + "/grad/" + name + ".npy", grad, *tensor);
-      dump(dumpDir + "/after/" + name + ".npy", after, *tensor);
-    }
+    if (!dumpDir.empty())
+      dump(dumpDir, name, grad, after, *tensor);
     ++compared;
   }
-  if (sampled) {
-    double ratio =
-        std::sqrt(dpcSquares) / std::max(std::sqrt(torchSquares), 1e-300);
-    bool within = spreadLimit == 0 || ratio <= spreadLimit;
-    ok &= within;
-    std::printf("gradient distance from float64: dpc %.3g (sampled), PyTorch "
-                "float32 %.3g, ratio %.2f%s\n",
-                std::sqrt(dpcSquares), std::sqrt(torchSquares), ratio,
-                spreadLimit == 0 ? ""
-                : within         ? " ok"
-                                 : " TOO LARGE");
-  }
+  if (sampled)
+    ok &= reportSpread(dpcSquares, torchSquares, options.spreadLimit);
   std::printf("%d parameters compared: %s\n", compared,
               ok ? "all match" : "MISMATCH");
   return ok ? 0 : 1;

@@ -77,6 +77,39 @@ std::vector<float> read(const rt::Executor &executor, size_t index) {
   return values;
 }
 
+/// The flags after the four file arguments.
+struct CompareOptions {
+  int64_t batch = 0, steps = 3;
+  double lr = 0.1, tolerance = 1e-5;
+  bool resync = false;
+  std::optional<train::InitScheme> init;
+};
+
+CompareOptions parseOptions(int argc, char **argv) {
+  CompareOptions options;
+  for (int i = 5; i < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--resync") {
+      options.resync = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc)
+      throw std::invalid_argument(flag + " needs a value");
+    if (flag == "--batch")
+      options.batch = std::stoll(argv[i + 1]);
+    else if (flag == "--steps")
+      options.steps = std::stoll(argv[i + 1]);
+    else if (flag == "--lr")
+      options.lr = std::stod(argv[i + 1]);
+    else if (flag == "--tolerance")
+      options.tolerance = std::stod(argv[i + 1]);
+    else if (flag == "--init")
+      options.init = train::parseInitScheme(argv[i + 1]);
+  }
+  return options;
+}
+
 int compare(int argc, char **argv) {
   if (argc < 5) {
     std::fprintf(stderr, "usage: dpc-compare-plans A.plan B.plan IMAGES.npy "
@@ -84,30 +117,11 @@ int compare(int argc, char **argv) {
                          "[--tolerance T] [--resync] [--init SCHEME]\n");
     return 2;
   }
-  int64_t batch = 0, steps = 3;
-  double lr = 0.1, tolerance = 1e-5;
-  bool resync = false;
-  std::optional<train::InitScheme> init;
-  for (int i = 5; i < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--resync") {
-      resync = true;
-      --i;
-      continue;
-    }
-    if (i + 1 >= argc)
-      throw std::invalid_argument(flag + " needs a value");
-    if (flag == "--batch")
-      batch = std::stoll(argv[i + 1]);
-    else if (flag == "--steps")
-      steps = std::stoll(argv[i + 1]);
-    else if (flag == "--lr")
-      lr = std::stod(argv[i + 1]);
-    else if (flag == "--tolerance")
-      tolerance = std::stod(argv[i + 1]);
-    else if (flag == "--init")
-      init = train::parseInitScheme(argv[i + 1]);
-  }
+  CompareOptions options = parseOptions(argc, argv);
+  const int64_t batch = options.batch, steps = options.steps;
+  const double lr = options.lr, tolerance = options.tolerance;
+  const bool resync = options.resync;
+  const std::optional<train::InitScheme> &init = options.init;
   data::NpyArray imageArray = data::readNpy(argv[3]);
   std::vector<float> images = imageArray.as<float>();
   std::vector<int32_t> labels = reference::readTargetWords(argv[4]);

@@ -7,6 +7,7 @@
 // naming the file, with a non-zero exit.
 //
 //===----------------------------------------------------------------------===//
+// size: to split (issue 26): each command into a file of its own.
 
 #include "frontend/onnx/EvalExportNote.h"
 #include "frontend/onnx/ONNXImporter.h"
@@ -449,6 +450,7 @@ static FailureOr<std::vector<int64_t>> chooseBalancedSplit(int64_t batch) {
   return std::vector<int64_t>(split.begin(), split.end());
 }
 
+// size: to shorten (issue 26), with the split of this file.
 static int runCompile() {
   if (batchSize.getNumOccurrences() && batchSize <= 0)
     return reportError(modelPath, "--batch must be a positive integer, got " +
@@ -592,6 +594,7 @@ static int runCompile() {
 ///                               "f32_winograd": 301.7}, ...}}
 ///
 /// A key (runtime/abi/KernelCostKey.h) several calls share gets their mean.
+// size: to shorten (issue 26), with the split of this file.
 static int calibrateKernelTimes(bool isModel, ArrayRef<std::string> names) {
   if (!isModel)
     return reportError(modelPath, "--kernels times a model (.onnx or "

@@ -1,4 +1,5 @@
 //===- PlanLoaderTest.cpp - every bad plan is one clear line --------------===//
+// size: to split (issue 26) with PlanLoader.cpp, by family of checks.
 
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/exec/Executor.h"

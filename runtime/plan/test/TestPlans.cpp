@@ -128,6 +128,8 @@ std::vector<float> xavierUniform(int64_t fanOut, int64_t fanIn, uint32_t seed) {
   return values;
 }
 
+// size: to shorten (issue 26): one builder per step (forward, backward,
+// updates) would read better.
 PlanT buildMlpPlanObject(const MlpPlanOptions &options) {
   MlpPlanOptions o = options;
   bool parallel = !o.split.empty();

@@ -1,0 +1,227 @@
+//===- FoldValueOps.cpp - folding ops that compute new values -------------===//
+//
+// Trilu, ConstantOfShape, Range and the element-wise arithmetic and
+// comparisons on known tensors, with the arithmetic that keeps the
+// symbolic batch a known multiple of it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/FoldOps.h"
+
+#include <cmath>
+
+namespace dpc::frontend::folding {
+
+/// torch.tril / triu of a known matrix (the legacy exporter's causal mask in
+/// scaled_dot_product_attention): the elements off the kept triangle of the
+/// last two dims, shifted by k diagonals, become 0.
+KnownTensor trilu(const onnx::NodeProto &node, const Inputs &inputs) {
+  KnownTensor out = input(inputs, 0);
+  if (out.hasBatch())
+    fail("the matrix depends on the batch size");
+  if (out.dims.size() < 2)
+    fail("Trilu takes a tensor of rank 2 or more");
+  int64_t k = 0;
+  if (inputs.size() > 1 && inputs[1]) {
+    std::vector<int64_t> diagonal = staticInts(*inputs[1], "the diagonal");
+    if (diagonal.size() != 1)
+      fail("the diagonal k must be one integer");
+    k = diagonal[0];
+  }
+  bool upper = intAttr(node, "upper", 1) != 0;
+  int64_t rows = out.dims[out.dims.size() - 2], cols = out.dims.back();
+  for (int64_t i = 0; i < out.getNumElements(); ++i) {
+    int64_t col = i % cols, row = i / cols % rows;
+    if (upper ? col - row >= k : col - row <= k)
+      continue;
+    if (out.isFloat())
+      out.floats[i] = 0;
+    else
+      out.ints[i] = 0;
+  }
+  return out;
+}
+
+KnownTensor constantOfShape(const onnx::NodeProto &node,
+                            const std::vector<int64_t> &shape) {
+  KnownTensor out;
+  out.type = onnx::TensorProto::FLOAT;
+  out.dims = shape;
+  double value = 0;
+  if (const onnx::AttributeProto *a = findAttr(node, "value")) {
+    const onnx::TensorProto &t = a->t();
+    out.type = t.data_type();
+    if (t.has_raw_data() && t.raw_data().size() >= 4) {
+      const std::string &raw = t.raw_data();
+      if (out.type == onnx::TensorProto::FLOAT) {
+        float f;
+        std::copy_n(raw.data(), 4, reinterpret_cast<char *>(&f));
+        value = f;
+      } else if (out.type == onnx::TensorProto::INT64 && raw.size() >= 8) {
+        int64_t v;
+        std::copy_n(raw.data(), 8, reinterpret_cast<char *>(&v));
+        value = static_cast<double>(v);
+      }
+    } else if (t.float_data_size()) {
+      value = t.float_data(0);
+    } else if (t.int64_data_size()) {
+      value = static_cast<double>(t.int64_data(0));
+    } else if (t.int32_data_size()) {
+      value = t.int32_data(0);
+    }
+  }
+  int64_t n = product(shape);
+  if (out.isFloat())
+    out.floats.assign(n, value);
+  else
+    out.ints.assign(n, static_cast<int64_t>(value));
+  return out;
+}
+
+KnownTensor range(const Inputs &inputs) {
+  const KnownTensor &start = input(inputs, 0), &limit = input(inputs, 1),
+                    &delta = input(inputs, 2);
+  KnownTensor out;
+  out.type = start.type;
+  auto scalar = [](const KnownTensor &t) {
+    if (t.getNumElements() != 1)
+      fail("Range takes scalars");
+    return t.isFloat() ? t.floats[0]
+                       : static_cast<double>(staticInts(t, "Range bounds")[0]);
+  };
+  double s = scalar(start), l = scalar(limit), d = scalar(delta);
+  if (d == 0)
+    fail("Range's delta is 0");
+  int64_t n =
+      std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  if (n > (1 << 24))
+    fail("Range of " + std::to_string(n) + " elements");
+  for (int64_t i = 0; i < n; ++i) {
+    if (out.isFloat())
+      out.floats.push_back(s + i * d);
+    else
+      out.ints.push_back(static_cast<int64_t>(s) + i * static_cast<int64_t>(d));
+  }
+  out.dims = {n};
+  return out;
+}
+
+namespace {
+
+/// `op` on integers of which one or more is a multiple of the batch: what
+/// keeps the result a known multiple of it (or a constant) and nothing else.
+int64_t batchArithmetic(const std::string &op, int64_t a, int64_t b) {
+  bool batchA = isBatchMultiple(a), batchB = isBatchMultiple(b);
+  auto refuse = [&]() -> int64_t {
+    fail(op + " on the batch size is not supported: dpc keeps the batch "
+              "open until run time and follows only multiples of it");
+  };
+  if (op == "Mul" && batchA != batchB) {
+    int64_t k = batchMultipleOf(batchA ? a : b), c = batchA ? b : a;
+    if (c < 1 || c >= kMaxBatchMultiple / k)
+      return refuse();
+    return batchTimes(k * c);
+  }
+  if (op == "Div" && batchA && !batchB) {
+    int64_t k = batchMultipleOf(a);
+    if (b < 1 || k % b != 0)
+      return refuse();
+    return batchTimes(k / b);
+  }
+  if (op == "Equal") {
+    // The batch is positive: it equals no constant below 1.
+    if (batchA && batchB)
+      return a == b;
+    if ((batchA ? b : a) < 1)
+      return 0;
+  }
+  return refuse();
+}
+
+} // namespace
+
+/// Element-wise Add/Sub/Mul/Div/Equal/Where on broadcast known tensors.
+KnownTensor elementwise(const std::string &op, const Inputs &inputs) {
+  std::vector<const KnownTensor *> operands;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    operands.push_back(&input(inputs, i));
+  bool symbolic = false;
+  for (const KnownTensor *t : operands)
+    symbolic = symbolic || t->hasBatch();
+  if (symbolic && op == "Where" && operands[0]->hasBatch())
+    fail("Where's condition depends on the batch size");
+  std::vector<int64_t> dims = broadcastDims(operands);
+  const KnownTensor &lhs = op == "Where" ? *operands[1] : *operands[0];
+  KnownTensor out;
+  bool compares = op == "Equal" || op == "Less" || op == "Greater" ||
+                  op == "LessOrEqual" || op == "GreaterOrEqual" ||
+                  op == "And" || op == "Or";
+  out.type = compares ? onnx::TensorProto::BOOL : lhs.type;
+  out.dims = dims;
+  auto value = [&](size_t k, int64_t i) {
+    const KnownTensor &t = *operands[k];
+    int64_t j = broadcastSource(t, dims, i);
+    return t.isFloat() ? t.floats[j] : static_cast<double>(t.ints[j]);
+  };
+  auto raw = [&](size_t k, int64_t i) {
+    const KnownTensor &t = *operands[k];
+    if (t.isFloat())
+      fail(op + " mixes the batch size with floating-point values");
+    return t.ints[broadcastSource(t, dims, i)];
+  };
+  for (int64_t i = 0; i < product(dims); ++i) {
+    if (symbolic) {
+      int64_t a = raw(op == "Where" ? 1 : 0, i),
+              b = raw(op == "Where" ? 2 : 1, i);
+      if (op == "Where") {
+        out.ints.push_back(raw(0, i) != 0 ? a : b);
+        continue;
+      }
+      if (isBatchMultiple(a) || isBatchMultiple(b)) {
+        out.ints.push_back(batchArithmetic(op, a, b));
+        continue;
+      }
+    }
+    double r;
+    if (op == "Where") {
+      r = value(0, i) != 0 ? value(1, i) : value(2, i);
+    } else {
+      double a = value(0, i), b = value(1, i);
+      if (op == "Add")
+        r = a + b;
+      else if (op == "Sub")
+        r = a - b;
+      else if (op == "Mul")
+        r = a * b;
+      else if (op == "Equal")
+        r = a == b;
+      else if (op == "Less")
+        r = a < b;
+      else if (op == "Greater")
+        r = a > b;
+      else if (op == "LessOrEqual")
+        r = a <= b;
+      else if (op == "GreaterOrEqual")
+        r = a >= b;
+      else if (op == "And")
+        r = a != 0 && b != 0;
+      else if (op == "Or")
+        r = a != 0 || b != 0;
+      else if (b == 0 && !out.isFloat())
+        fail("integer division by zero");
+      else if (op == "FMod")
+        r = std::fmod(a, b);
+      else if (op == "Mod") // the divisor's sign, as Python's %
+        r = a - b * std::floor(a / b);
+      else
+        r = out.isFloat() ? a / b : std::trunc(a / b);
+    }
+    if (out.isFloat())
+      out.floats.push_back(r);
+    else
+      out.ints.push_back(static_cast<int64_t>(r));
+  }
+  return out;
+}
+
+} // namespace dpc::frontend::folding
