@@ -54,6 +54,7 @@ struct PipelineOptions {
   bool nesterov = false;
   double weightDecay = -1; // -1: the optimizer's default
   bool syncBn = false;
+  bool shardOptimizer = false; // --shard optimizer: ZeRO-1
   double bucketMb = 25;
   bool layouts = true;    // --no-layouts clears it
   bool fusion = true;     // --no-fusion clears it
@@ -71,8 +72,9 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
 /// graph of `--emit=train`.
 void buildTrainPhase(mlir::OpPassManager &pm, const PipelineOptions &pipeline);
 
-/// The data-parallel partition over `pipeline.devices` and the gradient
-/// buckets: the steps of `--emit=dist`, before rematerialization.
+/// The data-parallel partition over `pipeline.devices`, the optimizer-state
+/// sharding (`pipeline.shardOptimizer`) and the communication buckets: the
+/// steps of `--emit=dist`, before rematerialization.
 void buildDistPhase(mlir::OpPassManager &pm, const PipelineOptions &pipeline);
 
 /// Rematerialization with `pipeline.remat`, measured by the back end's
@@ -120,6 +122,10 @@ struct CompilePipelineOptions
   Option<int64_t> gradAccum{*this, "grad-accum",
                             llvm::cl::desc("micro-batches per optimizer step"),
                             llvm::cl::init(1)};
+  Option<std::string> shard{
+      *this, "shard",
+      llvm::cl::desc("none or optimizer (shard the optimizer state)"),
+      llvm::cl::init("none")};
   Option<double> bucketMb{*this, "bucket-mb",
                           llvm::cl::desc("gradient all-reduce bucket (MiB)"),
                           llvm::cl::init(25.0)};
