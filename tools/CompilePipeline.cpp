@@ -116,7 +116,7 @@ dpc::PipelineOptions dpc::CompilePipelineOptions::getPipelineOptions() const {
   pipeline.nesterov = nesterov;
   pipeline.weightDecay = weightDecay;
   pipeline.syncBn = syncBn;
-  pipeline.shardOptimizer = shard == "optimizer";
+  pipeline.shardOptimizer = shard == ShardStage::Optimizer;
   pipeline.bucketMb = bucketMb;
   static constexpr const char *kPrecisions[] = {"f32", "bf16", "auto"};
   static constexpr const char *kAlgorithms[] = {"direct", "winograd", "auto"};

@@ -90,6 +90,8 @@ enum class CompileStage { NN, Train, Dist, Exec };
 /// dpc compile's --precision and --conv-algorithm.
 enum class KernelPrecision { F32, BF16, Auto };
 enum class ConvAlgorithm { Direct, Winograd, Auto };
+/// dpc compile's --shard (the stages built so far).
+enum class ShardStage { None, Optimizer };
 
 /// The options of the registered pipelines, named as dpc compile's flags
 /// (--remat=MODE as remat-segments and remat-budget; --no-fusion as
@@ -122,10 +124,14 @@ struct CompilePipelineOptions
   Option<int64_t> gradAccum{*this, "grad-accum",
                             llvm::cl::desc("micro-batches per optimizer step"),
                             llvm::cl::init(1)};
-  Option<std::string> shard{
+  Option<ShardStage> shard{
       *this, "shard",
-      llvm::cl::desc("none or optimizer (shard the optimizer state)"),
-      llvm::cl::init("none")};
+      llvm::cl::desc("what each device keeps only its part of: none "
+                     "(default) or optimizer"),
+      llvm::cl::init(ShardStage::None),
+      llvm::cl::values(clEnumValN(ShardStage::None, "none", "nothing"),
+                       clEnumValN(ShardStage::Optimizer, "optimizer",
+                                  "the optimizer state (ZeRO-1)"))};
   Option<double> bucketMb{*this, "bucket-mb",
                           llvm::cl::desc("gradient all-reduce bucket (MiB)"),
                           llvm::cl::init(25.0)};
