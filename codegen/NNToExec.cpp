@@ -62,6 +62,12 @@ StringRef getDataInputBinding(func::FuncOp func, unsigned i) {
 } // namespace
 
 LogicalResult StepAnalysis::run(func::FuncOp func) {
+  // dpc-shard-optimizer-state's steps: their lowering is the next stage.
+  if (auto shard = func->getAttrOfType<StringAttr>("dist.shard"))
+    return func.emitError()
+           << "@" << func.getSymName() << " shards the " << shard.getValue()
+           << " state (dist.shard), which the lowering to "
+              "a plan does not do yet";
   if (failed(readBatch(func)) || failed(findBatchDims(func)))
     return failure();
   int64_t index = 0;
@@ -112,6 +118,12 @@ LogicalResult StepAnalysis::findBatchDims(func::FuncOp func) {
   }
   probe.walk([&](Operation *op) {
     if (op->getName().getStringRef() != kScatter)
+      return;
+    // The batch's scatters only: sharded optimizer state is scattered too.
+    auto input = dyn_cast<BlockArgument>(op->getOperand(0));
+    if (!input || (!probe.getArgAttr(input.getArgNumber(),
+                                     nn::NNDialect::kInputAttrName) &&
+                   !probe.getArgAttr(input.getArgNumber(), "nn.labels")))
       return;
     for (Value result : op->getResults()) {
       auto type = cast<RankedTensorType>(result.getType());

@@ -30,19 +30,28 @@ struct BucketGradientsPass
       getOperation().emitError() << "bucket sizes must be > 0 MB";
       return signalPassFailure();
     }
+    bucketCollectives("dist.all_reduce");
+    bucketCollectives("dist.all_gather");
+  }
+
+private:
+  /// Buckets every collective named `name`, in program order.
+  void bucketCollectives(StringRef name) {
     Builder builder(&getContext());
     int64_t bucket = 0;
     double filled = 0, capacity = firstBucketMb * 1024 * 1024;
     getOperation().walk([&](Operation *op) {
-      if (op->getName().getStringRef() != "dist.all_reduce" ||
-          op->getNumOperands() == 0)
+      if (op->getName().getStringRef() != name || op->getNumOperands() == 0)
         return;
       // Batch-norm statistics stall the step until reduced: never hold them
       // back for a bucket to fill.
       if (op->hasAttr("dist.statistics"))
         return;
-      // One replica's share: every replica's operand has the same type.
-      auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+      // The bytes one replica sends or receives: an all-reduce's operand,
+      // an all-gather's (whole) result.
+      auto type = cast<RankedTensorType>(name == "dist.all_gather"
+                                             ? op->getResult(0).getType()
+                                             : op->getOperand(0).getType());
       double bytes = double(type.getNumElements()) *
                      ((type.getElementTypeBitWidth() + 7) / 8);
       if (filled > 0 && filled + bytes > capacity) {

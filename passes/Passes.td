@@ -151,6 +151,29 @@ def PartitionDataParallel : Pass<"dpc-partition-data-parallel",
   ];
 }
 
+def ShardOptimizerState : Pass<"dpc-shard-optimizer-state",
+                               "mlir::ModuleOp"> {
+  let summary = "ZeRO-1: each replica keeps and updates 1/N of the optimizer "
+                "state";
+  let description = [{
+    On `@train_step` partitioned over N > 1 devices: every parameter with
+    optimizer state (SGD's momentum buffer, AdamW's exp_avg and exp_avg_sq)
+    is cut, flattened, into N contiguous element ranges of balanced sizes
+    (differing by at most one element). Each state argument, still the
+    whole tensor, is `nn.reshape`d flat and `dist.scatter`ed into the
+    ranges instead of replicated; replica d updates range d of the
+    parameter from range d of its copy of the parameter and of the
+    all-reduced gradient (`nn.reshape` + `nn.split`), and returns its range
+    of the state; a `dist.all_gather` of the updated ranges, reshaped,
+    gives every replica the whole new parameter, which it returns as
+    before. The step gets `dist.shard = "optimizer"`. With one device, and
+    for parameters without state, nothing changes. The updates compute the
+    same values, bit for bit, as the replicated step.
+  }];
+  let dependentDialects = ["::dpc::dist::DistDialect",
+                           "::dpc::nn::NNDialect"];
+}
+
 def BucketGradients : Pass<"dpc-bucket-gradients", "mlir::func::FuncOp"> {
   let summary = "Group gradient all-reduces into buckets, in backward order";
   let description = [{
@@ -162,6 +185,11 @@ def BucketGradients : Pass<"dpc-bucket-gradients", "mlir::func::FuncOp"> {
     `bucket-mb` MiB (a larger gradient gets a bucket of its own). Codegen
     reduces each bucket with one collective on the communication stream as
     soon as its last gradient exists.
+
+    The parameter `dist.all_gather`s of a sharded step (after the updates,
+    dpc-shard-optimizer-state) are bucketed the same way, in program order,
+    with bucket numbers of their own (a bucket holds one kind of
+    collective).
   }];
   let options = [
     Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",

@@ -54,6 +54,10 @@ void dpc::buildDistPhase(OpPassManager &pm, const PipelineOptions &pipeline) {
   options.split = pipeline.split;
   options.syncBn = pipeline.syncBn;
   pm.addPass(createPartitionDataParallel(options));
+  // On the replicas the partition made, before the buckets, which group
+  // the all-gathers it adds as they group the gradient all-reduces.
+  if (pipeline.shardOptimizer)
+    pm.addPass(createShardOptimizerState());
   BucketGradientsOptions buckets;
   buckets.bucketMb = pipeline.bucketMb;
   pm.addNestedPass<func::FuncOp>(createBucketGradients(buckets));
@@ -120,6 +124,7 @@ dpc::PipelineOptions dpc::CompilePipelineOptions::getPipelineOptions() const {
   pipeline.nesterov = nesterov;
   pipeline.weightDecay = weightDecay;
   pipeline.syncBn = syncBn;
+  pipeline.shardOptimizer = shard == ShardStage::Optimizer;
   pipeline.bucketMb = bucketMb;
   static constexpr const char *kPrecisions[] = {"f32", "bf16", "auto"};
   static constexpr const char *kAlgorithms[] = {"direct", "winograd", "auto"};

@@ -55,6 +55,7 @@ struct PipelineOptions {
   bool nesterov = false;
   double weightDecay = -1; // -1: the optimizer's default
   bool syncBn = false;
+  bool shardOptimizer = false; // --shard optimizer: ZeRO-1
   double bucketMb = 25;
   bool layouts = true;    // --no-layouts clears it
   bool fusion = true;     // --no-fusion clears it
@@ -72,8 +73,9 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
 /// graph of `--emit=train`.
 void buildTrainPhase(mlir::OpPassManager &pm, const PipelineOptions &pipeline);
 
-/// The data-parallel partition over `pipeline.devices` and the gradient
-/// buckets: the steps of `--emit=dist`, before rematerialization.
+/// The data-parallel partition over `pipeline.devices`, the optimizer-state
+/// sharding (`pipeline.shardOptimizer`) and the communication buckets: the
+/// steps of `--emit=dist`, before rematerialization.
 void buildDistPhase(mlir::OpPassManager &pm, const PipelineOptions &pipeline);
 
 /// Rematerialization with `pipeline.remat`, measured by the back end's
@@ -89,6 +91,8 @@ enum class CompileStage { NN, Train, Dist, Exec };
 /// dpc compile's --precision and --conv-algorithm.
 enum class KernelPrecision { F32, BF16, Auto };
 enum class ConvAlgorithm { Direct, Winograd, Auto };
+/// dpc compile's --shard (the stages built so far).
+enum class ShardStage { None, Optimizer };
 
 /// The options of the registered pipelines, named as dpc compile's flags
 /// (--remat=MODE as remat-segments and remat-budget; --no-fusion as
@@ -121,6 +125,14 @@ struct CompilePipelineOptions
   Option<int64_t> gradAccum{*this, "grad-accum",
                             llvm::cl::desc("micro-batches per optimizer step"),
                             llvm::cl::init(1)};
+  Option<ShardStage> shard{
+      *this, "shard",
+      llvm::cl::desc("what each device keeps only its part of: none "
+                     "(default) or optimizer"),
+      llvm::cl::init(ShardStage::None),
+      llvm::cl::values(clEnumValN(ShardStage::None, "none", "nothing"),
+                       clEnumValN(ShardStage::Optimizer, "optimizer",
+                                  "the optimizer state (ZeRO-1)"))};
   Option<double> bucketMb{*this, "bucket-mb",
                           llvm::cl::desc("gradient all-reduce bucket (MiB)"),
                           llvm::cl::init(25.0)};

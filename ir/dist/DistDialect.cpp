@@ -96,6 +96,16 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be a unit attribute of dist.all_reduce";
     return success();
   }
+  if (name == kShardAttrName) {
+    auto stage = dyn_cast<StringAttr>(attr.getValue());
+    if (!stage || stage.getValue() != "optimizer" ||
+        !op->hasAttr(kDevicesAttrName))
+      return op->emitError() << "'" << name
+                             << "' must be \"optimizer\", on a partitioned "
+                                "step (with '"
+                             << kDevicesAttrName << "')";
+    return success();
+  }
   return op->emitError() << "unknown dist attribute '" << name << "'";
 }
 

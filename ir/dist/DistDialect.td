@@ -42,6 +42,9 @@ def Dist_Dialect : Dialect {
     /// (--sync-bn): on the critical path, so never bucketed with gradients.
     static constexpr ::llvm::StringLiteral kStatisticsAttrName =
         "dist.statistics";
+    /// Step attribute: what the step shards across its replicas
+    /// ("optimizer": ZeRO-1, dpc-shard-optimizer-state); absent: nothing.
+    static constexpr ::llvm::StringLiteral kShardAttrName = "dist.shard";
   }];
 }
 

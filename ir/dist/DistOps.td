@@ -94,7 +94,8 @@ def Dist_ReduceScatterOp : Dist_Op<"reduce_scatter", [Pure]> {
   let description = [{
     Device `d` gets part `d` (of `sizes[d]` rows) of the reduction of all
     operands, which have the same type. `reduction` is as for
-    `dist.all_reduce`.
+    `dist.all_reduce`, and so is `bucket` (reduce-scatters of one bucket
+    are one collective).
 
     ```mlir
     %ra, %rb = dist.reduce_scatter %a, %b {reduction = "sum", sizes = array<i64: 2, 2>}
@@ -102,7 +103,7 @@ def Dist_ReduceScatterOp : Dist_Op<"reduce_scatter", [Pure]> {
     ```
   }];
   let arguments = (ins Variadic<AnyRankedTensor>:$inputs, StrAttr:$reduction,
-    DenseI64ArrayAttr:$sizes);
+    DenseI64ArrayAttr:$sizes, OptionalAttr<I64Attr>:$bucket);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $inputs attr-dict `:` type($inputs) `->` type($results)
@@ -113,14 +114,17 @@ def Dist_ReduceScatterOp : Dist_Op<"reduce_scatter", [Pure]> {
 def Dist_AllGatherOp : Dist_Op<"all_gather", [Pure]> {
   let summary = "Concatenate per-device tensors; every device gets the result";
   let description = [{
-    Every result is what `dist.gather` of the operands would be.
+    Every result is what `dist.gather` of the operands would be. `bucket`
+    says which communication bucket the op belongs to (the all-gathers of
+    one bucket are one collective).
 
     ```mlir
     %ra, %rb = dist.all_gather %a, %b
         : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<4x4xf32>, tensor<4x4xf32>
     ```
   }];
-  let arguments = (ins Variadic<AnyRankedTensor>:$inputs);
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs,
+    OptionalAttr<I64Attr>:$bucket);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $inputs attr-dict `:` type($inputs) `->` type($results)

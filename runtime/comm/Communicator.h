@@ -16,6 +16,13 @@
 // Results are deterministic: the same on every run and, bit for bit, on
 // every rank, so that data-parallel replicas stay identical.
 //
+// Sharded training (ZeRO) adds reduceScatter and allGather over tensors
+// split by elements into one part per rank (ShardedBuffer). The base class
+// implements both over allReduce and broadcast, so every backend has them
+// and a reduce-scatter gives, by construction, the bits of the all-reduce
+// it stands for; a backend may override them with cheaper exchanges that
+// keep those bits (the in-process one does).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DPC_RUNTIME_COMM_COMMUNICATOR_H
@@ -44,6 +51,20 @@ struct ReduceBuffer {
   DType dtype = DType::F32;
 };
 
+/// One tensor of `dtype` split by elements into one part per rank: rank r's
+/// part is elements [sum(sizes[0..r)), + sizes[r]) of the whole, `sizes`
+/// having one entry per rank (any, 0 included). `part` holds this rank's
+/// part; it may point into `whole` at the part's offset (in place).
+struct ShardedBuffer {
+  void *whole = nullptr;
+  void *part = nullptr;
+  std::vector<int64_t> sizes;
+  DType dtype = DType::F32;
+
+  int64_t getCount() const;
+  int64_t getOffset(int rank) const;
+};
+
 class Communicator {
 public:
   virtual ~Communicator() = default;
@@ -68,6 +89,25 @@ public:
   /// CommError, on every rank, if the ranks disagree.
   virtual void broadcast(const std::vector<ReduceBuffer> &buffers,
                          int root) = 0;
+
+  /// Reduces every buffer's `whole` across the ranks and leaves this rank's
+  /// part of the result in its `part`: bit for bit what allReduce of the
+  /// wholes followed by taking the part gives. `whole` is input, and may
+  /// be overwritten. One collective (ops and dtypes as in allReduce).
+  /// Throws CommError, on every rank, if the sizes are not one per rank.
+  virtual void reduceScatter(const std::vector<ShardedBuffer> &buffers,
+                             ReduceOp op);
+
+  /// Concatenates every rank's `part` of each buffer into every rank's
+  /// `whole` (any dtype). Throws CommError, on every rank, if the sizes are
+  /// not one per rank.
+  virtual void allGather(const std::vector<ShardedBuffer> &buffers);
+
+protected:
+  /// Throws CommError unless every buffer has one size per rank, none
+  /// negative.
+  void checkSharded(const std::vector<ShardedBuffer> &buffers,
+                    const char *operation) const;
 };
 
 } // namespace dpc::comm

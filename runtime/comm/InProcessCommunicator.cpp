@@ -40,9 +40,11 @@ private:
 /// What the ranks share: the buffers each one posted for the current call.
 struct Group {
   explicit Group(int size)
-      : size(size), posted(size), ops(size), roots(size), barrier(size) {}
+      : size(size), posted(size), sharded(size), ops(size), roots(size),
+        barrier(size) {}
   int size;
   std::vector<const std::vector<ReduceBuffer> *> posted;
+  std::vector<const std::vector<ShardedBuffer> *> sharded;
   std::vector<ReduceOp> ops;
   std::vector<int> roots; // broadcast
   Barrier barrier;
@@ -97,6 +99,55 @@ std::string findMismatch(const Group &group,
                plan::EnumNameDType(first[b].dtype);
   }
   return {};
+}
+
+/// Empty if every rank posted the same sharded call as rank 0; otherwise
+/// why not.
+std::string findShardedMismatch(const Group &group, const char *operation) {
+  const std::vector<ShardedBuffer> &first = *group.sharded[0];
+  for (int rank = 1; rank < group.size; ++rank) {
+    const std::vector<ShardedBuffer> &other = *group.sharded[rank];
+    std::string where =
+        std::string(operation) + ": rank " + std::to_string(rank);
+    if (group.ops[rank] != group.ops[0])
+      return where + " reduces with another op than rank 0";
+    if (other.size() != first.size())
+      return where + " passed " + std::to_string(other.size()) +
+             " buffers, rank 0 passed " + std::to_string(first.size());
+    for (size_t b = 0; b < first.size(); ++b)
+      if (other[b].sizes != first[b].sizes || other[b].dtype != first[b].dtype)
+        return where + " buffer " + std::to_string(b) +
+               " is split or typed otherwise than rank 0's";
+  }
+  return {};
+}
+
+/// Rank `rank`'s part of sharded buffer `b`, reduced over every rank's
+/// whole in rank order (as reduceRange does), into its `part`.
+template <typename T>
+void reducePart(const Group &group, size_t b, int rank, ReduceOp op) {
+  const ShardedBuffer &mine = (*group.sharded[rank])[b];
+  int64_t offset = mine.getOffset(rank), n = mine.sizes[rank];
+  auto *out = static_cast<T *>(mine.part);
+  auto at = [&](int r) {
+    return static_cast<const T *>((*group.sharded[r])[b].whole) + offset;
+  };
+  if (n == 0)
+    return;
+  // The part may alias this rank's whole: combine into a copy of rank 0's
+  // elements, chunk by chunk, then write.
+  constexpr int64_t kChunk = 1024;
+  T acc[kChunk];
+  for (int64_t start = 0; start < n; start += kChunk) {
+    int64_t count = std::min(kChunk, n - start);
+    std::copy_n(at(0) + start, count, acc);
+    for (int r = 1; r < group.size; ++r)
+      combine(acc, at(r) + start, count, op);
+    if (op == ReduceOp::Mean)
+      for (int64_t i = 0; i < count; ++i)
+        acc[i] /= static_cast<T>(group.size);
+    std::copy_n(acc, count, out + start);
+  }
 }
 
 class InProcessCommunicator : public Communicator {
@@ -164,7 +215,68 @@ public:
       throw CommError(mismatch);
   }
 
+  void reduceScatter(const std::vector<ShardedBuffer> &buffers,
+                     ReduceOp op) override {
+    checkSharded(buffers, "reduce-scatter");
+    for (const ShardedBuffer &buffer : buffers)
+      if (buffer.dtype != DType::F32 && buffer.dtype != DType::F64 &&
+          buffer.dtype != DType::I32 && buffer.dtype != DType::I64)
+        throw CommError(std::string("reduce-scatter: unsupported dtype ") +
+                        plan::EnumNameDType(buffer.dtype));
+    if (op != ReduceOp::Sum && op != ReduceOp::Mean && op != ReduceOp::Max)
+      throw CommError("reduce-scatter: unknown reduce op");
+    std::string mismatch = postSharded(buffers, op, "reduce-scatter");
+    if (mismatch.empty())
+      for (size_t b = 0; b < buffers.size(); ++b)
+        switch (buffers[b].dtype) {
+        case DType::F32:
+          reducePart<float>(*group, b, rank, op);
+          break;
+        case DType::F64:
+          reducePart<double>(*group, b, rank, op);
+          break;
+        case DType::I32:
+          reducePart<int32_t>(*group, b, rank, op);
+          break;
+        default:
+          reducePart<int64_t>(*group, b, rank, op);
+          break;
+        }
+    group->barrier.arriveAndWait();
+    if (!mismatch.empty())
+      throw CommError(mismatch);
+  }
+
+  void allGather(const std::vector<ShardedBuffer> &buffers) override {
+    checkSharded(buffers, "all-gather");
+    std::string mismatch = postSharded(buffers, ReduceOp::Sum, "all-gather");
+    // Each rank writes only its own wholes, reading every rank's parts,
+    // which nobody writes during the call.
+    for (size_t b = 0; b < buffers.size() && mismatch.empty(); ++b) {
+      int64_t size = plan::getDTypeSize(buffers[b].dtype);
+      auto *whole = static_cast<uint8_t *>(buffers[b].whole);
+      for (int r = 0; r < group->size; ++r) {
+        const ShardedBuffer &from = (*group->sharded[r])[b];
+        uint8_t *to = whole + from.getOffset(r) * size;
+        if (from.sizes[r] > 0 && to != from.part)
+          std::memcpy(to, from.part, from.sizes[r] * size);
+      }
+    }
+    group->barrier.arriveAndWait();
+    if (!mismatch.empty())
+      throw CommError(mismatch);
+  }
+
 private:
+  /// Posts a sharded call and waits for every rank's: the verdict on them.
+  std::string postSharded(const std::vector<ShardedBuffer> &buffers,
+                          ReduceOp op, const char *operation) {
+    group->sharded[rank] = &buffers;
+    group->ops[rank] = op;
+    group->barrier.arriveAndWait();
+    return findShardedMismatch(*group, operation);
+  }
+
   /// This rank's blocks of the buffers' concatenated elements.
   void reduceMySlice(const std::vector<ReduceBuffer> &buffers, ReduceOp op) {
     int64_t total = 0;

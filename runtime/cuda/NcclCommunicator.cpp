@@ -325,3 +325,128 @@ void NcclCommunicator::broadcast(const std::vector<comm::ReduceBuffer> &buffers,
 }
 
 } // namespace dpc::cuda
+
+namespace dpc::cuda {
+
+namespace {
+bool isEvenSplit(const comm::ShardedBuffer &buffer) {
+  for (int64_t size : buffer.sizes)
+    if (size != buffer.sizes.front())
+      return false;
+  return true;
+}
+
+void *atElement(void *base, int64_t index, comm::DType dtype) {
+  return static_cast<uint8_t *>(base) + index * plan::getDTypeSize(dtype);
+}
+} // namespace
+
+void NcclCommunicator::issueReduceScatter(
+    const std::vector<comm::ShardedBuffer> &buffers, comm::ReduceOp op,
+    cudaStream_t stream, const std::string &operation,
+    Clock::time_point deadline) {
+  checkSharded(buffers, "reduce-scatter");
+  ncclRedOp_t ncclOp = toNccl(op);
+  for (const comm::ShardedBuffer &buffer : buffers)
+    toNccl(buffer.dtype);
+  issueGroup(operation, deadline, [&] {
+    for (const comm::ShardedBuffer &buffer : buffers) {
+      ncclDataType_t dtype = toNccl(buffer.dtype);
+      if (isEvenSplit(buffer)) {
+        if (buffer.sizes.front() > 0)
+          DPC_CUDA_PENDING(ncclReduceScatter(buffer.whole, buffer.part,
+                                             size_t(buffer.sizes.front()),
+                                             dtype, ncclOp, comm, stream));
+        continue;
+      }
+      for (int root = 0; root < worldSize; ++root)
+        if (buffer.sizes[root] > 0)
+          DPC_CUDA_PENDING(ncclReduce(
+              atElement(buffer.whole, buffer.getOffset(root), buffer.dtype),
+              buffer.part, size_t(buffer.sizes[root]), dtype, ncclOp, root,
+              comm, stream));
+    }
+  });
+  if (op == comm::ReduceOp::Mean && worldSize > 1)
+    for (const comm::ShardedBuffer &buffer : buffers)
+      divide(stream, buffer.sizes[rank],
+             static_cast<ScalarType>(static_cast<int>(buffer.dtype)), worldSize,
+             buffer.part);
+}
+
+void NcclCommunicator::issueAllGather(
+    const std::vector<comm::ShardedBuffer> &buffers, cudaStream_t stream,
+    const std::string &operation, Clock::time_point deadline) {
+  checkSharded(buffers, "all-gather");
+  issueGroup(operation, deadline, [&] {
+    for (const comm::ShardedBuffer &buffer : buffers) {
+      size_t elementBytes = plan::getDTypeSize(buffer.dtype);
+      if (isEvenSplit(buffer)) {
+        if (buffer.sizes.front() > 0)
+          DPC_CUDA_PENDING(ncclAllGather(buffer.part, buffer.whole,
+                                         buffer.sizes.front() * elementBytes,
+                                         ncclInt8, comm, stream));
+        continue;
+      }
+      for (int root = 0; root < worldSize; ++root)
+        if (buffer.sizes[root] > 0)
+          DPC_CUDA_PENDING(ncclBroadcast(
+              buffer.part,
+              atElement(buffer.whole, buffer.getOffset(root), buffer.dtype),
+              buffer.sizes[root] * elementBytes, ncclInt8, root, comm, stream));
+    }
+  });
+}
+
+void NcclCommunicator::enqueueReduceScatter(
+    const std::vector<comm::ShardedBuffer> &buffers, comm::ReduceOp op,
+    cudaStream_t stream) {
+  const std::string operation = "reduce-scatter";
+  Clock::time_point deadline = begin(operation);
+  guard(operation,
+        [&] { issueReduceScatter(buffers, op, stream, operation, deadline); });
+  if (watch)
+    watch->add(describe(operation), stream);
+}
+
+void NcclCommunicator::enqueueAllGather(
+    const std::vector<comm::ShardedBuffer> &buffers, cudaStream_t stream) {
+  const std::string operation = "all-gather";
+  Clock::time_point deadline = begin(operation);
+  guard(operation,
+        [&] { issueAllGather(buffers, stream, operation, deadline); });
+  if (watch)
+    watch->add(describe(operation), stream);
+}
+
+template <typename Issue>
+void NcclCommunicator::runSynchronously(const std::string &operation,
+                                        const Issue &issue) {
+  DeviceScope scope(ordinal);
+  Clock::time_point deadline = begin(operation);
+  guard(operation, [&] {
+    cudaStream_t stream = getOwnStream();
+    issue(stream, deadline);
+    synchronize(stream, operation, deadline);
+  });
+}
+
+void NcclCommunicator::reduceScatter(
+    const std::vector<comm::ShardedBuffer> &buffers, comm::ReduceOp op) {
+  const std::string operation = "reduce-scatter";
+  runSynchronously(
+      operation, [&](cudaStream_t stream, Clock::time_point deadline) {
+        issueReduceScatter(buffers, op, stream, operation, deadline);
+      });
+}
+
+void NcclCommunicator::allGather(
+    const std::vector<comm::ShardedBuffer> &buffers) {
+  const std::string operation = "all-gather";
+  runSynchronously(operation,
+                   [&](cudaStream_t stream, Clock::time_point deadline) {
+                     issueAllGather(buffers, stream, operation, deadline);
+                   });
+}
+
+} // namespace dpc::cuda

@@ -100,6 +100,19 @@ public:
   /// place (any dtype: NCCL copies them as bytes).
   void broadcast(const std::vector<comm::ReduceBuffer> &buffers,
                  int root) override;
+  /// Sharded collectives (device memory), enqueued on `stream` like
+  /// enqueueAllReduce: an even split is one ncclReduceScatter/ncclAllGather
+  /// per buffer, an uneven one a group of ncclReduce/ncclBroadcast, one per
+  /// rank's part. NCCL fixes no reduction order, so a reduce-scatter may
+  /// differ from the all-reduce in the last bits.
+  void enqueueReduceScatter(const std::vector<comm::ShardedBuffer> &buffers,
+                            comm::ReduceOp op, cudaStream_t stream);
+  void enqueueAllGather(const std::vector<comm::ShardedBuffer> &buffers,
+                        cudaStream_t stream);
+  /// Synchronous versions of the two, on an own stream.
+  void reduceScatter(const std::vector<comm::ShardedBuffer> &buffers,
+                     comm::ReduceOp op) override;
+  void allGather(const std::vector<comm::ShardedBuffer> &buffers) override;
 
 private:
   using Clock = std::chrono::steady_clock;
@@ -138,6 +151,17 @@ private:
   void issueAllReduce(const std::vector<comm::ReduceBuffer> &buffers,
                       comm::ReduceOp op, cudaStream_t stream,
                       const std::string &operation, Clock::time_point deadline);
+  void issueReduceScatter(const std::vector<comm::ShardedBuffer> &buffers,
+                          comm::ReduceOp op, cudaStream_t stream,
+                          const std::string &operation,
+                          Clock::time_point deadline);
+  void issueAllGather(const std::vector<comm::ShardedBuffer> &buffers,
+                      cudaStream_t stream, const std::string &operation,
+                      Clock::time_point deadline);
+  /// Runs `issue(stream, operation, deadline)` on an own stream and waits
+  /// (the synchronous collectives).
+  template <typename Issue>
+  void runSynchronously(const std::string &operation, const Issue &issue);
   /// The host callers' wait for their stream.
   void synchronize(cudaStream_t stream, const std::string &operation,
                    Clock::time_point deadline);

@@ -67,6 +67,15 @@ public:
                  int root) override {
     inner.broadcast(buffers, root);
   }
+  // Straight to the inner communicator: the base class's versions would
+  // reach it through allReduce above, with the scalars riding along.
+  void reduceScatter(const std::vector<comm::ShardedBuffer> &buffers,
+                     plan::ReduceOp op) override {
+    inner.reduceScatter(buffers, op);
+  }
+  void allGather(const std::vector<comm::ShardedBuffer> &buffers) override {
+    inner.allGather(buffers);
+  }
   /// Whether the last run gathered the scalars (into `values`); cleared by
   /// whoever reads them.
   bool gathered = false;

@@ -122,6 +122,12 @@ static cl::opt<double>
              cl::cat(parallelOptions));
 
 static cl::opt<std::string>
+    shard("shard",
+          cl::desc("what each device keeps only its part of: none (default) "
+                   "or optimizer (the optimizer state, ZeRO-1)"),
+          cl::init("none"), cl::value_desc("STAGE"), cl::sub(compileCommand),
+          cl::cat(memoryOptions));
+static cl::opt<std::string>
     remat("remat",
           cl::desc("recompute activations: none (default), auto, budget=SIZE "
                    "(per device) or segments=K"),
@@ -536,6 +542,17 @@ static int runCompile() {
   pipeline.rematerializes =
       pipeline.partitions || (emitStage == Stage::Train && remat != "none");
   pipeline.remat = rematOptions;
+  if (shard != "none" && shard != "optimizer")
+    return reportError(modelPath,
+                       "--shard " + shard + ": expected none or optimizer" +
+                           (shard == "gradients" || shard == "parameters"
+                                ? " (" + shard + " sharding is not built yet)"
+                                : ""));
+  pipeline.shardOptimizer = shard == "optimizer";
+  if (pipeline.shardOptimizer && pipeline.lowers)
+    return reportError(modelPath,
+                       "--shard optimizer: the lowering to a plan is not "
+                       "built yet; --emit=dist prints the sharded steps");
   pipeline.precision = precision;
   pipeline.costs = precisionCosts;
   pipeline.convAlgorithm = convAlgorithm;

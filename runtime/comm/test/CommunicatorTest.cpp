@@ -8,6 +8,7 @@
 
 #include "runtime/comm/InProcessCommunicator.h"
 #include "runtime/comm/test/OnEveryRank.h"
+#include "runtime/comm/test/ShardedCheck.h"
 
 #include <gtest/gtest.h>
 
@@ -172,6 +173,69 @@ TEST(CommunicatorTest, MismatchedCallsThrowOnEveryRank) {
   });
   EXPECT_THROW(group[0]->allReduce({{x.data(), 4, DType::F16}}, ReduceOp::Sum),
                CommError);
+}
+
+TEST(CommunicatorTest, ReduceScatterAndAllGatherMatchAllReduce) {
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    auto group = createInProcessGroup(ranks);
+    test::checkShardedCollectives(group, 40, 10 + ranks);
+  }
+}
+
+/// The base class's reduce-scatter and all-gather (what Gloo and MPI use),
+/// over the in-process all-reduce and broadcast.
+class GenericSharded : public Communicator {
+public:
+  explicit GenericSharded(std::unique_ptr<Communicator> inner)
+      : inner(std::move(inner)) {}
+  int getRank() const override { return inner->getRank(); }
+  int getWorldSize() const override { return inner->getWorldSize(); }
+  void allReduce(const std::vector<ReduceBuffer> &buffers,
+                 ReduceOp op) override {
+    inner->allReduce(buffers, op);
+  }
+  void broadcast(const std::vector<ReduceBuffer> &buffers, int root) override {
+    inner->broadcast(buffers, root);
+  }
+
+private:
+  std::unique_ptr<Communicator> inner;
+};
+
+TEST(CommunicatorTest, GenericReduceScatterAndAllGatherMatchAllReduce) {
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    std::vector<std::unique_ptr<Communicator>> group;
+    for (auto &rank : createInProcessGroup(ranks))
+      group.push_back(std::make_unique<GenericSharded>(std::move(rank)));
+    test::checkShardedCollectives(group, 30, 20 + ranks);
+  }
+}
+
+TEST(CommunicatorTest, ShardedCallsMismatchedOrMalformedThrow) {
+  auto group = createInProcessGroup(2);
+  std::vector<float> whole(6), part(3);
+  int failures = 0;
+  std::mutex mutex;
+  onEveryRank(2, [&](int r) {
+    std::vector<int64_t> sizes =
+        r == 0 ? std::vector<int64_t>{3, 3} : std::vector<int64_t>{2, 4};
+    try {
+      group[r]->reduceScatter({{whole.data(), part.data(), sizes, DType::F32}},
+                              ReduceOp::Sum);
+    } catch (const CommError &error) {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++failures;
+      EXPECT_STREQ(error.what(), "reduce-scatter: rank 1 buffer 0 is split "
+                                 "or typed otherwise than rank 0's");
+    }
+  });
+  EXPECT_EQ(failures, 2);
+  try {
+    group[0]->allGather({{whole.data(), part.data(), {6}, DType::F32}});
+    FAIL() << "one part for two ranks was taken";
+  } catch (const CommError &error) {
+    EXPECT_STREQ(error.what(), "all-gather: buffer 0 has 1 parts for 2 ranks");
+  }
 }
 
 } // namespace

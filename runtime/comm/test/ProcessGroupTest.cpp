@@ -14,6 +14,7 @@
 #include "runtime/comm/InProcessCommunicator.h"
 #include "runtime/comm/TcpStore.h"
 #include "runtime/comm/test/OnEveryRank.h"
+#include "runtime/comm/test/ShardedCheck.h"
 
 #include <gtest/gtest.h>
 
@@ -232,6 +233,17 @@ TEST(GlooCommunicatorTest, SameBitsAsInProcessOverSockets) {
 TEST(GlooCommunicatorTest, MessagesLargerThanTheRingStream) {
   checkSameAsInProcess(2, 3, 6, /*sockets=*/false, /*large=*/true);
   checkSameAsInProcess(3, 2, 7, /*sockets=*/false, /*large=*/true);
+}
+
+// Reduce-scatter and all-gather on Gloo (the generic ones, over the
+// all-reduce and broadcast above, as on MPI) give the all-reduce's bits.
+TEST(GlooCommunicatorTest, ReduceScatterAndAllGatherMatchAllReduce) {
+  for (int size : {2, 3}) {
+    auto gloo = connectGroup(size, milliseconds(20000));
+    test::checkShardedCollectives(gloo, 15, 30 + size);
+  }
+  auto overSockets = connectGroupOverSockets(3, milliseconds(20000));
+  test::checkShardedCollectives(overSockets, 10, 40);
 }
 
 TEST(GlooCommunicatorTest, OneRankIsTheIdentity) {

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -237,6 +238,76 @@ TEST(NcclCommunicatorTest, AllReduceLikeTheInProcessCommunicator) {
     EXPECT_FLOAT_EQ(f[2], 0.5f);
     EXPECT_EQ(i[0], int32_t(gpus * (gpus + 1) / 2 / gpus));
     EXPECT_EQ(i[1], 7);
+  }
+}
+
+// Uneven parts (one empty where there are two GPUs or more) take the
+// grouped ncclReduce/ncclBroadcast path, even ones ncclReduceScatter and
+// ncclAllGather. NCCL fixes no reduction order, so a reduce-scatter is
+// compared with the all-reduce to float tolerance; an all-gather is exact.
+TEST(NcclCommunicatorTest, ReduceScatterAndAllGatherLikeAllReduce) {
+  REQUIRE_GPUS(1);
+  std::string why;
+  int gpus = std::min(countGpus(why), 4);
+  std::vector<std::unique_ptr<CudaDevice>> devices;
+  std::vector<int> ordinals;
+  for (int d = 0; d < gpus; ++d) {
+    devices.push_back(
+        std::make_unique<CudaDevice>("cuda:" + std::to_string(d), d));
+    ordinals.push_back(d);
+  }
+  auto comms = NcclCommunicator::createGroup(ordinals);
+  for (bool even : {true, false}) {
+    std::vector<int64_t> sizes;
+    for (int d = 0; d < gpus; ++d)
+      sizes.push_back(even ? 1000 : (d == 1 ? 0 : 1000 + 37 * d));
+    int64_t count = std::accumulate(sizes.begin(), sizes.end(), int64_t(0));
+    std::vector<std::vector<float>> inputs(gpus);
+    std::mt19937 random(7);
+    std::uniform_real_distribution<float> uniform(-1, 1);
+    for (auto &input : inputs)
+      for (int64_t i = 0; i < count; ++i)
+        input.push_back(uniform(random));
+    std::vector<rt::DeviceBuffer> reduced, scattered, gathered;
+    for (int d = 0; d < gpus; ++d) {
+      for (auto *buffers : {&reduced, &scattered, &gathered}) {
+        buffers->emplace_back(*devices[d], count * 4);
+        devices[d]->copyFromHost(buffers->back().get(), inputs[d].data(),
+                                 count * 4);
+      }
+    }
+    auto offset = [&](int d) {
+      return std::accumulate(sizes.begin(), sizes.begin() + d, int64_t(0));
+    };
+    auto onEveryGpu = [&](const std::function<void(int)> &body) {
+      std::vector<std::thread> ranks;
+      for (int d = 0; d < gpus; ++d)
+        ranks.emplace_back(body, d);
+      for (std::thread &t : ranks)
+        t.join();
+    };
+    onEveryGpu([&](int d) {
+      comms[d]->allReduce(static_cast<float *>(reduced[d].get()), count,
+                          plan::ReduceOp::Sum);
+      auto *whole = static_cast<float *>(scattered[d].get());
+      comms[d]->reduceScatter(
+          {{whole, whole + offset(d), sizes, plan::DType::F32}},
+          plan::ReduceOp::Sum);
+      // Each rank's part of `gathered` is its own input: gather them.
+      auto *all = static_cast<float *>(gathered[d].get());
+      comms[d]->allGather({{all, all + offset(d), sizes, plan::DType::F32}});
+    });
+    for (int d = 0; d < gpus; ++d) {
+      std::vector<float> want(count), part(count), all(count);
+      devices[d]->copyToHost(want.data(), reduced[d].get(), count * 4);
+      devices[d]->copyToHost(part.data(), scattered[d].get(), count * 4);
+      devices[d]->copyToHost(all.data(), gathered[d].get(), count * 4);
+      for (int64_t i = offset(d); i < offset(d) + sizes[d]; ++i)
+        ASSERT_NEAR(part[i], want[i], 1e-6f * gpus) << "rank " << d;
+      for (int r = 0; r < gpus; ++r)
+        for (int64_t i = offset(r); i < offset(r) + sizes[r]; ++i)
+          ASSERT_EQ(all[i], inputs[r][i]) << "rank " << d << ", part " << r;
+    }
   }
 }
 

@@ -278,3 +278,17 @@ func.func @result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {dist.device = 0 : i
 func.func @unknown() attributes {dist.split_sizes = array<i64: 4>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'dist.shard' must be "optimizer", on a partitioned step (with 'dist.devices')}}
+func.func @shard_stage() attributes {dist.devices = ["cpu:0", "cpu:1"], dist.shard = "everything"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dist.shard' must be "optimizer", on a partitioned step (with 'dist.devices')}}
+func.func @shard_unpartitioned() attributes {dist.shard = "optimizer"} {
+  return
+}

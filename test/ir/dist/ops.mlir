@@ -44,6 +44,18 @@ func.func @reduce_scatter_all_gather(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -
   return %ga, %gb : tensor<4x4xf32>, tensor<4x4xf32>
 }
 
+// Sharded training buckets them like the gradient all-reduces, and marks
+// the step that keeps each replica's range of the optimizer state.
+// CHECK-LABEL: func.func @bucketed
+// CHECK-SAME: attributes {dist.devices = ["cpu:0", "cpu:1"], dist.shard = "optimizer"}
+func.func @bucketed(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) attributes {dist.devices = ["cpu:0", "cpu:1"], dist.shard = "optimizer"} {
+  // CHECK: dist.reduce_scatter {{.*}} {bucket = 1 : i64, reduction = "sum", sizes = array<i64: 2, 2>}
+  %ra, %rb = dist.reduce_scatter %a, %b {bucket = 1 : i64, reduction = "sum", sizes = array<i64: 2, 2>} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>, tensor<2x4xf32>
+  // CHECK: dist.all_gather {{.*}} {bucket = 0 : i64} : tensor<2x4xf32>, tensor<2x4xf32>
+  %ga, %gb = dist.all_gather %ra, %rb {bucket = 0 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<4x4xf32>, tensor<4x4xf32>
+  return %ga, %gb : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
 // The attributes of a partitioned step.
 // CHECK-LABEL: func.func @step
 // CHECK-SAME: -> (tensor<4xf32> {dist.replica = 0 : i64}, tensor<4xf32> {dist.replica = 1 : i64})
