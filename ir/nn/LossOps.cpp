@@ -31,7 +31,7 @@ struct LossAttrs {
     if (auto attr = adaptor.getIgnoreIndexAttr())
       ignore = attr.getInt();
     return {adaptor.getKind(),
-            adaptor.getClassAxis(),
+            static_cast<int64_t>(adaptor.getClassAxis()),
             ignore,
             adaptor.getLabelSmoothing().convertToDouble(),
             optional(adaptor.getClassWeights()),
@@ -235,7 +235,7 @@ CorrectCountOp::inferReturnTypes(MLIRContext *context,
                                  std::optional<Location> loc, Adaptor adaptor,
                                  SmallVectorImpl<Type> &inferred) {
   LossAttrs attrs{LossKind::cross_entropy,
-                  adaptor.getClassAxis(),
+                  static_cast<int64_t>(adaptor.getClassAxis()),
                   std::nullopt,
                   0.0,
                   std::nullopt,
