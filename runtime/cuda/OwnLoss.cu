@@ -154,10 +154,6 @@ namespace loss = kernels::loss;
 
 namespace {
 
-#define DPC_LOSS_GRID_STRIDE(i, n)                                             \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);    \
-       i += int64_t(gridDim.x) * blockDim.x)
-
 __device__ double divisorOf(const LossShape &s, const float *divisor) {
   return divisor ? static_cast<double>(*divisor) : s.countDivisor;
 }
@@ -188,14 +184,14 @@ __global__ void lossBackwardKernel(LossShape s, const float *output,
   double scale = (dLoss ? *dLoss : 1.0) / divisorOf(s, divisor);
   if (s.isCrossEntropy()) {
     const auto *classes = static_cast<const int32_t *>(target);
-    DPC_LOSS_GRID_STRIDE(i, s.targets()) {
+    DPC_GRID_STRIDE(i, s.targets()) {
       int64_t at = loss::logitsOffset(s, i);
       loss::crossEntropyGrad(s, output + at, classes[i], scale, dOutput + at);
     }
     return;
   }
   const auto *values = static_cast<const float *>(target);
-  DPC_LOSS_GRID_STRIDE(j, s.elements) {
+  DPC_GRID_STRIDE(j, s.elements) {
     dOutput[j] =
         static_cast<float>(scale * loss::pointGrad(s, output[j], values[j], j));
   }
@@ -221,20 +217,7 @@ __global__ void lossCorrectCountKernel(LossShape s, const float *logits,
     if (loss::isValidClass(s, targets[i]))
       correct +=
           loss::predicts(s, logits + loss::logitsOffset(s, i), targets[i]);
-  switch (countType) {
-  case ScalarType::F32:
-    *static_cast<float *>(count) = static_cast<float>(correct);
-    break;
-  case ScalarType::F64:
-    *static_cast<double *>(count) = static_cast<double>(correct);
-    break;
-  case ScalarType::I32:
-    *static_cast<int32_t *>(count) = static_cast<int32_t>(correct);
-    break;
-  case ScalarType::I64:
-    *static_cast<int64_t *>(count) = correct;
-    break;
-  }
+  storeScalar(count, countType, static_cast<double>(correct));
 }
 
 void launchOne(cudaStream_t stream,
