@@ -54,34 +54,6 @@ bool isImprecise(cudnnConvolutionBwdFilterAlgo_t algo) {
   return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
 }
 
-/// The heuristics' fastest (they come sorted by expected speed) algorithm
-/// whose workspace -- `workspaceOf(algo)`, cuDNN's own size query -- fits
-/// `limit`, the plan's workspace for the call: deterministic if any fits.
-/// Never the imprecise one, nor one rated for tensor-op math (the
-/// descriptor runs FMA math only; PyTorch filters the same way). Sets
-/// `bytes` to its workspace.
-template <typename Perf, typename WorkspaceOf>
-auto pickAlgorithm(const Perf *perf, int count, size_t limit,
-                   WorkspaceOf workspaceOf, size_t &bytes, const char *what) {
-  for (bool strict : {true, false})
-    for (int i = 0; i < count; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS || isImprecise(perf[i].algo) ||
-          perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
-          perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
-          (strict && perf[i].determinism != CUDNN_DETERMINISTIC))
-        continue;
-      size_t needed = workspaceOf(perf[i].algo);
-      if (needed <= limit) {
-        bytes = needed;
-        return perf[i].algo;
-      }
-    }
-  throw std::runtime_error(std::string("cuDNN has no ") + what +
-                           " algorithm for this convolution shape within "
-                           "the plan's workspace of " +
-                           std::to_string(limit) + " bytes");
-}
-
 /// cuDNN's names for its algorithms (cudnn_ops.h), by enum value.
 template <size_t N>
 const char *nameOf(int algo, const char *const (&names)[N]) {
@@ -104,6 +76,69 @@ const char *nameOf(cudnnConvolutionBwdFilterAlgo_t algo) {
       "ALGO_0",    "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
       "FFT_TILING"};
   return nameOf(algo, names);
+}
+
+/// How the algorithms are ranked (DPC_CUDNN_ALGORITHMS): by timing each on
+/// this device, once per shape (cuDNN's Find, as PyTorch's
+/// cudnn.benchmark), the deterministic ones first ("timed", the default:
+/// runs repeat bit for bit, resumes too); timed, the fastest whatever its
+/// determinism ("fastest", as PyTorch's default); or by cuDNN's heuristics
+/// alone ("heuristic": no timing runs, deterministic first).
+enum class Ranking { Timed, Fastest, Heuristic };
+
+Ranking ranking() {
+  static const Ranking chosen = [] {
+    const char *how = std::getenv("DPC_CUDNN_ALGORITHMS");
+    std::string name = how ? how : "timed";
+    if (name == "fastest")
+      return Ranking::Fastest;
+    if (name == "heuristic")
+      return Ranking::Heuristic;
+    return Ranking::Timed;
+  }();
+  return chosen;
+}
+
+bool timeAlgorithms() { return ranking() != Ranking::Heuristic; }
+
+/// The fastest algorithm of the ranking (fastest first) whose workspace --
+/// `workspaceOf(algo)`, cuDNN's own size query -- fits `limit`, the plan's
+/// workspace for the call: deterministic if any fits. Never the imprecise
+/// one, nor one rated for tensor-op math unless TF32 is allowed (the
+/// descriptor runs FMA math otherwise; PyTorch filters the same way). Sets
+/// `bytes` to its workspace.
+template <typename Perf, typename WorkspaceOf>
+auto pickAlgorithm(const Perf *perf, int count, size_t limit,
+                   WorkspaceOf workspaceOf, size_t &bytes, const char *what) {
+  // The ranking itself, for whoever tunes the workspace or the ranking.
+  if (std::getenv("DPC_CUDA_LOG_ALGORITHMS"))
+    for (int i = 0; i < count; ++i)
+      reportLine(
+          currentDeviceName() + ":   " + what + " " + nameOf(perf[i].algo) +
+          ": status " + std::to_string(int(perf[i].status)) + ", " +
+          std::to_string(perf[i].time) + " ms, " +
+          std::to_string(perf[i].memory) + " B, " +
+          (perf[i].determinism == CUDNN_DETERMINISTIC ? "deterministic"
+                                                      : "non-deterministic") +
+          ", math " + std::to_string(int(perf[i].mathType)));
+  for (bool strict : {ranking() != Ranking::Fastest, false})
+    for (int i = 0; i < count; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS || isImprecise(perf[i].algo) ||
+          (!allowTf32() &&
+           (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
+            perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) ||
+          (strict && perf[i].determinism != CUDNN_DETERMINISTIC))
+        continue;
+      size_t needed = workspaceOf(perf[i].algo);
+      if (needed <= limit) {
+        bytes = needed;
+        return perf[i].algo;
+      }
+    }
+  throw std::runtime_error(std::string("cuDNN has no ") + what +
+                           " algorithm for this convolution shape within "
+                           "the plan's workspace of " +
+                           std::to_string(limit) + " bytes");
 }
 
 /// "convolution n256 c64 56x56 k64 3x3 within 8388608 B of workspace:
@@ -153,8 +188,10 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
       toInt(s.dilationH, "dilation"), toInt(s.dilationW, "dilation"),
       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   DPC_CUDA_CHECK(cudnnSetConvolutionGroupCount(plan->conv, groups));
-  // FMA only: no TF32 tensor-core rounding, as StreamContext::getCublas.
-  DPC_CUDA_CHECK(cudnnSetConvolutionMathType(plan->conv, CUDNN_FMA_MATH));
+  // FMA only unless TF32 is allowed: no tensor-core rounding, as
+  // StreamContext::getCublas.
+  DPC_CUDA_CHECK(cudnnSetConvolutionMathType(
+      plan->conv, allowTf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
   int outN, outC, outH, outW;
   DPC_CUDA_CHECK(cudnnGetConvolution2dForwardOutputDim(
       plan->conv, plan->x, plan->w, &outN, &outC, &outH, &outW));
@@ -170,7 +207,8 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
 
   int returned = 0;
   cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  DPC_CUDA_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+  DPC_CUDA_CHECK((timeAlgorithms() ? cudnnFindConvolutionForwardAlgorithm
+                                   : cudnnGetConvolutionForwardAlgorithm_v7)(
       handle, plan->x, plan->w, plan->conv, plan->y,
       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, forward));
   plan->forward = pickAlgorithm(
@@ -184,7 +222,9 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
       plan->forwardBytes, "forward");
 
   cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-  DPC_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+  DPC_CUDA_CHECK((timeAlgorithms()
+                      ? cudnnFindConvolutionBackwardDataAlgorithm
+                      : cudnnGetConvolutionBackwardDataAlgorithm_v7)(
       handle, plan->w, plan->y, plan->conv, plan->x,
       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, data));
   plan->backwardData = pickAlgorithm(
@@ -199,7 +239,9 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
 
   cudnnConvolutionBwdFilterAlgoPerf_t
       filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  DPC_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+  DPC_CUDA_CHECK((timeAlgorithms()
+                      ? cudnnFindConvolutionBackwardFilterAlgorithm
+                      : cudnnGetConvolutionBackwardFilterAlgorithm_v7)(
       handle, plan->x, plan->y, plan->conv, plan->w,
       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, filter));
   plan->backwardFilter = pickAlgorithm(

@@ -18,26 +18,19 @@ void runAddForward(StreamContext &ctx, const KernelCall &call) {
              in(call, B), out(call, C));
 }
 
-// The fused joins as the two kernels they replace, the second in place
-// (element by element, read before written). The compiler never gives
-// AddReluBackward a DX on Y's bytes (codegen/FuseKernels.cpp).
+// The fused joins, each one kernel (element by element, read before
+// written). The compiler never gives AddReluBackward a DX on Y's bytes
+// (codegen/FuseKernels.cpp).
 void runAddReluForward(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::AddReluForward;
-  float *c = out(call, C);
-  addForward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),
-             in(call, B), c);
-  activationForward(ctx.getStream(), Activation::Relu,
-                    call.result(C).getNumElements(), c, c);
+  addReluForward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),
+                 in(call, B), out(call, C));
 }
 
 void runAddReluBackward(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::AddReluBackward;
-  int64_t size = plan::getElementwiseSize(call);
-  float *dx = out(call, DX);
-  addForward(ctx.getStream(), kernels::makeBroadcastShape({size}, {size}),
-             in(call, A), in(call, B), dx);
-  activationBackward(ctx.getStream(), Activation::Relu, size, in(call, Y), dx,
-                     dx);
+  addReluBackward(ctx.getStream(), plan::getElementwiseSize(call), in(call, A),
+                  in(call, B), in(call, Y), out(call, DX));
 }
 
 void runAddBackward(StreamContext &ctx, const KernelCall &call) {

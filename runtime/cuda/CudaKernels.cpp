@@ -16,6 +16,7 @@
 #include "runtime/cuda/CudaKernelEntries.h"
 
 #include <climits>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -34,6 +35,14 @@ StreamContext::~StreamContext() {
     DPC_CUDA_REPORT(cublasDestroy(cublas));
 }
 
+bool allowTf32() {
+  static const bool tf32 = [] {
+    const char *math = std::getenv("DPC_CUDA_MATH");
+    return math && std::string(math) == "tf32";
+  }();
+  return tf32;
+}
+
 cudnnHandle_t StreamContext::getCudnn() {
   if (!cudnn) {
     DPC_CUDA_CHECK(cudnnCreate(&cudnn));
@@ -48,7 +57,9 @@ cublasHandle_t StreamContext::getCublas() {
     DPC_CUDA_CHECK(cublasSetStream(cublas, stream));
     // FP32 compute (no TF32 tensor-core rounding, which the default mode
     // never picks for Sgemm): results stay within the CPU's tolerances.
-    DPC_CUDA_CHECK(cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH));
+    DPC_CUDA_CHECK(cublasSetMathMode(cublas, allowTf32()
+                                                 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                 : CUBLAS_DEFAULT_MATH));
   }
   return cublas;
 }

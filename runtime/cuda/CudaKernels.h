@@ -72,6 +72,11 @@ private:
   cublasHandle_t cublas = nullptr;
 };
 
+/// Whether float convolutions and matrix products may round their inputs to
+/// TF32 on tensor cores (DPC_CUDA_MATH=tf32, a measuring knob until plans
+/// carry a TF32 precision); FMA math otherwise, as the CPU computes.
+bool allowTf32();
+
 /// Enqueues `call` on the context's stream. Throws std::runtime_error (a
 /// ShapeError, a CudaError, an unsupported attribute) before enqueueing
 /// anything that could touch memory it should not.

@@ -25,13 +25,35 @@ __global__ void dropoutKernel(math::DropoutMask mask, int64_t cols,
   }
 }
 
-__global__ void binaryForwardKernel(BroadcastShape s, bool multiply, int64_t n,
+/// What a binary element-wise kernel computes: lhs + rhs or lhs * rhs,
+/// then a ReLU (the fused add + ReLU); `sameShape` skips the broadcast's
+/// index arithmetic (64-bit divisions) where rhs is as large as the output.
+struct BinaryOp {
+  bool multiply = false, relu = false, sameShape = false;
+};
+
+BinaryOp binaryOp(const BroadcastShape &s, bool multiply, bool relu) {
+  bool same = true;
+  for (int d = 0; d < 4; ++d)
+    same = same && s.rhs[d] == s.out[d];
+  return {multiply, relu, same};
+}
+
+__global__ void binaryForwardKernel(BroadcastShape s, BinaryOp op, int64_t n,
                                     const float *lhs, const float *rhs,
                                     float *out) {
   DPC_GRID_STRIDE(i, n) {
-    float r = rhs[elements::rhsIndexOf(s, i)];
-    out[i] = multiply ? lhs[i] * r : lhs[i] + r;
+    float r = rhs[op.sameShape ? i : elements::rhsIndexOf(s, i)];
+    float v = op.multiply ? lhs[i] * r : lhs[i] + r;
+    out[i] = op.relu ? math::reluForward(v) : v;
   }
+}
+
+/// The fused add + ReLU's backward: ReLU's backward of the sum of the two
+/// incoming gradients, in one pass.
+__global__ void addReluBackwardKernel(int64_t n, const float *a, const float *b,
+                                      const float *y, float *dx) {
+  DPC_GRID_STRIDE(i, n) { dx[i] = math::reluBackward(a[i] + b[i], y[i]); }
 }
 
 __global__ void mulBackwardLhsKernel(BroadcastShape s, int64_t n,
@@ -63,7 +85,20 @@ void dropout(cudaStream_t stream, const math::DropoutMask &mask, int64_t rows,
 void addForward(cudaStream_t stream, const BroadcastShape &shape,
                 const float *lhs, const float *rhs, float *out) {
   int64_t n = sizeOf(shape.out);
-  launch(stream, n, binaryForwardKernel, shape, false, n, lhs, rhs, out);
+  launch(stream, n, binaryForwardKernel, shape, binaryOp(shape, false, false),
+         n, lhs, rhs, out);
+}
+
+void addReluForward(cudaStream_t stream, const BroadcastShape &shape,
+                    const float *lhs, const float *rhs, float *out) {
+  int64_t n = sizeOf(shape.out);
+  launch(stream, n, binaryForwardKernel, shape, binaryOp(shape, false, true), n,
+         lhs, rhs, out);
+}
+
+void addReluBackward(cudaStream_t stream, int64_t size, const float *a,
+                     const float *b, const float *y, float *dx) {
+  launch(stream, size, addReluBackwardKernel, size, a, b, y, dx);
 }
 
 void addBackward(cudaStream_t stream, const BroadcastShape &shape,
@@ -81,7 +116,8 @@ void addBackward(cudaStream_t stream, const BroadcastShape &shape,
 void mulForward(cudaStream_t stream, const BroadcastShape &shape,
                 const float *lhs, const float *rhs, float *out) {
   int64_t n = sizeOf(shape.out);
-  launch(stream, n, binaryForwardKernel, shape, true, n, lhs, rhs, out);
+  launch(stream, n, binaryForwardKernel, shape, binaryOp(shape, true, false), n,
+         lhs, rhs, out);
 }
 
 void mulBackward(cudaStream_t stream, const BroadcastShape &shape,

@@ -77,6 +77,11 @@ void addForward(cudaStream_t stream, const kernels::BroadcastShape &shape,
                 const float *lhs, const float *rhs, float *out);
 void addBackward(cudaStream_t stream, const kernels::BroadcastShape &shape,
                  const float *dOut, float *dLhs, float *dRhs);
+/// relu(lhs + rhs), and its backward relu'(y) * (a + b), each in one pass.
+void addReluForward(cudaStream_t stream, const kernels::BroadcastShape &shape,
+                    const float *lhs, const float *rhs, float *out);
+void addReluBackward(cudaStream_t stream, int64_t size, const float *a,
+                     const float *b, const float *y, float *dx);
 void mulForward(cudaStream_t stream, const kernels::BroadcastShape &shape,
                 const float *lhs, const float *rhs, float *out);
 void mulBackward(cudaStream_t stream, const kernels::BroadcastShape &shape,

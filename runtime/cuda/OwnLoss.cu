@@ -53,32 +53,50 @@ __global__ void softmaxBackwardKernel(bool log, int64_t rows, int64_t cols,
   }
 }
 
-/// One thread (of the block launched): the rows in order, as the CPU sums
-/// them.
+/// One block: each thread a row's loss term and hit at a time, and thread
+/// 0 adding the terms in row order, as the CPU sums them (the same double
+/// sum, bit for bit), a block's worth of rows at a time.
 __global__ void crossEntropyForwardKernel(int64_t rows, int64_t classes,
                                           const float *logits,
                                           const int32_t *labels, float divisor,
                                           float *loss, void *correct,
                                           ScalarType correctType) {
-  if (blockIdx.x != 0 || threadIdx.x != 0)
-    return;
+  __shared__ float terms[kReduceBlock];
+  __shared__ int hits[kReduceBlock];
   double sum = 0.0;
-  int64_t hits = 0;
-  for (int64_t i = 0; i < rows; ++i) {
-    const float *row = logits + i * classes;
-    int32_t label = labels[i];
-    if (label < 0 || label >= classes) {
-      sum = NAN;
-      continue;
+  int64_t total = 0;
+  for (int64_t first = 0; first < rows; first += blockDim.x) {
+    int64_t i = first + threadIdx.x;
+    float term = 0.f;
+    int hit = 0;
+    if (i < rows) {
+      const float *row = logits + i * classes;
+      int32_t label = labels[i];
+      if (label < 0 || label >= classes) {
+        term = NAN;
+      } else {
+        if (loss)
+          term =
+              -math::logSoftmax(row[label], math::rowLogSumExp(row, classes));
+        hit = math::rowArgMax(row, classes) == label;
+      }
     }
-    if (loss)
-      sum -= math::logSoftmax(row[label], math::rowLogSumExp(row, classes));
-    hits += math::rowArgMax(row, classes) == label;
+    terms[threadIdx.x] = term;
+    hits[threadIdx.x] = hit;
+    __syncthreads();
+    if (threadIdx.x == 0)
+      for (int64_t k = 0; k < blockDim.x && first + k < rows; ++k) {
+        sum += terms[k];
+        total += hits[k];
+      }
+    __syncthreads();
   }
+  if (threadIdx.x != 0)
+    return;
   if (loss)
     *loss = static_cast<float>(sum / divisor);
   if (correct)
-    storeScalar(correct, correctType, static_cast<double>(hits));
+    storeScalar(correct, correctType, static_cast<double>(total));
 }
 
 __global__ void crossEntropyBackwardKernel(int64_t rows, int64_t classes,
@@ -147,7 +165,6 @@ void correctCount(cudaStream_t stream, int64_t rows, int64_t classes,
 //===----------------------------------------------------------------------===//
 // nn.loss's kernels
 //===----------------------------------------------------------------------===//
-
 
 using plan::LossShape;
 namespace loss = kernels::loss;

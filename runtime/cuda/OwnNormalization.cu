@@ -23,22 +23,6 @@ using kernels::LayerNormShape;
 
 namespace {
 
-/// The sum of every thread's `value` over a block of kBlock threads, in a
-/// fixed tree order; every thread gets it.
-__device__ double blockSum(double value) {
-  __shared__ double partial[kBlock];
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (int stride = kBlock / 2; stride > 0; stride /= 2) {
-    if (threadIdx.x < stride)
-      partial[threadIdx.x] += partial[threadIdx.x + stride];
-    __syncthreads();
-  }
-  double total = partial[0];
-  __syncthreads();
-  return total;
-}
-
 // Layer norm: a thread per row (statistics, y or dx), then, backward, a
 // thread per column (scale and bias gradients over the rows).
 __global__ void layerNormForwardKernel(LayerNormShape s, const float *x,
@@ -72,6 +56,28 @@ __global__ void layerNormParamGradsKernel(LayerNormShape s, const float *x,
   DPC_GRID_STRIDE(c, s.cols) {
     elements::layerNormParamGrads(x, dy, stats, s.rows, s.cols, c, dScale,
                                   dBias);
+  }
+}
+
+/// The same sums with a block per column, for many rows.
+__global__ void layerNormParamGradsBlockKernel(LayerNormShape s, const float *x,
+                                               const float *dy,
+                                               const elements::RowStats *stats,
+                                               float *dScale, float *dBias) {
+  int64_t c = blockIdx.x;
+  double sumScale = 0, sumBias = 0;
+  for (int64_t r = threadIdx.x; r < s.rows; r += blockDim.x) {
+    float g = dy[r * s.cols + c];
+    sumScale +=
+        double(g) * ((x[r * s.cols + c] - stats[r].mean) * stats[r].invStd);
+    sumBias += g;
+  }
+  sumScale = blockSum(sumScale);
+  sumBias = blockSum(sumBias);
+  if (threadIdx.x == 0) {
+    dScale[c] = float(sumScale);
+    if (dBias)
+      dBias[c] = float(sumBias);
   }
 }
 
@@ -269,8 +275,13 @@ void layerNormBackward(cudaStream_t stream, const LayerNormShape &s,
                        float *dBias) {
   launch(stream, s.rows, layerNormBackwardRowsKernel, s, x, dy, scale, stats,
          dx);
-  launch(stream, s.cols, layerNormParamGradsKernel, s, x, dy,
-         static_cast<const elements::RowStats *>(stats), dScale, dBias);
+  auto *rowStats = static_cast<const elements::RowStats *>(stats);
+  if (reduceByBlocks(s.rows))
+    launchBlocks(stream, s.cols, layerNormParamGradsBlockKernel, s, x, dy,
+                 rowStats, dScale, dBias);
+  else
+    launch(stream, s.cols, layerNormParamGradsKernel, s, x, dy, rowStats,
+           dScale, dBias);
 }
 
 void batchNormTrainingForward(cudaStream_t stream, const BatchNormShape &s,

@@ -79,6 +79,21 @@ __global__ void reduceSumKernel(elements::ReduceIndex r, const float *x,
   DPC_GRID_STRIDE(o, r.kept) { y[o] = elements::reduceSum(r, o, x); }
 }
 
+/// A block per kept element, for long reductions (a convolution's bias
+/// gradient sums n*h*w terms per channel).
+__global__ void reduceSumBlockKernel(elements::ReduceIndex r, const float *x,
+                                     float *y) {
+  int64_t o = blockIdx.x;
+  const float *base =
+      x + elements::offsetOf(o, r.keptRank, r.keptDims, r.keptStrides);
+  double sum = 0.0;
+  for (int64_t k = threadIdx.x; k < r.reduced; k += blockDim.x)
+    sum += base[elements::offsetOf(k, r.redRank, r.redDims, r.redStrides)];
+  sum = blockSum(sum);
+  if (threadIdx.x == 0)
+    y[o] = float(sum);
+}
+
 __global__ void divideKernel(int64_t n, ScalarType type, int divisor, void *x) {
   DPC_GRID_STRIDE(i, n) {
     switch (type) {
@@ -111,6 +126,17 @@ __global__ void columnSumsKernel(int64_t rows, int64_t cols, const float *x,
       sum += x[r * cols + c];
     sums[c] = static_cast<float>(sum);
   }
+}
+
+__global__ void columnSumsBlockKernel(int64_t rows, int64_t cols,
+                                      const float *x, float *sums) {
+  int64_t c = blockIdx.x;
+  double sum = 0.0;
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
+    sum += x[r * cols + c];
+  sum = blockSum(sum);
+  if (threadIdx.x == 0)
+    sums[c] = static_cast<float>(sum);
 }
 
 } // namespace
@@ -151,7 +177,10 @@ void reduceSum(cudaStream_t stream, int rank, const int64_t *dims,
   if (rank > 8)
     throw std::invalid_argument("reduce_sum: rank above 8");
   elements::ReduceIndex r = elements::makeReduceIndex(rank, dims, reduced);
-  launch(stream, r.kept, reduceSumKernel, r, x, y);
+  if (reduceByBlocks(r.reduced) && r.redRank > 0)
+    launchBlocks(stream, r.kept, reduceSumBlockKernel, r, x, y);
+  else
+    launch(stream, r.kept, reduceSumKernel, r, x, y);
 }
 
 void divide(cudaStream_t stream, int64_t count, ScalarType type, int divisor,
@@ -166,7 +195,10 @@ void addRowBias(cudaStream_t stream, int64_t rows, int64_t cols,
 
 void columnSums(cudaStream_t stream, int64_t rows, int64_t cols, const float *x,
                 float *sums) {
-  launch(stream, cols, columnSumsKernel, rows, cols, x, sums);
+  if (reduceByBlocks(rows))
+    launchBlocks(stream, cols, columnSumsBlockKernel, rows, cols, x, sums);
+  else
+    launch(stream, cols, columnSumsKernel, rows, cols, x, sums);
 }
 
 } // namespace dpc::cuda

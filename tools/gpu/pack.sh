@@ -73,14 +73,25 @@ for m in "$src"/test/reference/zoo/*/; do
     -o "$out/plans/zoo-$m.plan" 2>"$out/plans/zoo-$m.err" ||
     echo "pack.sh: zoo $m does not compile for cuda:0: $(head -1 "$out/plans/zoo-$m.err")" >&2
 done
+# tools/gpu/bench.py's: the zoo's GPT-like model at batch 256, and each
+# benchmark plan's planned peak memory.
+compile "$out/stage/gpt_tiny.onnx" --batch 256 --devices cuda:0 -o "$out/plans/gpt256-cuda.plan"
+for p in mlp256-cuda lenet256-cuda r18b256-cuda gpt256-cuda; do
+  "$dpc" inspect "$out/plans/$p.plan" --json >"$out/plans/$p.plan.inspect.json"
+done
 
 "$python" - "$out/data" <<'PY'
 import sys, numpy as n
 r = n.random.default_rng(0)
 n.save(sys.argv[1] + "/images.npy", r.random((30, 1, 28, 28), dtype=n.float32))
 n.save(sys.argv[1] + "/labels.npy", r.integers(0, 10, 30).astype(n.int32))
+# The GPT's tokens (make_zoo.py: vocabulary 100, 16 positions).
+n.save(sys.argv[1] + "/tokens.npy", r.integers(0, 100, (256 * 40, 16)))
+n.save(sys.argv[1] + "/token-labels.npy", r.integers(0, 10, 256 * 40).astype(n.int32))
 PY
-# Fashion-MNIST's test set (10000 images) stands in for the training set.
+# Fashion-MNIST's test set (10000 images) stands in for the training set:
+# with the training set (26 MB) the working tree the device tool sends (the
+# repository with its .git) passes its 64 MiB.
 cp /usr/share/datasets/fashion-mnist/t10k-*-ubyte.gz "$out/data/"
 rm -f "$out"/plans/*.err
 tar -C "$out" -cJf "$out/plans.tar.xz" plans
