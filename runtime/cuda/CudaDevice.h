@@ -115,6 +115,9 @@ public:
   /// Blocks until every task submitted so far has been issued.
   void drain();
   ConvPlanCache &getConvPlans() { return convPlans; }
+  /// Its optimizer kernels raise a flag in page-locked host memory
+  /// (KernelCall::nonFinite): no step copies the training state to check it.
+  bool checksUpdates() const override { return true; }
   std::vector<std::string> getRunTimeChoices() const override {
     return convPlans.getChoices();
   }

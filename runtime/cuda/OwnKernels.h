@@ -130,15 +130,19 @@ void correctCount(cudaStream_t stream, int64_t rows, int64_t classes,
                   const float *logits, const int32_t *labels, void *count,
                   ScalarType countType);
 
-/// `lr` is the device scalar the plan feeds.
+/// `lr` is the device scalar the plan feeds. An update that writes NaN or
+/// infinity (into the parameter or its state) sets `*nonFinite` to 1 when
+/// given: page-locked host memory, which the kernel writes directly
+/// (unified addressing), so that the trainer's check reads one flag.
 void sgdUpdate(cudaStream_t stream, int64_t size,
                const kernels::SgdParams &params, const float *lr, int64_t step,
-               float *param, const float *grad, float *momentumBuffer);
+               float *param, const float *grad, float *momentumBuffer,
+               unsigned *nonFinite);
 /// `step` is the plan's device i64 step count.
 void adamwUpdate(cudaStream_t stream, int64_t size,
                  const kernels::AdamWParams &params, const float *lr,
                  const int64_t *step, float *param, const float *grad,
-                 float *expAvg, float *expAvgSq);
+                 float *expAvg, float *expAvgSq, unsigned *nonFinite);
 
 /// `count` elements of `type` set to `value`.
 void fill(cudaStream_t stream, int64_t count, ScalarType type, double value,

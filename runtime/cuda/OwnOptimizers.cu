@@ -13,21 +13,31 @@ namespace math = kernels::math;
 
 namespace {
 
+/// Raises `flag` (when given) where an update wrote NaN or infinity; every
+/// writer stores the same 1, so no atomics are needed.
+__device__ void reportNonFinite(unsigned *flag, bool finite) {
+  if (flag && !finite)
+    *flag = 1u;
+}
+
 __global__ void sgdKernel(int64_t n, float momentum, float oneMinusDampening,
                           float weightDecay, bool nesterov, bool first,
                           const float *lr, float *param, const float *grad,
-                          float *buffer) {
+                          float *buffer, unsigned *nonFinite) {
   float lrF = *lr;
   DPC_GRID_STRIDE(i, n) {
     float unused = 0.f;
-    math::sgdStep(param[i], grad[i], buffer ? buffer[i] : unused, lrF, momentum,
-                  oneMinusDampening, weightDecay, nesterov, first);
+    float &state = buffer ? buffer[i] : unused;
+    math::sgdStep(param[i], grad[i], state, lrF, momentum, oneMinusDampening,
+                  weightDecay, nesterov, first);
+    reportNonFinite(nonFinite, isfinite(param[i]) && isfinite(state));
   }
 }
 
 __global__ void adamwKernel(int64_t n, kernels::AdamWParams p, const float *lr,
                             const int64_t *step, float *param,
-                            const float *grad, float *expAvg, float *expAvgSq) {
+                            const float *grad, float *expAvg, float *expAvgSq,
+                            unsigned *nonFinite) {
   int64_t t = *step;
   if (t < 1)
     return; // not a 1-based count: the executor never binds one
@@ -37,6 +47,8 @@ __global__ void adamwKernel(int64_t n, kernels::AdamWParams p, const float *lr,
     math::adamwStep(param[i], grad[i], expAvg[i], expAvgSq[i], k.decayFactor,
                     k.beta1, k.oneMinusBeta1, k.beta2, k.oneMinusBeta2, k.eps,
                     k.stepSize, k.biasCorrection2Sqrt);
+    reportNonFinite(nonFinite, isfinite(param[i]) && isfinite(expAvg[i]) &&
+                                   isfinite(expAvgSq[i]));
   }
 }
 
@@ -44,20 +56,20 @@ __global__ void adamwKernel(int64_t n, kernels::AdamWParams p, const float *lr,
 
 void sgdUpdate(cudaStream_t stream, int64_t size, const kernels::SgdParams &p,
                const float *lr, int64_t step, float *param, const float *grad,
-               float *momentumBuffer) {
+               float *momentumBuffer, unsigned *nonFinite) {
   kernels::checkSgdArguments(p, step, momentumBuffer != nullptr);
   launch(stream, size, sgdKernel, size, static_cast<float>(p.momentum),
          static_cast<float>(1.0 - p.dampening),
          static_cast<float>(p.weightDecay), p.nesterov, step == 1, lr, param,
-         grad, momentumBuffer);
+         grad, momentumBuffer, nonFinite);
 }
 
 void adamwUpdate(cudaStream_t stream, int64_t size,
                  const kernels::AdamWParams &params, const float *lr,
                  const int64_t *step, float *param, const float *grad,
-                 float *expAvg, float *expAvgSq) {
+                 float *expAvg, float *expAvgSq, unsigned *nonFinite) {
   launch(stream, size, adamwKernel, size, params, lr, step, param, grad, expAvg,
-         expAvgSq);
+         expAvgSq, nonFinite);
 }
 
 } // namespace dpc::cuda

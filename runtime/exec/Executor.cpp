@@ -229,7 +229,7 @@ bool Executor::wroteNonFinite(int step) const {
   replicas->checkIdle("reading the non-finite flag");
   const ReplicaStep &replica =
       *replicas->steps[group.replicas[replicas->getLocalReplica(group)]];
-  return replica.nonFinite.load(std::memory_order_relaxed) != 0;
+  return replica.nonFinite->load(std::memory_order_relaxed) != 0;
 }
 
 int64_t Executor::getOptimizerStep() const { return state->optimizerStep; }

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <functional>
+#include <new>
 #include <stdexcept>
 
 namespace dpc::rt {
@@ -91,6 +92,9 @@ ReplicaStep::ReplicaStep(const plan::LoadedPlan &plan, int index,
       streams.push_back(device.createStream(stream->kind()));
   for (int e = 0; e < step->num_events(); ++e)
     events.push_back(device.createEvent());
+  nonFiniteMemory =
+      DeviceBuffer(device, sizeof(std::atomic<uint32_t>), DeviceBuffer::OnHost);
+  nonFinite = new (nonFiniteMemory.get()) std::atomic<uint32_t>(0);
 }
 
 void ReplicaStep::layOut(const plan::LoadedPlan &plan, int s, void *arena,
@@ -226,7 +230,7 @@ void ReplicaStep::prepare(const plan::LoadedPlan &plan) {
     call.workspace = argOf(instruction.workspace());
     batchArg(entry, instruction.workspace(), &call.workspace);
     if (plan::isOptimizerKernel(call.kernel) && device->checksUpdates())
-      call.nonFinite = &nonFinite;
+      call.nonFinite = nonFinite;
   }
 }
 

@@ -111,8 +111,10 @@ struct ReplicaStep {
   /// The backend's state per instruction (KernelCall::state), both slots.
   std::vector<std::unique_ptr<plan::KernelState>> kernelStates;
   /// Set by the optimizer updates of the last run that wrote NaN or
-  /// infinity (KernelCall::nonFinite), on a device that checks them.
-  std::atomic<uint32_t> nonFinite{0};
+  /// infinity (KernelCall::nonFinite), on a device that checks them: in the
+  /// device's host memory (page-locked on CUDA, where kernels write it).
+  DeviceBuffer nonFiniteMemory;
+  std::atomic<uint32_t> *nonFinite = nullptr;
 
 private:
   void layOut(const plan::LoadedPlan &plan, int slot, void *arena,

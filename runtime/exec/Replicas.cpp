@@ -225,7 +225,7 @@ void Replicas::start(int step, int64_t batch, int64_t lossBatch,
     ReplicaStep &replica = *steps[group.replicas[r]];
     replica.finishUploads(*uploadStreams[replica.step->device()]);
     if (group.updatesParameters)
-      replica.nonFinite.store(0, std::memory_order_relaxed);
+      replica.nonFinite->store(0, std::memory_order_relaxed);
     if (!replica.isPrepared()) {
       replica.prepare(*plan);
       driver->onPrepared(replica);

@@ -76,6 +76,13 @@ done
 # The MLP's epochs equal the CPU's to 1e-3; LeNet's and ResNet-18's
 # trajectories part after a few hundred steps (summation orders differ, and
 # so do the CPU's own algorithms): they must train.
+# A step that writes NaN or infinity stops the run in one line, through
+# the optimizer kernels' flag (no copy of the state), and skip-step undoes it.
+timeout 60 dpc-run "$plans/lenet256-cuda.plan" --data "$fm" --train-subset 1024 --epochs 1 --lr 3e38 --quiet >"$work/nonfinite.log" 2>&1
+if [[ $? == 1 ]] && grep -q "after the update; stopping\|the loss is .*; stopping" "$work/nonfinite.log"; then echo "ok      nonfinite-stops"
+else echo "FAILED  nonfinite-stops"; cat "$work/nonfinite.log"; failed=1; fi
+check nonfinite-skips 60 dpc-run "$plans/lenet256-cuda.plan" --data "$fm" --train-subset 1024 --epochs 1 --lr 3e38 --on-nonfinite skip-step
+expect nonfinite-skips "skipped: its update is undone"
 check train-mlp256-same 30 python3 "$src/test/tools/dpc/Inputs/check_metrics.py" "$work/mlp256-cuda.jsonl" --epochs 2 --loss-decreases --same-as "$work/mlp256-cpu.jsonl" --rtol 1e-3
 check train-lenet256-learns 30 python3 "$src/test/tools/dpc/Inputs/check_metrics.py" "$work/lenet256-cuda.jsonl" --epochs 2 --loss-decreases
 if [[ -n ${QUICK:-} ]]; then
