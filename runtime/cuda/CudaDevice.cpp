@@ -152,12 +152,24 @@ bool CudaStream::hasFailed() {
   return failure != nullptr;
 }
 
+namespace {
+/// Whether a failed stream may skip the call: not a collective, since a
+/// replica that skipped its collective would leave the others waiting.
+bool isSkippable(const plan::KernelCall &call) {
+  return call.kernel != plan::Kernel::AllReduce;
+}
+} // namespace
+
 void CudaStream::launch(plan::KernelCall call) {
-  // A replica that skipped its collective would leave the others waiting.
-  bool isWork = call.kernel != plan::Kernel::AllReduce;
+  bool isWork = isSkippable(call);
   device.submit(
       {[this, call = std::move(call)] { runCudaKernel(getContext(), call); },
        this, isWork});
+}
+
+void CudaStream::launchPrepared(const plan::KernelCall &call) {
+  device.submit({[this, &call] { runCudaKernel(getContext(), call); }, this,
+                 isSkippable(call)});
 }
 
 namespace {

@@ -63,6 +63,9 @@ public:
   ~CudaStream() override;
 
   void launch(plan::KernelCall call) override;
+  /// The executor's call, unchanged until issued: referenced, not copied
+  /// (no allocation per kernel on the issuing thread).
+  void launchPrepared(const plan::KernelCall &call) override;
   void enqueueHostFunction(std::function<void()> function) override;
   void copyFromHost(void *deviceDst, const void *hostSrc,
                     size_t bytes) override;
