@@ -95,6 +95,15 @@ fb::InputRole getInputRole(StringRef name) {
       .Default(fb::InputRole::Data);
 }
 
+/// The role of a step's output, from the name the train step gave it.
+fb::OutputRole getOutputRole(StringRef name) {
+  return llvm::StringSwitch<fb::OutputRole>(name)
+      .Case("loss", fb::OutputRole::Loss)
+      .Case("correct", fb::OutputRole::Correct)
+      .Case("logits", fb::OutputRole::Logits)
+      .Default(fb::OutputRole::Other);
+}
+
 class Writer {
 public:
   Writer(ModuleOp module, const PlanOptions &options)
@@ -285,6 +294,7 @@ LogicalResult StepWriter::writeNested(Operation &nested) {
     auto binding = std::make_unique<fb::BindingT>();
     binding->name = output.getName().str();
     binding->tensor = tensorIndex.lookup(output.getBuffer());
+    binding->output_role = getOutputRole(output.getName());
     step.outputs.push_back(std::move(binding));
     return success();
   }

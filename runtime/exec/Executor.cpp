@@ -96,6 +96,55 @@ const plan::Tensor *Executor::findOutput(int step,
   return replicas->findBindingOf(replicas->getGroup(step), name, false);
 }
 
+namespace {
+/// The name of the first binding in `step`'s replicas with `hasRole`.
+template <typename HasRole>
+std::string_view findNameByRole(const Replicas &replicas, int step, bool input,
+                                HasRole hasRole) {
+  for (int r : replicas.getGroup(step).replicas) {
+    const plan::Step &s = *replicas.plan->get().steps()->Get(r);
+    if (const auto *bindings = input ? s.inputs() : s.outputs())
+      for (const plan::Binding *binding : *bindings)
+        if (hasRole(*binding))
+          return binding->name()->string_view();
+  }
+  return {};
+}
+} // namespace
+
+std::string_view Executor::getInputName(int step, plan::InputRole role) const {
+  return findNameByRole(*replicas, step, true, [&](const plan::Binding &b) {
+    return b.role() == role && role != plan::InputRole::Data;
+  });
+}
+
+std::string_view Executor::getOutputName(int step,
+                                         plan::OutputRole role) const {
+  return findNameByRole(*replicas, step, false, [&](const plan::Binding &b) {
+    return b.output_role() == role && role != plan::OutputRole::Other;
+  });
+}
+
+std::string_view Executor::requireInputName(int step,
+                                            plan::InputRole role) const {
+  std::string_view name = getInputName(step, role);
+  if (name.empty())
+    throw std::invalid_argument("step '" + replicas->getGroup(step).name +
+                                "' has no input of role " +
+                                plan::EnumNameInputRole(role));
+  return name;
+}
+
+std::string_view Executor::requireOutputName(int step,
+                                             plan::OutputRole role) const {
+  std::string_view name = getOutputName(step, role);
+  if (name.empty())
+    throw std::invalid_argument("step '" + replicas->getGroup(step).name +
+                                "' has no output of role " +
+                                plan::EnumNameOutputRole(role));
+  return name;
+}
+
 void Executor::setInput(int step, std::string_view name, const void *data,
                         size_t bytes) {
   StepGroup &group = replicas->getGroup(step);

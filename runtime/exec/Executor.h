@@ -158,6 +158,22 @@ public:
   /// replica that binds it), or null.
   const plan::Tensor *findInput(int step, std::string_view name) const;
   const plan::Tensor *findOutput(int step, std::string_view name) const;
+  /// The name of `step`'s input/output of `role` (the runtime finds the
+  /// plan's labels, learning rate, loss, ... by role, never by name), or
+  /// empty when it has none: every call below that takes a name takes it.
+  std::string_view getInputName(int step, plan::InputRole role) const;
+  std::string_view getOutputName(int step, plan::OutputRole role) const;
+  const plan::Tensor *findInput(int step, plan::InputRole role) const {
+    std::string_view name = getInputName(step, role);
+    return name.empty() ? nullptr : findInput(step, name);
+  }
+  const plan::Tensor *findOutput(int step, plan::OutputRole role) const {
+    std::string_view name = getOutputName(step, role);
+    return name.empty() ? nullptr : findOutput(step, name);
+  }
+  /// The input/output of `role`: std::invalid_argument where there is none.
+  std::string_view requireInputName(int step, plan::InputRole role) const;
+  std::string_view requireOutputName(int step, plan::OutputRole role) const;
 
   /// Copies `bytes` into input `name` of `step` (at most its compiled size;
   /// with several replicas a batch input takes whole rows, split like the
@@ -165,6 +181,10 @@ public:
   /// bytes.
   void setInput(int step, std::string_view name, const void *data,
                 size_t bytes);
+  void setInput(int step, plan::InputRole role, const void *data,
+                size_t bytes) {
+    setInput(step, requireInputName(step, role), data, bytes);
+  }
   /// Runs `step` on `batch` global rows (1..getMaxBatch, any batch for a
   /// step without batch tensors) on every replica and waits for them.
   /// With gradient accumulation (the plan's grad_accum K > 1), the train
@@ -192,8 +212,18 @@ public:
   void getOutput(int step, std::string_view name, void *data,
                  size_t bytes) const;
   size_t getOutputBytes(int step, std::string_view name) const;
+  void getOutput(int step, plan::OutputRole role, void *data,
+                 size_t bytes) const {
+    getOutput(step, requireOutputName(step, role), data, bytes);
+  }
+  size_t getOutputBytes(int step, plan::OutputRole role) const {
+    return getOutputBytes(step, requireOutputName(step, role));
+  }
   /// The global value of a scalar output, converted to double: see above.
   double getScalarOutput(int step, std::string_view name) const;
+  double getScalarOutput(int step, plan::OutputRole role) const {
+    return getScalarOutput(step, requireOutputName(step, role));
+  }
   /// Each replica's value of a scalar output (one entry per replica).
   std::vector<double> getReplicaScalarOutputs(int step,
                                               std::string_view name) const;

@@ -82,12 +82,17 @@ void checkBindings(const LoadedPlan &plan, const std::string &where,
       plan.fail(where + ": the replica on " + deviceOf(replica) + " has " +
                 kind + " '" + name + "', the one on " + deviceOf(reference) +
                 " has not");
-    if (binding->role() != other->second->role())
-      plan.fail(where + ": " + kind + " '" + name + "' has role " +
-                EnumNameInputRole(binding->role()) + " on " +
-                deviceOf(replica) + ", " +
-                EnumNameInputRole(other->second->role()) + " on " +
+    auto roleMismatch = [&](const char *have, const char *want) {
+      plan.fail(where + ": " + kind + " '" + name + "' has role " + have +
+                " on " + deviceOf(replica) + ", " + want + " on " +
                 deviceOf(reference));
+    };
+    if (binding->role() != other->second->role())
+      roleMismatch(EnumNameInputRole(binding->role()),
+                   EnumNameInputRole(other->second->role()));
+    if (binding->output_role() != other->second->output_role())
+      roleMismatch(EnumNameOutputRole(binding->output_role()),
+                   EnumNameOutputRole(other->second->output_role()));
     std::string have = describeIndex(replica, binding->tensor());
     std::string want = describeIndex(reference, other->second->tensor());
     if (have != want)

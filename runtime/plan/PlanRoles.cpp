@@ -1,10 +1,11 @@
 //===- PlanRoles.cpp - the roles of a plan's steps and inputs -------------===//
 //
 // The runtime finds steps, inputs and gradient accumulators by role
-// (Plan.fbs: StepRole, InputRole, PersistentKind::GradAccumulator), so the
-// loader checks that each role names what it must: one step (with its
-// replicas) per role, one input per role in a step, and accumulation roles
-// only in a plan that accumulates.
+// (Plan.fbs: StepRole, InputRole, OutputRole,
+// PersistentKind::GradAccumulator), so the loader checks that each role
+// names what it must: one step (with its replicas) per role, one input and
+// one output per role in a step, and accumulation roles only in a plan that
+// accumulates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,26 @@ void checkInputRoles(const LoadedPlan &plan, const Step &step) {
   }
 }
 
+void checkOutputRoles(const LoadedPlan &plan, const Step &step) {
+  if (!step.outputs())
+    return;
+  std::string where = "step '" + step.name()->str() + "'";
+  std::map<OutputRole, std::string> byRole;
+  for (const Binding *binding : *step.outputs()) {
+    OutputRole role = binding->output_role();
+    std::string name = binding->name()->str();
+    if (role < OutputRole::MIN || role > OutputRole::MAX)
+      plan.fail(where + ": output '" + name + "' has unknown role " +
+                std::to_string(static_cast<int>(role)));
+    if (role == OutputRole::Other)
+      continue;
+    auto [it, inserted] = byRole.emplace(role, name);
+    if (!inserted)
+      plan.fail(where + ": outputs '" + it->second + "' and '" + name +
+                "' both have role " + EnumNameOutputRole(role));
+  }
+}
+
 } // namespace
 
 void checkRoles(const LoadedPlan &plan) {
@@ -70,6 +91,7 @@ void checkRoles(const LoadedPlan &plan) {
       plan.fail(where + " has role " + roleName(role) + ", but grad_accum is " +
                 std::to_string(plan->grad_accum()));
     checkInputRoles(plan, *step);
+    checkOutputRoles(plan, *step);
   }
   if (const auto *persistent = plan->persistent())
     for (const PersistentTensor *tensor : *persistent)

@@ -8,8 +8,9 @@
 namespace dpc::plan {
 /// Written by codegen, checked by the runtime. Bump it on every change to
 /// Plan.fbs that an older runtime would misread. 3: Plan.checksum. 4: roles
-/// of steps and inputs, and gradient accumulators as their own kind.
-inline constexpr uint32_t kPlanVersion = 4;
+/// of steps and inputs, and gradient accumulators as their own kind. 5: roles
+/// of outputs.
+inline constexpr uint32_t kPlanVersion = 5;
 } // namespace dpc::plan
 
 #endif // DPC_RUNTIME_PLAN_PLANVERSION_H

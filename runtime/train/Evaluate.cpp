@@ -60,8 +60,9 @@ public:
     if (evalStep < 0)
       fail(planPath + ": the plan has no eval_step");
     getInputSample(*executor, evalStep);
-    requireInput("labels", plan::DType::I32);
-    const plan::Tensor *logits = executor->findOutput(evalStep, "logits");
+    requireInput(plan::InputRole::Labels, "labels", plan::DType::I32);
+    const plan::Tensor *logits =
+        executor->findOutput(evalStep, plan::OutputRole::Logits);
     if (!logits || logits->dtype() != plan::DType::F32 ||
         logits->dims()->size() != 2)
       fail(planPath + ": eval_step has no f32 output 'logits' [N, classes]");
@@ -106,17 +107,21 @@ public:
         /*shuffle=*/false, 0);
     loader.startEpoch(0);
     std::vector<float> logits;
-    bool hasLoss = executor->findOutput(evalStep, "loss") != nullptr;
+    bool hasLoss =
+        executor->findOutput(evalStep, plan::OutputRole::Loss) != nullptr;
     int64_t first = 0; // the batch's first sample
     while (const data::Batch *batch = loader.next()) {
       bindInputs(*executor, evalStep, *batch);
-      executor->setInput(evalStep, "labels", batch->labels.data(),
+      executor->setInput(evalStep, plan::InputRole::Labels,
+                         batch->labels.data(),
                          batch->labels.size() * sizeof(int32_t));
       executor->run(evalStep, batch->size);
       logits.resize(batch->size * classes);
-      executor->getOutput(evalStep, "logits", logits.data(),
+      executor->getOutput(evalStep, plan::OutputRole::Logits, logits.data(),
                           logits.size() * sizeof(float));
-      double loss = hasLoss ? executor->getScalarOutput(evalStep, "loss") : 0.0;
+      double loss =
+          hasLoss ? executor->getScalarOutput(evalStep, plan::OutputRole::Loss)
+                  : 0.0;
       if (!allowNonFinite)
         checkFinite(logits, loss, first, batch->size);
       visit(*batch, logits.data(), loss);
@@ -146,8 +151,8 @@ private:
            describeNonFinite(int32_t(plan::DType::F64), &loss, 0) + advice);
   }
 
-  void requireInput(const char *name, plan::DType dtype) {
-    const plan::Tensor *tensor = executor->findInput(evalStep, name);
+  void requireInput(plan::InputRole role, const char *name, plan::DType dtype) {
+    const plan::Tensor *tensor = executor->findInput(evalStep, role);
     if (!tensor || tensor->dtype() != dtype)
       fail(planPath + ": eval_step has no " + plan::EnumNameDType(dtype) +
            " input '" + name + "'");

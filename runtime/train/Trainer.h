@@ -7,11 +7,12 @@
 // checkpoint. Every failure a user can cause is a RunError whose message is
 // one line naming the file at fault.
 //
-// What the trainer expects of a plan: a "train_step" with inputs "images"
-// (f32 [N, C, H, W], batch dim), "labels" (i32 [N], batch dim) and "lr"
-// (f32 scalar), and output "loss" (the batch mean), optionally "correct"
-// (the count of right predictions, any numeric dtype); optionally an
-// "eval_step" with inputs "images" and "labels" and output "correct".
+// What the trainer expects of a plan, found by role (Plan.fbs): a step of
+// role Train with data inputs ("images": f32 [N, C, H, W], batch dim), an
+// input of role Labels (i32 [N], batch dim) and one of role LearningRate
+// (f32 scalar), and an output of role Loss (the batch mean), optionally
+// Correct (the count of right predictions, any numeric dtype); optionally
+// a step of role Eval with data inputs, Labels and Correct.
 // A data-parallel plan has these steps once per device: the trainer binds
 // and reads global values, and the executor splits and sums (Executor.h).
 //

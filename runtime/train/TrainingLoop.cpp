@@ -40,7 +40,7 @@ std::string formatNonFinite(double value) {
 /// Copies a batch into the images and labels inputs of `step`.
 void bindBatch(Executor &executor, int step, const data::Batch &batch) {
   bindInputs(executor, step, batch);
-  executor.setInput(step, "labels", batch.labels.data(),
+  executor.setInput(step, plan::InputRole::Labels, batch.labels.data(),
                     batch.labels.size() * sizeof(int32_t));
 }
 
@@ -165,15 +165,17 @@ int64_t TrainingSession::bindNextStep(const EpochRun &run, int64_t index) {
   float lr = static_cast<float>(
       options.schedule.at(options.lr, run.epoch, index, stepsPerEpoch, epochs));
   bindBatch(*executor, trainStep, *batch);
-  executor->setInput(trainStep, "lr", &lr, sizeof(lr));
+  executor->setInput(trainStep, plan::InputRole::LearningRate, &lr, sizeof(lr));
   return batch->size;
 }
 
 void TrainingSession::finishStep(EpochRun &run, int64_t rows, RunSinks &sinks,
                                  NonFiniteGuard &guard) {
-  double loss = executor->getScalarOutput(trainStep, "loss");
+  double loss = executor->getScalarOutput(trainStep, plan::OutputRole::Loss);
   double stepCorrect =
-      trainCounts ? executor->getScalarOutput(trainStep, "correct") : 0;
+      trainCounts
+          ? executor->getScalarOutput(trainStep, plan::OutputRole::Correct)
+          : 0;
   if (std::optional<NonFiniteValue> bad = guard.check();
       bad || !std::isfinite(loss)) {
     std::string what = "step " + std::to_string(state.stepsDone + 1) +
@@ -230,8 +232,10 @@ bool TrainingSession::finishEpoch(EpochRun &run, RunSinks &sinks) {
 
 TrainingSession::EvalSums TrainingSession::evaluate(data::BatchLoader &loader,
                                                     int64_t count) {
-  bool hasCorrect = executor->findOutput(evalStep, "correct") != nullptr;
-  bool hasLoss = executor->findOutput(evalStep, "loss") != nullptr;
+  bool hasCorrect =
+      executor->findOutput(evalStep, plan::OutputRole::Correct) != nullptr;
+  bool hasLoss =
+      executor->findOutput(evalStep, plan::OutputRole::Loss) != nullptr;
   if (!hasCorrect && !hasLoss)
     return {};
   loader.startEpoch(0);
@@ -249,9 +253,9 @@ TrainingSession::EvalSums TrainingSession::evaluate(data::BatchLoader &loader,
       bindBatch(*executor, evalStep, *batch);
     executor->finish(evalStep);
     if (hasCorrect)
-      correct += executor->getScalarOutput(evalStep, "correct");
+      correct += executor->getScalarOutput(evalStep, plan::OutputRole::Correct);
     if (hasLoss)
-      lossSum += executor->getScalarOutput(evalStep, "loss") *
+      lossSum += executor->getScalarOutput(evalStep, plan::OutputRole::Loss) *
                  static_cast<double>(rows);
     if (batch)
       executor->start(evalStep, batch->size);

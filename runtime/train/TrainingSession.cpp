@@ -67,23 +67,26 @@ data::Augmentation getAugmentation(const RunOptions &options) {
 }
 
 /// Checks that step `step` binds `name` as `dtype`; returns the tensor.
+/// `tensor`, the binding of `what` (its role's usual name: "labels",
+/// "loss"), checked to exist and have `dtype`.
 const plan::Tensor *requireBinding(const Executor &executor, int step,
-                                   const char *name, plan::DType dtype,
-                                   bool input, bool required) {
-  const plan::Tensor *tensor =
-      input ? executor.findInput(step, name) : executor.findOutput(step, name);
+                                   const plan::Tensor *tensor, const char *what,
+                                   plan::DType dtype, bool input) {
   std::string stepName = executor.getPlan()->steps()->Get(step)->name()->str();
-  if (!tensor) {
-    if (required)
-      fail(executor.getPlan().getName() + ": " + stepName + " has no " +
-           (input ? "input" : "output") + " '" + name + "'");
-    return nullptr;
-  }
+  if (!tensor)
+    fail(executor.getPlan().getName() + ": " + stepName + " has no " +
+         (input ? "input" : "output") + " '" + what + "'");
   if (tensor->dtype() == dtype)
     return tensor;
-  fail(executor.getPlan().getName() + ": " + stepName + "'s " + name + " is " +
+  fail(executor.getPlan().getName() + ": " + stepName + "'s " + what + " is " +
        plan::EnumNameDType(tensor->dtype()) + ", expected " +
        plan::EnumNameDType(dtype));
+}
+
+const plan::Tensor *requireLabels(const Executor &executor, int step) {
+  return requireBinding(executor, step,
+                        executor.findInput(step, plan::InputRole::Labels),
+                        "labels", plan::DType::I32, true);
 }
 
 /// The plan's train step, checked for what the trainer binds and reads.
@@ -92,12 +95,15 @@ int findTrainStep(const Executor &executor, const std::string &planName) {
   if (trainStep < 0)
     fail(planName + ": the plan has no train_step");
   getInputSample(executor, trainStep);
-  requireBinding(executor, trainStep, "labels", plan::DType::I32, true, true);
-  const plan::Tensor *lrInput = executor.findInput(trainStep, "lr");
+  requireLabels(executor, trainStep);
+  const plan::Tensor *lrInput =
+      executor.findInput(trainStep, plan::InputRole::LearningRate);
   if (!lrInput || lrInput->dtype() != plan::DType::F32 ||
       plan::getNumElements(plan::toDims(lrInput->dims())) != 1)
     fail(planName + ": train_step has no f32 scalar input 'lr'");
-  requireBinding(executor, trainStep, "loss", plan::DType::F32, false, true);
+  requireBinding(executor, trainStep,
+                 executor.findOutput(trainStep, plan::OutputRole::Loss), "loss",
+                 plan::DType::F32, false);
   return trainStep;
 }
 
@@ -106,7 +112,7 @@ int findEvalStep(const Executor &executor) {
   int evalStep = executor.findStep(plan::StepRole::Eval);
   if (evalStep >= 0) {
     getInputSample(executor, evalStep);
-    requireBinding(executor, evalStep, "labels", plan::DType::I32, true, true);
+    requireLabels(executor, evalStep);
   }
   return evalStep;
 }
@@ -252,7 +258,8 @@ void TrainingSession::loadPlan(std::string &doing) {
 /// The train and eval steps and the data inputs, against the flags.
 void TrainingSession::checkSteps() {
   trainStep = findTrainStep(*executor, planName);
-  trainCounts = executor->findOutput(trainStep, "correct") != nullptr;
+  trainCounts =
+      executor->findOutput(trainStep, plan::OutputRole::Correct) != nullptr;
   evalStep = findEvalStep(*executor);
   sample = sampleDims(*executor, trainStep);
   inputs = getDataInputs(*executor, trainStep);

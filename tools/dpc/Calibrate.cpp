@@ -29,10 +29,12 @@ std::string kindOf(const std::string &device) {
   return device.substr(0, device.find(':'));
 }
 
-/// The tensor bound to `name` in `step`, with the expected dtype.
+/// The tensor of `role` in `step` (`name`: the role's usual name), with the
+/// expected dtype.
 const plan::Tensor &requireInput(const rt::Executor &executor, int step,
-                                 const char *name, plan::DType dtype) {
-  const plan::Tensor *tensor = executor.findInput(step, name);
+                                 plan::InputRole role, const char *name,
+                                 plan::DType dtype) {
+  const plan::Tensor *tensor = executor.findInput(step, role);
   if (!tensor || tensor->dtype() != dtype)
     throw CalibrateError(std::string("train_step has no ") +
                          plan::EnumNameDType(dtype) + " input '" + name + "'");
@@ -89,8 +91,10 @@ Runner prepare(CalibrateDevice device, const std::string &planName,
   // token ids (I32) id 0, which every vocabulary has, so that a lookup can
   // not fail; one input is "images", several go by the model's names.
   train::PlanInputs inputs = train::getDataInputs(executor, step);
-  requireInput(executor, step, "labels", plan::DType::I32);
-  requireInput(executor, step, "lr", plan::DType::F32);
+  requireInput(executor, step, plan::InputRole::Labels, "labels",
+               plan::DType::I32);
+  requireInput(executor, step, plan::InputRole::LearningRate, "lr",
+               plan::DType::F32);
   int64_t classes = std::max<int64_t>(1, root.num_classes());
 
   // Random data with a fixed seed: the same work on every device.
@@ -116,9 +120,9 @@ Runner prepare(CalibrateDevice device, const std::string &planName,
   for (int32_t &value : labelData)
     value = label(generator);
   float lr = 0.0f;
-  executor.setInput(step, "labels", labelData.data(),
+  executor.setInput(step, plan::InputRole::Labels, labelData.data(),
                     labelData.size() * sizeof(int32_t));
-  executor.setInput(step, "lr", &lr, sizeof(lr));
+  executor.setInput(step, plan::InputRole::LearningRate, &lr, sizeof(lr));
   return runner;
 }
 

@@ -91,7 +91,7 @@ TEST(PlanLoaderTest, WrongIdentifier) {
             "bad.plan: not a dpc plan (no \"DPCP\" file identifier)");
 }
 
-TEST(PlanLoaderTest, RolesNameOneStepAndOneInputEach) {
+TEST(PlanLoaderTest, RolesNameOneStepAndOneBindingEach) {
   PlanT plan = test::buildMlpPlanObject(smallMlp());
   EXPECT_EQ(loadError(plan), "");
   plan.steps[1]->role = StepRole::Train;
@@ -108,6 +108,20 @@ TEST(PlanLoaderTest, RolesNameOneStepAndOneInputEach) {
       input->role = InputRole::Labels;
   EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': inputs 'images' "
                              "and 'labels' both have role Labels");
+  for (auto &input : plan.steps[0]->inputs)
+    if (input->name == "images")
+      input->role = InputRole::Data;
+  EXPECT_EQ(loadError(plan), "");
+  for (auto &output : plan.steps[0]->outputs)
+    if (output->name == "correct")
+      output->output_role = OutputRole::Loss;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': outputs 'loss' "
+                             "and 'correct' both have role Loss");
+  for (auto &output : plan.steps[0]->outputs)
+    if (output->name == "correct")
+      output->output_role = static_cast<OutputRole>(7);
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': output 'correct' "
+                             "has unknown role 7");
 }
 
 TEST(PlanLoaderTest, ReplicasShareTheirRole) {
@@ -166,6 +180,11 @@ TEST(PlanLoaderTest, ReplicasHaveTheSameSignature) {
   (*bindingNamed(plan.steps[2]->inputs, "lr"))->role = InputRole::Data;
   EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step': input 'lr' has "
                              "role Data on device 1, LearningRate on device 0");
+  plan = buildTwoDevicePlan();
+  (*bindingNamed(plan.steps[3]->outputs, "logits"))->output_role =
+      OutputRole::Other;
+  EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step': output 'logits' has "
+                             "role Other on device 1, Logits on device 0");
   plan = buildTwoDevicePlan();
   tensorNamed(*plan.steps[3], "correct").dtype = DType::I32;
   EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step': output 'correct' "

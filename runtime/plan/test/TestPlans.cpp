@@ -73,10 +73,11 @@ public:
     step->tensors[t]->alias = target;
     return t;
   }
-  void output(const std::string &name, int t) {
+  void output(const std::string &name, int t, OutputRole role) {
     auto binding = std::make_unique<BindingT>();
     binding->name = name;
     binding->tensor = t;
+    binding->output_role = role;
     step->outputs.push_back(std::move(binding));
   }
   InstructionT &emit(int stream, Kernel kernel, std::vector<int32_t> operands,
@@ -238,9 +239,9 @@ PlanT buildMlpPlanObject(const MlpPlanOptions &options) {
       int correct = b.arena("correct", {}, false, o.correctDtype);
       b.emit(0, Kernel::CrossEntropyForward, {logits, labels}, {loss});
       b.emit(0, Kernel::CorrectCount, {logits, labels}, {correct});
-      b.output("loss", loss);
-      b.output("correct", correct);
-      b.output("logits", logits);
+      b.output("loss", loss, OutputRole::Loss);
+      b.output("correct", correct, OutputRole::Correct);
+      b.output("logits", logits, OutputRole::Logits);
       return labels;
     };
 
