@@ -117,6 +117,16 @@ LAYERS = {
                                    None),
                             "yes (dynamo); the legacy exporter refuses it "
                             "(the batch is dynamic)"),
+    # Normalizations per sample.
+    "group_norm": (around(lambda: nn.GroupNorm(2, 4), (4, 3, 2), None), ""),
+    "group_norm_plain": (around(lambda: nn.GroupNorm(3, 6, affine=False),
+                                (6, 4), None), ""),
+    "instance_norm1d": (around(lambda: nn.InstanceNorm1d(4, affine=True),
+                               (4, 6), None), ""),
+    "instance_norm2d": (around(lambda: nn.InstanceNorm2d(3), (3, 2, 2),
+                               None),
+                        "yes (dynamo); the legacy exporter refuses it "
+                        "without affine (unknown channel size)"),
 }
 
 # Op types that only carry constants or types: left out of the table.
