@@ -144,18 +144,36 @@ std::string stringAttr(const onnx::NodeProto &node, StringRef name,
   return a ? a->s() : dflt.str();
 }
 
-SmallVector<int64_t> spatialPads(const onnx::NodeProto &node) {
+SmallVector<int64_t> spatialPads(const onnx::NodeProto &node,
+                                 int64_t spatialRank) {
   std::string autoPad = stringAttr(node, "auto_pad", "NOTSET");
   if (autoPad != "NOTSET" && autoPad != "VALID")
     fail("auto_pad=" + autoPad + " is not supported; use explicit pads");
-  SmallVector<int64_t> pads = intsAttr(node, "pads", {0, 0, 0, 0});
+  SmallVector<int64_t> zeros(2 * spatialRank, 0);
+  SmallVector<int64_t> pads = intsAttr(node, "pads", zeros);
   if (autoPad == "VALID")
-    pads.assign(4, 0);
-  if (pads.size() != 4)
-    fail("only 2-D spatial padding is supported, got " +
-         std::to_string(pads.size()) + " pads");
+    pads = zeros;
+  if (static_cast<int64_t>(pads.size()) != 2 * spatialRank)
+    fail("a " + std::to_string(spatialRank) + "-D op needs " +
+         std::to_string(2 * spatialRank) + " pads, got " +
+         std::to_string(pads.size()));
   // ONNX orders pads [top, left, bottom, right], as nn does.
+  if (spatialRank == 1)
+    return {0, pads[0], 0, pads[1]};
   return pads;
+}
+
+SmallVector<int64_t> spatialInts(const onnx::NodeProto &node, StringRef name,
+                                 int64_t spatialRank, int64_t dflt) {
+  SmallVector<int64_t> values =
+      intsAttr(node, name, SmallVector<int64_t>(spatialRank, dflt));
+  if (static_cast<int64_t>(values.size()) != spatialRank)
+    fail("a " + std::to_string(spatialRank) + "-D op needs " +
+         std::to_string(spatialRank) + " " + name.str() + ", got " +
+         std::to_string(values.size()));
+  if (spatialRank == 1)
+    return {dflt, values[0]};
+  return values;
 }
 
 //===----------------------------------------------------------------------===//
@@ -420,6 +438,22 @@ SmallVector<Value> Importer::createSplit(Value input, int64_t axis,
                                            builder.getI64IntegerAttr(axis),
                                            builder.getDenseI64ArrayAttr(sizes));
   return SmallVector<Value>(split.getResults());
+}
+
+Value Importer::createReshape(Value input, ArrayRef<int64_t> dims) {
+  return create<nn::ReshapeOp>(input, {i64Array("shape", reshapeTarget(dims))});
+}
+
+Value Importer::insertUnitDim(Value input, int64_t axis) {
+  SmallVector<int64_t> dims(cast<RankedTensorType>(input.getType()).getShape());
+  dims.insert(dims.begin() + axis, 1);
+  return createReshape(input, dims);
+}
+
+Value Importer::removeUnitDim(Value input, int64_t axis) {
+  SmallVector<int64_t> dims(cast<RankedTensorType>(input.getType()).getShape());
+  dims.erase(dims.begin() + axis);
+  return createReshape(input, dims);
 }
 
 Value Importer::createNegation(Value input) {

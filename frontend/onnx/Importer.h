@@ -127,8 +127,16 @@ llvm::SmallVector<int64_t> intsAttr(const onnx::NodeProto &node,
                                     llvm::ArrayRef<int64_t> dflt);
 std::string stringAttr(const onnx::NodeProto &node, llvm::StringRef name,
                        llvm::StringRef dflt);
-/// Conv's and pooling's pads, [top, left, bottom, right].
-llvm::SmallVector<int64_t> spatialPads(const onnx::NodeProto &node);
+/// Conv's and pooling's pads as nn's 2-D ones, [top, left, bottom, right];
+/// a 1-D op (`spatialRank` 1) runs on [N, C, 1, L], so its pads are the
+/// width's.
+llvm::SmallVector<int64_t> spatialPads(const onnx::NodeProto &node,
+                                       int64_t spatialRank = 2);
+/// Attribute `name` (strides, dilations, kernel_shape) as nn's 2-D values,
+/// one per spatial dim: a 1-D op's on the width, `dflt` on the height.
+llvm::SmallVector<int64_t> spatialInts(const onnx::NodeProto &node,
+                                       llvm::StringRef name,
+                                       int64_t spatialRank, int64_t dflt);
 
 /// PyTorch's padding_idx of the embedding lookup `node` (ExporterIdioms.cpp).
 std::optional<int64_t> embeddingPaddingIdx(const onnx::NodeProto &node);
@@ -261,6 +269,12 @@ public:
                           int64_t end);
   llvm::SmallVector<mlir::Value> createSplit(mlir::Value input, int64_t axis,
                                              llvm::ArrayRef<int64_t> sizes);
+  /// `input` reshaped to `dims` (a dynamic dim stays the batch's).
+  mlir::Value createReshape(mlir::Value input, llvm::ArrayRef<int64_t> dims);
+  /// `input` with a unit dim inserted at `axis`, or removed from it: a 1-D
+  /// convolution or pooling runs as the 2-D one on [N, C, 1, L].
+  mlir::Value insertUnitDim(mlir::Value input, int64_t axis);
+  mlir::Value removeUnitDim(mlir::Value input, int64_t axis);
   /// -input, as input times -1 (exact in IEEE arithmetic).
   mlir::Value createNegation(mlir::Value input);
   /// A comparison's output (ops/Threshold.cpp): only Where may read it.

@@ -48,6 +48,9 @@ class Around(nn.Module):
         self.fc_in = nn.Linear(F, math.prod(shape))
         self.shape = shape
         self.layer = layer
+        if width is None:  # what the layer makes of one sample
+            with torch.no_grad():
+                width = layer(torch.zeros(2, *shape)).shape[1:].numel()
         self.fc_out = nn.Linear(width, CLASSES)
 
     def forward(self, x):
@@ -97,6 +100,33 @@ LAYERS = {
     "softmin": (around(lambda: nn.Softmin(dim=1)), ""),
     "softmax2d": (around(nn.Softmax2d, (3, 2, 2)), ""),
     "log_softmax": (around(lambda: nn.LogSoftmax(dim=1)), ""),
+    # Convolutions and pooling over one spatial dim ([N, C, L]).
+    "conv1d": (around(lambda: nn.Conv1d(4, 6, 3, padding=1), (4, 6),
+                      None), ""),
+    "conv1d_grouped": (around(lambda: nn.Conv1d(4, 6, 3, stride=2, padding=2,
+                                                dilation=2, groups=2,
+                                                bias=False), (4, 8), None),
+                       ""),
+    "conv3d": (around(lambda: nn.Conv3d(2, 2, 2), (2, 3, 2, 2), None),
+               "no: refused (only 1-D and 2-D convolutions)"),
+    "max_pool1d": (around(lambda: nn.MaxPool1d(3, stride=2, padding=1),
+                          (3, 8), None), ""),
+    "avg_pool1d": (around(lambda: nn.AvgPool1d(3, stride=2, padding=1),
+                          (3, 8), None), ""),
+    "adaptive_avg_pool1d": (around(lambda: nn.AdaptiveAvgPool1d(4), (3, 8),
+                                   None),
+                            "yes (dynamo); the legacy exporter refuses it "
+                            "(the batch is dynamic)"),
+    # Normalizations per sample.
+    "group_norm": (around(lambda: nn.GroupNorm(2, 4), (4, 3, 2), None), ""),
+    "group_norm_plain": (around(lambda: nn.GroupNorm(3, 6, affine=False),
+                                (6, 4), None), ""),
+    "instance_norm1d": (around(lambda: nn.InstanceNorm1d(4, affine=True),
+                               (4, 6), None), ""),
+    "instance_norm2d": (around(lambda: nn.InstanceNorm2d(3), (3, 2, 2),
+                               None),
+                        "yes (dynamo); the legacy exporter refuses it "
+                        "without affine (unknown channel size)"),
 }
 
 # Op types that only carry constants or types: left out of the table.

@@ -1,7 +1,7 @@
 //===- Elementwise.cpp - elementwise arithmetic ---------------------------===//
 //
-// Add, Sub, Neg, Mul, Div, Pow, Cast, and IsNaN as far as the exporters'
-// idioms use it (ExporterIdioms.cpp); Where is ops/Threshold.cpp's.
+// Add, Sub, Neg, Mul, Div, Pow, Cast, CastLike, and IsNaN as far as the
+// exporters' idioms use it (ExporterIdioms.cpp); Where is ops/Threshold.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,11 +84,11 @@ void importPow(Importer &im, const onnx::NodeProto &node) {
   im.define(node, 0, power);
 }
 
-void importCast(Importer &im, const onnx::NodeProto &node) {
-  // A run-time tensor cast to the type it has (Transformers' GPT-2 casts its
-  // position embeddings to the float type they already have): the identity.
-  // Casts of known values fold before this; no other cast has a kernel.
-  int32_t to = static_cast<int32_t>(intAttr(node, "to", 0));
+/// A run-time tensor cast to the type it has (Transformers' GPT-2 casts its
+/// position embeddings to the float type they already have; PyTorch 2's
+/// GroupNorm CastLikes its weight to the input's): the identity. Casts of
+/// known values fold before this; no other cast has a kernel.
+void importCastTo(Importer &im, const onnx::NodeProto &node, int32_t to) {
   if (const ValueSet *comparison = im.comparison(node.input(0))) {
     if (to != onnx::TensorProto::BOOL)
       fail("only a cast of a comparison to bool is supported");
@@ -105,6 +105,14 @@ void importCast(Importer &im, const onnx::NodeProto &node) {
   im.define(node, 0, im.operand(node, 0));
 }
 
+void importCast(Importer &im, const onnx::NodeProto &node) {
+  importCastTo(im, node, static_cast<int32_t>(intAttr(node, "to", 0)));
+}
+
+void importCastLike(Importer &im, const onnx::NodeProto &node) {
+  importCastTo(im, node, im.onnxTypeOf(node.input(1)));
+}
+
 void importIsNaN(Importer &im, const onnx::NodeProto &node) {
   im.recordNanTest(node);
 }
@@ -119,6 +127,7 @@ void registerElementwiseOps(OnnxOpTable &table) {
   table.add("Div", importDiv);
   table.add("Pow", importPow);
   table.add("Cast", importCast);
+  table.add("CastLike", importCastLike);
   table.add("IsNaN", importIsNaN);
 }
 

@@ -1,7 +1,15 @@
 //===- Normalization.cpp - batch and layer normalization ------------------===//
 //
-// BatchNormalization and LayerNormalization. Their statistics outputs
-// have no nn counterpart: reading one fails.
+// BatchNormalization and LayerNormalization (their statistics outputs have
+// no nn counterpart: reading one fails), InstanceNormalization and
+// GroupNormalization. Instance and group norm normalize each sample's
+// channel (or group of channels) over the rest with its own statistics:
+// that is a layer norm from dim 2 on [N, C, ...] (or on [N, G, C/G x ...]),
+// without its affine part, then the per-channel scale and bias as a
+// broadcast Mul and Add (where they are not known ones and zeros, as the
+// exporters write them for GroupNorm). So the layer norm's kernels, VJP and
+// backends serve both, and the statistics never mix samples: exact under
+// data parallelism with no synchronization.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +81,95 @@ void importLayerNorm(Importer &im, const onnx::NodeProto &node) {
                                    floatAttr(node, "epsilon", 1e-5f))))}));
 }
 
+/// Whether input `i` of `node` is known to hold `value` everywhere (a
+/// float initializer is a parameter: never known).
+bool isKnownFill(Importer &im, const onnx::NodeProto &node, int i,
+                 double value) {
+  if (node.input_size() <= i || node.input(i).empty() ||
+      im.isInitializer(node.input(i)))
+    return false;
+  const KnownTensor *known = im.knownValue(node.input(i));
+  return known && known->isFloat() &&
+         llvm::all_of(known->floats, [&](double v) { return v == value; });
+}
+
+/// Each [dim 0, dim 1] row of `input` normalized over the dims from 2 on.
+Value normalizeFromDim2(Importer &im, Value input, double epsilon) {
+  auto type = cast<RankedTensorType>(input.getType());
+  auto unitType = RankedTensorType::get(type.getShape().drop_front(2),
+                                        type.getElementType());
+  Value ones = im.create<nn::ConstantOp>(
+      {}, {im.named("value", DenseElementsAttr::get(unitType, 1.f))});
+  return im.create<nn::LayerNormOp>(
+      {input, ones},
+      {im.named("axis", im.opBuilder().getI64IntegerAttr(2)),
+       im.named("epsilon", im.opBuilder().getF64FloatAttr(epsilon))});
+}
+
+/// `y * scale + bias` with inputs 1 and 2 of `node` ([dim 1 of y]) broadcast
+/// over y's dims from 2 on; known ones and zeros are left out.
+Value applyChannelAffine(Importer &im, const onnx::NodeProto &node, Value y) {
+  auto type = cast<RankedTensorType>(y.getType());
+  SmallVector<int64_t> perChannel(type.getRank() - 1, 1);
+  perChannel[0] = type.getDimSize(1);
+  for (auto [i, neutral] : {std::pair{1, 1.0}, std::pair{2, 0.0}}) {
+    if (isKnownFill(im, node, i, neutral))
+      continue;
+    Value param = im.operand(node, i);
+    if (cast<RankedTensorType>(param.getType()).getShape() !=
+        ArrayRef<int64_t>(perChannel).take_front(1))
+      fail(std::string(i == 1 ? "the scale" : "the bias") +
+           " must hold one value per channel, [" +
+           std::to_string(perChannel[0]) + "], got " +
+           typeToString(param.getType()));
+    param = im.createReshape(param, perChannel);
+    y = i == 1 ? im.create<nn::MulOp>({y, param})
+               : im.create<nn::AddOp>({y, param});
+  }
+  return y;
+}
+
+double epsilonOf(const onnx::NodeProto &node) {
+  return shortestDecimal(floatAttr(node, "epsilon", 1e-5f));
+}
+
+void importInstanceNorm(Importer &im, const onnx::NodeProto &node) {
+  Value input = im.operand(node, 0);
+  if (cast<RankedTensorType>(input.getType()).getRank() < 3)
+    fail("InstanceNormalization needs an [N, C, ...] input of rank 3 or "
+         "more, got " +
+         typeToString(input.getType()));
+  im.define(node, 0,
+            applyChannelAffine(im, node,
+                               normalizeFromDim2(im, input, epsilonOf(node))));
+}
+
+void importGroupNorm(Importer &im, const onnx::NodeProto &node) {
+  Value input = im.operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t groups = intAttr(node, "num_groups", 0);
+  if (type.getRank() < 3 || type.isDynamicDim(1))
+    fail("GroupNormalization needs an [N, C, ...] input of rank 3 or more, "
+         "got " +
+         typeToString(type));
+  int64_t channels = type.getDimSize(1);
+  if (groups <= 0 || channels % groups != 0)
+    fail("num_groups " + std::to_string(groups) +
+         " does not divide the input's " + std::to_string(channels) +
+         " channels");
+  // Each sample's group of channels is one row of [N, G, C/G x spatial].
+  SmallVector<int64_t> grouped = {type.getDimSize(0), groups,
+                                  staticElements(type) / groups};
+  if (!type.isDynamicDim(0))
+    grouped[2] /= type.getDimSize(0);
+  Value y =
+      normalizeFromDim2(im, im.createReshape(input, grouped), epsilonOf(node));
+  // Scale and bias per channel: opset 21's (18's, per group, is deprecated
+  // and refused by the model check).
+  im.define(node, 0,
+            applyChannelAffine(im, node, im.createReshape(y, type.getShape())));
+}
+
 } // namespace
 
 void registerNormalizationOps(OnnxOpTable &table) {
@@ -80,6 +177,8 @@ void registerNormalizationOps(OnnxOpTable &table) {
   // dpc has read LayerNormalization at every opset it imports, also
   // before ONNX defined it (17); kept so.
   table.add("LayerNormalization", kMinOpset, kMaxOpset, importLayerNorm);
+  table.add("InstanceNormalization", importInstanceNorm);
+  table.add("GroupNormalization", importGroupNorm);
 }
 
 } // namespace dpc::frontend

@@ -1,6 +1,8 @@
 //===- Pooling.cpp - ONNX pooling -----------------------------------------===//
 //
-// AveragePool, MaxPool (2-D, without indices) and GlobalAveragePool.
+// AveragePool, MaxPool (1-D and 2-D, without indices) and
+// GlobalAveragePool. A 1-D pooling runs as the 2-D one on [N, C, 1, L]
+// (Conv.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,13 +18,17 @@ namespace {
 
 void importPool(Importer &im, const onnx::NodeProto &node, bool isMax) {
   Value input = im.operand(node, 0);
-  SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape", {});
-  if (kernel.size() != 2)
-    fail("only 2-D pooling is supported (kernel_shape must have 2 entries)");
+  int64_t spatialRank = intsAttr(node, "kernel_shape", {}).size();
+  if (spatialRank != 1 && spatialRank != 2)
+    fail("only 1-D and 2-D pooling are supported (kernel_shape has " +
+         std::to_string(spatialRank) + " entries)");
+  if (spatialRank == 1)
+    input = im.insertUnitDim(input, 2);
   SmallVector<NamedAttribute> attrs = {
-      im.i64Array("kernel_size", kernel),
-      im.i64Array("stride", intsAttr(node, "strides", {1, 1})),
-      im.i64Array("padding", spatialPads(node)),
+      im.i64Array("kernel_size",
+                  spatialInts(node, "kernel_shape", spatialRank, 1)),
+      im.i64Array("stride", spatialInts(node, "strides", spatialRank, 1)),
+      im.i64Array("padding", spatialPads(node, spatialRank)),
       im.named("ceil_mode",
                im.opBuilder().getBoolAttr(intAttr(node, "ceil_mode", 0)))};
   if (isMax) {
@@ -33,19 +39,24 @@ void importPool(Importer &im, const onnx::NodeProto &node, bool isMax) {
                          "value '" + node.output(1) +
                              "' (max-pool indices) is read by a node; indices "
                              "are not supported");
-    attrs.push_back(
-        im.i64Array("dilation", intsAttr(node, "dilations", {1, 1})));
-    im.define(node, 0, im.create<nn::MaxPool2dOp>(input, attrs));
+    attrs.push_back(im.i64Array(
+        "dilation", spatialInts(node, "dilations", spatialRank, 1)));
   } else {
     attrs.push_back(im.named(
         "count_include_pad",
         im.opBuilder().getBoolAttr(intAttr(node, "count_include_pad", 0))));
-    im.define(node, 0, im.create<nn::AvgPool2dOp>(input, attrs));
   }
+  Value result = isMax ? im.create<nn::MaxPool2dOp>(input, attrs)
+                       : im.create<nn::AvgPool2dOp>(input, attrs);
+  im.define(node, 0, spatialRank == 1 ? im.removeUnitDim(result, 2) : result);
 }
 
 void importGlobalAveragePool(Importer &im, const onnx::NodeProto &node) {
-  im.define(node, 0, im.create<nn::GlobalAvgPool2dOp>(im.operand(node, 0)));
+  Value input = im.operand(node, 0);
+  bool oneD = cast<RankedTensorType>(input.getType()).getRank() == 3;
+  Value result = im.create<nn::GlobalAvgPool2dOp>(
+      oneD ? im.insertUnitDim(input, 2) : input);
+  im.define(node, 0, oneD ? im.removeUnitDim(result, 2) : result);
 }
 
 } // namespace
