@@ -533,6 +533,7 @@ private:
     size_t numTensors = tensors ? tensors->size() : 0;
     constexpr int kUnresolved = -1, kOnPath = -2;
     std::vector<int> base(numTensors, kUnresolved);
+    std::vector<int64_t> offset(numTensors, 0);
     std::vector<int> path;
     for (size_t t = 0; t < numTensors; ++t) {
       // Walk to a real tensor or to one already resolved.
@@ -548,16 +549,27 @@ private:
                     ": its aliases form a cycle");
       int target = base[at] == kUnresolved ? at : base[at];
       base[at] = target;
-      for (int p : path)
-        base[p] = target;
+      // From the end of the chain back: each alias starts at its own
+      // offset in what it views.
+      for (auto p = path.rbegin(); p != path.rend(); ++p) {
+        base[*p] = target;
+        const Tensor &alias = *tensors->Get(*p);
+        std::optional<int64_t> start =
+            checkedAdd(offset[alias.alias()], alias.offset());
+        if (alias.offset() < 0 || !start)
+          loaded.fail(stepWhere + ": tensor " + std::to_string(*p) +
+                      ": alias offset " + std::to_string(alias.offset()));
+        offset[*p] = *start;
+      }
       path.clear();
-      checkAliasFits(step, stepWhere, static_cast<int>(t), target);
+      checkAliasFits(step, stepWhere, static_cast<int>(t), target, offset[t]);
     }
     loaded.aliasBase.push_back(std::move(base));
+    loaded.aliasOffset.push_back(std::move(offset));
   }
 
   void checkAliasFits(const Step &step, const std::string &stepWhere, int t,
-                      int target) {
+                      int target, int64_t offset) {
     if (t == target)
       return;
     auto bytesOf = [](const Tensor &x) {
@@ -565,9 +577,10 @@ private:
     };
     const Tensor &tensor = *step.tensors()->Get(t);
     const Tensor &base = *step.tensors()->Get(target);
-    if (bytesOf(tensor) > bytesOf(base))
+    if (offset > bytesOf(base) || bytesOf(tensor) > bytesOf(base) - offset)
       loaded.fail(stepWhere + ": tensor " + std::to_string(t) + ": " +
-                  std::to_string(bytesOf(tensor)) + " bytes do not fit the " +
+                  std::to_string(bytesOf(tensor)) + " bytes at " +
+                  std::to_string(offset) + " do not fit the " +
                   std::to_string(bytesOf(base)) + " bytes of tensor " +
                   std::to_string(target) + " it aliases");
     // A view reads plain elements: a blocked tensor has none to offer.
@@ -856,7 +869,7 @@ private:
       loaded.fail(where + ": " + problem);
     // Replicas run on different numbers of rows: only tensors without a
     // batch dim have the same size everywhere.
-    if (instruction.kernel() == Kernel::AllReduce)
+    if (isCollectiveKernel(instruction.kernel()))
       for (int t : *instruction.operands())
         if (step.tensors()->Get(t)->batch_dim())
           loaded.fail(where + ": operand tensor " + std::to_string(t) +
@@ -869,7 +882,7 @@ private:
          step.streams() && s < step.streams()->size(); ++s)
       if (const auto *instructions = step.streams()->Get(s)->instructions())
         for (const Instruction *instruction : *instructions)
-          count += instruction->kernel() == Kernel::AllReduce;
+          count += isCollectiveKernel(instruction->kernel());
     return count;
   }
 

@@ -549,10 +549,6 @@ static int runCompile() {
                                 ? " (" + shard + " sharding is not built yet)"
                                 : ""));
   pipeline.shardOptimizer = shard == "optimizer";
-  if (pipeline.shardOptimizer && pipeline.lowers)
-    return reportError(modelPath,
-                       "--shard optimizer: the lowering to a plan is not "
-                       "built yet; --emit=dist prints the sharded steps");
   pipeline.precision = precision;
   pipeline.costs = precisionCosts;
   pipeline.convAlgorithm = convAlgorithm;
