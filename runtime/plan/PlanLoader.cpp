@@ -253,12 +253,50 @@ private:
     return bytes;
   }
 
+  /// What the persistent tensors of one name say about sharding: whether
+  /// they are shards, and of which whole.
+  struct Shards {
+    bool sharded = false;
+    std::vector<int64_t> logicalDims;
+    DType dtype = DType::F32;
+  };
+
+  /// A shard is a 1-D range within its whole, and every tensor of its name
+  /// is a shard of the same whole (a checkpoint gathers them into it).
+  void checkShard(const PersistentTensor &p, const std::string &where,
+                  std::map<std::string, Shards> &shards) {
+    bool sharded = p.logical_dims() != nullptr;
+    std::vector<int64_t> logical =
+        sharded ? toDims(p.logical_dims()) : std::vector<int64_t>();
+    auto [known, first] = shards.try_emplace(
+        p.name()->str(), Shards{sharded, logical, p.dtype()});
+    if (!first && (known->second.sharded != sharded ||
+                   known->second.logicalDims != logical ||
+                   known->second.dtype != p.dtype()))
+      loaded.fail(where + ": its name's other tensors are " +
+                  (known->second.sharded
+                       ? "shards of " + formatDims(known->second.logicalDims)
+                       : std::string("whole copies")) +
+                  " of " + EnumNameDType(known->second.dtype));
+    if (!sharded)
+      return;
+    checkDims(where + "'s logical dims", p.dtype(), p.logical_dims());
+    int64_t whole = getNumElements(logical);
+    int64_t count = getNumElements(toDims(p.dims()));
+    if ((p.dims() ? p.dims()->size() : 0) != 1 || p.shard_offset() < 0 ||
+        p.shard_offset() > whole || count > whole - p.shard_offset())
+      loaded.fail(where + ": shard " + formatDims(toDims(p.dims())) +
+                  " at element " + std::to_string(p.shard_offset()) +
+                  " is not a range of its whole " + formatDims(logical));
+  }
+
   void checkPersistent() {
     const auto *persistent = plan.persistent();
     if (!persistent)
       return;
     // Each device holds its own copy of the training state.
     std::set<std::pair<std::string, int>> names;
+    std::map<std::string, Shards> shards;
     for (flatbuffers::uoffset_t i = 0; i < persistent->size(); ++i) {
       const PersistentTensor &p = *persistent->Get(i);
       std::string where = "persistent tensor " + std::to_string(i);
@@ -275,6 +313,7 @@ private:
         loaded.fail(where + ": the name is used twice on device " +
                     std::to_string(p.device()));
       int64_t bytes = checkDims(where, p.dtype(), p.dims());
+      checkShard(p, where, shards);
       switch (p.init()) {
       case InitKind::Data: {
         int64_t have = p.data() ? p.data()->size() : 0;
