@@ -19,9 +19,7 @@ int64_t dpc::getBufferBytes(Value buffer, int64_t batch) {
 
 std::optional<std::pair<int64_t, int64_t>> dpc::getArenaBytes(Value buffer,
                                                               int64_t batch) {
-  while (auto view = buffer.getDefiningOp<ex::ViewOp>())
-    buffer = view.getSource();
-  auto arena = buffer.getDefiningOp<ex::ArenaOp>();
+  auto arena = ex::getRootBuffer(buffer).getDefiningOp<ex::ArenaOp>();
   if (!arena)
     return std::nullopt;
   int64_t begin = static_cast<int64_t>(arena.getOffset());

@@ -3,28 +3,112 @@
 // The data-parallel ops that the partition pass leaves between the replicas
 // of a step, lowered for one replica: a scatter, replicate or gather only
 // binds buffers; the all-reduces of a gradient bucket become one AllReduce
-// call, which schedule-exec-streams moves to the communication stream.
+// call, and the all-gathers of a bucket one AllGather call, which
+// schedule-exec-streams moves to the communication stream. Sharded
+// optimizer state (dpc-shard-optimizer-state) is a scatter of a state
+// argument, flattened first: each replica keeps its range as its own
+// persistent tensor (a shard), nobody the flattened whole.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/StepLowering.h"
+#include "ir/nn/NNOps.h"
 
 using namespace mlir;
 using namespace dpc;
 
+namespace {
+
+/// The dist.scatter or dist.replicate that distributes `arg`, directly or
+/// after flattening it (sharded state); null if none does.
+Operation *getDistribution(BlockArgument arg) {
+  for (Operation *user : arg.getUsers()) {
+    StringRef name = user->getName().getStringRef();
+    if (name == kScatter || name == kReplicate)
+      return user;
+    if (isa<nn::ReshapeOp>(user) && !user->hasAttr(kReplicaAttr))
+      for (Operation *next : user->getUsers())
+        if (next->getName().getStringRef() == kScatter)
+          return next;
+  }
+  return nullptr;
+}
+
+} // namespace
+
 Value StepLowering::replicaValue(BlockArgument arg) const {
   if (!analysis.partitioned())
     return arg;
-  for (Operation *user : arg.getUsers())
-    if (user->getName().getStringRef() == kScatter ||
-        user->getName().getStringRef() == kReplicate)
-      return user->getResult(replica);
+  if (Operation *distribution = getDistribution(arg))
+    return distribution->getResult(replica);
   return arg; // unused by any replica
 }
 
 bool StepLowering::inReplica(Operation *op) const {
   auto attr = op->getAttrOfType<IntegerAttr>(kReplicaAttr);
   return !attr || attr.getInt() == replica;
+}
+
+bool StepLowering::isStateFlatten(Operation *op) const {
+  return analysis.partitioned() && isa<nn::ReshapeOp>(op) &&
+         !op->hasAttr(kReplicaAttr) && isa<BlockArgument>(op->getOperand(0)) &&
+         llvm::all_of(op->getUsers(), [](Operation *user) {
+           return user->getName().getStringRef() == kScatter;
+         });
+}
+
+std::optional<int64_t> StepLowering::getShardOffset(BlockArgument arg) const {
+  Operation *distribution =
+      analysis.partitioned() ? getDistribution(arg) : nullptr;
+  if (!distribution || distribution->getName().getStringRef() != kScatter)
+    return std::nullopt;
+  auto sizes = distribution->getAttrOfType<DenseI64ArrayAttr>("sizes");
+  int64_t offset = 0;
+  for (int64_t size : sizes.asArrayRef().take_front(replica))
+    offset += size;
+  return offset;
+}
+
+/// The element count of a tensor value.
+static int64_t getNumElements(Value value) {
+  return cast<RankedTensorType>(value.getType()).getNumElements();
+}
+
+LogicalResult StepLowering::lowerAllGather(Operation *op) {
+  // This replica's whole lies where its part is a range of it at the
+  // part's offset (the flattened parameter an update wrote a range of):
+  // the gather is in place. Elsewhere a new buffer.
+  Value part = op->getOperand(replica), whole = op->getResult(replica);
+  int64_t offset = 0;
+  for (Value before : op->getOperands().take_front(replica))
+    offset += getNumElements(before);
+  auto range = buffer(part).getDefiningOp<exec::ViewOp>();
+  if (range && range.getOffset() == uint64_t(offset) &&
+      range.getSource().getType() == bufferType(whole))
+    shareBuffer(whole, range.getSource());
+  else
+    allocate(whole);
+  const SmallVector<Operation *> &bucket = analysis.bucketOf.lookup(op);
+  SmallVector<Value> &members = bucketBuffers[bucket.front()];
+  members.push_back(buffer(part));
+  members.push_back(buffer(whole));
+  if (bucket.back() != op)
+    return success();
+  // One call for the bucket: parts, wholes, and every replica's part size.
+  SmallVector<Value> parts, wholes;
+  for (size_t i = 0; i < members.size(); i += 2) {
+    parts.push_back(members[i]);
+    wholes.push_back(members[i + 1]);
+  }
+  SmallVector<int64_t> sizes;
+  for (Operation *member : bucket)
+    for (Value memberPart : member->getOperands())
+      sizes.push_back(getNumElements(memberPart));
+  exec::KernelOp allGather =
+      kernel(plan::Kernel::AllGather, parts, wholes,
+             {attr("sizes", builder.getDenseI64ArrayAttr(sizes))});
+  allGather->setLoc(op->getLoc());
+  return success();
 }
 
 LogicalResult StepLowering::lowerDistOp(Operation *op) {
@@ -61,5 +145,7 @@ LogicalResult StepLowering::lowerDistOp(Operation *op) {
       allReduce->setAttr("op", reduction);
     return success();
   }
+  if (name == kAllGather)
+    return lowerAllGather(op);
   return op->emitError() << "cannot be lowered to the plan yet";
 }

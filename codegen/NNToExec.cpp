@@ -62,12 +62,6 @@ StringRef getDataInputBinding(func::FuncOp func, unsigned i) {
 } // namespace
 
 LogicalResult StepAnalysis::run(func::FuncOp func) {
-  // dpc-shard-optimizer-state's steps: their lowering is the next stage.
-  if (auto shard = func->getAttrOfType<StringAttr>("dist.shard"))
-    return func.emitError()
-           << "@" << func.getSymName() << " shards the " << shard.getValue()
-           << " state (dist.shard), which the lowering to "
-              "a plan does not do yet";
   if (failed(readBatch(func)) || failed(findBatchDims(func)))
     return failure();
   int64_t index = 0;
@@ -178,13 +172,15 @@ LogicalResult StepAnalysis::findBatchDims(func::FuncOp func) {
 }
 
 void StepAnalysis::groupBuckets(func::FuncOp func) {
-  std::map<int64_t, SmallVector<Operation *>> buckets;
+  // All-reduces and all-gathers bucket apart: one collective each.
+  std::map<std::pair<StringRef, int64_t>, SmallVector<Operation *>> buckets;
   int64_t unbucketed = -1;
   func.walk([&](Operation *op) {
-    if (op->getName().getStringRef() != kAllReduce)
+    StringRef name = op->getName().getStringRef();
+    if (name != kAllReduce && name != kAllGather)
       return;
     auto bucket = op->getAttrOfType<IntegerAttr>("bucket");
-    buckets[bucket ? bucket.getInt() : unbucketed--].push_back(op);
+    buckets[{name, bucket ? bucket.getInt() : unbucketed--}].push_back(op);
   });
   for (auto &[id, members] : buckets)
     for (Operation *member : members)
@@ -222,10 +218,12 @@ Value StepLowering::allocateWorkspace(int64_t bytes) {
   return op.getBuffer();
 }
 
-LogicalResult StepLowering::view(Value value, Value source) {
+LogicalResult StepLowering::addView(Value value, Value source,
+                                    std::optional<int64_t> offset) {
   Value sourceBuffer = buffer(source);
   buffers[value] = builder.create<ex::ViewOp>(
-      value.getLoc(), bufferType(value), sourceBuffer, batchScaleOf(value));
+      value.getLoc(), bufferType(value), sourceBuffer, batchScaleOf(value),
+      offset ? builder.getI64IntegerAttr(*offset) : IntegerAttr());
   // Copy the index out: inserting into arenaIndex may rehash it.
   if (auto it = arenaIndex.find(sourceBuffer); it != arenaIndex.end()) {
     size_t index = it->second;
@@ -249,11 +247,14 @@ LogicalResult StepLowering::inPlace(Value value, Value operand) {
 }
 
 LogicalResult StepLowering::joinBuffer(Value value, Value input) {
-  Value source = buffer(input);
+  shareBuffer(value, buffer(input));
+  return success();
+}
+
+void StepLowering::shareBuffer(Value value, Value source) {
   buffers[value] = source;
   if (auto it = arenaIndex.find(source); it != arenaIndex.end())
     arena[it->second].values.push_back(value);
-  return success();
 }
 
 StringRef StepLowering::declarePersistent(StringRef name, RankedTensorType type,
@@ -272,7 +273,8 @@ StringRef StepLowering::declarePersistent(StringRef name, RankedTensorType type,
       func.getLoc(), builder.getStringAttr(symbol), TypeAttr::get(type),
       builder.getStringAttr(kind), builder.getStringAttr(init),
       optional(source), optional(parameter), builder.getI64IntegerAttr(replica),
-      replica == 0 ? StringAttr() : builder.getStringAttr(name), value);
+      replica == 0 ? StringAttr() : builder.getStringAttr(name), value,
+      /*logical_shape=*/nullptr, /*shard_offset=*/nullptr);
   return op.getSymName();
 }
 
@@ -322,8 +324,16 @@ LogicalResult StepLowering::declareArguments() {
                                   source.empty() ? stateName : source, ""));
     } else if (StringRef opt = name("nn.opt_state"); !opt.empty()) {
       // "<parameter>.<state>": the state's parameter is the name's prefix.
-      buffer = state(declarePersistent(opt, type, "optimizer_state", "zeros",
-                                       "", opt.rsplit('.').first));
+      // Sharded (dist.scatter'ed), this replica keeps its range alone.
+      auto mine = cast<RankedTensorType>(value.getType());
+      StringRef symbol = declarePersistent(opt, mine, "optimizer_state",
+                                           "zeros", "", opt.rsplit('.').first);
+      if (std::optional<int64_t> offset = getShardOffset(arg)) {
+        auto persistent = module.lookupSymbol<ex::PersistentOp>(symbol);
+        persistent.setLogicalShape(type.getShape());
+        persistent.setShardOffset(*offset);
+      }
+      buffer = state(symbol);
     } else {
       StringRef binding = func.getArgAttr(i, nn::NNDialect::kInputAttrName)
                               ? getDataInputBinding(func, i)
@@ -374,10 +384,13 @@ LogicalResult StepLowering::declareOutputs() {
         updated = name.getValue();
     if (updated.empty())
       return func.emitError() << "result " << i << " has no role";
+    // Updated in place, or through a view of the whole state (a sharded
+    // step's all-gathered parameter): no copy.
     Value result = buffer(value);
     std::string symbol = symbolFor(updated);
-    auto state = result.getDefiningOp<ex::StateOp>();
-    if (!state || state.getTensor() != symbol)
+    auto state = ex::getRootBuffer(result).getDefiningOp<ex::StateOp>();
+    if (!state || state.getTensor() != symbol ||
+        ex::getBufferDims(result, 1) != ex::getBufferDims(state, 1))
       kernel(plan::Kernel::Copy, {result},
              {builder.create<ex::StateOp>(
                  func.getLoc(), cast<MemRefType>(result.getType()), symbol)});
@@ -459,9 +472,10 @@ LogicalResult StepLowering::run() {
     currentPosition = position.lookup(&op);
     Block *body = builder.getInsertionBlock();
     Operation *last = body->empty() ? nullptr : &body->back();
-    LogicalResult lowered = isDistOp(&op)    ? lowerDistOp(&op)
-                            : inReplica(&op) ? lowerOp(&op)
-                                             : success();
+    LogicalResult lowered = isDistOp(&op)         ? lowerDistOp(&op)
+                            : isStateFlatten(&op) ? success()
+                            : inReplica(&op)      ? lowerOp(&op)
+                                                  : success();
     if (failed(lowered))
       return failure();
     // The kernels that recompute a forward op say so (the runtime ignores

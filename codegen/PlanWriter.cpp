@@ -138,6 +138,10 @@ LogicalResult Writer::writePersistent(ex::PersistentOp op) {
     return failure();
   if (op.getParameter())
     tensor->parameter = op.getParameter()->str();
+  if (std::optional<ArrayRef<int64_t>> logical = op.getLogicalShape()) {
+    tensor->logical_dims.assign(logical->begin(), logical->end());
+    tensor->shard_offset = static_cast<int64_t>(*op.getShardOffset());
+  }
   if (op.getInit() == "zeros") {
     tensor->init = fb::InitKind::Zeros;
   } else if (op.getInit() == "ones") {
@@ -286,6 +290,9 @@ LogicalResult StepWriter::writeNested(Operation &nested) {
     if (failed(tensor))
       return failure();
     (*tensor)->alias = tensorIndex.lookup(view.getSource());
+    auto type = cast<MemRefType>(view.getType());
+    (*tensor)->offset = static_cast<int64_t>(view.getOffset().value_or(0)) *
+                        ((type.getElementTypeBitWidth() + 7) / 8);
     return success();
   }
   if (auto kernel = dyn_cast<ex::KernelOp>(nested))

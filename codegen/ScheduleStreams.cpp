@@ -9,7 +9,8 @@
 //    bucket) signals a `ready` event, which the AllReduce waits for;
 //  - the AllReduce signals a `reduced` event;
 //  - the first later compute kernel that reads or writes a reduced buffer
-//    waits for that event. The compute stream runs in order, so the kernels
+//    (or a view of one: buffers count by the buffer they view) waits for
+//    that event. The compute stream runs in order, so the kernels
 //    after it need not wait again.
 //
 // Events are numbered per step from 0, in program order.
@@ -18,6 +19,7 @@
 
 #include "codegen/Passes.h"
 #include "ir/exec/ExecOps.h"
+#include "runtime/abi/KernelSignature.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -50,22 +52,24 @@ LogicalResult scheduleStep(ex::StepOp step) {
   DenseMap<Value, int64_t> pendingReduction;
   int64_t numEvents = 0;
   for (auto kernel : step.getBody().front().getOps<ex::KernelOp>()) {
-    if (kernel.getKernel() == plan::Kernel::AllReduce) {
+    if (plan::isCollectiveKernel(kernel.getKernel())) {
       if (!lastComputeKernel)
-        return kernel.emitError() << "all-reduces a value no kernel computed";
+        return kernel.emitError() << "communicates a value no kernel computed";
       int64_t ready = numEvents++, reduced = numEvents++;
       addSignal(lastComputeKernel, ready);
       kernel.setStream(kCommunicationStream);
       kernel.setWait(ArrayRef<int64_t>{ready});
       kernel.setSignal(ArrayRef<int64_t>{reduced});
-      for (Value reducedBuffer : kernel.getIns())
-        pendingReduction[reducedBuffer] = reduced;
+      for (ValueRange buffers : {kernel.getIns(), kernel.getOuts()})
+        for (Value buffer : buffers)
+          pendingReduction[ex::getRootBuffer(buffer)] = reduced;
       continue;
     }
+    // A view of a communicated buffer (a range of a gradient) waits too.
     SmallVector<int64_t> waits;
     for (ValueRange buffers : {kernel.getIns(), kernel.getOuts()})
       for (Value buffer : buffers)
-        if (auto it = pendingReduction.find(buffer);
+        if (auto it = pendingReduction.find(ex::getRootBuffer(buffer));
             it != pendingReduction.end() &&
             !llvm::is_contained(waits, it->second))
           waits.push_back(it->second);

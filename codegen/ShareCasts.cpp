@@ -44,13 +44,6 @@ namespace ex = dpc::exec;
 
 namespace {
 
-/// The buffer `value` is a view of (itself when not a view).
-Value getRoot(Value value) {
-  while (auto view = value.getDefiningOp<ex::ViewOp>())
-    value = view.getSource();
-  return value;
-}
-
 /// The operand `kernel` reads through a bf16 copy it could share, or null.
 Value getSharedCastOperand(ex::KernelOp kernel) {
   std::optional<Type> precision = kernel.getPrecision();
@@ -64,10 +57,10 @@ Value getSharedCastOperand(ex::KernelOp kernel) {
 
 /// Whether `kernel` may change the bytes of `x` (at the step's `batch`).
 bool mayWrite(ex::KernelOp kernel, Value x, int64_t batch) {
-  Value root = getRoot(x);
+  Value root = ex::getRootBuffer(x);
   auto bytes = getArenaBytes(x, batch);
   for (Value out : kernel.getOuts()) {
-    if (getRoot(out) == root)
+    if (ex::getRootBuffer(out) == root)
       return true;
     auto outBytes = getArenaBytes(out, batch);
     if (bytes && outBytes && bytes->first < outBytes->second &&
@@ -91,7 +84,7 @@ void shareCasts(ex::StepOp step) {
   llvm::MapVector<std::pair<Value, Attribute>, SmallVector<size_t>> readers;
   for (auto [index, kernel] : llvm::enumerate(kernels)) {
     Value operand = getSharedCastOperand(kernel);
-    if (operand && !getRoot(operand).getDefiningOp<ex::StateOp>())
+    if (operand && !ex::getRootBuffer(operand).getDefiningOp<ex::StateOp>())
       readers[{operand, kernel.getStreamAttr()}].push_back(index);
   }
 

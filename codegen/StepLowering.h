@@ -28,6 +28,7 @@ inline constexpr llvm::StringLiteral kScatter = "dist.scatter";
 inline constexpr llvm::StringLiteral kReplicate = "dist.replicate";
 inline constexpr llvm::StringLiteral kAllReduce = "dist.all_reduce";
 inline constexpr llvm::StringLiteral kGather = "dist.gather";
+inline constexpr llvm::StringLiteral kAllGather = "dist.all_gather";
 inline constexpr llvm::StringLiteral kReplicaAttr = "dist.replica";
 
 inline bool isDistOp(mlir::Operation *op) {
@@ -50,8 +51,8 @@ struct StepAnalysis {
   };
   llvm::DenseMap<mlir::Value, BatchDim> batchDims;
   llvm::DenseMap<mlir::Operation *, int64_t> position;
-  /// The all-reduces of each gradient bucket, in program order, by member
-  /// (an all-reduce without a `bucket` attribute is a bucket of its own).
+  /// The all-reduces (all-gathers) of each bucket, in program order, by
+  /// member (one without a `bucket` attribute is a bucket of its own).
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Operation *>>
       bucketOf;
   bool partitioned() const { return !devices.empty(); }
@@ -94,7 +95,13 @@ public:
   }
   mlir::Value allocate(mlir::Value value) override;
   mlir::Value allocateWorkspace(int64_t bytes) override;
-  mlir::LogicalResult view(mlir::Value value, mlir::Value source) override;
+  mlir::LogicalResult view(mlir::Value value, mlir::Value source) override {
+    return addView(value, source, std::nullopt);
+  }
+  mlir::LogicalResult viewRange(mlir::Value value, mlir::Value source,
+                                int64_t offset) override {
+    return addView(value, source, offset);
+  }
   mlir::LogicalResult inPlace(mlir::Value value, mlir::Value operand) override;
   mlir::LogicalResult joinBuffer(mlir::Value value, mlir::Value input) override;
   mlir::LogicalResult constantBuffer(mlir::Value value,
@@ -105,6 +112,12 @@ public:
   }
 
 private:
+  /// An exec.view of `source`'s buffer for `value` (a range from element
+  /// `offset` on when given).
+  mlir::LogicalResult addView(mlir::Value value, mlir::Value source,
+                              std::optional<int64_t> offset);
+  /// `value` lives in `source`, a buffer of another value.
+  void shareBuffer(mlir::Value value, mlir::Value source);
   mlir::LogicalResult declareArguments();
   mlir::LogicalResult lowerOp(mlir::Operation *op);
   mlir::LogicalResult declareOutputs();
@@ -139,6 +152,14 @@ private:
   mlir::Value replicaValue(mlir::BlockArgument arg) const;
   /// Whether `op` belongs to this replica (or to none: the dist ops).
   bool inReplica(mlir::Operation *op) const;
+  /// Whether `op` flattens a state argument for the dist.scatter that
+  /// shards it: the replicas bind their ranges, nobody the whole.
+  bool isStateFlatten(mlir::Operation *op) const;
+  /// Where this replica's range starts (elements) in the sharded state
+  /// argument `arg`; none if the argument is not sharded.
+  std::optional<int64_t> getShardOffset(mlir::BlockArgument arg) const;
+  /// The all-gathers of a bucket, lowered in one call.
+  mlir::LogicalResult lowerAllGather(mlir::Operation *op);
   /// The dist op at the boundary of the replicas.
   mlir::LogicalResult lowerDistOp(mlir::Operation *op);
 
@@ -150,8 +171,8 @@ private:
   const llvm::DenseMap<mlir::Operation *, int64_t> &position;
   int64_t replica;
   llvm::DenseMap<mlir::Value, mlir::Value> buffers;
-  /// The buffers of each gradient bucket being collected, by its first
-  /// all-reduce.
+  /// The buffers of each bucket being collected, by its first member (an
+  /// all-gather's: its parts, then its wholes).
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>>
       bucketBuffers;
   /// Arena buffers: the exec.arena op and the values living in it (views

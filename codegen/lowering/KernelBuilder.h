@@ -67,6 +67,10 @@ public:
   virtual mlir::Value allocateWorkspace(int64_t bytes) = 0;
   /// `value` is `source` under another shape: same bytes, same lifetime.
   virtual mlir::LogicalResult view(mlir::Value value, mlir::Value source) = 0;
+  /// `value` is the elements of static `source` from element `offset` on
+  /// (an element range): same bytes, same lifetime.
+  virtual mlir::LogicalResult viewRange(mlir::Value value, mlir::Value source,
+                                        int64_t offset) = 0;
   /// `value` lives in `operand`'s buffer, which the current op updates in
   /// place; `operand` must have no later reader.
   virtual mlir::LogicalResult inPlace(mlir::Value value,

@@ -45,6 +45,23 @@ template <> LogicalResult lowerToKernels(nn::ConcatOp op, KernelBuilder &b) {
 }
 
 template <> LogicalResult lowerToKernels(nn::SplitOp op, KernelBuilder &b) {
+  // Parts that are contiguous runs of a static input (a split along its
+  // first dim that is not 1: a replica's range of a flattened parameter)
+  // are views of it.
+  auto input = cast<RankedTensorType>(op.getInput().getType());
+  auto inputBuffer = cast<MemRefType>(b.buffer(op.getInput()).getType());
+  int64_t axis = op.getAxis();
+  if (inputBuffer.hasStaticShape() &&
+      llvm::all_of(input.getShape().take_front(axis),
+                   [](int64_t dim) { return dim == 1; })) {
+    int64_t offset = 0;
+    for (Value part : op.getResults()) {
+      if (!part.use_empty() && failed(b.viewRange(part, op.getInput(), offset)))
+        return failure();
+      offset += cast<RankedTensorType>(part.getType()).getNumElements();
+    }
+    return success();
+  }
   using namespace roles::SplitForward;
   return b.call(op, Kernel::SplitForward, {{X, op.getInput()}},
                 {b.attr("axis", op.getAxisAttr())});

@@ -95,6 +95,20 @@ LogicalResult PersistentOp::verify() {
   if (!type || !type.hasStaticShape())
     return emitOpError() << "type must be a statically shaped tensor, got "
                          << getType();
+  if (getLogicalShape().has_value() != getShardOffset().has_value())
+    return emitOpError() << "a shard has a logical_shape and a shard_offset, "
+                            "or neither";
+  if (std::optional<ArrayRef<int64_t>> logical = getLogicalShape()) {
+    int64_t whole = 1;
+    for (int64_t dim : *logical)
+      whole *= dim;
+    int64_t offset = static_cast<int64_t>(*getShardOffset());
+    if (type.getRank() != 1 || offset < 0 ||
+        offset + type.getNumElements() > whole)
+      return emitOpError() << "shard " << type << " at element " << offset
+                           << " is not a range of the " << whole
+                           << " elements of its logical shape";
+  }
   return success();
 }
 
@@ -144,6 +158,12 @@ std::optional<plan::Layout> dpc::exec::parseLayoutName(StringRef name) {
   return std::nullopt;
 }
 
+Value dpc::exec::getRootBuffer(Value buffer) {
+  while (auto view = buffer.getDefiningOp<ViewOp>())
+    buffer = view.getSource();
+  return buffer;
+}
+
 plan::Layout dpc::exec::getBufferLayout(Value buffer) {
   if (auto arena = buffer.getDefiningOp<ArenaOp>())
     if (std::optional<StringRef> name = arena.getLayout())
@@ -186,6 +206,14 @@ LogicalResult ViewOp::verify() {
     return emitOpError() << "cannot change the element type";
   if (failed(verifyBatchDim(*this, result, getBatchScale())))
     return failure();
+  if (std::optional<uint64_t> offset = getOffset()) {
+    auto start = static_cast<int64_t>(*offset);
+    if (!source.hasStaticShape() || !result.hasStaticShape() || start < 0 ||
+        start + result.getNumElements() > source.getNumElements())
+      return emitOpError() << "range of " << result << " at element " << start
+                           << " is not within " << source;
+    return success();
+  }
   // Both hold the batch or neither: compare the sizes per sample.
   auto perSample = [](MemRefType type, int64_t scale) {
     int64_t n = scale;

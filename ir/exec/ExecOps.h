@@ -28,6 +28,9 @@ llvm::SmallVector<int64_t> getBufferDims(mlir::Value buffer, int64_t batch);
 /// The layout "nChw16c" names (plan::getLayoutName's spelling), or none.
 std::optional<plan::Layout> parseLayoutName(llvm::StringRef name);
 
+/// The buffer `buffer` views, through every exec.view (itself if none).
+mlir::Value getRootBuffer(mlir::Value buffer);
+
 /// The layout of `buffer`: its exec.arena's `layout`, else plain.
 plan::Layout getBufferLayout(mlir::Value buffer);
 

@@ -19,12 +19,17 @@ def Exec_PersistentOp : Exec_Op<"persistent", [Symbol]> {
     For optimizer state, `parameter` names the parameter it belongs to.
     Data-parallel replicas each keep a copy on their `device`; the copies
     share the plan `name` (the symbol, for device 0's) and stay equal.
+    A shard (dpc-shard-optimizer-state) is instead one device's element
+    range of a tensor of `logical_shape`: a 1-D run of its row-major
+    elements from `shard_offset` on; the shards of one name tile it.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttr:$type,
     StrAttr:$kind, StrAttr:$init, OptionalAttr<StrAttr>:$source,
     OptionalAttr<StrAttr>:$parameter,
     DefaultValuedAttr<I64Attr, "0">:$device, OptionalAttr<StrAttr>:$name,
-    OptionalAttr<ElementsAttr>:$value);
+    OptionalAttr<ElementsAttr>:$value,
+    OptionalAttr<DenseI64ArrayAttr>:$logical_shape,
+    OptionalAttr<I64Attr>:$shard_offset);
   let assemblyFormat = "$sym_name $kind `init` `=` $init attr-dict `:` $type";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -103,8 +108,15 @@ def Exec_StateOp : Exec_Op<"state", [Pure]> {
 
 def Exec_ViewOp : Exec_Op<"view", [Pure]> {
   let summary = "The same bytes under another shape (reshape, flatten)";
+  let description = [{
+    A view covers the same elements as its source, or, with an `offset`, a
+    contiguous run of a static source's elements from element `offset` on
+    (an element range, as a split along a leading dim or a replica's shard
+    of a flattened tensor takes).
+  }];
   let arguments = (ins AnyMemRef:$source,
-    DefaultValuedAttr<I64Attr, "1">:$batch_scale);
+    DefaultValuedAttr<I64Attr, "1">:$batch_scale,
+    OptionalAttr<I64Attr>:$offset);
   let results = (outs AnyMemRef:$buffer);
   let assemblyFormat = "$source attr-dict `:` type($source) `to` type($buffer)";
   let hasVerifier = 1;

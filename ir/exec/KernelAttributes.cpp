@@ -250,6 +250,12 @@ plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
     attrs.Set(std::move(allReduce));
     break;
   }
+  case plan::KernelAttrs::AllGatherAttrs: {
+    plan::AllGatherAttrsT allGather;
+    allGather.sizes = r.list("sizes");
+    attrs.Set(std::move(allGather));
+    break;
+  }
   }
   return attrs;
 }

@@ -3,6 +3,8 @@
 #include "runtime/abi/KernelAttrs.h"
 #include "runtime/abi/KernelArgs.h"
 
+#include <algorithm>
+
 #include <string>
 
 namespace dpc::plan {
@@ -105,6 +107,45 @@ ReduceOp getAllReduceOp(const KernelCall &call) {
   if (op != ReduceOp::Sum && op != ReduceOp::Mean && op != ReduceOp::Max)
     fail("unknown reduce op " + std::to_string(static_cast<int>(op)));
   return op;
+}
+
+std::vector<std::vector<int64_t>> getAllGatherSizes(const KernelCall &call) {
+  size_t count = call.operands.size();
+  if (count == 0 || call.results.size() != count)
+    fail("has " + std::to_string(count) + " parts and " +
+         std::to_string(call.results.size()) + " wholes, expected one each");
+  const AllGatherAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_AllGatherAttrs() : nullptr;
+  std::vector<int64_t> all = args::attrList(attrs ? attrs->sizes() : nullptr);
+  if (all.empty() || all.size() % count != 0)
+    fail("lists " + std::to_string(all.size()) + " sizes for " +
+         std::to_string(count) + " parts: expected one per rank for each");
+  size_t ranks = all.size() / count;
+  std::vector<std::vector<int64_t>> sizes;
+  for (size_t k = 0; k < count; ++k) {
+    const TensorArg &part = call.operand(k), &whole = call.result(k);
+    if (!part.present || !whole.present)
+      fail(operandName(call.kernel, k) + " or its whole is missing");
+    if (part.dtype != whole.dtype)
+      fail(operandName(call.kernel, k) + " is " + EnumNameDType(part.dtype) +
+           ", its whole " + EnumNameDType(whole.dtype));
+    std::vector<int64_t> &mine = sizes.emplace_back(
+        all.begin() + k * ranks, all.begin() + (k + 1) * ranks);
+    int64_t sum = 0;
+    for (int64_t size : mine) {
+      if (size < 0)
+        fail("a part of operand " + std::to_string(k) + " has " +
+             std::to_string(size) + " elements");
+      sum += size;
+    }
+    if (sum != whole.getNumElements() ||
+        std::find(mine.begin(), mine.end(), part.getNumElements()) ==
+            mine.end())
+      fail("parts of " + std::to_string(part.getNumElements()) + " of " +
+           formatDims(mine) + " elements do not tile a whole of " +
+           std::to_string(whole.getNumElements()));
+  }
+  return sizes;
 }
 
 double getFillValue(const KernelCall &call) {

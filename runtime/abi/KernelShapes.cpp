@@ -40,6 +40,7 @@ void checkConcat(const KernelCall &call) { getJoinShape(call); }
 void checkReduce(const KernelCall &call) { getReduceShape(call); }
 void checkOptimizer(const KernelCall &call) { getOptimizerSize(call); }
 void checkAllReduce(const KernelCall &call) { getAllReduceOp(call); }
+void checkAllGather(const KernelCall &call) { getAllGatherSizes(call); }
 } // namespace
 
 void checkKernelCall(const KernelCall &call) {

@@ -122,4 +122,9 @@ bool isOptimizerKernel(Kernel kernel) {
   return signature && signature->has(kOptimizer);
 }
 
+bool isCollectiveKernel(Kernel kernel) {
+  const KernelSignature *signature = getKernelSignature(kernel);
+  return signature && signature->has(kCollective);
+}
+
 } // namespace dpc::plan

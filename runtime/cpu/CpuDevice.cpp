@@ -1,6 +1,7 @@
 //===- CpuDevice.cpp - the CPU backend of Device/Stream/Event -------------===//
 
 #include "runtime/cpu/CpuDevice.h"
+#include "runtime/abi/KernelSignature.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/kernels/KernelContext.h"
 
@@ -88,7 +89,7 @@ void CpuStream::push(Task task) {
 
 void CpuStream::launch(plan::KernelCall call) {
   // A replica that skipped its collective would leave the others waiting.
-  bool isWork = call.kernel != plan::Kernel::AllReduce;
+  bool isWork = !plan::isCollectiveKernel(call.kernel);
   push({[call = std::move(call)](kernels::KernelContext &context) {
           runCpuKernel(context, call);
         },
@@ -97,7 +98,7 @@ void CpuStream::launch(plan::KernelCall call) {
 
 void CpuStream::launchPrepared(const plan::KernelCall &call) {
   // A pointer fits std::function's own storage: nothing is allocated.
-  bool isWork = call.kernel != plan::Kernel::AllReduce;
+  bool isWork = !plan::isCollectiveKernel(call.kernel);
   push({[call = &call](kernels::KernelContext &context) {
           runCpuKernel(context, *call);
         },

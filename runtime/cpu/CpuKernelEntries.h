@@ -140,6 +140,7 @@ void runEmbeddingBackward(Context &, const KernelCall &);
 
 // CpuCollectives.cpp: calls every replica joins.
 void runAllReduce(Context &, const KernelCall &);
+void runAllGather(Context &, const KernelCall &);
 
 } // namespace dpc::rt::cpu
 

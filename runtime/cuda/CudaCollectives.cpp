@@ -26,4 +26,12 @@ void runAllReduce(StreamContext &ctx, const KernelCall &call) {
   nccl->enqueueAllReduce(buffers, op, ctx.getStream());
 }
 
+// NcclCommunicator::allGather blocks the host; a stream-ordered one, as
+// enqueueAllReduce, is the next step.
+void runAllGather(StreamContext &, const KernelCall &call) {
+  plan::getAllGatherSizes(call);
+  throw std::runtime_error("AllGather (sharded optimizer state) is not yet "
+                           "on CUDA");
+}
+
 } // namespace dpc::cuda::entries

@@ -1,6 +1,7 @@
 //===- CudaDevice.cpp - the CUDA backend of Device/Stream/Event -----------===//
 
 #include "runtime/cuda/CudaDevice.h"
+#include "runtime/abi/KernelSignature.h"
 #include "runtime/cuda/NcclCommunicator.h"
 
 #include <chrono>
@@ -156,7 +157,7 @@ namespace {
 /// Whether a failed stream may skip the call: not a collective, since a
 /// replica that skipped its collective would leave the others waiting.
 bool isSkippable(const plan::KernelCall &call) {
-  return call.kernel != plan::Kernel::AllReduce;
+  return !plan::isCollectiveKernel(call.kernel);
 }
 } // namespace
 

@@ -128,7 +128,8 @@ void ReplicaStep::layOut(const plan::LoadedPlan &plan, int s, void *arena,
     }
   }
   for (size_t t = 0; t < numTensors; ++t)
-    where[t] = where[plan.getAliasBase(index, t)];
+    where[t] = static_cast<uint8_t *>(where[plan.getAliasBase(index, t)]) +
+               plan.getAliasOffset(index, t);
 }
 
 void ReplicaStep::upload(int tensor, const void *source, size_t bytes,

@@ -59,7 +59,19 @@ std::vector<unsigned> getUpdatedOperands(plan::Kernel kernel) {
   }
 }
 
+/// The copies of a tensor share its name; the shards of one are apart.
+std::string getCopyKey(const plan::PersistentTensor &state) {
+  std::string key = state.name()->str();
+  if (isShard(state))
+    key += "#" + std::to_string(state.shard_offset());
+  return key;
+}
+
 } // namespace
+
+bool isShard(const plan::PersistentTensor &state) {
+  return state.logical_dims() != nullptr;
+}
 
 TrainingState::TrainingState(
     const plan::LoadedPlan &plan,
@@ -86,14 +98,14 @@ TrainingState::TrainingState(
       fillOnes(ones.data(), count, state->dtype());
       home.copyFromHost(buffer.get(), ones.data(), ones.size());
     } // Zeros: allocate() zero-fills.
-    byName[state->name()->str()].push_back(persistent.size());
+    byName[getCopyKey(*state)].push_back(persistent.size());
     persistent.push_back(std::move(buffer));
   }
   copies.resize(persistent.size());
   for (size_t i = 0; i < persistent.size(); ++i) {
     if (!devices[states->Get(i)->device()])
       continue;
-    const std::vector<size_t> &all = byName[states->Get(i)->name()->str()];
+    const std::vector<size_t> &all = byName[getCopyKey(*states->Get(i))];
     copies[i] = all;
     size_t lowest = all[0];
     for (size_t c : all)
@@ -140,7 +152,9 @@ TrainingState::getPrimaryBuffers(bool buffersOnly) {
   std::vector<comm::ReduceBuffer> buffers;
   for (size_t p : primary) {
     const plan::PersistentTensor &state = *states->Get(p);
-    if (buffersOnly && state.kind() != plan::PersistentKind::Buffer)
+    // A shard is a device's own, not a copy of rank 0's.
+    if ((buffersOnly && state.kind() != plan::PersistentKind::Buffer) ||
+        isShard(state))
       continue;
     buffers.push_back({persistent[p].get(),
                        plan::getNumElements(plan::toDims(state.dims())),

@@ -4,8 +4,9 @@
 // The training state of a plan: one allocation per persistent tensor on
 // each device that holds a copy (initialized from the plan), which of the
 // copies is the primary one (the lowest device's), the optimizer step count
-// and the dropout seed. Which copies a process holds is the devices it was
-// given: another rank's have none.
+// and the dropout seed. A shard (PersistentTensor.logical_dims) is no copy:
+// each is primary, and rank 0's is never broadcast over another's. Which copies
+// a process holds is the devices it was given: another rank's have none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,10 @@
 #include <vector>
 
 namespace dpc::rt {
+
+/// Whether `state` is one device's shard of a tensor (sharded optimizer
+/// state) rather than a copy of it.
+bool isShard(const plan::PersistentTensor &state);
 
 class TrainingState {
 public:

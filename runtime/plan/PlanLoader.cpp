@@ -253,12 +253,50 @@ private:
     return bytes;
   }
 
+  /// What the persistent tensors of one name say about sharding: whether
+  /// they are shards, and of which whole.
+  struct Shards {
+    bool sharded = false;
+    std::vector<int64_t> logicalDims;
+    DType dtype = DType::F32;
+  };
+
+  /// A shard is a 1-D range within its whole, and every tensor of its name
+  /// is a shard of the same whole (a checkpoint gathers them into it).
+  void checkShard(const PersistentTensor &p, const std::string &where,
+                  std::map<std::string, Shards> &shards) {
+    bool sharded = p.logical_dims() != nullptr;
+    std::vector<int64_t> logical =
+        sharded ? toDims(p.logical_dims()) : std::vector<int64_t>();
+    auto [known, first] = shards.try_emplace(
+        p.name()->str(), Shards{sharded, logical, p.dtype()});
+    if (!first && (known->second.sharded != sharded ||
+                   known->second.logicalDims != logical ||
+                   known->second.dtype != p.dtype()))
+      loaded.fail(where + ": its name's other tensors are " +
+                  (known->second.sharded
+                       ? "shards of " + formatDims(known->second.logicalDims)
+                       : std::string("whole copies")) +
+                  " of " + EnumNameDType(known->second.dtype));
+    if (!sharded)
+      return;
+    checkDims(where + "'s logical dims", p.dtype(), p.logical_dims());
+    int64_t whole = getNumElements(logical);
+    int64_t count = getNumElements(toDims(p.dims()));
+    if ((p.dims() ? p.dims()->size() : 0) != 1 || p.shard_offset() < 0 ||
+        p.shard_offset() > whole || count > whole - p.shard_offset())
+      loaded.fail(where + ": shard " + formatDims(toDims(p.dims())) +
+                  " at element " + std::to_string(p.shard_offset()) +
+                  " is not a range of its whole " + formatDims(logical));
+  }
+
   void checkPersistent() {
     const auto *persistent = plan.persistent();
     if (!persistent)
       return;
     // Each device holds its own copy of the training state.
     std::set<std::pair<std::string, int>> names;
+    std::map<std::string, Shards> shards;
     for (flatbuffers::uoffset_t i = 0; i < persistent->size(); ++i) {
       const PersistentTensor &p = *persistent->Get(i);
       std::string where = "persistent tensor " + std::to_string(i);
@@ -275,6 +313,7 @@ private:
         loaded.fail(where + ": the name is used twice on device " +
                     std::to_string(p.device()));
       int64_t bytes = checkDims(where, p.dtype(), p.dims());
+      checkShard(p, where, shards);
       switch (p.init()) {
       case InitKind::Data: {
         int64_t have = p.data() ? p.data()->size() : 0;
@@ -533,6 +572,7 @@ private:
     size_t numTensors = tensors ? tensors->size() : 0;
     constexpr int kUnresolved = -1, kOnPath = -2;
     std::vector<int> base(numTensors, kUnresolved);
+    std::vector<int64_t> offset(numTensors, 0);
     std::vector<int> path;
     for (size_t t = 0; t < numTensors; ++t) {
       // Walk to a real tensor or to one already resolved.
@@ -548,16 +588,27 @@ private:
                     ": its aliases form a cycle");
       int target = base[at] == kUnresolved ? at : base[at];
       base[at] = target;
-      for (int p : path)
-        base[p] = target;
+      // From the end of the chain back: each alias starts at its own
+      // offset in what it views.
+      for (auto p = path.rbegin(); p != path.rend(); ++p) {
+        base[*p] = target;
+        const Tensor &alias = *tensors->Get(*p);
+        std::optional<int64_t> start =
+            checkedAdd(offset[alias.alias()], alias.offset());
+        if (alias.offset() < 0 || !start)
+          loaded.fail(stepWhere + ": tensor " + std::to_string(*p) +
+                      ": alias offset " + std::to_string(alias.offset()));
+        offset[*p] = *start;
+      }
       path.clear();
-      checkAliasFits(step, stepWhere, static_cast<int>(t), target);
+      checkAliasFits(step, stepWhere, static_cast<int>(t), target, offset[t]);
     }
     loaded.aliasBase.push_back(std::move(base));
+    loaded.aliasOffset.push_back(std::move(offset));
   }
 
   void checkAliasFits(const Step &step, const std::string &stepWhere, int t,
-                      int target) {
+                      int target, int64_t offset) {
     if (t == target)
       return;
     auto bytesOf = [](const Tensor &x) {
@@ -565,9 +616,10 @@ private:
     };
     const Tensor &tensor = *step.tensors()->Get(t);
     const Tensor &base = *step.tensors()->Get(target);
-    if (bytesOf(tensor) > bytesOf(base))
+    if (offset > bytesOf(base) || bytesOf(tensor) > bytesOf(base) - offset)
       loaded.fail(stepWhere + ": tensor " + std::to_string(t) + ": " +
-                  std::to_string(bytesOf(tensor)) + " bytes do not fit the " +
+                  std::to_string(bytesOf(tensor)) + " bytes at " +
+                  std::to_string(offset) + " do not fit the " +
                   std::to_string(bytesOf(base)) + " bytes of tensor " +
                   std::to_string(target) + " it aliases");
     // A view reads plain elements: a blocked tensor has none to offer.
@@ -856,7 +908,7 @@ private:
       loaded.fail(where + ": " + problem);
     // Replicas run on different numbers of rows: only tensors without a
     // batch dim have the same size everywhere.
-    if (instruction.kernel() == Kernel::AllReduce)
+    if (isCollectiveKernel(instruction.kernel()))
       for (int t : *instruction.operands())
         if (step.tensors()->Get(t)->batch_dim())
           loaded.fail(where + ": operand tensor " + std::to_string(t) +
@@ -869,7 +921,7 @@ private:
          step.streams() && s < step.streams()->size(); ++s)
       if (const auto *instructions = step.streams()->Get(s)->instructions())
         for (const Instruction *instruction : *instructions)
-          count += instruction->kernel() == Kernel::AllReduce;
+          count += isCollectiveKernel(instruction->kernel());
     return count;
   }
 

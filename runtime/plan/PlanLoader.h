@@ -61,6 +61,11 @@ public:
   int getAliasBase(int step, int tensor) const {
     return aliasBase[step][tensor];
   }
+  /// Where tensor `tensor` of step `step` starts in its alias base, in
+  /// bytes (0 but for an element range: the offsets along its chain).
+  int64_t getAliasOffset(int step, int tensor) const {
+    return aliasOffset[step][tensor];
+  }
   /// Step `step`'s instructions, (stream, instruction) pairs, in an order
   /// that enqueues every event's signal before its waits.
   const std::vector<std::pair<int, int>> &getEnqueueOrder(int step) const {
@@ -80,6 +85,7 @@ private:
   const Plan *root = nullptr;
   std::vector<int64_t> maxBatch;
   std::vector<std::vector<int>> aliasBase;
+  std::vector<std::vector<int64_t>> aliasOffset;
   std::vector<std::vector<std::pair<int, int>>> enqueueOrder;
 
   friend class PlanValidator;

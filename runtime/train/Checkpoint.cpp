@@ -13,6 +13,7 @@
 #include "runtime/abi/CheckedMath.h"
 #include "runtime/abi/PlanTypes.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/TrainingState.h"
 #include "runtime/io/FileRead.h"
 #include "runtime/io/FileWrite.h"
 #include "runtime/plan/Checksum.h"
@@ -26,6 +27,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <map>
 
 namespace dpc::train {
 namespace {
@@ -334,17 +336,81 @@ void checkResumable(const TrainingState &state, int64_t epochs,
         " steps, more than this run's --steps " + std::to_string(maxSteps));
 }
 
+/// The plan's tensors as a checkpoint holds them, in plan order: each
+/// primary copy alone, or every shard of a sharded tensor together (at its
+/// first shard), so that a checkpoint holds the logical, whole state
+/// whatever the sharding.
+static std::vector<std::vector<size_t>>
+getSavedTensors(const rt::Executor &executor) {
+  const auto *persistent = executor.getPlan()->persistent();
+  std::vector<std::vector<size_t>> saved;
+  std::map<std::string, size_t> shardsOf;
+  for (size_t i : executor.getPrimaryPersistent()) {
+    const plan::PersistentTensor &p = *persistent->Get(i);
+    if (!rt::isShard(p)) {
+      saved.push_back({i});
+      continue;
+    }
+    auto [at, first] = shardsOf.try_emplace(p.name()->str(), saved.size());
+    if (first)
+      saved.emplace_back();
+    saved[at->second].push_back(i);
+  }
+  return saved;
+}
+
+/// The dims a checkpoint holds tensor `p` with: a shard's logical ones.
+static std::vector<int64_t> getSavedDims(const plan::PersistentTensor &p) {
+  return plan::toDims(rt::isShard(p) ? p.logical_dims() : p.dims());
+}
+
+/// The byte range of shard `p` in the whole tensor.
+static std::pair<size_t, size_t>
+getShardBytes(const plan::PersistentTensor &p) {
+  auto size = static_cast<size_t>(plan::getDTypeSize(p.dtype()));
+  return {p.shard_offset() * size,
+          plan::getNumElements(plan::toDims(p.dims())) * size};
+}
+
+/// Throws unless the shards `shards` of a tensor of `bytes` bytes tile it:
+/// this process holds all of them.
+static void checkShardsTile(const rt::Executor &executor,
+                            const std::vector<size_t> &shards, size_t bytes) {
+  const auto *persistent = executor.getPlan()->persistent();
+  size_t covered = 0;
+  for (size_t i : shards)
+    covered += getShardBytes(*persistent->Get(i)).second;
+  if (covered != bytes)
+    throw CheckpointError(
+        "'" + persistent->Get(shards[0])->name()->str() +
+        "' is sharded over several processes: checkpoints of a sharded "
+        "plan under dpc launch are not built yet");
+}
+
 void captureState(const rt::Executor &executor, TrainingState &state) {
   const auto *persistent = executor.getPlan()->persistent();
   state.tensors.clear();
-  for (size_t i : executor.getPrimaryPersistent()) {
-    const plan::PersistentTensor &p = *persistent->Get(i);
+  for (const std::vector<size_t> &group : getSavedTensors(executor)) {
+    const plan::PersistentTensor &p = *persistent->Get(group[0]);
     SavedTensor t;
     t.name = p.name()->str();
     t.dtype = static_cast<int32_t>(p.dtype());
-    t.dims = plan::toDims(p.dims());
-    t.bytes.resize(executor.getPersistentBytes(i));
-    executor.readPersistent(i, t.bytes.data());
+    t.dims = getSavedDims(p);
+    if (!rt::isShard(p)) {
+      t.bytes.resize(executor.getPersistentBytes(group[0]));
+      executor.readPersistent(group[0], t.bytes.data());
+    } else {
+      // Gathered: each shard at its offset.
+      t.bytes.resize(plan::getNumElements(t.dims) *
+                     plan::getDTypeSize(p.dtype()));
+      checkShardsTile(executor, group, t.bytes.size());
+      for (size_t i : group) {
+        auto [offset, bytes] = getShardBytes(*persistent->Get(i));
+        std::vector<uint8_t> shard(bytes);
+        executor.readPersistent(i, shard.data());
+        std::copy(shard.begin(), shard.end(), t.bytes.begin() + offset);
+      }
+    }
     state.tensors.push_back(std::move(t));
   }
   state.optimizerStep = executor.getOptimizerStep();
@@ -365,7 +431,7 @@ static void checkTensorMatches(const SavedTensor &t,
     throw CheckpointError(path + ": tensor '" + t.name + "' is " +
                           plan::EnumNameDType(dtype) + ", the plan's is " +
                           plan::EnumNameDType(p.dtype()) + another);
-  std::vector<int64_t> dims = plan::toDims(p.dims());
+  std::vector<int64_t> dims = getSavedDims(p);
   if (t.dims != dims)
     throw CheckpointError(path + ": tensor '" + t.name + "' " +
                           plan::formatDims(t.dims) + " does not match the " +
@@ -395,22 +461,29 @@ void checkStateValues(const SavedTensor &t, plan::PersistentKind kind,
 void restoreState(rt::Executor &executor, const TrainingState &state,
                   const std::string &path) {
   const auto *persistent = executor.getPlan()->persistent();
-  const std::vector<size_t> &primary = executor.getPrimaryPersistent();
-  size_t count = primary.size();
+  std::vector<std::vector<size_t>> groups = getSavedTensors(executor);
+  size_t count = groups.size();
   if (state.tensors.size() != count)
     throw CheckpointError(path + ": holds " +
                           std::to_string(state.tensors.size()) +
                           " tensors, the plan has " + std::to_string(count) +
                           " (a checkpoint of another plan?)");
   for (size_t k = 0; k < count; ++k) {
-    const plan::PersistentTensor &tensor = *persistent->Get(primary[k]);
-    checkTensorMatches(state.tensors[k], tensor,
-                       executor.getPersistentBytes(primary[k]), k, path);
+    const plan::PersistentTensor &tensor = *persistent->Get(groups[k][0]);
+    size_t bytes = rt::isShard(tensor)
+                       ? plan::getNumElements(getSavedDims(tensor)) *
+                             plan::getDTypeSize(tensor.dtype())
+                       : executor.getPersistentBytes(groups[k][0]);
+    checkTensorMatches(state.tensors[k], tensor, bytes, k, path);
     checkStateValues(state.tensors[k], tensor.kind(), path);
   }
-  // Every device's copy gets the saved one.
+  // Every device's copy gets the saved one; a shard its range of it.
   for (size_t k = 0; k < count; ++k)
-    executor.writePersistent(primary[k], state.tensors[k].bytes.data());
+    for (size_t i : groups[k]) {
+      const plan::PersistentTensor &tensor = *persistent->Get(i);
+      size_t offset = rt::isShard(tensor) ? getShardBytes(tensor).first : 0;
+      executor.writePersistent(i, state.tensors[k].bytes.data() + offset);
+    }
   executor.setOptimizerStep(state.optimizerStep);
 }
 

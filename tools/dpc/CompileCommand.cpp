@@ -332,9 +332,6 @@ getCompilePipeline(const dpc::RematerializeOptions &rematOptions) {
                          ? " (" + shard + " sharding is not built yet)"
                          : ""));
   pipeline.shardOptimizer = shard == "optimizer";
-  if (pipeline.shardOptimizer && pipeline.lowers)
-    return fail(modelPath, "--shard optimizer: the lowering to a plan is not "
-                           "built yet; --emit=dist prints the sharded steps");
   pipeline.precision = precision;
   pipeline.costs = precisionCosts;
   pipeline.convAlgorithm = convAlgorithm;

@@ -5,7 +5,8 @@
 // Per device: the planned peak (state + the largest arena) split into
 // parameters, buffers, optimizer state, gradients, activations and
 // workspace, the tensors alive at the peak, the FLOPs recomputation adds,
-// each step's arena, streams and all-reduce buckets, and how many of its
+// each step's arena, streams, all-reduce and all-gather buckets, the
+// ranges of sharded optimizer state a device holds, and how many of its
 // convolution and matmul calls compute in bf16 (--precision) and how many
 // of its convolution calls run Winograd (--conv-algorithm).
 // Reads the plan through the runtime's loader, so what it shows has passed
@@ -36,6 +37,7 @@ struct StepSummary {
   int64_t instructions = 0;
   int64_t streams = 0;
   std::vector<int64_t> bucketBytes; // one per AllReduce, in order
+  std::vector<int64_t> gatherBytes; // one per AllGather: its wholes
   /// Layout changes the plan makes (Reorder kernels) and the tensors it
   /// keeps in a blocked layout.
   int64_t reorders = 0;
@@ -55,6 +57,11 @@ struct StepSummary {
 struct DeviceSummary {
   plan::DeviceMemory memory;
   std::vector<StepSummary> steps;
+  /// Sharded optimizer state (--shard optimizer): how many tensors this
+  /// device holds a range of, the ranges' bytes and the whole tensors'.
+  int64_t shards = 0;
+  int64_t shardBytes = 0;
+  int64_t shardedWholeBytes = 0;
 };
 
 int64_t tensorBytes(const plan::Tensor &tensor, int64_t batch) {
@@ -66,6 +73,17 @@ std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
   std::vector<DeviceSummary> devices;
   for (plan::DeviceMemory &memory : plan::summarizeMemory(plan))
     devices.push_back({std::move(memory), {}});
+  for (const plan::PersistentTensor *state : *plan.persistent()) {
+    if (!state->logical_dims())
+      continue;
+    DeviceSummary &device = devices.at(state->device());
+    int64_t size = plan::getDTypeSize(state->dtype());
+    ++device.shards;
+    device.shardBytes +=
+        plan::getNumElements(plan::toDims(state->dims())) * size;
+    device.shardedWholeBytes +=
+        plan::getNumElements(plan::toDims(state->logical_dims())) * size;
+  }
   for (const plan::Step *step : *plan.steps()) {
     StepSummary summary;
     summary.name = step->name()->str();
@@ -94,12 +112,14 @@ std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
               instruction->algorithm() &&
               instruction->algorithm()->string_view() == "winograd";
         }
-        if (instruction->kernel() != plan::Kernel::AllReduce)
+        bool gather = instruction->kernel() == plan::Kernel::AllGather;
+        if (instruction->kernel() != plan::Kernel::AllReduce && !gather)
           continue;
         int64_t bytes = 0;
-        for (int32_t operand : *instruction->operands())
-          bytes += tensorBytes(*step->tensors()->Get(operand), summary.batch);
-        summary.bucketBytes.push_back(bytes);
+        for (int32_t t :
+             gather ? *instruction->results() : *instruction->operands())
+          bytes += tensorBytes(*step->tensors()->Get(t), summary.batch);
+        (gather ? summary.gatherBytes : summary.bucketBytes).push_back(bytes);
       }
     }
     devices.at(step->device()).steps.push_back(summary);
@@ -154,6 +174,12 @@ void printText(const plan::LoadedPlan &loaded,
               plan.optimizer() ? plan.optimizer()->c_str() : "none");
   for (const DeviceSummary &device : devices) {
     printDeviceMemory(stdout, device.memory);
+    if (device.shards > 0)
+      std::printf("  optimizer state sharded: this device's ranges of %lld "
+                  "tensor(s), %s of their %s\n",
+                  static_cast<long long>(device.shards),
+                  megabytes(device.shardBytes).c_str(),
+                  megabytes(device.shardedWholeBytes).c_str());
     for (const StepSummary &step : device.steps) {
       std::printf("  %s: batch %lld, arena %s, %lld kernels on %lld "
                   "stream(s)",
@@ -175,6 +201,11 @@ void printText(const plan::LoadedPlan &loaded,
       if (!step.bucketBytes.empty()) {
         std::printf(", %zu all-reduce bucket(s):", step.bucketBytes.size());
         for (int64_t bytes : step.bucketBytes)
+          std::printf(" %s", megabytes(bytes).c_str());
+      }
+      if (!step.gatherBytes.empty()) {
+        std::printf(", %zu all-gather bucket(s):", step.gatherBytes.size());
+        for (int64_t bytes : step.gatherBytes)
           std::printf(" %s", megabytes(bytes).c_str());
       }
       std::printf(", %lld reorder(s), %lld blocked tensor(s)\n",
@@ -244,11 +275,18 @@ void printJson(const plan::LoadedPlan &loaded,
       for (size_t b = 0; b < step.bucketBytes.size(); ++b)
         std::printf("%s%lld", b ? ", " : "",
                     static_cast<long long>(step.bucketBytes[b]));
+      std::printf("], \"gather_bytes\": [");
+      for (size_t b = 0; b < step.gatherBytes.size(); ++b)
+        std::printf("%s%lld", b ? ", " : "",
+                    static_cast<long long>(step.gatherBytes[b]));
       std::printf("], \"reorders\": %lld, \"blocked_tensors\": %lld}",
                   static_cast<long long>(step.reorders),
                   static_cast<long long>(step.blockedTensors));
     }
-    std::printf("]}");
+    std::printf("], \"optimizer_shards\": %lld, \"optimizer_shard_bytes\": "
+                "%lld, \"optimizer_sharded_whole_bytes\": %lld}",
+                ll(device.shards), ll(device.shardBytes),
+                ll(device.shardedWholeBytes));
   }
   std::printf("]}\n");
 }

@@ -387,7 +387,8 @@ TEST(PlanLoaderTest, BadAliases) {
   EXPECT_NE(loadError(plan).find("is not another tensor"), std::string::npos);
   x->alias = 0;
   x->dims = {4, 17};
-  EXPECT_NE(loadError(plan).find("bytes do not fit"), std::string::npos);
+  std::string error = loadError(plan);
+  EXPECT_NE(error.find("bytes at 0 do not fit"), std::string::npos) << error;
 }
 
 TEST(PlanLoaderTest, BatchAxisAndScaleAreChecked) {
@@ -812,6 +813,32 @@ TEST(PlanLoaderTest, CastSlotIsReadOnlyAfterAFillOfTheSameTensor) {
                 std::to_string(backwardData - instructions.begin()) +
                 " (LinearBackwardData): cast slot 2 on a call that does not "
                 "share an operand's bf16 cast");
+}
+
+TEST(PlanLoaderTest, AShardIsARangeOfItsWhole) {
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  // The last 3 elements of a [2, 3] optimizer state.
+  auto shard = std::make_unique<PersistentTensorT>();
+  shard->name = "w1.momentum_buffer";
+  shard->kind = PersistentKind::OptimizerState;
+  shard->parameter = "w1";
+  shard->init = InitKind::Zeros;
+  shard->dims = {3};
+  shard->logical_dims = {2, 3};
+  shard->shard_offset = 3;
+  PersistentTensorT &state = *shard;
+  plan.persistent.push_back(std::move(shard));
+  EXPECT_EQ(loadError(plan), "");
+  state.shard_offset = 4;
+  EXPECT_EQ(loadError(plan),
+            "bad.plan: persistent tensor 4 ('w1.momentum_buffer'): shard [3] "
+            "at element 4 is not a range of its whole [2, 3]");
+  state.shard_offset = -1;
+  EXPECT_NE(loadError(plan).find("is not a range"), std::string::npos);
+  state.shard_offset = 0;
+  state.dims = {1, 3};
+  EXPECT_NE(loadError(plan).find("shard [1, 3] at element 0 is not a range"),
+            std::string::npos);
 }
 
 } // namespace
