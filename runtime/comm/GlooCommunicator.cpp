@@ -234,22 +234,20 @@ std::string formatSeconds(milliseconds timeout) {
 
 } // namespace
 
-// size: to shorten (issue 26).
-std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
-                                          milliseconds timeout) {
+namespace {
+
+/// Every rank announces itself and its world size in `store`, then waits
+/// for the rest (each restart of the group has keys of its own, under
+/// `generation`); a rank missing after `timeout`, or a world size that
+/// differs, is a CommError. After a restart the store may be replaced: the
+/// failed group's rank 0 may have served the old one.
+void meetEveryRank(const RankEnvironment &environment, milliseconds timeout,
+                   const std::string &generation,
+                   std::unique_ptr<TcpStore> &store) {
   const std::string &host = environment.masterAddr;
   int port = environment.masterPort;
   std::string where = host + ":" + std::to_string(port);
   int rank = environment.rank, size = environment.worldSize;
-
-  std::unique_ptr<TcpStoreServer> server;
-  if (rank == 0)
-    server = std::make_unique<TcpStoreServer>(port);
-  auto store = std::make_unique<TcpStore>(host, port, timeout);
-
-  // Everyone announces itself and its world size, then waits for the rest.
-  // Each restart of the group has keys of its own.
-  std::string generation = std::to_string(environment.restartCount) + "/";
   std::string arrived = "dpc/" + generation + "arrived/";
   auto deadline = Clock::now() + timeout;
   std::string mySize = std::to_string(size);
@@ -296,9 +294,15 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
                       std::string(theirs.begin(), theirs.end()) + ", rank " +
                       std::to_string(rank) + " has " + mySize);
   }
+}
 
-  gloo::transport::tcp::attr attributes;
-  std::string address; // where this rank listens, for the others' messages
+/// Where this rank listens for the others' messages (set in `attributes`):
+/// GLOO_SOCKET_IFNAME's address, loopback for a local master, or the
+/// address that routes to the master.
+std::string chooseListenAddress(gloo::transport::tcp::attr &attributes,
+                                const std::string &host, int port,
+                                const std::string &where) {
+  std::string address;
   if (const char *iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface)
     address = interfaceAddress(attributes.iface = iface);
   else if (isLoopback(host))
@@ -309,6 +313,29 @@ std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
     throw CommError("rendezvous at " + where +
                     ": no local address routes to MASTER_ADDR; set "
                     "GLOO_SOCKET_IFNAME to the interface to use");
+  return address;
+}
+
+} // namespace
+
+std::unique_ptr<Communicator> connectGloo(const RankEnvironment &environment,
+                                          milliseconds timeout) {
+  const std::string &host = environment.masterAddr;
+  int port = environment.masterPort;
+  std::string where = host + ":" + std::to_string(port);
+  int rank = environment.rank, size = environment.worldSize;
+
+  std::unique_ptr<TcpStoreServer> server;
+  if (rank == 0)
+    server = std::make_unique<TcpStoreServer>(port);
+  auto store = std::make_unique<TcpStore>(host, port, timeout);
+
+  // Each restart of the group has keys of its own.
+  std::string generation = std::to_string(environment.restartCount) + "/";
+  meetEveryRank(environment, timeout, generation, store);
+
+  gloo::transport::tcp::attr attributes;
+  std::string address = chooseListenAddress(attributes, host, port, where);
   // Set before Gloo's keys: once the mesh is up, every rank's is there.
   store->set("dpc/" + generation + "host/" + std::to_string(rank),
              std::vector<char>(address.begin(), address.end()));
