@@ -82,9 +82,11 @@ void checkBindings(const LoadedPlan &plan, const std::string &where,
       plan.fail(where + ": the replica on " + deviceOf(replica) + " has " +
                 kind + " '" + name + "', the one on " + deviceOf(reference) +
                 " has not");
-    auto roleMismatch = [&](const char *have, const char *want) {
-      plan.fail(where + ": " + kind + " '" + name + "' has role " + have +
-                " on " + deviceOf(replica) + ", " + want + " on " +
+    // Not capturing the structured binding: clang 14 refuses it.
+    auto roleMismatch = [&, bindingName = name](const char *have,
+                                                const char *want) {
+      plan.fail(where + ": " + kind + " '" + bindingName + "' has role " +
+                have + " on " + deviceOf(replica) + ", " + want + " on " +
                 deviceOf(reference));
     };
     if (binding->role() != other->second->role())
