@@ -127,6 +127,12 @@ private:
   LogicalResult buildGradients(OpBuilder &b, Operation *firstOp, Value loss,
                                ArrayRef<Value> params,
                                DenseMap<Value, Value> &grads);
+  /// The optimizer's update of parameter `value` (the forward's `param`)
+  /// by `grad`: sets `newParam` and `state` (its optimizer state, updated).
+  LogicalResult buildUpdate(OpBuilder &b, func::FuncOp forward,
+                            BlockArgument param, Value value, Value grad,
+                            Value lr, Value step, Value &newParam,
+                            SmallVector<Value> &state);
 
   double resolvedWeightDecay() const {
     if (weightDecay >= 0)
@@ -318,7 +324,60 @@ NNBuildTrainStepPass::buildGradients(OpBuilder &b, Operation *firstOp,
   return success();
 }
 
-// size: to shorten (issue 26).
+/// The train step's result for `buffer` (the forward's), at `value` in the
+/// step: its training-mode update where the forward makes one (batch norm's
+/// running statistics), else itself.
+static StepResult bufferResult(func::FuncOp forward, BlockArgument buffer,
+                               Value value,
+                               const DenseMap<Value, Value> &bufferUpdates) {
+  Value updated = bufferUpdates.lookup(value);
+  return {updated ? updated : value, NNDialect::kBufferUpdateAttrName,
+          bufferName(forward, buffer)};
+}
+
+/// Gradients of values that lead to no parameter (e.g. the data inputs) are
+/// built whole by the ops' VJPs: drops them and whatever else is unused.
+static void eraseDeadOps(Block &body) {
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+}
+
+LogicalResult
+NNBuildTrainStepPass::buildUpdate(OpBuilder &b, func::FuncOp forward,
+                                  BlockArgument param, Value value, Value grad,
+                                  Value lr, Value step, Value &newParam,
+                                  SmallVector<Value> &state) {
+  Location paramLoc = param.getLoc();
+  // The update ops infer their types and would abort on a mismatch, which
+  // only a forward graph that mixes the batch into a parameter's shape can
+  // cause: say so in one line instead.
+  if (grad.getType() != value.getType())
+    return emitError(paramLoc)
+           << "the gradient of parameter '"
+           << paramName(forward, param).getValue() << "' is " << grad.getType()
+           << ", not the parameter's " << value.getType()
+           << " (does the batch reach its shape?)";
+  double decay = resolvedWeightDecay();
+  if (optimizer == "adamw") {
+    auto update = b.create<AdamWUpdateOp>(
+        paramLoc, value, grad, state[0], state[1], step, lr,
+        b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
+        b.getF64FloatAttr(eps), b.getF64FloatAttr(decay));
+    newParam = update.getNewParam();
+    state = {update.getNewExpAvg(), update.getNewExpAvgSq()};
+    return success();
+  }
+  auto update = b.create<SgdUpdateOp>(
+      paramLoc, value, grad, lr, state.empty() ? Value() : state[0],
+      b.getF64FloatAttr(momentum), b.getF64FloatAttr(dampening),
+      b.getBoolAttr(nesterov), b.getF64FloatAttr(decay));
+  newParam = update.getNewParam();
+  if (!state.empty())
+    state = {update.getNewMomentumBuffer()};
+  return success();
+}
+
 LogicalResult
 NNBuildTrainStepPass::buildTrainStep(OpBuilder &b, func::FuncOp forward,
                                      const ForwardSignature &signature,
@@ -394,7 +453,6 @@ NNBuildTrainStepPass::buildTrainStep(OpBuilder &b, func::FuncOp forward,
     results.push_back({correct, output, b.getStringAttr("correct")});
   SmallVector<StepResult> stateResults;
   Value lr = train.getArgument(lrIndex);
-  double decay = resolvedWeightDecay();
   for (auto [p, param] : llvm::enumerate(signature.params)) {
     Value value = params[p];
     SmallVector<Value> state;
@@ -403,35 +461,11 @@ NNBuildTrainStepPass::buildTrainStep(OpBuilder &b, func::FuncOp forward,
     SmallVector<Value> updated(state);
     Value newParam = value;
     // A parameter the loss does not depend on keeps its value and state.
-    if (Value grad = grads.lookup(value)) {
-      Location paramLoc = param.getLoc();
-      // The update ops infer their types and would abort on a mismatch,
-      // which only a forward graph that mixes the batch into a parameter's
-      // shape can cause: say so in one line instead.
-      if (grad.getType() != value.getType())
-        return emitError(paramLoc)
-               << "the gradient of parameter '"
-               << paramName(forward, param).getValue() << "' is "
-               << grad.getType() << ", not the parameter's " << value.getType()
-               << " (does the batch reach its shape?)";
-      if (adamw) {
-        auto update = b.create<AdamWUpdateOp>(
-            paramLoc, value, grad, state[0], state[1],
-            train.getArgument(stepIndex), lr, b.getF64FloatAttr(beta1),
-            b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
-            b.getF64FloatAttr(decay));
-        newParam = update.getNewParam();
-        updated = {update.getNewExpAvg(), update.getNewExpAvgSq()};
-      } else {
-        auto update = b.create<SgdUpdateOp>(
-            paramLoc, value, grad, lr, state.empty() ? Value() : state[0],
-            b.getF64FloatAttr(momentum), b.getF64FloatAttr(dampening),
-            b.getBoolAttr(nesterov), b.getF64FloatAttr(decay));
-        newParam = update.getNewParam();
-        if (!state.empty())
-          updated = {update.getNewMomentumBuffer()};
-      }
-    }
+    if (Value grad = grads.lookup(value))
+      if (failed(buildUpdate(b, forward, param, value, grad, lr,
+                             adamw ? train.getArgument(stepIndex) : Value(),
+                             newParam, updated)))
+        return failure();
     results.push_back(
         {newParam, NNDialect::kParamUpdateAttrName, paramName(forward, param)});
     for (auto [index, value] : llvm::zip(stateIndices[p], updated))
@@ -439,20 +473,12 @@ NNBuildTrainStepPass::buildTrainStep(OpBuilder &b, func::FuncOp forward,
           {value, NNDialect::kOptStateUpdateAttrName,
            train.getArgAttr(index, NNDialect::kOptStateAttrName)});
   }
-  for (BlockArgument buffer : signature.buffers) {
-    Value value = mapping.lookup(buffer);
+  for (BlockArgument buffer : signature.buffers)
     results.push_back(
-        {bufferUpdates.lookup(value) ? bufferUpdates.lookup(value) : value,
-         NNDialect::kBufferUpdateAttrName, bufferName(forward, buffer)});
-  }
+        bufferResult(forward, buffer, mapping.lookup(buffer), bufferUpdates));
   results.append(stateResults);
   finishStep(b, train, results);
-
-  // Gradients of values that lead to no parameter (e.g. the data inputs)
-  // were built whole by the ops' VJPs; drop them.
-  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-    if (isOpTriviallyDead(&op))
-      op.erase();
+  eraseDeadOps(body);
   return success();
 }
 
