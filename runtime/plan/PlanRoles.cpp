@@ -20,44 +20,44 @@ namespace {
 
 std::string roleName(StepRole role) { return EnumNameStepRole(role); }
 
-void checkInputRoles(const LoadedPlan &plan, const Step &step) {
-  if (!step.inputs())
+/// `bindings` (a step's inputs or outputs, `kind`) hold known roles
+/// (`roleOf`, named by `nameOf`), at most one binding per role but `none`.
+template <typename Role, typename RoleOf, typename NameOf>
+void checkBindingRoles(
+    const LoadedPlan &plan, const Step &step,
+    const flatbuffers::Vector<flatbuffers::Offset<Binding>> *bindings,
+    const std::string &kind, Role none, RoleOf roleOf, NameOf nameOf) {
+  if (!bindings)
     return;
   std::string where = "step '" + step.name()->str() + "'";
-  std::map<InputRole, std::string> byRole;
-  for (const Binding *binding : *step.inputs()) {
-    InputRole role = binding->role();
+  std::map<Role, std::string> byRole;
+  for (const Binding *binding : *bindings) {
+    Role role = roleOf(*binding);
     std::string name = binding->name()->str();
-    if (role < InputRole::MIN || role > InputRole::MAX)
-      plan.fail(where + ": input '" + name + "' has unknown role " +
+    if (role < Role::MIN || role > Role::MAX)
+      plan.fail(where + ": " + kind + " '" + name + "' has unknown role " +
                 std::to_string(static_cast<int>(role)));
-    if (role == InputRole::Data)
+    if (role == none)
       continue;
     auto [it, inserted] = byRole.emplace(role, name);
     if (!inserted)
-      plan.fail(where + ": inputs '" + it->second + "' and '" + name +
-                "' both have role " + EnumNameInputRole(role));
+      plan.fail(where + ": " + kind + "s '" + it->second + "' and '" + name +
+                "' both have role " + nameOf(role));
   }
 }
 
+void checkInputRoles(const LoadedPlan &plan, const Step &step) {
+  checkBindingRoles(
+      plan, step, step.inputs(), "input", InputRole::Data,
+      [](const Binding &b) { return b.role(); },
+      [](InputRole role) { return EnumNameInputRole(role); });
+}
+
 void checkOutputRoles(const LoadedPlan &plan, const Step &step) {
-  if (!step.outputs())
-    return;
-  std::string where = "step '" + step.name()->str() + "'";
-  std::map<OutputRole, std::string> byRole;
-  for (const Binding *binding : *step.outputs()) {
-    OutputRole role = binding->output_role();
-    std::string name = binding->name()->str();
-    if (role < OutputRole::MIN || role > OutputRole::MAX)
-      plan.fail(where + ": output '" + name + "' has unknown role " +
-                std::to_string(static_cast<int>(role)));
-    if (role == OutputRole::Other)
-      continue;
-    auto [it, inserted] = byRole.emplace(role, name);
-    if (!inserted)
-      plan.fail(where + ": outputs '" + it->second + "' and '" + name +
-                "' both have role " + EnumNameOutputRole(role));
-  }
+  checkBindingRoles(
+      plan, step, step.outputs(), "output", OutputRole::Other,
+      [](const Binding &b) { return b.output_role(); },
+      [](OutputRole role) { return EnumNameOutputRole(role); });
 }
 
 } // namespace
