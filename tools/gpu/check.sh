@@ -27,6 +27,12 @@ check() { # NAME TIMEOUT COMMAND...: runs it, prints "ok|FAILED NAME (s)"
   if ((rc == 0)); then echo "ok      $name ($((SECONDS - t0)) s)"
   else echo "FAILED  $name (exit $rc, $((SECONDS - t0)) s)"; tail -15 "$log" | sed 's/^/    /'; failed=1; fi
 }
+refuses() { # NAME TIMEOUT PATTERN COMMAND...: exits 1 with PATTERN in its output
+  local name=$1 limit=$2 pattern=$3; shift 3
+  timeout "$limit" "$@" >"$work/$name.log" 2>&1
+  if [[ $? == 1 ]] && grep -q -- "$pattern" "$work/$name.log"; then echo "ok      $name"
+  else echo "FAILED  $name"; cat "$work/$name.log"; failed=1; fi
+}
 expect() { # NAME PATTERN: the check's log holds PATTERN
   grep -q -- "$2" "$work/$1.log" || { echo "FAILED  $1: no '$2'"; failed=1; }
 }
@@ -55,9 +61,7 @@ expect resnet18-1-step "90 tensors compared after 1 steps: all match"
 for c in resnet18-cpu-algorithms resnet18-1-step; do
   echo "    $c: worst $(sort -k4 -g "$work/$c.log" | grep "relative error" | tail -1)"
 done
-timeout 60 dpc-run "$plans/far.plan" --data "idx:$data/t10k-images-idx3-ubyte.gz,$data/t10k-labels-idx1-ubyte.gz" >"$work/far.log" 2>&1
-if [[ $? == 1 ]] && grep -q "device 'cuda:63' is not available" "$work/far.log"; then echo "ok      far-device"
-else echo "FAILED  far-device"; cat "$work/far.log"; failed=1; fi
+refuses far-device 60 "device 'cuda:63' is not available" dpc-run "$plans/far.plan" --data "idx:$data/t10k-images-idx3-ubyte.gz,$data/t10k-labels-idx1-ubyte.gz"
 
 for p in "$plans"/zoo-*.plan; do
   m=${p##*/zoo-}; m=${m%.plan}
@@ -78,9 +82,7 @@ done
 # so do the CPU's own algorithms): they must train.
 # A step that writes NaN or infinity stops the run in one line, through
 # the optimizer kernels' flag (no copy of the state), and skip-step undoes it.
-timeout 60 dpc-run "$plans/lenet256-cuda.plan" --data "$fm" --train-subset 1024 --epochs 1 --lr 3e38 --quiet >"$work/nonfinite.log" 2>&1
-if [[ $? == 1 ]] && grep -q "after the update; stopping\|the loss is .*; stopping" "$work/nonfinite.log"; then echo "ok      nonfinite-stops"
-else echo "FAILED  nonfinite-stops"; cat "$work/nonfinite.log"; failed=1; fi
+refuses nonfinite-stops 60 "after the update; stopping\|the loss is .*; stopping" dpc-run "$plans/lenet256-cuda.plan" --data "$fm" --train-subset 1024 --epochs 1 --lr 3e38 --quiet
 check nonfinite-skips 60 dpc-run "$plans/lenet256-cuda.plan" --data "$fm" --train-subset 1024 --epochs 1 --lr 3e38 --on-nonfinite skip-step
 expect nonfinite-skips "skipped: its update is undone"
 check train-mlp256-same 30 python3 "$src/test/tools/dpc/Inputs/check_metrics.py" "$work/mlp256-cuda.jsonl" --epochs 2 --loss-decreases --same-as "$work/mlp256-cpu.jsonl" --rtol 1e-3
