@@ -54,6 +54,7 @@ KnownTensor expand(const KnownTensor &t, const std::vector<int64_t> &shape);
 KnownTensor gatherElements(const onnx::NodeProto &node, const KnownTensor &data,
                            const KnownTensor &indices);
 KnownTensor slice(const Inputs &inputs);
+KnownTensor transpose(const onnx::NodeProto &node, const KnownTensor &data);
 
 // Ops that compute new values (FoldValueOps.cpp).
 KnownTensor trilu(const onnx::NodeProto &node, const Inputs &inputs);

@@ -40,6 +40,9 @@ public:
   /// Fails the current node with `message` (the importer adds the node).
   [[noreturn]] virtual void error(const std::string &message) = 0;
   virtual mlir::OpBuilder &opBuilder() = 0;
+  /// A tensor whose dim 0 is the batch (the first data input): what a
+  /// value repeated for each sample is broadcast over.
+  virtual mlir::Value batchRows() = 0;
 
   template <typename OpTy>
   mlir::Value create(mlir::ValueRange operands,

@@ -312,6 +312,7 @@ public:
     fail(message);
   }
   mlir::OpBuilder &opBuilder() override { return builder; }
+  mlir::Value batchRows() override { return dataInput; }
 
 private:
   // Graph-level pieces (Importer.cpp).

@@ -1,4 +1,4 @@
-//===- LstmImport.cpp - ONNX LSTM, unrolled into nn ops -------------------===//
+//===- LstmImport.cpp - batch views and fills around recurrent layers -----===//
 
 #include "frontend/onnx/LstmImport.h"
 
@@ -42,11 +42,40 @@ std::string dimsToString(ArrayRef<int64_t> dims) {
 
 } // namespace
 
-Value LstmImport::materialize(const std::string &name) {
-  if (fills.count(name))
+bool LstmImport::fillToView(const std::string &name) {
+  auto fill = fills.find(name);
+  if (fill == fills.end())
+    return false;
+  const std::vector<int64_t> &dims = fill->second.dims;
+  auto batch = llvm::find(dims, kBatch);
+  if (!fill->second.isFloat || batch == dims.end() ||
+      std::count(dims.begin(), dims.end(), kBatch) != 1 ||
+      llvm::any_of(dims, [](int64_t d) {
+        return d != kBatch && (isBatchMultiple(d) || d < 0);
+      }))
     context.error("value '" + name +
                   "' is a fill whose shape depends on the batch size; only "
-                  "Shape, Slice and an LSTM's initial state can read it");
+                  "a float fill with the batch in one dim can be a tensor");
+  // The value per sample, [1, other dims], repeated for each row of the
+  // batch: the fill batch first, as a view with the batch where it is.
+  SmallVector<int64_t> sample = {1};
+  for (int64_t d : dims)
+    if (d != kBatch)
+      sample.push_back(d);
+  OpBuilder &b = context.opBuilder();
+  auto type = RankedTensorType::get(sample, b.getF32Type());
+  Value one = context.create<nn::ConstantOp>(
+      {}, {b.getNamedAttr("value",
+                          DenseElementsAttr::get(
+                              type, static_cast<float>(fill->second.value)))});
+  Value rows = context.create<nn::BroadcastRowsOp>({one, context.batchRows()});
+  views[name] = {rows, static_cast<int64_t>(batch - dims.begin())};
+  fills.erase(fill);
+  return true;
+}
+
+Value LstmImport::materialize(const std::string &name) {
+  fillToView(name);
   auto it = views.find(name);
   if (it == views.end())
     return Value();
@@ -289,11 +318,13 @@ bool LstmImport::importFill(const onnx::NodeProto &node, int64_t opset) {
   if (!shape || shape->isFloat() || !shape->hasBatch())
     return false;
   double value = 0;
+  bool isFloat = false;
   if (op == "Expand") {
     const KnownTensor *fill = context.knownTensorOf(node.input(0));
     if (!fill || fill->getNumElements() != 1)
       return false;
     value = fill->isFloat() ? fill->floats[0] : double(fill->ints[0]);
+    isFloat = fill->isFloat();
   } else {
     // ConstantOfShape's value, read by the folder on a one-element shape.
     KnownTensor one;
@@ -305,11 +336,12 @@ bool LstmImport::importFill(const onnx::NodeProto &node, int64_t opset) {
           foldNode(node, {&one}, opset, 0);
       const KnownTensor &first = element->front();
       value = first.isFloat() ? first.floats[0] : double(first.ints[0]);
+      isFloat = first.isFloat();
     } catch (FoldError &e) {
       context.error(e.message);
     }
   }
-  fills[node.output(0)] = {shape->ints, value};
+  fills[node.output(0)] = {shape->ints, value, isFloat};
   return true;
 }
 
@@ -361,8 +393,8 @@ bool LstmImport::importNode(const onnx::NodeProto &node, int64_t opset) {
   auto isFill = [&](int i) {
     return hasInput(node, i) && fills.count(node.input(i));
   };
-  if (op == "LSTM") {
-    importLstm(node);
+  if (op == "LSTM" || op == "GRU" || op == "RNN") {
+    importRecurrent(node);
     return true;
   }
   if (op == "Transpose" && hasInput(node, 0) && !isFill(0)) {
@@ -384,6 +416,15 @@ bool LstmImport::importNode(const onnx::NodeProto &node, int64_t opset) {
   }
   // Reshape, Squeeze and Unsqueeze of a view: a view again where the
   // batch stays apart from the other dims.
+  // A fill that one of these reads becomes a tensor, repeated per sample.
+  if ((op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" ||
+       op == "Transpose") &&
+      isFill(0))
+    fillToView(node.input(0));
+  if (op == "Transpose" && isView(0)) {
+    importTranspose(node);
+    return true;
+  }
   if ((op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") && isView(0)) {
     const View &view = views.find(node.input(0))->second;
     return reshapeView(node, view, reshapeTarget(node, opset, dimsOf(view)));
@@ -407,153 +448,4 @@ bool LstmImport::importNode(const onnx::NodeProto &node, int64_t opset) {
     return true;
   }
   return false;
-}
-
-namespace {
-
-/// An LSTM node's attributes, as far as dpc reads them.
-struct LstmAttributes {
-  int64_t hidden = 0;
-  std::string direction = "forward";
-  int64_t numDirections = 1;
-  int64_t layout = 0;
-};
-
-/// What an LSTM node asks for, from its attributes; fails on what dpc does
-/// not support (also the inputs sequence_lens and P).
-LstmAttributes readLstmAttributes(const onnx::NodeProto &node,
-                                  frontend::ImportContext &context) {
-  auto intAttr = [&](StringRef name, int64_t dflt) {
-    const onnx::AttributeProto *a = findAttr(node, name);
-    return a ? a->i() : dflt;
-  };
-  const onnx::AttributeProto *hiddenAttr = findAttr(node, "hidden_size");
-  if (!hiddenAttr || hiddenAttr->i() < 1)
-    context.error("hidden_size must be given and positive");
-  LstmAttributes lstm;
-  lstm.hidden = hiddenAttr->i();
-  if (const onnx::AttributeProto *a = findAttr(node, "direction"))
-    lstm.direction = a->s();
-  if (lstm.direction != "forward" && lstm.direction != "reverse" &&
-      lstm.direction != "bidirectional")
-    context.error("direction '" + lstm.direction +
-                  "' is not one of forward, "
-                  "reverse, bidirectional");
-  lstm.numDirections = lstm.direction == "bidirectional" ? 2 : 1;
-  if (findAttr(node, "clip"))
-    context.error("clip is not supported");
-  if (intAttr("input_forget", 0) != 0)
-    context.error("input_forget=1 is not supported");
-  if (const onnx::AttributeProto *a = findAttr(node, "activations")) {
-    for (int i = 0; i < a->strings_size(); ++i)
-      if (a->strings(i) != (i % 3 == 0 ? "Sigmoid" : "Tanh"))
-        context.error("activations other than Sigmoid, Tanh, Tanh are not "
-                      "supported");
-  }
-  if (hasInput(node, 4))
-    context.error("sequence_lens is not supported (every sequence is whole)");
-  if (hasInput(node, 7))
-    context.error("peepholes (input P) are not supported");
-  lstm.layout = intAttr("layout", 0);
-  if (lstm.layout != 0 && lstm.layout != 1)
-    context.error("layout must be 0 or 1");
-  return lstm;
-}
-
-} // namespace
-
-void LstmImport::importLstm(const onnx::NodeProto &node) {
-  OpBuilder &b = context.opBuilder();
-  LstmAttributes lstm = readLstmAttributes(node, context);
-  int64_t hidden = lstm.hidden, numDirections = lstm.numDirections,
-          layout = lstm.layout;
-  const std::string &direction = lstm.direction;
-  // Sequence first ([T, N, I], the default) has the batch in dim 1.
-  int64_t batchDim = layout == 0 ? 1 : 0;
-
-  Value x = batchFirstInput(node, 0, batchDim);
-  if (!x)
-    context.error("missing input X");
-  auto xType = cast<RankedTensorType>(x.getType());
-  if (xType.getRank() != 3 || xType.isDynamicDim(1) || xType.isDynamicDim(2))
-    context.error("X must be a rank-3 sequence of static length and width");
-  int64_t steps = xType.getDimSize(1), width = xType.getDimSize(2);
-  Value w = context.valueOf(node.input(1)), r = context.valueOf(node.input(2));
-  Value bias = hasInput(node, 3) ? context.valueOf(node.input(3)) : Value();
-  auto expect = [&](Value v, ArrayRef<int64_t> shape, StringRef what) {
-    auto type = cast<RankedTensorType>(v.getType());
-    if (type.getShape() != shape)
-      context.error(what.str() + " must be " +
-                    dimsToString(std::vector<int64_t>(shape)) + ", got " +
-                    dimsToString(std::vector<int64_t>(type.getShape())));
-  };
-  expect(w, {numDirections, 4 * hidden, width}, "W");
-  expect(r, {numDirections, 4 * hidden, hidden}, "R");
-  if (bias)
-    expect(bias, {numDirections, 8 * hidden}, "B");
-  // Initial states, batch first: [N, directions, H], or null for zeros.
-  Value h0 = batchFirstInput(node, 5, batchDim);
-  Value c0 = batchFirstInput(node, 6, batchDim);
-
-  auto named = [&](StringRef name, Attribute value) {
-    return b.getNamedAttr(name, value);
-  };
-  SmallVector<Value> ws = split(w, 0, numDirections);
-  SmallVector<Value> rs = split(r, 0, numDirections);
-  SmallVector<Value> bs =
-      bias ? split(bias, 0, numDirections) : SmallVector<Value>();
-  SmallVector<Value> h0s =
-      h0 ? split(h0, 1, numDirections) : SmallVector<Value>();
-  SmallVector<Value> c0s =
-      c0 ? split(c0, 1, numDirections) : SmallVector<Value>();
-  SmallVector<Value> outputs, lastH, lastC;
-  for (int64_t d = 0; d < numDirections; ++d) {
-    // This direction's weights [4H, I] and [4H, H], gates in ONNX's order
-    // (input, output, forget, cell).
-    Value wd = reshape(ws[d], {4 * hidden, width});
-    Value rd = reshape(rs[d], {4 * hidden, hidden});
-    // The input's part of every step at once: [N, T, 4H].
-    Value wt = context.create<nn::TransposeOp>(
-        wd, {named("permutation", b.getDenseI64ArrayAttr({1, 0}))});
-    Value projected = context.create<nn::MatmulOp>({x, wt});
-    if (bias) {
-      // Wb + Rb, one bias for both products.
-      SmallVector<Value> halves = split(reshape(bs[d], {1, 8 * hidden}), 1, 2);
-      Value sum = context.create<nn::AddOp>({halves[0], halves[1]});
-      projected =
-          context.create<nn::AddOp>({projected, reshape(sum, {4 * hidden})});
-    }
-    Value h = h0 ? reshape(h0s[d], {0, hidden}) : Value();
-    Value c = c0 ? reshape(c0s[d], {0, hidden}) : Value();
-    SmallVector<Value> inputs = split(projected, 1, steps);
-    SmallVector<Value> ys(steps);
-    for (int64_t k = 0; k < steps; ++k) {
-      int64_t t = d == 1 || direction == "reverse" ? steps - 1 - k : k;
-      Value gates = reshape(inputs[t], {0, 4 * hidden});
-      if (h)
-        gates = context.create<nn::AddOp>(
-            {gates, context.create<nn::LinearOp>({h, rd})});
-      SmallVector<Value> g = split(gates, 1, 4);
-      Value in = context.create<nn::SigmoidOp>(g[0]);
-      Value out = context.create<nn::SigmoidOp>(g[1]);
-      Value cell = context.create<nn::TanhOp>(g[3]);
-      Value update = context.create<nn::MulOp>({in, cell});
-      if (c) {
-        Value forget = context.create<nn::SigmoidOp>(g[2]);
-        update = context.create<nn::AddOp>(
-            {context.create<nn::MulOp>({forget, c}), update});
-      }
-      c = update;
-      h = context.create<nn::MulOp>({out, context.create<nn::TanhOp>(c)});
-      ys[t] = reshape(h, {0, 1, 1, hidden});
-    }
-    outputs.push_back(concat(ys, 1));
-    lastH.push_back(reshape(h, {0, 1, hidden}));
-    lastC.push_back(reshape(c, {0, 1, hidden}));
-  }
-  // Y is [T, directions, N, H] sequence first, [N, T, directions, H] batch
-  // first; Y_h and Y_c are [directions, N, H] and [N, directions, H].
-  define(node, 0, concat(outputs, 2), layout == 0 ? 2 : 0);
-  define(node, 1, concat(lastH, 1), batchDim);
-  define(node, 2, concat(lastC, 1), batchDim);
 }

@@ -1,10 +1,10 @@
 //===- LstmImport.h - ONNX LSTM, unrolled into nn ops -----------*- C++ -*-===//
 //
-// ONNX's LSTM runs over a sequence whose length is static, so dpc imports
-// it unrolled: one matmul of the whole input by the input weights, then per
-// time step a linear layer of the hidden state, sigmoid and tanh gates and
-// the cell update, all existing nn ops, whose vector-Jacobian products make
-// the backward through time.
+// ONNX's LSTM, GRU and RNN run over a sequence whose length is static, so
+// dpc imports them unrolled (RecurrentImport.cpp): one matmul of the whole
+// input by the input weights, then per time step a linear layer of the
+// hidden state, the gates and the state update, all existing nn ops, whose
+// vector-Jacobian products make the backward through time.
 //
 // Its default layout (0) is sequence first, [T, N, ...], with the batch in
 // dim 1, where dpc's plans cannot hold it (the batch is dim 0). PyTorch
@@ -13,12 +13,12 @@
 // value whose batch an op moved out of dim 0 is kept here as a view: the
 // batch-first nn value and the dim the batch sits in. Transpose, Reshape,
 // Squeeze, Unsqueeze and Shape read views (and make plain values again
-// once the batch is back in dim 0), LSTM reads its input and initial state
-// from them; any other op reads the view as an nn.transpose that moves the
-// batch (nn tensors may hold it in any dim).
+// once the batch is back in dim 0), a recurrent layer reads its input and
+// initial state from them; any other op reads the view as an nn.transpose
+// that moves the batch (nn tensors may hold it in any dim).
 // Likewise a batch-dependent fill (PyTorch's zero initial state,
 // ConstantOfShape or Expand to [layers, N, H]) is kept as its value and
-// shape, read by Shape, Slice and LSTM.
+// shape, read by Shape, Slice and the recurrent layers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +48,7 @@ public:
   bool importNode(const onnx::NodeProto &node, int64_t opset);
   /// A view `name` as an nn tensor with the batch where ONNX has it (for
   /// ops other than those above), bound to `name`; null if `name` is no
-  /// view. A fill fails: it has no tensor.
+  /// view or fill.
   mlir::Value materialize(const std::string &name);
 
 private:
@@ -62,9 +62,21 @@ private:
   struct Fill {
     std::vector<int64_t> dims;
     double value;
+    bool isFloat;
   };
+  /// Makes fill `name` a view: its value per sample repeated for each row
+  /// of the batch (a tensor op reads it: PyTorch's zero state of an RNN
+  /// the dynamo exporter decomposes); false if `name` is no fill. Fails
+  /// for a fill that cannot be one (not float, the batch in no one dim).
+  bool fillToView(const std::string &name);
 
-  void importLstm(const onnx::NodeProto &node);
+  /// LSTM, GRU and RNN, unrolled (RecurrentImport.cpp), one cell step at
+  /// a time: each updates the step's state (h, and c for LSTM).
+  struct Step;
+  void importRecurrent(const onnx::NodeProto &node);
+  void lstmStep(Step &step);
+  void gruStep(Step &step);
+  void rnnStep(Step &step);
   /// ConstantOfShape or Expand of a known value to a shape that holds the
   /// batch, as a fill; false for any other.
   bool importFill(const onnx::NodeProto &node, int64_t opset);

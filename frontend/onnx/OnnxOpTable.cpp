@@ -83,6 +83,7 @@ const OnnxOpTable &getOnnxOpTable() {
     registerNormalizationOps(table);
     registerPoolingOps(table);
     registerReduceOps(table);
+    registerResamplingOps(table);
     registerShapeOps(table);
     registerSlicingOps(table);
     registerThresholdOps(table);

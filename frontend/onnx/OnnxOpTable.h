@@ -67,6 +67,7 @@ void registerMatMulOps(OnnxOpTable &table);
 void registerNormalizationOps(OnnxOpTable &table);
 void registerPoolingOps(OnnxOpTable &table);
 void registerReduceOps(OnnxOpTable &table);
+void registerResamplingOps(OnnxOpTable &table);
 void registerShapeOps(OnnxOpTable &table);
 void registerSlicingOps(OnnxOpTable &table);
 void registerThresholdOps(OnnxOpTable &table);

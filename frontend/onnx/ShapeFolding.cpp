@@ -148,6 +148,7 @@ bool isFoldable(const std::string &op) {
                                     "Cast",
                                     "CastLike",
                                     "Reshape",
+                                    "Transpose",
                                     "Expand",
                                     "Identity",
                                     "ConstantOfShape",
@@ -226,6 +227,8 @@ std::optional<Tensors> foldNode(const onnx::NodeProto &node,
     return Tensors{trilu(node, inputs)};
   if (op == "Slice")
     return Tensors{slice(inputs)};
+  if (op == "Transpose")
+    return Tensors{transpose(node, input(inputs, 0))};
   if (op == "GatherElements")
     return Tensors{gatherElements(node, input(inputs, 0), input(inputs, 1))};
   if (op == "Not") {

@@ -43,18 +43,22 @@ F, WIDTH, CLASSES = 6, 12, 10
 class Around(nn.Module):
     """fc_in -> view(-1, *shape) -> layer -> flatten -> fc_out."""
 
-    def __init__(self, layer, shape=(WIDTH,), width=WIDTH):
+    def __init__(self, layer, shape=(WIDTH,), width=WIDTH, call=None):
         super().__init__()
+        # How the layer is applied to the view: layer(x) unless given (a
+        # layer with several inputs or outputs).
+        self.call = call or (lambda layer, x: layer(x))
         self.fc_in = nn.Linear(F, math.prod(shape))
         self.shape = shape
         self.layer = layer
         if width is None:  # what the layer makes of one sample
             with torch.no_grad():
-                width = layer(torch.zeros(2, *shape)).shape[1:].numel()
+                width = self.call(layer, torch.zeros(2, *shape))
+                width = width.shape[1:].numel()
         self.fc_out = nn.Linear(width, CLASSES)
 
     def forward(self, x):
-        y = self.layer(self.fc_in(x).view(-1, *self.shape))
+        y = self.call(self.layer, self.fc_in(x).view(-1, *self.shape))
         return self.fc_out(y.flatten(1))
 
 
@@ -127,6 +131,110 @@ LAYERS = {
                                None),
                         "yes (dynamo); the legacy exporter refuses it "
                         "without affine (unknown channel size)"),
+    "batch_norm1d": (around(lambda: nn.BatchNorm1d(12)), ""),
+    "batch_norm1d_3d": (around(lambda: nn.BatchNorm1d(4), (4, 3), None), ""),
+    "batch_norm2d": (around(lambda: nn.BatchNorm2d(3), (3, 2, 2), None), ""),
+    "batch_norm3d": (around(lambda: nn.BatchNorm3d(2), (2, 3, 2, 2), None),
+                     ""),
+    "layer_norm": (around(lambda: nn.LayerNorm(12)), ""),
+    "layer_norm_2d": (around(lambda: nn.LayerNorm((3, 4)), (3, 4), None),
+                      ""),
+    # Linear layers and views.
+    "linear": (around(lambda: nn.Linear(12, 8), width=8), ""),
+    "linear_nobias": (around(lambda: nn.Linear(12, 8, bias=False), width=8),
+                      ""),
+    "bilinear": (around(lambda: nn.Bilinear(6, 6, 5), width=5,
+                        call=lambda layer, x: layer(x[:, :6], x[:, 6:])), ""),
+    "identity": (around(nn.Identity), ""),
+    "flatten": (around(nn.Flatten, (3, 4)), ""),
+    "unflatten": (around(lambda: nn.Unflatten(1, (3, 4))), ""),
+    "channel_shuffle": (around(lambda: nn.ChannelShuffle(2), (4, 3), None),
+                        ""),
+    # 2-D and 3-D convolutions and pooling ([N, C, H, W]).
+    "conv2d": (around(lambda: nn.Conv2d(3, 4, 3, padding=1), (3, 2, 2),
+                      None), ""),
+    "conv2d_depthwise": (around(lambda: nn.Conv2d(4, 4, 3, stride=2,
+                                                  padding=1, groups=4),
+                                (4, 3, 3), None), ""),
+    "conv2d_dilated": (around(lambda: nn.Conv2d(2, 3, 2, dilation=2,
+                                                padding=(1, 2), bias=False),
+                              (2, 3, 2), None), ""),
+    "max_pool2d": (around(lambda: nn.MaxPool2d(2), (3, 2, 2), None), ""),
+    "max_pool2d_ceil": (around(lambda: nn.MaxPool2d(3, stride=2,
+                                                    ceil_mode=True),
+                               (2, 5, 5), None), ""),
+    "avg_pool2d": (around(lambda: nn.AvgPool2d(2), (3, 2, 2), None), ""),
+    "avg_pool2d_pad": (around(lambda: nn.AvgPool2d(3, stride=2, padding=1,
+                                                   count_include_pad=False),
+                              (3, 2, 2), None), ""),
+    "adaptive_avg_pool2d": (around(lambda: nn.AdaptiveAvgPool2d(1),
+                                   (3, 2, 2), None), ""),
+    "adaptive_avg_pool2d_2x2": (around(lambda: nn.AdaptiveAvgPool2d(2),
+                                       (3, 2, 2), None), ""),
+    "adaptive_max_pool2d": (around(lambda: nn.AdaptiveMaxPool2d(1),
+                                   (3, 2, 2), None), ""),
+    "max_pool3d": (around(lambda: nn.MaxPool3d(2), (2, 2, 3, 2), None), ""),
+    "avg_pool3d": (around(lambda: nn.AvgPool3d(2), (2, 2, 3, 2), None), ""),
+    # Padding, shuffles and upsampling.
+    "zero_pad2d": (around(lambda: nn.ZeroPad2d((1, 0, 2, 1)), (3, 2, 2),
+                          None), ""),
+    "constant_pad1d": (around(lambda: nn.ConstantPad1d(2, 0.5), (3, 4),
+                              None), ""),
+    "reflection_pad2d": (around(lambda: nn.ReflectionPad2d(1), (3, 2, 2),
+                                None), ""),
+    "replication_pad2d": (around(lambda: nn.ReplicationPad2d(1), (3, 2, 2),
+                                 None), ""),
+    "circular_pad1d": (around(lambda: nn.CircularPad1d(1), (3, 4), None),
+                       ""),
+    "reflection_pad1d": (around(lambda: nn.ReflectionPad1d((3, 1)), (3, 4),
+                                None), ""),
+    "replication_pad3d": (around(lambda: nn.ReplicationPad3d((1, 0, 0, 2, 1,
+                                                              1)),
+                                 (2, 2, 2, 3), None), ""),
+    "pixel_shuffle": (around(lambda: nn.PixelShuffle(2), (4, 1, 3), None),
+                      ""),
+    "pixel_unshuffle": (around(lambda: nn.PixelUnshuffle(2), (1, 2, 6),
+                               None), ""),
+    "upsample_nearest": (around(lambda: nn.Upsample(scale_factor=2),
+                                (3, 2, 2), None), ""),
+    "upsample_bilinear": (around(lambda: nn.Upsample(scale_factor=2,
+                                                     mode="bilinear"),
+                                 (3, 2, 2), None), ""),
+    "upsample_nearest_size": (around(lambda: nn.Upsample(size=(3, 5)),
+                                     (3, 2, 2), None), ""),
+    "upsample_bicubic": (around(lambda: nn.Upsample(scale_factor=2,
+                                                    mode="bicubic"),
+                                (3, 2, 2), None), ""),
+    "upsample_bilinear_corners": (around(
+        lambda: nn.Upsample(scale_factor=2, mode="bilinear",
+                            align_corners=True), (3, 2, 2), None), ""),
+    # Recurrent layers and attention (batch first: [N, T, features]).
+    "rnn": (around(lambda: nn.RNN(4, 5, batch_first=True), (3, 4), None,
+                   call=lambda layer, x: layer(x)[0]), ""),
+    "lstm": (around(lambda: nn.LSTM(4, 5, batch_first=True), (3, 4), None,
+                    call=lambda layer, x: layer(x)[0]), ""),
+    "lstm_bidirectional": (around(lambda: nn.LSTM(4, 3, num_layers=2,
+                                                  bidirectional=True,
+                                                  batch_first=True),
+                                  (3, 4), None,
+                                  call=lambda layer, x: layer(x)[0]), ""),
+    "rnn_relu": (around(lambda: nn.RNN(4, 5, nonlinearity="relu",
+                                       batch_first=True), (3, 4), None,
+                        call=lambda layer, x: layer(x)[0]), ""),
+    "gru": (around(lambda: nn.GRU(4, 5, batch_first=True), (3, 4), None,
+                   call=lambda layer, x: layer(x)[0]), ""),
+    "gru_bidirectional": (around(lambda: nn.GRU(4, 3, num_layers=2,
+                                                bidirectional=True,
+                                                batch_first=True),
+                                 (3, 4), None,
+                                 call=lambda layer, x: layer(x)[0]), ""),
+    "multihead_attention": (around(
+        lambda: nn.MultiheadAttention(4, 2, batch_first=True), (3, 4), None,
+        call=lambda layer, x: layer(x, x, x, need_weights=False)[0]), ""),
+    "transformer_encoder_layer": (around(
+        lambda: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0,
+                                           batch_first=True),
+        (3, 4), None), ""),
 }
 
 # Op types that only carry constants or types: left out of the table.

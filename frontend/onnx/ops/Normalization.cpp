@@ -26,20 +26,34 @@ namespace dpc::frontend {
 namespace {
 
 void importBatchNorm(Importer &im, const onnx::NodeProto &node) {
-  SmallVector<Value> operands = {im.operand(node, 0), im.operand(node, 1),
+  // Statistics are per channel over every other dim, so a BatchNorm3d's
+  // [N, C, D, H, W] runs as [N, C, D x H, W]: the kernels stop at rank 4.
+  Value input = im.operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getRank() > 4) {
+    SmallVector<int64_t> dims(type.getShape().take_front(2));
+    dims.push_back(type.getDimSize(2));
+    for (int64_t d = 3; d + 1 < type.getRank(); ++d)
+      dims.back() *= type.getDimSize(d);
+    dims.push_back(type.getShape().back());
+    input = im.createReshape(input, dims);
+  }
+  SmallVector<Value> operands = {input, im.operand(node, 1),
                                  im.operand(node, 2),
                                  im.operand(node, 3, /*isBuffer=*/true),
                                  im.operand(node, 4, /*isBuffer=*/true)};
   // ONNX's momentum weighs the running value; PyTorch's (and nn's) the batch.
   double momentum = shortestDecimal(static_cast<float>(
       1.0 - shortestDecimal(floatAttr(node, "momentum", 0.9f))));
-  im.define(
-      node, 0,
-      im.create<nn::BatchNormOp>(
-          operands,
-          {im.named("epsilon", im.opBuilder().getF64FloatAttr(shortestDecimal(
-                                   floatAttr(node, "epsilon", 1e-5f)))),
-           im.named("momentum", im.opBuilder().getF64FloatAttr(momentum))}));
+  Value output = im.create<nn::BatchNormOp>(
+      operands,
+      {im.named("epsilon", im.opBuilder().getF64FloatAttr(shortestDecimal(
+                               floatAttr(node, "epsilon", 1e-5f)))),
+       im.named("momentum", im.opBuilder().getF64FloatAttr(momentum))});
+  im.define(node, 0,
+            output.getType() == type
+                ? output
+                : im.createReshape(output, type.getShape()));
   // A training-mode export also outputs the updated running statistics (and
   // before opset 14, the batch statistics): in dpc the training step updates
   // them, so they have no value in the forward graph.

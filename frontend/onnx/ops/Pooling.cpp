@@ -1,8 +1,8 @@
 //===- Pooling.cpp - ONNX pooling -----------------------------------------===//
 //
-// AveragePool, MaxPool (1-D and 2-D, without indices) and
-// GlobalAveragePool. A 1-D pooling runs as the 2-D one on [N, C, 1, L]
-// (Conv.cpp).
+// AveragePool, MaxPool (1-D and 2-D, without indices), GlobalAveragePool
+// and GlobalMaxPool (a max pool whose window is the whole plane). A 1-D pooling
+// runs as the 2-D one on [N, C, 1, L] (Conv.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +59,23 @@ void importGlobalAveragePool(Importer &im, const onnx::NodeProto &node) {
   im.define(node, 0, oneD ? im.removeUnitDim(result, 2) : result);
 }
 
+void importGlobalMaxPool(Importer &im, const onnx::NodeProto &node) {
+  Value input = im.operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getRank() != 3 && type.getRank() != 4)
+    fail("only 1-D and 2-D global max pooling are supported, got " +
+         typeToString(type));
+  bool oneD = type.getRank() == 3;
+  if (oneD)
+    input = im.insertUnitDim(input, 2);
+  ArrayRef<int64_t> plane =
+      cast<RankedTensorType>(input.getType()).getShape().take_back(2);
+  Value result = im.create<nn::MaxPool2dOp>(
+      input, {im.i64Array("kernel_size", plane),
+              im.i64Array("stride", SmallVector<int64_t>{1, 1})});
+  im.define(node, 0, oneD ? im.removeUnitDim(result, 2) : result);
+}
+
 } // namespace
 
 void registerPoolingOps(OnnxOpTable &table) {
@@ -69,6 +86,7 @@ void registerPoolingOps(OnnxOpTable &table) {
     importPool(im, node, /*isMax=*/true);
   });
   table.add("GlobalAveragePool", importGlobalAveragePool);
+  table.add("GlobalMaxPool", importGlobalMaxPool);
 }
 
 } // namespace dpc::frontend

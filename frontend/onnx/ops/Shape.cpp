@@ -1,7 +1,7 @@
 //===- Shape.cpp - reshaping and layout -----------------------------------===//
 //
-// Reshape, Flatten, Expand (to the batch), Squeeze, Unsqueeze, Transpose,
-// Concat and Pad of run-time tensors (shape tensors fold, KnownValues.cpp;
+// Reshape, Flatten, Expand (to the batch), Squeeze, Unsqueeze, Transpose
+// and Concat of run-time tensors (shape tensors fold, KnownValues.cpp;
 // LSTM's sequence-first views are LstmImport's).
 //
 //===----------------------------------------------------------------------===//
@@ -178,46 +178,6 @@ void importConcat(Importer &im, const onnx::NodeProto &node) {
                                         axis < 0 ? axis + rank : axis))}));
 }
 
-void importPad(Importer &im, const onnx::NodeProto &node) {
-  std::string mode = stringAttr(node, "mode", "constant");
-  if (mode != "constant")
-    fail("mode '" + mode + "' is not supported; only constant padding is");
-  Value input = im.operand(node, 0);
-  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
-  SmallVector<int64_t> pads = im.constantInts(node, 1);
-  // From opset 18 an `axes` input says which dims `pads` covers.
-  SmallVector<int64_t> axes;
-  if (node.input_size() > 3 && !node.input(3).empty())
-    axes = normalizeAxes(im.constantInts(node, 3), rank);
-  else
-    for (int64_t d = 0; d < rank; ++d)
-      axes.push_back(d);
-  int64_t covered = static_cast<int64_t>(axes.size());
-  if (static_cast<int64_t>(pads.size()) != 2 * covered)
-    fail("pads must have " + std::to_string(2 * covered) + " entries, got " +
-         std::to_string(pads.size()));
-  SmallVector<int64_t> low(rank, 0), high(rank, 0);
-  for (int64_t i = 0; i < covered; ++i) {
-    low[axes[i]] = pads[i];
-    high[axes[i]] = pads[covered + i];
-  }
-  double value = 0.0;
-  if (node.input_size() > 2 && !node.input(2).empty()) {
-    const onnx::TensorProto *tensor = im.constantTensor(node.input(2));
-    if (!tensor)
-      fail("constant_value must be a constant");
-    DenseElementsAttr attr = im.toElementsAttr(*tensor);
-    if (attr.getNumElements() != 1 || !isa<FloatType>(attr.getElementType()))
-      fail("constant_value must be one floating-point value");
-    value = (*attr.getValues<APFloat>().begin()).convertToDouble();
-  }
-  im.define(
-      node, 0,
-      im.create<nn::PadOp>(
-          input, {im.i64Array("low", low), im.i64Array("high", high),
-                  im.named("value", im.opBuilder().getF64FloatAttr(value))}));
-}
-
 } // namespace
 
 void registerShapeOps(OnnxOpTable &table) {
@@ -232,7 +192,6 @@ void registerShapeOps(OnnxOpTable &table) {
   });
   table.add("Transpose", importTranspose);
   table.add("Concat", importConcat);
-  table.add("Pad", importPad);
 }
 
 } // namespace dpc::frontend

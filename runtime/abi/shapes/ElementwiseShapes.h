@@ -5,7 +5,7 @@
 // (clip, hard sigmoid, hard swish, GELU, erf and Kernels.def's
 // DPC_INPUT_ACTIVATION rows) also take their kind and parameters; dropout its
 // ratio and mask site. Binary ops broadcast the second operand to the first,
-// numpy-style, up to rank 4.
+// numpy-style, at any rank that merges to 4 dims.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,18 +66,40 @@ struct BroadcastShape {
 };
 
 /// Aligns numpy-style dims; throws std::invalid_argument if rhs does not
-/// broadcast to lhs or a rank exceeds 4.
+/// broadcast to lhs or, after merging, more than 4 dims remain. Dims of any
+/// rank are views: unit dims of lhs go, and each run of adjacent dims that
+/// rhs either all matches or all broadcasts becomes one dim (a fused-qkv
+/// attention's 5-D [B, H, T, 3, D] against [1, H, 1, 3, D] is 4-D).
 inline BroadcastShape makeBroadcastShape(const std::vector<int64_t> &lhsDims,
                                          const std::vector<int64_t> &rhsDims) {
-  if (lhsDims.size() > 4 || rhsDims.size() > lhsDims.size())
-    throw std::invalid_argument("broadcast: rank above 4 or rhs above lhs");
-  BroadcastShape shape;
-  size_t lead = 4 - lhsDims.size(), rhsLead = 4 - rhsDims.size();
-  for (size_t i = 0; i < 4; ++i) {
-    shape.out[i] = i < lead ? 1 : lhsDims[i - lead];
-    shape.rhs[i] = i < rhsLead ? 1 : rhsDims[i - rhsLead];
-    if (shape.rhs[i] != shape.out[i] && shape.rhs[i] != 1)
+  if (rhsDims.size() > lhsDims.size())
+    throw std::invalid_argument("broadcast: rhs rank above lhs");
+  size_t lead = lhsDims.size() - rhsDims.size();
+  std::vector<int64_t> out, rhs;
+  bool lastMatched = false;
+  for (size_t i = 0; i < lhsDims.size(); ++i) {
+    int64_t l = lhsDims[i], r = i < lead ? 1 : rhsDims[i - lead];
+    if (r != l && r != 1)
       throw std::invalid_argument("broadcast: rhs does not broadcast to lhs");
+    if (l == 1)
+      continue;
+    bool matched = r == l;
+    if (!out.empty() && matched == lastMatched) {
+      out.back() *= l;
+      rhs.back() *= r;
+    } else {
+      out.push_back(l);
+      rhs.push_back(r);
+    }
+    lastMatched = matched;
+  }
+  if (out.size() > 4)
+    throw std::invalid_argument("broadcast: more than 4 dims after merging");
+  BroadcastShape shape;
+  size_t pad = 4 - out.size();
+  for (size_t i = 0; i < 4; ++i) {
+    shape.out[i] = i < pad ? 1 : out[i - pad];
+    shape.rhs[i] = i < pad ? 1 : rhs[i - pad];
   }
   return shape;
 }

@@ -366,26 +366,39 @@ TEST_P(BroadcastTest, BackwardMatchesFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, BroadcastTest,
-    ::testing::Values(BroadcastCase{"Same", {2, 3, 4}, {2, 3, 4}},
-                      BroadcastCase{"LinearBias", {2, 3}, {3}},
-                      BroadcastCase{"ConvBias", {2, 3, 4, 5}, {3, 1, 1}},
-                      BroadcastCase{"Scalar", {2, 3, 4, 5}, {}},
-                      BroadcastCase{"Mixed", {2, 3, 4, 5}, {2, 1, 4, 1}},
-                      BroadcastCase{"RowVector", {3, 4}, {1, 4}},
-                      // Runs of dims that merge into one (Elementwise.cpp's
-                      // collapse).
-                      BroadcastCase{"TrailingRun", {2, 3, 4, 5}, {4, 5}},
-                      BroadcastCase{"LeadingRun", {2, 3, 4, 5}, {2, 3, 1, 1}}),
+    ::testing::Values(
+        BroadcastCase{"Same", {2, 3, 4}, {2, 3, 4}},
+        BroadcastCase{"LinearBias", {2, 3}, {3}},
+        BroadcastCase{"ConvBias", {2, 3, 4, 5}, {3, 1, 1}},
+        BroadcastCase{"Scalar", {2, 3, 4, 5}, {}},
+        BroadcastCase{"Mixed", {2, 3, 4, 5}, {2, 1, 4, 1}},
+        BroadcastCase{"RowVector", {3, 4}, {1, 4}},
+        // Runs of dims that merge into one (Elementwise.cpp's
+        // collapse).
+        BroadcastCase{"TrailingRun", {2, 3, 4, 5}, {4, 5}},
+        BroadcastCase{"LeadingRun", {2, 3, 4, 5}, {2, 3, 1, 1}},
+        // Rank 5 and 6, merged to 4 dims or fewer.
+        BroadcastCase{"Rank5Same", {2, 2, 4, 4, 3}, {2, 2, 4, 4, 3}},
+        BroadcastCase{"Rank5Attention", {2, 3, 4, 3, 5}, {1, 3, 1, 3, 5}},
+        BroadcastCase{"Rank6UnitDims", {2, 1, 3, 1, 4, 5}, {1, 3, 1, 1, 5}}),
     [](const auto &info) { return std::string(info.param.name); });
 
 TEST(BroadcastShapeTest, RejectsIncompatible) {
   EXPECT_THROW(makeBroadcastShape({2, 3}, {2}), std::invalid_argument);
   EXPECT_THROW(makeBroadcastShape({2, 3}, {1, 2, 3}), std::invalid_argument);
-  EXPECT_THROW(makeBroadcastShape({1, 2, 3, 4, 5}, {5}), std::invalid_argument);
+  // Five runs of matched and broadcast dims do not merge into four.
+  EXPECT_THROW(makeBroadcastShape({2, 3, 4, 5, 6}, {2, 1, 4, 1, 6}),
+               std::invalid_argument);
   auto s = makeBroadcastShape({2, 3}, {3});
   EXPECT_EQ(s.out[2], 2);
   EXPECT_EQ(s.rhs[2], 1);
   EXPECT_EQ(s.rhs[3], 3);
+  // Rank 5 merges: [1, 2, 3, 4, 5] against [5] is [24, 5] against [1, 5].
+  auto merged = makeBroadcastShape({1, 2, 3, 4, 5}, {5});
+  EXPECT_EQ(merged.out[2], 24);
+  EXPECT_EQ(merged.rhs[2], 1);
+  EXPECT_EQ(merged.out[3], 5);
+  EXPECT_EQ(merged.rhs[3], 5);
 }
 
 //===----------------------------------------------------------------------===//

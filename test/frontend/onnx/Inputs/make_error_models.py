@@ -169,6 +169,31 @@ MODELS = {
         [helper.make_node("Flatten", ["x"], ["f"], name="flat"),
          helper.make_node("Gemm", ["f", "w"], ["y"], name="fc", transB=1)],
         [x(("batch", 1, 2, 4, 4))], [y(("batch", 3))], [weight("w", (3, 32))]),
+    # Resampling that dpc refuses in one line (ops/Resampling.cpp): a
+    # reflection wider than the dim allows, cropping by negative pads, an
+    # antialiased resize, a pixel shuffle whose channels the block does not
+    # divide.
+    "reflect_too_wide": model(
+        [helper.make_node("Pad", ["x", "pads"], ["y"], name="reflect_1",
+                          mode="reflect")],
+        [x(("batch", 2, 4))], [y(("batch", 2, 12))],
+        [numpy_helper.from_array(np.array([0, 0, 4, 0, 0, 4], np.int64),
+                                 "pads")]),
+    "pad_crop": model(
+        [helper.make_node("Pad", ["x", "pads"], ["y"], name="crop_1")],
+        [x(("batch", 2, 4))], [y(("batch", 2, 2))],
+        [numpy_helper.from_array(np.array([0, 0, -1, 0, 0, -1], np.int64),
+                                 "pads")]),
+    "resize_antialias": model(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"],
+                          name="resize_1", mode="linear", antialias=1)],
+        [x(("batch", 1, 4, 4))], [y(("batch", 1, 2, 2))],
+        [numpy_helper.from_array(np.array([1, 1, .5, .5], np.float32),
+                                 "scales")], opset=18),
+    "depth_to_space_3": model(
+        [helper.make_node("DepthToSpace", ["x"], ["y"], name="shuffle_1",
+                          blocksize=2, mode="CRD")],
+        [x(("batch", 3, 2, 2))], [y(("batch", 1, 4, 4))]),
     # A 3-D convolution.
     "conv3d": model(
         [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_1",

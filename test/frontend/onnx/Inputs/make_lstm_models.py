@@ -36,7 +36,7 @@ def weights(directions, bias=True):
     return inits
 
 
-def zero_state(directions):
+def zero_state(directions, element=TensorProto.FLOAT):
     """The legacy exporter's h0: zeros of [directions, batch, HIDDEN]."""
     return [helper.make_node("Shape", ["x"], ["shape"]),
             ints("zero", [0]),
@@ -46,8 +46,7 @@ def zero_state(directions):
                              axis=0),
             helper.make_node(
                 "ConstantOfShape", ["state_shape"], ["h0"],
-                value=helper.make_tensor("v", TensorProto.FLOAT, [1],
-                                         [0.0]))]
+                value=helper.make_tensor("v", element, [1], [0]))]
 
 
 def model(nodes, out_shape, inits, opset=17):
@@ -126,8 +125,15 @@ MODELS = {
          helper.make_node("Transpose", ["ym"], ["y"], perm=[1, 0, 2])],
         ["batch", STEPS, HIDDEN], weights(1)),
     # The batch-dependent zeros read as a tensor.
-    "fill_misuse": model(
+    # A fill read by another op: a float one is its value repeated for
+    # each sample; an integer one has no nn tensor.
+    "fill_read": model(
         zero_state(1) + [helper.make_node("Add", ["h0", "h0"], ["y"])],
+        [1, "batch", HIDDEN], []),
+    "fill_misuse": model(
+        zero_state(1, TensorProto.INT64)
+        + [helper.make_node("Cast", ["h0"], ["h0f"], to=TensorProto.FLOAT),
+           helper.make_node("Add", ["h0f", "h0f"], ["y"])],
         [1, "batch", HIDDEN], []),
     "lstm_clip": model(seq_first({"clip": 1.0}), ["batch", HIDDEN],
                        weights(1)),
