@@ -13,6 +13,7 @@
 #include "frontend/onnx/OnnxOpTable.h"
 
 #include "ir/nn/NNOps.h"
+#include "runtime/abi/WindowMath.h"
 
 using namespace mlir;
 
@@ -87,6 +88,16 @@ SmallVector<int64_t> padsForOutputShape(const onnx::NodeProto &node,
   for (int axis = 0; axis < 2; ++axis) {
     const char *name = axis == 0 ? "height" : "width";
     int64_t extent = input.getDimSize(2 + axis);
+    // In range, no term below overflows (as nn.conv_transpose2d's).
+    if (!plan::windowArgumentsInRange(extent, w.kernel[axis], w.stride[axis], 0,
+                                      0, w.dilation[axis]) ||
+        w.outputPadding[axis] < 0 || w.outputPadding[axis] >= w.stride[axis] ||
+        shape[axis] < 1 || shape[axis] > plan::kMaxWindowArgument)
+      fail(std::string("output_shape along the ") + name +
+           " needs a static input extent, a positive output_shape and "
+           "kernel, stride and dilation, and an output_padding below the "
+           "stride, each at most " +
+           std::to_string(plan::kMaxWindowArgument));
     int64_t full = w.stride[axis] * (extent - 1) + w.outputPadding[axis] +
                    w.dilation[axis] * (w.kernel[axis] - 1) + 1;
     int64_t total = full - shape[axis];

@@ -44,6 +44,8 @@ MODELS = {
                               strides=[2, 2], output_shape=[8, 9]),
     "output_shape_large": model((2, 3, 3, 3), (2, 4, 4), (3, 10, 9),
                                 strides=[2, 2], output_shape=[10, 9]),
+    "output_shape_zero": model((2, 3, 3, 3), (2, 4, 4), (3, 1, 9),
+                               strides=[2, 2], output_shape=[0, 9]),
 }
 
 
