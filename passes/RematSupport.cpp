@@ -25,6 +25,12 @@ int64_t dpc::estimateFlops(Operation *op) {
         return 2 * out * filter.getDimSize(1) * filter.getDimSize(2) *
                filter.getDimSize(3);
       })
+      .Case([&](nn::ConvTranspose2dOp o) {
+        auto filter = cast<RankedTensorType>(o.getFilter().getType());
+        // Every input element: C_out / groups * kH * kW multiply-adds.
+        return 2 * numElements(o.getInput()) * filter.getDimSize(1) *
+               filter.getDimSize(2) * filter.getDimSize(3);
+      })
       .Case([&](nn::LinearOp o) {
         auto input = cast<RankedTensorType>(o->getOperand(0).getType());
         return 2 * out * input.getShape().back();

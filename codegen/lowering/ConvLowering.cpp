@@ -1,6 +1,7 @@
 //===- ConvLowering.cpp - convolutions to kernels -------------------------===//
 //
-// A 2-D convolution and its two gradients each become one kernel call.
+// A 2-D convolution, its two gradients and a transposed convolution each
+// become one kernel call.
 // On a GPU the call gets cuDNN's workspace; the CPU's needs none.
 //
 //===----------------------------------------------------------------------===//
@@ -85,9 +86,20 @@ LogicalResult lowerToKernels(nn::Conv2dGradFilterOp op, KernelBuilder &b) {
                      {{X, op.getInput()}, {DY, op.getResultGrad()}});
 }
 
+/// A transposed convolution is the input gradient of the convolution with
+/// its filter and attributes: the same kernel, with its input as that
+/// convolution's result gradient (its output padding is in its result's
+/// dims).
+template <>
+LogicalResult lowerToKernels(nn::ConvTranspose2dOp op, KernelBuilder &b) {
+  using namespace roles::Conv2dBackwardData;
+  return convolution(b, op, Kernel::Conv2dBackwardData,
+                     {{DY, op.getInput()}, {W, op.getFilter()}});
+}
+
 } // namespace dpc
 
 void dpc::attachConvLowerings(MLIRContext &context) {
   attachKernelLowerings<nn::Conv2dOp, nn::Conv2dGradInputOp,
-                        nn::Conv2dGradFilterOp>(context);
+                        nn::Conv2dGradFilterOp, nn::ConvTranspose2dOp>(context);
 }

@@ -50,6 +50,31 @@ def NN_Conv2dOp : NN_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+def NN_ConvTranspose2dOp : NN_Op<"conv_transpose2d",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-D transposed convolution over NCHW input with an IOHW filter";
+  let description = [{
+    PyTorch's `conv_transpose2d` without bias (the importer adds it): the
+    input gradient of an `nn.conv2d` with the same filter and attributes
+    whose input has this op's result size. The filter has shape
+    `[C_in, C_out / groups, kH, kW]`. `padding` (`[top, left, bottom,
+    right]`) crops the full output; `output_padding` (`[h, w]`, each below
+    the stride) extends it at the bottom and right, where several sizes
+    give the same forward convolution. Along the height:
+    `(H - 1) * stride - top - bottom + dilation * (kH - 1) + 1 + output_padding`.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$filter,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$output_padding,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+    DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $filter attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def NN_BatchNormOp : NN_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
   let summary = "Batch normalization over the channel dimension (dim 1)";
   let description = [{

@@ -72,6 +72,22 @@ LogicalResult checkPerChannel(const ShapeError &error, Value operand,
   return checkSameElementType(error, elementType, type, what);
 }
 
+LogicalResult checkWindowArguments(const ShapeError &error, int64_t input,
+                                   int64_t kernel, int64_t stride,
+                                   int64_t padBefore, int64_t padAfter,
+                                   int64_t dilation, StringRef axis) {
+  if (dpc::plan::windowArgumentsInRange(input, kernel, stride, padBefore,
+                                        padAfter, dilation))
+    return success();
+  error() << "window along the " << axis << " (extent " << input << ", kernel "
+          << kernel << ", stride " << stride << ", padding " << padBefore << "+"
+          << padAfter << ", dilation " << dilation
+          << ") is out of range: each must be at most "
+          << dpc::plan::kMaxWindowArgument
+          << ", the kernel, stride and dilation positive";
+  return failure();
+}
+
 /// Output size of a sliding window (convolution or pooling) along one axis.
 /// The formula is the runtime's, so compiler and kernels cannot disagree.
 FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
@@ -81,16 +97,9 @@ FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
                                     StringRef axis) {
   if (isDynamic(input) || isDynamic(kernel))
     return kDynamic;
-  using dpc::plan::kMaxWindowArgument;
-  if (!dpc::plan::windowArgumentsInRange(input, kernel, stride, padBefore,
-                                         padAfter, dilation)) {
-    error() << "window along the " << axis << " (extent " << input
-            << ", kernel " << kernel << ", stride " << stride << ", padding "
-            << padBefore << "+" << padAfter << ", dilation " << dilation
-            << ") is out of range: each must be at most " << kMaxWindowArgument
-            << ", the kernel, stride and dilation positive";
+  if (failed(checkWindowArguments(error, input, kernel, stride, padBefore,
+                                  padAfter, dilation, axis)))
     return failure();
-  }
   int64_t effectiveKernel = dilation * (kernel - 1) + 1;
   if (input + padBefore + padAfter < effectiveKernel) {
     error() << "window of size " << effectiveKernel << " does not fit the "

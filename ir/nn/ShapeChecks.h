@@ -60,6 +60,14 @@ mlir::LogicalResult checkPerChannel(const ShapeError &error,
                                     mlir::Type elementType,
                                     llvm::StringRef what);
 
+/// A window's static arguments along one axis are in range
+/// (dpc::plan::windowArgumentsInRange), or a located error naming `axis`.
+mlir::LogicalResult checkWindowArguments(const ShapeError &error, int64_t input,
+                                         int64_t kernel, int64_t stride,
+                                         int64_t padBefore, int64_t padAfter,
+                                         int64_t dilation,
+                                         llvm::StringRef axis);
+
 struct Window2d {
   llvm::ArrayRef<int64_t> kernel, stride, padding, dilation;
   bool ceilMode;

@@ -14,6 +14,7 @@
 #include "ir/nn/NNOps.h"
 #include "ir/nn/ShapeChecks.h"
 #include "runtime/abi/CheckedMath.h"
+#include "runtime/abi/WindowMath.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Diagnostics.h"
@@ -90,6 +91,94 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
                                    adaptor.getPadding(), adaptor.getDilation(),
                                    /*ceilMode=*/false}),
                     inferred);
+}
+
+/// Output extent of a transposed convolution along one axis: the input
+/// extent of the convolution it is the input gradient of. An output padding
+/// below the stride keeps that convolution's output the transposed one's
+/// input.
+static FailureOr<int64_t>
+transposedOutputSize(const ShapeError &error, int64_t input, int64_t kernel,
+                     int64_t stride, int64_t padBefore, int64_t padAfter,
+                     int64_t dilation, int64_t outputPadding, StringRef axis) {
+  if (outputPadding >= stride) {
+    error() << "'output_padding' " << outputPadding << " along the " << axis
+            << " must be smaller than the stride " << stride;
+    return failure();
+  }
+  if (isDynamic(input) || isDynamic(kernel))
+    return kDynamic;
+  if (failed(checkWindowArguments(error, input, kernel, stride, padBefore,
+                                  padAfter, dilation, axis)))
+    return failure();
+  // Each term is below 2^62 (windowArgumentsInRange): no overflow.
+  int64_t output = (input - 1) * stride - padBefore - padAfter +
+                   dilation * (kernel - 1) + 1 + outputPadding;
+  if (output < 1 || output > dpc::plan::kMaxWindowArgument) {
+    error() << "transposed convolution output along the " << axis
+            << " would have extent " << output << " (input " << input
+            << ", kernel " << kernel << ", stride " << stride << ", padding "
+            << padBefore << "+" << padAfter << ", dilation " << dilation
+            << "): it must be in [1, " << dpc::plan::kMaxWindowArgument << "]";
+    return failure();
+  }
+  return output;
+}
+
+LogicalResult
+ConvTranspose2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &inferred) {
+  ShapeError error{loc};
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto filter = cast<RankedTensorType>(adaptor.getFilter().getType());
+  ArrayRef<int64_t> stride = adaptor.getStride(),
+                    padding = adaptor.getPadding(),
+                    outputPadding = adaptor.getOutputPadding(),
+                    dilation = adaptor.getDilation();
+  int64_t groups = adaptor.getGroups();
+  if (failed(checkRank(error, input, 4, "input")) ||
+      failed(checkRank(error, filter, 4, "filter")) ||
+      failed(checkSameElementType(error, input, filter, "filter")) ||
+      failed(checkArray(error, stride, 2, 1, "stride")) ||
+      failed(checkArray(error, padding, 4, 0, "padding")) ||
+      failed(checkArray(error, outputPadding, 2, 0, "output_padding")) ||
+      failed(checkArray(error, dilation, 2, 1, "dilation")))
+    return failure();
+  if (groups < 1)
+    return emitOptionalError(loc, "'groups' must be >= 1, got ", groups);
+  // The filter is [C_in, C_out / groups, kH, kW]: the conv2d filter of the
+  // convolution this op is the input gradient of.
+  int64_t inChannels = filter.getDimSize(0);
+  if (!isDynamic(inChannels) && inChannels % groups != 0)
+    return emitOptionalError(loc, "input channels ", inChannels,
+                             " are not divisible by groups ", groups);
+  if (!dimsAgree(input.getDimSize(1), inChannels))
+    return emitOptionalError(loc, "input has ", input.getDimSize(1),
+                             " channels but the filter expects ", inChannels);
+  int64_t outChannels = kDynamic;
+  if (!isDynamic(filter.getDimSize(1))) {
+    std::optional<int64_t> channels =
+        dpc::checkedMul(filter.getDimSize(1), groups);
+    if (!channels)
+      return emitOptionalError(loc, "output channels overflow: ",
+                               filter.getDimSize(1), " x ", groups, " groups");
+    outChannels = *channels;
+  }
+  FailureOr<int64_t> height = transposedOutputSize(
+      error, input.getDimSize(2), filter.getDimSize(2), stride[0], padding[0],
+      padding[2], dilation[0], outputPadding[0], "height");
+  if (failed(height))
+    return failure();
+  FailureOr<int64_t> width = transposedOutputSize(
+      error, input.getDimSize(3), filter.getDimSize(3), stride[1], padding[1],
+      padding[3], dilation[1], outputPadding[1], "width");
+  if (failed(width))
+    return failure();
+  inferred.push_back(
+      RankedTensorType::get({input.getDimSize(0), outChannels, *height, *width},
+                            input.getElementType()));
+  return success();
 }
 
 LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,

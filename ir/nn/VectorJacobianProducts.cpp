@@ -106,6 +106,25 @@ LogicalResult buildVJP(Conv2dOp op, OpBuilder &b, ValueRange dys,
   return success();
 }
 
+/// y = conv2d_grad_input(x, W) is linear in x and in W: x's gradient is the
+/// convolution of dy with W, and W's is the filter gradient of that
+/// convolution, with x in the role of its result gradient and dy in that of
+/// its input.
+LogicalResult buildVJP(ConvTranspose2dOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  Location loc = op.getLoc();
+  auto filter = op.getFilter().getType();
+  int64_t kernel[2] = {filter.getDimSize(2), filter.getDimSize(3)};
+  grads.push_back(b.create<Conv2dOp>(loc, dys[0], op.getFilter(),
+                                     /*bias=*/Value(), op.getStride(),
+                                     op.getPadding(), op.getDilation(),
+                                     op.getGroups()));
+  grads.push_back(b.create<Conv2dGradFilterOp>(
+      loc, op.getInput(), dys[0], kernel, op.getStride(), op.getPadding(),
+      op.getDilation(), op.getGroups()));
+  return success();
+}
+
 LogicalResult buildVJP(BatchNormOp op, OpBuilder &, ValueRange,
                        SmallVectorImpl<Value> &) {
   return op.emitOpError()
@@ -525,11 +544,11 @@ template <typename... OpTs> void attach(MLIRContext &context) {
 } // namespace
 
 void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
-  attach<ConstantOp, Conv2dOp, BatchNormOp, BatchNormTrainOp, MaxPool2dOp,
-         AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp, TanhOp,
-         ReciprocalOp, ClipOp, HardSigmoidOp, HardSwishOp, GeluOp, ErfOp,
-         LeakyReluOp, EluOp, SeluOp, CeluOp, SoftplusOp, MishOp, AbsOp, LogOp,
-         LogSigmoidOp, ShrinkOp, ThresholdOp, DropoutOp, EmbeddingOp,
+  attach<ConstantOp, Conv2dOp, ConvTranspose2dOp, BatchNormOp, BatchNormTrainOp,
+         MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp,
+         TanhOp, ReciprocalOp, ClipOp, HardSigmoidOp, HardSwishOp, GeluOp,
+         ErfOp, LeakyReluOp, EluOp, SeluOp, CeluOp, SoftplusOp, MishOp, AbsOp,
+         LogOp, LogSigmoidOp, ShrinkOp, ThresholdOp, DropoutOp, EmbeddingOp,
          ReduceSumOp, LayerNormOp, TransposeOp, ConcatOp, SplitOp, AddOp, MulOp,
          FlattenOp, ReshapeOp, LinearOp, MatmulOp, BatchMatmulOp,
          BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp, LossOp>(context);

@@ -121,6 +121,17 @@ LAYERS = {
                                    None),
                             "yes (dynamo); the legacy exporter refuses it "
                             "(the batch is dynamic)"),
+    # Transposed convolutions (1-D on [N, C, L], as Conv1d).
+    "conv_transpose1d": (around(lambda: nn.ConvTranspose1d(4, 3, 3, stride=2,
+                                                           padding=1),
+                                (4, 5), None), ""),
+    "conv_transpose2d": (around(lambda: nn.ConvTranspose2d(3, 4, (2, 3)),
+                                (3, 3, 2), None), ""),
+    "conv_transpose2d_strided": (
+        around(lambda: nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1,
+                                          output_padding=1, dilation=2,
+                                          groups=2, bias=False),
+               (4, 3, 2), None), ""),
     # Normalizations per sample.
     "group_norm": (around(lambda: nn.GroupNorm(2, 4), (4, 3, 2), None), ""),
     "group_norm_plain": (around(lambda: nn.GroupNorm(3, 6, affine=False),

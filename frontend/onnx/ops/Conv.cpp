@@ -1,9 +1,11 @@
 //===- Conv.cpp - ONNX convolutions ---------------------------------------===//
 //
-// Conv: 1-D and 2-D, grouped and dilated; a known all-zero bias is none. A
-// 1-D convolution runs as the 2-D one on [N, C, 1, L] with a [O, C/g, 1, k]
-// filter (as PyTorch 2's exporter writes an adaptive 1-D pooling), so
-// every backend's 2-D kernels serve it.
+// Conv and ConvTranspose: 1-D and 2-D, grouped and dilated; a known
+// all-zero bias is none. A 1-D convolution runs as the 2-D one on
+// [N, C, 1, L] with a [O, C/g, 1, k] filter (as PyTorch 2's exporter writes
+// an adaptive 1-D pooling), so every backend's 2-D kernels serve it. A
+// transposed convolution is nn.conv_transpose2d (the input gradient of a
+// convolution) plus its bias, broadcast over the spatial dims.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,34 +13,45 @@
 #include "frontend/onnx/OnnxOpTable.h"
 
 #include "ir/nn/NNOps.h"
+#include "runtime/abi/WindowMath.h"
 
 using namespace mlir;
 
 namespace dpc::frontend {
 namespace {
 
-void importConv(Importer &im, const onnx::NodeProto &node) {
-  Value input = im.operand(node, 0), filter = im.operand(node, 1);
+/// The convolution's filter spatial rank, 1 or 2, or a failure naming it.
+int64_t convSpatialRank(Value filter, llvm::StringRef what) {
   int64_t spatialRank = cast<RankedTensorType>(filter.getType()).getRank() - 2;
   if (spatialRank != 1 && spatialRank != 2)
-    fail("only 1-D and 2-D convolutions are supported (the filter has " +
+    fail("only 1-D and 2-D " + what.str() + " are supported (the filter has " +
          std::to_string(spatialRank) + " spatial dims)");
+  return spatialRank;
+}
+
+/// Input 2's bias, or none: also when it is a known all-zero tensor
+/// (PyTorch 2's exporter writes an Expand-ed zero for bias=False).
+Value convBias(Importer &im, const onnx::NodeProto &node) {
+  const KnownTensor *zeros = node.input_size() > 2 && !node.input(2).empty() &&
+                                     !im.isInitializer(node.input(2))
+                                 ? im.knownValue(node.input(2))
+                                 : nullptr;
+  if (zeros && zeros->isFloat() &&
+      llvm::all_of(zeros->floats, [](double v) { return v == 0; }))
+    return {};
+  return im.optionalOperand(node, 2);
+}
+
+void importConv(Importer &im, const onnx::NodeProto &node) {
+  Value input = im.operand(node, 0), filter = im.operand(node, 1);
+  int64_t spatialRank = convSpatialRank(filter, "convolutions");
   if (spatialRank == 1) {
     input = im.insertUnitDim(input, 2);
     filter = im.insertUnitDim(filter, 2);
   }
   SmallVector<Value> operands = {input, filter};
-  // A known all-zero bias (PyTorch 2's exporter writes an Expand-ed zero
-  // for bias=False) is no bias.
-  const KnownTensor *zeros = node.input_size() > 2 && !node.input(2).empty() &&
-                                     !im.isInitializer(node.input(2))
-                                 ? im.knownValue(node.input(2))
-                                 : nullptr;
-  bool zeroBias = zeros && zeros->isFloat() &&
-                  llvm::all_of(zeros->floats, [](double v) { return v == 0; });
-  if (!zeroBias)
-    if (Value bias = im.optionalOperand(node, 2))
-      operands.push_back(bias);
+  if (Value bias = convBias(im, node))
+    operands.push_back(bias);
   Value result = im.create<nn::Conv2dOp>(
       operands,
       {im.i64Array("stride", spatialInts(node, "strides", spatialRank, 1)),
@@ -49,8 +62,105 @@ void importConv(Importer &im, const onnx::NodeProto &node) {
   im.define(node, 0, spatialRank == 1 ? im.removeUnitDim(result, 2) : result);
 }
 
+/// The geometry of a transposed convolution in nn's 2-D form (a 1-D one's
+/// on the width).
+struct TransposedWindow {
+  SmallVector<int64_t> kernel, stride, dilation, outputPadding, pads;
+};
+
+/// ConvTranspose's pads where `output_shape` is given: the full output
+/// cropped to it. ONNX's text puts an odd total's extra row at the start,
+/// onnxruntime at the end, so only even totals are taken.
+SmallVector<int64_t> padsForOutputShape(const onnx::NodeProto &node,
+                                        RankedTensorType input,
+                                        const TransposedWindow &w,
+                                        int64_t spatialRank) {
+  SmallVector<int64_t> shape = intsAttr(node, "output_shape", {});
+  int64_t given = static_cast<int64_t>(shape.size());
+  if (given != spatialRank && given != spatialRank + 2)
+    fail("output_shape has " + std::to_string(given) + " dims, expected " +
+         std::to_string(spatialRank) + " (or " +
+         std::to_string(spatialRank + 2) + " with batch and channels)");
+  shape.erase(shape.begin(), shape.end() - spatialRank);
+  if (spatialRank == 1)
+    shape.insert(shape.begin(), 1);
+  SmallVector<int64_t> pads(4);
+  for (int axis = 0; axis < 2; ++axis) {
+    const char *name = axis == 0 ? "height" : "width";
+    int64_t extent = input.getDimSize(2 + axis);
+    // In range, no term below overflows (as nn.conv_transpose2d's).
+    if (!plan::windowArgumentsInRange(extent, w.kernel[axis], w.stride[axis], 0,
+                                      0, w.dilation[axis]) ||
+        w.outputPadding[axis] < 0 || w.outputPadding[axis] >= w.stride[axis] ||
+        shape[axis] < 1 || shape[axis] > plan::kMaxWindowArgument)
+      fail(std::string("output_shape along the ") + name +
+           " needs a static input extent, a positive output_shape and "
+           "kernel, stride and dilation, and an output_padding below the "
+           "stride, each at most " +
+           std::to_string(plan::kMaxWindowArgument));
+    int64_t full = w.stride[axis] * (extent - 1) + w.outputPadding[axis] +
+                   w.dilation[axis] * (w.kernel[axis] - 1) + 1;
+    int64_t total = full - shape[axis];
+    if (total < 0)
+      fail("output_shape " + std::to_string(shape[axis]) + " along the " +
+           name + " exceeds the full transposed output " +
+           std::to_string(full) + "; give output_padding instead");
+    if (total % 2 != 0)
+      fail("output_shape " + std::to_string(shape[axis]) + " along the " +
+           name + " crops an odd " + std::to_string(total) +
+           " from the full output, which ONNX and onnxruntime split "
+           "differently; give pads instead");
+    pads[axis] = pads[axis + 2] = total / 2;
+  }
+  return pads;
+}
+
+/// ConvTranspose: nn.conv_transpose2d, and the bias added over the spatial
+/// dims.
+void importConvTranspose(Importer &im, const onnx::NodeProto &node) {
+  Value input = im.operand(node, 0), filter = im.operand(node, 1);
+  int64_t spatialRank = convSpatialRank(filter, "transposed convolutions");
+  if (spatialRank == 1) {
+    input = im.insertUnitDim(input, 2);
+    filter = im.insertUnitDim(filter, 2);
+  }
+  auto filterType = cast<RankedTensorType>(filter.getType());
+  TransposedWindow w;
+  w.kernel = {filterType.getDimSize(2), filterType.getDimSize(3)};
+  if (attr(node, "kernel_shape") &&
+      spatialInts(node, "kernel_shape", spatialRank, 1) != w.kernel)
+    fail("kernel_shape does not match the spatial dims of the filter, " +
+         typeToString(im.operand(node, 1).getType()));
+  w.stride = spatialInts(node, "strides", spatialRank, 1);
+  w.dilation = spatialInts(node, "dilations", spatialRank, 1);
+  w.outputPadding = spatialInts(node, "output_padding", spatialRank, 0);
+  w.pads = spatialPads(node, spatialRank);
+  if (attr(node, "output_shape"))
+    w.pads = padsForOutputShape(node, cast<RankedTensorType>(input.getType()),
+                                w, spatialRank);
+  Value result = im.create<nn::ConvTranspose2dOp>(
+      {input, filter},
+      {im.i64Array("stride", w.stride), im.i64Array("padding", w.pads),
+       im.i64Array("output_padding", w.outputPadding),
+       im.i64Array("dilation", w.dilation),
+       im.named("groups",
+                im.opBuilder().getI64IntegerAttr(intAttr(node, "group", 1)))});
+  if (spatialRank == 1)
+    result = im.removeUnitDim(result, 2);
+  if (Value bias = convBias(im, node)) {
+    // [C] -> [C, 1(, 1)]: broadcast over the spatial dims.
+    SmallVector<int64_t> dims(spatialRank + 1, 1);
+    dims[0] = cast<RankedTensorType>(bias.getType()).getDimSize(0);
+    result = im.create<nn::AddOp>({result, im.createReshape(bias, dims)});
+  }
+  im.define(node, 0, result);
+}
+
 } // namespace
 
-void registerConvOps(OnnxOpTable &table) { table.add("Conv", importConv); }
+void registerConvOps(OnnxOpTable &table) {
+  table.add("Conv", importConv);
+  table.add("ConvTranspose", importConvTranspose);
+}
 
 } // namespace dpc::frontend
