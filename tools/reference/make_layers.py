@@ -184,6 +184,8 @@ LAYERS = {
                                        (3, 2, 2), None), ""),
     "adaptive_max_pool2d": (around(lambda: nn.AdaptiveMaxPool2d(1),
                                    (3, 2, 2), None), ""),
+    "adaptive_max_pool1d": (around(lambda: nn.AdaptiveMaxPool1d(1), (3, 8),
+                                   None), ""),
     "max_pool3d": (around(lambda: nn.MaxPool3d(2), (2, 2, 3, 2), None), ""),
     "avg_pool3d": (around(lambda: nn.AvgPool3d(2), (2, 2, 3, 2), None), ""),
     # Padding, shuffles and upsampling.
@@ -242,6 +244,10 @@ LAYERS = {
     "multihead_attention": (around(
         lambda: nn.MultiheadAttention(4, 2, batch_first=True), (3, 4), None,
         call=lambda layer, x: layer(x, x, x, need_weights=False)[0]), ""),
+    "transformer_decoder_layer": (around(
+        lambda: nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0,
+                                           batch_first=True),
+        (3, 4), None, call=lambda layer, x: layer(x, x)), ""),
     "transformer_encoder_layer": (around(
         lambda: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0,
                                            batch_first=True),

@@ -250,6 +250,43 @@ def bert_tiny():
     return BertLogits(transformers.BertForSequenceClassification(config))
 
 
+def hf_encoder(family):
+    """A Hugging Face encoder for sequence classification (the transformers
+    package): DistilBERT, ALBERT or ELECTRA, 2 layers of width 32, 4 heads,
+    every dropout off, their default attention; no padding id (as
+    bert_tiny)."""
+    import transformers
+    common = dict(vocab_size=VOCAB, max_position_embeddings=TOKENS,
+                  num_labels=10, pad_token_id=None)
+    if family == "DistilBert":
+        config = transformers.DistilBertConfig(
+            dim=32, hidden_dim=64, n_layers=2, n_heads=4, dropout=0.0,
+            attention_dropout=0.0, seq_classif_dropout=0.0, **common)
+    else:
+        config = getattr(transformers, family + "Config")(
+            embedding_size=16, hidden_size=32, num_hidden_layers=2,
+            num_attention_heads=4, intermediate_size=64,
+            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+            classifier_dropout_prob=0.0, **common)
+    return BertLogits(
+        getattr(transformers, family + "ForSequenceClassification")(config))
+
+
+def hf_decoder(family):
+    """A Hugging Face decoder LM (Llama, Mistral or Qwen2): 2 layers of
+    width 32, 4 query heads sharing 2 key-value heads (grouped-query
+    attention), rotary positions, RMSNorm, SwiGLU, the default attention;
+    as gpt2_hf, cross-entropy of the last position's logits."""
+    import transformers
+    config = getattr(transformers, family + "Config")(
+        vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=TOKENS, pad_token_id=None,
+        bos_token_id=None, eos_token_id=None)
+    return Gpt2LastLogits(
+        getattr(transformers, family + "ForCausalLM")(config))
+
+
 class Gpt2LastLogits(nn.Module):
     def __init__(self, model):
         super().__init__()
@@ -339,6 +376,12 @@ ZOO = {
     "bert_tiny": (bert_tiny, "tokens"),
     "gpt_tiny": (CausalLm, "tokens"),
     "gpt2_hf": (gpt2_hf, "tokens"),
+    "distilbert_hf": (lambda: hf_encoder("DistilBert"), "tokens"),
+    "albert_hf": (lambda: hf_encoder("Albert"), "tokens"),
+    "electra_hf": (lambda: hf_encoder("Electra"), "tokens"),
+    "llama_hf": (lambda: hf_decoder("Llama"), "tokens"),
+    "mistral_hf": (lambda: hf_decoder("Mistral"), "tokens"),
+    "qwen2_hf": (lambda: hf_decoder("Qwen2"), "tokens"),
     "lstm": (LstmClassifier, "sequence"),
     "lstm_bidirectional": (DeepLstmClassifier, "sequence"),
     "mlp_layernorm": (mlp, "images"),
@@ -349,9 +392,12 @@ ZOO = {
 def build(name):
     """The model in training mode, dropout off, with hash:SEED weights."""
     model = ZOO[name][0]().train()
-    import torchvision  # only here and in the models that need it
+    try:  # only here and in the models that need it
+        from torchvision.ops import StochasticDepth
+    except ImportError:  # a model that needs it imports it itself
+        StochasticDepth = nn.Dropout
     for module in model.modules():
-        if isinstance(module, (nn.Dropout, torchvision.ops.StochasticDepth)):
+        if isinstance(module, (nn.Dropout, StochasticDepth)):
             module.p = 0.0
         if isinstance(module, nn.MultiheadAttention):
             module.dropout = 0.0
