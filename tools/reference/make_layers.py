@@ -155,12 +155,12 @@ LAYERS = {
     "linear_nobias": (around(lambda: nn.Linear(12, 8, bias=False), width=8),
                       ""),
     "bilinear": (around(lambda: nn.Bilinear(6, 6, 5), width=5,
-                        call=lambda layer, x: layer(x[:, :6], x[:, 6:])), ""),
+                        call=lambda layer, x: layer(x[:, :6], x[:, 6:])), "yes (dynamo); the legacy exporter refuses aten::bilinear"),
     "identity": (around(nn.Identity), ""),
     "flatten": (around(nn.Flatten, (3, 4)), ""),
     "unflatten": (around(lambda: nn.Unflatten(1, (3, 4))), ""),
     "channel_shuffle": (around(lambda: nn.ChannelShuffle(2), (4, 3), None),
-                        ""),
+                        "yes (dynamo); the legacy exporter refuses aten::channel_shuffle"),
     # 2-D and 3-D convolutions and pooling ([N, C, H, W]).
     "conv2d": (around(lambda: nn.Conv2d(3, 4, 3, padding=1), (3, 2, 2),
                       None), ""),
@@ -181,13 +181,13 @@ LAYERS = {
     "adaptive_avg_pool2d": (around(lambda: nn.AdaptiveAvgPool2d(1),
                                    (3, 2, 2), None), ""),
     "adaptive_avg_pool2d_2x2": (around(lambda: nn.AdaptiveAvgPool2d(2),
-                                       (3, 2, 2), None), ""),
+                                       (3, 2, 2), None), "yes (dynamo); the legacy exporter refuses it (the batch is dynamic)"),
     "adaptive_max_pool2d": (around(lambda: nn.AdaptiveMaxPool2d(1),
-                                   (3, 2, 2), None), ""),
+                                   (3, 2, 2), None), "yes (legacy); dynamo: refused (ReduceMax)"),
     "adaptive_max_pool1d": (around(lambda: nn.AdaptiveMaxPool1d(1), (3, 8),
-                                   None), ""),
-    "max_pool3d": (around(lambda: nn.MaxPool3d(2), (2, 2, 3, 2), None), ""),
-    "avg_pool3d": (around(lambda: nn.AvgPool3d(2), (2, 2, 3, 2), None), ""),
+                                   None), "yes (legacy); dynamo: refused (ReduceMax)"),
+    "max_pool3d": (around(lambda: nn.MaxPool3d(2), (2, 2, 3, 2), None), "no: refused (only 1-D and 2-D pooling)"),
+    "avg_pool3d": (around(lambda: nn.AvgPool3d(2), (2, 2, 3, 2), None), "no: refused (only 1-D and 2-D pooling)"),
     # Padding, shuffles and upsampling.
     "zero_pad2d": (around(lambda: nn.ZeroPad2d((1, 0, 2, 1)), (3, 2, 2),
                           None), ""),
@@ -254,6 +254,17 @@ LAYERS = {
         (3, 4), None), ""),
 }
 
+# How the table names a layer whose repr spans lines or hides an option.
+DESCRIPTIONS = {
+    "upsample_bilinear_corners":
+        "Upsample(scale_factor=2.0, mode='bilinear', align_corners=True)",
+    "multihead_attention": "MultiheadAttention(4, 2, batch_first=True)",
+    "transformer_decoder_layer":
+        "TransformerDecoderLayer(4, 2, 8, dropout=0.0, batch_first=True)",
+    "transformer_encoder_layer":
+        "TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)",
+}
+
 # Op types that only carry constants or types: left out of the table.
 PLUMBING = {"Constant", "Cast", "CastLike", "Identity"}
 
@@ -292,7 +303,17 @@ def layer_ops(path):
     if ops and ops[0] == "Add":  # fc_in's bias
         ops = ops[1:]
     ops = [op for op in ops if op not in shape_ops]
-    return " ".join(ops) or "(nothing)"
+    # Runs of one op (an unrolled recurrence's) as op×count.
+    runs = []
+    for op in ops:
+        if runs and runs[-1][0] == op:
+            runs[-1][1] += 1
+        else:
+            runs.append([op, 1])
+    words = [op if n == 1 else f"{op}×{n}" for op, n in runs]
+    if len(words) > 12:  # a composite layer's: its first ops and the count
+        words = words[:12] + [f"… ({len(ops)} ops)"]
+    return " ".join(words) or "(nothing)"
 
 
 def main():
@@ -338,7 +359,8 @@ def main():
                                if v != "pass") or "yes, both exports"
         else:
             status = LAYERS[name][1] or "yes, both exports"
-        rows.append(f"| `{model.layer}` | {ops['legacy']} | {ops['dynamo']} "
+        layer = DESCRIPTIONS.get(name, repr(model.layer))
+        rows.append(f"| `{layer}` | {ops['legacy']} | {ops['dynamo']} "
                     f"| {status} |")
         both += status == "yes, both exports"
     if args.table:
