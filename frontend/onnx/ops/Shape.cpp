@@ -90,26 +90,45 @@ void importFlatten(Importer &im, const onnx::NodeProto &node) {
           input, {im.named("axis", im.opBuilder().getI64IntegerAttr(axis))}));
 }
 
+/// `input` repeated `copies` times along `axis` (of size 1): a concat of
+/// copies, whose gradient sums the copies' (an expand's).
+Value repeatAlong(Importer &im, Value input, int64_t axis, int64_t copies) {
+  SmallVector<Value> parts(copies, input);
+  return im.create<nn::ConcatOp>(
+      parts, {im.named("axis", im.opBuilder().getI64IntegerAttr(axis))});
+}
+
 void importExpand(Importer &im, const onnx::NodeProto &node) {
   Value input = im.operand(node, 0);
   auto type = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape = im.constantInts(node, 1, /*allowBatch=*/true);
-  // A tensor without the batch repeated for each sample (ViT's class token,
-  // token.expand(n, -1, -1), whose -1s the exporter made 1s); one that has
-  // it already stays.
-  bool toBatch = !shape.empty() && frontend::isBatchMultiple(shape[0]) &&
-                 frontend::batchMultipleOf(shape[0]) == 1 &&
-                 static_cast<int64_t>(shape.size()) == type.getRank();
-  for (size_t d = 1; toBatch && d < shape.size(); ++d)
-    toBatch = shape[d] == 1 || shape[d] == type.getDimSize(d);
-  if (!toBatch)
-    fail("only a tensor of [1, ...] expanded to the batch in dim 0 is "
-         "supported (e.g. a class token); other run-time tensors do not "
-         "broadcast");
-  if (type.isDynamicDim(0) && im.batchScaleOf(input) == 1)
-    return im.define(node, 0, input);
-  im.define(node, 0,
-            im.create<nn::BroadcastRowsOp>({input, im.getDataInput()}));
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(shape.size()) != rank)
+    fail("only an expand to a shape of the input's rank is supported");
+  // Dim 0: the batch, kept or (a tensor without it: ViT's class token,
+  // token.expand(n, -1, -1)) repeated for each sample.
+  bool toBatch = frontend::isBatchMultiple(shape[0]) &&
+                 frontend::batchMultipleOf(shape[0]) == 1;
+  bool keepsDim0 =
+      shape[0] == 1 || shape[0] == type.getDimSize(0) ||
+      (toBatch && type.isDynamicDim(0) && im.batchScaleOf(input) == 1);
+  if (!keepsDim0 && !(toBatch && type.getDimSize(0) == 1))
+    fail("dim 0 must stay or be 1 expanded to the batch");
+  // Other dims of size 1 expanded (grouped-query attention's repeat_kv:
+  // [N, kv, 1, T, d] to [N, kv, r, T, d]) are copies along them.
+  Value result = input;
+  for (int64_t d = 1; d < rank; ++d) {
+    int64_t from = type.getDimSize(d);
+    if (shape[d] == 1 || shape[d] == from)
+      continue;
+    if (from != 1 || shape[d] < 1 || frontend::isBatchMultiple(shape[d]))
+      fail("dim " + std::to_string(d) + " of size " + std::to_string(from) +
+           " cannot be expanded to " + std::to_string(shape[d]));
+    result = repeatAlong(im, result, d, shape[d]);
+  }
+  if (!keepsDim0)
+    result = im.create<nn::BroadcastRowsOp>({result, im.getDataInput()});
+  im.define(node, 0, result);
 }
 
 void importSqueeze(Importer &im, const onnx::NodeProto &node, bool unsqueeze) {
