@@ -240,15 +240,22 @@ KnownTensor slice(const Inputs &inputs) {
     int64_t axis = normalizeAxis(axes[i], rank), n = data.dims[axis];
     if (sliced[axis])
       fail("axis " + std::to_string(axes[i]) + " is sliced twice");
-    if (steps[i] <= 0)
-      fail("only positive slice steps are supported at import");
+    if (steps[i] == 0)
+      fail("a slice step is 0");
     sliced[axis] = true;
-    int64_t start =
-        std::clamp<int64_t>(starts[i] < 0 ? starts[i] + n : starts[i], 0, n);
-    int64_t end =
-        std::clamp<int64_t>(ends[i] < 0 ? ends[i] + n : ends[i], 0, n);
-    for (int64_t j = start; j < end; j += steps[i])
-      kept[axis].push_back(j);
+    int64_t start = starts[i] < 0 ? starts[i] + n : starts[i];
+    int64_t end = ends[i] < 0 ? ends[i] + n : ends[i];
+    if (steps[i] > 0) {
+      start = std::clamp<int64_t>(start, 0, n);
+      end = std::clamp<int64_t>(end, 0, n);
+      for (int64_t j = start; j < end; j += steps[i])
+        kept[axis].push_back(j);
+    } else { // backwards (the legacy exporter reverses pads with [::-1])
+      start = std::clamp<int64_t>(start, 0, n - 1);
+      end = std::clamp<int64_t>(end, -1, n - 1);
+      for (int64_t j = start; j > end; j += steps[i])
+        kept[axis].push_back(j);
+    }
   }
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < rank; ++d) {
@@ -268,6 +275,39 @@ KnownTensor slice(const Inputs &inputs) {
     flat.push_back(index);
   }
   return gatherFlat(data, dims, flat);
+}
+
+/// Transpose of a known tensor (the legacy exporter's pads, reordered from
+/// PyTorch's order to ONNX's); `perm` defaults to reversing the dims.
+KnownTensor transpose(const onnx::NodeProto &node, const KnownTensor &t) {
+  int64_t rank = static_cast<int64_t>(t.dims.size());
+  std::vector<int64_t> perm;
+  if (const onnx::AttributeProto *a = findAttr(node, "perm"))
+    perm.assign(a->ints().begin(), a->ints().end());
+  else
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  std::vector<bool> seen(rank, false);
+  if (static_cast<int64_t>(perm.size()) != rank)
+    fail("perm has " + std::to_string(perm.size()) + " entries for rank " +
+         std::to_string(rank));
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      fail("perm is not a permutation of the dims");
+    seen[p] = true;
+  }
+  std::vector<int64_t> dims, strides = stridesOf(t.dims), flat;
+  for (int64_t p : perm)
+    dims.push_back(t.dims[p]);
+  for (int64_t i = 0; i < product(dims); ++i) {
+    int64_t rest = i, index = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      index += rest % dims[d] * strides[perm[d]];
+      rest /= dims[d];
+    }
+    flat.push_back(index);
+  }
+  return gatherFlat(t, dims, flat);
 }
 
 } // namespace dpc::frontend::folding
