@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""ONNX's own LRN, which neither of PyTorch 2's exporters writes (both spell
+LocalResponseNorm with Pad, AveragePool and Pow), in the shape of
+make_layers.py's local_response_norm model: x [N, 6] -> Gemm (fc_in) ->
+Reshape to [N, 4, 3] -> LRN(size 3) -> Flatten -> Gemm (fc_out), with the
+same parameter names, so that dpc-check-reference can hold a step of it
+against PyTorch's LocalResponseNorm step (layers/local_response_norm).
+
+  lrn.onnx       LRN(size 3, alpha 1e-4, beta 0.75, bias 1): PyTorch's
+  lrn_even.onnx  LRN(size 4) on [N, 5, 2, 2]: ONNX's window, 1 channel
+                 before and 2 after
+
+Usage: make_lrn_models.py OUT_DIR  (Debian's /usr/bin/python3: onnx)
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+
+
+def weight(name, shape):
+    return numpy_helper.from_array(np.zeros(shape, np.float32), name)
+
+
+def model(view, size):
+    width = int(np.prod(view))
+    nodes = [
+        helper.make_node("Gemm", ["x", "fc_in.weight", "fc_in.bias"], ["h"],
+                         transB=1),
+        helper.make_node("Reshape", ["h", "shape"], ["view"]),
+        helper.make_node("LRN", ["view"], ["norm"], name="lrn", size=size,
+                         alpha=1e-4, beta=0.75, bias=1.0),
+        helper.make_node("Flatten", ["norm"], ["flat"], axis=1),
+        helper.make_node("Gemm", ["flat", "fc_out.weight", "fc_out.bias"],
+                         ["logits"], transB=1),
+    ]
+    inits = [weight("fc_in.weight", (width, 6)), weight("fc_in.bias", (width,)),
+             numpy_helper.from_array(np.array([-1, *view], np.int64),
+                                     "shape"),
+             weight("fc_out.weight", (10, width)),
+             weight("fc_out.bias", (10,))]
+    graph = helper.make_graph(
+        nodes, "lrn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
+                                       ["batch", 10])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                          producer_name="make_lrn_models")
+    m.ir_version = 8
+    return m
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, m in {"lrn": model((4, 3), 3),
+                    "lrn_even": model((5, 2, 2), 4)}.items():
+        save(m, os.path.join(out, name + ".onnx"))
+
+
+if __name__ == "__main__":
+    main()
