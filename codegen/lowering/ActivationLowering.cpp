@@ -288,6 +288,70 @@ LogicalResult lowerToKernels(nn::ThresholdGradOp op, KernelBuilder &b) {
                              op.getThresholdAttr(), op.getValueAttr());
 }
 
+template <> LogicalResult lowerToKernels(nn::ExpOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::ExpForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::ExpGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::ExpBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::SqrtOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SqrtForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::SqrtGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SqrtBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::PowOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::PowForward, b, op.getExponentAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::PowGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::PowBackward, b, op.getExponentAttr());
+}
+
+template <> LogicalResult lowerToKernels(nn::SinOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SinForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::SinGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SinBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::CosOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::CosForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::CosGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::CosBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::SignOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SignForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::SignGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::SignBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::FloorOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::FloorForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::FloorGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::FloorBackward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::CeilOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::CeilForward, b, {});
+}
+
+template <> LogicalResult lowerToKernels(nn::CeilGradOp op, KernelBuilder &b) {
+  return callInputActivation(op, Kernel::CeilBackward, b, {});
+}
+
 //===----------------------------------------------------------------------===//
 // Dropout and the row-wise activations
 //===----------------------------------------------------------------------===//
@@ -362,5 +426,8 @@ void dpc::attachActivationLowerings(MLIRContext &context) {
       nn::LogOp, nn::LogGradOp, nn::LogSigmoidOp, nn::LogSigmoidGradOp,
       nn::ShrinkOp, nn::ShrinkGradOp, nn::ThresholdOp, nn::ThresholdGradOp,
       nn::DropoutOp, nn::DropoutGradOp, nn::SoftmaxOp, nn::SoftmaxGradOp,
-      nn::LogSoftmaxOp, nn::LogSoftmaxGradOp>(context);
+      nn::LogSoftmaxOp, nn::LogSoftmaxGradOp, nn::ExpOp, nn::ExpGradOp,
+      nn::SqrtOp, nn::SqrtGradOp, nn::PowOp, nn::PowGradOp, nn::SinOp,
+      nn::SinGradOp, nn::CosOp, nn::CosGradOp, nn::SignOp, nn::SignGradOp,
+      nn::FloorOp, nn::FloorGradOp, nn::CeilOp, nn::CeilGradOp>(context);
 }

@@ -1,7 +1,8 @@
 //===- ElementwiseLowering.cpp - constants, sums and products to kernels --===//
 //
-// Constants (a Fill, or a buffer holding the value), the broadcasting add
-// and multiply, the rows broadcast of a batch-free tensor, and ReduceSum.
+// Constants (a Fill, or a buffer holding the value), the broadcasting add,
+// multiply, maximum and minimum, the rows broadcast of a batch-free tensor,
+// and the reductions (sum, max, min).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,18 +20,48 @@ NamedAttribute fillValue(KernelBuilder &b, double value) {
   return b.attr("value", b.getBuilder().getF64FloatAttr(value));
 }
 
-/// AddForward or MulForward of a batch-major operand pair: the kernels
-/// broadcast B to A, so the larger goes first (+ and * commute).
+/// AddForward, MulForward, MaximumForward or MinimumForward of a
+/// batch-major operand pair: the kernels broadcast B to A, so the larger
+/// goes first (all four commute).
 LogicalResult broadcastingBinary(KernelBuilder &b, Operation *op, Kernel kernel,
                                  Value lhs, Value rhs) {
   static_assert(samePosition(roles::AddForward::A, roles::MulForward::A) &&
-                samePosition(roles::AddForward::B, roles::MulForward::B));
+                samePosition(roles::AddForward::B, roles::MulForward::B) &&
+                samePosition(roles::AddForward::A, roles::MaximumForward::A) &&
+                samePosition(roles::AddForward::B, roles::MaximumForward::B) &&
+                samePosition(roles::AddForward::A, roles::MinimumForward::A) &&
+                samePosition(roles::AddForward::B, roles::MinimumForward::B));
   using namespace roles::AddForward;
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   if (lhsType.getNumElements() < rhsType.getNumElements())
     std::swap(lhs, rhs);
   return b.call(op, kernel, {{A, lhs}, {B, rhs}});
+}
+
+/// MaximumBackward or MinimumBackward: (A, B, DC) -> (DA, DB) with B
+/// broadcast to A, so the larger operand is A (the tie rule is symmetric)
+/// and the results follow it.
+template <typename GradOpT>
+LogicalResult extremumGrad(GradOpT op, Kernel kernel, KernelBuilder &b) {
+  using namespace roles::MaximumBackward;
+  static_assert(samePosition(A, roles::MinimumBackward::A) &&
+                samePosition(B, roles::MinimumBackward::B) &&
+                samePosition(DC, roles::MinimumBackward::DC) &&
+                samePosition(DA, roles::MinimumBackward::DA) &&
+                samePosition(DB, roles::MinimumBackward::DB));
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  Value lhsGrad = op.getLhsGrad(), rhsGrad = op.getRhsGrad();
+  if (cast<RankedTensorType>(lhs.getType()).getNumElements() <
+      cast<RankedTensorType>(rhs.getType()).getNumElements()) {
+    std::swap(lhs, rhs);
+    std::swap(lhsGrad, rhsGrad);
+  }
+  SmallVector<Value> outs = b.allocateAll({lhsGrad, rhsGrad});
+  b.kernel(kernel,
+           b.buffersByRole({{A, lhs}, {B, rhs}, {DC, op.getResultGrad()}}),
+           outs);
+  return success();
 }
 
 } // namespace
@@ -64,6 +95,26 @@ template <> LogicalResult lowerToKernels(nn::MulOp op, KernelBuilder &b) {
                             op.getRhs());
 }
 
+template <> LogicalResult lowerToKernels(nn::MaximumOp op, KernelBuilder &b) {
+  return broadcastingBinary(b, op, Kernel::MaximumForward, op.getLhs(),
+                            op.getRhs());
+}
+
+template <> LogicalResult lowerToKernels(nn::MinimumOp op, KernelBuilder &b) {
+  return broadcastingBinary(b, op, Kernel::MinimumForward, op.getLhs(),
+                            op.getRhs());
+}
+
+template <>
+LogicalResult lowerToKernels(nn::MaximumGradOp op, KernelBuilder &b) {
+  return extremumGrad(op, Kernel::MaximumBackward, b);
+}
+
+template <>
+LogicalResult lowerToKernels(nn::MinimumGradOp op, KernelBuilder &b) {
+  return extremumGrad(op, Kernel::MinimumBackward, b);
+}
+
 template <>
 LogicalResult lowerToKernels(nn::BroadcastRowsOp op, KernelBuilder &b) {
   using namespace roles::AddForward;
@@ -85,9 +136,33 @@ template <> LogicalResult lowerToKernels(nn::ReduceSumOp op, KernelBuilder &b) {
                 {b.attr("dims", op.getDimsAttr())});
 }
 
+template <> LogicalResult lowerToKernels(nn::ReduceMaxOp op, KernelBuilder &b) {
+  using namespace roles::ReduceMax;
+  return b.call(op, Kernel::ReduceMax, {{X, op.getInput()}},
+                {b.attr("dims", op.getDimsAttr())});
+}
+
+template <> LogicalResult lowerToKernels(nn::ReduceMinOp op, KernelBuilder &b) {
+  using namespace roles::ReduceMin;
+  return b.call(op, Kernel::ReduceMin, {{X, op.getInput()}},
+                {b.attr("dims", op.getDimsAttr())});
+}
+
+template <>
+LogicalResult lowerToKernels(nn::ReduceExtremumGradOp op, KernelBuilder &b) {
+  using namespace roles::ReduceExtremumBackward;
+  return b.call(
+      op, Kernel::ReduceExtremumBackward,
+      {{X, op.getInput()}, {Y, op.getResult()}, {DY, op.getResultGrad()}},
+      {b.attr("dims", op.getDimsAttr())});
+}
+
 } // namespace dpc
 
 void dpc::attachElementwiseLowerings(MLIRContext &context) {
   attachKernelLowerings<nn::ConstantOp, nn::ZerosLikeOp, nn::AddOp, nn::MulOp,
-                        nn::BroadcastRowsOp, nn::ReduceSumOp>(context);
+                        nn::MaximumOp, nn::MinimumOp, nn::MaximumGradOp,
+                        nn::MinimumGradOp, nn::BroadcastRowsOp, nn::ReduceSumOp,
+                        nn::ReduceMaxOp, nn::ReduceMinOp,
+                        nn::ReduceExtremumGradOp>(context);
 }

@@ -241,24 +241,19 @@ KnownTensor slice(const Inputs &inputs) {
     if (sliced[axis])
       fail("axis " + std::to_string(axes[i]) + " is sliced twice");
     if (steps[i] == 0)
-      fail("slice step 0 on axis " + std::to_string(axes[i]));
+      fail("a slice step is 0");
     sliced[axis] = true;
-    // ONNX's clamping: [0, n] going forward, [-1, n - 1] going back (the
-    // legacy exporter reverses a pads list with step -1 to INT64_MIN).
-    int64_t step = steps[i], start = starts[i], end = ends[i];
-    if (start < 0)
-      start = start < -n ? -1 : start + n;
-    if (end < 0)
-      end = end < -n ? -1 : end + n;
-    if (step > 0) {
+    int64_t start = starts[i] < 0 ? starts[i] + n : starts[i];
+    int64_t end = ends[i] < 0 ? ends[i] + n : ends[i];
+    if (steps[i] > 0) {
       start = std::clamp<int64_t>(start, 0, n);
       end = std::clamp<int64_t>(end, 0, n);
-      for (int64_t j = start; j < end; j += step)
+      for (int64_t j = start; j < end; j += steps[i])
         kept[axis].push_back(j);
-    } else {
-      start = std::clamp<int64_t>(start, -1, n - 1);
+    } else { // backwards (the legacy exporter reverses pads with [::-1])
+      start = std::clamp<int64_t>(start, 0, n - 1);
       end = std::clamp<int64_t>(end, -1, n - 1);
-      for (int64_t j = start; j > end; j += step)
+      for (int64_t j = start; j > end; j += steps[i])
         kept[axis].push_back(j);
     }
   }
@@ -282,34 +277,37 @@ KnownTensor slice(const Inputs &inputs) {
   return gatherFlat(data, dims, flat);
 }
 
-/// Transpose of a known tensor (the legacy exporter's pads, reordered).
-KnownTensor transpose(const onnx::NodeProto &node, const KnownTensor &data) {
-  int64_t rank = static_cast<int64_t>(data.dims.size());
+/// Transpose of a known tensor (the legacy exporter's pads, reordered from
+/// PyTorch's order to ONNX's); `perm` defaults to reversing the dims.
+KnownTensor transpose(const onnx::NodeProto &node, const KnownTensor &t) {
+  int64_t rank = static_cast<int64_t>(t.dims.size());
   std::vector<int64_t> perm;
-  if (const onnx::AttributeProto *attr = findAttr(node, "perm"))
-    perm.assign(attr->ints().begin(), attr->ints().end());
+  if (const onnx::AttributeProto *a = findAttr(node, "perm"))
+    perm.assign(a->ints().begin(), a->ints().end());
   else
     for (int64_t d = rank - 1; d >= 0; --d)
       perm.push_back(d);
-  std::vector<int64_t> sorted(perm);
-  std::sort(sorted.begin(), sorted.end());
-  for (int64_t d = 0; d < static_cast<int64_t>(sorted.size()); ++d)
-    if (sorted[d] != d || static_cast<int64_t>(sorted.size()) != rank)
-      fail("perm is not a permutation of the input's " +
-           std::to_string(rank) + " dims");
-  std::vector<int64_t> dims, strides = stridesOf(data.dims), flat;
-  for (int64_t d : perm)
-    dims.push_back(data.dims[d]);
-  int64_t count = product(dims);
-  for (int64_t i = 0; i < count; ++i) {
+  std::vector<bool> seen(rank, false);
+  if (static_cast<int64_t>(perm.size()) != rank)
+    fail("perm has " + std::to_string(perm.size()) + " entries for rank " +
+         std::to_string(rank));
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      fail("perm is not a permutation of the dims");
+    seen[p] = true;
+  }
+  std::vector<int64_t> dims, strides = stridesOf(t.dims), flat;
+  for (int64_t p : perm)
+    dims.push_back(t.dims[p]);
+  for (int64_t i = 0; i < product(dims); ++i) {
     int64_t rest = i, index = 0;
     for (int64_t d = rank - 1; d >= 0; --d) {
-      index += (rest % dims[d]) * strides[perm[d]];
+      index += rest % dims[d] * strides[perm[d]];
       rest /= dims[d];
     }
     flat.push_back(index);
   }
-  return gatherFlat(data, dims, flat);
+  return gatherFlat(t, dims, flat);
 }
 
 } // namespace dpc::frontend::folding

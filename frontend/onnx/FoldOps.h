@@ -54,7 +54,7 @@ KnownTensor expand(const KnownTensor &t, const std::vector<int64_t> &shape);
 KnownTensor gatherElements(const onnx::NodeProto &node, const KnownTensor &data,
                            const KnownTensor &indices);
 KnownTensor slice(const Inputs &inputs);
-KnownTensor transpose(const onnx::NodeProto &node, const KnownTensor &data);
+KnownTensor transpose(const onnx::NodeProto &node, const KnownTensor &t);
 
 // Ops that compute new values (FoldValueOps.cpp).
 KnownTensor trilu(const onnx::NodeProto &node, const Inputs &inputs);
@@ -62,6 +62,8 @@ KnownTensor constantOfShape(const onnx::NodeProto &node,
                             const std::vector<int64_t> &shape);
 KnownTensor range(const Inputs &inputs);
 KnownTensor elementwise(const std::string &op, const Inputs &inputs);
+KnownTensor unary(const std::string &op, KnownTensor t);
+KnownTensor extremum(const std::string &op, const Inputs &inputs);
 
 } // namespace dpc::frontend::folding
 

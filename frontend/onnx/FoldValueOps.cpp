@@ -1,14 +1,16 @@
 //===- FoldValueOps.cpp - folding ops that compute new values -------------===//
 //
-// Trilu, ConstantOfShape, Range and the element-wise arithmetic and
-// comparisons on known tensors, with the arithmetic that keeps the
-// symbolic batch a known multiple of it.
+// Trilu, ConstantOfShape, Range, the element-wise arithmetic, math and
+// comparisons on known tensors and Max and Min of them, with the arithmetic
+// that keeps the symbolic batch a known multiple of it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontend/onnx/FoldOps.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace dpc::frontend::folding {
 
@@ -220,6 +222,75 @@ KnownTensor elementwise(const std::string &op, const Inputs &inputs) {
       out.floats.push_back(r);
     else
       out.ints.push_back(static_cast<int64_t>(r));
+  }
+  return out;
+}
+
+/// Sqrt, Abs, Sign, Floor, Ceil, Exp, Reciprocal, Sin or Cos of each
+/// element. Integers (not the batch) take those that keep them integers.
+KnownTensor unary(const std::string &op, KnownTensor t) {
+  if (t.hasBatch())
+    fail(op + " of the batch size is not supported: dpc keeps the batch "
+              "open until run time and follows only multiples of it");
+  bool integral = op == "Abs" || op == "Sign" || op == "Floor" || op == "Ceil";
+  if (!t.isFloat()) {
+    if (!integral)
+      fail(op + " takes floating-point values");
+    for (int64_t &v : t.ints)
+      v = op == "Abs" ? std::abs(v) : op == "Sign" ? (v > 0) - (v < 0) : v;
+    return t;
+  }
+  for (double &v : t.floats) {
+    if (op == "Sqrt")
+      v = std::sqrt(v);
+    else if (op == "Abs")
+      v = std::fabs(v);
+    else if (op == "Sign")
+      v = v > 0 ? 1.0 : (v < 0 ? -1.0 : v);
+    else if (op == "Floor")
+      v = std::floor(v);
+    else if (op == "Ceil")
+      v = std::ceil(v);
+    else if (op == "Exp")
+      v = std::exp(v);
+    else if (op == "Reciprocal")
+      v = 1.0 / v;
+    else if (op == "Sin")
+      v = std::sin(v);
+    else
+      v = std::cos(v);
+  }
+  return t;
+}
+
+/// Max or Min of any number of broadcast known tensors, of one type.
+KnownTensor extremum(const std::string &op, const Inputs &inputs) {
+  KnownTensor out = input(inputs, 0);
+  for (size_t k = 1; k < inputs.size(); ++k) {
+    const KnownTensor &next = input(inputs, k);
+    if (out.hasBatch() || next.hasBatch())
+      fail(op + " of the batch size is not supported: dpc keeps the batch "
+                "open until run time and follows only multiples of it");
+    if (out.isFloat() != next.isFloat())
+      fail(op + " mixes integers and floating-point values");
+    std::vector<int64_t> dims = broadcastDims({&out, &next});
+    KnownTensor result;
+    result.type = out.type;
+    result.dims = dims;
+    for (int64_t i = 0; i < product(dims); ++i) {
+      int64_t a = broadcastSource(out, dims, i);
+      int64_t b = broadcastSource(next, dims, i);
+      if (out.isFloat()) {
+        double x = out.floats[a], y = next.floats[b];
+        result.floats.push_back(std::isnan(x) || std::isnan(y) ? x + y
+                                : op == "Max"                  ? std::max(x, y)
+                                              : std::min(x, y));
+      } else {
+        int64_t x = out.ints[a], y = next.ints[b];
+        result.ints.push_back(op == "Max" ? std::max(x, y) : std::min(x, y));
+      }
+    }
+    out = std::move(result);
   }
   return out;
 }

@@ -566,6 +566,12 @@ void Importer::importNode(const onnx::NodeProto &node, int index) {
   }
 }
 
+void Importer::importBranch(const onnx::GraphProto &branch) {
+  int index = 0;
+  for (const auto &node : branch.node())
+    importNode(node, index++);
+}
+
 void Importer::declareOutputs(Block &body) {
   SmallVector<Value> results;
   for (const auto &output : graph.output()) {

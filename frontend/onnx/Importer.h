@@ -186,6 +186,10 @@ public:
   /// The static batch size the data inputs were exported with, if any.
   std::optional<int64_t> getExportedBatch() const { return exportedBatch; }
 
+  /// Imports the nodes of `branch` (an If's, whose condition is known) in
+  /// the enclosing graph's scope.
+  void importBranch(const onnx::GraphProto &branch);
+
   // Values (Importer.cpp).
   mlir::Value lookup(const std::string &name, bool isBuffer = false);
   mlir::Value operand(const onnx::NodeProto &node, int i,

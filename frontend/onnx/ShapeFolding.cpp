@@ -138,38 +138,50 @@ bool KnownTensor::hasBatch() const {
 }
 
 bool isFoldable(const std::string &op) {
-  static const char *const ops[] = {"Shape",
-                                    "Size",
-                                    "Gather",
-                                    "Slice",
-                                    "Concat",
-                                    "Unsqueeze",
-                                    "Squeeze",
-                                    "Cast",
-                                    "CastLike",
-                                    "Reshape",
-                                    "Transpose",
-                                    "Expand",
-                                    "Identity",
-                                    "ConstantOfShape",
-                                    "Range",
-                                    "Where",
-                                    "Equal",
-                                    "Add",
-                                    "Sub",
-                                    "Mul",
-                                    "Div",
-                                    "Mod",
-                                    "Sqrt",
-                                    "GatherElements",
-                                    "Less",
-                                    "Greater",
-                                    "LessOrEqual",
-                                    "GreaterOrEqual",
-                                    "And",
-                                    "Or",
-                                    "Not",
-                                    "Trilu"};
+  static const char *const ops[] = {
+      "Shape",
+      "Size",
+      "Gather",
+      "Slice",
+      "Concat",
+      "Unsqueeze",
+      "Squeeze",
+      "Cast",
+      "CastLike",
+      "Reshape",
+      "Expand",
+      "Identity",
+      "ConstantOfShape",
+      "Range",
+      "Where",
+      "Equal",
+      "Add",
+      "Sub",
+      "Mul",
+      "Div",
+      "Mod",
+      "Sqrt",
+      "GatherElements",
+      "Less",
+      "Greater",
+      "LessOrEqual",
+      "GreaterOrEqual",
+      "And",
+      "Or",
+      "Not",
+      "Trilu",
+      "Transpose",
+      "Abs",
+      "Sign",
+      "Floor",
+      "Ceil",
+      "Exp",
+      "Reciprocal",
+      "Sin",
+      "Cos",
+      "Max",
+      "Min",
+  };
   return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
@@ -239,14 +251,12 @@ std::optional<Tensors> foldNode(const onnx::NodeProto &node,
       v = v == 0;
     return Tensors{out};
   }
-  if (op == "Sqrt") { // attention's 1 / sqrt(head dim)
-    KnownTensor out = input(inputs, 0);
-    if (!out.isFloat())
-      fail("Sqrt takes floating-point values");
-    for (double &v : out.floats)
-      v = std::sqrt(v);
-    return Tensors{out};
-  }
+  if (op == "Sqrt" || op == "Abs" || op == "Sign" || op == "Floor" ||
+      op == "Ceil" || op == "Exp" || op == "Reciprocal" || op == "Sin" ||
+      op == "Cos") // attention's 1 / sqrt(head dim), relative positions
+    return Tensors{unary(op, input(inputs, 0))};
+  if (op == "Max" || op == "Min") // adaptive pooling's window bounds
+    return Tensors{extremum(op, inputs)};
   if (op == "Mod")
     return Tensors{
         elementwise(intAttr(node, "fmod", 0) ? "FMod" : "Mod", inputs)};

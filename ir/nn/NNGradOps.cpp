@@ -11,6 +11,7 @@
 #include "ir/nn/NNOps.h"
 #include "ir/nn/ShapeChecks.h"
 
+#include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Diagnostics.h"
 
 #include <limits>
@@ -438,12 +439,12 @@ LogicalResult PadGradOp::inferReturnTypes(MLIRContext *,
 // Reductions and layout
 //===----------------------------------------------------------------------===//
 
-LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &inferred) {
-  auto input = rankedType(adaptor.getInput());
-  ArrayRef<int64_t> dims = adaptor.getDims();
+/// The result of reducing `input` over `dims` (strictly increasing), kept as
+/// size 1 or dropped: nn.reduce_sum's, nn.reduce_max's and nn.reduce_min's.
+static LogicalResult inferReduce(std::optional<Location> loc, Value inputValue,
+                                 ArrayRef<int64_t> dims, bool keepDims,
+                                 SmallVectorImpl<Type> &inferred) {
+  auto input = rankedType(inputValue);
   int64_t previous = -1;
   for (int64_t dim : dims) {
     if (dim <= previous || dim >= input.getRank())
@@ -456,11 +457,83 @@ LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *,
   for (auto [d, size] : llvm::enumerate(input.getShape())) {
     if (!llvm::is_contained(dims, static_cast<int64_t>(d)))
       shape.push_back(size);
-    else if (adaptor.getKeepDims())
+    else if (keepDims)
       shape.push_back(1);
   }
   inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
+}
+
+LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  return inferReduce(loc, adaptor.getInput(), adaptor.getDims(),
+                     adaptor.getKeepDims(), inferred);
+}
+
+LogicalResult ReduceMaxOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  return inferReduce(loc, adaptor.getInput(), adaptor.getDims(),
+                     adaptor.getKeepDims(), inferred);
+}
+
+LogicalResult ReduceMinOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  return inferReduce(loc, adaptor.getInput(), adaptor.getDims(),
+                     adaptor.getKeepDims(), inferred);
+}
+
+/// The input's type, where `resultGrad` and `result` have the type that
+/// reducing it gives.
+LogicalResult ReduceExtremumGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  SmallVector<Type, 1> reduced;
+  if (failed(inferReduce(loc, adaptor.getInput(), adaptor.getDims(),
+                         adaptor.getKeepDims(), reduced)))
+    return failure();
+  for (Value value : {adaptor.getResultGrad(), adaptor.getResult()})
+    if (value.getType() != reduced[0])
+      return emitOptionalError(loc, "expected ", reduced[0],
+                               " (the reduced input), got ", value.getType());
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+/// The operands' types, where `resultGrad` has the type of their broadcast.
+template <typename Adaptor>
+static LogicalResult inferExtremumGrad(std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  auto lhs = rankedType(adaptor.getLhs()), rhs = rankedType(adaptor.getRhs());
+  SmallVector<int64_t> shape;
+  if (!OpTrait::util::getBroadcastedShape(lhs.getShape(), rhs.getShape(),
+                                          shape) ||
+      rankedType(adaptor.getResultGrad()).getShape() != ArrayRef(shape))
+    return emitOptionalError(loc, "result_grad ",
+                             adaptor.getResultGrad().getType(),
+                             " is not the broadcast of ", lhs, " and ", rhs);
+  inferred.append({lhs, rhs});
+  return success();
+}
+
+LogicalResult MaximumGradOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &inferred) {
+  return inferExtremumGrad(loc, adaptor, inferred);
+}
+
+LogicalResult MinimumGradOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &inferred) {
+  return inferExtremumGrad(loc, adaptor, inferred);
 }
 
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,

@@ -343,6 +343,40 @@ def NN_GeluGradOp : NN_InputActivationGradOp<"gelu_grad",
     "gelu: dy (Phi(x) + x phi(x)), or the tanh approximation's",
     (ins BoolAttr:$tanh_approximation)>;
 
+// The gradients of nn.maximum and nn.minimum for both operands: dy to the
+// larger (smaller), half of it to each on a tie (PyTorch's rule), summed
+// over the dims an operand was broadcast along.
+class NN_ExtremumGradOp<string mnemonic, string forward>
+    : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of " # forward # " for both operands";
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$lhs,
+    NN_FloatTensor:$rhs);
+  let results = (outs NN_FloatTensor:$lhs_grad, NN_FloatTensor:$rhs_grad);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_MaximumGradOp : NN_ExtremumGradOp<"maximum_grad", "nn.maximum">;
+def NN_MinimumGradOp : NN_ExtremumGradOp<"minimum_grad", "nn.minimum">;
+
+def NN_ReduceExtremumGradOp : NN_Op<"reduce_extremum_grad",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of nn.reduce_max or nn.reduce_min";
+  let description = [{
+    Each element of `input` equal to its group's `result` gets the group's
+    `result_grad` divided by how many do; the others 0 (PyTorch's amax and
+    amin). `dims` and `keep_dims` are the forward's.
+  }];
+  let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$input,
+    NN_FloatTensor:$result, DenseI64ArrayAttr:$dims,
+    DefaultValuedAttr<BoolAttr, "false">:$keep_dims);
+  let results = (outs NN_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def NN_DropoutGradOp : NN_Op<"dropout_grad",
     [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "Gradient of dropout: dy times the forward's regenerated mask "

@@ -534,4 +534,49 @@ defm NN_Threshold : NN_InputActivation<"threshold",
     "x where x > threshold, else value", "dy where x > threshold, else 0",
     (ins F64Attr:$threshold, F64Attr:$value)>;
 
+
+//===----------------------------------------------------------------------===//
+// Element-wise math
+//===----------------------------------------------------------------------===//
+
+defm NN_Exp : NN_InputActivation<"exp", "exp(x)", "dy exp(x)", (ins)>;
+defm NN_Sqrt : NN_InputActivation<"sqrt", "sqrt(x)", "dy / (2 sqrt(x))",
+    (ins)>;
+// A constant exponent (LRN's 0.75, an LPPool's 1 / p); whole powers up to
+// 4 the importer writes as products.
+defm NN_Pow : NN_InputActivation<"pow", "x^exponent",
+    "dy exponent x^(exponent - 1) (0 for exponent 0)", (ins F64Attr:$exponent)>;
+defm NN_Sin : NN_InputActivation<"sin", "sin(x)", "dy cos(x)", (ins)>;
+defm NN_Cos : NN_InputActivation<"cos", "cos(x)", "-dy sin(x)", (ins)>;
+// Piecewise constant: PyTorch's gradient is 0 everywhere.
+defm NN_Sign : NN_InputActivation<"sign", "-1, 0 or 1 as x is < 0, 0 or > 0",
+    "0", (ins)>;
+defm NN_Floor : NN_InputActivation<"floor", "floor(x)", "0", (ins)>;
+defm NN_Ceil : NN_InputActivation<"ceil", "ceil(x)", "0", (ins)>;
+
+// torch.maximum and torch.minimum (ONNX Max and Min of two operands); NaN
+// wins. Their gradient op is nn.maximum_grad.
+def NN_MaximumOp : NN_BinaryOp<"maximum", "max(lhs, rhs)">;
+def NN_MinimumOp : NN_BinaryOp<"minimum", "min(lhs, rhs)">;
+
+class NN_ReduceExtremumOp<string mnemonic, string what>
+    : NN_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = what # " over `dims` (strictly increasing), kept as size "
+                "1 or not";
+  let description = [{
+    torch.amax / torch.amin (ONNX ReduceMax / ReduceMin). The gradient
+    (nn.reduce_extremum_grad) is shared evenly by the elements equal to the
+    result, as PyTorch's.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, DenseI64ArrayAttr:$dims,
+    DefaultValuedAttr<BoolAttr, "false">:$keep_dims);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_ReduceMaxOp : NN_ReduceExtremumOp<"reduce_max", "Maximum">;
+def NN_ReduceMinOp : NN_ReduceExtremumOp<"reduce_min", "Minimum">;
+
 #endif // DPC_IR_NN_NNOPS_TD

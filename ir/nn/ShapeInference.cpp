@@ -308,6 +308,20 @@ LogicalResult MulOp::inferReturnTypes(MLIRContext *,
   return inferBroadcast(loc, adaptor, inferred);
 }
 
+LogicalResult MaximumOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  return inferBroadcast(loc, adaptor, inferred);
+}
+
+LogicalResult MinimumOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  return inferBroadcast(loc, adaptor, inferred);
+}
+
 //===----------------------------------------------------------------------===//
 // Shape
 //===----------------------------------------------------------------------===//

@@ -322,6 +322,77 @@ LogicalResult buildVJP(ThresholdOp op, OpBuilder &b, ValueRange dys,
   return buildInputActivationVJP<ThresholdGradOp>(op, b, dys, grads);
 }
 
+LogicalResult buildVJP(ExpOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<ExpGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(SqrtOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<SqrtGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(PowOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<PowGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(SinOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<SinGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(CosOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<CosGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(SignOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<SignGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(FloorOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<FloorGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(CeilOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildInputActivationVJP<CeilGradOp>(op, b, dys, grads);
+}
+
+/// dy to the operand that won (half to each on a tie), summed over the dims
+/// it was broadcast along: one gradient op gives both.
+template <typename GradOpT, typename OpT>
+LogicalResult buildExtremumVJP(OpT op, OpBuilder &b, ValueRange dys,
+                               SmallVectorImpl<Value> &grads) {
+  auto grad = b.create<GradOpT>(op.getLoc(), dys[0], op.getLhs(), op.getRhs());
+  grads.append({grad.getLhsGrad(), grad.getRhsGrad()});
+  return success();
+}
+
+LogicalResult buildVJP(MaximumOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildExtremumVJP<MaximumGradOp>(op, b, dys, grads);
+}
+
+LogicalResult buildVJP(MinimumOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  return buildExtremumVJP<MinimumGradOp>(op, b, dys, grads);
+}
+
+/// dy shared evenly by the elements equal to the result (PyTorch's amax).
+template <typename OpT>
+std::enable_if_t<llvm::is_one_of<OpT, ReduceMaxOp, ReduceMinOp>::value,
+                 LogicalResult>
+buildVJP(OpT op, OpBuilder &b, ValueRange dys, SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<ReduceExtremumGradOp>(
+      op.getLoc(), dys[0], op.getInput(), op.getResult(), op.getDims(),
+      op.getKeepDims()));
+  return success();
+}
+
 /// Every summed element gets dy: dy (with the summed dims kept as 1)
 /// broadcast over zeros of the input's shape.
 LogicalResult buildVJP(ReduceSumOp op, OpBuilder &b, ValueRange dys,
@@ -551,5 +622,7 @@ void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
          LogOp, LogSigmoidOp, ShrinkOp, ThresholdOp, DropoutOp, EmbeddingOp,
          ReduceSumOp, LayerNormOp, TransposeOp, ConcatOp, SplitOp, AddOp, MulOp,
          FlattenOp, ReshapeOp, LinearOp, MatmulOp, BatchMatmulOp,
-         BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp, LossOp>(context);
+         BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp, LossOp, ExpOp, SqrtOp, PowOp,
+         SinOp, CosOp, SignOp, FloorOp, CeilOp, MaximumOp, MinimumOp,
+         ReduceMaxOp, ReduceMinOp>(context);
 }

@@ -38,6 +38,9 @@ void checkTranspose(const KernelCall &call) { getTransposeShape(call); }
 void checkPermute(const KernelCall &call) { getPermuteShape(call); }
 void checkConcat(const KernelCall &call) { getJoinShape(call); }
 void checkReduce(const KernelCall &call) { getReduceShape(call); }
+void checkReduceBackward(const KernelCall &call) {
+  getReduceBackwardShape(call);
+}
 void checkOptimizer(const KernelCall &call) { getOptimizerSize(call); }
 void checkAllReduce(const KernelCall &call) { getAllReduceOp(call); }
 void checkAllGather(const KernelCall &call) { getAllGatherSizes(call); }

@@ -1,7 +1,7 @@
 //===- CpuElementwise.cpp - binary element-wise kernels on the CPU --------===//
 //
-// Add and Mul with b broadcast to a, the fused residual join relu(a + b),
-// and dropout's product with its mask.
+// Add, Mul, Maximum and Minimum with b broadcast to a, the fused residual
+// join relu(a + b), and dropout's product with its mask.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +49,30 @@ void runMulBackward(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::MulBackward;
   mulBackward(plan::getBroadcastShape(call), in(call, A), in(call, B),
               in(call, DC), out(call, DA), out(call, DB));
+}
+
+void runMaximumForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::MaximumForward;
+  extremumForward(false, plan::getBroadcastShape(call), in(call, A),
+                  in(call, B), out(call, C));
+}
+
+void runMinimumForward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::MinimumForward;
+  extremumForward(true, plan::getBroadcastShape(call), in(call, A), in(call, B),
+                  out(call, C));
+}
+
+void runMaximumBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::MaximumBackward;
+  extremumBackward(false, plan::getBroadcastShape(call), in(call, A),
+                   in(call, B), in(call, DC), out(call, DA), out(call, DB));
+}
+
+void runMinimumBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::MinimumBackward;
+  extremumBackward(true, plan::getBroadcastShape(call), in(call, A),
+                   in(call, B), in(call, DC), out(call, DA), out(call, DB));
 }
 
 /// Forward and backward are the same product: x (or dy) times the mask.

@@ -60,6 +60,10 @@ void runAddReluForward(Context &, const KernelCall &);
 void runAddReluBackward(Context &, const KernelCall &);
 void runMulForward(Context &, const KernelCall &);
 void runMulBackward(Context &, const KernelCall &);
+void runMaximumForward(Context &, const KernelCall &);
+void runMaximumBackward(Context &, const KernelCall &);
+void runMinimumForward(Context &, const KernelCall &);
+void runMinimumBackward(Context &, const KernelCall &);
 /// Forward and backward are the same product.
 void runDropout(Context &, const KernelCall &);
 constexpr auto runDropoutForward = runDropout;
@@ -135,6 +139,9 @@ void runTranspose(Context &, const KernelCall &);
 void runConcatForward(Context &, const KernelCall &);
 void runSplitForward(Context &, const KernelCall &);
 void runReduceSum(Context &, const KernelCall &);
+void runReduceMax(Context &, const KernelCall &);
+void runReduceMin(Context &, const KernelCall &);
+void runReduceExtremumBackward(Context &, const KernelCall &);
 void runEmbeddingForward(Context &, const KernelCall &);
 void runEmbeddingBackward(Context &, const KernelCall &);
 

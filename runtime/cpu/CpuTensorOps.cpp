@@ -50,15 +50,18 @@ void transpose2d(int64_t rows, int64_t cols, const uint32_t *x, uint32_t *y) {
 
 /// Sums x over the reduced dims in double, each output in a fixed order:
 /// the same per-output body as the CUDA kernel.
-void reduceSum(const plan::ReduceShape &shape, const float *x, float *y) {
+kernels::elements::ReduceIndex reduceIndexOf(const plan::ReduceShape &shape) {
   int rank = static_cast<int>(shape.dims.size());
   if (rank > 8)
-    throw std::invalid_argument("reduce_sum: rank above 8");
+    throw std::invalid_argument("reduction: rank above 8");
   bool reduced[8] = {};
   for (int d = 0; d < rank; ++d)
     reduced[d] = shape.reduced[d];
-  kernels::elements::ReduceIndex r =
-      kernels::elements::makeReduceIndex(rank, shape.dims.data(), reduced);
+  return kernels::elements::makeReduceIndex(rank, shape.dims.data(), reduced);
+}
+
+void reduceSum(const plan::ReduceShape &shape, const float *x, float *y) {
+  kernels::elements::ReduceIndex r = reduceIndexOf(shape);
   if (r.redRank == 1 && r.keptRank == 1 && r.redStrides[0] == r.kept) {
     // Leading dims summed away (a bias gradient): the same per-output sums
     // in the same order, a row of a chunk of outputs at a time, so that the
@@ -169,6 +172,36 @@ void runSplitForward(KernelContext &, const KernelCall &call) {
 void runReduceSum(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::ReduceSum;
   reduceSum(plan::getReduceShape(call), in(call, X), out(call, Y));
+}
+
+/// torch.amax (amin): the same per-output body as the CUDA kernel.
+static void reduceExtremum(bool minimum, const KernelCall &call) {
+  using namespace plan::roles::ReduceMax;
+  kernels::elements::ReduceIndex r = reduceIndexOf(plan::getReduceShape(call));
+  const float *x = in(call, X);
+  float *y = out(call, Y);
+#pragma omp parallel for if (isWorthThreads(r.kept * r.reduced))
+  for (int64_t o = 0; o < r.kept; ++o)
+    y[o] = kernels::elements::reduceExtremum(minimum, r, o, x);
+}
+
+void runReduceMax(KernelContext &, const KernelCall &call) {
+  reduceExtremum(false, call);
+}
+
+void runReduceMin(KernelContext &, const KernelCall &call) {
+  reduceExtremum(true, call);
+}
+
+void runReduceExtremumBackward(KernelContext &, const KernelCall &call) {
+  using namespace plan::roles::ReduceExtremumBackward;
+  kernels::elements::ReduceIndex r =
+      reduceIndexOf(plan::getReduceBackwardShape(call));
+  const float *x = in(call, X), *y = in(call, Y), *dy = in(call, DY);
+  float *dx = out(call, DX);
+#pragma omp parallel for if (isWorthThreads(r.kept * r.reduced))
+  for (int64_t o = 0; o < r.kept; ++o)
+    kernels::elements::reduceExtremumBackward(r, o, x, y, dy, dx);
 }
 
 void runEmbeddingForward(KernelContext &, const KernelCall &call) {

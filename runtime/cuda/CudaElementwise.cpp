@@ -1,7 +1,7 @@
 //===- CudaElementwise.cpp - binary element-wise ops on CUDA --------------===//
 //
-// Add and Mul with b broadcast to a, the fused residual join relu(a + b),
-// and dropout's product with its mask (own kernels).
+// Add, Mul, Maximum and Minimum with b broadcast to a, the fused residual join
+// relu(a + b), and dropout's product with its mask (own kernels).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +49,32 @@ void runMulBackward(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::MulBackward;
   mulBackward(ctx.getStream(), plan::getBroadcastShape(call), in(call, A),
               in(call, B), in(call, DC), out(call, DA), out(call, DB));
+}
+
+void runMaximumForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MaximumForward;
+  extremumForward(ctx.getStream(), false, plan::getBroadcastShape(call),
+                  in(call, A), in(call, B), out(call, C));
+}
+
+void runMinimumForward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MinimumForward;
+  extremumForward(ctx.getStream(), true, plan::getBroadcastShape(call),
+                  in(call, A), in(call, B), out(call, C));
+}
+
+void runMaximumBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MaximumBackward;
+  extremumBackward(ctx.getStream(), false, plan::getBroadcastShape(call),
+                   in(call, A), in(call, B), in(call, DC), out(call, DA),
+                   out(call, DB));
+}
+
+void runMinimumBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::MinimumBackward;
+  extremumBackward(ctx.getStream(), true, plan::getBroadcastShape(call),
+                   in(call, A), in(call, B), in(call, DC), out(call, DA),
+                   out(call, DB));
 }
 
 /// Forward and backward are the same product: x (or dy) times the mask.

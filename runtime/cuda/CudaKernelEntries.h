@@ -82,6 +82,10 @@ void runAddReluForward(StreamContext &, const KernelCall &);
 void runAddReluBackward(StreamContext &, const KernelCall &);
 void runMulForward(StreamContext &, const KernelCall &);
 void runMulBackward(StreamContext &, const KernelCall &);
+void runMaximumForward(StreamContext &, const KernelCall &);
+void runMaximumBackward(StreamContext &, const KernelCall &);
+void runMinimumForward(StreamContext &, const KernelCall &);
+void runMinimumBackward(StreamContext &, const KernelCall &);
 /// Forward and backward are the same product.
 void runDropout(StreamContext &, const KernelCall &);
 constexpr auto runDropoutForward = runDropout;
@@ -157,6 +161,9 @@ void runTranspose(StreamContext &, const KernelCall &);
 void runConcatForward(StreamContext &, const KernelCall &);
 void runSplitForward(StreamContext &, const KernelCall &);
 void runReduceSum(StreamContext &, const KernelCall &);
+void runReduceMax(StreamContext &, const KernelCall &);
+void runReduceMin(StreamContext &, const KernelCall &);
+void runReduceExtremumBackward(StreamContext &, const KernelCall &);
 void runEmbeddingForward(StreamContext &, const KernelCall &);
 void runEmbeddingBackward(StreamContext &, const KernelCall &);
 

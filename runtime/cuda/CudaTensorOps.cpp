@@ -99,14 +99,47 @@ void runSplitForward(StreamContext &ctx, const KernelCall &call) {
   copyParts(ctx, call, /*concat=*/false);
 }
 
+namespace {
+/// The reduced flags of a reduction's shape, as the CUDA kernels take them.
+struct ReducedFlags {
+  bool reduced[8] = {};
+  explicit ReducedFlags(const plan::ReduceShape &s) {
+    for (size_t d = 0; d < s.reduced.size() && d < 8; ++d)
+      reduced[d] = s.reduced[d];
+  }
+};
+
+void reduceExtremumOf(StreamContext &ctx, const KernelCall &call,
+                      bool minimum) {
+  using namespace plan::roles::ReduceMax;
+  plan::ReduceShape s = plan::getReduceShape(call);
+  reduceExtremum(ctx.getStream(), minimum, static_cast<int>(s.dims.size()),
+                 s.dims.data(), ReducedFlags(s).reduced, in(call, X),
+                 out(call, Y));
+}
+} // namespace
+
 void runReduceSum(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::ReduceSum;
   plan::ReduceShape s = plan::getReduceShape(call);
-  bool reduced[8] = {};
-  for (size_t d = 0; d < s.reduced.size() && d < 8; ++d)
-    reduced[d] = s.reduced[d];
   reduceSum(ctx.getStream(), static_cast<int>(s.dims.size()), s.dims.data(),
-            reduced, in(call, X), out(call, Y));
+            ReducedFlags(s).reduced, in(call, X), out(call, Y));
+}
+
+void runReduceMax(StreamContext &ctx, const KernelCall &call) {
+  reduceExtremumOf(ctx, call, false);
+}
+
+void runReduceMin(StreamContext &ctx, const KernelCall &call) {
+  reduceExtremumOf(ctx, call, true);
+}
+
+void runReduceExtremumBackward(StreamContext &ctx, const KernelCall &call) {
+  using namespace plan::roles::ReduceExtremumBackward;
+  plan::ReduceShape s = plan::getReduceBackwardShape(call);
+  reduceExtremumBackward(ctx.getStream(), static_cast<int>(s.dims.size()),
+                         s.dims.data(), ReducedFlags(s).reduced, in(call, X),
+                         in(call, Y), in(call, DY), out(call, DX));
 }
 
 void runEmbeddingForward(StreamContext &ctx, const KernelCall &call) {

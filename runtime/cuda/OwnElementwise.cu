@@ -1,7 +1,8 @@
 //===- OwnElementwise.cu - element-wise ops as own CUDA kernels -----------===//
 //
-// Add and Mul with the right-hand side broadcast (KernelElements.h's index
-// bodies), their gradients, and dropout's product with its mask.
+// Add, Mul, Maximum and Minimum with the right-hand side broadcast
+// (KernelElements.h's index bodies), their gradients, and dropout's product
+// with its mask.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,6 +71,33 @@ __global__ void reduceToRhsKernel(BroadcastShape s, int64_t rhsSize,
   }
 }
 
+__global__ void extremumForwardKernel(bool minimum, BroadcastShape s, int64_t n,
+                                      const float *lhs, const float *rhs,
+                                      float *out) {
+  DPC_GRID_STRIDE(i, n) {
+    out[i] = math::extremum(minimum, lhs[i], rhs[elements::rhsIndexOf(s, i)]);
+  }
+}
+
+__global__ void extremumBackwardLhsKernel(bool minimum, BroadcastShape s,
+                                          int64_t n, const float *lhs,
+                                          const float *rhs, const float *dOut,
+                                          float *dLhs) {
+  DPC_GRID_STRIDE(i, n) {
+    dLhs[i] = dOut[i] * math::extremumShare(minimum, lhs[i],
+                                            rhs[elements::rhsIndexOf(s, i)]);
+  }
+}
+
+__global__ void extremumToRhsKernel(bool minimum, BroadcastShape s,
+                                    int64_t rhsSize, const float *lhs,
+                                    const float *rhs, const float *dOut,
+                                    float *dRhs) {
+  DPC_GRID_STRIDE(j, rhsSize) {
+    dRhs[j] = elements::extremumToRhs(minimum, s, j, lhs, rhs, dOut);
+  }
+}
+
 int64_t sizeOf(const int64_t dims[4]) {
   return dims[0] * dims[1] * dims[2] * dims[3];
 }
@@ -131,6 +159,30 @@ void mulBackward(cudaStream_t stream, const BroadcastShape &shape,
   if (dLhs) {
     int64_t n = sizeOf(shape.out);
     launch(stream, n, mulBackwardLhsKernel, shape, n, rhs, dOut, dLhs);
+  }
+}
+
+void extremumForward(cudaStream_t stream, bool minimum,
+                     const BroadcastShape &shape, const float *lhs,
+                     const float *rhs, float *out) {
+  int64_t n = sizeOf(shape.out);
+  launch(stream, n, extremumForwardKernel, minimum, shape, n, lhs, rhs, out);
+}
+
+void extremumBackward(cudaStream_t stream, bool minimum,
+                      const BroadcastShape &shape, const float *lhs,
+                      const float *rhs, const float *dOut, float *dLhs,
+                      float *dRhs) {
+  // dRhs first: dLhs may alias dOut (the stream keeps the order).
+  if (dRhs) {
+    int64_t n = sizeOf(shape.rhs);
+    launch(stream, n, extremumToRhsKernel, minimum, shape, n, lhs, rhs, dOut,
+           dRhs);
+  }
+  if (dLhs) {
+    int64_t n = sizeOf(shape.out);
+    launch(stream, n, extremumBackwardLhsKernel, minimum, shape, n, lhs, rhs,
+           dOut, dLhs);
   }
 }
 

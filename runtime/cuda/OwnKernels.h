@@ -87,6 +87,14 @@ void mulForward(cudaStream_t stream, const kernels::BroadcastShape &shape,
 void mulBackward(cudaStream_t stream, const kernels::BroadcastShape &shape,
                  const float *lhs, const float *rhs, const float *dOut,
                  float *dLhs, float *dRhs);
+/// torch.maximum (minimum) and its backward (KernelMath.h's extremum*).
+void extremumForward(cudaStream_t stream, bool minimum,
+                     const kernels::BroadcastShape &shape, const float *lhs,
+                     const float *rhs, float *out);
+void extremumBackward(cudaStream_t stream, bool minimum,
+                      const kernels::BroadcastShape &shape, const float *lhs,
+                      const float *rhs, const float *dOut, float *dLhs,
+                      float *dRhs);
 
 void pad2dForward(cudaStream_t stream, const kernels::Pad2dShape &shape,
                   float value, const float *x, float *y);
@@ -157,6 +165,13 @@ void transpose2d(cudaStream_t stream, int64_t rows, int64_t cols,
 /// y = x summed over the dims with reduced[d] (rank <= 8).
 void reduceSum(cudaStream_t stream, int rank, const int64_t *dims,
                const bool *reduced, const float *x, float *y);
+/// torch.amax (amin) over the reduced dims, and the backward of either.
+void reduceExtremum(cudaStream_t stream, bool minimum, int rank,
+                    const int64_t *dims, const bool *reduced, const float *x,
+                    float *y);
+void reduceExtremumBackward(cudaStream_t stream, int rank, const int64_t *dims,
+                            const bool *reduced, const float *x, const float *y,
+                            const float *dy, float *dx);
 /// x /= divisor elementwise (the Mean of an all-reduce).
 void divide(cudaStream_t stream, int64_t count, ScalarType type, int divisor,
             void *x);

@@ -79,6 +79,21 @@ __global__ void reduceSumKernel(elements::ReduceIndex r, const float *x,
   DPC_GRID_STRIDE(o, r.kept) { y[o] = elements::reduceSum(r, o, x); }
 }
 
+__global__ void reduceExtremumKernel(bool minimum, elements::ReduceIndex r,
+                                     const float *x, float *y) {
+  DPC_GRID_STRIDE(o, r.kept) {
+    y[o] = elements::reduceExtremum(minimum, r, o, x);
+  }
+}
+
+__global__ void reduceExtremumBackwardKernel(elements::ReduceIndex r,
+                                             const float *x, const float *y,
+                                             const float *dy, float *dx) {
+  DPC_GRID_STRIDE(o, r.kept) {
+    elements::reduceExtremumBackward(r, o, x, y, dy, dx);
+  }
+}
+
 /// A block per kept element, for long reductions (a convolution's bias
 /// gradient sums n*h*w terms per channel).
 __global__ void reduceSumBlockKernel(elements::ReduceIndex r, const float *x,
@@ -181,6 +196,24 @@ void reduceSum(cudaStream_t stream, int rank, const int64_t *dims,
     launchBlocks(stream, r.kept, reduceSumBlockKernel, r, x, y);
   else
     launch(stream, r.kept, reduceSumKernel, r, x, y);
+}
+
+void reduceExtremum(cudaStream_t stream, bool minimum, int rank,
+                    const int64_t *dims, const bool *reduced, const float *x,
+                    float *y) {
+  if (rank > 8)
+    throw std::invalid_argument("reduce_max: rank above 8");
+  elements::ReduceIndex r = elements::makeReduceIndex(rank, dims, reduced);
+  launch(stream, r.kept, reduceExtremumKernel, minimum, r, x, y);
+}
+
+void reduceExtremumBackward(cudaStream_t stream, int rank, const int64_t *dims,
+                            const bool *reduced, const float *x, const float *y,
+                            const float *dy, float *dx) {
+  if (rank > 8)
+    throw std::invalid_argument("reduce_max: rank above 8");
+  elements::ReduceIndex r = elements::makeReduceIndex(rank, dims, reduced);
+  launch(stream, r.kept, reduceExtremumBackwardKernel, r, x, y, dy, dx);
 }
 
 void divide(cudaStream_t stream, int64_t count, ScalarType type, int divisor,

@@ -242,6 +242,29 @@ void mulBackward(const BroadcastShape &s, const float *lhs, const float *rhs,
                      [=](int64_t i, int64_t j) { dLhs[i] = dOut[i] * rhs[j]; });
 }
 
+void extremumForward(bool minimum, const BroadcastShape &s, const float *lhs,
+                     const float *rhs, float *out) {
+  forEachBroadcast(s, [=](int64_t i, int64_t j) {
+    out[i] = math::extremum(minimum, lhs[i], rhs[j]);
+  });
+}
+
+void extremumBackward(bool minimum, const BroadcastShape &s, const float *lhs,
+                      const float *rhs, const float *dOut, float *dLhs,
+                      float *dRhs) {
+  // dRhs first: dLhs may alias dOut.
+  if (dRhs) {
+    int64_t rhsSize = numElements(s.rhs);
+#pragma omp parallel for
+    for (int64_t j = 0; j < rhsSize; ++j)
+      dRhs[j] = elements::extremumToRhs(minimum, s, j, lhs, rhs, dOut);
+  }
+  if (dLhs)
+    forEachBroadcast(s, [=](int64_t i, int64_t j) {
+      dLhs[i] = dOut[i] * math::extremumShare(minimum, lhs[i], rhs[j]);
+    });
+}
+
 //===----------------------------------------------------------------------===//
 // Padding
 //===----------------------------------------------------------------------===//

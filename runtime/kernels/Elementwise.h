@@ -69,6 +69,14 @@ void mulForward(const BroadcastShape &shape, const float *lhs, const float *rhs,
 /// may be null.
 void mulBackward(const BroadcastShape &shape, const float *lhs,
                  const float *rhs, const float *dOut, float *dLhs, float *dRhs);
+/// out = torch.maximum (with `minimum`, torch.minimum) of lhs and rhs.
+void extremumForward(bool minimum, const BroadcastShape &shape,
+                     const float *lhs, const float *rhs, float *out);
+/// dOut to the operand that won, half to each on a tie; dRhs summed over
+/// broadcast dims; either may be null.
+void extremumBackward(bool minimum, const BroadcastShape &shape,
+                      const float *lhs, const float *rhs, const float *dOut,
+                      float *dLhs, float *dRhs);
 
 //===----------------------------------------------------------------------===//
 // Constant spatial padding of x [n, c, h, w] into

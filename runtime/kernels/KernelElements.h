@@ -44,10 +44,11 @@ DPC_HOST_DEVICE inline int64_t rhsIndexOf(const BroadcastShape &s, int64_t i) {
   return j;
 }
 
-/// dRhs[j]: the sum of dOut (times lhs, when given) over the outputs that
-/// read rhs element j, in double, in row-major order.
-DPC_HOST_DEVICE inline float reduceToRhs(const BroadcastShape &s, int64_t j,
-                                         const float *dOut, const float *lhs) {
+/// The sum of term(i) over the output elements i that read rhs element j,
+/// in double, in row-major order.
+template <typename Term>
+DPC_HOST_DEVICE inline float sumOverReaders(const BroadcastShape &s, int64_t j,
+                                            const Term &term) {
   const int64_t *o = s.out, *r = s.rhs;
   int64_t idx[4], rem = j;
   for (int d = 3; d >= 0; --d) {
@@ -64,11 +65,43 @@ DPC_HOST_DEVICE inline float reduceToRhs(const BroadcastShape &s, int64_t j,
   for (int64_t a = lo[0]; a < hi[0]; ++a)
     for (int64_t b = lo[1]; b < hi[1]; ++b)
       for (int64_t c = lo[2]; c < hi[2]; ++c)
-        for (int64_t d = lo[3]; d < hi[3]; ++d) {
-          int64_t i = ((a * o[1] + b) * o[2] + c) * o[3] + d;
-          sum += lhs ? static_cast<double>(dOut[i]) * lhs[i] : dOut[i];
-        }
+        for (int64_t d = lo[3]; d < hi[3]; ++d)
+          sum += term(((a * o[1] + b) * o[2] + c) * o[3] + d);
   return static_cast<float>(sum);
+}
+
+/// dOut[i], times lhs[i] when given: Add's and Mul's gradient terms.
+struct ProductTerm {
+  const float *dOut, *lhs;
+  DPC_HOST_DEVICE double operator()(int64_t i) const {
+    return lhs ? static_cast<double>(dOut[i]) * lhs[i] : dOut[i];
+  }
+};
+
+/// dRhs[j]: the sum of dOut (times lhs, when given) over the outputs that
+/// read rhs element j, in double, in row-major order.
+DPC_HOST_DEVICE inline float reduceToRhs(const BroadcastShape &s, int64_t j,
+                                         const float *dOut, const float *lhs) {
+  return sumOverReaders(s, j, ProductTerm{dOut, lhs});
+}
+
+/// The share of dOut[i] that rhs element `rhs` gets from maximum (minimum)
+/// against lhs[i].
+struct ExtremumTerm {
+  bool minimum;
+  float rhs;
+  const float *dOut, *lhs;
+  DPC_HOST_DEVICE double operator()(int64_t i) const {
+    return dOut[i] * math::extremumShare(minimum, rhs, lhs[i]);
+  }
+};
+
+/// dRhs[j] of maximum (minimum): rhs[j]'s shares of the outputs reading it.
+DPC_HOST_DEVICE inline float extremumToRhs(bool minimum,
+                                           const BroadcastShape &s, int64_t j,
+                                           const float *lhs, const float *rhs,
+                                           const float *dOut) {
+  return sumOverReaders(s, j, ExtremumTerm{minimum, rhs[j], dOut, lhs});
 }
 
 //===----------------------------------------------------------------------===//
@@ -434,6 +467,36 @@ DPC_HOST_DEVICE inline float reduceSum(const ReduceIndex &r, int64_t o,
     }
   }
   return static_cast<float>(sum);
+}
+
+/// y[o] of torch.amax (amin): the extremum over the reduced dims, NaN
+/// winning.
+DPC_HOST_DEVICE inline float reduceExtremum(bool minimum, const ReduceIndex &r,
+                                            int64_t o, const float *x) {
+  int64_t offset = offsetOf(o, r.keptRank, r.keptDims, r.keptStrides);
+  float best = x[offset];
+  for (int64_t k = 1; k < r.reduced; ++k)
+    best = math::extremum(
+        minimum, best,
+        x[offset + offsetOf(k, r.redRank, r.redDims, r.redStrides)]);
+  return best;
+}
+
+/// dx over output o's group: dy[o] shared evenly by the elements equal to
+/// y[o] (PyTorch's amax and amin), 0 elsewhere.
+DPC_HOST_DEVICE inline void reduceExtremumBackward(const ReduceIndex &r,
+                                                   int64_t o, const float *x,
+                                                   const float *y,
+                                                   const float *dy, float *dx) {
+  int64_t offset = offsetOf(o, r.keptRank, r.keptDims, r.keptStrides);
+  int64_t ties = 0;
+  for (int64_t k = 0; k < r.reduced; ++k)
+    ties += x[offset + offsetOf(k, r.redRank, r.redDims, r.redStrides)] == y[o];
+  float share = ties > 0 ? dy[o] / static_cast<float>(ties) : 0.f;
+  for (int64_t k = 0; k < r.reduced; ++k) {
+    int64_t i = offset + offsetOf(k, r.redRank, r.redDims, r.redStrides);
+    dx[i] = x[i] == y[o] ? share : 0.f;
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -222,6 +222,22 @@ inputActivationForward(InputActivation kind, ActivationParams p, float x) {
     return x > p.a ? x - p.b : (x < -p.a ? x + p.b : 0.f);
   case InputActivation::Threshold:
     return x > p.a ? x : p.b;
+  case InputActivation::Exp:
+    return expf(x);
+  case InputActivation::Sqrt:
+    return sqrtf(x);
+  case InputActivation::Pow:
+    return powf(x, p.a);
+  case InputActivation::Sin:
+    return sinf(x);
+  case InputActivation::Cos:
+    return cosf(x);
+  case InputActivation::Sign: // 0 at 0 and NaN, as torch.sign
+    return x > 0.f ? 1.f : (x < 0.f ? -1.f : 0.f);
+  case InputActivation::Floor:
+    return floorf(x);
+  case InputActivation::Ceil:
+    return ceilf(x);
   }
   return x;
 }
@@ -288,8 +304,42 @@ DPC_HOST_DEVICE inline float inputActivationBackward(InputActivation kind,
     return x >= -p.a && x <= p.a ? 0.f : dy;
   case InputActivation::Threshold:
     return x > p.a ? dy : 0.f;
+  case InputActivation::Exp:
+    return dy * expf(x);
+  case InputActivation::Sqrt: // PyTorch's: dy / (2 y)
+    return dy / (2.f * sqrtf(x));
+  case InputActivation::Pow:
+    return p.a == 0.f ? 0.f : dy * p.a * powf(x, p.a - 1.f);
+  case InputActivation::Sin:
+    return dy * cosf(x);
+  case InputActivation::Cos:
+    return -dy * sinf(x);
+  case InputActivation::Sign:
+  case InputActivation::Floor:
+  case InputActivation::Ceil:
+    return 0.f;
   }
   return dy;
+}
+
+//===----------------------------------------------------------------------===//
+// Maximum and minimum, element-wise and over dims
+//===----------------------------------------------------------------------===//
+
+/// torch.maximum (minimum) of a and b: NaN wins.
+DPC_HOST_DEVICE inline float extremum(bool minimum, float a, float b) {
+  if (a != a || b != b)
+    return a + b;
+  return (minimum ? a < b : a > b) ? a : b;
+}
+
+/// The share of dy that x gets from torch.maximum(x, y) (minimum): all where
+/// x wins, half on a tie, none where y wins -- PyTorch's rule (where(x == y,
+/// dy / 2, dy), zeroed where x < y), NaN included.
+DPC_HOST_DEVICE inline float extremumShare(bool minimum, float x, float y) {
+  if (x == y)
+    return 0.5f;
+  return (minimum ? x > y : x < y) ? 0.f : 1.f;
 }
 
 //===----------------------------------------------------------------------===//

@@ -62,6 +62,60 @@ class Around(nn.Module):
         return self.fc_out(y.flatten(1))
 
 
+class Halves(nn.Module):
+    """`combine` of the two halves of the last dim (torch.maximum)."""
+
+    def __init__(self, combine):
+        super().__init__()
+        self.combine = combine
+
+    def forward(self, x):
+        a, b = x.chunk(2, dim=-1)
+        return self.combine(a, b)
+
+    def extra_repr(self):
+        return self.combine.__name__
+
+
+class MaximumWith(nn.Module):
+    """torch.maximum of x and a learned [4, 1], broadcast along the rest."""
+
+    def __init__(self):
+        super().__init__()
+        self.bound = nn.Parameter(torch.zeros(4, 1))
+
+    def forward(self, x):
+        return torch.maximum(x, self.bound)
+
+
+class Amax(nn.Module):
+    """A max (or `reduce`) over `dim`, keeping it."""
+
+    def __init__(self, dim, reduce=torch.amax):
+        super().__init__()
+        self.dim, self.reduce = dim, reduce
+
+    def forward(self, x):
+        return self.reduce(x, dim=self.dim, keepdim=True)
+
+    def extra_repr(self):
+        return f"{self.reduce.__name__}, dim={self.dim}"
+
+
+class Elementwise(nn.Module):
+    """A function of each element (torch.exp)."""
+
+    def __init__(self, function, name):
+        super().__init__()
+        self.function, self.name = function, name
+
+    def forward(self, x):
+        return self.function(x)
+
+    def extra_repr(self):
+        return self.name
+
+
 def around(layer, *args, **kwargs):
     return lambda: Around(layer(), *args, **kwargs)
 
@@ -91,8 +145,7 @@ LAYERS = {
     "hardsigmoid": (around(nn.Hardsigmoid), ""),
     "hardswish": (around(nn.Hardswish), ""),
     "hardshrink": (around(lambda: nn.Hardshrink(0.3)), ""),
-    "softshrink": (around(lambda: nn.Softshrink(0.3)),
-                   "yes (legacy); dynamo: refused (Sign)"),
+    "softshrink": (around(lambda: nn.Softshrink(0.3)), ""),
     "threshold": (around(lambda: nn.Threshold(0.1, -1.0)),
                   "yes (dynamo); the legacy exporter refuses it"),
     "prelu": (around(lambda: nn.PReLU(4), (4, 3)), ""),
@@ -263,6 +316,27 @@ DESCRIPTIONS = {
         "TransformerDecoderLayer(4, 2, 8, dropout=0.0, batch_first=True)",
     "transformer_encoder_layer":
         "TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)",
+    # Element-wise math and the layers built from it.
+    "rms_norm": (around(lambda: nn.RMSNorm(WIDTH)),
+                 "yes (dynamo); the legacy exporter refuses it (no "
+                 "aten::rms_norm at opset 17)"),
+    "rms_norm_2d": (around(lambda: nn.RMSNorm((3, 4)), (3, 4)),
+                    "yes (dynamo); the legacy exporter refuses it (no "
+                    "aten::rms_norm at opset 17)"),
+    "local_response_norm": (around(lambda: nn.LocalResponseNorm(3), (4, 3),
+                                   None), ""),
+    "lp_pool1d": (around(lambda: nn.LPPool1d(2, 2), (3, 8), None), ""),
+    "lp_pool2d": (around(lambda: nn.LPPool2d(2, 2), (3, 4, 4), None), ""),
+    "maximum": (around(lambda: Halves(torch.maximum), width=WIDTH // 2), ""),
+    "minimum": (around(lambda: Halves(torch.minimum), width=WIDTH // 2), ""),
+    "maximum_broadcast": (around(MaximumWith, (4, 3), None), ""),
+    "amax": (around(lambda: Amax(2), (4, 3), None), ""),
+    "amin": (around(lambda: Amax(2, torch.amin), (4, 3), None), ""),
+    "exp": (around(lambda: Elementwise(torch.exp, "exp")), ""),
+    "sqrt": (around(lambda: Elementwise(
+        lambda x: torch.sqrt(x * x + 0.5), "sqrt(x^2 + 0.5)")), ""),
+    "sin_cos": (around(lambda: Elementwise(
+        lambda x: torch.sin(x) + torch.cos(x), "sin + cos")), ""),
 }
 
 # Op types that only carry constants or types: left out of the table.

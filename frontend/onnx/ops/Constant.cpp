@@ -1,7 +1,8 @@
 //===- Constant.cpp - constants and copies --------------------------------===//
 //
-// Constant nodes (materialized only where a node reads them as a tensor)
-// and Identity (a copy of an initializer is a parameter of its own).
+// Constant nodes (materialized only where a node reads them as a tensor),
+// Identity (a copy of an initializer is a parameter of its own), and If
+// on a condition known at import.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,11 +60,37 @@ void importIdentity(Importer &im, const onnx::NodeProto &node) {
     im.define(node, 0, im.operand(node, 0));
 }
 
+/// If on a condition known at import (the legacy exporter's
+/// LocalResponseNorm tests a static dim): the branch it takes, inline.
+void importIf(Importer &im, const onnx::NodeProto &node) {
+  std::optional<double> condition = im.knownScalar(node, 0);
+  if (!condition)
+    fail("only a condition known at import is supported");
+  const char *taken = *condition != 0 ? "then_branch" : "else_branch";
+  const onnx::AttributeProto *branch = attr(node, taken);
+  if (!branch || !branch->has_g())
+    fail(std::string("the ") + taken + " graph is missing");
+  im.importBranch(branch->g());
+  const onnx::GraphProto &graph = branch->g();
+  if (graph.output_size() != node.output_size())
+    fail(std::string("the ") + taken + " has " +
+         std::to_string(graph.output_size()) + " outputs, If " +
+         std::to_string(node.output_size()));
+  for (int i = 0; i < node.output_size(); ++i) {
+    const std::string &name = graph.output(i).name();
+    if (const KnownTensor *known = im.knownValue(name))
+      im.bindKnown(node.output(i), *known);
+    else
+      im.define(node, i, im.lookup(name));
+  }
+}
+
 } // namespace
 
 void registerConstantOps(OnnxOpTable &table) {
   table.add("Constant", importConstant);
   table.add("Identity", importIdentity);
+  table.add("If", importIf);
 }
 
 } // namespace dpc::frontend

@@ -1,7 +1,10 @@
 //===- Elementwise.cpp - elementwise arithmetic ---------------------------===//
 //
-// Add, Sub, Neg, Mul, Div, Pow, Cast, CastLike, and IsNaN as far as the
-// exporters' idioms use it (ExporterIdioms.cpp); Where is ops/Threshold.cpp's.
+// Add, Sub, Neg, Mul, Div, Pow, the element-wise math (Exp, Sqrt,
+// Reciprocal, Sin, Cos, Sign, Floor, Ceil), Max and Min, Cast, CastLike,
+// and IsNaN as far as the exporters' idioms use it (ExporterIdioms.cpp);
+// Where is ops/Threshold.cpp's. Known operands fold before these
+// (FoldValueOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,19 +72,51 @@ void importDiv(Importer &im, const onnx::NodeProto &node) {
 }
 
 void importPow(Importer &im, const onnx::NodeProto &node) {
-  // To a small constant whole power (x.pow(2) in variances and RMS norms,
-  // GPT-2's x.pow(3)): a product of x, whose gradient the products give.
   const KnownTensor *exponent = im.knownValue(node.input(1));
-  double value = exponent && exponent->getNumElements() == 1
-                     ? (exponent->isFloat() ? exponent->floats[0]
-                                            : double(exponent->ints[0]))
-                     : 0;
-  if (value != 1 && value != 2 && value != 3 && value != 4)
-    fail("only a constant scalar exponent of 1, 2, 3 or 4 is supported");
-  Value base = im.operand(node, 0), power = base;
-  for (int i = 1; i < int(value); ++i)
-    power = im.create<nn::MulOp>({power, base});
-  im.define(node, 0, power);
+  if (!exponent || exponent->getNumElements() != 1)
+    fail("only a constant scalar exponent is supported");
+  double value =
+      exponent->isFloat() ? exponent->floats[0] : double(exponent->ints[0]);
+  Value base = im.operand(node, 0);
+  // A small whole power (x.pow(2) in variances and RMS norms, GPT-2's
+  // x.pow(3)): a product of x, whose gradient the products give. A square
+  // root (an LPPool's 1 / p): nn.sqrt, correctly rounded as PyTorch's.
+  if (value == 1 || value == 2 || value == 3 || value == 4) {
+    Value power = base;
+    for (int i = 1; i < int(value); ++i)
+      power = im.create<nn::MulOp>({power, base});
+    im.define(node, 0, power);
+    return;
+  }
+  if (value == 0.5) {
+    im.define(node, 0, im.create<nn::SqrtOp>(base));
+    return;
+  }
+  im.define(
+      node, 0,
+      im.create<nn::PowOp>(
+          base, {im.named("exponent", im.opBuilder().getF64FloatAttr(value))}));
+}
+
+/// An element-wise function of one tensor (Exp, Sqrt, Sign, ...).
+template <typename OpT>
+void importUnary(Importer &im, const onnx::NodeProto &node) {
+  im.define(node, 0, im.create<OpT>(im.operand(node, 0)));
+}
+
+/// Max or Min of one or more tensors (NumPy broadcasting): a chain of
+/// nn.maximum (nn.minimum) from the left.
+template <typename OpT>
+void importExtremum(Importer &im, const onnx::NodeProto &node) {
+  if (node.input_size() == 2) {
+    auto [lhs, rhs] = im.elementwiseOperands(node);
+    im.define(node, 0, im.create<OpT>({lhs, rhs}));
+    return;
+  }
+  Value result = im.operand(node, 0);
+  for (int i = 1; i < node.input_size(); ++i)
+    result = im.create<OpT>({result, im.operand(node, i)});
+  im.define(node, 0, result);
 }
 
 /// A run-time tensor cast to the type it has (Transformers' GPT-2 casts its
@@ -126,6 +161,16 @@ void registerElementwiseOps(OnnxOpTable &table) {
   table.add("Mul", importMul);
   table.add("Div", importDiv);
   table.add("Pow", importPow);
+  table.add("Exp", importUnary<nn::ExpOp>);
+  table.add("Sqrt", importUnary<nn::SqrtOp>);
+  table.add("Reciprocal", importUnary<nn::ReciprocalOp>);
+  table.add("Sin", importUnary<nn::SinOp>);
+  table.add("Cos", importUnary<nn::CosOp>);
+  table.add("Sign", importUnary<nn::SignOp>);
+  table.add("Floor", importUnary<nn::FloorOp>);
+  table.add("Ceil", importUnary<nn::CeilOp>);
+  table.add("Max", importExtremum<nn::MaximumOp>);
+  table.add("Min", importExtremum<nn::MinimumOp>);
   table.add("Cast", importCast);
   table.add("CastLike", importCastLike);
   table.add("IsNaN", importIsNaN);

@@ -9,7 +9,8 @@
 // broadcast Mul and Add (where they are not known ones and zeros, as the
 // exporters write them for GroupNorm). So the layer norm's kernels, VJP and
 // backends serve both, and the statistics never mix samples: exact under
-// data parallelism with no synchronization.
+// data parallelism with no synchronization. LRN is the exporters'
+// decomposition of PyTorch's LocalResponseNorm, written here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -184,6 +185,55 @@ void importGroupNorm(Importer &im, const onnx::NodeProto &node) {
             applyChannelAffine(im, node, im.createReshape(y, type.getShape())));
 }
 
+/// A 0-d f32 constant.
+Value scalarConstant(Importer &im, float value) {
+  auto type = RankedTensorType::get({}, im.opBuilder().getF32Type());
+  return im.create<nn::ConstantOp>(
+      {}, {im.named("value", DenseElementsAttr::get(type, value))});
+}
+
+/// LRN: x / (bias + alpha / size * (the sum of x^2 over `size` channels
+/// around))^beta, as the exporters write PyTorch's LocalResponseNorm: the
+/// squares of [N, C, ...] viewed as [N, 1, C, rest], zero-padded along C
+/// and averaged over windows of `size` channels (ONNX's window starts
+/// floor((size - 1) / 2) channels before; PyTorch's, for odd sizes, too).
+void importLrn(Importer &im, const onnx::NodeProto &node) {
+  Value x = im.operand(node, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t size = intAttr(node, "size", 0);
+  if (type.getRank() < 3)
+    fail("LRN takes [N, C, D1, ...] input");
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      fail("LRN needs static dims after the batch");
+  if (size < 1)
+    fail("LRN's size must be positive");
+  int64_t rest = 1;
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    rest *= type.getDimSize(d);
+  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  Value squares = im.create<nn::MulOp>({x, x});
+  Value planes = im.createReshape(
+      squares, {type.getDimSize(0), 1, type.getDimSize(1), rest});
+  Value padded =
+      im.create<nn::PadOp>(planes, {im.i64Array("low", {0, 0, before, 0}),
+                                    im.i64Array("high", {0, 0, after, 0})});
+  Value averages =
+      im.create<nn::AvgPool2dOp>(padded, {im.i64Array("kernel_size", {size, 1}),
+                                          im.i64Array("stride", {1, 1})});
+  Value sums = im.createReshape(averages, type.getShape());
+  Value scaled = im.create<nn::MulOp>(
+      {sums, scalarConstant(im, floatAttr(node, "alpha", 1e-4f))});
+  Value base = im.create<nn::AddOp>(
+      {scaled, scalarConstant(im, floatAttr(node, "bias", 1.f))});
+  Value divisor = im.create<nn::PowOp>(
+      base,
+      {im.named("exponent", im.opBuilder().getF64FloatAttr(shortestDecimal(
+                                floatAttr(node, "beta", 0.75f))))});
+  im.define(node, 0,
+            im.create<nn::MulOp>({x, im.create<nn::ReciprocalOp>(divisor)}));
+}
+
 } // namespace
 
 void registerNormalizationOps(OnnxOpTable &table) {
@@ -193,6 +243,7 @@ void registerNormalizationOps(OnnxOpTable &table) {
   table.add("LayerNormalization", kMinOpset, kMaxOpset, importLayerNorm);
   table.add("InstanceNormalization", importInstanceNorm);
   table.add("GroupNormalization", importGroupNorm);
+  table.add("LRN", importLrn);
 }
 
 } // namespace dpc::frontend

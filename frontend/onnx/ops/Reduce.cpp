@@ -1,6 +1,6 @@
 //===- Reduce.cpp - reductions --------------------------------------------===//
 //
-// ReduceMean and ReduceSum over non-batch axes.
+// ReduceMean, ReduceSum, ReduceMax and ReduceMin over non-batch axes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,13 +14,11 @@ using namespace mlir;
 namespace dpc::frontend {
 namespace {
 
-void importReduce(Importer &im, const onnx::NodeProto &node, bool mean) {
-  Value input = im.operand(node, 0);
-  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
-  // The axes: an attribute before opset 18 (ReduceSum: 13), an optional
-  // input from it on.
+/// The axes a reduction reduces, sorted: an attribute before opset
+/// `axesInputFrom`, an optional input from it on; none, every axis.
+SmallVector<int64_t> reducedAxes(Importer &im, const onnx::NodeProto &node,
+                                 int64_t rank, int64_t axesInputFrom) {
   SmallVector<int64_t> axes;
-  int64_t axesInputFrom = mean ? 18 : 13;
   if (im.getOpset() < axesInputFrom) {
     if (const onnx::AttributeProto *a = attr(node, "axes"))
       axes.assign(a->ints().begin(), a->ints().end());
@@ -35,16 +33,30 @@ void importReduce(Importer &im, const onnx::NodeProto &node, bool mean) {
       axes.push_back(d);
   axes = normalizeAxes(axes, rank);
   llvm::sort(axes);
+  return axes;
+}
+
+/// Refuses a reduction over the batch (a dynamic dim): each replica holds
+/// only its share of it.
+void checkNotOverBatch(RankedTensorType type, ArrayRef<int64_t> axes,
+                       const char *what) {
+  for (int64_t axis : axes)
+    if (type.isDynamicDim(axis))
+      fail(std::string("a ") + what + " over the batch dim (" +
+           std::to_string(axis) + ") is not supported");
+}
+
+void importReduce(Importer &im, const onnx::NodeProto &node, bool mean) {
+  Value input = im.operand(node, 0);
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  // ReduceSum takes its axes as an input from opset 13, ReduceMean from 18.
+  SmallVector<int64_t> axes = reducedAxes(im, node, rank, mean ? 18 : 13);
   bool keepDims = intAttr(node, "keepdims", 1) != 0;
   // The spatial mean of NCHW (what exporters write for AdaptiveAvgPool2d(1))
   // is a pooling; any other, a sum over the axes scaled by their size.
   if (!mean || rank != 4 || axes != SmallVector<int64_t>{2, 3}) {
     auto type = cast<RankedTensorType>(input.getType());
-    for (int64_t axis : axes)
-      if (type.isDynamicDim(axis))
-        fail(std::string("a ") + (mean ? "mean" : "sum") +
-             " over the batch dim (" + std::to_string(axis) +
-             ") is not supported");
+    checkNotOverBatch(type, axes, mean ? "mean" : "sum");
     int64_t count = 1;
     for (int64_t axis : axes)
       count *= type.getDimSize(axis);
@@ -69,6 +81,22 @@ void importReduce(Importer &im, const onnx::NodeProto &node, bool mean) {
   im.define(node, 0, pooled);
 }
 
+/// ReduceMax or ReduceMin (torch.amax, amin; axes an input from opset 18).
+template <typename OpT>
+void importReduceExtremum(Importer &im, const onnx::NodeProto &node,
+                          const char *what) {
+  Value input = im.operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> axes = reducedAxes(im, node, type.getRank(), 18);
+  checkNotOverBatch(type, axes, what);
+  bool keepDims = intAttr(node, "keepdims", 1) != 0;
+  im.define(node, 0,
+            im.create<OpT>(
+                input,
+                {im.i64Array("dims", axes),
+                 im.named("keep_dims", im.opBuilder().getBoolAttr(keepDims))}));
+}
+
 } // namespace
 
 void registerReduceOps(OnnxOpTable &table) {
@@ -77,6 +105,12 @@ void registerReduceOps(OnnxOpTable &table) {
   });
   table.add("ReduceSum", [](Importer &im, const onnx::NodeProto &node) {
     importReduce(im, node, /*mean=*/false);
+  });
+  table.add("ReduceMax", [](Importer &im, const onnx::NodeProto &node) {
+    importReduceExtremum<nn::ReduceMaxOp>(im, node, "max");
+  });
+  table.add("ReduceMin", [](Importer &im, const onnx::NodeProto &node) {
+    importReduceExtremum<nn::ReduceMinOp>(im, node, "min");
   });
 }
 

@@ -4,7 +4,8 @@
 // PyTorch's thresholds as a comparison of a tensor with a constant and a
 // Where: Hardshrink (Where(|x| <= l, 0, x), Where(x > l or x < -l, x, 0)),
 // Threshold (Where(x <= t, v, x)), Softshrink (Where(x > l, x - l, 0) +
-// Where(x < -l, x + l, 0)) and Softplus with its threshold
+// Where(x < -l, x + l, 0), or Where(|x| > l, x - sign(x) l, x * 0)) and
+// Softplus with its threshold
 // (Where(beta x > t, x, softplus(beta x) / beta)). A comparison is not a
 // tensor in nn: it is kept as the set of values where it holds (Or of two
 // on the same tensor, a cast to bool, |x| of the tensor included), which
@@ -189,6 +190,58 @@ bool importSoftplusWhere(Importer &im, const onnx::NodeProto &node,
   return true;
 }
 
+/// k where `value` is x + k sign(x), k a product of constant scalars (the
+/// dynamo exporter's Softshrink: x - sign(x) l).
+std::optional<double> signShiftOf(Value value, Value x) {
+  auto add = value.getDefiningOp<nn::AddOp>();
+  if (!add || (add.getLhs() != x && add.getRhs() != x))
+    return std::nullopt;
+  Value term = add.getLhs() == x ? add.getRhs() : add.getLhs();
+  double k = 1;
+  while (auto mul = term.getDefiningOp<nn::MulOp>()) {
+    std::optional<double> lhs = constantScalar(mul.getLhs()),
+                          rhs = constantScalar(mul.getRhs());
+    if (!lhs && !rhs)
+      return std::nullopt;
+    k *= rhs ? *rhs : *lhs;
+    term = rhs ? mul.getLhs() : mul.getRhs();
+  }
+  auto sign = term.getDefiningOp<nn::SignOp>();
+  if (!sign || sign.getInput() != x)
+    return std::nullopt;
+  return k;
+}
+
+/// Whether `value` is a tensor times the constant 0 (the dynamo exporter's
+/// zeros of x's shape, x * 0).
+bool isZeroProduct(Value value) {
+  auto mul = value.getDefiningOp<nn::MulOp>();
+  return mul && (constantScalar(mul.getLhs()) == 0.0 ||
+                 constantScalar(mul.getRhs()) == 0.0);
+}
+
+/// Where(|s| > l, s - sign(s) l, s * 0): PyTorch's Softshrink as the dynamo
+/// exporter writes it; false if `node` is not that.
+bool importSignShrinkWhere(Importer &im, const onnx::NodeProto &node,
+                           const ValueSet &condition) {
+  auto abs = condition.subject.getDefiningOp<nn::AbsOp>();
+  if (!abs || im.knownValue(node.input(1)) || im.knownValue(node.input(2)) ||
+      !isZeroProduct(im.operand(node, 2)))
+    return false;
+  Value s = abs.getInput();
+  std::optional<double> k = signShiftOf(im.operand(node, 1), s);
+  ValueSet onS = ofAbsoluteValue(condition, s);
+  const SmallVector<Interval, 2> &keep = onS.intervals;
+  if (!k || keep.size() != 2 || keep[0].lo != -kInf || keep[1].hi != kInf ||
+      keep[0].hiClosed || keep[1].loClosed || keep[0].hi != -keep[1].lo ||
+      keep[1].lo < 0 || *k != -keep[1].lo)
+    return false;
+  im.define(node, 0,
+            im.create<nn::ShrinkOp>(s, {f64(im, "lambd", keep[1].lo),
+                                        f64(im, "bias", keep[1].lo)}));
+  return true;
+}
+
 /// Where(condition, a, b) on a comparison's set: a threshold of x if one
 /// of a and b is x and the other a known scalar.
 bool importThresholdWhere(Importer &im, const onnx::NodeProto &node) {
@@ -197,7 +250,8 @@ bool importThresholdWhere(Importer &im, const onnx::NodeProto &node) {
     return false;
   if (node.input_size() != 3)
     fail("expected 3 inputs");
-  if (importSoftplusWhere(im, node, *condition))
+  if (importSoftplusWhere(im, node, *condition) ||
+      importSignShrinkWhere(im, node, *condition))
     return true;
   // `set` holds where the result is x, and elsewhere it is `fill`.
   ValueSet set = *condition;

@@ -150,6 +150,8 @@ BroadcastShape getBroadcastShape(const KernelCall &call) {
   case Kernel::AddForward:
   case Kernel::AddReluForward:
   case Kernel::MulForward:
+  case Kernel::MaximumForward:
+  case Kernel::MinimumForward:
     lhs = operand(call, 0).dims, rhs = operand(call, 1).dims;
     lhsCount = operand(call, 0).getNumElements();
     expectResultCount(call, 0, lhsCount);
@@ -161,7 +163,8 @@ BroadcastShape getBroadcastShape(const KernelCall &call) {
       expectResultCount(call, 0, lhsCount);
     rhs = hasResult(call, 1) ? result(call, 1).dims : std::vector<int64_t>{};
     break;
-  default: // MulBackward (a, b, dc) -> (da, db)
+  default: // MulBackward, MaximumBackward, MinimumBackward (a, b, dc) ->
+           // (da, db)
     lhs = operand(call, 0).dims, rhs = operand(call, 1).dims;
     lhsCount = operand(call, 0).getNumElements();
     expectOperandCount(call, 2, lhsCount);

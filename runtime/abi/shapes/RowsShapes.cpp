@@ -98,7 +98,10 @@ PermuteShape getPermuteShape(const KernelCall &call) {
   return s;
 }
 
-ReduceShape getReduceShape(const KernelCall &call) {
+namespace {
+/// Operand 0's dims, which ReduceAttrs' dims reduce, and how many elements
+/// the reduction keeps.
+ReduceShape reduceShapeOf(const KernelCall &call, int64_t &kept) {
   const TensorArg &x = operand(call, 0);
   const ReduceAttrs *attrs =
       call.instruction ? call.instruction->attrs_as_ReduceAttrs() : nullptr;
@@ -115,11 +118,27 @@ ReduceShape getReduceShape(const KernelCall &call) {
       fail("dim " + std::to_string(dim) + " is reduced twice");
     s.reduced[d] = true;
   }
-  int64_t kept = 1;
+  kept = 1;
   for (int64_t d = 0; d < rank; ++d)
     if (!s.reduced[d])
       kept *= x.dims[d];
+  return s;
+}
+} // namespace
+
+ReduceShape getReduceShape(const KernelCall &call) {
+  int64_t kept = 0;
+  ReduceShape s = reduceShapeOf(call, kept);
   expectResultCount(call, 0, kept);
+  return s;
+}
+
+ReduceShape getReduceBackwardShape(const KernelCall &call) {
+  int64_t kept = 0;
+  ReduceShape s = reduceShapeOf(call, kept);
+  expectOperandCount(call, 1, kept);
+  expectOperandCount(call, 2, kept);
+  expectResultCount(call, 0, operand(call, 0).getNumElements());
   return s;
 }
 

@@ -37,6 +37,9 @@ RowsShape getRowsShape(const KernelCall &call);
 RowsShape getTransposeShape(const KernelCall &call);
 PermuteShape getPermuteShape(const KernelCall &call);
 ReduceShape getReduceShape(const KernelCall &call);
+/// ReduceExtremumBackward (x, y, dy) -> (dx): y and dy hold the kept
+/// elements, dx as many as x.
+ReduceShape getReduceBackwardShape(const KernelCall &call);
 
 } // namespace dpc::plan
 

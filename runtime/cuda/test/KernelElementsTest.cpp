@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -28,12 +29,15 @@ namespace {
 
 using kernels::test::randomVector;
 
-/// Bitwise equality (NaN and -inf included), with the first difference.
+/// Bitwise equality (-0 and -inf included), with the first difference. A
+/// NaN equals any NaN: which operand's NaN a product or sum passes on (and
+/// so its sign) is the compiler's choice of operand order, not the math's.
 void expectSameBits(const std::vector<float> &actual,
                     const std::vector<float> &expected, const char *what) {
   ASSERT_EQ(actual.size(), expected.size()) << what;
   for (size_t i = 0; i < actual.size(); ++i)
-    ASSERT_EQ(std::memcmp(&actual[i], &expected[i], sizeof(float)), 0)
+    ASSERT_TRUE(std::memcmp(&actual[i], &expected[i], sizeof(float)) == 0 ||
+                (std::isnan(actual[i]) && std::isnan(expected[i])))
         << what << " element " << i << ": " << actual[i] << " vs "
         << expected[i];
 }
@@ -163,6 +167,28 @@ TEST(KernelElementsTest, BroadcastingMatchesTheCpuKernels) {
     }
     expectSameBits(gotDb, dB, "add backward (rhs)");
     expectSameBits(gotMulDb, mulDb, "mul backward (rhs)");
+
+    // Maximum and minimum, with ties planted.
+    for (int64_t i = 0; i < out; i += 3)
+      a[i] = b[rhsIndexOf(s, i)];
+    for (bool minimum : {false, true}) {
+      std::vector<float> y(out), da(out), db(rhs), gotY(out), gotDa(out),
+          gotDb2(rhs);
+      kernels::extremumForward(minimum, s, a.data(), b.data(), y.data());
+      kernels::extremumBackward(minimum, s, a.data(), b.data(), dOut.data(),
+                                da.data(), db.data());
+      for (int64_t i = 0; i < out; ++i) {
+        float r = b[rhsIndexOf(s, i)];
+        gotY[i] = math::extremum(minimum, a[i], r);
+        gotDa[i] = dOut[i] * math::extremumShare(minimum, a[i], r);
+      }
+      for (int64_t j = 0; j < rhs; ++j)
+        gotDb2[j] =
+            extremumToRhs(minimum, s, j, a.data(), b.data(), dOut.data());
+      expectSameBits(gotY, y, "extremum forward");
+      expectSameBits(gotDa, da, "extremum backward (lhs)");
+      expectSameBits(gotDb2, db, "extremum backward (rhs)");
+    }
   }
 }
 
@@ -221,7 +247,16 @@ TEST(KernelElementsTest, InputActivationsMatchTheCpuKernelsBitForBit) {
         std::pair(InputActivation::Mish, math::ActivationParams{}),
         std::pair(InputActivation::Abs, math::ActivationParams{}),
         std::pair(InputActivation::Log, math::ActivationParams{}),
-        std::pair(InputActivation::LogSigmoid, math::ActivationParams{})}) {
+        std::pair(InputActivation::LogSigmoid, math::ActivationParams{}),
+        std::pair(InputActivation::Exp, math::ActivationParams{}),
+        std::pair(InputActivation::Sqrt, math::ActivationParams{}),
+        std::pair(InputActivation::Pow, math::ActivationParams{0.75f, 0.f}),
+        std::pair(InputActivation::Sin, math::ActivationParams{}),
+        std::pair(InputActivation::Cos, math::ActivationParams{}),
+        std::pair(InputActivation::Sign, math::ActivationParams{}),
+        std::pair(InputActivation::Floor, math::ActivationParams{}),
+        std::pair(InputActivation::Ceil, math::ActivationParams{})}) {
+    SCOPED_TRACE("activation " + std::to_string(static_cast<int>(kind)));
     std::vector<float> y(x.size()), dx(x.size()), yBody(x.size()),
         dxBody(x.size());
     inputActivationForward(kind, params, x.size(), x.data(), y.data());

@@ -2,7 +2,8 @@
 //
 // The CPU kernels behind nn.concat, nn.split (and so ONNX Slice, which
 // imports as the middle part of a split), nn.reduce_sum (and ReduceMean,
-// which imports as a sum times the reciprocal count), run through the
+// which imports as a sum times the reciprocal count), nn.reduce_max and
+// nn.reduce_min and their gradient, run through the
 // backend's dispatch on every axis and reduced-dim set of 4-D tensors and
 // compared with loops over coordinates that share nothing with the kernels'
 // row/stride arithmetic (runtime/abi/KernelShapes.cpp's JoinShape,
@@ -303,6 +304,81 @@ TEST(ReduceKernelsTest, ReduceMeanIsTheSumTimesTheReciprocalCount) {
   for (double &v : expected)
     v /= 10.0;
   expectCloseToSums(mean, expected, "reduce_mean");
+}
+
+/// Runs `kernel` (ReduceMax, ReduceMin: (x) -> (y); ReduceExtremumBackward:
+/// (x, y, dy) -> (dx)) over `dims` of x.
+std::vector<float> runReduction(Kernel kernel,
+                                std::vector<std::vector<float>> ins,
+                                const std::vector<int64_t> &xDims,
+                                const std::vector<int64_t> &dims,
+                                int64_t kept) {
+  flatbuffers::FlatBufferBuilder builder;
+  plan::ReduceAttrsT attrs;
+  attrs.dims = dims;
+  kernels::KernelContext context;
+  bool backward = kernel == Kernel::ReduceExtremumBackward;
+  std::vector<float> out(backward ? ins[0].size() : kept, NAN);
+  KernelCall call;
+  call.kernel = kernel;
+  call.instruction = instruction(builder, attrs);
+  call.operands.push_back(tensor(ins[0], xDims, DType::F32));
+  for (size_t i = 1; i < ins.size(); ++i)
+    call.operands.push_back(tensor(ins[i], {kept}, DType::F32));
+  call.results = {backward ? tensor(out, xDims, DType::F32)
+                           : tensor(out, {kept}, DType::F32)};
+  runCpuKernel(context, call);
+  return out;
+}
+
+// torch.amax and amin over every dim set of a 4-D tensor with ties (values
+// on a coarse grid), and their gradient: dy shared evenly by the elements
+// equal to the extremum (PyTorch's rule), against loops by coordinates.
+TEST(ReduceKernelsTest, ReduceMaxAndMinAndTheirGradientMatchNaiveLoops) {
+  std::vector<int64_t> dims = {2, 3, 4, 5};
+  std::vector<float> x = randomValues(product(dims), 4);
+  for (float &v : x)
+    v = std::round(v * 2.f); // -4 .. 4: many ties
+  for (bool minimum : {false, true}) {
+    for (int mask = 1; mask < 16; ++mask) {
+      std::vector<bool> reduced(4);
+      std::vector<int64_t> reducedDims, keptDims;
+      for (int d = 0; d < 4; ++d) {
+        reduced[d] = mask >> d & 1;
+        if (reduced[d])
+          reducedDims.push_back(d);
+        else
+          keptDims.push_back(dims[d]);
+      }
+      int64_t kept = product(keptDims);
+      SCOPED_TRACE(std::string(minimum ? "min" : "max") + " mask " +
+                   std::to_string(mask));
+      std::vector<float> expected(kept, minimum ? INFINITY : -INFINITY);
+      std::vector<int64_t> group(x.size());
+      for (int64_t i = 0; i < int64_t(x.size()); ++i) {
+        std::vector<int64_t> c = coordinatesOf(i, dims), k;
+        for (int d = 0; d < 4; ++d)
+          if (!reduced[d])
+            k.push_back(c[d]);
+        group[i] = flatIndexOf(k, keptDims);
+        float &e = expected[group[i]];
+        e = minimum ? std::min(e, x[i]) : std::max(e, x[i]);
+      }
+      std::vector<float> y =
+          runReduction(minimum ? Kernel::ReduceMin : Kernel::ReduceMax, {x},
+                       dims, reducedDims, kept);
+      ASSERT_EQ(y, expected);
+      std::vector<float> dy = randomValues(kept, 5), ties(kept, 0.f);
+      for (int64_t i = 0; i < int64_t(x.size()); ++i)
+        ties[group[i]] += x[i] == y[group[i]];
+      std::vector<float> dx = runReduction(Kernel::ReduceExtremumBackward,
+                                           {x, y, dy}, dims, reducedDims, kept);
+      for (int64_t i = 0; i < int64_t(x.size()); ++i) {
+        int64_t o = group[i];
+        ASSERT_EQ(dx[i], x[i] == y[o] ? dy[o] / ties[o] : 0.f) << "at " << i;
+      }
+    }
+  }
 }
 
 TEST(ReduceKernelsTest, ABadDimIsRefused) {

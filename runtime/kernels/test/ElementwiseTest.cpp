@@ -204,7 +204,39 @@ INSTANTIATE_TEST_SUITE_P(
                             {},
                             [](double x, double a, double b) {
                               return -std::log1p(std::exp(-x));
-                            }}),
+                            }},
+        InputActivationCase{
+            "Exp",
+            math::InputActivation::Exp,
+            {},
+            [](double x, double, double) { return std::exp(x); }},
+        InputActivationCase{
+            "Sin",
+            math::InputActivation::Sin,
+            {},
+            [](double x, double, double) { return std::sin(x); }},
+        InputActivationCase{
+            "Cos",
+            math::InputActivation::Cos,
+            {},
+            [](double x, double, double) { return std::cos(x); }},
+        // Piecewise constant: the test's points are 0.02 from every
+        // integer, further than the finite differences reach.
+        InputActivationCase{
+            "Sign",
+            math::InputActivation::Sign,
+            {},
+            [](double x, double, double) { return double((x > 0) - (x < 0)); }},
+        InputActivationCase{
+            "Floor",
+            math::InputActivation::Floor,
+            {},
+            [](double x, double, double) { return std::floor(x); }},
+        InputActivationCase{
+            "Ceil",
+            math::InputActivation::Ceil,
+            {},
+            [](double x, double, double) { return std::ceil(x); }}),
     [](const auto &info) { return std::string(info.param.name); });
 
 // Log (of positive x only) against log x and dy / x in double.
@@ -223,6 +255,43 @@ TEST(LogTest, MatchesItsDefinition) {
   }
   expectAllNear(y, ref, 1e-6, 1e-6, "y");
   expectAllNear(dx, dref, 0, 1e-6, "dx");
+}
+
+// Sqrt and Pow (of positive x only) against their definitions in double,
+// and their gradients against finite differences.
+TEST(PowerTest, SqrtAndPowMatchTheirDefinitions) {
+  struct Case {
+    math::InputActivation kind;
+    float exponent;
+  };
+  for (Case c : {Case{math::InputActivation::Sqrt, 0.5f},
+                 Case{math::InputActivation::Pow, 0.75f},
+                 Case{math::InputActivation::Pow, -1.5f},
+                 Case{math::InputActivation::Pow, 2.5f}}) {
+    SCOPED_TRACE(c.exponent);
+    auto x = randomVector(300, 8, 0.1f, 4.f);
+    auto dy = randomVector(x.size(), 9);
+    math::ActivationParams params{c.exponent};
+    std::vector<float> y(x.size()), dx(x.size());
+    inputActivationForward(c.kind, params, x.size(), x.data(), y.data());
+    inputActivationBackward(c.kind, params, x.size(), x.data(), dy.data(),
+                            dx.data());
+    std::vector<double> ref(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      ref[i] = std::pow(double(x[i]), double(c.exponent));
+    expectAllNear(y, ref, 0, 1e-6, "y");
+    auto loss = [&] {
+      inputActivationForward(c.kind, params, x.size(), x.data(), y.data());
+      return dot(dy, y);
+    };
+    expectAllNear(dx, numericGradient(x, loss, 1e-3f), kGradAtol, kGradRtol,
+                  "dx");
+  }
+  // Exponent 0: x^0 = 1 everywhere, and a zero gradient (PyTorch's).
+  std::vector<float> x = {0.f, 2.f, -3.f}, dy = {1.f, 1.f, 1.f}, dx(3);
+  inputActivationBackward(math::InputActivation::Pow, {0.f}, 3, x.data(),
+                          dy.data(), dx.data());
+  EXPECT_EQ(dx, std::vector<float>(3, 0.f));
 }
 
 // Reciprocal (Div by a tensor) against 1 / x and -dy / x^2 in double: near
@@ -362,6 +431,36 @@ TEST_P(BroadcastTest, BackwardMatchesFiniteDifferences) {
                 "mul da");
   expectAllNear(db, numericGradient(b, mulLoss), kGradAtol, kGradRtol,
                 "mul db");
+}
+
+// torch.maximum and minimum: the larger (smaller) element, and the
+// gradient routed to it, half to each on a tie (PyTorch's rule), rhs's
+// summed over what it was broadcast along: against the definition, with
+// ties planted (rhs's values copied into lhs where they meet).
+TEST_P(BroadcastTest, MaximumAndMinimumRouteTheGradientToTheWinner) {
+  const auto &c = GetParam();
+  auto shape = makeBroadcastShape(c.lhs, c.rhs);
+  auto a = randomVector(product(c.lhs), 13),
+       b = randomVector(product(c.rhs), 14), dy = randomVector(a.size(), 15);
+  for (size_t i = 0; i < a.size(); i += 3)
+    a[i] = b[rhsIndex(c, i)];
+  for (bool minimum : {false, true}) {
+    SCOPED_TRACE(minimum ? "minimum" : "maximum");
+    std::vector<float> y(a.size()), da(a.size()), db(b.size());
+    extremumForward(minimum, shape, a.data(), b.data(), y.data());
+    extremumBackward(minimum, shape, a.data(), b.data(), dy.data(), da.data(),
+                     db.data());
+    std::vector<double> refDa(a.size()), refDb(b.size(), 0.0);
+    for (size_t i = 0; i < a.size(); ++i) {
+      float r = b[rhsIndex(c, i)];
+      ASSERT_EQ(y[i], minimum ? std::min(a[i], r) : std::max(a[i], r));
+      double aShare = a[i] == r ? 0.5 : ((a[i] > r) != minimum ? 1.0 : 0.0);
+      refDa[i] = dy[i] * aShare;
+      refDb[rhsIndex(c, i)] += dy[i] * (1.0 - aShare);
+    }
+    expectAllNear(da, refDa, 0, 0, "da");
+    expectAllNear(db, refDb, 1e-6, 1e-6, "db");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

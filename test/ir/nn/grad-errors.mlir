@@ -175,3 +175,30 @@ func.func @accumulate_types(%acc: tensor<8x4xf32>, %g: tensor<4x8xf32>) {
   %0 = "nn.accumulate"(%acc, %g) : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x4xf32>
   return
 }
+
+// -----
+
+func.func @maximum_grad_shape(%dy: tensor<2x4xf32>, %a: tensor<2x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+2 {{result_grad 'tensor<2x4xf32>' is not the broadcast of 'tensor<2x3xf32>' and 'tensor<3xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = nn.maximum_grad %dy, %a, %b : (tensor<2x4xf32>, tensor<2x3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @reduce_extremum_grad_shape(%dy: tensor<2xf32>, %x: tensor<2x3xf32>) {
+  // expected-error @+2 {{expected 'tensor<2x1xf32>' (the reduced input), got 'tensor<2xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.reduce_extremum_grad %dy, %x, %dy {dims = array<i64: 1>, keep_dims = true} : (tensor<2xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_max_dims(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{'dims' must be strictly increasing in [0, 2), got [2]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.reduce_max %x {dims = array<i64: 2>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return
+}

@@ -100,3 +100,14 @@ func.func @accumulate(%acc: tensor<8x4xf32>, %g: tensor<8x4xf32>) -> (tensor<8x4
   %1 = nn.accumulate %0, %g : tensor<8x4xf32>
   return %0, %1 : tensor<8x4xf32>, tensor<8x4xf32>
 }
+
+// CHECK-LABEL: func.func @extremum_grads
+func.func @extremum_grads(%dy: tensor<?x4x3xf32>, %x: tensor<?x4x3xf32>, %b: tensor<4x1xf32>, %y: tensor<?x4x1xf32>) -> (tensor<?x4x3xf32>, tensor<4x1xf32>, tensor<?x4x3xf32>) {
+  // CHECK: nn.maximum_grad %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x4x3xf32>, tensor<?x4x3xf32>, tensor<4x1xf32>) -> (tensor<?x4x3xf32>, tensor<4x1xf32>)
+  %0:2 = nn.maximum_grad %dy, %x, %b : (tensor<?x4x3xf32>, tensor<?x4x3xf32>, tensor<4x1xf32>) -> (tensor<?x4x3xf32>, tensor<4x1xf32>)
+  // CHECK: nn.minimum_grad
+  %1:2 = nn.minimum_grad %dy, %x, %b : (tensor<?x4x3xf32>, tensor<?x4x3xf32>, tensor<4x1xf32>) -> (tensor<?x4x3xf32>, tensor<4x1xf32>)
+  // CHECK: nn.reduce_extremum_grad %{{.*}}, %{{.*}}, %{{.*}} {dims = array<i64: 2>, keep_dims = true} : (tensor<?x4x1xf32>, tensor<?x4x3xf32>, tensor<?x4x1xf32>) -> tensor<?x4x3xf32>
+  %2 = nn.reduce_extremum_grad %y, %x, %y {dims = array<i64: 2>, keep_dims = true} : (tensor<?x4x1xf32>, tensor<?x4x3xf32>, tensor<?x4x1xf32>) -> tensor<?x4x3xf32>
+  return %0#0, %1#1, %2 : tensor<?x4x3xf32>, tensor<4x1xf32>, tensor<?x4x3xf32>
+}

@@ -138,3 +138,16 @@ func.func @broadcast_rows(%token: tensor<1x1x8xf32>, %x: tensor<?x3x8xf32>) {
   %0 = nn.broadcast_rows %token, %x : (tensor<1x1x8xf32>, tensor<?x3x8xf32>) -> tensor<?x1x8xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @elementwise_math
+func.func @elementwise_math(%x: tensor<?x4x3xf32>, %b: tensor<4x1xf32>) {
+  // CHECK: nn.pow %{{.*}} {exponent = 7.500000e-01 : f64} : tensor<?x4x3xf32>
+  %0 = nn.pow %x {exponent = 0.75} : tensor<?x4x3xf32>
+  // CHECK: nn.maximum %{{.*}}, %{{.*}} : (tensor<?x4x3xf32>, tensor<4x1xf32>) -> tensor<?x4x3xf32>
+  %1 = nn.maximum %0, %b : (tensor<?x4x3xf32>, tensor<4x1xf32>) -> tensor<?x4x3xf32>
+  // CHECK: nn.reduce_min %{{.*}} {dims = array<i64: 1, 2>} : (tensor<?x4x3xf32>) -> tensor<?xf32>
+  %2 = nn.reduce_min %1 {dims = array<i64: 1, 2>} : (tensor<?x4x3xf32>) -> tensor<?xf32>
+  return
+}

@@ -90,12 +90,9 @@ MODELS = {
                                                    [1], [0])),
          helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="sum_n")],
         [x()], [y((1, 4))]),
-    # A square root as a power: only whole powers 1 to 4 are products.
-    "pow_half": model(
-        [helper.make_node("Constant", [], ["half"],
-                          value=helper.make_tensor("half", TensorProto.FLOAT,
-                                                   [], [0.5])),
-         helper.make_node("Pow", ["x", "half"], ["y"], name="sqrt_1")],
+    # A power whose exponent is a run-time tensor: only constant ones are.
+    "pow_tensor": model(
+        [helper.make_node("Pow", ["x", "x"], ["y"], name="pow_1")],
         [x()], [y()]),
     # Weights that do not fit the input: a shape error at the Gemm.
     "bad_shapes": model(

@@ -305,6 +305,59 @@ MODELS["sdpa_nan_guard"] = opset14(
     ["batch", 4, 4], ["batch", 4, 4])
 
 
+def floats(name, values):
+    return helper.make_node(
+        "Constant", [], [name],
+        value=helper.make_tensor(name, TensorProto.FLOAT, [len(values)],
+                                 values))
+
+
+# The element-wise math of known tables (relative-position buckets,
+# adaptive pooling's window bounds): Floor, Ceil, Abs, Sign, variadic Max
+# and Min of floats, and Abs and Max of integers, all folded.
+MODELS["math_folds"] = model(
+    [floats("f", [-2.5, 0.4, 3.7]),
+     helper.make_node("Floor", ["f"], ["fl"]),
+     helper.make_node("Ceil", ["f"], ["ce"]),
+     helper.make_node("Max", ["fl", "ce", "f"], ["hi"]),        # -2, 1, 4
+     helper.make_node("Abs", ["f"], ["af"]),
+     helper.make_node("Min", ["fl", "af"], ["lo"]),             # -3, 0, 3
+     helper.make_node("Add", ["hi", "lo"], ["sum"]),            # -5, 1, 7
+     helper.make_node("Sign", ["f"], ["sg"]),                   # -1, 1, 1
+     helper.make_node("Mul", ["sum", "sg"], ["pos"]),           # 5, 1, 7
+     ints("t", [-3, 1, 4]),
+     ints("two", [2]),
+     helper.make_node("Abs", ["t"], ["at"]),
+     helper.make_node("Max", ["at", "two"], ["mt"]),            # 3, 2, 4
+     helper.make_node("Cast", ["mt"], ["mf"], to=TensorProto.FLOAT),
+     helper.make_node("Add", ["pos", "mf"], ["c"]),             # 8, 3, 11
+     helper.make_node("Add", ["x", "c"], ["y"])],
+    ["batch", 3], ["batch", 3])
+
+
+def branch(name, nodes, output):
+    return helper.make_graph(
+        nodes, name, [],
+        [helper.make_tensor_value_info(output, TensorProto.FLOAT, None)])
+
+
+# If on a static dim (the legacy exporter's LocalResponseNorm): only the
+# branch taken is imported (the other holds an op dpc does not know).
+MODELS["if_known"] = model(
+    [helper.make_node("Shape", ["x"], ["s"]),
+     ints("one", [1]),
+     helper.make_node("Gather", ["s", "one"], ["dim"], axis=0),
+     ints("three", [3]),
+     helper.make_node("Equal", ["dim", "three"], ["cond"]),
+     helper.make_node(
+         "If", ["cond"], ["y"],
+         then_branch=branch("then", [helper.make_node("Relu", ["x"],
+                                                      ["r"])], "r"),
+         else_branch=branch("else", [helper.make_node("Sinh", ["x"],
+                                                      ["h"])], "h"))],
+    ["batch", 3], ["batch", 3])
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
