@@ -284,6 +284,10 @@ void TrainingSession::readCheckpoint(std::string &doing) {
   if (options.resume) {
     doing = resumePath + ": reading the checkpoint";
     state = loadCheckpoint(options.checkpointDirectory);
+    // The checkpoint keeps no task (nor a task's test loss): its epochs
+    // are reported as this plan's task.
+    for (EpochMetrics &m : state.history)
+      m.task = targets.task, m.lossName = targets.lossName;
     if (options.seedGiven && options.seed != state.seed)
       fail(resumePath + ": was trained with --seed " +
            std::to_string(state.seed) + ", not " +
