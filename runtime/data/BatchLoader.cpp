@@ -125,9 +125,11 @@ void BatchLoader::fill(Batch &batch, int64_t index, int64_t epochOfBatch,
   int64_t count = 0;
   for (auto [first, length] : ranges)
     count += length;
+  int64_t targetSize = dataset.targets.size();
   batch.size = rows;
   batch.images.resize(count * imageSize);
-  batch.labels.resize(count);
+  batch.labels.resize(count * targetSize);
+  batch.countedTargets = countTargets(sampleOrder, begin, rows);
   batch.extras.resize(dataset.extras.size());
   for (size_t e = 0; e < dataset.extras.size(); ++e)
     batch.extras[e].resize(count * dataset.extras[e].size);
@@ -150,7 +152,9 @@ void BatchLoader::fill(Batch &batch, int64_t index, int64_t epochOfBatch,
             drawAugmentation(augmentation, seed, epochOfBatch, sample));
       else
         std::memcpy(target, image, imageSize * sizeof(float));
-      batch.labels[r] = dataset.labels[sample];
+      std::memcpy(&batch.labels[r * targetSize],
+                  &dataset.labels[sample * targetSize],
+                  targetSize * sizeof(int32_t));
       for (size_t e = 0; e < dataset.extras.size(); ++e) {
         int64_t size = dataset.extras[e].size;
         std::memcpy(&batch.extras[e][r * size],
@@ -159,6 +163,23 @@ void BatchLoader::fill(Batch &batch, int64_t index, int64_t epochOfBatch,
       }
     }
   }
+}
+
+int64_t BatchLoader::countTargets(const std::vector<int64_t> &sampleOrder,
+                                  int64_t begin, int64_t rows) const {
+  const TargetForm &form = dataset.targets;
+  int64_t size = form.size();
+  if (!form.ignoreIndex || form.isFloat)
+    return rows * size;
+  int64_t counted = 0;
+  for (int64_t row = 0; row < rows; ++row) {
+    const int32_t *targets =
+        &dataset.labels[sampleOrder[(begin + row) % dataset.count] * size];
+    counted += std::count_if(targets, targets + size, [&](int32_t target) {
+      return target != *form.ignoreIndex;
+    });
+  }
+  return counted;
 }
 
 void BatchLoader::produce() {

@@ -35,9 +35,12 @@ namespace dpc::data {
 
 struct Batch {
   int64_t size = 0; // global rows; the last batch of an epoch may be short
-  std::vector<float> images; // this process's rows (all without a RowSlice)
-  std::vector<int32_t> labels;
+  std::vector<float> images;   // this process's rows (all without a RowSlice)
+  std::vector<int32_t> labels; // this process's rows' targets (Dataset's)
   std::vector<std::vector<float>> extras; // the data set's extras, same rows
+  /// The global batch's targets that count (all rows, every process):
+  /// those not equal to the ignore index. An accuracy's divisor.
+  int64_t countedTargets = 0;
 };
 
 /// What happens to the last batch of an epoch when it is not full.
@@ -74,6 +77,9 @@ private:
   void produce();
   void fill(Batch &batch, int64_t index, int64_t epoch,
             const std::vector<int64_t> &sampleOrder) const;
+  /// Batch::countedTargets of the global batch of `rows` rows from `begin`.
+  int64_t countTargets(const std::vector<int64_t> &sampleOrder, int64_t begin,
+                       int64_t rows) const;
 
   const Dataset &dataset;
   const int64_t batchSize;

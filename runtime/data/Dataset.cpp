@@ -98,28 +98,76 @@ void requireFinite(const std::vector<float> &pixels, const std::string &path) {
                    "; a data set must be finite");
 }
 
-/// Labels as the int32 a plan takes, refusing any that would change on
-/// the way (and the largest int32, whose class count would not fit).
+/// Class targets as the int32 a plan takes, refusing any that would change
+/// on the way (and the largest int32, whose class count would not fit);
+/// the ignore index passes as it is.
 std::vector<int32_t> toLabels(const std::vector<int64_t> &values,
-                              const std::string &path) {
+                              const std::string &path,
+                              std::optional<int64_t> ignoreIndex) {
   std::vector<int32_t> labels(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     int64_t value = values[i];
-    if (value < 0 || value >= std::numeric_limits<int32_t>::max())
+    bool ignored = ignoreIndex && value == *ignoreIndex &&
+                   value >= std::numeric_limits<int32_t>::min();
+    if (!ignored && (value < 0 || value >= std::numeric_limits<int32_t>::max()))
       fail(path, "label " + std::to_string(value) + " at index " +
                      std::to_string(i) + " is not a class index (0 to " +
                      std::to_string(std::numeric_limits<int32_t>::max() - 1) +
+                     (ignoreIndex ? ", or the ignore index " +
+                                        std::to_string(*ignoreIndex)
+                                  : std::string()) +
                      ")");
     labels[i] = static_cast<int32_t>(value);
   }
   return labels;
 }
 
-/// numClasses: the largest label + 1.
+/// "[N, 4, 5]" of a file's shape, or of a form's with N for the samples.
+std::string formatShape(const std::vector<int64_t> &dims, bool leadingN) {
+  std::string text = "[";
+  if (leadingN)
+    text += dims.empty() ? "N" : "N, ";
+  for (size_t i = 0; i < dims.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+/// Reads a targets file of `form`: [N, sample...], integers or floats
+/// (finite) as the form says, into 4-byte words.
+std::vector<int32_t> readTargets(const std::string &path,
+                                 const TargetForm &form, int64_t &count) {
+  NpyArray array = readNpy(path);
+  bool isFloat = !array.dtype.empty() && array.dtype[0] == 'f';
+  std::vector<int64_t> sample;
+  if (!array.shape.empty())
+    sample.assign(array.shape.begin() + 1, array.shape.end());
+  if (array.shape.empty() || sample != form.sample || isFloat != form.isFloat)
+    fail(path, std::string("holds ") + (isFloat ? "float " : "integer ") +
+                   array.dtype + " " + formatShape(array.shape, false) +
+                   ", but the plan's targets are " + form.describe());
+  count = array.shape[0];
+  if (!isFloat)
+    return toLabels(convertNpy<int64_t>(array, path), path, form.ignoreIndex);
+  std::vector<float> values = convertNpy<float>(array, path);
+  auto bad = std::find_if(values.begin(), values.end(),
+                          [](float x) { return !std::isfinite(x); });
+  if (bad != values.end())
+    fail(path, "target " + std::to_string(bad - values.begin()) + " is " +
+                   (std::isnan(*bad) ? "NaN" : "infinite") +
+                   "; targets must be finite");
+  std::vector<int32_t> words(values.size());
+  std::memcpy(words.data(), values.data(), values.size() * sizeof(float));
+  return words;
+}
+
+/// numClasses: the largest class target + 1 (0 for float targets).
 void countClasses(Dataset &dataset) {
   dataset.numClasses = 0;
+  if (dataset.targets.isFloat)
+    return;
   for (int32_t label : dataset.labels)
-    dataset.numClasses = std::max(dataset.numClasses, label + 1);
+    if (label != dataset.targets.ignoreIndex)
+      dataset.numClasses = std::max(dataset.numClasses, label + 1);
 }
 
 /// "3x32x32".
@@ -213,6 +261,18 @@ void checkFormat(const Dataset &dataset, const std::string &path,
 
 } // namespace
 
+int64_t TargetForm::size() const {
+  int64_t count = 1;
+  for (int64_t dim : sample)
+    count *= dim;
+  return count;
+}
+
+std::string TargetForm::describe() const {
+  return std::string(isFloat ? "float " : "integer ") +
+         formatShape(sample, true);
+}
+
 Dataset dpc::data::loadIdx(const std::string &imagesPath,
                            const std::string &labelsPath,
                            const ImageFormat &format) {
@@ -220,6 +280,10 @@ Dataset dpc::data::loadIdx(const std::string &imagesPath,
   std::vector<int64_t> imageDims = idxDims(imagesPath, imageBytes, 3, "images");
   std::vector<uint8_t> labelBytes = readMaybeGzipped(labelsPath);
   std::vector<int64_t> labelDims = idxDims(labelsPath, labelBytes, 1, "labels");
+  if (format.targets.size() != 1 || format.targets.isFloat)
+    fail(labelsPath, "IDX labels are one class per sample, but the plan's "
+                     "targets are " +
+                         format.targets.describe() + " (give an .npy file)");
   if (imageDims[0] != labelDims[0])
     fail(labelsPath, "has " + std::to_string(labelDims[0]) + " labels for " +
                          std::to_string(imageDims[0]) + " images in " +
@@ -262,7 +326,8 @@ Dataset dpc::data::loadNpyImages(const std::string &imagesPath,
         fail(imagesPath, "token id " + std::to_string(ids[i]) + " (entry " +
                              std::to_string(i) + ") is outside [0, 2^24)");
     dataset.images.assign(ids.begin(), ids.end());
-    dataset.labels.assign(dataset.count, 0);
+    dataset.targets = format.targets;
+    dataset.labels.assign(dataset.count * format.targets.size(), 0);
     return dataset;
   }
   std::vector<float> pixels = convertNpy<float>(images, imagesPath);
@@ -279,23 +344,22 @@ Dataset dpc::data::loadNpyImages(const std::string &imagesPath,
   }
   normalizeImages(dataset.images.data(), dataset.count, dataset.channels,
                   dataset.height * dataset.width, format.normalization);
-  dataset.labels.assign(dataset.count, 0);
+  dataset.targets = format.targets;
+  dataset.labels.assign(dataset.count * format.targets.size(), 0);
   return dataset;
 }
 
 Dataset dpc::data::loadNpy(const std::string &imagesPath,
                            const std::string &labelsPath,
                            const ImageFormat &format) {
-  NpyArray labels = readNpy(labelsPath);
-  if (labels.shape.size() != 1 || labels.dtype[0] == 'f')
-    fail(labelsPath, "expected a 1-D array of integer labels");
+  int64_t count = 0;
+  std::vector<int32_t> targets = readTargets(labelsPath, format.targets, count);
   Dataset dataset = loadNpyImages(imagesPath, format);
-  if (labels.shape[0] != dataset.count)
-    fail(labelsPath, "has " + std::to_string(labels.shape[0]) + " labels for " +
+  if (count != dataset.count)
+    fail(labelsPath, "has " + std::to_string(count) + " labels for " +
                          std::to_string(dataset.count) + " images in " +
                          imagesPath);
-  dataset.labels =
-      toLabels(convertNpy<int64_t>(labels, labelsPath), labelsPath);
+  dataset.labels = std::move(targets);
   countClasses(dataset);
   return dataset;
 }
@@ -312,7 +376,7 @@ void dpc::data::keepFirst(Dataset &dataset, int64_t count) {
     return;
   dataset.count = count;
   dataset.images.resize(count * dataset.imageSize());
-  dataset.labels.resize(count);
+  dataset.labels.resize(count * dataset.targets.size());
   for (ExtraInput &extra : dataset.extras)
     extra.values.resize(count * extra.size);
   countClasses(dataset);
@@ -328,7 +392,9 @@ Dataset dpc::data::splitOffLast(Dataset &dataset, int64_t count) {
   tail.width = dataset.width;
   tail.images.assign(dataset.images.begin() + kept * dataset.imageSize(),
                      dataset.images.end());
-  tail.labels.assign(dataset.labels.begin() + kept, dataset.labels.end());
+  tail.targets = dataset.targets;
+  tail.labels.assign(dataset.labels.begin() + kept * dataset.targets.size(),
+                     dataset.labels.end());
   for (const ExtraInput &extra : dataset.extras)
     tail.extras.push_back({extra.size, std::vector<float>(extra.values.begin() +
                                                               kept * extra.size,
@@ -340,8 +406,11 @@ Dataset dpc::data::splitOffLast(Dataset &dataset, int64_t count) {
 
 void dpc::data::checkLabels(const Dataset &dataset, const std::string &path,
                             int64_t numClasses) {
+  if (dataset.targets.isFloat)
+    return;
   for (size_t i = 0; i < dataset.labels.size(); ++i)
-    if (dataset.labels[i] >= numClasses)
+    if (dataset.labels[i] >= numClasses &&
+        dataset.labels[i] != dataset.targets.ignoreIndex)
       fail(path, "label " + std::to_string(dataset.labels[i]) + " at index " +
                      std::to_string(i) + " is out of range for the plan's " +
                      std::to_string(numClasses) + " classes");

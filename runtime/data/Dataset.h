@@ -14,6 +14,7 @@
 #include "runtime/data/ImageTransforms.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,13 +28,34 @@ struct ExtraInput {
   std::vector<float> values;
 };
 
-/// Images as float NCHW (C = 1 for IDX) and their labels.
+/// What a sample's targets are, as the plan's labels input takes them:
+/// one class index (classification), a class per token or per pixel
+/// (`sample` [T] or [H, W]), or floats of any shape (a regression's, a
+/// multi-label model's). Class targets equal to `ignoreIndex` count for
+/// nothing (PyTorch's ignore_index).
+struct TargetForm {
+  std::vector<int64_t> sample; // dims of one sample's targets; empty: one
+  bool isFloat = false;
+  int64_t classes = 0; // class targets: the plan's count (0: unchecked)
+  std::optional<int64_t> ignoreIndex;
+
+  /// Targets per sample.
+  int64_t size() const;
+  /// "integer [N, 4]", the form a targets file must have.
+  std::string describe() const;
+};
+
+/// Images as float NCHW (C = 1 for IDX) and their targets.
 struct Dataset {
   int64_t count = 0;
   int64_t channels = 0, height = 0, width = 0;
   std::vector<float> images; // count * channels * height * width
+  /// targets.size() targets per sample, each a 4-byte word: an int32
+  /// class index, or a float's bits where targets.isFloat (the plan's
+  /// labels input is bound as it lies).
   std::vector<int32_t> labels;
-  int32_t numClasses = 0; // max label + 1
+  TargetForm targets;
+  int32_t numClasses = 0; // max class target + 1
   /// A model with several inputs: its second, third, ... inputs' samples.
   std::vector<ExtraInput> extras;
 
@@ -47,6 +69,8 @@ struct ImageFormat {
   std::vector<int64_t> sample;
   ImageLayout layout = ImageLayout::Auto;
   Normalization normalization;
+  /// The targets the plan takes (a labels file must have this form).
+  TargetForm targets;
 };
 
 /// Reads an IDX image file (magic 0x00000803, uint8, [N, H, W]) and its
@@ -58,8 +82,10 @@ Dataset loadIdx(const std::string &imagesPath, const std::string &labelsPath,
 /// Reads an .npy image array ([N, H, W], [N, C, H, W] or [N, H, W, C]:
 /// the format's layout, or the one that matches its sample shape; uint8
 /// pixels are scaled to [0, 1], any other type taken as it is, then
-/// normalized) and an .npy array of N integer labels. Refuses NaN or
-/// infinite pixels and labels that are negative or do not fit int32,
+/// normalized) and an .npy array of targets of the format's TargetForm
+/// ([N] integer labels by default). Refuses NaN or infinite pixels and
+/// float targets, a targets file of another shape or type, and class
+/// targets that are negative (but the ignore index) or do not fit int32,
 /// naming the first one's index.
 Dataset loadNpy(const std::string &imagesPath, const std::string &labelsPath,
                 const ImageFormat &format = {});
@@ -83,8 +109,9 @@ void keepFirst(Dataset &dataset, int64_t count);
 /// own, in order.
 Dataset splitOffLast(Dataset &dataset, int64_t count);
 
-/// Checks that every label of `dataset` (read from `path`) is below the
-/// plan's `numClasses`, naming the first that is not and its index.
+/// Checks that every class target of `dataset` (read from `path`) but the
+/// ignore index is below the plan's `numClasses`, naming the first that is
+/// not and its index.
 void checkLabels(const Dataset &dataset, const std::string &path,
                  int64_t numClasses);
 

@@ -220,8 +220,9 @@ const char *getImageFlagsUsage() {
 }
 
 data::ImageFormat getImageFormat(const DataOptions &options,
-                                 const std::vector<int64_t> &sample) {
-  return {sample, options.layout, options.normalization};
+                                 const std::vector<int64_t> &sample,
+                                 const data::TargetForm &targets) {
+  return {sample, options.layout, options.normalization, targets};
 }
 
 LoadedData loadLabelledFiles(const std::string &imagesPath,
@@ -238,11 +239,12 @@ std::string getFashionMnistDirectory(const DataOptions &options) {
 }
 
 LoadedData loadInputs(const DataOptions &options, bool test,
-                      const PlanInputs &inputs) {
+                      const PlanInputs &inputs,
+                      const data::TargetForm &targets) {
   const auto &named = test ? options.testInputs : options.trainInputs;
   const std::string &labels = test ? options.testLabels : options.trainLabels;
   auto formatOf = [&](const std::vector<int64_t> &sample) {
-    data::ImageFormat format = getImageFormat(options, sample);
+    data::ImageFormat format = getImageFormat(options, sample, targets);
     if (sample.size() == 1)
       format.normalization = {}; // token ids
     return format;

@@ -63,9 +63,10 @@ data::Augmentation parseAugmentation(const std::string &value);
 const char *getImageFlagsUsage();
 
 /// The image format `options` ask for, for a plan whose samples are
-/// `sample` ([C, H, W]).
+/// `sample` ([C, H, W]) and whose targets are `targets`.
 data::ImageFormat getImageFormat(const DataOptions &options,
-                                 const std::vector<int64_t> &sample);
+                                 const std::vector<int64_t> &sample,
+                                 const data::TargetForm &targets = {});
 
 /// A data set and the files it came from (for messages).
 struct LoadedData {
@@ -81,11 +82,13 @@ using PlanInputs = std::vector<std::pair<std::string, std::vector<int64_t>>>;
 /// for a plan taking `inputs`, in the form `options` asks for: one file
 /// (IDX or .npy) for a plan with one input, one .npy file per input
 /// otherwise, the first input's as the data set's images and the others'
-/// as its extras. Without a labels file (predict's npy:IMAGES), labels
-/// are 0. Throws data::DatasetError in one line where a file is missing
-/// for an input, names none of the plan's, or files disagree in samples.
+/// as its extras; the labels file holds `targets`. Without a labels file
+/// (predict's npy:IMAGES), labels are 0. Throws data::DatasetError in one line
+/// where a file is missing for an input, names none of the plan's, or files
+/// disagree in samples.
 LoadedData loadInputs(const DataOptions &options, bool test,
-                      const PlanInputs &inputs);
+                      const PlanInputs &inputs,
+                      const data::TargetForm &targets = {});
 
 /// Loads an image and a label file, IDX or .npy.
 LoadedData loadLabelledFiles(const std::string &imagesPath,

@@ -71,6 +71,55 @@ std::string formatNumber(double value, const char *spec = "%.6g") {
   return text;
 }
 
+/// The line of a plan without one class per sample: "loss L, perplexity
+/// P, token accuracy A (C of T tokens)", "loss L, pixel accuracy A (C of P
+/// pixels)", or "mse L, mae M (N samples)".
+std::string describeTargets(const train::EvalResult &result) {
+  using train::Task;
+  // A BCE's outputs are logits: their errors mean nothing.
+  bool errors = result.lossName != "bce";
+  if (result.task == Task::Regression)
+    return result.lossName + " " + formatNumber(result.loss, "%.4f") +
+           (result.lossName == "mse" || !errors
+                ? ""
+                : ", mse " + formatNumber(result.mse, "%.4f")) +
+           (result.lossName == "mae" || !errors
+                ? ""
+                : ", mae " + formatNumber(result.mae, "%.4f")) +
+           " (" + std::to_string(result.count) + " samples)";
+  bool tokens = result.task == Task::Tokens;
+  return "loss " + formatNumber(result.loss, "%.4f") +
+         (tokens ? ", perplexity " + formatNumber(std::exp(result.loss), "%.4f")
+                 : "") +
+         (tokens ? ", token accuracy " : ", pixel accuracy ") +
+         formatNumber(double(result.correct) / double(result.targets), "%.4f") +
+         " (" + std::to_string(result.correct) + " of " +
+         std::to_string(result.targets) + (tokens ? " tokens)" : " pixels)");
+}
+
+/// The JSON of a plan without one class per sample: the samples, task,
+/// loss, and the accuracy over the targets that count or the errors.
+std::string toTargetJson(const train::EvalResult &result) {
+  std::ostringstream os;
+  os << "{\"samples\": " << result.count << ", \"task\": \""
+     << train::getTaskName(result.task)
+     << "\", \"loss\": " << formatNumber(result.loss, "%.9g");
+  if (result.task == train::Task::Regression) {
+    os << ", \"loss_kind\": \"" << result.lossName << "\"";
+    if (result.lossName != "bce")
+      os << ", \"mse\": " << formatNumber(result.mse, "%.9g")
+         << ", \"mae\": " << formatNumber(result.mae, "%.9g");
+  } else
+    os << ", \"accuracy\": "
+       << formatNumber(double(result.correct) / double(result.targets), "%.9g")
+       << ", \"correct\": " << result.correct
+       << ", \"targets\": " << result.targets;
+  if (result.task == train::Task::Tokens)
+    os << ", \"perplexity\": " << formatNumber(std::exp(result.loss), "%.9g");
+  os << "}";
+  return os.str();
+}
+
 /// {"samples": N, "loss": ..., "accuracy": ..., "correct": N,
 /// "per_class_accuracy": [...], "confusion_matrix": [[...], ...]}, rows
 /// the labels and columns the predictions.
@@ -184,7 +233,13 @@ int evalCommand(const std::vector<std::string> &args, std::ostream &out,
     }
     train::EvalResult result = train::evaluateDataset(line.options);
     if (line.json) {
-      out << toJson(result) << std::endl;
+      out << (result.task == train::Task::Classes ? toJson(result)
+                                                  : toTargetJson(result))
+          << std::endl;
+      return 0;
+    }
+    if (result.task != train::Task::Classes) {
+      out << describeTargets(result) << std::endl;
       return 0;
     }
     out << "loss " << formatNumber(result.loss, "%.4f") << ", accuracy "

@@ -30,7 +30,9 @@ namespace {
 /// The split `data` names for a plan taking `inputs`: the test split
 /// where there is one. Returns the images file, for messages.
 std::string loadDataset(const std::string &plan, const DataOptions &data,
-                        const PlanInputs &inputs, data::Dataset &dataset) {
+                        const PlanInputs &inputs,
+                        const data::TargetForm &targets,
+                        data::Dataset &dataset) {
   if (data.fashionMnist && inputs.size() > 1)
     throw RunError(plan +
                    ": --data fashion-mnist feeds one input; the plan takes "
@@ -39,10 +41,12 @@ std::string loadDataset(const std::string &plan, const DataOptions &data,
   if (data.fashionMnist) {
     std::string dir = getFashionMnistDirectory(data);
     dataset = data::loadFashionMnist(
-        dir, /*train=*/false, getImageFormat(data, inputs.front().second));
+        dir, /*train=*/false,
+        getImageFormat(data, inputs.front().second, targets));
     return dir + "/t10k-images-idx3-ubyte.gz";
   }
-  LoadedData loaded = loadInputs(data, !data.testImages.empty(), inputs);
+  LoadedData loaded =
+      loadInputs(data, !data.testImages.empty(), inputs, targets);
   dataset = std::move(loaded.dataset);
   return loaded.imagesPath;
 }
@@ -60,13 +64,19 @@ public:
     if (evalStep < 0)
       fail(planPath + ": the plan has no eval_step");
     getInputSample(*executor, evalStep);
-    requireInput(plan::InputRole::Labels, "labels", plan::DType::I32);
+    targets = getPlanTargets(*executor, evalStep);
     const plan::Tensor *logits =
         executor->findOutput(evalStep, plan::OutputRole::Logits);
+    bool perSample = targets.task == Task::Classes;
     if (!logits || logits->dtype() != plan::DType::F32 ||
-        logits->dims()->size() != 2)
-      fail(planPath + ": eval_step has no f32 output 'logits' [N, classes]");
-    classes = logits->dims()->Get(1);
+        (perSample ? logits->dims()->size() != 2 : logits->dims()->size() < 1))
+      fail(planPath + ": eval_step has no f32 output 'logits'" +
+           (perSample ? " [N, classes]" : ""));
+    // Per sample: the classes, or what the model outputs (tokens' or
+    // pixels' logits, a regression's values).
+    classes = 1;
+    for (size_t d = 1; d < logits->dims()->size(); ++d)
+      classes *= logits->dims()->Get(d);
     if (!options.checkpointDirectory.empty()) {
       std::string path = getCheckpointPath(options.checkpointDirectory);
       if (!std::ifstream(path))
@@ -85,15 +95,20 @@ public:
   /// The eval step's data inputs.
   PlanInputs getInputs() const { return getDataInputs(*executor, evalStep); }
 
+  /// The eval step's targets.
+  const PlanTargets &getTargets() const { return targets; }
+
   /// Checks `dataset` against the classes (the loader checked the shape).
   void check(const data::Dataset &dataset, const std::string &name) const {
     if (dataset.count == 0)
       fail(name + ": holds no images");
+    if (targets.form.isFloat)
+      return;
     for (int32_t label : dataset.labels)
-      if (label >= classes)
+      if (label >= targets.form.classes && label != targets.form.ignoreIndex)
         fail(name + ": label " + std::to_string(label) +
-             " is out of range for the plan's " + std::to_string(classes) +
-             " classes");
+             " is out of range for the plan's " +
+             std::to_string(targets.form.classes) + " classes");
   }
 
   /// Runs eval_step over `dataset` in order; `visit` sees each batch with
@@ -109,6 +124,8 @@ public:
     std::vector<float> logits;
     bool hasLoss =
         executor->findOutput(evalStep, plan::OutputRole::Loss) != nullptr;
+    bool hasCorrect =
+        executor->findOutput(evalStep, plan::OutputRole::Correct) != nullptr;
     int64_t first = 0; // the batch's first sample
     while (const data::Batch *batch = loader.next()) {
       bindInputs(*executor, evalStep, *batch);
@@ -116,6 +133,10 @@ public:
                          batch->labels.data(),
                          batch->labels.size() * sizeof(int32_t));
       executor->run(evalStep, batch->size);
+      lastCorrect =
+          hasCorrect
+              ? executor->getScalarOutput(evalStep, plan::OutputRole::Correct)
+              : 0.0;
       logits.resize(batch->size * classes);
       executor->getOutput(evalStep, plan::OutputRole::Logits, logits.data(),
                           logits.size() * sizeof(float));
@@ -130,6 +151,8 @@ public:
   }
 
   int64_t getClasses() const { return classes; }
+  /// The last batch's count of right predictions (the plan's `correct`).
+  double getLastCorrect() const { return lastCorrect; }
 
 private:
   /// Huge but finite weights can overflow to NaN or infinite logits: a
@@ -151,13 +174,6 @@ private:
            describeNonFinite(int32_t(plan::DType::F64), &loss, 0) + advice);
   }
 
-  void requireInput(plan::InputRole role, const char *name, plan::DType dtype) {
-    const plan::Tensor *tensor = executor->findInput(evalStep, role);
-    if (!tensor || tensor->dtype() != dtype)
-      fail(planPath + ": eval_step has no " + plan::EnumNameDType(dtype) +
-           " input '" + name + "'");
-  }
-
   std::string planPath;
   DataOptions dataOptions;
   bool allowNonFinite;
@@ -165,7 +181,26 @@ private:
   std::unique_ptr<Executor> executor;
   int evalStep = -1;
   int64_t classes = 0;
+  PlanTargets targets;
+  double lastCorrect = 0;
 };
+
+/// Adds a batch of a plan without one class per sample to `result`: the
+/// plan's count of right tokens or pixels, or the float targets' errors.
+void addTargetBatch(EvalResult &result, const data::Batch &batch,
+                    const float *outputs, double correct) {
+  result.targets += batch.countedTargets;
+  if (result.task != Task::Regression) {
+    result.correct += static_cast<int64_t>(correct);
+    return;
+  }
+  const float *targets = reinterpret_cast<const float *>(batch.labels.data());
+  for (size_t i = 0; i < batch.labels.size(); ++i) {
+    double error = double(outputs[i]) - double(targets[i]);
+    result.mse += error * error;
+    result.mae += std::fabs(error);
+  }
+}
 
 /// Runs `body`, turning the runtime's own errors into RunErrors.
 template <typename Body> auto withRunErrors(Body body) -> decltype(body()) {
@@ -181,18 +216,31 @@ template <typename Body> auto withRunErrors(Body body) -> decltype(body()) {
 EvalResult evaluateDataset(const InferenceOptions &options) {
   return withRunErrors([&] {
     Inference inference(options);
+    const PlanTargets &targets = inference.getTargets();
     data::Dataset dataset;
-    std::string name = loadDataset(options.planPath, inference.getDataOptions(),
-                                   inference.getInputs(), dataset);
+    std::string name =
+        loadDataset(options.planPath, inference.getDataOptions(),
+                    inference.getInputs(), targets.form, dataset);
     data::keepFirst(dataset, options.subset);
     inference.check(dataset, name);
     int64_t classes = inference.getClasses();
     EvalResult result;
-    result.confusion.assign(classes, std::vector<int64_t>(classes, 0));
+    result.task = targets.task, result.lossName = targets.lossName;
+    if (result.task == Task::Classes)
+      result.confusion.assign(classes, std::vector<int64_t>(classes, 0));
+    // Each batch's mean loss weighs by its targets that count: the mean
+    // over the data set's targets.
     double lossSum = 0;
     inference.forEachBatch(dataset, [&](const data::Batch &batch,
                                         const float *logits, double loss) {
-      lossSum += loss * static_cast<double>(batch.size);
+      if (batch.countedTargets > 0)
+        lossSum += loss * static_cast<double>(batch.countedTargets);
+      if (result.task != Task::Classes) {
+        addTargetBatch(result, batch, logits, inference.getLastCorrect());
+        result.count += batch.size;
+        return;
+      }
+      result.targets += batch.size;
       for (int64_t row = 0; row < batch.size; ++row) {
         int64_t predicted =
             kernels::math::rowArgMax(logits + row * classes, classes);
@@ -202,7 +250,9 @@ EvalResult evaluateDataset(const InferenceOptions &options) {
       }
       result.count += batch.size;
     });
-    result.loss = lossSum / static_cast<double>(result.count);
+    result.loss = lossSum / static_cast<double>(result.targets);
+    double values = static_cast<double>(result.count * classes);
+    result.mse /= values, result.mae /= values;
     return result;
   });
 }
@@ -210,9 +260,14 @@ EvalResult evaluateDataset(const InferenceOptions &options) {
 Predictions predictDataset(const InferenceOptions &options) {
   return withRunErrors([&] {
     Inference inference(options);
+    if (inference.getTargets().task != Task::Classes)
+      fail(options.planPath +
+           ": dpc predict takes a plan of one class per "
+           "sample; this one's targets are " +
+           inference.getTargets().form.describe());
     data::Dataset dataset;
     std::string name = loadDataset(options.planPath, inference.getDataOptions(),
-                                   inference.getInputs(), dataset);
+                                   inference.getInputs(), {}, dataset);
     data::keepFirst(dataset, options.subset);
     inference.check(dataset, name);
     Predictions predictions;

@@ -12,6 +12,7 @@
 #define DPC_RUNTIME_TRAIN_EVALUATE_H
 
 #include "runtime/train/DataOptions.h"
+#include "runtime/train/Metrics.h"
 
 #include <cstdint>
 #include <string>
@@ -26,7 +27,7 @@ struct InferenceOptions {
   /// --data, --layout, --normalize: the test split where there is one,
   /// else the files given.
   DataOptions data;
-  int64_t subset = -1;     // --subset: the first N samples; -1 = all
+  int64_t subset = -1; // --subset: the first N samples; -1 = all
   /// --allow-non-finite: report NaN or infinite logits and losses instead
   /// of failing on the first.
   bool allowNonFinite = false;
@@ -35,8 +36,17 @@ struct InferenceOptions {
 struct EvalResult {
   int64_t count = 0, correct = 0;
   double loss = 0; // the mean over the samples, as the plan computes it
-  /// confusion[label][predicted]: predictions by the first largest logit.
+  /// confusion[label][predicted]: predictions by the first largest logit
+  /// (one class per sample only).
   std::vector<std::vector<int64_t>> confusion;
+  /// What the plan learns, and the loss's name (Metrics.h).
+  Task task = Task::Classes;
+  std::string lossName = "loss";
+  /// The targets that count, the accuracy's divisor: the samples, or the
+  /// tokens or pixels not ignored.
+  int64_t targets = 0;
+  /// Float targets: the mean squared and absolute error of the outputs.
+  double mse = 0, mae = 0;
 };
 
 struct Predictions {
@@ -44,7 +54,7 @@ struct Predictions {
   std::vector<float> logits; // count x classes, row-major
 };
 
-/// Throws RunError.
+/// Throws RunError. `dpc predict` takes a plan of one class per sample.
 EvalResult evaluateDataset(const InferenceOptions &options);
 Predictions predictDataset(const InferenceOptions &options);
 

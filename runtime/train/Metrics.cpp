@@ -18,7 +18,37 @@ std::string number(double value, const char *format = "%.9g") {
   return text;
 }
 
+/// The fields a task adds to an epoch's JSON line: its name, the loss's
+/// name (a regression), the test loss and, per token, the perplexities.
+std::string taskFields(const EpochMetrics &m) {
+  if (m.task == Task::Classes)
+    return "";
+  std::string fields = std::string(", \"task\": \"") + getTaskName(m.task) +
+                       "\", \"test_loss\": " + number(m.testLoss);
+  if (m.task == Task::Regression)
+    fields += ", \"loss_kind\": \"" + m.lossName + "\"";
+  if (m.task == Task::Tokens)
+    fields += ", \"train_perplexity\": " + number(std::exp(m.trainLoss)) +
+              ", \"val_perplexity\": " + number(std::exp(m.valLoss)) +
+              ", \"test_perplexity\": " + number(std::exp(m.testLoss));
+  return fields;
+}
+
 } // namespace
+
+const char *getTaskName(Task task) {
+  switch (task) {
+  case Task::Classes:
+    return "classes";
+  case Task::Tokens:
+    return "tokens";
+  case Task::Pixels:
+    return "pixels";
+  case Task::Regression:
+    return "regression";
+  }
+  return "classes";
+}
 
 std::string toJsonLine(const EpochMetrics &m) {
   return "{\"epoch\": " + std::to_string(m.epoch) +
@@ -32,7 +62,7 @@ std::string toJsonLine(const EpochMetrics &m) {
               ? std::string()
               : ", \"val_loss\": " + number(m.valLoss) +
                     ", \"val_acc\": " + number(m.valAcc)) +
-         "}";
+         taskFields(m) + "}";
 }
 
 std::string renderSvgPlot(const std::vector<EpochMetrics> &history,

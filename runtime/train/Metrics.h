@@ -10,6 +10,15 @@
 
 namespace dpc::train {
 
+/// What a plan's loss learns, which names its metrics: a class per sample
+/// (accuracy), per token (token accuracy, and perplexity: exp of the mean
+/// loss), per pixel (pixel accuracy), or float targets (a regression's or
+/// a multi-label model's loss, named by its kind; no accuracy).
+enum class Task { Classes, Tokens, Pixels, Regression };
+
+/// "tokens", "pixels", ... as the metrics JSON says.
+const char *getTaskName(Task task);
+
 /// One epoch's numbers; NaN where there is nothing to report (no test set,
 /// a plan without a "correct" output).
 struct EpochMetrics {
@@ -20,6 +29,12 @@ struct EpochMetrics {
   /// The eval step over the validation set, when there is one.
   double valLoss = std::numeric_limits<double>::quiet_NaN();
   double valAcc = std::numeric_limits<double>::quiet_NaN();
+  /// The eval step's loss over the test set (reported for tasks other
+  /// than Classes, whose test metric is the accuracy).
+  double testLoss = std::numeric_limits<double>::quiet_NaN();
+  Task task = Task::Classes;
+  /// The loss's name for a regression: "mse", "mae" (L1), "huber", ...
+  std::string lossName = "loss";
 };
 
 /// {"epoch": 1, "train_loss": ..., ...} on one line, NaN as null; the

@@ -15,6 +15,7 @@
 #include "runtime/data/BatchLoader.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/train/DataOptions.h"
+#include "runtime/train/Metrics.h"
 
 #include <cstdint>
 #include <string>
@@ -26,6 +27,20 @@ namespace dpc::train {
 /// plan's order, with their sample dims ([C, H, W], [T, F] or [T]); throws
 /// RunError naming the plan when there is none or one is of another form.
 PlanInputs getDataInputs(const rt::Executor &executor, int step);
+
+/// A plan's targets (its labels input) and what its loss makes of them.
+struct PlanTargets {
+  data::TargetForm form;
+  Task task = Task::Classes;
+  std::string lossName = "loss";
+};
+
+/// `step`'s targets: the labels input's per-sample dims and type (I32
+/// classes, F32 floats) and, from its loss kernel's attributes, the class
+/// count (the logits' class axis) and ignore index; a plan without a loss
+/// kernel counts the plan's num_classes. Throws RunError naming the plan
+/// when the step has no labels input or one of another type.
+PlanTargets getPlanTargets(const rt::Executor &executor, int step);
 
 /// The sample dims of `step`'s first data input.
 std::vector<int64_t> getInputSample(const rt::Executor &executor, int step);

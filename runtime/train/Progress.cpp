@@ -17,6 +17,25 @@ std::string format(const char *spec, double value) {
   return text;
 }
 
+/// One split's metrics as a task names them: "train loss L, train
+/// perplexity P, train token acc A", "val mse L", ...; "" where the split
+/// has none (no validation set).
+std::string describeSplit(const EpochMetrics &m, const char *split, double loss,
+                          double accuracy) {
+  if (std::isnan(loss) && std::isnan(accuracy))
+    return "";
+  std::string text =
+      std::string(", ") + split + " " + m.lossName + " " + format("%.4f", loss);
+  if (m.task == Task::Tokens)
+    text += std::string(", ") + split + " perplexity " +
+            format("%.4f", std::exp(loss));
+  if (m.task == Task::Tokens || m.task == Task::Pixels)
+    text += std::string(", ") + split +
+            (m.task == Task::Tokens ? " token acc " : " pixel acc ") +
+            format("%.4f", accuracy);
+  return text;
+}
+
 } // namespace
 
 void Progress::update(int64_t epoch, int64_t epochs, int64_t step,
@@ -46,6 +65,16 @@ void Progress::finishEpoch(const EpochMetrics &m, int64_t epochs) {
   if (interactive && drawn)
     out << "\r\x1b[K";
   drawn = false;
+  if (m.task != Task::Classes) {
+    std::string line = describeSplit(m, "train", m.trainLoss, m.trainAcc) +
+                       describeSplit(m, "val", m.valLoss, m.valAcc) +
+                       describeSplit(m, "test", m.testLoss, m.testAcc);
+    out << "epoch " << m.epoch << "/" << epochs << ":" << line.substr(1) << ", "
+        << format("%.2f", m.epochSeconds) << " s, "
+        << format("%.0f", m.imagesPerSecond) << " images/s, lr "
+        << format("%.6g", m.lr) << std::endl;
+    return;
+  }
   out << "epoch " << m.epoch << "/" << epochs << ": train loss "
       << format("%.4f", m.trainLoss) << ", train acc "
       << format("%.4f", m.trainAcc);

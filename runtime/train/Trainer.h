@@ -9,8 +9,9 @@
 //
 // What the trainer expects of a plan, found by role (Plan.fbs): a step of
 // role Train with data inputs ("images": f32 [N, C, H, W], batch dim), an
-// input of role Labels (i32 [N], batch dim) and one of role LearningRate
-// (f32 scalar), and an output of role Loss (the batch mean), optionally
+// input of role Labels (i32 classes [N], [N, T] or [N, H, W], or f32
+// targets of any shape: ModelInput.h's PlanTargets; batch dim) and one of
+// role LearningRate (f32 scalar), and an output of role Loss (the batch mean), optionally
 // Correct (the count of right predictions, any numeric dtype); optionally
 // a step of role Eval with data inputs, Labels and Correct.
 // A data-parallel plan has these steps once per device: the trainer binds

@@ -44,6 +44,16 @@ void bindBatch(Executor &executor, int step, const data::Batch &batch) {
                     batch.labels.size() * sizeof(int32_t));
 }
 
+/// A step's count of right predictions as a share of its rows: its
+/// accuracy over the targets that count, times its rows. For one class per
+/// sample that is the count itself; for tokens and pixels it weighs each
+/// batch's accuracy as the loss's mean is weighed.
+double rowShare(double correct, int64_t rows, int64_t counted) {
+  return counted > 0 ? correct * static_cast<double>(rows) /
+                           static_cast<double>(counted)
+                     : 0.0;
+}
+
 /// A checkpoint taken mid-epoch resumes only where its epoch has as many
 /// batches as it had done.
 void checkResumable(const TrainingState &state, int64_t stepsPerEpoch,
@@ -127,15 +137,18 @@ bool TrainingSession::runEpoch(int64_t epoch, RunSinks &sinks,
   run.metrics.lr =
       options.schedule.at(options.lr, epoch, 0, stepsPerEpoch, epochs);
   // Step k+1's batch is bound (and uploads) while step k runs.
-  int64_t rows = bindNextStep(run, run.step);
+  const data::Batch *batch = bindNextStep(run, run.step);
+  int64_t rows = batch ? batch->size : 0;
+  int64_t counted = batch ? batch->countedTargets : 0;
   if (rows)
     executor->start(trainStep, rows);
   while (rows) {
-    int64_t nextRows = bindNextStep(run, run.step + 1);
+    batch = bindNextStep(run, run.step + 1);
     executor->finish(trainStep);
     sinks.trace.afterStep();
-    finishStep(run, rows, sinks, guard);
-    rows = nextRows;
+    finishStep(run, rows, counted, sinks, guard);
+    rows = batch ? batch->size : 0;
+    counted = batch ? batch->countedTargets : 0;
     // --checkpoint-every, between two steps; an epoch's end saves below.
     if (sinks.checkpoints.isDueMidEpoch(state.stepsDone, run.step,
                                         stepsPerEpoch)) {
@@ -155,22 +168,23 @@ bool TrainingSession::runEpoch(int64_t epoch, RunSinks &sinks,
   return finishEpoch(run, sinks);
 }
 
-int64_t TrainingSession::bindNextStep(const EpochRun &run, int64_t index) {
+const data::Batch *TrainingSession::bindNextStep(const EpochRun &run,
+                                                 int64_t index) {
   if (options.maxSteps >= 0 &&
       state.stepsDone + (index - run.step) >= options.maxSteps)
-    return 0;
+    return nullptr;
   const data::Batch *batch = trainLoader->next();
   if (!batch)
-    return 0;
+    return nullptr;
   float lr = static_cast<float>(
       options.schedule.at(options.lr, run.epoch, index, stepsPerEpoch, epochs));
   bindBatch(*executor, trainStep, *batch);
   executor->setInput(trainStep, plan::InputRole::LearningRate, &lr, sizeof(lr));
-  return batch->size;
+  return batch;
 }
 
-void TrainingSession::finishStep(EpochRun &run, int64_t rows, RunSinks &sinks,
-                                 NonFiniteGuard &guard) {
+void TrainingSession::finishStep(EpochRun &run, int64_t rows, int64_t counted,
+                                 RunSinks &sinks, NonFiniteGuard &guard) {
   double loss = executor->getScalarOutput(trainStep, plan::OutputRole::Loss);
   double stepCorrect =
       trainCounts
@@ -192,7 +206,7 @@ void TrainingSession::finishStep(EpochRun &run, int64_t rows, RunSinks &sinks,
       sinks.out << what << "; skipped: its update is undone" << std::endl;
   } else {
     run.lossSum += loss * static_cast<double>(rows);
-    run.correct += stepCorrect;
+    run.correct += rowShare(stepCorrect, rows, counted);
     run.seen += rows;
   }
   ++run.step;
@@ -205,13 +219,16 @@ bool TrainingSession::finishEpoch(EpochRun &run, RunSinks &sinks) {
   bool complete = run.step == stepsPerEpoch;
   m.trainLoss = run.seen ? run.lossSum / run.seen : kNaN;
   m.trainAcc = trainCounts && run.seen ? run.correct / run.seen : kNaN;
+  m.task = targets.task, m.lossName = targets.lossName;
   if (validationLoader) {
-    EvalSums sums = evaluate(*validationLoader, validationSplit.dataset.count);
+    EvalSums sums = evaluate(*validationLoader);
     m.valLoss = sums.loss, m.valAcc = sums.accuracy;
   }
-  m.testAcc = testLoader
-                  ? evaluate(*testLoader, testSplit.dataset.count).accuracy
-                  : kNaN;
+  m.testAcc = m.testLoss = kNaN;
+  if (testLoader) {
+    EvalSums sums = evaluate(*testLoader);
+    m.testLoss = sums.loss, m.testAcc = sums.accuracy;
+  }
   m.epochSeconds = run.secondsSoFar(); // evaluation included
   m.imagesPerSecond = trainSeconds > 0 ? run.seen / trainSeconds : 0;
   if (complete) {
@@ -230,8 +247,7 @@ bool TrainingSession::finishEpoch(EpochRun &run, RunSinks &sinks) {
   return !options.onEpochEnd || options.onEpochEnd(m);
 }
 
-TrainingSession::EvalSums TrainingSession::evaluate(data::BatchLoader &loader,
-                                                    int64_t count) {
+TrainingSession::EvalSums TrainingSession::evaluate(data::BatchLoader &loader) {
   bool hasCorrect =
       executor->findOutput(evalStep, plan::OutputRole::Correct) != nullptr;
   bool hasLoss =
@@ -239,14 +255,16 @@ TrainingSession::EvalSums TrainingSession::evaluate(data::BatchLoader &loader,
   if (!hasCorrect && !hasLoss)
     return {};
   loader.startEpoch(0);
-  double correct = 0, lossSum = 0;
+  // Each batch weighs by its targets that count: the means are those over
+  // the data set's targets, as PyTorch's loss over all of them would be.
+  double correct = 0, lossSum = 0, counts = 0;
   const data::Batch *batch = loader.next();
   if (batch) {
     bindBatch(*executor, evalStep, *batch);
     executor->start(evalStep, batch->size);
   }
   while (batch) {
-    int64_t rows = batch->size;
+    int64_t counted = batch->countedTargets;
     // The next batch uploads while this one runs.
     batch = loader.next();
     if (batch)
@@ -254,17 +272,18 @@ TrainingSession::EvalSums TrainingSession::evaluate(data::BatchLoader &loader,
     executor->finish(evalStep);
     if (hasCorrect)
       correct += executor->getScalarOutput(evalStep, plan::OutputRole::Correct);
-    if (hasLoss)
+    if (hasLoss && counted > 0)
       lossSum += executor->getScalarOutput(evalStep, plan::OutputRole::Loss) *
-                 static_cast<double>(rows);
+                 static_cast<double>(counted);
+    counts += static_cast<double>(counted);
     if (batch)
       executor->start(evalStep, batch->size);
   }
   EvalSums sums;
   if (hasCorrect)
-    sums.accuracy = correct / static_cast<double>(count);
+    sums.accuracy = correct / counts;
   if (hasLoss)
-    sums.loss = lossSum / static_cast<double>(count);
+    sums.loss = lossSum / counts;
   return sums;
 }
 
@@ -277,7 +296,14 @@ TrainResult TrainingSession::report(const RunSinks &sinks) const {
       result.history.empty() ? kNaN : result.history.back().testAcc;
   if (local.quiet)
     return result;
-  if (std::isfinite(result.finalTestAcc)) {
+  if (targets.task == Task::Regression) {
+    double loss =
+        result.history.empty() ? kNaN : result.history.back().testLoss;
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.4f", loss);
+    sinks.out << "final test " << targets.lossName << ": "
+              << (std::isfinite(loss) ? text : "- (no test set)") << std::endl;
+  } else if (std::isfinite(result.finalTestAcc)) {
     char text[32];
     std::snprintf(text, sizeof(text), "%.4f", result.finalTestAcc);
     sinks.out << "final test accuracy: " << text << std::endl;

@@ -34,10 +34,10 @@ using Split = LoadedData;
 
 /// Checks one split against the plan: samples and label range (the loader
 /// checked the image shape).
-void checkSplit(const Split &split, int64_t numClasses) {
+void checkSplit(const Split &split, const data::TargetForm &targets) {
   if (split.dataset.count == 0)
     fail(split.imagesPath + ": holds no images");
-  data::checkLabels(split.dataset, split.labelsPath, numClasses);
+  data::checkLabels(split.dataset, split.labelsPath, targets.classes);
 }
 
 /// Moves the last `fraction` of `train` (rounded down) into a validation
@@ -83,19 +83,13 @@ const plan::Tensor *requireBinding(const Executor &executor, int step,
        plan::EnumNameDType(dtype));
 }
 
-const plan::Tensor *requireLabels(const Executor &executor, int step) {
-  return requireBinding(executor, step,
-                        executor.findInput(step, plan::InputRole::Labels),
-                        "labels", plan::DType::I32, true);
-}
-
 /// The plan's train step, checked for what the trainer binds and reads.
 int findTrainStep(const Executor &executor, const std::string &planName) {
   int trainStep = executor.findStep(plan::StepRole::Train);
   if (trainStep < 0)
     fail(planName + ": the plan has no train_step");
   getInputSample(executor, trainStep);
-  requireLabels(executor, trainStep);
+  getPlanTargets(executor, trainStep);
   const plan::Tensor *lrInput =
       executor.findInput(trainStep, plan::InputRole::LearningRate);
   if (!lrInput || lrInput->dtype() != plan::DType::F32 ||
@@ -112,7 +106,7 @@ int findEvalStep(const Executor &executor) {
   int evalStep = executor.findStep(plan::StepRole::Eval);
   if (evalStep >= 0) {
     getInputSample(executor, evalStep);
-    requireLabels(executor, evalStep);
+    getPlanTargets(executor, evalStep);
   }
   return evalStep;
 }
@@ -276,8 +270,8 @@ void TrainingSession::checkSteps() {
   if (inputs.size() > 1 && !options.valImages.empty())
     fail(planName + ": --val-data takes a model with one input; this one "
                     "has several (use --val-split)");
-  numClasses = loaded->get().num_classes();
-  if (numClasses <= 0)
+  targets = getPlanTargets(*executor, trainStep);
+  if (!targets.form.isFloat && targets.form.classes <= 0)
     fail(planName + ": the plan does not say how many classes it has");
 }
 
@@ -290,6 +284,10 @@ void TrainingSession::readCheckpoint(std::string &doing) {
   if (options.resume) {
     doing = resumePath + ": reading the checkpoint";
     state = loadCheckpoint(options.checkpointDirectory);
+    // The checkpoint keeps no task (nor a task's test loss): its epochs
+    // are reported as this plan's task.
+    for (EpochMetrics &m : state.history)
+      m.task = targets.task, m.lossName = targets.lossName;
     if (options.seedGiven && options.seed != state.seed)
       fail(resumePath + ": was trained with --seed " +
            std::to_string(state.seed) + ", not " +
@@ -304,7 +302,7 @@ void TrainingSession::loadData(std::string &doing) {
   doing = (options.fashionMnist ? getFashionMnistDirectory(options)
                                 : options.trainImages) +
           ": reading the data set";
-  data::ImageFormat format = getImageFormat(options, sample);
+  data::ImageFormat format = getImageFormat(options, sample, targets.form);
   if (options.fashionMnist) {
     std::string dir = getFashionMnistDirectory(options);
     trainSplit =
@@ -315,10 +313,10 @@ void TrainingSession::loadData(std::string &doing) {
                           dir + "/t10k-labels-idx1-ubyte.gz", false, format);
     hasTest = true;
   } else {
-    trainSplit = loadInputs(options, /*test=*/false, inputs);
+    trainSplit = loadInputs(options, /*test=*/false, inputs, targets.form);
     hasTest = !options.testImages.empty();
     if (hasTest)
-      testSplit = loadInputs(options, /*test=*/true, inputs);
+      testSplit = loadInputs(options, /*test=*/true, inputs, targets.form);
   }
   data::keepFirst(trainSplit.dataset, options.trainSubset);
   hasValidation = options.valSplit > 0 || !options.valImages.empty();
@@ -329,12 +327,12 @@ void TrainingSession::loadData(std::string &doing) {
   else if (hasValidation)
     validationSplit = loadLabelledFiles(options.valImages, options.valLabels,
                                         options.valNpy, format);
-  checkSplit(trainSplit, numClasses);
+  checkSplit(trainSplit, targets.form);
   if (hasValidation)
-    checkSplit(validationSplit, numClasses);
+    checkSplit(validationSplit, targets.form);
   if (hasTest) {
     data::keepFirst(testSplit.dataset, options.testSubset);
-    checkSplit(testSplit, numClasses);
+    checkSplit(testSplit, targets.form);
   }
 }
 

@@ -18,6 +18,7 @@
 
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/DataOptions.h"
+#include "runtime/train/ModelInput.h"
 #include "runtime/train/RunOptions.h"
 #include "runtime/train/Trainer.h"
 
@@ -81,18 +82,18 @@ private:
   /// where onEpochEnd ends the run there.
   bool runEpoch(int64_t epoch, RunSinks &sinks, NonFiniteGuard &guard);
   /// Binds the train step's next batch, step `index` of the epoch, and
-  /// returns its rows (0: the epoch or --steps is done).
-  int64_t bindNextStep(const EpochRun &run, int64_t index);
-  /// After a train step of `rows` rows: its loss and what --on-nonfinite
-  /// makes of non-finite values, into the epoch's sums.
-  void finishStep(EpochRun &run, int64_t rows, RunSinks &sinks,
+  /// returns it (null: the epoch or --steps is done).
+  const data::Batch *bindNextStep(const EpochRun &run, int64_t index);
+  /// After a train step of `rows` rows (`counted` targets that count):
+  /// its loss and what --on-nonfinite makes of non-finite values, into the
+  /// epoch's sums.
+  void finishStep(EpochRun &run, int64_t rows, int64_t counted, RunSinks &sinks,
                   NonFiniteGuard &guard);
   /// After the epoch's train steps: validation, test, the epoch's metrics
   /// and where they go. False where onEpochEnd ends the run.
   bool finishEpoch(EpochRun &run, RunSinks &sinks);
-  /// Runs the eval step over `loader`'s data set (`count` samples) in
-  /// order.
-  EvalSums evaluate(data::BatchLoader &loader, int64_t count);
+  /// Runs the eval step over `loader`'s data set in order.
+  EvalSums evaluate(data::BatchLoader &loader);
   /// The result, and the final lines of a run.
   TrainResult report(const RunSinks &sinks) const;
 
@@ -109,7 +110,7 @@ private:
   bool trainCounts = false;
   std::vector<int64_t> sample;
   PlanInputs inputs;
-  int64_t numClasses = 0;
+  PlanTargets targets;
 
   TrainingState state;
   std::string resumePath;

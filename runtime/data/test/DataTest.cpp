@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -303,7 +304,14 @@ static std::vector<uint8_t> npy(const std::string &descr,
   while ((10 + header.size() + 1) % 64)
     header += ' ';
   header += '\n';
-  std::vector<uint8_t> file = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  std::vector<uint8_t> file = {0x93,
+                               'N',
+                               'U',
+                               'M',
+                               'P',
+                               'Y',
+                               1,
+                               0,
                                uint8_t(header.size()),
                                uint8_t(header.size() >> 8)};
   file.insert(file.end(), header.begin(), header.end());
@@ -328,19 +336,20 @@ TEST_F(DataTest, ReadsNpyArrays) {
   EXPECT_EQ(scalar.as<int32_t>(), std::vector<int32_t>{7});
 
   writePlain("short.npy", npy("<f4", "(2, 3)", {1, 2, 3}));
-  std::string shortData =
-      expectError([&] { readNpy(path("short.npy")); });
+  std::string shortData = expectError([&] { readNpy(path("short.npy")); });
   EXPECT_NE(shortData.find("short.npy: holds 3 bytes of data, but its shape "
                            "needs 24"),
             std::string::npos)
       << shortData;
   writePlain("big.npy", npy(">f4", "(1,)", {0, 0, 0, 0}));
-  EXPECT_NE(expectError([&] { readNpy(path("big.npy")); })
-                .find("is not little-endian"),
+  EXPECT_NE(expectError([&] {
+              readNpy(path("big.npy"));
+            }).find("is not little-endian"),
             std::string::npos);
   writePlain("text.npy", {'h', 'i', '\n'});
-  EXPECT_NE(expectError([&] { readNpy(path("text.npy")); })
-                .find("text.npy: not a .npy file"),
+  EXPECT_NE(expectError([&] {
+              readNpy(path("text.npy"));
+            }).find("text.npy: not a .npy file"),
             std::string::npos);
 }
 
@@ -404,6 +413,74 @@ TEST_F(DataTest, NpyLabelsMustBeExactClassIndices) {
               "labels.npy: label 3 at index 1 is out of range for the plan's "
               "3 classes");
   }
+}
+
+TEST_F(DataTest, PerTokenTargetsAreRowsOfTheBatchWithIgnoredOnesUncounted) {
+  writePlain("images.npy", npy("<u1", "(4, 2, 2)", std::vector<uint8_t>(16)));
+  writePlain("targets.npy", npy("<i8", "(4, 3)",
+                                bytesOf<int64_t>({0, -100, 4, 1, 1, 1, -100,
+                                                  -100, 2, 3, 0, -100})));
+  ImageFormat format;
+  format.targets = {{3}, false, 5, -100};
+  Dataset dataset = loadNpy(path("images.npy"), path("targets.npy"), format);
+  EXPECT_EQ(dataset.labels.size(), 12u);
+  EXPECT_EQ(dataset.numClasses, 5); // -100 is no class
+  checkLabels(dataset, "targets.npy", 5);
+  EXPECT_THROW(checkLabels(dataset, "targets.npy", 4), DatasetError);
+
+  BatchLoader loader(dataset, 3, /*shuffle=*/false, 0);
+  loader.startEpoch(0);
+  const Batch *first = loader.next();
+  EXPECT_EQ(first->labels,
+            (std::vector<int32_t>{0, -100, 4, 1, 1, 1, -100, -100, 2}));
+  EXPECT_EQ(first->countedTargets, 6);
+  const Batch *last = loader.next();
+  EXPECT_EQ(last->labels, (std::vector<int32_t>{3, 0, -100}));
+  EXPECT_EQ(last->countedTargets, 2);
+
+  Dataset tail = splitOffLast(dataset, 1);
+  EXPECT_EQ(tail.labels, (std::vector<int32_t>{3, 0, -100}));
+  EXPECT_EQ(dataset.labels.size(), 9u);
+}
+
+TEST_F(DataTest, TargetsOfAnotherShapeOrTypeAreOneLine) {
+  writePlain("images.npy", npy("<u1", "(2, 2, 2)", std::vector<uint8_t>(8)));
+  writePlain("short.npy", npy("<i8", "(2, 2)", bytesOf<int64_t>({0, 1, 2, 3})));
+  ImageFormat tokens;
+  tokens.targets = {{3}, false, 5, std::nullopt};
+  EXPECT_EQ(expectError([&] {
+              loadNpy(path("images.npy"), path("short.npy"), tokens);
+            }),
+            path("short.npy") +
+                ": holds integer i8 [2, 2], but the plan's targets "
+                "are integer [N, 3]");
+  writePlain("floats.npy",
+             npy("<f4", "(2, 3)", bytesOf<float>({0, 1, 2, 3, 4, 0.5f})));
+  EXPECT_EQ(expectError([&] {
+              loadNpy(path("images.npy"), path("floats.npy"), tokens);
+            }),
+            path("floats.npy") +
+                ": holds float f4 [2, 3], but the plan's targets "
+                "are integer [N, 3]");
+  ImageFormat regression;
+  regression.targets = {{3}, true, 0, std::nullopt};
+  Dataset dataset = loadNpy(path("images.npy"), path("floats.npy"), regression);
+  float last;
+  std::memcpy(&last, &dataset.labels[5], sizeof(float));
+  EXPECT_EQ(last, 0.5f); // the float's own bits
+  writePlain("ints.npy",
+             npy("<i8", "(2, 3)", bytesOf<int64_t>({0, 1, 2, 3, 4, 5})));
+  EXPECT_EQ(expectError([&] {
+              loadNpy(path("images.npy"), path("ints.npy"), regression);
+            }),
+            path("ints.npy") + ": holds integer i8 [2, 3], but the plan's "
+                               "targets are float [N, 3]");
+  writePlain("nan.npy",
+             npy("<f4", "(2, 3)", bytesOf<float>({0, 1, NAN, 3, 4, 5})));
+  EXPECT_EQ(expectError([&] {
+              loadNpy(path("images.npy"), path("nan.npy"), regression);
+            }),
+            path("nan.npy") + ": target 2 is NaN; targets must be finite");
 }
 
 TEST_F(DataTest, EveryNpyIntegerTypeReadNpyAcceptsLoads) {

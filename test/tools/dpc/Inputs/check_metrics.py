@@ -41,9 +41,10 @@ def main():
     if args.same_as:
         others = [json.loads(line) for line in open(args.same_as)]
         for mine, other in zip(records, others):
-            # The validation metrics where either run has them.
-            val = [k for k in ("val_loss", "val_acc") if k in mine or
-                   k in other]
+            # The validation metrics (and a task's test loss) where either
+            # run has them.
+            val = [k for k in ("val_loss", "val_acc", "test_loss")
+                   if k in mine or k in other]
             for key in ("train_loss", "train_acc", "test_acc", *val):
                 a, b = mine.get(key), other.get(key)
                 if a is None or b is None:
