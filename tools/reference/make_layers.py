@@ -236,9 +236,9 @@ LAYERS = {
     "adaptive_avg_pool2d_2x2": (around(lambda: nn.AdaptiveAvgPool2d(2),
                                        (3, 2, 2), None), "yes (dynamo); the legacy exporter refuses it (the batch is dynamic)"),
     "adaptive_max_pool2d": (around(lambda: nn.AdaptiveMaxPool2d(1),
-                                   (3, 2, 2), None), "yes (legacy); dynamo: refused (ReduceMax)"),
+                                   (3, 2, 2), None), ""),
     "adaptive_max_pool1d": (around(lambda: nn.AdaptiveMaxPool1d(1), (3, 8),
-                                   None), "yes (legacy); dynamo: refused (ReduceMax)"),
+                                   None), ""),
     "max_pool3d": (around(lambda: nn.MaxPool3d(2), (2, 2, 3, 2), None), "no: refused (only 1-D and 2-D pooling)"),
     "avg_pool3d": (around(lambda: nn.AvgPool3d(2), (2, 2, 3, 2), None), "no: refused (only 1-D and 2-D pooling)"),
     # Padding, shuffles and upsampling.
@@ -305,17 +305,6 @@ LAYERS = {
         lambda: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0,
                                            batch_first=True),
         (3, 4), None), ""),
-}
-
-# How the table names a layer whose repr spans lines or hides an option.
-DESCRIPTIONS = {
-    "upsample_bilinear_corners":
-        "Upsample(scale_factor=2.0, mode='bilinear', align_corners=True)",
-    "multihead_attention": "MultiheadAttention(4, 2, batch_first=True)",
-    "transformer_decoder_layer":
-        "TransformerDecoderLayer(4, 2, 8, dropout=0.0, batch_first=True)",
-    "transformer_encoder_layer":
-        "TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)",
     # Element-wise math and the layers built from it.
     "rms_norm": (around(lambda: nn.RMSNorm(WIDTH)),
                  "yes (dynamo); the legacy exporter refuses it (no "
@@ -337,6 +326,17 @@ DESCRIPTIONS = {
         lambda x: torch.sqrt(x * x + 0.5), "sqrt(x^2 + 0.5)")), ""),
     "sin_cos": (around(lambda: Elementwise(
         lambda x: torch.sin(x) + torch.cos(x), "sin + cos")), ""),
+}
+
+# How the table names a layer whose repr spans lines or hides an option.
+DESCRIPTIONS = {
+    "upsample_bilinear_corners":
+        "Upsample(scale_factor=2.0, mode='bilinear', align_corners=True)",
+    "multihead_attention": "MultiheadAttention(4, 2, batch_first=True)",
+    "transformer_decoder_layer":
+        "TransformerDecoderLayer(4, 2, 8, dropout=0.0, batch_first=True)",
+    "transformer_encoder_layer":
+        "TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)",
 }
 
 # Op types that only carry constants or types: left out of the table.
