@@ -486,7 +486,12 @@ def export_both(model, x, directory, kind):
     """Both exports, with every parameter and float buffer stripped (the
     exporters' own constants kept)."""
     names = {n for n, _ in model.named_parameters()}
-    names |= {n for n, b in model.named_buffers() if b.is_floating_point()}
+    # Persistent float buffers (running statistics) only: a non-persistent
+    # one (a rotary embedding's inv_freq) is a constant of the model's
+    # config, which the file must keep.
+    persistent = model.state_dict().keys()
+    names |= {n for n, b in model.named_buffers()
+              if b.is_floating_point() and n in persistent}
     for dynamo in (True, False):
         path = os.path.join(directory, "dynamo.onnx" if dynamo
                             else "legacy.onnx")

@@ -20,15 +20,49 @@ using namespace mlir;
 namespace dpc::frontend {
 namespace {
 
+/// `OpT` (commutative: add, mul, maximum, minimum) of two tensors whose
+/// NumPy broadcast may widen either: the kernels broadcast the second
+/// operand to the first, so the one with the result's shape goes first,
+/// and where neither has it (rotary embeddings' [1, T, 1] x [1, 1, D]) the
+/// first is widened by a product with ones of the result's shape (x * 1
+/// is x).
+template <typename OpT>
+Value createBroadcast(Importer &im, Value lhs, Value rhs) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  int64_t rank = std::max(lhsType.getRank(), rhsType.getRank());
+  SmallVector<int64_t> result(rank, 1);
+  for (auto type : {lhsType, rhsType})
+    for (int64_t i = 0; i < type.getRank(); ++i) {
+      int64_t &d = result[rank - type.getRank() + i];
+      int64_t dim = type.getDimSize(i);
+      if (dim != 1 && (d == 1 || ShapedType::isDynamic(dim)))
+        d = dim;
+    }
+  if (lhsType.getShape() == ArrayRef<int64_t>(result))
+    return im.create<OpT>({lhs, rhs});
+  if (rhsType.getShape() == ArrayRef<int64_t>(result))
+    return im.create<OpT>({rhs, lhs});
+  if (ShapedType::isDynamic(result[0]))
+    fail("both operands broadcast to " +
+         typeToString(RankedTensorType::get(result, lhsType.getElementType())) +
+         " along the batch, which is not supported");
+  auto onesType = RankedTensorType::get(result, lhsType.getElementType());
+  Value ones = im.create<nn::ConstantOp>(
+      {}, {im.named("value", DenseElementsAttr::get(onesType, 1.f))});
+  return im.create<OpT>({im.create<nn::MulOp>({ones, lhs}), rhs});
+}
+
 void importAdd(Importer &im, const onnx::NodeProto &node) {
   auto [lhs, rhs] = im.elementwiseOperands(node);
-  im.define(node, 0, im.create<nn::AddOp>({lhs, rhs}));
+  im.define(node, 0, createBroadcast<nn::AddOp>(im, lhs, rhs));
 }
 
 void importSub(Importer &im, const onnx::NodeProto &node) {
   // a + (-1 b): exactly a - b in IEEE arithmetic.
   Value negated = im.createNegation(im.operand(node, 1));
-  im.define(node, 0, im.create<nn::AddOp>({im.operand(node, 0), negated}));
+  im.define(node, 0,
+            createBroadcast<nn::AddOp>(im, im.operand(node, 0), negated));
 }
 
 void importNeg(Importer &im, const onnx::NodeProto &node) {
@@ -37,7 +71,7 @@ void importNeg(Importer &im, const onnx::NodeProto &node) {
 
 void importMul(Importer &im, const onnx::NodeProto &node) {
   auto [lhs, rhs] = im.elementwiseOperands(node);
-  im.define(node, 0, im.create<nn::MulOp>({lhs, rhs}));
+  im.define(node, 0, createBroadcast<nn::MulOp>(im, lhs, rhs));
 }
 
 void importDiv(Importer &im, const onnx::NodeProto &node) {
@@ -48,7 +82,8 @@ void importDiv(Importer &im, const onnx::NodeProto &node) {
   const KnownTensor *divisor = im.knownValue(node.input(1));
   if (!divisor) {
     Value reciprocal = im.create<nn::ReciprocalOp>(im.operand(node, 1));
-    im.define(node, 0, im.create<nn::MulOp>({im.operand(node, 0), reciprocal}));
+    im.define(node, 0,
+              createBroadcast<nn::MulOp>(im, im.operand(node, 0), reciprocal));
     return;
   }
   if (!divisor->isFloat())
@@ -68,7 +103,8 @@ void importDiv(Importer &im, const onnx::NodeProto &node) {
   Value constant = im.create<nn::ConstantOp>(
       {},
       {im.named("value", DenseElementsAttr::get(type, ArrayRef(reciprocals)))});
-  im.define(node, 0, im.create<nn::MulOp>({im.operand(node, 0), constant}));
+  im.define(node, 0,
+            createBroadcast<nn::MulOp>(im, im.operand(node, 0), constant));
 }
 
 void importPow(Importer &im, const onnx::NodeProto &node) {
@@ -110,12 +146,12 @@ template <typename OpT>
 void importExtremum(Importer &im, const onnx::NodeProto &node) {
   if (node.input_size() == 2) {
     auto [lhs, rhs] = im.elementwiseOperands(node);
-    im.define(node, 0, im.create<OpT>({lhs, rhs}));
+    im.define(node, 0, createBroadcast<OpT>(im, lhs, rhs));
     return;
   }
   Value result = im.operand(node, 0);
   for (int i = 1; i < node.input_size(); ++i)
-    result = im.create<OpT>({result, im.operand(node, i)});
+    result = createBroadcast<OpT>(im, result, im.operand(node, i));
   im.define(node, 0, result);
 }
 

@@ -117,6 +117,25 @@ MODELS = {
          helper.make_node("Concat", ["t", "x"], ["y"], axis=1)],
         ["batch", 3, 4], ["batch", 4, 4],
         [numpy_helper.from_array(np.ones((1, 1, 4), np.float32), "token")]),
+    # Two parameters that both broadcast ([3, 1] x [1, 4], a rotary
+    # embedding's positions times frequencies): the first is widened by
+    # ones of [3, 4]. Then the batch's [N, 3, 4] plus that.
+    "both_broadcast": model(
+        [helper.make_node("Mul", ["a", "b"], ["ab"]),
+         helper.make_node("Add", ["ab", "x"], ["y"])],
+        ["batch", 3, 4], ["batch", 3, 4],
+        [numpy_helper.from_array(np.ones((3, 1), np.float32), "a"),
+         numpy_helper.from_array(np.ones((1, 4), np.float32), "b")]),
+    # Grouped-query attention's repeat_kv: [N, 2, 1, 4] expanded to
+    # [N, 2, 3, 4] (copies along dim 2).
+    "repeat_kv": model(
+        [helper.make_node("Shape", ["x"], ["s"]),
+         ints("zero", [0]),
+         helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+         ints("rest", [2, 3, 4]),
+         helper.make_node("Concat", ["n", "rest"], ["es"], axis=0),
+         helper.make_node("Expand", ["x", "es"], ["y"])],
+        ["batch", 2, 1, 4], ["batch", 2, 3, 4]),
     # Mod (the divisor's sign, as Python's %) and Sqrt of constants.
     "mod_sqrt": model(
         [ints("a", [7, -7]),
