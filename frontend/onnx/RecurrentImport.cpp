@@ -14,6 +14,8 @@
 
 #include "frontend/onnx/LstmImport.h"
 
+#include "frontend/onnx/FoldOps.h"
+
 #include "ir/nn/NNOps.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -23,16 +25,9 @@
 using namespace mlir;
 using namespace dpc;
 using frontend::LstmImport;
+using frontend::folding::findAttr;
 
 namespace {
-
-const onnx::AttributeProto *findAttr(const onnx::NodeProto &node,
-                                     StringRef name) {
-  for (const auto &a : node.attribute())
-    if (a.name() == name)
-      return &a;
-  return nullptr;
-}
 
 bool hasInput(const onnx::NodeProto &node, int i) {
   return i < node.input_size() && !node.input(i).empty();
@@ -64,7 +59,7 @@ struct RecurrentAttributes {
 RecurrentAttributes readAttributes(const onnx::NodeProto &node,
                                    frontend::ImportContext &context) {
   auto intAttr = [&](StringRef name, int64_t dflt) {
-    const onnx::AttributeProto *a = findAttr(node, name);
+    const onnx::AttributeProto *a = findAttr(node, name.str());
     return a ? a->i() : dflt;
   };
   RecurrentAttributes rnn;
