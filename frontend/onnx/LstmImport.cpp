@@ -10,6 +10,8 @@
 
 using namespace mlir;
 using namespace dpc;
+using frontend::dimsToString;
+using frontend::hasInput;
 using frontend::kBatch;
 using frontend::KnownTensor;
 using frontend::LstmImport;
@@ -24,23 +26,23 @@ const onnx::AttributeProto *findAttr(const onnx::NodeProto &node,
   return nullptr;
 }
 
-bool hasInput(const onnx::NodeProto &node, int i) {
-  return i < node.input_size() && !node.input(i).empty();
-}
-
 int64_t product(ArrayRef<int64_t> dims) {
   return std::accumulate(dims.begin(), dims.end(), int64_t(1),
                          std::multiplies<int64_t>());
 }
 
-std::string dimsToString(ArrayRef<int64_t> dims) {
+} // namespace
+
+bool frontend::hasInput(const onnx::NodeProto &node, int i) {
+  return i < node.input_size() && !node.input(i).empty();
+}
+
+std::string frontend::dimsToString(ArrayRef<int64_t> dims) {
   std::string text = "[";
   for (auto [i, d] : llvm::enumerate(dims))
     text += (i ? ", " : "") + (d == kBatch ? "batch" : std::to_string(d));
   return text + "]";
 }
-
-} // namespace
 
 bool LstmImport::fillToView(const std::string &name) {
   auto fill = fills.find(name);

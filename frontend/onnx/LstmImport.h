@@ -39,6 +39,11 @@ class NodeProto;
 
 namespace dpc::frontend {
 
+/// Whether input `i` of `node` is given (present and named).
+bool hasInput(const onnx::NodeProto &node, int i);
+/// "[d0, d1, ...]", kBatch written as "batch".
+std::string dimsToString(llvm::ArrayRef<int64_t> dims);
+
 class LstmImport {
 public:
   explicit LstmImport(ImportContext &context) : context(context) {}

@@ -24,21 +24,12 @@
 
 using namespace mlir;
 using namespace dpc;
+using frontend::dimsToString;
+using frontend::hasInput;
 using frontend::LstmImport;
 using frontend::folding::findAttr;
 
 namespace {
-
-bool hasInput(const onnx::NodeProto &node, int i) {
-  return i < node.input_size() && !node.input(i).empty();
-}
-
-std::string dimsToString(ArrayRef<int64_t> dims) {
-  std::string text = "[";
-  for (auto [i, d] : llvm::enumerate(dims))
-    text += (i ? ", " : "") + std::to_string(d);
-  return text + "]";
-}
 
 enum class Cell { Lstm, Gru, Rnn };
 

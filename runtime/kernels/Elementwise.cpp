@@ -120,41 +120,11 @@ int64_t numElements(const int64_t dims[4]) {
   return dims[0] * dims[1] * dims[2] * dims[3];
 }
 
-/// `s` with its size-1 dims dropped and each run of adjacent dims that rhs
-/// reads alike (all broadcast, or all in full) merged into one: the same
-/// elements in the same order, in as long an innermost dim as the
-/// broadcast allows (a residual add of [256, 512, 4, 4] tensors is one dim,
-/// not rows of 4).
-BroadcastShape collapse(const BroadcastShape &s) {
-  int64_t out[4], rhs[4];
-  int dims = 0;
-  for (int i = 0; i < 4; ++i) {
-    if (s.out[i] == 1)
-      continue;
-    bool broadcast = s.rhs[i] == 1;
-    if (dims > 0 && (rhs[dims - 1] == 1) == broadcast) {
-      out[dims - 1] *= s.out[i];
-      rhs[dims - 1] *= s.rhs[i];
-    } else {
-      out[dims] = s.out[i], rhs[dims] = s.rhs[i];
-      ++dims;
-    }
-  }
-  BroadcastShape c;
-  for (int i = 0; i < 4; ++i) {
-    int from = i - (4 - dims);
-    c.out[i] = from < 0 ? 1 : out[from];
-    c.rhs[i] = from < 0 ? 1 : rhs[from];
-  }
-  return c;
-}
-
 /// Calls f(outIndex, rhsIndex) for every output element. Rows of the
-/// innermost dim (of the collapsed shape) are parallel across threads, or
-/// with a single row, shares of it.
-template <typename Fn>
-void forEachBroadcast(const BroadcastShape &shape, Fn f) {
-  BroadcastShape s = collapse(shape);
+/// innermost dim (of the shape makeBroadcastShape merged: a residual add of
+/// [256, 512, 4, 4] tensors is one dim, not rows of 4) are parallel across
+/// threads, or with a single row, shares of it.
+template <typename Fn> void forEachBroadcast(const BroadcastShape &s, Fn f) {
   const int64_t *o = s.out;
   // Row-major strides of rhs, 0 along broadcast dims.
   int64_t rs[4];

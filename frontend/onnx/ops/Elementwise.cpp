@@ -13,6 +13,8 @@
 
 #include "ir/nn/NNOps.h"
 
+#include "mlir/Dialect/Traits.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -30,15 +32,10 @@ template <typename OpT>
 Value createBroadcast(Importer &im, Value lhs, Value rhs) {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
-  int64_t rank = std::max(lhsType.getRank(), rhsType.getRank());
-  SmallVector<int64_t> result(rank, 1);
-  for (auto type : {lhsType, rhsType})
-    for (int64_t i = 0; i < type.getRank(); ++i) {
-      int64_t &d = result[rank - type.getRank() + i];
-      int64_t dim = type.getDimSize(i);
-      if (dim != 1 && (d == 1 || ShapedType::isDynamic(dim)))
-        d = dim;
-    }
+  SmallVector<int64_t> result;
+  if (!OpTrait::util::getBroadcastedShape(lhsType.getShape(),
+                                          rhsType.getShape(), result))
+    return im.create<OpT>({lhs, rhs}); // the op says why, in one line
   if (lhsType.getShape() == ArrayRef<int64_t>(result))
     return im.create<OpT>({lhs, rhs});
   if (rhsType.getShape() == ArrayRef<int64_t>(result))

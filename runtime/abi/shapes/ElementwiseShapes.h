@@ -61,7 +61,7 @@ struct DropoutShape {
 /// shape, and rhs's dims, right-aligned, each equal the lhs dim or are 1
 /// (bias [c] against [n, c], [c, 1, 1] against [n, c, h, w], a scalar).
 struct BroadcastShape {
-  int64_t out[4]; // lhs/out dims, left-padded with 1 to rank 4
+  int64_t out[4]; // lhs/out dims, merged (makeBroadcastShape), padded with 1
   int64_t rhs[4]; // rhs dims aligned to out, each out[i] or 1
 };
 

@@ -472,8 +472,8 @@ INSTANTIATE_TEST_SUITE_P(
         BroadcastCase{"Scalar", {2, 3, 4, 5}, {}},
         BroadcastCase{"Mixed", {2, 3, 4, 5}, {2, 1, 4, 1}},
         BroadcastCase{"RowVector", {3, 4}, {1, 4}},
-        // Runs of dims that merge into one (Elementwise.cpp's
-        // collapse).
+        // Runs of dims that merge into one (makeBroadcastShape's
+        // merge).
         BroadcastCase{"TrailingRun", {2, 3, 4, 5}, {4, 5}},
         BroadcastCase{"LeadingRun", {2, 3, 4, 5}, {2, 3, 1, 1}},
         // Rank 5 and 6, merged to 4 dims or fewer.
