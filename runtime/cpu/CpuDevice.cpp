@@ -58,9 +58,10 @@ std::unique_ptr<kernels::KernelContext> makeContext(int reductionThreads) {
 }
 } // namespace
 
-CpuStream::CpuStream(int threads, int reductionThreads)
-    : context(makeContext(reductionThreads)), threads(threads),
-      worker([this] { work(); }) {}
+CpuStream::CpuStream(int threads, int reductionThreads,
+                     std::unique_ptr<CpuStepRecording> *recording)
+    : recording(recording), context(makeContext(reductionThreads)),
+      threads(threads), worker([this] { work(); }) {}
 
 CpuStream::~CpuStream() {
   {
@@ -88,6 +89,11 @@ void CpuStream::push(Task task) {
 }
 
 void CpuStream::launch(plan::KernelCall call) {
+  if (CpuStepRecording *steps = getRecording()) {
+    steps->entries.push_back(
+        {CpuStepRecording::Entry::Launch, this, std::move(call)});
+    return;
+  }
   // A replica that skipped its collective would leave the others waiting.
   bool isWork = !plan::isCollectiveKernel(call.kernel);
   push({[call = std::move(call)](kernels::KernelContext &context) {
@@ -97,6 +103,8 @@ void CpuStream::launch(plan::KernelCall call) {
 }
 
 void CpuStream::launchPrepared(const plan::KernelCall &call) {
+  if (getRecording())
+    return launch(call); // copied, as it is now
   // A pointer fits std::function's own storage: nothing is allocated.
   bool isWork = !plan::isCollectiveKernel(call.kernel);
   push({[call = &call](kernels::KernelContext &context) {
@@ -106,6 +114,10 @@ void CpuStream::launchPrepared(const plan::KernelCall &call) {
 }
 
 void CpuStream::enqueueHostFunction(std::function<void()> function) {
+  if (CpuStepRecording *steps = getRecording()) {
+    steps->refused = "a host function";
+    return;
+  }
   push({[function = std::move(function)](kernels::KernelContext &) {
           function();
         },
@@ -114,6 +126,10 @@ void CpuStream::enqueueHostFunction(std::function<void()> function) {
 
 void CpuStream::copyFromHost(void *deviceDst, const void *hostSrc,
                              size_t bytes) {
+  if (CpuStepRecording *steps = getRecording()) {
+    steps->refused = "a copy from the host";
+    return;
+  }
   // A replica's empty share uploads nothing, to a null buffer.
   push({[=](kernels::KernelContext &) {
           if (bytes)
@@ -123,6 +139,11 @@ void CpuStream::copyFromHost(void *deviceDst, const void *hostSrc,
 }
 
 void CpuStream::record(Event &event) {
+  if (CpuStepRecording *steps = getRecording()) {
+    steps->entries.push_back(
+        {CpuStepRecording::Entry::Record, this, {}, &event});
+    return;
+  }
   auto &cpuEvent = static_cast<CpuEvent &>(event);
   uint64_t record = cpuEvent.addRecord();
   push({[&cpuEvent, record](kernels::KernelContext &) {
@@ -132,6 +153,10 @@ void CpuStream::record(Event &event) {
 }
 
 void CpuStream::wait(Event &event) {
+  if (CpuStepRecording *steps = getRecording()) {
+    steps->entries.push_back({CpuStepRecording::Entry::Wait, this, {}, &event});
+    return;
+  }
   auto &cpuEvent = static_cast<CpuEvent &>(event);
   uint64_t record = cpuEvent.getLastRecord();
   push({[&cpuEvent, record](kernels::KernelContext &) {
@@ -215,7 +240,38 @@ void CpuDevice::copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) {
 }
 
 std::unique_ptr<Stream> CpuDevice::createStream(plan::StreamKind) {
-  return std::make_unique<CpuStream>(threads, reductionThreads);
+  return std::make_unique<CpuStream>(threads, reductionThreads, &recording);
+}
+
+void CpuDevice::beginCapture(const std::vector<Stream *> &) {
+  recording = std::make_unique<CpuStepRecording>();
+}
+
+std::unique_ptr<StepGraph> CpuDevice::endCapture(const std::vector<Stream *> &,
+                                                 std::string &why) {
+  std::unique_ptr<CpuStepRecording> done = std::move(recording);
+  if (!done->refused.empty()) {
+    why = done->refused + " cannot be recorded";
+    return nullptr;
+  }
+  return done;
+}
+
+void CpuDevice::replay(StepGraph &graph, Stream &) {
+  for (CpuStepRecording::Entry &entry :
+       static_cast<CpuStepRecording &>(graph).entries) {
+    switch (entry.kind) {
+    case CpuStepRecording::Entry::Launch:
+      entry.stream->launchPrepared(entry.call); // kept by the recording
+      break;
+    case CpuStepRecording::Entry::Record:
+      entry.stream->record(*entry.event);
+      break;
+    case CpuStepRecording::Entry::Wait:
+      entry.stream->wait(*entry.event);
+      break;
+    }
+  }
 }
 
 std::unique_ptr<Event> CpuDevice::createEvent() {

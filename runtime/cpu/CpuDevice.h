@@ -47,12 +47,32 @@ private:
   uint64_t enqueued = 0, completed = 0;
 };
 
+class CpuStream;
+
+/// The CPU's step graph (Device::capturesSteps; for tests of the executor's
+/// recording without a GPU): what the step's streams were given, each
+/// kernel's call copied as it was when recorded, as a CUDA graph keeps its
+/// kernels' arguments. A replay gives it to the streams again.
+struct CpuStepRecording : StepGraph {
+  struct Entry {
+    enum Kind { Launch, Record, Wait } kind;
+    CpuStream *stream;
+    plan::KernelCall call;  // Launch
+    Event *event = nullptr; // Record, Wait
+  };
+  std::vector<Entry> entries;
+  /// Set when a stream was given what a recording cannot hold.
+  std::string refused;
+};
+
 class CpuStream : public Stream {
 public:
   /// `threads`: the OpenMP threads of this stream's kernels (0: default);
   /// `reductionThreads`: those of the kernels whose bits depend on it (see
-  /// KernelContext::setReductionThreads).
-  explicit CpuStream(int threads = 0, int reductionThreads = 0);
+  /// KernelContext::setReductionThreads); `recording`: the device's
+  /// recording in progress, if any (CpuDevice::beginCapture).
+  explicit CpuStream(int threads = 0, int reductionThreads = 0,
+                     std::unique_ptr<CpuStepRecording> *recording = nullptr);
   ~CpuStream() override;
 
   void launch(plan::KernelCall call) override;
@@ -71,6 +91,12 @@ private:
   };
   void push(Task task);
   void work();
+  /// The recording in progress, or null.
+  CpuStepRecording *getRecording() const {
+    return recording ? recording->get() : nullptr;
+  }
+
+  std::unique_ptr<CpuStepRecording> *recording;
 
   std::unique_ptr<kernels::KernelContext> context;
   std::mutex mutex;
@@ -113,9 +139,20 @@ public:
   int getThreads() const { return threads; }
   int getReductionThreads() const { return reductionThreads; }
 
+  /// Step graphs as recordings (off unless a test turns them on: on the
+  /// CPU a replay saves nothing).
+  void setRecordsSteps(bool on) { recordsSteps = on; }
+  bool capturesSteps() const override { return recordsSteps; }
+  void beginCapture(const std::vector<Stream *> &streams) override;
+  std::unique_ptr<StepGraph> endCapture(const std::vector<Stream *> &streams,
+                                        std::string &why) override;
+  void replay(StepGraph &graph, Stream &origin) override;
+
 private:
   std::string name;
   int threads, reductionThreads;
+  bool recordsSteps = false;
+  std::unique_ptr<CpuStepRecording> recording;
 };
 
 } // namespace dpc::rt

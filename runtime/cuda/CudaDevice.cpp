@@ -319,12 +319,17 @@ void CudaDevice::dispatch() {
     if (setup) {
       if (task.stream)
         task.stream->fail(setup);
-    } else if (!(task.isWork && task.stream && task.stream->hasFailed())) {
+    } else if (!(task.isWork && task.stream && task.stream->hasFailed()) &&
+               !(task.isWork && capturing && captureFailure)) {
       try {
         task.run();
       } catch (...) {
-        if (task.stream)
+        if (capturing) { // the capture's failure: nothing ran
+          if (!captureFailure)
+            captureFailure = std::current_exception();
+        } else if (task.stream) {
           task.stream->fail(std::current_exception());
+        }
       }
     }
     lock.lock();
@@ -407,6 +412,145 @@ void CudaDevice::copyToHost(void *hostDst, const void *deviceSrc,
   DPC_CUDA_CHECK(cudaMemcpyAsync(hostDst, deviceSrc, bytes,
                                  cudaMemcpyDeviceToHost, copyStream));
   DPC_CUDA_CHECK(cudaStreamSynchronize(copyStream));
+}
+
+//===----------------------------------------------------------------------===//
+// Step graphs
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A captured step: the graph, its executable, and the events that forked
+/// the other streams from the origin and joined them back.
+struct CudaStepGraph : rt::StepGraph {
+  explicit CudaStepGraph(CudaDevice &device) : device(device) {}
+  ~CudaStepGraph() override {
+    device.drain();
+    DeviceScope scope(device.getOrdinal(), std::nothrow);
+    if (exec)
+      DPC_CUDA_REPORT(cudaGraphExecDestroy(exec));
+    if (graph)
+      DPC_CUDA_REPORT(cudaGraphDestroy(graph));
+    for (cudaEvent_t event : events)
+      DPC_CUDA_REPORT(cudaEventDestroy(event));
+  }
+  cudaEvent_t newEvent() {
+    cudaEvent_t event = nullptr;
+    DPC_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    events.push_back(event);
+    return event;
+  }
+
+  CudaDevice &device;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  std::vector<cudaEvent_t> events;
+};
+
+std::string describe(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception &e) {
+    return e.what();
+  } catch (...) {
+    return "an unknown error";
+  }
+}
+
+/// Ends `origin`'s capture into `graph`, the status returned: an
+/// invalidated capture reports its error here, and ends all the same.
+cudaError_t endCaptureOf(cudaStream_t origin, cudaGraph_t *graph) {
+  return cudaStreamEndCapture(origin, graph); // lint: checked (the caller)
+}
+
+cudaStream_t streamOf(rt::Stream *stream) {
+  return static_cast<CudaStream *>(stream)->get();
+}
+
+} // namespace
+
+bool CudaDevice::capturesSteps() const {
+  static const bool enabled = [] {
+    const char *setting = std::getenv("DPC_CUDA_GRAPHS");
+    return !setting || std::string(setting) != "0";
+  }();
+  return enabled;
+}
+
+void CudaDevice::beginCapture(const std::vector<rt::Stream *> &streams) {
+  auto owned = std::make_unique<CudaStepGraph>(*this);
+  CudaStepGraph *graph = owned.get();
+  pendingGraph = std::move(owned);
+  submit({[this, graph, streams] {
+            capturing = true;
+            captureFailure = nullptr;
+            cudaStream_t origin = streamOf(streams.front());
+            DPC_CUDA_CHECK(
+                cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed));
+            if (streams.size() > 1) {
+              // The other streams join the capture by waiting on it.
+              cudaEvent_t fork = graph->newEvent();
+              DPC_CUDA_CHECK(cudaEventRecord(fork, origin));
+              for (size_t i = 1; i < streams.size(); ++i)
+                DPC_CUDA_CHECK(
+                    cudaStreamWaitEvent(streamOf(streams[i]), fork, 0));
+            }
+          },
+          nullptr, false});
+}
+
+std::unique_ptr<rt::StepGraph>
+CudaDevice::endCapture(const std::vector<rt::Stream *> &streams,
+                       std::string &why) {
+  auto *graph = static_cast<CudaStepGraph *>(pendingGraph.get());
+  std::string failure;
+  submit({[this, graph, streams, &failure] {
+            cudaStream_t origin = streamOf(streams.front());
+            try {
+              for (size_t i = 1; i < streams.size(); ++i) {
+                cudaEvent_t join = graph->newEvent();
+                DPC_CUDA_CHECK(cudaEventRecord(join, streamOf(streams[i])));
+                DPC_CUDA_CHECK(cudaStreamWaitEvent(origin, join, 0));
+              }
+            } catch (...) {
+              if (!captureFailure)
+                captureFailure = std::current_exception();
+            }
+            // Ends the capture whatever happened, so that the streams work
+            // again; an invalidated capture returns its error here.
+            cudaError_t ended = endCaptureOf(origin, &graph->graph);
+            capturing = false;
+            if (captureFailure)
+              failure = describe(std::exchange(captureFailure, nullptr));
+            else if (failed(ended))
+              failure = std::string("cudaStreamEndCapture: ") +
+                        cudaGetErrorString(ended);
+            else
+              try {
+                DPC_CUDA_CHECK(
+                    cudaGraphInstantiate(&graph->exec, graph->graph, 0));
+              } catch (const std::exception &error) {
+                failure = error.what();
+              }
+            if (!failure.empty())
+              (void)cudaGetLastError(); // lint: allowed (capture errors)
+          },
+          nullptr, false});
+  drain();
+  std::unique_ptr<rt::StepGraph> captured = std::move(pendingGraph);
+  if (!failure.empty()) {
+    why = failure;
+    return nullptr;
+  }
+  return captured;
+}
+
+void CudaDevice::replay(rt::StepGraph &graph, rt::Stream &origin) {
+  cudaGraphExec_t exec = static_cast<CudaStepGraph &>(graph).exec;
+  auto *stream = static_cast<CudaStream *>(&origin);
+  submit(
+      {[stream, exec] { DPC_CUDA_CHECK(cudaGraphLaunch(exec, stream->get())); },
+       stream, true});
 }
 
 std::unique_ptr<rt::Stream> CudaDevice::createStream(plan::StreamKind kind) {

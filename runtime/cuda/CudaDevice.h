@@ -124,6 +124,16 @@ public:
   std::vector<std::string> getRunTimeChoices() const override {
     return convPlans.getChoices();
   }
+  /// Step graphs: CUDA graphs captured from the streams (relaxed mode, on
+  /// the dispatch thread), unless DPC_CUDA_GRAPHS=0. A failure while
+  /// capturing (a library call that refuses capture) is the capture's, not
+  /// the stream's: endCapture reports it and the step runs kernel by kernel.
+  bool capturesSteps() const override;
+  void beginCapture(const std::vector<rt::Stream *> &streams) override;
+  std::unique_ptr<rt::StepGraph>
+  endCapture(const std::vector<rt::Stream *> &streams,
+             std::string &why) override;
+  void replay(rt::StepGraph &graph, rt::Stream &origin) override;
   /// Rank mode: the deadlines of this rank's collectives, which the
   /// streams' waits poll (CollectiveWatch.h); set before any step runs.
   void setCollectiveWatch(std::shared_ptr<CollectiveWatch> newWatch) {
@@ -143,6 +153,11 @@ private:
   std::condition_variable changed;
   std::deque<Task> queue;
   bool busy = false, stopping = false;
+  /// Dispatch thread: the capture in progress, and its first failure.
+  bool capturing = false;
+  std::exception_ptr captureFailure;
+  /// Executor thread: the graph between beginCapture and endCapture.
+  std::unique_ptr<rt::StepGraph> pendingGraph;
   std::thread worker;
 };
 

@@ -81,6 +81,14 @@ public:
   virtual void synchronize() = 0;
 };
 
+/// A step's work recorded once and replayed as a whole (a CUDA graph): the
+/// kernels' arguments as they were when recorded, the streams' order and
+/// their events within the step. What Device::endCapture gives back.
+class StepGraph {
+public:
+  virtual ~StepGraph() = default;
+};
+
 class Device {
 public:
   virtual ~Device() = default;
@@ -115,6 +123,24 @@ public:
   /// (cuDNN's algorithm per convolution shape within the plan's workspace),
   /// one line each, in the order made: for traces.
   virtual std::vector<std::string> getRunTimeChoices() const { return {}; }
+
+  /// Step graphs: whether this device records a step's work and replays
+  /// it (CUDA graphs; the CPU's recording, for tests). Between
+  /// beginCapture and endCapture, what `streams` are given is recorded and
+  /// does not run; streams[0] is where the recording starts and ends, the
+  /// others fork from it and join it. Events recorded and waited for
+  /// within the recording order it; none may be waited for outside it.
+  virtual bool capturesSteps() const { return false; }
+  virtual void beginCapture(const std::vector<Stream *> & /*streams*/) {}
+  /// The recording, or null when the device refused it, with the reason in
+  /// `why`: its work did not run, and the caller enqueues it again.
+  virtual std::unique_ptr<StepGraph>
+  endCapture(const std::vector<Stream *> & /*streams*/, std::string &why) {
+    why = "this device does not record steps";
+    return nullptr;
+  }
+  /// Enqueues `graph` on `origin`, the streams[0] it was recorded from.
+  virtual void replay(StepGraph & /*graph*/, Stream & /*origin*/) {}
 };
 
 /// Device memory (or the device's host memory) owned by one object.

@@ -6,6 +6,7 @@
 #include "runtime/exec/Trace.h"
 #include "runtime/exec/TrainingState.h"
 
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <new>
@@ -233,11 +234,65 @@ void ReplicaStep::prepare(const plan::LoadedPlan &plan) {
     if (plan::isOptimizerKernel(call.kernel) && device->checksUpdates())
       call.nonFinite = nonFinite;
   }
+  graphs.capturable = true;
+  for (const Prepared &entry : calls) {
+    plan::Kernel kernel = entry.call.kernel;
+    if (plan::isCollectiveKernel(kernel) ||
+        kernel == plan::Kernel::DropoutForward ||
+        kernel == plan::Kernel::DropoutBackward)
+      graphs.capturable = false;
+  }
+}
+
+bool ReplicaStep::enqueueAsGraph(const plan::LoadedPlan &plan,
+                                 const GraphKey &key, int64_t update,
+                                 int64_t firstRow, uint64_t randomSeed) {
+  std::vector<Stream *> order;
+  for (auto &stream : streams)
+    order.push_back(stream.get());
+  auto found = graphs.recorded.find(key);
+  if (found != graphs.recorded.end()) {
+    device->replay(*found->second, *order.front());
+    return true;
+  }
+  if (graphs.seen[key]++ == 0)
+    return false; // the first run of this key warms the backend
+  device->beginCapture(order);
+  issue(plan, key.rows, key.batch, update, firstRow, randomSeed, nullptr);
+  std::string why;
+  std::unique_ptr<StepGraph> graph = device->endCapture(order, why);
+  if (!graph) {
+    // Nothing ran: the caller enqueues the run kernel by kernel, as every
+    // later one.
+    std::fprintf(stderr,
+                 "dpc: %s: step '%s' is not replayed as a graph (%s); its "
+                 "kernels are enqueued one by one\n",
+                 device->getName().c_str(),
+                 flatbuffers::GetString(step->name()).c_str(), why.c_str());
+    graphs.enabled = false;
+    return false;
+  }
+  device->replay(*graph, *order.front());
+  graphs.recorded.emplace(key, std::move(graph));
+  return true;
 }
 
 void ReplicaStep::enqueue(const plan::LoadedPlan &plan, int64_t rows,
                           int64_t batch, int64_t update, int64_t firstRow,
                           uint64_t randomSeed, Tracer *tracer) {
+  // A trace times each kernel with host functions between them: kernel by
+  // kernel then.
+  if (graphs.enabled && graphs.capturable && !tracer &&
+      device->capturesSteps() &&
+      enqueueAsGraph(plan, {slot, rows, batch, update == 1}, update, firstRow,
+                     randomSeed))
+    return;
+  issue(plan, rows, batch, update, firstRow, randomSeed, tracer);
+}
+
+void ReplicaStep::issue(const plan::LoadedPlan &plan, int64_t rows,
+                        int64_t batch, int64_t update, int64_t firstRow,
+                        uint64_t randomSeed, Tracer *tracer) {
   std::vector<Prepared> &calls = prepared[slot];
   const auto &order = plan.getEnqueueOrder(index);
   for (size_t c = 0; c < order.size(); ++c) {

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace dpc::rt {
@@ -65,6 +66,9 @@ struct ReplicaStep {
                Tracer *tracer);
   /// After enqueuing a run on `rows`: the next run reads the other slot.
   void advance(int64_t rows);
+  /// Step graphs (Device::capturesSteps): off, the step is enqueued kernel
+  /// by kernel every run.
+  void disableGraphs() { graphs.enabled = false; }
 
   int index; // the plan step
   const plan::Step *step = nullptr;
@@ -116,7 +120,38 @@ struct ReplicaStep {
   DeviceBuffer nonFiniteMemory;
   std::atomic<uint32_t> *nonFinite = nullptr;
 
+  /// The runs recorded as step graphs, by what the recording fixed: the
+  /// slot (where the inputs are), the rows and the global batch, and
+  /// whether the run is the first optimizer update (SGD's first-step
+  /// rule). A run is recorded the second time its key comes (the first
+  /// warms the backend: cuDNN's algorithm search, lazily made state) and
+  /// replayed from then on. Steps with collectives or dropout (whose mask
+  /// keys change every run) are enqueued kernel by kernel.
+  struct GraphKey {
+    int slot;
+    int64_t rows, batch;
+    bool firstUpdate;
+    bool operator<(const GraphKey &o) const {
+      return std::tie(slot, rows, batch, firstUpdate) <
+             std::tie(o.slot, o.rows, o.batch, o.firstUpdate);
+    }
+  };
+  struct Graphs {
+    bool enabled = true;
+    bool capturable = false; // set by prepare()
+    std::map<GraphKey, std::unique_ptr<StepGraph>> recorded;
+    std::map<GraphKey, int> seen;
+  } graphs;
+
 private:
+  void issue(const plan::LoadedPlan &plan, int64_t rows, int64_t batch,
+             int64_t update, int64_t firstRow, uint64_t randomSeed,
+             Tracer *tracer);
+  /// Whether this run was enqueued as a step graph (replayed, or recorded
+  /// and then replayed).
+  bool enqueueAsGraph(const plan::LoadedPlan &plan, const GraphKey &key,
+                      int64_t update, int64_t firstRow, uint64_t randomSeed);
+
   void layOut(const plan::LoadedPlan &plan, int slot, void *arena,
               const TrainingState &state);
 };

@@ -10,7 +10,9 @@ system once, one after the other:
   dpc             `dpc-run` of the cuda:0 plan: two epochs of STEPS steps on
                   Fashion-MNIST (tokens for the GPT), the second epoch's
                   images/s, data loading included; cuDNN's algorithms
-                  chosen by timing them
+                  chosen by timing them; each train step replayed as a
+                  CUDA graph
+  dpc-streams     the same, kernel by kernel (DPC_CUDA_GRAPHS=0)
   dpc-heuristic   the same with cuDNN's heuristics' choice (no timing)
   dpc-fastest     timed, the fastest algorithm even if non-deterministic
   dpc-tf32        the same with TF32 tensor-core math (DPC_CUDA_MATH=tf32)
@@ -27,7 +29,7 @@ PyTorch's systems are long-lived workers, all (every model's) started at
 once so that their compilations overlap; each builds its model on cuda:0, compiles it, warms it
 up and then times STEPS steps on a fixed random batch already on the GPU
 (no data loading) when asked. Same architectures, same optimizer (SGD, lr
-0.1; momentum 0.9 for ResNet-18, as the plan), same batch; the GPT starts
+0.1; lr 0.05 and momentum 0.9 for ResNet-18, as the plan), same batch; the GPT starts
 from the same hash:0 weights as dpc (tools/reference/make_zoo.py), the
 others from their own initialisations (weights do not change the work).
 
@@ -52,12 +54,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 
-# model: (plan in the bundle, dpc-run's data, init, momentum)
+# model: (plan in the bundle, dpc-run's data, init, momentum, lr); ResNet-18
+# at the seed experiment's lr 0.05 (at 0.1 with momentum 0.9 its first
+# epochs can diverge, and dpc-run stops at the first non-finite update)
 MODELS = {
-    "mlp": ("mlp256-cuda.plan", "fm", "model", 0.0),
-    "lenet_relu": ("lenet256-cuda.plan", "fm", "model", 0.0),
-    "resnet18": ("r18b256-cuda.plan", "fm", "kaiming", 0.9),
-    "gpt_tiny": ("gpt256-cuda.plan", "tokens", "hash:0", 0.0),
+    "mlp": ("mlp256-cuda.plan", "fm", "model", 0.0, 0.1),
+    "lenet_relu": ("lenet256-cuda.plan", "fm", "model", 0.0, 0.1),
+    "resnet18": ("r18b256-cuda.plan", "fm", "kaiming", 0.9, 0.05),
+    "gpt_tiny": ("gpt256-cuda.plan", "tokens", "hash:0", 0.0, 0.1),
 }
 TORCH_SYSTEMS = ["eager", "eager-tf32", "eager-bf16-cl", "compile",
                  "compile-bf16", "compile-ro"]
@@ -66,7 +70,7 @@ WORKER = r'''
 import os, sys, time, torch
 from torch import nn
 name, mode, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
-momentum = float(sys.argv[4])
+momentum, lr = float(sys.argv[4]), float(sys.argv[6])
 sys.path.insert(0, os.path.join(sys.argv[5], "tools", "bench"))
 sys.path.insert(0, os.path.join(sys.argv[5], "tools", "reference"))
 torch.backends.cuda.matmul.allow_tf32 = mode == "eager-tf32"
@@ -88,7 +92,7 @@ y = torch.randint(0, 10, (batch,), device=device)
 bf16 = mode in ("eager-bf16-cl", "compile-bf16")
 if mode == "eager-bf16-cl" and x.dim() == 4:
     net, x = net.to(memory_format=torch.channels_last), x.contiguous(memory_format=torch.channels_last)
-optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=momentum)
+optimizer = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
 loss_fn = nn.CrossEntropyLoss()
 def train():
     optimizer.zero_grad(set_to_none=True)
@@ -120,11 +124,12 @@ for line in sys.stdin:
 
 
 class TorchWorker:
-    def __init__(self, model, mode, batch, momentum):
+    def __init__(self, model, mode, batch):
         self.name = mode
+        _, _, _, momentum, lr = MODELS[model]
         self.process = subprocess.Popen(
             [sys.executable, "-c", WORKER, model, mode, str(batch),
-             str(momentum), SRC],
+             str(momentum), SRC, str(lr)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             env=dict(os.environ, PYTHONUNBUFFERED="1"))
         self.batch, self.ready, self.failed = batch, False, None
@@ -149,6 +154,7 @@ class TorchWorker:
 
 
 DPC_SYSTEMS = {"dpc": {},
+               "dpc-streams": {"DPC_CUDA_GRAPHS": "0"},
                "dpc-heuristic": {"DPC_CUDNN_ALGORITHMS": "heuristic"},
                "dpc-fastest": {"DPC_CUDNN_ALGORITHMS": "fastest"},
                "dpc-tf32": {"DPC_CUDA_MATH": "tf32"}}
@@ -156,7 +162,7 @@ DPC_SYSTEMS = {"dpc": {},
 
 class Dpc:
     def __init__(self, work, model, batch, steps, name="dpc"):
-        plan, self.data_kind, self.init, _ = MODELS[model]
+        plan, self.data_kind, self.init, _, self.lr = MODELS[model]
         self.work, self.batch, self.steps = work, batch, steps
         self.name, self.env = name, dict(os.environ, **DPC_SYSTEMS[name])
         self.plan = os.path.join(work, "plans", plan)
@@ -174,6 +180,7 @@ class Dpc:
                 [os.path.join(self.work, "bin", "dpc-run"), self.plan,
                  "--data", self.data(), "--train-subset",
                  str(self.batch * steps), "--test-subset", str(self.batch),
+                 "--lr", str(self.lr),
                  "--epochs", "2", "--init", self.init, "--metrics",
                  metrics.name, "--quiet"], check=True, env=self.env)
             rows = [json.loads(l) for l in open(metrics.name) if l.strip()]
@@ -203,7 +210,7 @@ def planned_peak(work, plan):
 def start_workers(args):
     """Every model's PyTorch workers at once: their compilations overlap."""
     systems = [s for s in args.systems if s not in DPC_SYSTEMS]
-    workers = {m: [TorchWorker(m, s, args.batch, MODELS[m][3])
+    workers = {m: [TorchWorker(m, s, args.batch)
                    for s in systems] for m in args.models}
     started = time.perf_counter()
     for model, group in workers.items():

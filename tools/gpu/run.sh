@@ -2,6 +2,8 @@
 # One visit to a GPU machine: the side-by-side benchmark (bench.py), a trace
 # of ResNet-18's first steps on cuda:0, then the checks (check.sh), from
 # tools/gpu/pack.sh's bundle; logs go to OUT (the device tool's $OUT).
+# PROFILE=1 adds PyTorch's kernels per ResNet-18 step (profile_torch.py)
+# and dpc's cuDNN algorithm ranking for each of its convolutions.
 #
 #   tools/gpu/run.sh [BUNDLE] [BENCH_ARGS...]   # default .gpu
 set -uo pipefail
@@ -29,6 +31,13 @@ trace r18b256 kaiming "$fm"
 trace lenet256 model "$fm"
 trace gpt256 hash:0 "npy:$d/tokens.npy,$d/token-labels.npy"
 gzip "$out"/trace-*.json
+if [[ -n ${PROFILE:-} ]]; then
+  { python3 "$src/tools/gpu/profile_torch.py"
+    DPC_CUDA_LOG_ALGORITHMS=1 dpc-run "$work/plans/r18b256-cuda.plan" \
+      --data "$fm" --steps 2 --epochs 1 --init kaiming --quiet
+  } >"$out/profile.log" 2>&1 || echo "profile failed"
+  grep -v "^cuda:0:   " "$out/profile.log" | head -80
+fi
 mkdir -p "$out/check"
 LOG_DIR=$out/check "$src/tools/gpu/check.sh" "$bundle" 2>&1 | tee "$out/check.log"
 rc=${PIPESTATUS[0]}
