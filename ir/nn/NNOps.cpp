@@ -124,11 +124,6 @@ struct GeluFromErf : OpRewritePattern<MulOp> {
 
 } // namespace
 
-void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
-                                        MLIRContext *context) {
-  patterns.add<LargerOperandFirst<AddOp>>(context);
-}
-
 namespace {
 
 /// x^T times a scalar is (x times the scalar)^T: the transpose moves next to
@@ -179,7 +174,78 @@ struct FoldTransposeIntoBatchMatmul : OpRewritePattern<BatchMatmulOp> {
   }
 };
 
+/// x W^T with a 2-D W (a linear layer as the dynamo exporter writes it:
+/// MatMul of a transposed weight) is nn.linear, whose kernels read W in
+/// place and whose gradients need no transposes; x's leading dims merge
+/// into rows around it (the batch must be the only dynamic one).
+struct MatmulOfTransposeIsLinear : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getRhs().getDefiningOp<TransposeOp>();
+    if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+      return failure();
+    auto xType = cast<RankedTensorType>(op.getLhs().getType());
+    auto yType = cast<RankedTensorType>(op.getType());
+    if (xType.getRank() < 2 ||
+        llvm::any_of(xType.getShape().drop_front().drop_back(),
+                     ShapedType::isDynamic))
+      return failure();
+    Location loc = op.getLoc();
+    Value x = op.getLhs();
+    int64_t rank = xType.getRank();
+    if (rank > 2)
+      x = rewriter.create<ReshapeOp>(
+          loc, x, ArrayRef<int64_t>{-1, xType.getShape().back()});
+    Value y = rewriter.create<LinearOp>(loc, x, transpose.getInput(),
+                                        /*bias=*/Value());
+    if (rank > 2) {
+      SmallVector<int64_t> shape(yType.getShape());
+      shape.front() = -1;
+      y = rewriter.create<ReshapeOp>(loc, y, shape);
+    }
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// A linear layer without bias plus a vector of its width (directly or
+/// through the reshape that unmerges its rows) is the linear layer with
+/// that bias: one kernel instead of two, and its gradient a row sum.
+struct LinearAbsorbsBias : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    auto bias = cast<RankedTensorType>(op.getRhs().getType());
+    auto reshape = op.getLhs().getDefiningOp<ReshapeOp>();
+    Value product = reshape ? reshape.getInput() : op.getLhs();
+    auto linear = product.getDefiningOp<LinearOp>();
+    if (!linear || linear.getBias() || !linear->hasOneUse() ||
+        (reshape && !reshape->hasOneUse()) || bias.getRank() != 1 ||
+        op.getType() != op.getLhs().getType() ||
+        bias.getDimSize(0) != linear.getType().getShape().back() ||
+        bias.getElementType() != linear.getType().getElementType())
+      return failure();
+    Value y = rewriter.create<LinearOp>(op.getLoc(), linear.getInput(),
+                                        linear.getWeight(), op.getRhs());
+    if (reshape)
+      y = rewriter.create<ReshapeOp>(op.getLoc(), y, reshape.getShape());
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
 } // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<LargerOperandFirst<AddOp>, LinearAbsorbsBias>(context);
+}
+
+void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<MatmulOfTransposeIsLinear>(context);
+}
 
 void BatchMatmulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                                 MLIRContext *context) {

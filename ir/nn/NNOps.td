@@ -342,6 +342,7 @@ def NN_LinearOp : NN_Op<"linear", [Pure, InferTypeOpAdaptor]> {
 
 def NN_MatmulOp : NN_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let summary = "Matrix product [..., N, K] x [K, M] -> [..., N, M]";
+  let hasCanonicalizer = 1;
   let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{

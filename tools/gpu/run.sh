@@ -3,7 +3,8 @@
 # of ResNet-18's first steps on cuda:0, then the checks (check.sh), from
 # tools/gpu/pack.sh's bundle; logs go to OUT (the device tool's $OUT).
 # PROFILE=1 adds PyTorch's kernels per ResNet-18 step (profile_torch.py)
-# and dpc's cuDNN algorithm ranking for each of its convolutions.
+# and dpc's cuDNN algorithm ranking for each of its convolutions, FMA and
+# TF32 math (PROFILE=dpc: the rankings only).
 #
 #   tools/gpu/run.sh [BUNDLE] [BENCH_ARGS...]   # default .gpu
 set -uo pipefail
@@ -32,11 +33,15 @@ trace lenet256 model "$fm"
 trace gpt256 hash:0 "npy:$d/tokens.npy,$d/token-labels.npy"
 gzip "$out"/trace-*.json
 if [[ -n ${PROFILE:-} ]]; then
-  { python3 "$src/tools/gpu/profile_torch.py"
-    DPC_CUDA_LOG_ALGORITHMS=1 dpc-run "$work/plans/r18b256-cuda.plan" \
-      --data "$fm" --steps 2 --epochs 1 --init kaiming --quiet
+  { [[ $PROFILE == dpc ]] || python3 "$src/tools/gpu/profile_torch.py"
+    for math in fma tf32; do
+      echo "dpc's cuDNN algorithms for ResNet-18 ($math):"
+      DPC_CUDA_MATH=$math DPC_CUDA_LOG_ALGORITHMS=1 dpc-run \
+        "$work/plans/r18b256-cuda.plan" --data "$fm" --steps 2 --epochs 1 \
+        --init kaiming --quiet
+    done
   } >"$out/profile.log" 2>&1 || echo "profile failed"
-  grep -v "^cuda:0:   " "$out/profile.log" | head -80
+  grep -v "^dpc: cuda:0:   " "$out/profile.log" | head -80
 fi
 mkdir -p "$out/check"
 LOG_DIR=$out/check "$src/tools/gpu/check.sh" "$bundle" 2>&1 | tee "$out/check.log"

@@ -126,3 +126,48 @@ func.func @scaled_keys(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %c: tenso
   %s = nn.batch_matmul %q, %ks : (tensor<2x16x8xf32>, tensor<2x8x16xf32>) -> tensor<2x16x16xf32>
   return %s : tensor<2x16x16xf32>
 }
+
+// -----
+
+// x W^T with a 2-D weight (the dynamo exporter's linear layer: MatMul of a
+// transposed weight, then Add of the bias) is one nn.linear with its bias;
+// a 3-D x's leading dims merge into rows around it.
+// CHECK-LABEL: func.func @matmul_of_transpose_is_linear
+// CHECK-NOT: nn.transpose
+// CHECK-NOT: nn.matmul
+// CHECK: %[[ROWS:.*]] = nn.reshape %arg0 {shape = array<i64: -1, 32>} : (tensor<?x16x32xf32>) -> tensor<?x32xf32>
+// CHECK: %[[Y:.*]] = nn.linear %[[ROWS]], %arg1, %arg2 : (tensor<?x32xf32>, tensor<96x32xf32>, tensor<96xf32>) -> tensor<?x96xf32>
+// CHECK: nn.reshape %[[Y]] {shape = array<i64: -1, 16, 96>} : (tensor<?x96xf32>) -> tensor<?x16x96xf32>
+// CHECK-NOT: nn.add
+func.func @matmul_of_transpose_is_linear(%x: tensor<?x16x32xf32>, %w: tensor<96x32xf32>, %b: tensor<96xf32>) -> tensor<?x16x96xf32> {
+  %t = nn.transpose %w {permutation = array<i64: 1, 0>} : (tensor<96x32xf32>) -> tensor<32x96xf32>
+  %y = nn.matmul %x, %t : (tensor<?x16x32xf32>, tensor<32x96xf32>) -> tensor<?x16x96xf32>
+  %z = nn.add %y, %b : (tensor<?x16x96xf32>, tensor<96xf32>) -> tensor<?x16x96xf32>
+  return %z : tensor<?x16x96xf32>
+}
+
+// -----
+
+// A 2-D x needs no reshapes; a bias the product is also read without stays
+// an add (the product without bias is used twice).
+// CHECK-LABEL: func.func @linear_used_twice_keeps_add
+// CHECK: %[[Y:.*]] = nn.linear %arg0, %arg1 : (tensor<?x32xf32>, tensor<8x32xf32>) -> tensor<?x8xf32>
+// CHECK: nn.add %[[Y]], %arg2
+func.func @linear_used_twice_keeps_add(%x: tensor<?x32xf32>, %w: tensor<8x32xf32>, %b: tensor<8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %t = nn.transpose %w {permutation = array<i64: 1, 0>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
+  %y = nn.matmul %x, %t : (tensor<?x32xf32>, tensor<32x8xf32>) -> tensor<?x8xf32>
+  %z = nn.add %y, %b : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %y, %z : tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// A transpose that is not a 2-D swap, or a right operand that is not a
+// transpose, stays a matmul.
+// CHECK-LABEL: func.func @plain_matmul_stays
+// CHECK: nn.matmul
+// CHECK-NOT: nn.linear
+func.func @plain_matmul_stays(%x: tensor<?x32xf32>, %w: tensor<32x8xf32>) -> tensor<?x8xf32> {
+  %y = nn.matmul %x, %w : (tensor<?x32xf32>, tensor<32x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
