@@ -344,12 +344,28 @@ struct AssignKernelPrecisionPass
     return Choice{false, mayWinograd && winogradPays(kernel, op, batch)};
   }
 
+  /// Every call that may compute in another precision computes in TF32
+  /// (CUDA devices: dpc compile refuses others).
+  void assignTf32() {
+    Builder b(&getContext());
+    getOperation().walk([&](ex::KernelOp op) {
+      std::optional<Kernel> kernel = getKernel(op);
+      if (kernel &&
+          plan::getKernelSignature(*kernel)->has(plan::kMixedPrecision))
+        op->setAttr(ex::kPrecisionAttrName, TypeAttr::get(b.getTF32Type()));
+    });
+  }
+
   void runOnOperation() override {
-    if (precision != "f32" && precision != "bf16" && precision != "auto") {
-      getOperation().emitError()
-          << "precision must be f32, bf16 or auto, got '" << precision << "'";
+    if (precision != "f32" && precision != "bf16" && precision != "auto" &&
+        precision != "tf32") {
+      getOperation().emitError() << "precision must be f32, bf16, tf32 or "
+                                    "auto, got '"
+                                 << precision << "'";
       return signalPassFailure();
     }
+    if (precision == "tf32")
+      return assignTf32();
     if (convAlgorithm != "direct" && convAlgorithm != "winograd" &&
         convAlgorithm != "auto") {
       getOperation().emitError()

@@ -95,6 +95,10 @@ def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
     Everything else
     (loss, softmax, batch norm, reductions, optimizer, master weights)
     stays f32. `precision=f32` leaves the calls' precision as it is.
+    `precision=tf32` sets `tf32` on every such call, for CUDA devices
+    (cuDNN and cuBLAS round the f32 operands to TensorFloat-32 on tensor
+    cores, f32 accumulation: PyTorch's allow_tf32); the CPU refuses it at
+    run time, `dpc compile` before.
 
     On CPU devices it also sets `algorithm = "winograd"` on f32 3x3
     stride-1 convolution calls (oneDNN's Winograd F(4x4, 3x3)), per pass:
@@ -107,7 +111,7 @@ def AssignKernelPrecision : Pass<"assign-kernel-precision", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
-           "f32, bf16 or auto">,
+           "f32, bf16, tf32 or auto">,
     Option<"costs", "costs", "std::string", /*default=*/"",
            "f32 or auto: a kernel cost file (dpc calibrate --kernels) "
            "whose times decide the calls it has">,

@@ -126,7 +126,7 @@ dpc::PipelineOptions dpc::CompilePipelineOptions::getPipelineOptions() const {
   pipeline.syncBn = syncBn;
   pipeline.shardOptimizer = shard == ShardStage::Optimizer;
   pipeline.bucketMb = bucketMb;
-  static constexpr const char *kPrecisions[] = {"f32", "bf16", "auto"};
+  static constexpr const char *kPrecisions[] = {"f32", "bf16", "auto", "tf32"};
   static constexpr const char *kAlgorithms[] = {"direct", "winograd", "auto"};
   pipeline.precision = kPrecisions[static_cast<int>(precision.getValue())];
   pipeline.costs = costs;

@@ -89,7 +89,7 @@ void buildExecPhase(mlir::OpPassManager &pm, const PipelineOptions &pipeline);
 /// The stages `dpc compile --emit` prints.
 enum class CompileStage { NN, Train, Dist, Exec };
 /// dpc compile's --precision and --conv-algorithm.
-enum class KernelPrecision { F32, BF16, Auto };
+enum class KernelPrecision { F32, BF16, Auto, TF32 };
 enum class ConvAlgorithm { Direct, Winograd, Auto };
 /// dpc compile's --shard (the stages built so far).
 enum class ShardStage { None, Optimizer };
@@ -160,13 +160,15 @@ struct CompilePipelineOptions
       llvm::cl::init(-1.0)};
   Option<KernelPrecision> precision{
       *this, "precision",
-      llvm::cl::desc("convolutions and matmuls in f32 (default), bf16 or "
-                     "auto"),
+      llvm::cl::desc("convolutions and matmuls in f32 (default), bf16, "
+                     "tf32 or auto"),
       llvm::cl::init(KernelPrecision::F32),
       llvm::cl::values(clEnumValN(KernelPrecision::F32, "f32", "f32"),
                        clEnumValN(KernelPrecision::BF16, "bf16", "bf16"),
                        clEnumValN(KernelPrecision::Auto, "auto",
-                                  "the faster per layer and pass"))};
+                                  "the faster per layer and pass"),
+                       clEnumValN(KernelPrecision::TF32, "tf32",
+                                  "TensorFloat-32 on a GPU's tensor cores"))};
   Option<std::string> costs{*this, "costs",
                             llvm::cl::desc("dpc calibrate --kernels's file"),
                             llvm::cl::init("")};

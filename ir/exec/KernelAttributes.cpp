@@ -277,15 +277,16 @@ convertKernelPrecision(Operation *op, const plan::KernelSignature &signature) {
   if (!attr)
     return plan::DType::F32;
   auto type = dyn_cast<TypeAttr>(attr);
-  if (!type || !(type.getValue().isF32() || type.getValue().isBF16()))
+  if (!type || !(type.getValue().isF32() || type.getValue().isBF16() ||
+                 type.getValue().isTF32()))
     return op->emitOpError() << "'" << kPrecisionAttrName
-                             << "' must be f32 or bf16, got " << attr;
+                             << "' must be f32, bf16 or tf32, got " << attr;
   if (type.getValue().isF32())
     return plan::DType::F32;
   if (!signature.has(plan::kMixedPrecision))
-    return op->emitOpError()
-           << signature.name << " computes in f32 only, not bf16";
-  return plan::DType::BF16;
+    return op->emitOpError() << signature.name << " computes in f32 only, not "
+                             << type.getValue();
+  return type.getValue().isBF16() ? plan::DType::BF16 : plan::DType::TF32;
 }
 
 FailureOr<SharedCast> convertKernelSharedCast(Operation *op,

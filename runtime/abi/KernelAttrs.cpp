@@ -15,9 +15,11 @@ Precision getPrecision(const KernelCall &call) {
       call.instruction ? call.instruction->precision() : DType::F32;
   if (precision == DType::BF16)
     return Precision::BF16;
+  if (precision == DType::TF32)
+    return Precision::TF32;
   if (precision != DType::F32)
     fail(std::string("precision ") + EnumNameDType(precision) +
-         " is neither F32 nor BF16");
+         " is none of F32, BF16 and TF32");
   return Precision::F32;
 }
 

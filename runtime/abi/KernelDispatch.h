@@ -10,6 +10,7 @@
 //    collectives, which every replica must join, and the kernels that run
 //    on empty shares (synchronized batch norm's).
 //  - Optimizer kernels need a 1-based update count.
+//  - A TF32 call runs only on a backend that computes it.
 //  - A kernel a backend leaves out (a null entry) is one error naming both.
 //
 // Labels are not checked here: the executor checks them on the host when
@@ -40,6 +41,9 @@ template <typename Context> struct KernelTable {
   /// Whether its kernels take the blocked layouts of KernelLayouts.h; a
   /// backend without refuses any call with a tensor not plain.
   bool blockedLayouts = false;
+  /// Whether its convolutions and matrix multiplies compute in TF32 (a
+  /// GPU's tensor cores); a backend without refuses a TF32 call.
+  bool tensorFloat32 = false;
 };
 
 /// The first tensor of `call` that is not plain, or null.
@@ -73,6 +77,12 @@ void dispatchKernel(const KernelTable<Context> &table, Context &context,
                                "not " +
                                EnumNameLayout(blocked->layout) +
                                " (a plan compiled for another device)");
+  if (!table.tensorFloat32 && call.instruction &&
+      call.instruction->precision() == DType::TF32)
+    throw std::runtime_error(std::string(signature->name) + ": " +
+                             table.backend +
+                             " does not compute in TF32 (a plan compiled "
+                             "with --precision tf32 for a GPU)");
   if (signature->has(kOptimizer) && call.optimizerStep < 1)
     throw std::runtime_error(std::string(signature->name) + ": step " +
                              std::to_string(call.optimizerStep) +

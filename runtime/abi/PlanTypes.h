@@ -25,6 +25,8 @@ inline int64_t getDTypeSize(DType dtype) {
     return 2;
   case DType::U8:
     return 1;
+  case DType::TF32: // a compute type: no tensor holds it
+    return 0;
   }
   return 0;
 }

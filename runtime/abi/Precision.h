@@ -16,7 +16,9 @@
 
 namespace dpc::plan {
 
-enum class Precision : uint8_t { F32, BF16 };
+/// TF32: f32 operands rounded to TensorFloat-32 (10 mantissa bits) by a
+/// GPU's tensor cores, accumulated in f32 (PyTorch's allow_tf32); CUDA only.
+enum class Precision : uint8_t { F32, BF16, TF32 };
 
 /// Where a bf16 call keeps or finds the bf16 copy of its shared operand (a
 /// linear layer's X, a convolution's DY: the plan's cast slot,

@@ -104,11 +104,11 @@ bool timeAlgorithms() { return ranking() != Ranking::Heuristic; }
 /// The fastest algorithm of the ranking (fastest first) whose workspace --
 /// `workspaceOf(algo)`, cuDNN's own size query -- fits `limit`, the plan's
 /// workspace for the call: deterministic if any fits. Never the imprecise
-/// one, nor one rated for tensor-op math unless TF32 is allowed (the
-/// descriptor runs FMA math otherwise; PyTorch filters the same way). Sets
-/// `bytes` to its workspace.
+/// one, nor one rated for tensor-op math unless the call computes in TF32
+/// (the descriptor runs FMA math otherwise; PyTorch filters the same way).
+/// Sets `bytes` to its workspace.
 template <typename Perf, typename WorkspaceOf>
-auto pickAlgorithm(const Perf *perf, int count, size_t limit,
+auto pickAlgorithm(const Perf *perf, int count, size_t limit, bool tf32,
                    WorkspaceOf workspaceOf, size_t &bytes, const char *what) {
   // The ranking itself, for whoever tunes the workspace or the ranking.
   if (std::getenv("DPC_CUDA_LOG_ALGORITHMS"))
@@ -124,7 +124,7 @@ auto pickAlgorithm(const Perf *perf, int count, size_t limit,
   for (bool strict : {ranking() != Ranking::Fastest, false})
     for (int i = 0; i < count; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS || isImprecise(perf[i].algo) ||
-          (!allowTf32() &&
+          (!tf32 &&
            (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
             perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) ||
           (strict && perf[i].determinism != CUDNN_DETERMINISTIC))
@@ -152,8 +152,9 @@ std::string describeChoice(const kernels::Conv2dShape &s, size_t workspaceBytes,
   return "convolution n" + std::to_string(s.n) + " c" + std::to_string(s.c) +
          " " + std::to_string(s.h) + "x" + std::to_string(s.w) + " k" +
          std::to_string(s.k) + " " + std::to_string(s.r) + "x" +
-         std::to_string(s.s) + " within " + std::to_string(workspaceBytes) +
-         " B of workspace: " +
+         std::to_string(s.s) +
+         (s.precision == kernels::Precision::TF32 ? " tf32" : "") + " within " +
+         std::to_string(workspaceBytes) + " B of workspace: " +
          algorithm("forward", nameOf(plan.forward), plan.forwardBytes) + ", " +
          algorithm("backward-data", nameOf(plan.backwardData),
                    plan.backwardDataBytes) +
@@ -188,10 +189,12 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
       toInt(s.dilationH, "dilation"), toInt(s.dilationW, "dilation"),
       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   DPC_CUDA_CHECK(cudnnSetConvolutionGroupCount(plan->conv, groups));
-  // FMA only unless TF32 is allowed: no tensor-core rounding, as
-  // StreamContext::getCublas.
+  // FMA only unless the call computes in TF32 (cuDNN's default math then
+  // rounds to TensorFloat-32 on tensor cores, as PyTorch's allow_tf32): no
+  // tensor-core rounding in f32, as StreamContext::getCublas.
+  bool tf32 = s.precision == kernels::Precision::TF32;
   DPC_CUDA_CHECK(cudnnSetConvolutionMathType(
-      plan->conv, allowTf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+      plan->conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
   int outN, outC, outH, outW;
   DPC_CUDA_CHECK(cudnnGetConvolution2dForwardOutputDim(
       plan->conv, plan->x, plan->w, &outN, &outC, &outH, &outW));
@@ -212,7 +215,7 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
       handle, plan->x, plan->w, plan->conv, plan->y,
       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, forward));
   plan->forward = pickAlgorithm(
-      forward, returned, limit,
+      forward, returned, limit, tf32,
       [&](cudnnConvolutionFwdAlgo_t algo) {
         size_t bytes = 0;
         DPC_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
@@ -228,7 +231,7 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
       handle, plan->w, plan->y, plan->conv, plan->x,
       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, data));
   plan->backwardData = pickAlgorithm(
-      data, returned, limit,
+      data, returned, limit, tf32,
       [&](cudnnConvolutionBwdDataAlgo_t algo) {
         size_t bytes = 0;
         DPC_CUDA_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
@@ -245,7 +248,7 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
       handle, plan->x, plan->y, plan->conv, plan->w,
       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, filter));
   plan->backwardFilter = pickAlgorithm(
-      filter, returned, limit,
+      filter, returned, limit, tf32,
       [&](cudnnConvolutionBwdFilterAlgo_t algo) {
         size_t bytes = 0;
         DPC_CUDA_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
@@ -264,10 +267,10 @@ ConvPlanCache::~ConvPlanCache() = default;
 const ConvPlan &ConvPlanCache::get(cudnnHandle_t handle,
                                    const kernels::Conv2dShape &s,
                                    size_t workspaceBytes) {
-  auto key =
-      std::make_tuple(s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.strideH, s.strideW,
-                      s.padTop, s.padLeft, s.padBottom, s.padRight, s.dilationH,
-                      s.dilationW, s.groups, workspaceBytes);
+  auto key = std::make_tuple(s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.strideH,
+                             s.strideW, s.padTop, s.padLeft, s.padBottom,
+                             s.padRight, s.dilationH, s.dilationW, s.groups,
+                             workspaceBytes, static_cast<int>(s.precision));
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<ConvPlan> &plan = plans[key];
   if (!plan) {
@@ -301,9 +304,9 @@ struct Workspace {
 
 /// cuDNN convolves bf16 only from bf16 tensors (CUDNN_DATA_BFLOAT16 x, w
 /// and y), which the plan's f32 buffers are not: refused until the plan
-/// carries bf16 buffers and casts.
+/// carries bf16 buffers and casts. TF32 reads f32 tensors.
 void requireF32Convolution(const kernels::Conv2dShape &s) {
-  if (s.precision != kernels::Precision::F32)
+  if (s.precision == kernels::Precision::BF16)
     throw std::runtime_error("bf16 convolutions are not supported on CUDA "
                              "devices yet: compile with --precision f32");
 }

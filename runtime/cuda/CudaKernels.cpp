@@ -35,14 +35,6 @@ StreamContext::~StreamContext() {
     DPC_CUDA_REPORT(cublasDestroy(cublas));
 }
 
-bool allowTf32() {
-  static const bool tf32 = [] {
-    const char *math = std::getenv("DPC_CUDA_MATH");
-    return math && std::string(math) == "tf32";
-  }();
-  return tf32;
-}
-
 cudnnHandle_t StreamContext::getCudnn() {
   if (!cudnn) {
     DPC_CUDA_CHECK(cudnnCreate(&cudnn));
@@ -56,10 +48,9 @@ cublasHandle_t StreamContext::getCublas() {
     DPC_CUDA_CHECK(cublasCreate(&cublas));
     DPC_CUDA_CHECK(cublasSetStream(cublas, stream));
     // FP32 compute (no TF32 tensor-core rounding, which the default mode
-    // never picks for Sgemm): results stay within the CPU's tolerances.
-    DPC_CUDA_CHECK(cublasSetMathMode(cublas, allowTf32()
-                                                 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                 : CUBLAS_DEFAULT_MATH));
+    // never picks for Sgemm): results stay within the CPU's tolerances. A
+    // TF32 or bf16 call asks for its compute type itself (cublasGemmEx).
+    DPC_CUDA_CHECK(cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH));
   }
   return cublas;
 }
@@ -110,7 +101,9 @@ const plan::KernelTable<StreamContext> kCudaKernels = {"CUDA",
   entries::runInputActivationForward, entries::runInputActivationBackward,
 #include "runtime/abi/Kernels.def"
                                                        },
-                                                       &zeroNonEmptyResults};
+                                                       &zeroNonEmptyResults,
+                                                       /*blockedLayouts=*/false,
+                                                       /*tensorFloat32=*/true};
 
 } // namespace
 

@@ -44,7 +44,7 @@ private:
   std::vector<std::string> choices;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                      int64_t, int64_t, int64_t, int64_t, size_t>,
+                      int64_t, int64_t, int64_t, int64_t, size_t, int>,
            std::unique_ptr<ConvPlan>>
       plans;
 };
@@ -71,11 +71,6 @@ private:
   cudnnHandle_t cudnn = nullptr;
   cublasHandle_t cublas = nullptr;
 };
-
-/// Whether float convolutions and matrix products may round their inputs to
-/// TF32 on tensor cores (DPC_CUDA_MATH=tf32, a measuring knob until plans
-/// carry a TF32 precision); FMA math otherwise, as the CPU computes.
-bool allowTf32();
 
 /// Enqueues `call` on the context's stream. Throws std::runtime_error (a
 /// ShapeError, a CudaError, an unsupported attribute) before enqueueing

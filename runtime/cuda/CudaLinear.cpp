@@ -29,9 +29,9 @@ int toGemmInt(int64_t value) {
 
 /// Row-major C[rows, cols] = op(A)[rows, inner] · op(B)[inner, cols], where
 /// `aTransposed` means A is stored as its transpose [inner, rows]. In bf16
-/// the f32 operands are rounded to bf16 by cuBLAS itself
-/// (CUBLAS_COMPUTE_32F_FAST_16BF: tensor cores, f32 accumulation and C),
-/// so no bf16 copies are needed.
+/// (TF32) the f32 operands are rounded to bf16 (TensorFloat-32) by cuBLAS
+/// itself (CUBLAS_COMPUTE_32F_FAST_16BF / _FAST_TF32: tensor cores, f32
+/// accumulation and C), so no rounded copies are needed.
 void gemmRowMajor(StreamContext &ctx, int64_t rows, int64_t cols, int64_t inner,
                   bool aTransposed, bool bTransposed, const float *a,
                   const float *b, float *c,
@@ -42,11 +42,13 @@ void gemmRowMajor(StreamContext &ctx, int64_t rows, int64_t cols, int64_t inner,
   int lda = aTransposed ? n : k; // A stored [rows, inner] or [inner, rows]
   cublasOperation_t opB = bTransposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opA = aTransposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  if (precision == kernels::Precision::BF16) {
+  if (precision != kernels::Precision::F32) {
+    cublasComputeType_t compute = precision == kernels::Precision::BF16
+                                      ? CUBLAS_COMPUTE_32F_FAST_16BF
+                                      : CUBLAS_COMPUTE_32F_FAST_TF32;
     DPC_CUDA_CHECK(cublasGemmEx(ctx.getCublas(), opB, opA, m, n, k, &kOne, b,
                                 CUDA_R_32F, ldb, a, CUDA_R_32F, lda, &kZero, c,
-                                CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_16BF,
-                                CUBLAS_GEMM_DEFAULT));
+                                CUDA_R_32F, m, compute, CUBLAS_GEMM_DEFAULT));
     return;
   }
   DPC_CUDA_CHECK(cublasSgemm(ctx.getCublas(), opB, opA, m, n, k, &kOne, b, ldb,

@@ -219,6 +219,8 @@ const char *getSafetensorsDType(plan::DType dtype) {
     return "I64";
   case plan::DType::U8:
     return "U8";
+  case plan::DType::TF32: // a compute type: no tensor holds it
+    return "TF32";
   }
   return "U8";
 }

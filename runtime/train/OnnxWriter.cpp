@@ -40,6 +40,8 @@ int64_t getOnnxDataType(plan::DType dtype) {
     return 11;
   case plan::DType::BF16:
     return 16;
+  case plan::DType::TF32: // a compute type: no tensor holds it
+    return 0;
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 // RUN: dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory -assign-kernel-precision=precision=auto | FileCheck %s --check-prefix=AUTO
 // RUN: dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory -assign-kernel-precision=precision=bf16 | FileCheck %s --check-prefix=BF16
 // RUN: dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory -assign-kernel-precision=precision=f32 | FileCheck %s --check-prefix=F32
+// RUN: dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory -assign-kernel-precision=precision=tf32 | FileCheck %s --check-prefix=TF32
 // RUN: not dpc-opt %s -nn-set-batch=batch=4 -nn-build-train-step -convert-nn-to-exec -schedule-exec-streams -plan-exec-arena -report-exec-memory -assign-kernel-precision=precision=f16 2>&1 | FileCheck %s --check-prefix=BAD
 
 // auto: per call, from the per-sample geometry alone. Forward: bf16 once an
@@ -56,7 +57,18 @@
 // f32: the calls are left as they were.
 // F32-NOT: precision
 
-// BAD: precision must be f32, bf16 or auto, got 'f16'
+// BAD: precision must be f32, bf16, tf32 or auto, got 'f16'
+
+// tf32: every call that may compute in another precision computes in TF32
+// (CUDA devices: dpc compile refuses others); the rest has no precision.
+// TF32-LABEL: exec.step "train_step"
+// TF32-NOT: precision = f32
+// TF32-NOT: precision = bf16
+// TF32: exec.kernel "Conv2dForward"{{.*}}precision = tf32
+// TF32: exec.kernel "LinearForward"{{.*}}{precision = tf32}
+// TF32-NOT: "CrossEntropyForward"{{.*}}precision
+// TF32: exec.kernel "Conv2dBackwardWeights"{{.*}}precision = tf32
+// TF32-NOT: precision = f32
 func.func @forward(%x: tensor<?x1x8x8xf32> {nn.input = "x"},
                    %w1: tensor<32x1x3x3xf32> {nn.param = "conv1.weight"},
                    %w2: tensor<32x32x3x3xf32> {nn.param = "conv2.weight"},

@@ -261,11 +261,24 @@ static int checkCompileFlags(dpc::RematerializeOptions &rematOptions) {
                                         spec + "'");
     }
   }
-  if (precision != "f32" && precision != "bf16" && precision != "auto")
-    return reportError(modelPath, "--precision: expected f32, bf16 or auto, "
-                                  "got '" +
+  if (precision != "f32" && precision != "bf16" && precision != "tf32" &&
+      precision != "auto")
+    return reportError(modelPath, "--precision: expected f32, bf16, tf32 or "
+                                  "auto, got '" +
                                       precision + "'");
-  if (precisionCosts.getNumOccurrences() && precision == "bf16")
+  if (precision == "tf32") {
+    FailureOr<SmallVector<std::string>> names = parseDevices();
+    if (failed(names))
+      return 1;
+    for (const std::string &name : *names)
+      if (!StringRef(name).starts_with("cuda:"))
+        return reportError(modelPath,
+                           "--precision tf32 computes on a GPU's tensor "
+                           "cores: every device must be cuda:K, not '" +
+                               name + "'");
+  }
+  if (precisionCosts.getNumOccurrences() &&
+      (precision == "bf16" || precision == "tf32"))
     return reportError(precisionCosts, "--costs chooses for --precision "
                                        "f32 or auto, but the precision is " +
                                            precision);

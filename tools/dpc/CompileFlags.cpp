@@ -173,8 +173,9 @@ cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
 cl::opt<std::string> precision(
     "precision",
     cl::desc("convolutions and matmuls in f32 (default), bf16 (f32 "
-             "accumulation and weights, as torch.autocast) or auto (the "
-             "faster per layer and pass)"),
+             "accumulation and weights, as torch.autocast), tf32 (a GPU's "
+             "tensor cores, as PyTorch's allow_tf32) or auto (the faster "
+             "per layer and pass)"),
     cl::value_desc("P"), cl::init("f32"), cl::sub(compileCommand),
     cl::cat(trainingOptions));
 cl::opt<std::string> precisionCosts(

@@ -45,7 +45,7 @@ struct StepSummary {
   // Convolution and matmul calls (Kernels.def's kMixedPrecision), and
   // those of them that compute in bf16 (--precision).
   int64_t precisionKernels = 0;
-  int64_t bf16Kernels = 0;
+  int64_t bf16Kernels = 0, tf32Kernels = 0;
   // bf16 calls that read another call's bf16 copy of an operand (a cast
   // slot's reuse, runtime/abi/SharedCast.h): casts saved per step.
   int64_t sharedCasts = 0;
@@ -104,6 +104,7 @@ std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
         if (signature && signature->has(plan::kMixedPrecision)) {
           ++summary.precisionKernels;
           summary.bf16Kernels += instruction->precision() == plan::DType::BF16;
+          summary.tf32Kernels += instruction->precision() == plan::DType::TF32;
           summary.sharedCasts += instruction->cast_reuse();
         }
         if (signature && signature->attrs == plan::KernelAttrs::Conv2dAttrs) {
@@ -191,6 +192,10 @@ void printText(const plan::LoadedPlan &loaded,
         std::printf(", bf16 in %lld of %lld convolution/matmul calls",
                     static_cast<long long>(step.bf16Kernels),
                     static_cast<long long>(step.precisionKernels));
+      if (step.tf32Kernels > 0)
+        std::printf(", tf32 in %lld of %lld convolution/matmul calls",
+                    static_cast<long long>(step.tf32Kernels),
+                    static_cast<long long>(step.precisionKernels));
       if (step.sharedCasts > 0)
         std::printf(", %lld of them reading a shared bf16 cast",
                     static_cast<long long>(step.sharedCasts));
@@ -261,7 +266,8 @@ void printJson(const plan::LoadedPlan &loaded,
       const StepSummary &step = device.steps[s];
       std::printf("%s{\"name\": \"%s\", \"batch\": %lld, \"arena_bytes\": "
                   "%lld, \"kernels\": %lld, \"streams\": %lld, "
-                  "\"bf16_kernels\": %lld, \"shared_casts\": %lld, "
+                  "\"bf16_kernels\": %lld, \"tf32_kernels\": %lld, "
+                  "\"shared_casts\": %lld, "
                   "\"winograd_kernels\": %lld, "
                   "\"bucket_bytes\": [",
                   s ? ", " : "", step.name.c_str(),
@@ -270,6 +276,7 @@ void printJson(const plan::LoadedPlan &loaded,
                   static_cast<long long>(step.instructions),
                   static_cast<long long>(step.streams),
                   static_cast<long long>(step.bf16Kernels),
+                  static_cast<long long>(step.tf32Kernels),
                   static_cast<long long>(step.sharedCasts),
                   static_cast<long long>(step.winogradKernels));
       for (size_t b = 0; b < step.bucketBytes.size(); ++b)

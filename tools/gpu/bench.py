@@ -15,7 +15,8 @@ system once, one after the other:
   dpc-streams     the same, kernel by kernel (DPC_CUDA_GRAPHS=0)
   dpc-heuristic   the same with cuDNN's heuristics' choice (no timing)
   dpc-fastest     timed, the fastest algorithm even if non-deterministic
-  dpc-tf32        the same with TF32 tensor-core math (DPC_CUDA_MATH=tf32)
+  dpc-tf32        the plan compiled with --precision tf32 (its convolutions
+                  and matmuls on tensor cores in TensorFloat-32)
   eager           PyTorch eager, f32 (TF32 off, PyTorch's default)
   eager-tf32      eager with TF32 matmuls and convolutions
   eager-bf16-cl   eager, channels_last, torch.autocast(bfloat16)
@@ -153,18 +154,21 @@ class TorchWorker:
             self.process.wait()
 
 
-DPC_SYSTEMS = {"dpc": {},
-               "dpc-streams": {"DPC_CUDA_GRAPHS": "0"},
-               "dpc-heuristic": {"DPC_CUDNN_ALGORITHMS": "heuristic"},
-               "dpc-fastest": {"DPC_CUDNN_ALGORITHMS": "fastest"},
-               "dpc-tf32": {"DPC_CUDA_MATH": "tf32"}}
+# name: (environment, the plan's suffix in the bundle)
+DPC_SYSTEMS = {"dpc": ({}, ""),
+               "dpc-streams": ({"DPC_CUDA_GRAPHS": "0"}, ""),
+               "dpc-heuristic": ({"DPC_CUDNN_ALGORITHMS": "heuristic"}, ""),
+               "dpc-fastest": ({"DPC_CUDNN_ALGORITHMS": "fastest"}, ""),
+               "dpc-tf32": ({}, "-tf32")}
 
 
 class Dpc:
     def __init__(self, work, model, batch, steps, name="dpc"):
         plan, self.data_kind, self.init, _, self.lr = MODELS[model]
         self.work, self.batch, self.steps = work, batch, steps
-        self.name, self.env = name, dict(os.environ, **DPC_SYSTEMS[name])
+        env, suffix = DPC_SYSTEMS[name]
+        self.name, self.env = name, dict(os.environ, **env)
+        plan = plan.replace(".plan", suffix + ".plan")
         self.plan = os.path.join(work, "plans", plan)
         self.memory = planned_peak(work, plan)
 

@@ -76,6 +76,11 @@ done
 # tools/gpu/bench.py's: the zoo's GPT-like model at batch 256, and each
 # benchmark plan's planned peak memory.
 compile "$out/stage/gpt_tiny.onnx" --batch 256 --devices cuda:0 -o "$out/plans/gpt256-cuda.plan"
+# The same four in TF32 (bench.py's dpc-tf32).
+compile "$models/mlp.onnx" --batch 256 --devices cuda:0 --precision tf32 -o "$out/plans/mlp256-cuda-tf32.plan"
+compile "$models/lenet_relu.onnx" --batch 256 --devices cuda:0 --precision tf32 -o "$out/plans/lenet256-cuda-tf32.plan"
+compile "$zeroed" --batch 256 --momentum 0.9 --devices cuda:0 --precision tf32 -o "$out/plans/r18b256-cuda-tf32.plan"
+compile "$out/stage/gpt_tiny.onnx" --batch 256 --devices cuda:0 --precision tf32 -o "$out/plans/gpt256-cuda-tf32.plan"
 for p in mlp256-cuda lenet256-cuda r18b256-cuda gpt256-cuda; do
   "$dpc" inspect "$out/plans/$p.plan" --json >"$out/plans/$p.plan.inspect.json"
 done

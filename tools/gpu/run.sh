@@ -34,11 +34,10 @@ trace gpt256 hash:0 "npy:$d/tokens.npy,$d/token-labels.npy"
 gzip "$out"/trace-*.json
 if [[ -n ${PROFILE:-} ]]; then
   { [[ $PROFILE == dpc ]] || python3 "$src/tools/gpu/profile_torch.py"
-    for math in fma tf32; do
-      echo "dpc's cuDNN algorithms for ResNet-18 ($math):"
-      DPC_CUDA_MATH=$math DPC_CUDA_LOG_ALGORITHMS=1 dpc-run \
-        "$work/plans/r18b256-cuda.plan" --data "$fm" --steps 2 --epochs 1 \
-        --init kaiming --quiet
+    for plan in r18b256-cuda r18b256-cuda-tf32; do
+      echo "dpc's cuDNN algorithms for ResNet-18 ($plan):"
+      DPC_CUDA_LOG_ALGORITHMS=1 dpc-run "$work/plans/$plan.plan" \
+        --data "$fm" --steps 2 --epochs 1 --init kaiming --quiet
     done
   } >"$out/profile.log" 2>&1 || echo "profile failed"
   grep -v "^dpc: cuda:0:   " "$out/profile.log" | head -80

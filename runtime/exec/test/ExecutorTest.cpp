@@ -251,5 +251,31 @@ TEST(ExecutorTest, UnsupportedDeviceIsAPlanError) {
   }
 }
 
+TEST(ExecutorTest, TheCpuRefusesTf32Calls) {
+  // --precision tf32 is for GPUs (dpc compile refuses it for a CPU device):
+  // a plan whose linear layer computes in TF32 anyway fails in its step, in
+  // one line naming the kernel, rather than computing in f32 unnoticed.
+  plan::PlanT object = plan::test::buildMlpPlanObject(smallMlp());
+  int marked = 0;
+  for (auto &step : object.steps)
+    for (auto &stream : step->streams)
+      for (auto &instruction : stream->instructions)
+        if (instruction->kernel == plan::Kernel::LinearForward) {
+          instruction->precision = plan::DType::TF32;
+          ++marked;
+        }
+  ASSERT_GT(marked, 0);
+  Executor executor(
+      plan::LoadedPlan::fromBytes(plan::test::packPlan(object), "tf32.plan"));
+  try {
+    trainStep(executor, randomBatch(smallMlp(), 8, 3), 0.1f);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error &error) {
+    EXPECT_STREQ(error.what(),
+                 "step 'train_step': LinearForward: the CPU does not compute "
+                 "in TF32 (a plan compiled with --precision tf32 for a GPU)");
+  }
+}
+
 } // namespace
 } // namespace dpc::rt

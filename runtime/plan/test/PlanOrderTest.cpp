@@ -135,15 +135,17 @@ TEST(PlanLoaderTest, TheOnnxModelHoldsAGraphOrItsProblem) {
                              "22 to 21 out of range");
 }
 
-TEST(PlanLoaderTest, PrecisionIsF32OrBf16OnConvolutionsAndMatmulsOnly) {
+TEST(PlanLoaderTest, PrecisionIsF32Bf16OrTf32OnConvolutionsAndMatmulsOnly) {
   PlanT plan = test::buildMlpPlanObject(smallMlp());
   InstructionT &linear = *plan.steps[0]->streams[0]->instructions[0];
   linear.precision = DType::BF16;
   EXPECT_EQ(loadError(plan), "");
+  linear.precision = DType::TF32; // loads; the CPU refuses it when it runs
+  EXPECT_EQ(loadError(plan), "");
   linear.precision = DType::I32;
   EXPECT_EQ(loadError(plan), "bad.plan: step 'train_step', stream 0, "
                              "instruction 0 (LinearForward): precision I32 "
-                             "is neither F32 nor BF16");
+                             "is none of F32, BF16 and TF32");
   linear.precision = DType::F32;
   plan.steps[1]->streams[0]->instructions[1]->precision = DType::BF16;
   EXPECT_EQ(loadError(plan), "bad.plan: step 'eval_step', stream 0, "
