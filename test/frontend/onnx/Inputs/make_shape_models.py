@@ -153,6 +153,12 @@ MODELS = {
                               np.array([2.0, 4.0, 0.5], np.float32), "d")),
          helper.make_node("Div", ["x", "d"], ["y"])],
         ["batch", 3], ["batch", 3]),
+    # x.pow(2) with the exponent a scalar initializer, as PyTorch 2's
+    # optimizer writes it (RMSNorm's variance): a constant, not a weight.
+    "pow_initializer": model(
+        [helper.make_node("Pow", ["x", "two"], ["y"])],
+        ["batch", 3], ["batch", 3],
+        [numpy_helper.from_array(np.array(2.0, np.float32), "two")]),
     # ConstantOfShape's fill in raw data of each width: a bool (one byte,
     # the legacy exporter's all-true start of Mistral's sliding-window
     # mask), an int32 and a double: 1 + 7 + 0.5 added to x.
