@@ -478,7 +478,7 @@ def rename_tied(m, model):
         first.setdefault(id(param), name)
     alias = {name: first[id(param)] for name, param
              in model.named_parameters(remove_duplicate=False)}
-    for tensor in m.graph.initializer:
+    for tensor in [*m.graph.initializer, *m.graph.value_info]:
         tensor.name = alias.get(tensor.name, tensor.name)
     for node in m.graph.node:
         for i, name in enumerate(node.input):
