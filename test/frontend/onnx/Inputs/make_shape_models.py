@@ -159,6 +159,14 @@ MODELS = {
         [helper.make_node("Pow", ["x", "two"], ["y"])],
         ["batch", 3], ["batch", 3],
         [numpy_helper.from_array(np.array(2.0, np.float32), "two")]),
+    # A bool constant cast to float: true is 1.
+    "bool_cast": model(
+        [helper.make_node("Constant", [], ["b"],
+                          value=numpy_helper.from_array(
+                              np.array([True, False, True]), "b")),
+         helper.make_node("Cast", ["b"], ["bf"], to=TensorProto.FLOAT),
+         helper.make_node("Add", ["x", "bf"], ["y"])],
+        ["batch", 3], ["batch", 3]),
     # ConstantOfShape's fill in raw data of each width: a bool (one byte,
     # the legacy exporter's all-true start of Mistral's sliding-window
     # mask), an int32 and a double: 1 + 7 + 0.5 added to x.
