@@ -447,26 +447,92 @@ std::optional<std::string> getNodeMetadata(const onnx::NodeProto &node,
   return getMetadata(node, /*field=*/9, key);
 }
 
-/// PyTorch 2's exporter records where each initializer comes from, the
-/// torch.export graph signature's input kind: PARAMETER, BUFFER (a module's
+/// torch.export's graph signature, which PyTorch 2's exporter writes in the
+/// graph's metadata: each input's target (a state-dict name, as the
+/// initializer is named) and kind, from lines such as
+/// `p_fc1_weight: PARAMETER target='fc1.weight'` under `# inputs`.
+static llvm::StringMap<std::string>
+signatureInputKinds(const onnx::GraphProto &graph) {
+  llvm::StringMap<std::string> kinds;
+  std::optional<std::string> text = getMetadata(
+      graph, /*field=*/16, "pkg.torch.export.ExportedProgram.graph_signature");
+  if (!text)
+    return kinds;
+  SmallVector<StringRef> lines;
+  StringRef(*text).split(lines, '\n');
+  for (StringRef line : lines) {
+    if (line.starts_with("# outputs"))
+      break;
+    constexpr StringRef kTarget = " target='";
+    size_t at = line.find(kTarget);
+    if (at == StringRef::npos)
+      continue;
+    StringRef kind = line.split(": ").second.split(' ').first;
+    StringRef target = line.drop_front(at + kTarget.size()).split('\'').first;
+    kinds[target] = kind.str();
+  }
+  return kinds;
+}
+
+/// Whether the optimizer's `folded_from` list (`['a', 'b']`: the values an
+/// initializer was computed from) names a parameter.
+static bool foldedFromParameter(StringRef foldedFrom,
+                                const llvm::StringMap<std::string> &kinds) {
+  SmallVector<StringRef> names;
+  foldedFrom.trim("[] ").split(names, ',');
+  return llvm::any_of(names, [&](StringRef name) {
+    auto it = kinds.find(name.trim().trim("'\""));
+    return it != kinds.end() && it->second == "PARAMETER";
+  });
+}
+
+/// PyTorch 2's exporter records where each initializer comes from: the
+/// torch.export graph signature's input kind, PARAMETER, BUFFER (a module's
 /// register_buffer, persistent or not: batch-norm statistics, a rotary
 /// embedding's inv_freq) or CONSTANT_TENSOR, in the metadata of the
-/// initializer's value_info (or input, or the initializer itself). Only a
-/// PARAMETER trains; the others are buffers. The legacy exporter records
-/// nothing: there an initializer is a parameter unless a node reads it as
-/// state (batch norm's running statistics).
-void Importer::collectExportedBuffers() {
-  constexpr StringRef kKey = "pkg.torch.export.graph_signature.InputSpec.kind";
+/// initializer's value_info (or input, or the initializer itself), and the
+/// whole signature in the graph's. Only a PARAMETER trains; the others are
+/// buffers. An initializer the signature does not list is the exporter's
+/// own: a Python scalar, or what its optimizer folded (`folded_from`). One
+/// folded from a parameter (a transposed weight) still trains; any other
+/// (a rotary table folded from inv_freq, a mask, a scalar) is a constant,
+/// read as a Constant node is. The legacy exporter records nothing: there
+/// an initializer is a parameter unless a node reads it as state (batch
+/// norm's running statistics).
+void Importer::classifyExportedInitializers() {
+  constexpr StringRef kKind = "pkg.torch.export.graph_signature.InputSpec.kind";
+  llvm::StringMap<std::string> kinds = signatureInputKinds(graph);
+  bool fromSignature = !kinds.empty();
   auto note = [&](const std::string &name, std::optional<std::string> kind) {
-    if (kind && *kind != "PARAMETER" && initializers.count(name))
-      exportedBuffers.insert(name);
+    if (kind)
+      kinds[name] = *kind;
   };
-  for (const onnx::ValueInfoProto &info : graph.value_info())
-    note(info.name(), getMetadata(info, /*field=*/4, kKey));
+  llvm::StringMap<std::string> foldedFrom;
+  for (const onnx::ValueInfoProto &info : graph.value_info()) {
+    note(info.name(), getMetadata(info, /*field=*/4, kKind));
+    if (std::optional<std::string> from = getMetadata(
+            info, /*field=*/4, "pkg.onnxscript.optimizer.folded_from"))
+      foldedFrom[info.name()] = *from;
+  }
   for (const onnx::ValueInfoProto &info : graph.input())
-    note(info.name(), getMetadata(info, /*field=*/4, kKey));
+    note(info.name(), getMetadata(info, /*field=*/4, kKind));
   for (const onnx::TensorProto &tensor : graph.initializer())
-    note(tensor.name(), getMetadata(tensor, /*field=*/16, kKey));
+    note(tensor.name(), getMetadata(tensor, /*field=*/16, kKind));
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
+    const std::string &name = tensor.name();
+    if (auto kind = kinds.find(name); kind != kinds.end()) {
+      if (kind->second != "PARAMETER")
+        exportedBuffers.insert(name);
+      continue;
+    }
+    if (!fromSignature)
+      continue;
+    auto from = foldedFrom.find(name);
+    if (from != foldedFrom.end() && foldedFromParameter(from->second, kinds))
+      continue;
+    initializers.erase(name);
+    constantNodes[name] = &tensor;
+  }
 }
 
 /// The module path a node came from, from the exporter's name scopes

@@ -600,7 +600,6 @@ OwningOpRef<ModuleOp> Importer::run() {
          "); re-export with opset_version in that range");
   for (const auto &init : graph.initializer())
     initializers[init.name()] = &init;
-  collectExportedBuffers();
 
   Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
@@ -610,6 +609,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   body = func.addEntryBlock();
 
   declareInputs(*body);
+  classifyExportedInitializers();
   builder.setInsertionPointToEnd(body);
   int index = 0;
   for (const auto &node : graph.node())

@@ -326,8 +326,10 @@ private:
   // Graph-level pieces (Importer.cpp).
   int64_t defaultOpset() const;
   void declareInputs(mlir::Block &body);
-  /// Fills exportedBuffers from the exporter's metadata (ExporterIdioms.cpp).
-  void collectExportedBuffers();
+  /// Reads what PyTorch 2's exporter says of the initializers
+  /// (ExporterIdioms.cpp): fills exportedBuffers, and moves the exporter's
+  /// own constants to constantNodes.
+  void classifyExportedInitializers();
   void importNode(const onnx::NodeProto &node, int index);
   void declareOutputs(mlir::Block &body);
 

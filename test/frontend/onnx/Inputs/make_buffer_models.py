@@ -11,7 +11,13 @@ the parameters and imports the buffers as state (nn.buffer).
   through an Identity copy, as exporters deduplicate), `scale` a persistent
   BUFFER (the kind on the initializer itself);
 - no_metadata: the same graph without metadata (the legacy exporter's
-  form): every initializer is a parameter.
+  form): every initializer is a parameter;
+- optimized_export: what the exporter's optimizer leaves (the default
+  call): the whole signature in the graph's metadata (`weight` a
+  PARAMETER, `inv_freq` a BUFFER, no per-initializer tags), and
+  initializers it made: `weight_t` folded from `weight` (trains), `table`
+  folded from `inv_freq` and `two`, a scalar of its own (constants).
+    y = (x @ weight_t * table + two) * inv_freq
 
 Usage: make_buffer_models.py OUT_DIR    (Debian's /usr/bin/python3)
 """
@@ -76,12 +82,55 @@ def model(tagged):
                              opset_imports=[helper.make_opsetid("", 18)])
 
 
+SIGNATURE = """
+# inputs
+p_weight: PARAMETER target='weight'
+b_inv_freq: BUFFER target='inv_freq' persistent=False
+x: USER_INPUT
+
+# outputs
+y: USER_OUTPUT
+"""
+FOLDED_FROM = "pkg.onnxscript.optimizer.folded_from"
+
+
+def optimized_export():
+    inits = [numpy_helper.from_array(np.full([4, 4], 0.5, np.float32),
+                                     "weight_t"),
+             numpy_helper.from_array(np.full([4], 0.75, np.float32), "table"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+             numpy_helper.from_array(np.full([4], 0.25, np.float32),
+                                     "inv_freq")]
+    value_info = [
+        with_metadata(helper.make_tensor_value_info(name, TensorProto.FLOAT,
+                                                    dims),
+                      4, {FOLDED_FROM: source})
+        for name, dims, source in (("weight_t", [4, 4], "['weight']"),
+                                   ("table", [4], "['inv_freq', 'cos']"))]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "weight_t"], ["projected"]),
+         helper.make_node("Mul", ["projected", "table"], ["turned"]),
+         helper.make_node("Add", ["turned", "two"], ["shifted"]),
+         helper.make_node("Mul", ["shifted", "inv_freq"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                            ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                       ["batch", 4])],
+        inits, value_info=value_info)
+    graph = with_metadata(graph, 16, {
+        "pkg.torch.export.ExportedProgram.graph_signature": SIGNATURE})
+    return helper.make_model(graph, producer_name="make_buffer_models",
+                             opset_imports=[helper.make_opsetid("", 18)])
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, tagged in (("exported_buffers", True), ("no_metadata", False)):
+    models = {"exported_buffers": model(True), "no_metadata": model(False),
+              "optimized_export": optimized_export()}
+    for name, m in models.items():
         with open(os.path.join(out, name + ".onnx"), "wb") as f:
-            f.write(model(tagged).SerializeToString())
+            f.write(m.SerializeToString())
 
 
 if __name__ == "__main__":
