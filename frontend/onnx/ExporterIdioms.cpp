@@ -10,7 +10,8 @@
 //   (constantRows);
 // - the NaN guard Where(IsNaN(p), 0, p) on an attention softmax;
 // - Where of a known condition (a causal mask's masked_fill);
-// - the embedding's padding_idx in the default exporter's node metadata.
+// - the embedding's padding_idx in the default exporter's node metadata;
+// - which initializers are buffers, in the default exporter's metadata.
 //
 //===----------------------------------------------------------------------===//
 
@@ -409,21 +410,129 @@ std::optional<int64_t> embeddingPaddingIdx(const onnx::NodeProto &node) {
 // Node metadata, and the rewrites of PyTorch 2's exporter
 //===----------------------------------------------------------------------===//
 
-/// Debian's ONNX 1.12 classes predate NodeProto's metadata_props (field 9,
-/// IR 10), so it is read from the fields they do not know.
-std::optional<std::string> getNodeMetadata(const onnx::NodeProto &node,
-                                           StringRef key) {
+/// Entry `key` of `message`'s metadata_props, which is its field `field`
+/// (IR 10). Debian's ONNX 1.12 classes predate these fields: where the class
+/// does not know the field, it is read from the fields it does not know.
+static std::optional<std::string>
+getMetadata(const google::protobuf::Message &message, int field,
+            StringRef key) {
+  const google::protobuf::Reflection *reflection = message.GetReflection();
+  if (const google::protobuf::FieldDescriptor *known =
+          message.GetDescriptor()->FindFieldByNumber(field)) {
+    for (int i = 0, e = reflection->FieldSize(message, known); i < e; ++i) {
+      onnx::StringStringEntryProto entry;
+      entry.CopyFrom(reflection->GetRepeatedMessage(message, known, i));
+      if (entry.key() == key)
+        return entry.value();
+    }
+    return std::nullopt;
+  }
   const google::protobuf::UnknownFieldSet &unknown =
-      node.GetReflection()->GetUnknownFields(node);
+      reflection->GetUnknownFields(message);
   for (int i = 0; i < unknown.field_count(); ++i) {
-    const google::protobuf::UnknownField &field = unknown.field(i);
+    const google::protobuf::UnknownField &entryField = unknown.field(i);
     onnx::StringStringEntryProto entry;
-    if (field.number() == 9 &&
-        field.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
-        entry.ParseFromString(field.length_delimited()) && entry.key() == key)
+    if (entryField.number() == field &&
+        entryField.type() ==
+            google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
+        entry.ParseFromString(entryField.length_delimited()) &&
+        entry.key() == key)
       return entry.value();
   }
   return std::nullopt;
+}
+
+std::optional<std::string> getNodeMetadata(const onnx::NodeProto &node,
+                                           StringRef key) {
+  return getMetadata(node, /*field=*/9, key);
+}
+
+/// torch.export's graph signature, which PyTorch 2's exporter writes in the
+/// graph's metadata: each input's target (a state-dict name, as the
+/// initializer is named) and kind, from lines such as
+/// `p_fc1_weight: PARAMETER target='fc1.weight'` under `# inputs`.
+static llvm::StringMap<std::string>
+signatureInputKinds(const onnx::GraphProto &graph) {
+  llvm::StringMap<std::string> kinds;
+  std::optional<std::string> text = getMetadata(
+      graph, /*field=*/16, "pkg.torch.export.ExportedProgram.graph_signature");
+  if (!text)
+    return kinds;
+  SmallVector<StringRef> lines;
+  StringRef(*text).split(lines, '\n');
+  for (StringRef line : lines) {
+    if (line.starts_with("# outputs"))
+      break;
+    constexpr StringRef kTarget = " target='";
+    size_t at = line.find(kTarget);
+    if (at == StringRef::npos)
+      continue;
+    StringRef kind = line.split(": ").second.split(' ').first;
+    StringRef target = line.drop_front(at + kTarget.size()).split('\'').first;
+    kinds[target] = kind.str();
+  }
+  return kinds;
+}
+
+/// Whether the optimizer's `folded_from` list (`['a', 'b']`: the values an
+/// initializer was computed from) names a parameter.
+static bool foldedFromParameter(StringRef foldedFrom,
+                                const llvm::StringMap<std::string> &kinds) {
+  SmallVector<StringRef> names;
+  foldedFrom.trim("[] ").split(names, ',');
+  return llvm::any_of(names, [&](StringRef name) {
+    auto it = kinds.find(name.trim().trim("'\""));
+    return it != kinds.end() && it->second == "PARAMETER";
+  });
+}
+
+/// PyTorch 2's exporter records where each initializer comes from: the
+/// torch.export graph signature's input kind, PARAMETER, BUFFER (a module's
+/// register_buffer, persistent or not: batch-norm statistics, a rotary
+/// embedding's inv_freq) or CONSTANT_TENSOR, in the metadata of the
+/// initializer's value_info (or input, or the initializer itself), and the
+/// whole signature in the graph's. Only a PARAMETER trains; the others are
+/// buffers. An initializer the signature does not list is the exporter's
+/// own: a Python scalar, or what its optimizer folded (`folded_from`). One
+/// folded from a parameter (a transposed weight) still trains; any other
+/// (a rotary table folded from inv_freq, a mask, a scalar) is a constant,
+/// read as a Constant node is. The legacy exporter records nothing: there
+/// an initializer is a parameter unless a node reads it as state (batch
+/// norm's running statistics).
+void Importer::classifyExportedInitializers() {
+  constexpr StringRef kKind = "pkg.torch.export.graph_signature.InputSpec.kind";
+  llvm::StringMap<std::string> kinds = signatureInputKinds(graph);
+  bool fromSignature = !kinds.empty();
+  auto note = [&](const std::string &name, std::optional<std::string> kind) {
+    if (kind)
+      kinds[name] = *kind;
+  };
+  llvm::StringMap<std::string> foldedFrom;
+  for (const onnx::ValueInfoProto &info : graph.value_info()) {
+    note(info.name(), getMetadata(info, /*field=*/4, kKind));
+    if (std::optional<std::string> from = getMetadata(
+            info, /*field=*/4, "pkg.onnxscript.optimizer.folded_from"))
+      foldedFrom[info.name()] = *from;
+  }
+  for (const onnx::ValueInfoProto &info : graph.input())
+    note(info.name(), getMetadata(info, /*field=*/4, kKind));
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    note(tensor.name(), getMetadata(tensor, /*field=*/16, kKind));
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
+    const std::string &name = tensor.name();
+    if (auto kind = kinds.find(name); kind != kinds.end()) {
+      if (kind->second != "PARAMETER")
+        exportedBuffers.insert(name);
+      continue;
+    }
+    if (!fromSignature)
+      continue;
+    auto from = foldedFrom.find(name);
+    if (from != foldedFrom.end() && foldedFromParameter(from->second, kinds))
+      continue;
+    initializers.erase(name);
+    constantNodes[name] = &tensor;
+  }
 }
 
 /// The module path a node came from, from the exporter's name scopes

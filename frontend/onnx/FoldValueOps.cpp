@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace dpc::frontend::folding {
 
@@ -44,6 +45,46 @@ KnownTensor trilu(const onnx::NodeProto &node, const Inputs &inputs) {
   return out;
 }
 
+/// The one element of ConstantOfShape's `value`, in raw data (one byte for
+/// a bool, as the legacy exporter writes a mask's all-true start) or its
+/// typed field.
+static double fillValue(const onnx::TensorProto &t) {
+  auto rawAs = [&](auto sample) {
+    using T = decltype(sample);
+    const std::string &raw = t.raw_data();
+    if (raw.size() < sizeof(T))
+      fail("ConstantOfShape's value holds no element");
+    std::memcpy(&sample, raw.data(), sizeof(T));
+    return static_cast<double>(sample);
+  };
+  if (t.has_raw_data()) {
+    switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      return rawAs(float());
+    case onnx::TensorProto::DOUBLE:
+      return rawAs(double());
+    case onnx::TensorProto::INT64:
+      return rawAs(int64_t());
+    case onnx::TensorProto::INT32:
+      return rawAs(int32_t());
+    case onnx::TensorProto::BOOL:
+      return rawAs(uint8_t());
+    default:
+      fail("ConstantOfShape's value has element type " +
+           std::to_string(t.data_type()) + ", which dpc does not fold");
+    }
+  }
+  if (t.float_data_size())
+    return t.float_data(0);
+  if (t.double_data_size())
+    return t.double_data(0);
+  if (t.int64_data_size())
+    return static_cast<double>(t.int64_data(0));
+  if (t.int32_data_size()) // also bools
+    return t.int32_data(0);
+  fail("ConstantOfShape's value holds no element");
+}
+
 KnownTensor constantOfShape(const onnx::NodeProto &node,
                             const std::vector<int64_t> &shape) {
   KnownTensor out;
@@ -51,26 +92,8 @@ KnownTensor constantOfShape(const onnx::NodeProto &node,
   out.dims = shape;
   double value = 0;
   if (const onnx::AttributeProto *a = findAttr(node, "value")) {
-    const onnx::TensorProto &t = a->t();
-    out.type = t.data_type();
-    if (t.has_raw_data() && t.raw_data().size() >= 4) {
-      const std::string &raw = t.raw_data();
-      if (out.type == onnx::TensorProto::FLOAT) {
-        float f;
-        std::copy_n(raw.data(), 4, reinterpret_cast<char *>(&f));
-        value = f;
-      } else if (out.type == onnx::TensorProto::INT64 && raw.size() >= 8) {
-        int64_t v;
-        std::copy_n(raw.data(), 8, reinterpret_cast<char *>(&v));
-        value = static_cast<double>(v);
-      }
-    } else if (t.float_data_size()) {
-      value = t.float_data(0);
-    } else if (t.int64_data_size()) {
-      value = static_cast<double>(t.int64_data(0));
-    } else if (t.int32_data_size()) {
-      value = t.int32_data(0);
-    }
+    out.type = a->t().data_type();
+    value = fillValue(a->t());
   }
   int64_t n = product(shape);
   if (out.isFloat())

@@ -222,8 +222,9 @@ Value Importer::lookup(const std::string &name, bool isBuffer) {
     Value arg = body->addArgument(RankedTensorType::get(shape, *element),
                                   NameLoc::get(builder.getStringAttr(name)));
     SmallVector<NamedAttribute, 2> &attrs = argumentAttrs.emplace_back();
-    attrs.push_back(named(isBuffer ? nn::NNDialect::kBufferAttrName
-                                   : nn::NNDialect::kParamAttrName,
+    bool buffer = isBuffer || exportedBuffers.contains(name);
+    attrs.push_back(named(buffer ? nn::NNDialect::kBufferAttrName
+                                 : nn::NNDialect::kParamAttrName,
                           builder.getStringAttr(name)));
     if (auto source = initialValueSource.find(name);
         source != initialValueSource.end())
@@ -361,6 +362,8 @@ bool Importer::copyInitializer(const std::string &input,
   if (init == initializers.end() || values.count(output))
     return false;
   initializers[output] = init->second;
+  if (exportedBuffers.contains(input))
+    exportedBuffers.insert(output);
   auto source = initialValueSource.find(input);
   initialValueSource[output] =
       source != initialValueSource.end() ? source->second : input;
@@ -606,6 +609,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   body = func.addEntryBlock();
 
   declareInputs(*body);
+  classifyExportedInitializers();
   builder.setInsertionPointToEnd(body);
   int index = 0;
   for (const auto &node : graph.node())

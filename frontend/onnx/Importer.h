@@ -34,6 +34,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -191,6 +192,9 @@ public:
   void importBranch(const onnx::GraphProto &branch);
 
   // Values (Importer.cpp).
+  /// The value `name` is bound to. An initializer becomes a function
+  /// argument at its first use: nn.buffer where `isBuffer` (the node reads
+  /// it as state) or the exporter says it is a buffer, else nn.param.
   mlir::Value lookup(const std::string &name, bool isBuffer = false);
   mlir::Value operand(const onnx::NodeProto &node, int i,
                       bool isBuffer = false);
@@ -322,6 +326,10 @@ private:
   // Graph-level pieces (Importer.cpp).
   int64_t defaultOpset() const;
   void declareInputs(mlir::Block &body);
+  /// Reads what PyTorch 2's exporter says of the initializers
+  /// (ExporterIdioms.cpp): fills exportedBuffers, and moves the exporter's
+  /// own constants to constantNodes.
+  void classifyExportedInitializers();
   void importNode(const onnx::NodeProto &node, int index);
   void declareOutputs(mlir::Block &body);
 
@@ -355,6 +363,10 @@ private:
 
   llvm::StringMap<mlir::Value> values;
   llvm::StringMap<const onnx::TensorProto *> initializers;
+  /// Initializers the exporter says are a module's buffers, not parameters:
+  /// imported as nn.buffer (state the step does not train), as batch norm's
+  /// running statistics are.
+  llvm::StringSet<> exportedBuffers;
   llvm::StringMap<const onnx::TensorProto *> constantNodes;
   llvm::StringMap<KnownTensor> known;
   /// How many times the batch a value's dynamic dim is (see batchScaleOf).

@@ -55,8 +55,9 @@ const KnownTensor *Importer::knownValue(const std::string &name) {
     for (const APFloat &v : attr.getValues<APFloat>())
       value.floats.push_back(v.convertToDouble());
   else
-    for (const APInt &v : attr.getValues<APInt>())
-      value.ints.push_back(v.getSExtValue());
+    for (const APInt &v : attr.getValues<APInt>()) // a bool's true is 1
+      value.ints.push_back(v.getBitWidth() == 1 ? int64_t(v.getZExtValue())
+                                                : v.getSExtValue());
   return &(known[name] = std::move(value));
 }
 

@@ -21,9 +21,11 @@ namespace dpc::frontend {
 
 /// Imports the ONNX model file at `path` as a module holding one function,
 /// `@forward`: the model's forward pass in the nn dialect. Data inputs,
-/// parameters (initializers) and outputs keep their ONNX names as `nn.input`,
-/// `nn.param` / `nn.buffer` and `nn.output` attributes. A symbolic batch
-/// dimension, or the static one the model was exported with, becomes `?`.
+/// parameters and buffers (initializers: a buffer where a node reads it as
+/// state or PyTorch 2's exporter tags it so) and outputs keep their ONNX
+/// names as `nn.input`, `nn.param` / `nn.buffer` and `nn.output`
+/// attributes. A symbolic batch dimension, or the static one the model was
+/// exported with, becomes `?`.
 ///
 /// On failure returns null and sets `error` to one line (without the file
 /// name) saying what is wrong, naming the node and op type where one is at

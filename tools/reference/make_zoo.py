@@ -13,8 +13,11 @@ with every dropout at p = 0, writes ZOO/MODEL/:
   dynamo.onnx   torch.onnx.export's default exporter (IR 10, opset 18+)
   legacy.onnx   dynamo=False, opset 17, do_constant_folding=False
                 (both through tools/models/export_torch2.py's export: the
-                parameters' and buffers' data are stripped, pointing at
-                stripped.bin, which a test makes as a sparse file of zeros)
+                parameters' and persistent buffers' data are stripped,
+                pointing at stripped.bin, which a test makes as a sparse
+                file of zeros; the dynamo file keeps torch.export's graph
+                signature metadata, which tells dpc the buffers from the
+                parameters)
   images.npy    the batch (float images or int64 tokens), labels.npy
   loss.npy      PyTorch's float64 loss of one step
   reference/NAME.npy  per parameter, float32 [K + 3, 5], of PyTorch's
@@ -475,16 +478,22 @@ def rename_tied(m, model):
         first.setdefault(id(param), name)
     alias = {name: first[id(param)] for name, param
              in model.named_parameters(remove_duplicate=False)}
-    for tensor in m.graph.initializer:
+    for tensor in [*m.graph.initializer, *m.graph.value_info]:
         tensor.name = alias.get(tensor.name, tensor.name)
     for node in m.graph.node:
         for i, name in enumerate(node.input):
             node.input[i] = alias.get(name, name)
 
 
+GRAPH_SIGNATURE = "pkg.torch.export.graph_signature."
+
+
 def export_both(model, x, directory, kind):
     """Both exports, with every parameter and float buffer stripped (the
-    exporters' own constants kept)."""
+    exporters' own constants kept). The legacy exporter cannot convert
+    grouped-query scaled_dot_product_attention (enable_gqa): a Hugging Face
+    model that uses it is exported there with its eager attention, the same
+    computation."""
     names = {n for n, _ in model.named_parameters()}
     # Persistent float buffers (running statistics) only: a non-persistent
     # one (a rotary embedding's inv_freq) is a constant of the model's
@@ -495,8 +504,17 @@ def export_both(model, x, directory, kind):
     for dynamo in (True, False):
         path = os.path.join(directory, "dynamo.onnx" if dynamo
                             else "legacy.onnx")
+        exported = copy.deepcopy(model)
+        if not dynamo:
+            for module in exported.modules():
+                config = getattr(module, "config", None)
+                if hasattr(module, "set_attn_implementation") and getattr(
+                        config, "num_key_value_heads", None) not in (
+                        None, getattr(config, "num_attention_heads", None)):
+                    module.set_attn_implementation("eager")
+                    break
         try:
-            export(copy.deepcopy(model), x, path, dynamo, strip=None)
+            export(exported, x, path, dynamo, strip=None)
         except Exception as error:  # noqa: BLE001: reported, not fatal
             print(f"  {os.path.basename(path)}: export failed: "
                   f"{str(error).splitlines()[0]}")
@@ -506,7 +524,12 @@ def export_both(model, x, directory, kind):
         rename_tied(m, model)
         for entry in [*m.graph.value_info, *m.graph.initializer,
                       *m.graph.input, *m.graph.output]:
-            del entry.metadata_props[:]  # torch.export's provenance
+            # torch.export's provenance goes; its graph signature (which
+            # initializers are buffers, not parameters) stays for dpc.
+            kept = [p for p in entry.metadata_props
+                    if p.key.startswith(GRAPH_SIGNATURE)]
+            del entry.metadata_props[:]
+            entry.metadata_props.extend(kept)
         with open(path, "wb") as f:
             f.write(m.SerializeToString())
         if os.path.exists(path + ".data"):  # the dynamo exporter's weights

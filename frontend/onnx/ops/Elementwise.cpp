@@ -105,11 +105,12 @@ void importDiv(Importer &im, const onnx::NodeProto &node) {
 }
 
 void importPow(Importer &im, const onnx::NodeProto &node) {
-  const KnownTensor *exponent = im.knownValue(node.input(1));
-  if (!exponent || exponent->getNumElements() != 1)
+  // A constant, or a one-element initializer (PyTorch 2's optimizer writes
+  // x.pow(2)'s exponent as one).
+  std::optional<double> exponent = im.knownScalar(node, 1);
+  if (!exponent)
     fail("only a constant scalar exponent is supported");
-  double value =
-      exponent->isFloat() ? exponent->floats[0] : double(exponent->ints[0]);
+  double value = *exponent;
   Value base = im.operand(node, 0);
   // A small whole power (x.pow(2) in variances and RMS norms, GPT-2's
   // x.pow(3)): a product of x, whose gradient the products give. A square

@@ -153,6 +153,40 @@ MODELS = {
                               np.array([2.0, 4.0, 0.5], np.float32), "d")),
          helper.make_node("Div", ["x", "d"], ["y"])],
         ["batch", 3], ["batch", 3]),
+    # x.pow(2) with the exponent a scalar initializer, as PyTorch 2's
+    # optimizer writes it (RMSNorm's variance): a constant, not a weight.
+    "pow_initializer": model(
+        [helper.make_node("Pow", ["x", "two"], ["y"])],
+        ["batch", 3], ["batch", 3],
+        [numpy_helper.from_array(np.array(2.0, np.float32), "two")]),
+    # A bool constant cast to float: true is 1.
+    "bool_cast": model(
+        [helper.make_node("Constant", [], ["b"],
+                          value=numpy_helper.from_array(
+                              np.array([True, False, True]), "b")),
+         helper.make_node("Cast", ["b"], ["bf"], to=TensorProto.FLOAT),
+         helper.make_node("Add", ["x", "bf"], ["y"])],
+        ["batch", 3], ["batch", 3]),
+    # ConstantOfShape's fill in raw data of each width: a bool (one byte,
+    # the legacy exporter's all-true start of Mistral's sliding-window
+    # mask), an int32 and a double: 1 + 7 + 0.5 added to x.
+    "fill_values": model(
+        [ints("three", [3])] + [
+            node for name, dtype, value in (
+                ("t", TensorProto.BOOL, np.array([True])),
+                ("i", TensorProto.INT32, np.array([7], np.int32)),
+                ("d", TensorProto.DOUBLE, np.array([0.5])))
+            for node in (
+                helper.make_node(
+                    "ConstantOfShape", ["three"], [name + "_fill"],
+                    value=helper.make_tensor(name, dtype, [1],
+                                             value.tobytes(), raw=True)),
+                helper.make_node("Cast", [name + "_fill"], [name + "_f"],
+                                 to=TensorProto.FLOAT))] +
+        [helper.make_node("Add", ["t_f", "i_f"], ["ti"]),
+         helper.make_node("Add", ["ti", "d_f"], ["c"]),
+         helper.make_node("Add", ["x", "c"], ["y"])],
+        ["batch", 3], ["batch", 3]),
 }
 
 
