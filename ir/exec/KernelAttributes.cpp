@@ -285,7 +285,7 @@ convertKernelPrecision(Operation *op, const plan::KernelSignature &signature) {
     return plan::DType::F32;
   if (!signature.has(plan::kMixedPrecision))
     return op->emitOpError() << signature.name << " computes in f32 only, not "
-                             << type.getValue();
+                             << (type.getValue().isBF16() ? "bf16" : "tf32");
   return type.getValue().isBF16() ? plan::DType::BF16 : plan::DType::TF32;
 }
 

@@ -187,7 +187,7 @@ exec.step "s" device(0) batch(1) arena(64) {
   %a = exec.arena[0] : memref<2x2xf32>
   %b = exec.arena[16] : memref<2x2xf32>
   %c = exec.arena[32] : memref<2x2xf32>
-  // expected-error @+1 {{'exec.kernel' op 'precision' must be f32 or bf16, got f16}}
+  // expected-error @+1 {{'exec.kernel' op 'precision' must be f32, bf16 or tf32, got f16}}
   exec.kernel "MatmulForward" ins(%a, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%c : memref<2x2xf32>) {precision = f16}
 }
 
