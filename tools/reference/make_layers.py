@@ -120,6 +120,11 @@ def around(layer, *args, **kwargs):
     return lambda: Around(layer(), *args, **kwargs)
 
 
+def recurrent(layer):
+    """A batch-first recurrent layer on [N, 3, 4]: its output sequence."""
+    return around(layer, (3, 4), None, call=lambda layer, x: layer(x)[0])
+
+
 # name: (model, what dpc does with it where it does not train it)
 LAYERS = {
     "relu": (around(nn.ReLU), ""),
@@ -275,25 +280,15 @@ LAYERS = {
         lambda: nn.Upsample(scale_factor=2, mode="bilinear",
                             align_corners=True), (3, 2, 2), None), ""),
     # Recurrent layers and attention (batch first: [N, T, features]).
-    "rnn": (around(lambda: nn.RNN(4, 5, batch_first=True), (3, 4), None,
-                   call=lambda layer, x: layer(x)[0]), ""),
-    "lstm": (around(lambda: nn.LSTM(4, 5, batch_first=True), (3, 4), None,
-                    call=lambda layer, x: layer(x)[0]), ""),
-    "lstm_bidirectional": (around(lambda: nn.LSTM(4, 3, num_layers=2,
-                                                  bidirectional=True,
-                                                  batch_first=True),
-                                  (3, 4), None,
-                                  call=lambda layer, x: layer(x)[0]), ""),
-    "rnn_relu": (around(lambda: nn.RNN(4, 5, nonlinearity="relu",
-                                       batch_first=True), (3, 4), None,
-                        call=lambda layer, x: layer(x)[0]), ""),
-    "gru": (around(lambda: nn.GRU(4, 5, batch_first=True), (3, 4), None,
-                   call=lambda layer, x: layer(x)[0]), ""),
-    "gru_bidirectional": (around(lambda: nn.GRU(4, 3, num_layers=2,
-                                                bidirectional=True,
-                                                batch_first=True),
-                                 (3, 4), None,
-                                 call=lambda layer, x: layer(x)[0]), ""),
+    "rnn": (recurrent(lambda: nn.RNN(4, 5, batch_first=True)), ""),
+    "lstm": (recurrent(lambda: nn.LSTM(4, 5, batch_first=True)), ""),
+    "lstm_bidirectional": (recurrent(lambda: nn.LSTM(
+        4, 3, num_layers=2, bidirectional=True, batch_first=True)), ""),
+    "rnn_relu": (recurrent(lambda: nn.RNN(4, 5, nonlinearity="relu",
+                                          batch_first=True)), ""),
+    "gru": (recurrent(lambda: nn.GRU(4, 5, batch_first=True)), ""),
+    "gru_bidirectional": (recurrent(lambda: nn.GRU(
+        4, 3, num_layers=2, bidirectional=True, batch_first=True)), ""),
     "multihead_attention": (around(
         lambda: nn.MultiheadAttention(4, 2, batch_first=True), (3, 4), None,
         call=lambda layer, x: layer(x, x, x, need_weights=False)[0]), ""),

@@ -17,6 +17,7 @@
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/NcclCommunicator.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/test/TrainingRuns.h"
 #include "runtime/plan/test/TestPlans.h"
 
 #include <gtest/gtest.h>
@@ -407,10 +408,7 @@ std::unique_ptr<rt::Device> onGpu(const std::string &name,
   return createCudaDevice("cuda:" + name.substr(name.find(':') + 1));
 }
 
-struct Trained {
-  std::vector<double> losses;
-  std::vector<std::vector<float>> state;
-};
+using rt::test::Trained;
 
 Trained train(const MlpPlanOptions &o, bool gpu,
               const std::vector<Batch> &batches) {
@@ -418,24 +416,7 @@ Trained train(const MlpPlanOptions &o, bool gpu,
       plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(o), "test.plan");
   rt::Executor executor(plan, gpu ? rt::DeviceFactory(onGpu)
                                   : rt::DeviceFactory(rt::createDevice));
-  int step = executor.findStep(plan::StepRole::Train);
-  Trained result;
-  float lr = 0.1f;
-  for (const Batch &batch : batches) {
-    executor.setInput(step, "images", batch.images.data(),
-                      batch.images.size() * 4);
-    executor.setInput(step, "labels", batch.labels.data(),
-                      batch.labels.size() * 4);
-    executor.setInput(step, "lr", &lr, 4);
-    executor.run(step, int64_t(batch.labels.size()));
-    result.losses.push_back(executor.getScalarOutput(step, "loss"));
-  }
-  for (size_t p = 0; p < executor.getNumPersistent(); ++p) {
-    std::vector<float> values(executor.getPersistentBytes(p) / 4);
-    executor.readPersistent(p, values.data());
-    result.state.push_back(std::move(values));
-  }
-  return result;
+  return rt::test::trainOn(executor, batches, [](size_t) { return 0.1f; });
 }
 
 void expectGpuMatchesCpu(MlpPlanOptions o, std::vector<int64_t> rows) {

@@ -6,9 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/exec/Executor.h"
+#include "runtime/exec/test/TrainingRuns.h"
 #include "runtime/kernels/Kernels.h"
-#include "runtime/plan/test/TestPlans.h"
 
 #include <gtest/gtest.h>
 
@@ -36,11 +35,7 @@ std::vector<float> readParam(const Executor &executor, size_t index) {
 /// Runs one train step of `executor` on `batch`.
 void trainStep(Executor &executor, const Batch &batch, float lr) {
   int step = executor.findStep(plan::StepRole::Train);
-  executor.setInput(step, "images", batch.images.data(),
-                    batch.images.size() * 4);
-  executor.setInput(step, "labels", batch.labels.data(),
-                    batch.labels.size() * 4);
-  executor.setInput(step, "lr", &lr, 4);
+  test::bindBatch(executor, step, batch, lr);
   executor.run(step, static_cast<int64_t>(batch.labels.size()));
 }
 

@@ -9,8 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/exec/Executor.h"
-#include "runtime/plan/test/TestPlans.h"
+#include "runtime/exec/test/TrainingRuns.h"
 
 #include <gtest/gtest.h>
 
@@ -30,24 +29,10 @@ std::unique_ptr<Executor> makeExecutor(const MlpPlanOptions &o) {
       plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(o), "pipe.plan"));
 }
 
-void bind(Executor &executor, int step, const Batch &batch, float lr) {
-  executor.setInput(step, "images", batch.images.data(),
-                    batch.images.size() * 4);
-  executor.setInput(step, "labels", batch.labels.data(),
-                    batch.labels.size() * 4);
-  executor.setInput(step, "lr", &lr, 4);
-}
+using test::readState;
+constexpr auto bind = test::bindBatch;
 
 int64_t rowsOf(const Batch &batch) { return int64_t(batch.labels.size()); }
-
-std::vector<std::vector<float>> readState(const Executor &executor) {
-  std::vector<std::vector<float>> state;
-  for (size_t i = 0; i < executor.getNumPersistent(); ++i) {
-    state.emplace_back(executor.getPersistentBytes(i) / 4);
-    executor.readPersistent(i, state.back().data());
-  }
-  return state;
-}
 
 TEST(PipelinedRunTest, OverlappedUploadsTrainLikeSequentialRuns) {
   for (const Rows &split : {Rows{}, Rows{5, 3}}) {

@@ -15,8 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cpu/CpuDevice.h"
-#include "runtime/exec/Executor.h"
-#include "runtime/plan/test/TestPlans.h"
+#include "runtime/exec/test/TrainingRuns.h"
 
 #include <gtest/gtest.h>
 
@@ -49,34 +48,16 @@ private:
   int *recorded, *replayed;
 };
 
-struct Trained {
-  std::vector<double> losses;
-  std::vector<std::vector<float>> state;
-};
+using test::Trained;
 
 Trained train(const MlpPlanOptions &o, const std::vector<Batch> &batches,
               const DeviceFactory &factory) {
   Executor executor(
       plan::LoadedPlan::fromBytes(plan::test::buildMlpPlan(o), "graph.plan"),
       factory);
-  int step = executor.findStep(plan::StepRole::Train);
-  Trained result;
-  for (size_t i = 0; i < batches.size(); ++i) {
-    const Batch &batch = batches[i];
-    float lr = 0.02f * float(i + 1); // a run reading a stale one would show
-    executor.setInput(step, "images", batch.images.data(),
-                      batch.images.size() * 4);
-    executor.setInput(step, "labels", batch.labels.data(),
-                      batch.labels.size() * 4);
-    executor.setInput(step, "lr", &lr, 4);
-    executor.run(step, int64_t(batch.labels.size()));
-    result.losses.push_back(executor.getScalarOutput(step, "loss"));
-  }
-  for (size_t i = 0; i < executor.getNumPersistent(); ++i) {
-    result.state.emplace_back(executor.getPersistentBytes(i) / 4);
-    executor.readPersistent(i, result.state.back().data());
-  }
-  return result;
+  // A learning rate per run: a run reading a stale one would show.
+  return test::trainOn(executor, batches,
+                       [](size_t i) { return 0.02f * float(i + 1); });
 }
 
 void expectSameTraining(const MlpPlanOptions &o, int expectedRecorded,

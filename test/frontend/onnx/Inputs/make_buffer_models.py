@@ -21,11 +21,9 @@ the parameters and imports the buffers as state (nn.buffer).
 
 Usage: make_buffer_models.py OUT_DIR    (Debian's /usr/bin/python3)
 """
-import os
-import sys
-
 import numpy as np
 from onnx import StringStringEntryProto, TensorProto, helper, numpy_helper
+from write_models import write_models
 
 KIND = "pkg.torch.export.graph_signature.InputSpec.kind"
 PERSISTENT = "pkg.torch.export.graph_signature.InputSpec.persistent"
@@ -123,15 +121,6 @@ def optimized_export():
                              opset_imports=[helper.make_opsetid("", 18)])
 
 
-def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
-    models = {"exported_buffers": model(True), "no_metadata": model(False),
-              "optimized_export": optimized_export()}
-    for name, m in models.items():
-        with open(os.path.join(out, name + ".onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-
-
 if __name__ == "__main__":
-    main()
+    write_models({"exported_buffers": model(True), "no_metadata": model(False),
+                  "optimized_export": optimized_export()})

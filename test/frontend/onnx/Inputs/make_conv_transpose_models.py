@@ -4,11 +4,9 @@ refuses, each with one fault.
 
 Usage: make_conv_transpose_models.py OUT_DIR  (Debian's /usr/bin/python3)
 """
-import os
-import sys
-
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
+from write_models import write_models
 
 
 def model(w_shape, x_shape, y_shape, **attrs):
@@ -49,13 +47,5 @@ MODELS = {
 }
 
 
-def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
-    for name, m in MODELS.items():
-        with open(os.path.join(out, name + ".onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-
-
 if __name__ == "__main__":
-    main()
+    write_models(MODELS)

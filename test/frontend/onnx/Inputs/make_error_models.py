@@ -3,11 +3,9 @@
 
 Usage: make_error_models.py OUT_DIR    (Debian's /usr/bin/python3: onnx 1.12)
 """
-import os
-import sys
-
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
+from write_models import write_models
 
 
 def model(nodes, inputs, outputs, inits=(), opset=13, ir_version=None):
@@ -228,14 +226,5 @@ MODELS = {
 }
 
 
-def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
-    for name, m in MODELS.items():
-        # Plain serialization: onnx.save checks nothing, but says so.
-        with open(os.path.join(out, name + ".onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-
-
 if __name__ == "__main__":
-    main()
+    write_models(MODELS)

@@ -7,11 +7,9 @@ or refuses (clip), and a sequence-first value read by an elementwise op.
 
 Usage: make_lstm_models.py OUT_DIR    (Debian's /usr/bin/python3)
 """
-import os
-import sys
-
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
+from write_models import write_models
 
 STEPS, FEATURES, HIDDEN = 3, 4, 5
 
@@ -144,13 +142,5 @@ MODELS = {
 }
 
 
-def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
-    for name, m in MODELS.items():
-        with open(os.path.join(out, name + ".onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-
-
 if __name__ == "__main__":
-    main()
+    write_models(MODELS)

@@ -4,11 +4,9 @@ each: ONNX's checker refuses every one of them, and so must dpc.
 
 Usage: make_schema_models.py OUT_DIR    (Debian's /usr/bin/python3: onnx 1.12)
 """
-import os
-import sys
-
 import numpy as np
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
+from write_models import write_models
 
 
 def model(nodes, inputs=None, inits=(), opset=13, output_shape=("batch", 4)):
@@ -71,13 +69,5 @@ MODELS = {
 }
 
 
-def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
-    for name, m in MODELS.items():
-        with open(os.path.join(out, name + ".onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-
-
 if __name__ == "__main__":
-    main()
+    write_models(MODELS)

@@ -4,11 +4,9 @@ exporters write them; dpc folds that arithmetic at import.
 
 Usage: make_shape_models.py OUT_DIR    (Debian's /usr/bin/python3)
 """
-import os
-import sys
-
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
+from write_models import write_models
 
 
 def ints(name, values):
@@ -411,13 +409,5 @@ MODELS["if_known"] = model(
     ["batch", 3], ["batch", 3])
 
 
-def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
-    for name, m in MODELS.items():
-        with open(os.path.join(out, name + ".onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-
-
 if __name__ == "__main__":
-    main()
+    write_models(MODELS)

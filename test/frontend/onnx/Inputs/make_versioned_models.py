@@ -8,10 +8,8 @@ training_mode are inputs from opset 12; ReduceMean takes its axes as an
 attribute before opset 18 and as an input from it on. Opset 18+ models get
 IR version 10, as PyTorch 2's default exporter writes them.
 """
-import os
-import sys
-
 from onnx import TensorProto, helper
+from write_models import write_models
 
 
 def model(nodes, in_shape, out_shape, opset):
@@ -170,13 +168,5 @@ MODELS = {
 }
 
 
-def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
-    for name, m in MODELS.items():
-        with open(os.path.join(out, name + ".onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-
-
 if __name__ == "__main__":
-    main()
+    write_models(MODELS)
