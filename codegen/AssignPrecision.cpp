@@ -344,18 +344,6 @@ struct AssignKernelPrecisionPass
     return Choice{false, mayWinograd && winogradPays(kernel, op, batch)};
   }
 
-  /// Every call that may compute in another precision computes in TF32
-  /// (CUDA devices: dpc compile refuses others).
-  void assignTf32() {
-    Builder b(&getContext());
-    getOperation().walk([&](ex::KernelOp op) {
-      std::optional<Kernel> kernel = getKernel(op);
-      if (kernel &&
-          plan::getKernelSignature(*kernel)->has(plan::kMixedPrecision))
-        op->setAttr(ex::kPrecisionAttrName, TypeAttr::get(b.getTF32Type()));
-    });
-  }
-
   void runOnOperation() override {
     if (precision != "f32" && precision != "bf16" && precision != "auto" &&
         precision != "tf32") {
@@ -364,8 +352,6 @@ struct AssignKernelPrecisionPass
                                  << precision << "'";
       return signalPassFailure();
     }
-    if (precision == "tf32")
-      return assignTf32();
     if (convAlgorithm != "direct" && convAlgorithm != "winograd" &&
         convAlgorithm != "auto") {
       getOperation().emitError()
@@ -398,6 +384,12 @@ struct AssignKernelPrecisionPass
       if (!kernel ||
           !plan::getKernelSignature(*kernel)->has(plan::kMixedPrecision))
         return WalkResult::advance();
+      // TF32 is every such call's (CUDA devices: dpc compile refuses
+      // others); nothing is chosen.
+      if (precision == "tf32") {
+        op->setAttr(ex::kPrecisionAttrName, TypeAttr::get(b.getTF32Type()));
+        return WalkResult::advance();
+      }
       auto step = op->getParentOfType<ex::StepOp>();
       FailureOr<Choice> choice =
           choose(op, *kernel, measured, step ? globalBatch[step.getName()] : 1);

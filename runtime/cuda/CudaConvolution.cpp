@@ -305,7 +305,7 @@ struct Workspace {
 /// cuDNN convolves bf16 only from bf16 tensors (CUDNN_DATA_BFLOAT16 x, w
 /// and y), which the plan's f32 buffers are not: refused until the plan
 /// carries bf16 buffers and casts. TF32 reads f32 tensors.
-void requireF32Convolution(const kernels::Conv2dShape &s) {
+void refuseBf16Convolution(const kernels::Conv2dShape &s) {
   if (s.precision == kernels::Precision::BF16)
     throw std::runtime_error("bf16 convolutions are not supported on CUDA "
                              "devices yet: compile with --precision f32");
@@ -314,7 +314,7 @@ void requireF32Convolution(const kernels::Conv2dShape &s) {
 void conv2dForward(StreamContext &ctx, const kernels::Conv2dShape &s,
                    Workspace workspace, const float *x, const float *w,
                    const float *bias, float *y) {
-  requireF32Convolution(s);
+  refuseBf16Convolution(s);
   cudnnHandle_t handle = ctx.getCudnn();
   const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
   DPC_CUDA_CHECK(cudnnConvolutionForward(handle, &kOne, p.x, x, p.w, w, p.conv,
@@ -327,7 +327,7 @@ void conv2dForward(StreamContext &ctx, const kernels::Conv2dShape &s,
 void conv2dBackwardData(StreamContext &ctx, const kernels::Conv2dShape &s,
                         Workspace workspace, const float *dy, const float *w,
                         float *dx) {
-  requireF32Convolution(s);
+  refuseBf16Convolution(s);
   cudnnHandle_t handle = ctx.getCudnn();
   const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
   DPC_CUDA_CHECK(cudnnConvolutionBackwardData(
@@ -338,7 +338,7 @@ void conv2dBackwardData(StreamContext &ctx, const kernels::Conv2dShape &s,
 void conv2dBackwardWeights(StreamContext &ctx, const kernels::Conv2dShape &s,
                            Workspace workspace, const float *x, const float *dy,
                            float *dw, float *dBias) {
-  requireF32Convolution(s);
+  refuseBf16Convolution(s);
   cudnnHandle_t handle = ctx.getCudnn();
   const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
   DPC_CUDA_CHECK(cudnnConvolutionBackwardFilter(

@@ -247,16 +247,16 @@ void ReplicaStep::prepare(const plan::LoadedPlan &plan) {
 bool ReplicaStep::enqueueAsGraph(const plan::LoadedPlan &plan,
                                  const GraphKey &key, int64_t update,
                                  int64_t firstRow, uint64_t randomSeed) {
-  std::vector<Stream *> order;
-  for (auto &stream : streams)
-    order.push_back(stream.get());
   auto found = graphs.recorded.find(key);
   if (found != graphs.recorded.end()) {
-    device->replay(*found->second, *order.front());
+    device->replay(*found->second, *streams.front());
     return true;
   }
   if (graphs.seen[key]++ == 0)
     return false; // the first run of this key warms the backend
+  std::vector<Stream *> order;
+  for (auto &stream : streams)
+    order.push_back(stream.get());
   device->beginCapture(order);
   issue(plan, key.rows, key.batch, update, firstRow, randomSeed, nullptr);
   std::string why;
@@ -272,7 +272,7 @@ bool ReplicaStep::enqueueAsGraph(const plan::LoadedPlan &plan,
     graphs.enabled = false;
     return false;
   }
-  device->replay(*graph, *order.front());
+  device->replay(*graph, *streams.front());
   graphs.recorded.emplace(key, std::move(graph));
   return true;
 }
