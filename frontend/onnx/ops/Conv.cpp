@@ -20,13 +20,28 @@ using namespace mlir;
 namespace dpc::frontend {
 namespace {
 
-/// The convolution's filter spatial rank, 1 or 2, or a failure naming it.
-int64_t convSpatialRank(Value filter, llvm::StringRef what) {
-  int64_t spatialRank = cast<RankedTensorType>(filter.getType()).getRank() - 2;
-  if (spatialRank != 1 && spatialRank != 2)
+/// A convolution's input and filter in nn's 2-D form (a 1-D one's with a
+/// unit height), and the filter's own spatial rank.
+struct ConvOperands {
+  Value input, filter;
+  int64_t spatialRank;
+};
+
+/// Inputs 0 and 1 of `node`; a filter other than 1-D or 2-D is a failure
+/// naming `what`.
+ConvOperands getConvOperands(Importer &im, const onnx::NodeProto &node,
+                             llvm::StringRef what) {
+  ConvOperands conv{im.operand(node, 0), im.operand(node, 1), 0};
+  conv.spatialRank =
+      cast<RankedTensorType>(conv.filter.getType()).getRank() - 2;
+  if (conv.spatialRank != 1 && conv.spatialRank != 2)
     fail("only 1-D and 2-D " + what.str() + " are supported (the filter has " +
-         std::to_string(spatialRank) + " spatial dims)");
-  return spatialRank;
+         std::to_string(conv.spatialRank) + " spatial dims)");
+  if (conv.spatialRank == 1) {
+    conv.input = im.insertUnitDim(conv.input, 2);
+    conv.filter = im.insertUnitDim(conv.filter, 2);
+  }
+  return conv;
 }
 
 /// Input 2's bias, or none: also when it is a known all-zero tensor
@@ -43,12 +58,7 @@ Value convBias(Importer &im, const onnx::NodeProto &node) {
 }
 
 void importConv(Importer &im, const onnx::NodeProto &node) {
-  Value input = im.operand(node, 0), filter = im.operand(node, 1);
-  int64_t spatialRank = convSpatialRank(filter, "convolutions");
-  if (spatialRank == 1) {
-    input = im.insertUnitDim(input, 2);
-    filter = im.insertUnitDim(filter, 2);
-  }
+  auto [input, filter, spatialRank] = getConvOperands(im, node, "convolutions");
   SmallVector<Value> operands = {input, filter};
   if (Value bias = convBias(im, node))
     operands.push_back(bias);
@@ -118,12 +128,8 @@ SmallVector<int64_t> padsForOutputShape(const onnx::NodeProto &node,
 /// ConvTranspose: nn.conv_transpose2d, and the bias added over the spatial
 /// dims.
 void importConvTranspose(Importer &im, const onnx::NodeProto &node) {
-  Value input = im.operand(node, 0), filter = im.operand(node, 1);
-  int64_t spatialRank = convSpatialRank(filter, "transposed convolutions");
-  if (spatialRank == 1) {
-    input = im.insertUnitDim(input, 2);
-    filter = im.insertUnitDim(filter, 2);
-  }
+  auto [input, filter, spatialRank] =
+      getConvOperands(im, node, "transposed convolutions");
   auto filterType = cast<RankedTensorType>(filter.getType());
   TransposedWindow w;
   w.kernel = {filterType.getDimSize(2), filterType.getDimSize(3)};
