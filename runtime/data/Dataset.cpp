@@ -87,15 +87,18 @@ std::vector<T> convertNpy(const NpyArray &array, const std::string &path) {
   }
 }
 
-/// Refuses NaN and infinite pixels, which would poison every parameter
-/// they reach while the loss may still look finite.
-void requireFinite(const std::vector<float> &pixels, const std::string &path) {
-  auto bad = std::find_if(pixels.begin(), pixels.end(),
+/// Refuses NaN and infinite values (pixels, float targets), which would
+/// poison every parameter they reach while the loss may still look finite:
+/// "`what` K is NaN; `rule`".
+void requireFinite(const std::vector<float> &values, const std::string &path,
+                   const char *what = "pixel",
+                   const char *rule = "a data set must be finite") {
+  auto bad = std::find_if(values.begin(), values.end(),
                           [](float x) { return !std::isfinite(x); });
-  if (bad != pixels.end())
-    fail(path, "pixel " + std::to_string(bad - pixels.begin()) + " is " +
-                   (std::isnan(*bad) ? "NaN" : "infinite") +
-                   "; a data set must be finite");
+  if (bad != values.end())
+    fail(path, std::string(what) + " " + std::to_string(bad - values.begin()) +
+                   " is " + (std::isnan(*bad) ? "NaN" : "infinite") + "; " +
+                   rule);
 }
 
 /// Class targets as the int32 a plan takes, refusing any that would change
@@ -149,12 +152,7 @@ std::vector<int32_t> readTargets(const std::string &path,
   if (!isFloat)
     return toLabels(convertNpy<int64_t>(array, path), path, form.ignoreIndex);
   std::vector<float> values = convertNpy<float>(array, path);
-  auto bad = std::find_if(values.begin(), values.end(),
-                          [](float x) { return !std::isfinite(x); });
-  if (bad != values.end())
-    fail(path, "target " + std::to_string(bad - values.begin()) + " is " +
-                   (std::isnan(*bad) ? "NaN" : "infinite") +
-                   "; targets must be finite");
+  requireFinite(values, path, "target", "targets must be finite");
   std::vector<int32_t> words(values.size());
   std::memcpy(words.data(), values.data(), values.size() * sizeof(float));
   return words;
