@@ -34,6 +34,25 @@ std::vector<ArenaLifetime> dpc::getArenaLifetimes(ex::StepOp step) {
   for (Operation &op : body)
     positions[&op] = static_cast<int64_t>(positions.size());
   int64_t end = static_cast<int64_t>(positions.size());
+  // A kernel on another stream than the compute stream (a collective) is
+  // done only where a compute kernel waits for what it signals (the end
+  // when none does): its buffers live until then, or the compute stream
+  // could reuse them while it still runs.
+  DenseMap<Operation *, int64_t> doneAt;
+  DenseMap<int64_t, Operation *> signaledBy;
+  for (auto kernel : body.getOps<ex::KernelOp>()) {
+    if (kernel.getStream().value_or(0) != 0) {
+      doneAt[kernel] = end;
+      if (std::optional<ArrayRef<int64_t>> signals = kernel.getSignal())
+        for (int64_t event : *signals)
+          signaledBy[event] = kernel;
+      continue;
+    }
+    if (std::optional<ArrayRef<int64_t>> waits = kernel.getWait())
+      for (int64_t event : *waits)
+        if (Operation *side = signaledBy.lookup(event))
+          doneAt[side] = std::min(doneAt[side], positions.lookup(kernel));
+  }
   std::vector<ArenaLifetime> lifetimes;
   for (auto arena : body.getOps<ex::ArenaOp>()) {
     ArenaLifetime lifetime{arena, getBufferBytes(arena.getBuffer(), batch), end,
@@ -48,8 +67,10 @@ std::vector<ArenaLifetime> dpc::getArenaLifetimes(ex::StepOp step) {
         }
         int64_t at = positions.lookup(user);
         lifetime.first = std::min(lifetime.first, at);
-        lifetime.last =
-            std::max(lifetime.last, isa<ex::KernelOp>(user) ? at : end);
+        int64_t until = !isa<ex::KernelOp>(user) ? end
+                        : doneAt.count(user)     ? doneAt.lookup(user)
+                                                 : at;
+        lifetime.last = std::max(lifetime.last, until);
       }
     }
     if (lifetime.first > lifetime.last) {

@@ -3,8 +3,9 @@
 // The data-parallel ops that the partition pass leaves between the replicas
 // of a step, lowered for one replica: a scatter, replicate or gather only
 // binds buffers; the all-reduces of a gradient bucket become one AllReduce
-// call, and the all-gathers of a bucket one AllGather call, which
-// schedule-exec-streams moves to the communication stream. Sharded
+// call, and the all-gathers (reduce-scatters) of a bucket one AllGather
+// (ReduceScatter) call, which schedule-exec-streams moves to the
+// communication stream. Sharded
 // optimizer state (dpc-shard-optimizer-state) is a scatter of a state
 // argument, flattened first: each replica keeps its range as its own
 // persistent tensor (a shard), nobody the flattened whole.
@@ -74,27 +75,54 @@ static int64_t getNumElements(Value value) {
   return cast<RankedTensorType>(value.getType()).getNumElements();
 }
 
-LogicalResult StepLowering::lowerAllGather(Operation *op) {
-  // This replica's whole lies where its part is a range of it at the
-  // part's offset (the flattened parameter an update wrote a range of):
-  // the gather is in place. Elsewhere a new buffer.
-  Value part = op->getOperand(replica), whole = op->getResult(replica);
-  int64_t offset = 0;
-  for (Value before : op->getOperands().take_front(replica))
-    offset += getNumElements(before);
-  auto range = buffer(part).getDefiningOp<exec::ViewOp>();
-  if (range && range.getOffset() == uint64_t(offset) &&
-      range.getSource().getType() == bufferType(whole))
-    shareBuffer(whole, range.getSource());
-  else
-    allocate(whole);
+/// Whether `value`, or the gradient it flattens, is read after `op`.
+static bool isReadAfter(Value value, Operation *op,
+                        const DenseMap<Operation *, int64_t> &position) {
+  SmallVector<Value> values = {value};
+  if (auto flatten = value.getDefiningOp<nn::ReshapeOp>())
+    values.push_back(flatten.getInput());
+  int64_t at = position.lookup(op);
+  return llvm::any_of(values, [&](Value v) {
+    return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      return position.lookup(user) > at;
+    });
+  });
+}
+
+LogicalResult StepLowering::lowerShardedCollective(Operation *op) {
+  bool gather = op->getName().getStringRef() == kAllGather;
+  Value part = gather ? op->getOperand(replica) : op->getResult(replica);
+  Value whole = gather ? op->getResult(replica) : op->getOperand(replica);
+  if (gather) {
+    // This replica's whole lies where its part is a range of it at the
+    // part's offset (the flattened parameter an update wrote a range of):
+    // the gather is in place. Elsewhere a new buffer.
+    int64_t offset = 0;
+    for (Value before : op->getOperands().take_front(replica))
+      offset += getNumElements(before);
+    auto range = buffer(part).getDefiningOp<exec::ViewOp>();
+    if (range && range.getOffset() == uint64_t(offset) &&
+        range.getSource().getType() == bufferType(whole))
+      shareBuffer(whole, range.getSource());
+    else
+      allocate(whole);
+  } else {
+    // The reduction runs in the whole (the gradient, dead after it unless
+    // read again: then in a copy); the part is the replica's own buffer,
+    // so the whole gradient's bytes are free once it is reduced.
+    if (isReadAfter(whole, op, position)) {
+      Value source = buffer(whole);
+      kernel(plan::Kernel::Copy, {source}, {allocate(whole)});
+    }
+    allocate(part);
+  }
   const SmallVector<Operation *> &bucket = analysis.bucketOf.lookup(op);
   SmallVector<Value> &members = bucketBuffers[bucket.front()];
   members.push_back(buffer(part));
   members.push_back(buffer(whole));
   if (bucket.back() != op)
     return success();
-  // One call for the bucket: parts, wholes, and every replica's part size.
+  // One call for the bucket: every replica's part size of each member.
   SmallVector<Value> parts, wholes;
   for (size_t i = 0; i < members.size(); i += 2) {
     parts.push_back(members[i]);
@@ -102,12 +130,18 @@ LogicalResult StepLowering::lowerAllGather(Operation *op) {
   }
   SmallVector<int64_t> sizes;
   for (Operation *member : bucket)
-    for (Value memberPart : member->getOperands())
+    for (Value memberPart :
+         gather ? ValueRange(member->getOperands()) : member->getResults())
       sizes.push_back(getNumElements(memberPart));
-  exec::KernelOp allGather =
-      kernel(plan::Kernel::AllGather, parts, wholes,
-             {attr("sizes", builder.getDenseI64ArrayAttr(sizes))});
-  allGather->setLoc(op->getLoc());
+  SmallVector<NamedAttribute> attrs = {
+      attr("sizes", builder.getDenseI64ArrayAttr(sizes))};
+  if (!gather)
+    if (auto reduction = op->getAttrOfType<StringAttr>("reduction"))
+      attrs.push_back(attr("op", reduction));
+  exec::KernelOp collective =
+      gather ? kernel(plan::Kernel::AllGather, parts, wholes, attrs)
+             : kernel(plan::Kernel::ReduceScatter, wholes, parts, attrs);
+  collective->setLoc(op->getLoc());
   return success();
 }
 
@@ -145,7 +179,7 @@ LogicalResult StepLowering::lowerDistOp(Operation *op) {
       allReduce->setAttr("op", reduction);
     return success();
   }
-  if (name == kAllGather)
-    return lowerAllGather(op);
+  if (name == kAllGather || name == kReduceScatter)
+    return lowerShardedCollective(op);
   return op->emitError() << "cannot be lowered to the plan yet";
 }

@@ -172,12 +172,12 @@ LogicalResult StepAnalysis::findBatchDims(func::FuncOp func) {
 }
 
 void StepAnalysis::groupBuckets(func::FuncOp func) {
-  // All-reduces and all-gathers bucket apart: one collective each.
+  // Each kind of collective buckets apart: one collective each.
   std::map<std::pair<StringRef, int64_t>, SmallVector<Operation *>> buckets;
   int64_t unbucketed = -1;
   func.walk([&](Operation *op) {
     StringRef name = op->getName().getStringRef();
-    if (name != kAllReduce && name != kAllGather)
+    if (name != kAllReduce && name != kAllGather && name != kReduceScatter)
       return;
     auto bucket = op->getAttrOfType<IntegerAttr>("bucket");
     buckets[{name, bucket ? bucket.getInt() : unbucketed--}].push_back(op);
@@ -417,7 +417,8 @@ void StepLowering::recordArenaHolds() {
         if ((isa<nn::SgdUpdateOp, nn::AdamWUpdateOp>(user) &&
              use.getOperandNumber() == 1) ||
             (user->getName().getStringRef() == kAllReduce &&
-             !user->hasAttr("dist.statistics")))
+             !user->hasAttr("dist.statistics")) ||
+            user->getName().getStringRef() == kReduceScatter)
           return "gradient";
       }
     Operation *def = buf.values.front().getDefiningOp();

@@ -11,7 +11,13 @@
 //  - the first later compute kernel that reads or writes a reduced buffer
 //    (or a view of one: buffers count by the buffer they view) waits for
 //    that event. The compute stream runs in order, so the kernels
-//    after it need not wait again.
+//    after it need not wait again;
+//  - a ReduceScatter's wholes (the gradients) die with it, and the arena
+//    may reuse their bytes once the compute stream has waited for it
+//    (BufferLiveness.h): the first compute kernel after the next
+//    collective waits for it, so the wholes of at most two buckets are
+//    alive at once and the backward pass of a bucket never waits for the
+//    reduction of the one before.
 //
 // Events are numbered per step from 0, in program order.
 //
@@ -50,6 +56,9 @@ LogicalResult scheduleStep(ex::StepOp step) {
   ex::KernelOp lastComputeKernel;
   // Buffers whose all-reduce no compute kernel has waited for yet.
   DenseMap<Value, int64_t> pendingReduction;
+  // ReduceScatters issued since the last collective, and those the next
+  // compute kernel fences (waits for), by their `reduced` event.
+  SmallVector<int64_t> scattering, fenced;
   int64_t numEvents = 0;
   for (auto kernel : step.getBody().front().getOps<ex::KernelOp>()) {
     if (plan::isCollectiveKernel(kernel.getKernel())) {
@@ -63,10 +72,15 @@ LogicalResult scheduleStep(ex::StepOp step) {
       for (ValueRange buffers : {kernel.getIns(), kernel.getOuts()})
         for (Value buffer : buffers)
           pendingReduction[ex::getRootBuffer(buffer)] = reduced;
+      llvm::append_range(fenced, scattering);
+      scattering.clear();
+      if (kernel.getKernel() == plan::Kernel::ReduceScatter)
+        scattering.push_back(reduced);
       continue;
     }
     // A view of a communicated buffer (a range of a gradient) waits too.
-    SmallVector<int64_t> waits;
+    SmallVector<int64_t> waits = std::move(fenced);
+    fenced.clear();
     for (ValueRange buffers : {kernel.getIns(), kernel.getOuts()})
       for (Value buffer : buffers)
         if (auto it = pendingReduction.find(ex::getRootBuffer(buffer));

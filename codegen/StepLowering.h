@@ -29,6 +29,7 @@ inline constexpr llvm::StringLiteral kReplicate = "dist.replicate";
 inline constexpr llvm::StringLiteral kAllReduce = "dist.all_reduce";
 inline constexpr llvm::StringLiteral kGather = "dist.gather";
 inline constexpr llvm::StringLiteral kAllGather = "dist.all_gather";
+inline constexpr llvm::StringLiteral kReduceScatter = "dist.reduce_scatter";
 inline constexpr llvm::StringLiteral kReplicaAttr = "dist.replica";
 
 inline bool isDistOp(mlir::Operation *op) {
@@ -158,8 +159,8 @@ private:
   /// Where this replica's range starts (elements) in the sharded state
   /// argument `arg`; none if the argument is not sharded.
   std::optional<int64_t> getShardOffset(mlir::BlockArgument arg) const;
-  /// The all-gathers of a bucket, lowered in one call.
-  mlir::LogicalResult lowerAllGather(mlir::Operation *op);
+  /// The all-gathers (reduce-scatters) of a bucket, lowered in one call.
+  mlir::LogicalResult lowerShardedCollective(mlir::Operation *op);
   /// The dist op at the boundary of the replicas.
   mlir::LogicalResult lowerDistOp(mlir::Operation *op);
 
@@ -171,8 +172,8 @@ private:
   const llvm::DenseMap<mlir::Operation *, int64_t> &position;
   int64_t replica;
   llvm::DenseMap<mlir::Value, mlir::Value> buffers;
-  /// The buffers of each bucket being collected, by its first member (an
-  /// all-gather's: its parts, then its wholes).
+  /// The buffers of each bucket being collected, by its first member (a
+  /// sharded collective's: part and whole of each member in turn).
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>>
       bucketBuffers;
   /// Arena buffers: the exec.arena op and the values living in it (views

@@ -32,6 +32,7 @@ struct BucketGradientsPass
     }
     bucketCollectives("dist.all_reduce");
     bucketCollectives("dist.all_gather");
+    bucketCollectives("dist.reduce_scatter");
   }
 
 private:
@@ -47,8 +48,8 @@ private:
       // back for a bucket to fill.
       if (op->hasAttr("dist.statistics"))
         return;
-      // The bytes one replica sends or receives: an all-reduce's operand,
-      // an all-gather's (whole) result.
+      // The bytes one replica sends or receives: an all-reduce's or a
+      // reduce-scatter's (whole) operand, an all-gather's (whole) result.
       auto type = cast<RankedTensorType>(name == "dist.all_gather"
                                              ? op->getResult(0).getType()
                                              : op->getOperand(0).getType());

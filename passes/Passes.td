@@ -166,9 +166,33 @@ def ShardOptimizerState : Pass<"dpc-shard-optimizer-state",
     all-reduced gradient (`nn.reshape` + `nn.split`), and returns its range
     of the state; a `dist.all_gather` of the updated ranges, reshaped,
     gives every replica the whole new parameter, which it returns as
-    before. The step gets `dist.shard = "optimizer"`. With one device, and
-    for parameters without state, nothing changes. The updates compute the
-    same values, bit for bit, as the replicated step.
+    before. The step gets `dist.shard = "optimizer"`. With one device
+    nothing changes, nor for parameters without state unless `stateless`
+    is set: then their updates are cut into ranges too (no state to
+    scatter), for dpc-shard-gradients to shard their gradients. The
+    updates compute the same values, bit for bit, as the replicated step.
+  }];
+  let dependentDialects = ["::dpc::dist::DistDialect",
+                           "::dpc::nn::NNDialect"];
+  let options = [
+    Option<"stateless", "stateless", "bool", /*default=*/"false",
+           "Also cut the updates of parameters without optimizer state">,
+  ];
+}
+
+def ShardGradients : Pass<"dpc-shard-gradients", "mlir::ModuleOp"> {
+  let summary = "ZeRO-2: each replica reduces and keeps only its range of "
+                "the gradients it updates";
+  let description = [{
+    On `@train_step` after dpc-shard-optimizer-state (over N > 1 devices):
+    a gradient `dist.all_reduce` of which each replica d reads only range d
+    (the `nn.split` of its flattening that the sharded update reads)
+    becomes a `dist.reduce_scatter` of the flattened gradients into those
+    ranges, so no replica holds the whole reduced gradient. Gradients read
+    otherwise (parameters without optimizer state, batch-norm statistics)
+    stay all-reduced. The step's `dist.shard` becomes "gradients". The
+    reduce-scatter sums every element as the all-reduce did: the step
+    computes the same bits.
   }];
   let dependentDialects = ["::dpc::dist::DistDialect",
                            "::dpc::nn::NNDialect"];
@@ -187,7 +211,8 @@ def BucketGradients : Pass<"dpc-bucket-gradients", "mlir::func::FuncOp"> {
     soon as its last gradient exists.
 
     The parameter `dist.all_gather`s of a sharded step (after the updates,
-    dpc-shard-optimizer-state) are bucketed the same way, in program order,
+    dpc-shard-optimizer-state) and its gradient `dist.reduce_scatter`s
+    (dpc-shard-gradients) are bucketed the same way, in program order,
     with bucket numbers of their own (a bucket holds one kind of
     collective).
   }];

@@ -27,9 +27,11 @@
 //
 // The gradient stays all-reduced here and is cut afterwards: ZeRO-2 folds
 // exactly that pattern (an all-reduce whose replica d only reads range d)
-// into a `dist.reduce_scatter`; ZeRO-3 moves the all-gather from after the
-// update to before each use. Parameters without state (SGD without
-// momentum) are left replicated.
+// into a `dist.reduce_scatter` (dpc-shard-gradients); ZeRO-3 moves the
+// all-gather from after the update to before each use. Parameters without
+// state (SGD without momentum) are left replicated, unless `stateless` asks
+// for their updates to be cut too (for dpc-shard-gradients to shard their
+// gradients).
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,8 +75,9 @@ struct ParameterUpdates {
 /// Rewrites one partitioned step; see the file comment.
 class StepSharder {
 public:
-  StepSharder(func::FuncOp step, int64_t numReplicas)
-      : step(step), numReplicas(numReplicas), b(step.getContext()) {}
+  StepSharder(func::FuncOp step, int64_t numReplicas, bool stateless)
+      : step(step), numReplicas(numReplicas), stateless(stateless),
+        b(step.getContext()) {}
 
   LogicalResult run();
 
@@ -99,6 +102,8 @@ private:
 
   func::FuncOp step;
   int64_t numReplicas;
+  /// Whether parameters without optimizer state are cut too.
+  bool stateless;
   OpBuilder b;
   llvm::MapVector<Operation *, ParameterUpdates> groups;
   /// New step results, by the values they replace.
@@ -111,7 +116,7 @@ LogicalResult StepSharder::collectUpdates() {
   WalkResult walk =
       step.walk([&](Operation *op) {
         OpOperand *param = dpc::getParamOperand(op);
-        if (!param || dpc::getStateOperands(op).empty())
+        if (!param || (dpc::getStateOperands(op).empty() && !stateless))
           return WalkResult::advance();
         auto replicate = param->get().getDefiningOp<dpc::dist::ReplicateOp>();
         auto replica =
@@ -303,7 +308,8 @@ struct ShardOptimizerStatePass
         return signalPassFailure();
       }
       // One device keeps the whole state: nothing to shard.
-      if (devices.size() > 1 && failed(StepSharder(step, devices.size()).run()))
+      if (devices.size() > 1 &&
+          failed(StepSharder(step, devices.size(), stateless).run()))
         return signalPassFailure();
     }
   }

@@ -56,10 +56,15 @@ void dpc::buildDistPhase(OpPassManager &pm, const PipelineOptions &pipeline) {
   pm.addPass(createPartitionDataParallel(options));
   // On the replicas the partition made, before the buckets, which group
   // the all-gathers it adds as they group the gradient all-reduces.
-  if (pipeline.shardOptimizer)
-    pm.addPass(createShardOptimizerState());
+  if (pipeline.shard >= ShardStage::Optimizer) {
+    ShardOptimizerStateOptions shard;
+    shard.stateless = pipeline.shard >= ShardStage::Gradients;
+    pm.addPass(createShardOptimizerState(shard));
+  }
+  if (pipeline.shard >= ShardStage::Gradients)
+    pm.addPass(createShardGradients());
   BucketGradientsOptions buckets;
-  buckets.bucketMb = pipeline.bucketMb;
+  buckets.bucketMb = pipeline.getBucketMb();
   pm.addNestedPass<func::FuncOp>(createBucketGradients(buckets));
 }
 
@@ -124,7 +129,7 @@ dpc::PipelineOptions dpc::CompilePipelineOptions::getPipelineOptions() const {
   pipeline.nesterov = nesterov;
   pipeline.weightDecay = weightDecay;
   pipeline.syncBn = syncBn;
-  pipeline.shardOptimizer = shard == ShardStage::Optimizer;
+  pipeline.shard = shard;
   pipeline.bucketMb = bucketMb;
   static constexpr const char *kPrecisions[] = {"f32", "bf16", "auto", "tf32"};
   static constexpr const char *kAlgorithms[] = {"direct", "winograd", "auto"};

@@ -34,6 +34,10 @@ class OpPassManager;
 
 namespace dpc {
 
+/// dpc compile's --shard: what each device keeps only its part of (the
+/// stages built so far; each includes the ones before).
+enum class ShardStage { None, Optimizer, Gradients };
+
 /// What the pipeline does to the imported model.
 struct PipelineOptions {
   int64_t batch = 0; // 0: leave the model's batch as it is
@@ -55,8 +59,17 @@ struct PipelineOptions {
   bool nesterov = false;
   double weightDecay = -1; // -1: the optimizer's default
   bool syncBn = false;
-  bool shardOptimizer = false; // --shard optimizer: ZeRO-1
-  double bucketMb = 25;
+  ShardStage shard = ShardStage::None; // --shard
+  /// The gradient buckets (MiB); 0: the default, getBucketMb().
+  double bucketMb = 0;
+  /// 25 MiB, as DDP; 4 with sharded gradients, whose buckets' whole
+  /// gradients and ranges are alive together (ResNet-18 with AdamW on 4
+  /// devices: 25 MiB buckets leave more gradient bytes than ZeRO-1).
+  double getBucketMb() const {
+    return bucketMb > 0                     ? bucketMb
+           : shard >= ShardStage::Gradients ? 4.0
+                                            : 25.0;
+  }
   bool layouts = true;    // --no-layouts clears it
   bool fusion = true;     // --no-fusion clears it
   bool shareCasts = true; // --no-share-casts clears it
@@ -74,7 +87,7 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
 void buildTrainPhase(mlir::OpPassManager &pm, const PipelineOptions &pipeline);
 
 /// The data-parallel partition over `pipeline.devices`, the optimizer-state
-/// sharding (`pipeline.shardOptimizer`) and the communication buckets: the
+/// and gradient sharding (`pipeline.shard`) and the communication buckets: the
 /// steps of `--emit=dist`, before rematerialization.
 void buildDistPhase(mlir::OpPassManager &pm, const PipelineOptions &pipeline);
 
@@ -91,8 +104,6 @@ enum class CompileStage { NN, Train, Dist, Exec };
 /// dpc compile's --precision and --conv-algorithm.
 enum class KernelPrecision { F32, BF16, Auto, TF32 };
 enum class ConvAlgorithm { Direct, Winograd, Auto };
-/// dpc compile's --shard (the stages built so far).
-enum class ShardStage { None, Optimizer };
 
 /// The options of the registered pipelines, named as dpc compile's flags
 /// (--remat=MODE as remat-segments and remat-budget; --no-fusion as
@@ -128,14 +139,19 @@ struct CompilePipelineOptions
   Option<ShardStage> shard{
       *this, "shard",
       llvm::cl::desc("what each device keeps only its part of: none "
-                     "(default) or optimizer"),
+                     "(default), optimizer or gradients"),
       llvm::cl::init(ShardStage::None),
-      llvm::cl::values(clEnumValN(ShardStage::None, "none", "nothing"),
-                       clEnumValN(ShardStage::Optimizer, "optimizer",
-                                  "the optimizer state (ZeRO-1)"))};
-  Option<double> bucketMb{*this, "bucket-mb",
-                          llvm::cl::desc("gradient all-reduce bucket (MiB)"),
-                          llvm::cl::init(25.0)};
+      llvm::cl::values(
+          clEnumValN(ShardStage::None, "none", "nothing"),
+          clEnumValN(ShardStage::Optimizer, "optimizer",
+                     "the optimizer state (ZeRO-1)"),
+          clEnumValN(ShardStage::Gradients, "gradients",
+                     "the optimizer state and the gradients (ZeRO-2)"))};
+  Option<double> bucketMb{
+      *this, "bucket-mb",
+      llvm::cl::desc("gradient bucket (MiB); 0: 25, or 4 with sharded "
+                     "gradients"),
+      llvm::cl::init(0.0)};
   Option<int64_t> rematSegments{
       *this, "remat-segments",
       llvm::cl::desc("--remat=segments=K: checkpoint K segments"),

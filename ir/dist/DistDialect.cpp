@@ -98,11 +98,12 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kShardAttrName) {
     auto stage = dyn_cast<StringAttr>(attr.getValue());
-    if (!stage || stage.getValue() != "optimizer" ||
+    if (!stage ||
+        (stage.getValue() != "optimizer" && stage.getValue() != "gradients") ||
         !op->hasAttr(kDevicesAttrName))
       return op->emitError() << "'" << name
-                             << "' must be \"optimizer\", on a partitioned "
-                                "step (with '"
+                             << "' must be \"optimizer\" or \"gradients\", "
+                                "on a partitioned step (with '"
                              << kDevicesAttrName << "')";
     return success();
   }

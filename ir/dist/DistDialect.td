@@ -43,7 +43,8 @@ def Dist_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kStatisticsAttrName =
         "dist.statistics";
     /// Step attribute: what the step shards across its replicas
-    /// ("optimizer": ZeRO-1, dpc-shard-optimizer-state); absent: nothing.
+    /// ("optimizer": ZeRO-1, dpc-shard-optimizer-state; "gradients": ZeRO-2,
+    /// dpc-shard-gradients after it); absent: nothing.
     static constexpr ::llvm::StringLiteral kShardAttrName = "dist.shard";
   }];
 }

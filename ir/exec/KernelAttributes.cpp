@@ -256,6 +256,14 @@ plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
     attrs.Set(std::move(allGather));
     break;
   }
+  case plan::KernelAttrs::ReduceScatterAttrs: {
+    plan::ReduceScatterAttrsT reduceScatter;
+    if (FailureOr<plan::ReduceOp> op = r.reduction("op"); succeeded(op))
+      reduceScatter.op = *op;
+    reduceScatter.sizes = r.list("sizes");
+    attrs.Set(std::move(reduceScatter));
+    break;
+  }
   }
   return attrs;
 }

@@ -87,49 +87,81 @@ AdamWParams getAdamWParams(const KernelCall &call) {
   return p;
 }
 
-ReduceOp getAllReduceOp(const KernelCall &call) {
-  size_t count = call.operands.size();
-  if (count == 0)
-    fail("has no operands");
-  for (size_t i = 0; i < count; ++i) {
-    const TensorArg &arg = call.operand(i);
-    if (!arg.present)
-      fail(operandName(call.kernel, i) + " is missing");
-    if (arg.dtype != DType::F32 && arg.dtype != DType::F64 &&
-        arg.dtype != DType::I32 && arg.dtype != DType::I64)
-      fail(operandName(call.kernel, i) + " is " + EnumNameDType(arg.dtype) +
-           ", expected F32, F64, I32 or I64");
-    if (arg.getNumElements() < 0)
-      fail(operandName(call.kernel, i) + " has invalid dims " +
-           formatDims(arg.dims));
-  }
-  const AllReduceAttrs *attrs =
-      call.instruction ? call.instruction->attrs_as_AllReduceAttrs() : nullptr;
-  ReduceOp op = attrs ? attrs->op() : ReduceOp::Sum;
+namespace {
+
+/// Fails unless `arg`, operand or result `name` of a reduction, is present
+/// with valid dims and a dtype the communicators reduce.
+void checkReducible(const TensorArg &arg, const Name &name) {
+  if (!arg.present)
+    fail(name + " is missing");
+  if (arg.dtype != DType::F32 && arg.dtype != DType::F64 &&
+      arg.dtype != DType::I32 && arg.dtype != DType::I64)
+    fail(name + " is " + EnumNameDType(arg.dtype) +
+         ", expected F32, F64, I32 or I64");
+  if (arg.getNumElements() < 0)
+    fail(name + " has invalid dims " + formatDims(arg.dims));
+}
+
+ReduceOp checkReduceOp(ReduceOp op) {
   if (op != ReduceOp::Sum && op != ReduceOp::Mean && op != ReduceOp::Max)
     fail("unknown reduce op " + std::to_string(static_cast<int>(op)));
   return op;
 }
 
-std::vector<std::vector<int64_t>> getAllGatherSizes(const KernelCall &call) {
+} // namespace
+
+ReduceOp getAllReduceOp(const KernelCall &call) {
+  size_t count = call.operands.size();
+  if (count == 0)
+    fail("has no operands");
+  for (size_t i = 0; i < count; ++i)
+    checkReducible(call.operand(i), operandName(call.kernel, i));
+  const AllReduceAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_AllReduceAttrs() : nullptr;
+  return checkReduceOp(attrs ? attrs->op() : ReduceOp::Sum);
+}
+
+ReduceOp getReduceScatterOp(const KernelCall &call) {
+  const ReduceScatterAttrs *attrs =
+      call.instruction ? call.instruction->attrs_as_ReduceScatterAttrs()
+                       : nullptr;
+  return checkReduceOp(attrs ? attrs->op() : ReduceOp::Sum);
+}
+
+std::vector<std::vector<int64_t>> getShardSizes(const KernelCall &call) {
+  // AllGather reads parts and writes wholes; ReduceScatter the reverse.
+  bool gather = call.kernel == Kernel::AllGather;
   size_t count = call.operands.size();
   if (count == 0 || call.results.size() != count)
-    fail("has " + std::to_string(count) + " parts and " +
-         std::to_string(call.results.size()) + " wholes, expected one each");
-  const AllGatherAttrs *attrs =
-      call.instruction ? call.instruction->attrs_as_AllGatherAttrs() : nullptr;
-  std::vector<int64_t> all = args::attrList(attrs ? attrs->sizes() : nullptr);
+    fail("has " + std::to_string(count) + " operands and " +
+         std::to_string(call.results.size()) +
+         " results, expected one whole per part");
+  const flatbuffers::Vector<int64_t> *listed = nullptr;
+  if (const Instruction *instruction = call.instruction) {
+    if (gather) {
+      if (const AllGatherAttrs *attrs = instruction->attrs_as_AllGatherAttrs())
+        listed = attrs->sizes();
+    } else if (const ReduceScatterAttrs *attrs =
+                   instruction->attrs_as_ReduceScatterAttrs()) {
+      listed = attrs->sizes();
+    }
+  }
+  std::vector<int64_t> all = args::attrList(listed);
   if (all.empty() || all.size() % count != 0)
     fail("lists " + std::to_string(all.size()) + " sizes for " +
          std::to_string(count) + " parts: expected one per rank for each");
   size_t ranks = all.size() / count;
   std::vector<std::vector<int64_t>> sizes;
   for (size_t k = 0; k < count; ++k) {
-    const TensorArg &part = call.operand(k), &whole = call.result(k);
+    const TensorArg &part = gather ? call.operand(k) : call.result(k);
+    const TensorArg &whole = gather ? call.result(k) : call.operand(k);
     if (!part.present || !whole.present)
-      fail(operandName(call.kernel, k) + " or its whole is missing");
+      fail(operandName(call.kernel, k) + " or its " +
+           (gather ? "whole" : "part") + " is missing");
+    if (!gather)
+      checkReducible(whole, operandName(call.kernel, k));
     if (part.dtype != whole.dtype)
-      fail(operandName(call.kernel, k) + " is " + EnumNameDType(part.dtype) +
+      fail("part " + std::to_string(k) + " is " + EnumNameDType(part.dtype) +
            ", its whole " + EnumNameDType(whole.dtype));
     std::vector<int64_t> &mine = sizes.emplace_back(
         all.begin() + k * ranks, all.begin() + (k + 1) * ranks);

@@ -39,10 +39,13 @@ double getFillValue(const KernelCall &call);
 /// AllReduce: every operand present and of a reducible dtype; the op
 /// (Sum without attributes).
 ReduceOp getAllReduceOp(const KernelCall &call);
-/// AllGather: one present whole per part, of its dtype; for each, the
-/// element count of every rank's part (AllGatherAttrs), summing to the
-/// whole's. The number of ranks is sizes.size() / parts.
-std::vector<std::vector<int64_t>> getAllGatherSizes(const KernelCall &call);
+/// AllGather and ReduceScatter: one present whole per part, of its dtype
+/// (a reducible one for ReduceScatter); for each, the element count of
+/// every rank's part (the attributes' sizes), summing to the whole's. The
+/// number of ranks is sizes.size() / parts.
+std::vector<std::vector<int64_t>> getShardSizes(const KernelCall &call);
+/// ReduceScatter's reduction (Sum without attributes).
+ReduceOp getReduceScatterOp(const KernelCall &call);
 
 namespace args {
 

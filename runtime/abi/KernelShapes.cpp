@@ -43,7 +43,7 @@ void checkReduceBackward(const KernelCall &call) {
 }
 void checkOptimizer(const KernelCall &call) { getOptimizerSize(call); }
 void checkAllReduce(const KernelCall &call) { getAllReduceOp(call); }
-void checkAllGather(const KernelCall &call) { getAllGatherSizes(call); }
+void checkSharded(const KernelCall &call) { getShardSizes(call); }
 } // namespace
 
 void checkKernelCall(const KernelCall &call) {

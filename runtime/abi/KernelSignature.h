@@ -74,7 +74,8 @@ std::string describeResult(Kernel kernel, size_t i);
 /// True for the kernels that update parameters (they advance the plan's
 /// optimizer step count).
 bool isOptimizerKernel(Kernel kernel);
-/// True for the kernels every replica joins (AllReduce, AllGather).
+/// True for the kernels every replica joins (AllReduce, AllGather,
+/// ReduceScatter).
 bool isCollectiveKernel(Kernel kernel);
 
 } // namespace dpc::plan

@@ -6,6 +6,7 @@
 
 #include "runtime/abi/KernelShapes.h"
 #include "runtime/comm/Communicator.h"
+#include "runtime/comm/ShardedCall.h"
 #include "runtime/cpu/CpuKernelEntries.h"
 
 #include <stdexcept>
@@ -27,24 +28,14 @@ void runAllReduce(KernelContext &, const KernelCall &call) {
 }
 
 void runAllGather(KernelContext &, const KernelCall &call) {
-  if (!call.communicator)
-    throw std::runtime_error("AllGather has no communicator");
-  std::vector<std::vector<int64_t>> sizes = plan::getAllGatherSizes(call);
-  int rank = call.communicator->getRank();
-  std::vector<comm::ShardedBuffer> buffers;
-  for (size_t k = 0; k < sizes.size(); ++k) {
-    // The compiler's sizes are for this world, and this rank's part.
-    if (sizes[k].size() != size_t(call.communicator->getWorldSize()) ||
-        sizes[k][rank] != call.operand(k).getNumElements())
-      throw std::runtime_error(
-          "AllGather: part " + std::to_string(k) + " of " +
-          std::to_string(call.operand(k).getNumElements()) +
-          " elements is not rank " + std::to_string(rank) + "'s of " +
-          plan::formatDims(sizes[k]));
-    buffers.push_back({call.result(k).data, call.operand(k).data,
-                       std::move(sizes[k]), call.operand(k).dtype});
-  }
+  std::vector<comm::ShardedBuffer> buffers = comm::getShardedBuffers(call);
   call.communicator->allGather(buffers);
+}
+
+void runReduceScatter(KernelContext &, const KernelCall &call) {
+  plan::ReduceOp op = plan::getReduceScatterOp(call);
+  std::vector<comm::ShardedBuffer> buffers = comm::getShardedBuffers(call);
+  call.communicator->reduceScatter(buffers, op);
 }
 
 } // namespace dpc::rt::cpu

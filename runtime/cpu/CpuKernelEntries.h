@@ -148,6 +148,7 @@ void runEmbeddingBackward(Context &, const KernelCall &);
 // CpuCollectives.cpp: calls every replica joins.
 void runAllReduce(Context &, const KernelCall &);
 void runAllGather(Context &, const KernelCall &);
+void runReduceScatter(Context &, const KernelCall &);
 
 } // namespace dpc::rt::cpu
 

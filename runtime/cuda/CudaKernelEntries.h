@@ -170,6 +170,7 @@ void runEmbeddingBackward(StreamContext &, const KernelCall &);
 // CudaCollectives.cpp: calls every replica joins (NCCL).
 void runAllReduce(StreamContext &, const KernelCall &);
 void runAllGather(StreamContext &, const KernelCall &);
+void runReduceScatter(StreamContext &, const KernelCall &);
 
 } // namespace dpc::cuda::entries
 

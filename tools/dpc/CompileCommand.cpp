@@ -21,6 +21,7 @@
 #include "tools/dpc/CompileFlags.h"
 #include "tools/dpc/Inspect.h"
 #include "tools/dpc/LossFlags.h"
+#include "tools/dpc/MemoryBudget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -338,13 +339,19 @@ getCompilePipeline(const dpc::RematerializeOptions &rematOptions) {
   pipeline.rematerializes =
       pipeline.partitions || (emitStage == Stage::Train && remat != "none");
   pipeline.remat = rematOptions;
-  if (shard != "none" && shard != "optimizer")
-    return fail(modelPath,
-                "--shard " + shard + ": expected none or optimizer" +
-                    (shard == "gradients" || shard == "parameters"
-                         ? " (" + shard + " sharding is not built yet)"
-                         : ""));
-  pipeline.shardOptimizer = shard == "optimizer";
+  // 0 stands for the default (PipelineOptions::getBucketMb).
+  if (bucketMb.getNumOccurrences() && !(bucketMb > 0))
+    return fail(modelPath, "--bucket-mb must be > 0 (MiB)");
+  if (shard == "none" || shard == "optimizer" || shard == "gradients")
+    pipeline.shard = shard == "none"        ? ShardStage::None
+                     : shard == "optimizer" ? ShardStage::Optimizer
+                                            : ShardStage::Gradients;
+  else
+    return fail(modelPath, "--shard " + shard +
+                               ": expected none, optimizer or gradients" +
+                               (shard == "parameters"
+                                    ? " (parameter sharding is not built yet)"
+                                    : ""));
   pipeline.precision = precision;
   pipeline.costs = precisionCosts;
   pipeline.convAlgorithm = convAlgorithm;
@@ -404,7 +411,18 @@ int runCompile() {
   if (int status = checkCompileFlags(rematOptions))
     return status;
   std::optional<PipelineOptions> pipeline = getCompilePipeline(rematOptions);
-  return pipeline ? compileAndWrite(*pipeline) : 1;
+  if (!pipeline)
+    return 1;
+  if (memoryBudget.getNumOccurrences()) {
+    if (!pipeline->lowers)
+      return reportError(modelPath, "--memory-budget needs the planned steps: "
+                                    "a plan or --emit=exec");
+    FailureOr<PipelineOptions> chosen = chooseUnderBudget(*pipeline);
+    if (failed(chosen))
+      return 1;
+    pipeline = *chosen;
+  }
+  return compileAndWrite(*pipeline);
 }
 
 } // namespace dpc::cli

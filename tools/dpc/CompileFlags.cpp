@@ -65,16 +65,25 @@ cl::opt<int64_t> gradAccum(
 cl::opt<double>
     bucketMb("bucket-mb",
              cl::desc("gradient all-reduce bucket size in MiB, after a "
-                      "first of 1 MiB (default 25)"),
-             cl::init(25.0), cl::value_desc("MIB"), cl::sub(compileCommand),
+                      "first of 1 MiB (default 25; 4 with --shard "
+                      "gradients)"),
+             cl::init(0.0), cl::value_desc("MIB"), cl::sub(compileCommand),
              cl::cat(parallelOptions));
 
 cl::opt<std::string>
     shard("shard",
-          cl::desc("what each device keeps only its part of: none (default) "
-                   "or optimizer (the optimizer state, ZeRO-1)"),
+          cl::desc("what each device keeps only its part of: none (default), "
+                   "optimizer (the optimizer state, ZeRO-1) or gradients "
+                   "(and the gradients, ZeRO-2)"),
           cl::init("none"), cl::value_desc("STAGE"), cl::sub(compileCommand),
           cl::cat(memoryOptions));
+cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("the planned peak each device may reach (one size for all, or "
+             "one per device): the least sharding that fits, unless --shard "
+             "forces one"),
+    cl::value_desc("SIZE[,SIZE...]"), cl::sub(compileCommand),
+    cl::cat(memoryOptions));
 cl::opt<std::string>
     remat("remat",
           cl::desc("recompute activations: none (default), auto, budget=SIZE "

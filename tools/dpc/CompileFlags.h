@@ -38,6 +38,7 @@ extern cl::opt<bool> syncBn;
 extern cl::opt<int64_t> gradAccum;
 extern cl::opt<double> bucketMb;
 extern cl::opt<std::string> shard;
+extern cl::opt<std::string> memoryBudget;
 extern cl::opt<std::string> remat;
 extern cl::opt<bool> noFusion;
 extern cl::opt<bool> noShareCasts;

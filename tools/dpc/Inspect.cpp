@@ -30,14 +30,20 @@ using namespace dpc;
 
 namespace {
 
+/// ", N <kind> bucket(s): <MiB> ...", nothing for none.
+void printBuckets(const char *kind, const std::vector<int64_t> &bytes);
+/// The comma-separated numbers of a JSON list.
+void printJsonList(const std::vector<int64_t> &values);
+
 struct StepSummary {
   std::string name;
   int64_t batch = 0;
   int64_t arenaBytes = 0;
   int64_t instructions = 0;
   int64_t streams = 0;
-  std::vector<int64_t> bucketBytes; // one per AllReduce, in order
-  std::vector<int64_t> gatherBytes; // one per AllGather: its wholes
+  std::vector<int64_t> bucketBytes;  // one per AllReduce, in order
+  std::vector<int64_t> gatherBytes;  // one per AllGather: its wholes
+  std::vector<int64_t> scatterBytes; // one per ReduceScatter: its wholes
   /// Layout changes the plan makes (Reorder kernels) and the tensors it
   /// keeps in a blocked layout.
   int64_t reorders = 0;
@@ -113,14 +119,23 @@ std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
               instruction->algorithm() &&
               instruction->algorithm()->string_view() == "winograd";
         }
-        bool gather = instruction->kernel() == plan::Kernel::AllGather;
-        if (instruction->kernel() != plan::Kernel::AllReduce && !gather)
+        // A collective's bytes are those of its wholes.
+        std::vector<int64_t> *buckets =
+            instruction->kernel() == plan::Kernel::AllReduce
+                ? &summary.bucketBytes
+            : instruction->kernel() == plan::Kernel::AllGather
+                ? &summary.gatherBytes
+            : instruction->kernel() == plan::Kernel::ReduceScatter
+                ? &summary.scatterBytes
+                : nullptr;
+        if (!buckets)
           continue;
         int64_t bytes = 0;
-        for (int32_t t :
-             gather ? *instruction->results() : *instruction->operands())
+        for (int32_t t : instruction->kernel() == plan::Kernel::AllGather
+                             ? *instruction->results()
+                             : *instruction->operands())
           bytes += tensorBytes(*step->tensors()->Get(t), summary.batch);
-        (gather ? summary.gatherBytes : summary.bucketBytes).push_back(bytes);
+        buckets->push_back(bytes);
       }
     }
     devices.at(step->device()).steps.push_back(summary);
@@ -132,6 +147,19 @@ std::string megabytes(int64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.2f MiB", bytes / 1048576.0);
   return text;
+}
+
+void printBuckets(const char *kind, const std::vector<int64_t> &bytes) {
+  if (bytes.empty())
+    return;
+  std::printf(", %zu %s bucket(s):", bytes.size(), kind);
+  for (int64_t b : bytes)
+    std::printf(" %s", megabytes(b).c_str());
+}
+
+void printJsonList(const std::vector<int64_t> &values) {
+  for (size_t i = 0; i < values.size(); ++i)
+    std::printf("%s%lld", i ? ", " : "", static_cast<long long>(values[i]));
 }
 
 /// The peak of one device, by kind, and what is alive there.
@@ -203,16 +231,9 @@ void printText(const plan::LoadedPlan &loaded,
         std::printf(", Winograd in %lld of %lld convolution calls",
                     static_cast<long long>(step.winogradKernels),
                     static_cast<long long>(step.convolutionKernels));
-      if (!step.bucketBytes.empty()) {
-        std::printf(", %zu all-reduce bucket(s):", step.bucketBytes.size());
-        for (int64_t bytes : step.bucketBytes)
-          std::printf(" %s", megabytes(bytes).c_str());
-      }
-      if (!step.gatherBytes.empty()) {
-        std::printf(", %zu all-gather bucket(s):", step.gatherBytes.size());
-        for (int64_t bytes : step.gatherBytes)
-          std::printf(" %s", megabytes(bytes).c_str());
-      }
+      printBuckets("all-reduce", step.bucketBytes);
+      printBuckets("reduce-scatter", step.scatterBytes);
+      printBuckets("all-gather", step.gatherBytes);
       std::printf(", %lld reorder(s), %lld blocked tensor(s)\n",
                   static_cast<long long>(step.reorders),
                   static_cast<long long>(step.blockedTensors));
@@ -279,13 +300,11 @@ void printJson(const plan::LoadedPlan &loaded,
                   static_cast<long long>(step.tf32Kernels),
                   static_cast<long long>(step.sharedCasts),
                   static_cast<long long>(step.winogradKernels));
-      for (size_t b = 0; b < step.bucketBytes.size(); ++b)
-        std::printf("%s%lld", b ? ", " : "",
-                    static_cast<long long>(step.bucketBytes[b]));
+      printJsonList(step.bucketBytes);
       std::printf("], \"gather_bytes\": [");
-      for (size_t b = 0; b < step.gatherBytes.size(); ++b)
-        std::printf("%s%lld", b ? ", " : "",
-                    static_cast<long long>(step.gatherBytes[b]));
+      printJsonList(step.gatherBytes);
+      std::printf("], \"scatter_bytes\": [");
+      printJsonList(step.scatterBytes);
       std::printf("], \"reorders\": %lld, \"blocked_tensors\": %lld}",
                   static_cast<long long>(step.reorders),
                   static_cast<long long>(step.blockedTensors));
@@ -313,6 +332,37 @@ int dpc::printMemoryReport(const std::vector<uint8_t> &planBytes,
   }
   return 0;
 }
+
+std::vector<dpc::DevicePeak>
+dpc::getDevicePeaks(const std::vector<uint8_t> &planBytes) {
+  std::vector<DevicePeak> peaks;
+  try {
+    auto loaded = plan::LoadedPlan::fromBytes(planBytes, "the plan");
+    for (const plan::DeviceMemory &memory :
+         plan::summarizeMemory(loaded->get())) {
+      DevicePeak &peak = peaks.emplace_back();
+      peak.device = memory.name;
+      peak.bytes = memory.peakBytes();
+      std::pair<const char *, int64_t> kinds[] = {
+          {"parameters", memory.parameterBytes},
+          {"buffers", memory.bufferBytes},
+          {"optimizer state", memory.optimizerBytes},
+          {"gradients", memory.gradientBytes},
+          {"activations", memory.activationBytes},
+          {"workspace", memory.workspaceBytes}};
+      for (auto [kind, bytes] : kinds)
+        if (bytes > peak.largestBytes) {
+          peak.largestKind = kind;
+          peak.largestBytes = bytes;
+        }
+    }
+  } catch (const std::exception &) {
+    return {};
+  }
+  return peaks;
+}
+
+std::string dpc::formatBytes(int64_t bytes) { return plan::formatBytes(bytes); }
 
 std::string dpc::checkPlanLoads(const std::vector<uint8_t> &planBytes,
                                 const std::string &name) {

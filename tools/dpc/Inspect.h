@@ -17,6 +17,18 @@ int inspectCommand(int argc, char **argv);
 /// it. Returns the exit code.
 int printMemoryReport(const std::vector<uint8_t> &planBytes,
                       const std::string &name, std::FILE *out);
+/// One device's planned peak in a plan, and the kind of memory that holds
+/// the most of it (as `dpc inspect` names the kinds).
+struct DevicePeak {
+  std::string device;
+  int64_t bytes = 0;
+  std::string largestKind;
+  int64_t largestBytes = 0;
+};
+/// Every device's peak in the plan `planBytes`; empty if it does not load.
+std::vector<DevicePeak> getDevicePeaks(const std::vector<uint8_t> &planBytes);
+/// "1.50 GiB", "300.00 MiB".
+std::string formatBytes(int64_t bytes);
 /// What the runtime's loader says of the plan `planBytes` (`name` stands
 /// for it): "" if it loads, else its one line. `dpc compile` checks every
 /// plan so before writing it.
