@@ -23,8 +23,10 @@
 
 #include "runtime/abi/KernelCall.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <new>
@@ -141,6 +143,33 @@ public:
   }
   /// Enqueues `graph` on `origin`, the streams[0] it was recorded from.
   virtual void replay(StepGraph & /*graph*/, Stream & /*origin*/) {}
+
+  /// The bytes DeviceBuffers hold on the device (OnDevice) and in its host
+  /// memory (OnHost), now and at most since the device was made: what the
+  /// runtime allocates, to set beside the plan's prediction.
+  struct MemoryUse {
+    int64_t deviceBytes = 0, devicePeakBytes = 0;
+    int64_t hostBytes = 0, hostPeakBytes = 0;
+  };
+  MemoryUse getMemoryUse() const {
+    return {deviceBytes.load(), devicePeakBytes.load(), hostBytes.load(),
+            hostPeakBytes.load()};
+  }
+  /// DeviceBuffer's accounting of what it holds.
+  void noteAllocated(int64_t bytes, bool onHost) {
+    std::atomic<int64_t> &live = onHost ? hostBytes : deviceBytes;
+    std::atomic<int64_t> &peak = onHost ? hostPeakBytes : devicePeakBytes;
+    int64_t now = live += bytes, seen = peak.load();
+    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+    }
+  }
+  void noteReleased(int64_t bytes, bool onHost) {
+    (onHost ? hostBytes : deviceBytes) -= bytes;
+  }
+
+private:
+  std::atomic<int64_t> deviceBytes{0}, devicePeakBytes{0};
+  std::atomic<int64_t> hostBytes{0}, hostPeakBytes{0};
 };
 
 /// Device memory (or the device's host memory) owned by one object.
@@ -152,7 +181,10 @@ public:
       : device(&device), bytes(bytes), kind(kind),
         pointer(!bytes           ? nullptr
                 : kind == OnHost ? device.allocateHost(bytes)
-                                 : device.allocate(bytes)) {}
+                                 : device.allocate(bytes)) {
+    if (pointer)
+      device.noteAllocated(int64_t(bytes), kind == OnHost);
+  }
   DeviceBuffer(DeviceBuffer &&other) noexcept { *this = std::move(other); }
   DeviceBuffer &operator=(DeviceBuffer &&other) noexcept {
     std::swap(device, other.device);
@@ -162,6 +194,8 @@ public:
     return *this;
   }
   ~DeviceBuffer() {
+    if (pointer)
+      device->noteReleased(int64_t(bytes), kind == OnHost);
     if (pointer && kind == OnHost)
       device->deallocateHost(pointer);
     else if (pointer)

@@ -295,4 +295,10 @@ std::vector<std::string> Executor::getRunTimeChoices(int device) const {
              : std::vector<std::string>();
 }
 
+std::optional<Device::MemoryUse> Executor::getMemoryUse(int device) const {
+  if (!replicas->devices.at(device))
+    return std::nullopt;
+  return replicas->devices[device]->getMemoryUse();
+}
+
 } // namespace dpc::rt

@@ -79,6 +79,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -266,6 +267,9 @@ public:
   void setTracer(Tracer *newTracer);
   /// Device `device`'s Device::getRunTimeChoices (none for another rank's).
   std::vector<std::string> getRunTimeChoices(int device) const;
+  /// What device `device` holds in DeviceBuffers, now and at most (none for
+  /// another rank's): the measured side of the plan's memory prediction.
+  std::optional<Device::MemoryUse> getMemoryUse(int device) const;
 
 private:
   std::shared_ptr<const plan::LoadedPlan> plan;

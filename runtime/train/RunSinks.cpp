@@ -3,11 +3,14 @@
 #include "runtime/train/RunSinks.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/Trace.h"
+#include "runtime/plan/PlanMemory.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/RunOptions.h"
 #include "runtime/train/Trainer.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 namespace dpc::train {
@@ -27,8 +30,9 @@ void writeTextFile(const std::string &path, const std::string &text) {
 } // namespace
 
 MetricsSink::MetricsSink(const std::string &metricsPath, std::string plotPath,
-                         const std::vector<EpochMetrics> &history)
-    : plotPath(std::move(plotPath)) {
+                         const std::vector<EpochMetrics> &history,
+                         const rt::Executor *executor)
+    : plotPath(std::move(plotPath)), executor(executor) {
   if (metricsPath.empty())
     return;
   std::string error;
@@ -38,10 +42,44 @@ MetricsSink::MetricsSink(const std::string &metricsPath, std::string plotPath,
     append(m);
 }
 
-void MetricsSink::append(const EpochMetrics &epoch) {
+void MetricsSink::append(const EpochMetrics &epoch, const std::string &more) {
+  std::string line = toJsonLine(epoch);
+  line.insert(line.size() - 1, more); // before the closing brace
   std::string error;
-  if (!metrics.append(toJsonLine(epoch) + "\n", error))
+  if (!metrics.append(line + "\n", error))
     fail(error);
+}
+
+namespace {
+/// The process's peak resident set (VmHWM), in bytes; 0 where unknown.
+int64_t getPeakResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0)
+      return std::atoll(line.c_str() + 6) * 1024; // "VmHWM:  1234 kB"
+  return 0;
+}
+} // namespace
+
+std::string memoryFields(const rt::Executor &executor) {
+  std::vector<plan::DeviceMemory> planned =
+      plan::summarizeMemory(executor.getPlan().get());
+  std::ostringstream os;
+  os << ", \"memory\": [";
+  bool first = true;
+  for (size_t d = 0; d < planned.size(); ++d) {
+    std::optional<rt::Device::MemoryUse> use = executor.getMemoryUse(int(d));
+    if (!use)
+      continue;
+    os << (first ? "" : ", ") << "{\"device\": \"" << planned[d].name
+       << "\", \"planned_bytes\": " << planned[d].requiredBytes()
+       << ", \"allocated_peak_bytes\": " << use->devicePeakBytes
+       << ", \"host_peak_bytes\": " << use->hostPeakBytes << "}";
+    first = false;
+  }
+  os << "], \"peak_rss_bytes\": " << getPeakResidentBytes();
+  return os.str();
 }
 
 void MetricsSink::record(const EpochMetrics &epoch,
@@ -51,7 +89,7 @@ void MetricsSink::record(const EpochMetrics &epoch,
   if (!complete)
     shown.push_back(epoch);
   if (metrics.isOpen())
-    append(epoch);
+    append(epoch, executor ? memoryFields(*executor) : "");
   if (!plotPath.empty())
     writeTextFile(plotPath, renderSvgPlot(shown, totalEpochs));
 }
@@ -142,7 +180,8 @@ RunSinks::RunSinks(const RunOptions &options, const RunOptions &local,
                    bool leader, rt::Executor &executor,
                    const TrainingState &state, std::ostream &out,
                    bool interactive)
-    : out(out), metrics(local.metricsPath, local.plotPath, state.history),
+    : out(out),
+      metrics(local.metricsPath, local.plotPath, state.history, &executor),
       trace(local.tracePath, executor, out, local.quiet),
       progress(out, interactive, local.quiet),
       checkpoints(options, leader, state) {}

@@ -40,8 +40,10 @@ class MetricsSink {
 public:
   /// Opens (creates or truncates) `metricsPath` unless it is empty and
   /// writes `history`, a resumed run's epochs, to it.
+  /// Each epoch's line also gives `executor`'s memory (memoryFields).
   MetricsSink(const std::string &metricsPath, std::string plotPath,
-              const std::vector<EpochMetrics> &history);
+              const std::vector<EpochMetrics> &history,
+              const rt::Executor *executor = nullptr);
   /// After an epoch: appends `epoch` to the metrics file and redraws the
   /// plot of `history` (the complete epochs, `epoch` among them when
   /// `complete`), then `epoch` if it is not, on an axis of `totalEpochs`.
@@ -50,11 +52,20 @@ public:
               int64_t totalEpochs);
 
 private:
-  void append(const EpochMetrics &epoch);
+  void append(const EpochMetrics &epoch, const std::string &more = "");
 
   io::AppendFile metrics;
   std::string plotPath;
+  const rt::Executor *executor;
 };
+
+/// `, "memory": [...], "peak_rss_bytes": N`: for each device this process
+/// drives, the plan's prediction (`planned_bytes`: its peak and its
+/// inputs, as `dpc inspect` reads them) beside what the runtime allocated
+/// there at most (`allocated_peak_bytes`, and `host_peak_bytes` of a GPU's
+/// page-locked host memory), and the process's peak resident memory
+/// (VmHWM: everything else too, the data set included; 0 where unknown).
+std::string memoryFields(const rt::Executor &executor);
 
 /// --trace: the first kTracedSteps train steps, as a Chrome trace, and a
 /// line on how much of the communication they hid behind compute.

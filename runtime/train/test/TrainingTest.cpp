@@ -85,7 +85,9 @@ TEST(TrainingTest, LearnsTheBandsWithAShortLastBatch) {
     for (const char *key :
          {"\"epoch\": ", "\"train_loss\": ", "\"train_acc\": ",
           "\"test_acc\": ", "\"epoch_seconds\": ", "\"images_per_second\": ",
-          "\"lr\": 0.1}"})
+          "\"lr\": 0.1, \"memory\": [{\"device\": \"cpu:0\", "
+          "\"planned_bytes\": ",
+          "\"allocated_peak_bytes\": ", "\"peak_rss_bytes\": "})
       EXPECT_NE(line.find(key), std::string::npos) << line;
   }
   EXPECT_EQ(lines, 3);

@@ -3,6 +3,7 @@
 
 Usage: check_metrics.py METRICS.jsonl [--epochs N] [--loss-decreases]
                         [--min-test-acc A] [--same-as OTHER.jsonl --rtol R]
+                        [--memory-within F]
 Prints one line per check; exits 1 if any fails.
 """
 import argparse
@@ -22,6 +23,9 @@ def main():
     parser.add_argument("--same-as", help="another run's metrics: the losses "
                         "and accuracies must agree to --rtol")
     parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--memory-within", type=float,
+                        help="each device's allocated peak within this "
+                        "fraction of the plan's prediction, every epoch")
     args = parser.parse_args()
     records = [json.loads(line) for line in open(args.metrics)]
     failures = []
@@ -56,6 +60,22 @@ def main():
                     failures.append(f"epoch {mine['epoch']} {key}: {a} vs {b}")
         if len(records) != len(others):
             failures.append(f"{len(records)} epochs vs {len(others)}")
+    if args.memory_within is not None:
+        for record in records:
+            devices = record.get("memory", [])
+            if not devices:
+                failures.append(f"epoch {record['epoch']} has no memory")
+            for device in devices:
+                planned = device["planned_bytes"]
+                measured = device["allocated_peak_bytes"]
+                if abs(measured - planned) > args.memory_within * planned:
+                    failures.append(
+                        f"epoch {record['epoch']} {device['device']}: "
+                        f"allocated {measured} bytes, planned {planned}")
+        if records and records[-1].get("memory"):
+            print("memory: " + ", ".join(
+                f"{d['device']} planned {d['planned_bytes']} allocated "
+                f"{d['allocated_peak_bytes']}" for d in records[-1]["memory"]))
     print(f"epochs {len(records)}, train loss {losses}, "
           f"final test accuracy {final}")
     for failure in failures:
