@@ -295,6 +295,31 @@ std::vector<std::string> Executor::getRunTimeChoices(int device) const {
              : std::vector<std::string>();
 }
 
+void Executor::gatherShard(size_t index, void *whole) const {
+  const plan::Plan &root = plan->get();
+  const plan::PersistentTensor &mine = *root.persistent()->Get(index);
+  int device = getLocalDevice();
+  if (device < 0 || mine.device() != device || !isShard(mine))
+    throw std::logic_error("gatherShard: persistent tensor " +
+                           std::to_string(index) + " is not this rank's shard");
+  if (!replicas->devices[device]->isHostMemory())
+    throw std::runtime_error(
+        "'" + mine.name()->str() +
+        "' is sharded over several GPUs: checkpoints of a sharded plan "
+        "under dpc launch are not built yet on GPUs");
+  // Every device's range of the tensor, in device (rank) order.
+  std::vector<int64_t> sizes(root.devices()->size(), 0);
+  for (const plan::PersistentTensor *other : *root.persistent())
+    if (isShard(*other) &&
+        other->name()->string_view() == mine.name()->string_view())
+      sizes.at(other->device()) =
+          plan::getNumElements(plan::toDims(other->dims()));
+  std::vector<uint8_t> part(getPersistentBytes(index));
+  readPersistent(index, part.data());
+  comm::Communicator *communicator = driver->getCommunicator(device);
+  communicator->allGather({{whole, part.data(), sizes, mine.dtype()}});
+}
+
 std::optional<Device::MemoryUse> Executor::getMemoryUse(int device) const {
   if (!replicas->devices.at(device))
     return std::nullopt;

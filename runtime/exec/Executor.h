@@ -242,6 +242,12 @@ public:
   void readPersistent(size_t index, void *data) const;
   /// Writes `data` to every copy of tensor `index` (on every device).
   void writePersistent(size_t index, const void *data);
+  /// Rank mode: the whole of the sharded tensor whose shard on this
+  /// process's device is persistent tensor `index`, every rank's range
+  /// gathered into `whole` (host memory) through the device's
+  /// communicator. A collective: every rank calls it for the same tensors
+  /// in the same order. Throws std::runtime_error on a GPU device.
+  void gatherShard(size_t index, void *whole) const;
   /// One copy of each persistent tensor -- the one on the lowest device --
   /// in plan order: what checkpoints and initializers use.
   const std::vector<size_t> &getPrimaryPersistent() const;

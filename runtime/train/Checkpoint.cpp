@@ -372,19 +372,15 @@ getShardBytes(const plan::PersistentTensor &p) {
           plan::getNumElements(plan::toDims(p.dims())) * size};
 }
 
-/// Throws unless the shards `shards` of a tensor of `bytes` bytes tile it:
-/// this process holds all of them.
-static void checkShardsTile(const rt::Executor &executor,
-                            const std::vector<size_t> &shards, size_t bytes) {
+/// Whether the shards `shards` of a tensor of `bytes` bytes tile it: this
+/// process holds all of them (else, under dpc launch, one each).
+static bool shardsTile(const rt::Executor &executor,
+                       const std::vector<size_t> &shards, size_t bytes) {
   const auto *persistent = executor.getPlan()->persistent();
   size_t covered = 0;
   for (size_t i : shards)
     covered += getShardBytes(*persistent->Get(i)).second;
-  if (covered != bytes)
-    throw CheckpointError(
-        "'" + persistent->Get(shards[0])->name()->str() +
-        "' is sharded over several processes: checkpoints of a sharded "
-        "plan under dpc launch are not built yet");
+  return covered == bytes;
 }
 
 void captureState(const rt::Executor &executor, TrainingState &state) {
@@ -400,10 +396,19 @@ void captureState(const rt::Executor &executor, TrainingState &state) {
       t.bytes.resize(executor.getPersistentBytes(group[0]));
       executor.readPersistent(group[0], t.bytes.data());
     } else {
-      // Gathered: each shard at its offset.
+      // Gathered: each shard at its offset; under dpc launch, every
+      // rank's through the communicator.
       t.bytes.resize(plan::getNumElements(t.dims) *
                      plan::getDTypeSize(p.dtype()));
-      checkShardsTile(executor, group, t.bytes.size());
+      if (!shardsTile(executor, group, t.bytes.size())) {
+        try {
+          executor.gatherShard(group[0], t.bytes.data());
+        } catch (const std::runtime_error &error) {
+          throw CheckpointError(error.what());
+        }
+        state.tensors.push_back(std::move(t));
+        continue;
+      }
       for (size_t i : group) {
         auto [offset, bytes] = getShardBytes(*persistent->Get(i));
         std::vector<uint8_t> shard(bytes);

@@ -112,6 +112,8 @@ void checkStateValues(const SavedTensor &t, plan::PersistentKind kind,
                       const std::string &path);
 
 /// The executor's persistent tensors and optimizer step, into `state`.
+/// Under dpc launch, a tensor sharded over the ranks is gathered whole: a
+/// collective, which every rank calls at the same points.
 void captureState(const rt::Executor &executor, TrainingState &state);
 /// Restores the executor from `state`; throws CheckpointError naming
 /// `path` if the state belongs to another plan.

@@ -3,6 +3,7 @@
 #include "runtime/train/RunSinks.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/Trace.h"
+#include "runtime/exec/TrainingState.h"
 #include "runtime/plan/PlanMemory.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/RunOptions.h"
@@ -139,31 +140,47 @@ void TraceRecorder::finish() {
 }
 
 CheckpointPolicy::CheckpointPolicy(const RunOptions &options, bool leader,
-                                   const TrainingState &state)
+                                   const TrainingState &state, bool collective)
     : directory(options.checkpointDirectory),
       path(options.checkpointDirectory.empty()
                ? std::string()
                : getCheckpointPath(options.checkpointDirectory)),
-      enabled(leader && !path.empty()), every(options.checkpointEvery),
+      writes(leader && !path.empty()),
+      saving(!path.empty() && (leader || collective)),
+      every(options.checkpointEvery),
       savedAt(options.resume ? state.stepsDone : -1) {}
 
 bool CheckpointPolicy::isDueMidEpoch(int64_t stepsDone, int64_t step,
                                      int64_t stepsPerEpoch) const {
-  return enabled && every > 0 && stepsDone % every == 0 && step < stepsPerEpoch;
+  return saving && every > 0 && stepsDone % every == 0 && step < stepsPerEpoch;
 }
 
 void CheckpointPolicy::save(const rt::Executor &executor,
                             TrainingState &state) {
   captureState(executor, state);
-  saveCheckpoint(directory, state);
+  if (writes)
+    saveCheckpoint(directory, state);
   savedAt = state.stepsDone;
 }
 
 void CheckpointPolicy::saveIfBehind(const rt::Executor &executor,
                                     TrainingState &state) {
-  if (enabled && savedAt != state.stepsDone)
+  if (saving && savedAt != state.stepsDone)
     save(executor, state);
 }
+
+namespace {
+/// Whether saving `executor`'s state is a collective: under dpc launch,
+/// with training state sharded over the ranks.
+bool isCollectiveCapture(const rt::Executor &executor) {
+  if (executor.getLocalDevice() < 0)
+    return false;
+  for (const plan::PersistentTensor *p : *executor.getPlan()->persistent())
+    if (rt::isShard(*p))
+      return true;
+  return false;
+}
+} // namespace
 
 std::string describePosition(const TrainingState &state,
                              int64_t stepsPerEpoch) {
@@ -184,6 +201,6 @@ RunSinks::RunSinks(const RunOptions &options, const RunOptions &local,
       metrics(local.metricsPath, local.plotPath, state.history, &executor),
       trace(local.tracePath, executor, out, local.quiet),
       progress(out, interactive, local.quiet),
-      checkpoints(options, leader, state) {}
+      checkpoints(options, leader, state, isCollectiveCapture(executor)) {}
 
 } // namespace dpc::train

@@ -98,19 +98,25 @@ private:
 class CheckpointPolicy {
 public:
   /// For a run of `options` that starts from `state` (a resumed run's
-  /// checkpoint counts as saved); `leader`: whether this rank writes.
+  /// checkpoint counts as saved); `leader`: whether this rank writes;
+  /// `collective`: whether capturing the state is a collective (training
+  /// state sharded over the ranks), which every rank then joins.
   CheckpointPolicy(const RunOptions &options, bool leader,
-                   const TrainingState &state);
+                   const TrainingState &state, bool collective = false);
   /// The checkpoint file; empty without --checkpoint.
   const std::string &getPath() const { return path; }
-  /// Whether this rank saves checkpoints.
-  bool isEnabled() const { return enabled; }
+  /// Whether this rank writes checkpoints.
+  bool isEnabled() const { return writes; }
+  /// Whether this rank takes part in saving them (writes, or joins the
+  /// gathering of sharded state).
+  bool isSaving() const { return saving; }
   /// --checkpoint-every: whether to save after a step that brought the run
   /// to `stepsDone` steps and its epoch of `stepsPerEpoch` to `step` (an
   /// epoch's end saves on its own).
   bool isDueMidEpoch(int64_t stepsDone, int64_t step,
                      int64_t stepsPerEpoch) const;
-  /// Captures `executor`'s training state into `state` and saves it.
+  /// Captures `executor`'s training state into `state` and, on the
+  /// leader, saves it.
   void save(const rt::Executor &executor, TrainingState &state);
   /// At the end of a run: saves `state` unless the last checkpoint holds
   /// it already (a run that --steps stopped mid-epoch keeps its place).
@@ -118,7 +124,7 @@ public:
 
 private:
   std::string directory, path;
-  bool enabled;
+  bool writes, saving;
   int64_t every;
   /// stepsDone of the last checkpoint on disk (-1: none yet).
   int64_t savedAt;

@@ -242,7 +242,7 @@ bool TrainingSession::finishEpoch(EpochRun &run, RunSinks &sinks) {
   }
   sinks.progress.finishEpoch(m, epochs);
   sinks.metrics.record(m, state.history, complete, epochs);
-  if (complete && sinks.checkpoints.isEnabled())
+  if (complete && sinks.checkpoints.isSaving())
     sinks.checkpoints.save(*executor, state);
   return !options.onEpochEnd || options.onEpochEnd(m);
 }
