@@ -2,7 +2,9 @@
 //
 // 2-D convolutions through cuDNN, the algorithm each shape uses (chosen
 // once per device, ConvPlanCache), and the convolution fused with the ReLU
-// that follows it.
+// that follows it. A bf16 call casts its f32 operands to bf16 copies in its
+// workspace, convolves those on tensor cores (f32 accumulation) and casts
+// the result back: the plan's buffers stay f32, as on the CPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +20,10 @@
 namespace dpc::cuda {
 
 struct ConvPlan {
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
+  /// x, w and y in the call's data type (bf16 for a bf16 call); yFloat
+  /// is y in f32, where the bias is added and its gradient summed.
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, yFloat = nullptr,
+                          bias = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   cudnnConvolutionFwdAlgo_t forward{};
@@ -31,6 +36,8 @@ struct ConvPlan {
       DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(x));
     if (y)
       DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(y));
+    if (yFloat)
+      DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(yFloat));
     if (bias)
       DPC_CUDA_REPORT(cudnnDestroyTensorDescriptor(bias));
     if (w)
@@ -105,10 +112,10 @@ bool timeAlgorithms() { return ranking() != Ranking::Heuristic; }
 /// `workspaceOf(algo)`, cuDNN's own size query -- fits `limit`, the plan's
 /// workspace for the call: deterministic if any fits. Never the imprecise
 /// one, nor one rated for tensor-op math unless the call computes in TF32
-/// (the descriptor runs FMA math otherwise; PyTorch filters the same way).
-/// Sets `bytes` to its workspace.
+/// or bf16 (`tensorOps`; the descriptor runs FMA math otherwise, and
+/// PyTorch filters the same way). Sets `bytes` to its workspace.
 template <typename Perf, typename WorkspaceOf>
-auto pickAlgorithm(const Perf *perf, int count, size_t limit, bool tf32,
+auto pickAlgorithm(const Perf *perf, int count, size_t limit, bool tensorOps,
                    WorkspaceOf workspaceOf, size_t &bytes, const char *what) {
   // The ranking itself, for whoever tunes the workspace or the ranking.
   if (std::getenv("DPC_CUDA_LOG_ALGORITHMS"))
@@ -124,7 +131,7 @@ auto pickAlgorithm(const Perf *perf, int count, size_t limit, bool tf32,
   for (bool strict : {ranking() != Ranking::Fastest, false})
     for (int i = 0; i < count; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS || isImprecise(perf[i].algo) ||
-          (!tf32 &&
+          (!tensorOps &&
            (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
             perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) ||
           (strict && perf[i].determinism != CUDNN_DETERMINISTIC))
@@ -153,8 +160,10 @@ std::string describeChoice(const kernels::Conv2dShape &s, size_t workspaceBytes,
          " " + std::to_string(s.h) + "x" + std::to_string(s.w) + " k" +
          std::to_string(s.k) + " " + std::to_string(s.r) + "x" +
          std::to_string(s.s) +
-         (s.precision == kernels::Precision::TF32 ? " tf32" : "") + " within " +
-         std::to_string(workspaceBytes) + " B of workspace: " +
+         (s.precision == kernels::Precision::TF32   ? " tf32"
+          : s.precision == kernels::Precision::BF16 ? " bf16"
+                                                    : "") +
+         " within " + std::to_string(workspaceBytes) + " B of workspace: " +
          algorithm("forward", nameOf(plan.forward), plan.forwardBytes) + ", " +
          algorithm("backward-data", nameOf(plan.backwardData),
                    plan.backwardDataBytes) +
@@ -163,51 +172,67 @@ std::string describeChoice(const kernels::Conv2dShape &s, size_t workspaceBytes,
                    plan.backwardFilterBytes);
 }
 
-std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
-                                       const kernels::Conv2dShape &s,
-                                       size_t limit) {
+/// The descriptors of `plan` for shape `s`: x, w and y in the call's data
+/// type, y in f32, the bias, the convolution and its math.
+void describe(ConvPlan &plan, const kernels::Conv2dShape &s) {
   if (s.padTop != s.padBottom || s.padLeft != s.padRight)
     throw std::runtime_error(
         "convolution: the CUDA backend (cuDNN) takes symmetric padding only");
-  auto plan = std::make_unique<ConvPlan>();
   int n = toInt(s.n, "n"), c = toInt(s.c, "c"), h = toInt(s.h, "h"),
       w = toInt(s.w, "w"), k = toInt(s.k, "k"), groups = toInt(s.groups, "g");
   if (groups < 1 || c % groups != 0)
     throw std::runtime_error("convolution: channels do not split in groups");
-  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->x));
-  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NCHW,
-                                            CUDNN_DATA_FLOAT, n, c, h, w));
-  DPC_CUDA_CHECK(cudnnCreateFilterDescriptor(&plan->w));
-  DPC_CUDA_CHECK(cudnnSetFilter4dDescriptor(plan->w, CUDNN_DATA_FLOAT,
-                                            CUDNN_TENSOR_NCHW, k, c / groups,
-                                            toInt(s.r, "r"), toInt(s.s, "s")));
-  DPC_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&plan->conv));
+  // A bf16 call convolves bf16 copies (cuDNN's pseudo-bf16 configuration:
+  // bf16 tensors, f32 accumulation), which the kernel casts in its
+  // workspace (Bf16Copies).
+  bool bf16 = s.precision == kernels::Precision::BF16;
+  cudnnDataType_t dataType = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan.x));
+  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan.x, CUDNN_TENSOR_NCHW, dataType,
+                                            n, c, h, w));
+  DPC_CUDA_CHECK(cudnnCreateFilterDescriptor(&plan.w));
+  DPC_CUDA_CHECK(cudnnSetFilter4dDescriptor(plan.w, dataType, CUDNN_TENSOR_NCHW,
+                                            k, c / groups, toInt(s.r, "r"),
+                                            toInt(s.s, "s")));
+  DPC_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&plan.conv));
   // Cross-correlation is what PyTorch (and oneDNN) call convolution.
   DPC_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
-      plan->conv, toInt(s.padTop, "padding"), toInt(s.padLeft, "padding"),
+      plan.conv, toInt(s.padTop, "padding"), toInt(s.padLeft, "padding"),
       toInt(s.strideH, "stride"), toInt(s.strideW, "stride"),
       toInt(s.dilationH, "dilation"), toInt(s.dilationW, "dilation"),
       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  DPC_CUDA_CHECK(cudnnSetConvolutionGroupCount(plan->conv, groups));
+  DPC_CUDA_CHECK(cudnnSetConvolutionGroupCount(plan.conv, groups));
   // FMA only unless the call computes in TF32 (cuDNN's default math then
-  // rounds to TensorFloat-32 on tensor cores, as PyTorch's allow_tf32): no
-  // tensor-core rounding in f32, as StreamContext::getCublas.
-  bool tf32 = s.precision == kernels::Precision::TF32;
+  // rounds to TensorFloat-32 on tensor cores, as PyTorch's allow_tf32) or
+  // bf16: no tensor-core rounding in f32, as StreamContext::getCublas.
+  bool tensorOps = bf16 || s.precision == kernels::Precision::TF32;
   DPC_CUDA_CHECK(cudnnSetConvolutionMathType(
-      plan->conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+      plan.conv, tensorOps ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
   int outN, outC, outH, outW;
   DPC_CUDA_CHECK(cudnnGetConvolution2dForwardOutputDim(
-      plan->conv, plan->x, plan->w, &outN, &outC, &outH, &outW));
+      plan.conv, plan.x, plan.w, &outN, &outC, &outH, &outW));
   if (outN != n || outC != k || outH != s.outH() || outW != s.outW())
     throw std::runtime_error("convolution: cuDNN's output shape differs from "
                              "the plan's");
-  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->y));
-  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(
-      plan->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, outN, outC, outH, outW));
-  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->bias));
-  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan->bias, CUDNN_TENSOR_NCHW,
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan.y));
+  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan.y, CUDNN_TENSOR_NCHW, dataType,
+                                            outN, outC, outH, outW));
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan.yFloat));
+  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan.yFloat, CUDNN_TENSOR_NCHW,
+                                            CUDNN_DATA_FLOAT, outN, outC, outH,
+                                            outW));
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan.bias));
+  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan.bias, CUDNN_TENSOR_NCHW,
                                             CUDNN_DATA_FLOAT, 1, k, 1, 1));
+}
 
+std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
+                                       const kernels::Conv2dShape &s,
+                                       size_t limit) {
+  auto plan = std::make_unique<ConvPlan>();
+  describe(*plan, s);
+  bool tensorOps = s.precision == kernels::Precision::BF16 ||
+                   s.precision == kernels::Precision::TF32;
   int returned = 0;
   cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   DPC_CUDA_CHECK((timeAlgorithms() ? cudnnFindConvolutionForwardAlgorithm
@@ -215,7 +240,7 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
       handle, plan->x, plan->w, plan->conv, plan->y,
       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, forward));
   plan->forward = pickAlgorithm(
-      forward, returned, limit, tf32,
+      forward, returned, limit, tensorOps,
       [&](cudnnConvolutionFwdAlgo_t algo) {
         size_t bytes = 0;
         DPC_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
@@ -231,7 +256,7 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
       handle, plan->w, plan->y, plan->conv, plan->x,
       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, data));
   plan->backwardData = pickAlgorithm(
-      data, returned, limit, tf32,
+      data, returned, limit, tensorOps,
       [&](cudnnConvolutionBwdDataAlgo_t algo) {
         size_t bytes = 0;
         DPC_CUDA_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
@@ -248,7 +273,7 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
       handle, plan->x, plan->y, plan->conv, plan->w,
       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, filter));
   plan->backwardFilter = pickAlgorithm(
-      filter, returned, limit, tf32,
+      filter, returned, limit, tensorOps,
       [&](cudnnConvolutionBwdFilterAlgo_t algo) {
         size_t bytes = 0;
         DPC_CUDA_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
@@ -302,51 +327,107 @@ struct Workspace {
   }
 };
 
-/// cuDNN convolves bf16 only from bf16 tensors (CUDNN_DATA_BFLOAT16 x, w
-/// and y), which the plan's f32 buffers are not: refused until the plan
-/// carries bf16 buffers and casts. TF32 reads f32 tensors.
-void refuseBf16Convolution(const kernels::Conv2dShape &s) {
-  if (s.precision == kernels::Precision::BF16)
-    throw std::runtime_error("bf16 convolutions are not supported on CUDA "
-                             "devices yet: compile with --precision f32");
-}
+/// A bf16 call's bf16 copies of x, w and y (or dx, dw, dy: the same
+/// sizes), at the end of the plan's workspace; cuDNN's algorithm gets the
+/// rest. An f32 or TF32 call gives cuDNN the whole workspace.
+struct Bf16Copies {
+  uint16_t *x = nullptr, *w = nullptr, *y = nullptr;
+  int64_t xCount = 0, wCount = 0, yCount = 0;
+  Workspace forCudnn;
+
+  Bf16Copies(const kernels::Conv2dShape &s, Workspace workspace)
+      : forCudnn(workspace) {
+    if (s.precision != kernels::Precision::BF16)
+      return;
+    xCount = s.n * s.c * s.h * s.w;
+    wCount = s.k * (s.c / s.groups) * s.r * s.s;
+    yCount = s.n * s.k * s.outH() * s.outW();
+    // Each copy 256-byte aligned, as cuDNN wants its operands.
+    auto rounded = [](int64_t count) {
+      return (size_t(count) * sizeof(uint16_t) + 255) / 256 * 256;
+    };
+    size_t copies = rounded(xCount) + rounded(wCount) + rounded(yCount);
+    if (copies > workspace.bytes)
+      throw std::runtime_error(
+          "bf16 convolution: the plan's workspace of " +
+          std::to_string(workspace.bytes) + " bytes cannot hold the " +
+          std::to_string(copies) + " bytes of bf16 copies");
+    size_t at = (workspace.bytes - copies) / 256 * 256;
+    auto *base = static_cast<uint8_t *>(workspace.data);
+    x = reinterpret_cast<uint16_t *>(base + at);
+    w = reinterpret_cast<uint16_t *>(base + at + rounded(xCount));
+    y = reinterpret_cast<uint16_t *>(base + at + rounded(xCount) +
+                                     rounded(wCount));
+    forCudnn.bytes = at;
+  }
+  bool active() const { return x != nullptr; }
+};
 
 void conv2dForward(StreamContext &ctx, const kernels::Conv2dShape &s,
                    Workspace workspace, const float *x, const float *w,
                    const float *bias, float *y) {
-  refuseBf16Convolution(s);
   cudnnHandle_t handle = ctx.getCudnn();
-  const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
-  DPC_CUDA_CHECK(cudnnConvolutionForward(handle, &kOne, p.x, x, p.w, w, p.conv,
-                                         p.forward, workspace.data,
-                                         p.forwardBytes, &kZero, p.y, y));
+  Bf16Copies copies(s, workspace);
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s, copies.forCudnn.bytes);
+  const void *xIn = x, *wIn = w;
+  void *yOut = y;
+  if (copies.active()) {
+    castToBf16(ctx.getStream(), copies.xCount, x, copies.x);
+    castToBf16(ctx.getStream(), copies.wCount, w, copies.w);
+    xIn = copies.x, wIn = copies.w, yOut = copies.y;
+  }
+  DPC_CUDA_CHECK(cudnnConvolutionForward(
+      handle, &kOne, p.x, xIn, p.w, wIn, p.conv, p.forward,
+      copies.forCudnn.data, p.forwardBytes, &kZero, p.y, yOut));
+  if (copies.active())
+    castFromBf16(ctx.getStream(), copies.yCount, copies.y, y);
   if (bias)
-    DPC_CUDA_CHECK(cudnnAddTensor(handle, &kOne, p.bias, bias, &kOne, p.y, y));
+    DPC_CUDA_CHECK(
+        cudnnAddTensor(handle, &kOne, p.bias, bias, &kOne, p.yFloat, y));
 }
 
 void conv2dBackwardData(StreamContext &ctx, const kernels::Conv2dShape &s,
                         Workspace workspace, const float *dy, const float *w,
                         float *dx) {
-  refuseBf16Convolution(s);
   cudnnHandle_t handle = ctx.getCudnn();
-  const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
+  Bf16Copies copies(s, workspace);
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s, copies.forCudnn.bytes);
+  const void *dyIn = dy, *wIn = w;
+  void *dxOut = dx;
+  if (copies.active()) {
+    castToBf16(ctx.getStream(), copies.yCount, dy, copies.y);
+    castToBf16(ctx.getStream(), copies.wCount, w, copies.w);
+    dyIn = copies.y, wIn = copies.w, dxOut = copies.x;
+  }
   DPC_CUDA_CHECK(cudnnConvolutionBackwardData(
-      handle, &kOne, p.w, w, p.y, dy, p.conv, p.backwardData, workspace.data,
-      p.backwardDataBytes, &kZero, p.x, dx));
+      handle, &kOne, p.w, wIn, p.y, dyIn, p.conv, p.backwardData,
+      copies.forCudnn.data, p.backwardDataBytes, &kZero, p.x, dxOut));
+  if (copies.active())
+    castFromBf16(ctx.getStream(), copies.xCount, copies.x, dx);
 }
 
 void conv2dBackwardWeights(StreamContext &ctx, const kernels::Conv2dShape &s,
                            Workspace workspace, const float *x, const float *dy,
                            float *dw, float *dBias) {
-  refuseBf16Convolution(s);
   cudnnHandle_t handle = ctx.getCudnn();
-  const ConvPlan &p = ctx.getConvPlans().get(handle, s, workspace.bytes);
+  Bf16Copies copies(s, workspace);
+  const ConvPlan &p = ctx.getConvPlans().get(handle, s, copies.forCudnn.bytes);
+  const void *xIn = x, *dyIn = dy;
+  void *dwOut = dw;
+  if (copies.active()) {
+    castToBf16(ctx.getStream(), copies.xCount, x, copies.x);
+    castToBf16(ctx.getStream(), copies.yCount, dy, copies.y);
+    xIn = copies.x, dyIn = copies.y, dwOut = copies.w;
+  }
   DPC_CUDA_CHECK(cudnnConvolutionBackwardFilter(
-      handle, &kOne, p.x, x, p.y, dy, p.conv, p.backwardFilter, workspace.data,
-      p.backwardFilterBytes, &kZero, p.w, dw));
+      handle, &kOne, p.x, xIn, p.y, dyIn, p.conv, p.backwardFilter,
+      copies.forCudnn.data, p.backwardFilterBytes, &kZero, p.w, dwOut));
+  // The weight gradient comes in bf16, as autocast's (its f32 cast).
+  if (copies.active())
+    castFromBf16(ctx.getStream(), copies.wCount, copies.w, dw);
   if (dBias)
-    DPC_CUDA_CHECK(cudnnConvolutionBackwardBias(handle, &kOne, p.y, dy, &kZero,
-                                                p.bias, dBias));
+    DPC_CUDA_CHECK(cudnnConvolutionBackwardBias(handle, &kOne, p.yFloat, dy,
+                                                &kZero, p.bias, dBias));
 }
 
 } // namespace

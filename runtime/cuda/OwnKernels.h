@@ -156,6 +156,11 @@ void adamwUpdate(cudaStream_t stream, int64_t size,
 void fill(cudaStream_t stream, int64_t count, ScalarType type, double value,
           void *y);
 void accumulate(cudaStream_t stream, int64_t size, const float *x, float *y);
+/// bfloat16 copies (round to nearest even, as oneDNN's reorders on the
+/// CPU) of f32 tensors, and back: what a bf16 convolution gives cuDNN.
+void castToBf16(cudaStream_t stream, int64_t size, const float *x, uint16_t *y);
+void castFromBf16(cudaStream_t stream, int64_t size, const uint16_t *x,
+                  float *y);
 /// y[o] = x[permuteSource(index, o)] for the `size` outputs (4-byte
 /// elements): any permutation of up to 8 dims.
 void permute(cudaStream_t stream, const kernels::elements::PermuteIndex &index,

@@ -9,6 +9,8 @@
 #include "runtime/cuda/OwnKernelLaunch.cuh"
 #include "runtime/kernels/KernelElements.h"
 
+#include <cuda_bf16.h>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -60,6 +62,20 @@ __global__ void fillKernel(int64_t n, ScalarType type, double value, void *y) {
       break;
     }
   }
+}
+
+__global__ void castToBf16Kernel(int64_t n, const float *x, uint16_t *y) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    __nv_bfloat16 rounded = __float2bfloat16_rn(x[i]);
+    y[i] = __bfloat16_as_ushort(rounded);
+  }
+}
+
+__global__ void castFromBf16Kernel(int64_t n, const uint16_t *x, float *y) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = __uint_as_float(uint32_t(x[i]) << 16); // exact
 }
 
 __global__ void accumulateKernel(int64_t n, const float *x, float *y) {
@@ -175,6 +191,16 @@ void fill(cudaStream_t stream, int64_t count, ScalarType type, double value,
 
 void accumulate(cudaStream_t stream, int64_t size, const float *x, float *y) {
   launch(stream, size, accumulateKernel, size, x, y);
+}
+
+void castToBf16(cudaStream_t stream, int64_t size, const float *x,
+                uint16_t *y) {
+  launch(stream, size, castToBf16Kernel, size, x, y);
+}
+
+void castFromBf16(cudaStream_t stream, int64_t size, const uint16_t *x,
+                  float *y) {
+  launch(stream, size, castFromBf16Kernel, size, x, y);
 }
 
 void permute(cudaStream_t stream, const elements::PermuteIndex &index,

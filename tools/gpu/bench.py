@@ -17,6 +17,8 @@ system once, one after the other:
   dpc-fastest     timed, the fastest algorithm even if non-deterministic
   dpc-tf32        the plan compiled with --precision tf32 (its convolutions
                   and matmuls on tensor cores in TensorFloat-32)
+  dpc-bf16        the plan compiled with --precision bf16 (convolutions on
+                  bf16 copies, matmuls by cuBLAS from f32, f32 accumulation)
   eager           PyTorch eager, f32 (TF32 off, PyTorch's default)
   eager-tf32      eager with TF32 matmuls and convolutions
   eager-bf16-cl   eager, channels_last, torch.autocast(bfloat16)
@@ -159,7 +161,8 @@ DPC_SYSTEMS = {"dpc": ({}, ""),
                "dpc-streams": ({"DPC_CUDA_GRAPHS": "0"}, ""),
                "dpc-heuristic": ({"DPC_CUDNN_ALGORITHMS": "heuristic"}, ""),
                "dpc-fastest": ({"DPC_CUDNN_ALGORITHMS": "fastest"}, ""),
-               "dpc-tf32": ({}, "-tf32")}
+               "dpc-tf32": ({}, "-tf32"),
+               "dpc-bf16": ({}, "-bf16")}
 
 
 class Dpc:

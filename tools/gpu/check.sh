@@ -61,6 +61,12 @@ expect resnet18-1-step "90 tensors compared after 1 steps: all match"
 for c in resnet18-cpu-algorithms resnet18-1-step; do
   echo "    $c: worst $(sort -k4 -g "$work/$c.log" | grep "relative error" | tail -1)"
 done
+# bf16 convolutions (bf16 copies in the cuDNN workspace) against the CPU's
+# bf16 (oneDNN): both round the operands alike, but accumulate in
+# different orders, and the weight gradient comes in bf16 on the GPU.
+check lenet-bf16-2-steps 120 dpc-compare-plans "$plans/lenet-bf16-cpu.plan" "$plans/lenet-bf16-cuda.plan" "${npy[@]}" --batch 12 --steps 2 --tolerance 5e-2
+expect lenet-bf16-2-steps "all match"
+echo "    worst $(sort -k4 -g "$work/lenet-bf16-2-steps.log" | grep "relative error" | tail -1)"
 refuses far-device 60 "device 'cuda:63' is not available" dpc-run "$plans/far.plan" --data "idx:$data/t10k-images-idx3-ubyte.gz,$data/t10k-labels-idx1-ubyte.gz"
 
 for p in "$plans"/zoo-*.plan; do
@@ -87,6 +93,11 @@ check nonfinite-skips 60 dpc-run "$plans/lenet256-cuda.plan" --data "$fm" --trai
 expect nonfinite-skips "skipped: its update is undone"
 check train-mlp256-same 30 python3 "$src/test/tools/dpc/Inputs/check_metrics.py" "$work/mlp256-cuda.jsonl" --epochs 2 --loss-decreases --same-as "$work/mlp256-cpu.jsonl" --rtol 1e-3
 check train-lenet256-learns 30 python3 "$src/test/tools/dpc/Inputs/check_metrics.py" "$work/lenet256-cuda.jsonl" --epochs 2 --loss-decreases
+for m in lenet256 r18b256; do
+  check "train-$m-bf16" 90 dpc-run "$plans/$m-cuda-bf16.plan" --data "$fm" --train-subset 4096 --test-subset 1024 --epochs 2 --seed 5 --init kaiming --metrics "$work/$m-bf16.jsonl"
+  grep -h "epoch 2/2\|images/s" "$work/train-$m-bf16.log" | tail -2 | sed 's/^/    /'
+  check "train-$m-bf16-learns" 30 python3 "$src/test/tools/dpc/Inputs/check_metrics.py" "$work/$m-bf16.jsonl" --epochs 2 --loss-decreases
+done
 # Step graphs: dpc-run replays each train step as a CUDA graph; kernel by
 # kernel (DPC_CUDA_GRAPHS=0) the same run gives the same bits. cuDNN's
 # heuristics choose the convolution algorithms in both runs: choices by

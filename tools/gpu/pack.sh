@@ -81,8 +81,18 @@ compile "$models/mlp.onnx" --batch 256 --devices cuda:0 --precision tf32 -o "$ou
 compile "$models/lenet_relu.onnx" --batch 256 --devices cuda:0 --precision tf32 -o "$out/plans/lenet256-cuda-tf32.plan"
 compile "$zeroed" --batch 256 --momentum 0.9 --devices cuda:0 --precision tf32 -o "$out/plans/r18b256-cuda-tf32.plan"
 compile "$out/stage/gpt_tiny.onnx" --batch 256 --devices cuda:0 --precision tf32 -o "$out/plans/gpt256-cuda-tf32.plan"
+# And in bf16 (bench.py's dpc-bf16, check.sh's bf16 checks).
+compile "$models/mlp.onnx" --batch 256 --devices cuda:0 --precision bf16 -o "$out/plans/mlp256-cuda-bf16.plan"
+compile "$models/lenet_relu.onnx" --batch 256 --devices cuda:0 --precision bf16 -o "$out/plans/lenet256-cuda-bf16.plan"
+compile "$zeroed" --batch 256 --momentum 0.9 --devices cuda:0 --precision bf16 -o "$out/plans/r18b256-cuda-bf16.plan"
+compile "$out/stage/gpt_tiny.onnx" --batch 256 --devices cuda:0 --precision bf16 -o "$out/plans/gpt256-cuda-bf16.plan"
+for d in cpu cuda; do
+  compile "$models/lenet_relu.onnx" --batch 12 --momentum 0.9 --devices $d:0 --precision bf16 -o "$out/plans/lenet-bf16-$d.plan"
+done
 for p in mlp256-cuda lenet256-cuda r18b256-cuda gpt256-cuda; do
-  "$dpc" inspect "$out/plans/$p.plan" --json >"$out/plans/$p.plan.inspect.json"
+  for suffix in "" -tf32 -bf16; do
+    "$dpc" inspect "$out/plans/$p$suffix.plan" --json >"$out/plans/$p$suffix.plan.inspect.json"
+  done
 done
 
 "$python" - "$out/data" <<'PY'

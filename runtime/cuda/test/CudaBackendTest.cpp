@@ -16,6 +16,7 @@
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/NcclCommunicator.h"
+#include "runtime/cuda/OwnKernels.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/test/TrainingRuns.h"
 #include "runtime/plan/test/TestPlans.h"
@@ -24,6 +25,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -195,6 +197,55 @@ TEST(CudaStreamTest, MemoryIsZeroedAndCopiesRoundTrip) {
   std::vector<uint8_t> back(4096);
   device.copyToHost(back.data(), buffer.get(), back.size());
   EXPECT_EQ(back, host);
+}
+
+/// x rounded to bfloat16, nearest even (NaN aside), as oneDNN rounds.
+static uint16_t roundToBf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return uint16_t(bits >> 16);
+}
+
+// The casts a bf16 convolution makes: round to nearest even (ties both
+// ways, the largest finite values, denormals), and back exactly.
+TEST(CudaCastTest, Bf16RoundsToNearestEvenAndWidensExactly) {
+  REQUIRE_GPUS(1);
+  CudaDevice device("cuda:0", 0);
+  std::vector<float> x = {0.f,
+                          -0.f,
+                          1.f,
+                          1.00390625f /* a tie, to even */,
+                          1.01171875f /* a tie, up */,
+                          3.4e38f,
+                          -2.5e-39f,
+                          1e-45f};
+  std::mt19937 random(7);
+  std::normal_distribution<float> normal(0.f, 10.f);
+  for (int i = 0; i < 1000; ++i)
+    x.push_back(normal(random));
+  size_t n = x.size();
+  rt::DeviceBuffer in(device, n * 4), half(device, n * 2), out(device, n * 4);
+  device.copyFromHost(in.get(), x.data(), n * 4);
+  std::unique_ptr<rt::Stream> stream =
+      device.createStream(plan::StreamKind::Compute);
+  cudaStream_t cuda = static_cast<CudaStream &>(*stream).get();
+  castToBf16(cuda, int64_t(n), static_cast<const float *>(in.get()),
+             static_cast<uint16_t *>(half.get()));
+  castFromBf16(cuda, int64_t(n), static_cast<const uint16_t *>(half.get()),
+               static_cast<float *>(out.get()));
+  stream->synchronize();
+  std::vector<uint16_t> rounded(n);
+  std::vector<float> widened(n);
+  device.copyToHost(rounded.data(), half.get(), n * 2);
+  device.copyToHost(widened.data(), out.get(), n * 4);
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(rounded[i], roundToBf16(x[i])) << "x = " << x[i];
+    uint32_t bits = uint32_t(rounded[i]) << 16;
+    float expected;
+    std::memcpy(&expected, &bits, sizeof expected);
+    EXPECT_EQ(widened[i], expected) << "x = " << x[i];
+  }
 }
 
 TEST(NcclCommunicatorTest, AllReduceLikeTheInProcessCommunicator) {
