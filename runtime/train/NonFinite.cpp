@@ -103,9 +103,10 @@ NonFiniteGuard::NonFiniteGuard(rt::Executor &executor, int step,
                 plan::getNumElements(plan::toDims(state.dims())),
                 {},
                 {}};
-    entry.current.resize(executor.getPersistentBytes(index));
-    if (policy == OnNonFinite::SkipStep)
+    if (policy == OnNonFinite::SkipStep) {
+      entry.current.resize(executor.getPersistentBytes(index));
       entry.saved.resize(entry.current.size());
+    }
     entries.push_back(std::move(entry));
   }
 }
@@ -119,8 +120,15 @@ void NonFiniteGuard::keepState() {
 }
 
 std::optional<NonFiniteValue> NonFiniteGuard::scan(Entry &entry) {
-  executor.readPersistent(entry.index, entry.current.data());
-  int64_t at = findNonFinite(entry.dtype, entry.current.data(), entry.count);
+  // skip-step keeps each tensor's copy (the next good state); otherwise the
+  // copy is a temporary, so that the guard holds at most the largest
+  // tensor, not a second copy of the training state.
+  std::vector<uint8_t> temporary;
+  std::vector<uint8_t> &bytes =
+      policy == OnNonFinite::SkipStep ? entry.current : temporary;
+  bytes.resize(executor.getPersistentBytes(entry.index));
+  executor.readPersistent(entry.index, bytes.data());
+  int64_t at = findNonFinite(entry.dtype, bytes.data(), entry.count);
   if (at < 0)
     return std::nullopt;
   const plan::PersistentTensor &state =
@@ -129,7 +137,7 @@ std::optional<NonFiniteValue> NonFiniteGuard::scan(Entry &entry) {
       state.name()->str(),
       state.kind() == plan::PersistentKind::Parameter ? "parameter"
                                                       : "optimizer state",
-      at, describeNonFinite(entry.dtype, entry.current.data(), at)};
+      at, describeNonFinite(entry.dtype, bytes.data(), at)};
 }
 
 std::optional<NonFiniteValue> NonFiniteGuard::check() {

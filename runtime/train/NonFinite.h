@@ -89,8 +89,8 @@ private:
     int64_t count;
     std::vector<uint8_t> current, saved;
   };
-  /// Reads entries[e] into `current` (where it is not read already) and
-  /// returns its first non-finite value, if any.
+  /// Reads entries[e] (into `current` under skip-step, else into a
+  /// temporary) and returns its first non-finite value, if any.
   std::optional<NonFiniteValue> scan(Entry &entry);
 
   rt::Executor &executor;
