@@ -59,9 +59,13 @@ std::unique_ptr<kernels::KernelContext> makeContext(int reductionThreads) {
 } // namespace
 
 CpuStream::CpuStream(int threads, int reductionThreads,
-                     std::unique_ptr<CpuStepRecording> *recording)
+                     std::unique_ptr<CpuStepRecording> *recording,
+                     std::function<void(int64_t)> memoryObserver)
     : recording(recording), context(makeContext(reductionThreads)),
-      threads(threads), worker([this] { work(); }) {}
+      threads(threads) {
+  context->setMemoryObserver(std::move(memoryObserver));
+  worker = std::thread([this] { work(); });
+}
 
 CpuStream::~CpuStream() {
   {
@@ -240,7 +244,11 @@ void CpuDevice::copyToHost(void *hostDst, const void *deviceSrc, size_t bytes) {
 }
 
 std::unique_ptr<Stream> CpuDevice::createStream(plan::StreamKind) {
-  return std::make_unique<CpuStream>(threads, reductionThreads, &recording);
+  // The stream's oneDNN buffers count as this device's library memory (the
+  // device outlives its streams).
+  return std::make_unique<CpuStream>(
+      threads, reductionThreads, &recording,
+      [this](int64_t delta) { noteLibraryBytes(delta); });
 }
 
 void CpuDevice::beginCapture(const std::vector<Stream *> &) {

@@ -70,9 +70,12 @@ public:
   /// `threads`: the OpenMP threads of this stream's kernels (0: default);
   /// `reductionThreads`: those of the kernels whose bits depend on it (see
   /// KernelContext::setReductionThreads); `recording`: the device's
-  /// recording in progress, if any (CpuDevice::beginCapture).
+  /// recording in progress, if any (CpuDevice::beginCapture);
+  /// `memoryObserver`: told of its kernels' own buffers
+  /// (KernelContext::setMemoryObserver).
   explicit CpuStream(int threads = 0, int reductionThreads = 0,
-                     std::unique_ptr<CpuStepRecording> *recording = nullptr);
+                     std::unique_ptr<CpuStepRecording> *recording = nullptr,
+                     std::function<void(int64_t)> memoryObserver = {});
   ~CpuStream() override;
 
   void launch(plan::KernelCall call) override;

@@ -147,29 +147,42 @@ public:
   /// The bytes DeviceBuffers hold on the device (OnDevice) and in its host
   /// memory (OnHost), now and at most since the device was made: what the
   /// runtime allocates, to set beside the plan's prediction.
+  /// `library`: what the kernel libraries hold on their own for the
+  /// device (oneDNN's scratchpad and reordered operands on the CPU), which
+  /// the plan does not (yet) plan.
   struct MemoryUse {
     int64_t deviceBytes = 0, devicePeakBytes = 0;
     int64_t hostBytes = 0, hostPeakBytes = 0;
+    int64_t libraryBytes = 0, libraryPeakBytes = 0;
   };
   MemoryUse getMemoryUse() const {
-    return {deviceBytes.load(), devicePeakBytes.load(), hostBytes.load(),
-            hostPeakBytes.load()};
+    return {deviceBytes.load(),  devicePeakBytes.load(),
+            hostBytes.load(),    hostPeakBytes.load(),
+            libraryBytes.load(), libraryPeakBytes.load()};
   }
   /// DeviceBuffer's accounting of what it holds.
   void noteAllocated(int64_t bytes, bool onHost) {
-    std::atomic<int64_t> &live = onHost ? hostBytes : deviceBytes;
-    std::atomic<int64_t> &peak = onHost ? hostPeakBytes : devicePeakBytes;
-    int64_t now = live += bytes, seen = peak.load();
-    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
-    }
+    add(onHost ? hostBytes : deviceBytes,
+        onHost ? hostPeakBytes : devicePeakBytes, bytes);
   }
   void noteReleased(int64_t bytes, bool onHost) {
     (onHost ? hostBytes : deviceBytes) -= bytes;
   }
+  /// A kernel library's change in what it holds for the device.
+  void noteLibraryBytes(int64_t delta) {
+    add(libraryBytes, libraryPeakBytes, delta);
+  }
 
 private:
+  static void add(std::atomic<int64_t> &live, std::atomic<int64_t> &peak,
+                  int64_t delta) {
+    int64_t now = live += delta, seen = peak.load();
+    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+    }
+  }
   std::atomic<int64_t> deviceBytes{0}, devicePeakBytes{0};
   std::atomic<int64_t> hostBytes{0}, hostPeakBytes{0};
+  std::atomic<int64_t> libraryBytes{0}, libraryPeakBytes{0};
 };
 
 /// Device memory (or the device's host memory) owned by one object.

@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <stdexcept>
@@ -168,11 +169,21 @@ struct KernelContext::Impl {
   CallSite *site = nullptr;
   size_t nextPrimitive = 0;
 
+  /// Tells `observer` how much the context's own buffers (scratchpad,
+  /// layout buffers, cast copies) changed since it last did.
+  void noteHeldBytes();
+  std::function<void(int64_t)> observer;
+  int64_t heldBytes = 0;
+
   /// Primitives run in user scratchpad mode and share this buffer, so a
   /// context's temporary memory is one growing allocation.
   void *getScratchpad(size_t bytes);
   void releaseScratchpad();
-  ~Impl() { releaseScratchpad(); }
+  ~Impl() {
+    releaseScratchpad();
+    if (observer && heldBytes)
+      observer(-heldBytes);
+  }
 
   /// Runs the primitive of `key` -- created by `create()` (returning its
   /// primitive_desc) on first use -- on `tensors`, on this context's stream,

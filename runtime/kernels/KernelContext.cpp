@@ -28,6 +28,13 @@ void KernelContext::clearCache() {
   // Call sites keep their own references to the primitives they bound.
   impl->cache.clear();
   impl->releaseScratchpad();
+  impl->noteHeldBytes();
+}
+
+void KernelContext::setMemoryObserver(std::function<void(int64_t)> observer) {
+  impl->observer = std::move(observer);
+  if (impl->observer && impl->heldBytes)
+    impl->observer(impl->heldBytes);
 }
 
 ReductionThreadsScope::ReductionThreadsScope(const KernelContext &context,
@@ -58,6 +65,7 @@ void *KernelContext::Impl::getScratchpad(size_t bytes) {
   if (!scratchpad)
     throw std::bad_alloc();
   scratchpadCapacity = rounded;
+  noteHeldBytes();
   return scratchpad;
 }
 
@@ -82,7 +90,22 @@ void *getAlignedBytes(std::vector<float> &buffer, size_t bytes) {
 } // namespace
 
 void *KernelContext::Impl::getLayoutBuffer(int index, size_t bytes) {
-  return getAlignedBytes(layoutBuffers[index], bytes);
+  size_t before = layoutBuffers[index].size();
+  void *buffer = getAlignedBytes(layoutBuffers[index], bytes);
+  if (layoutBuffers[index].size() != before)
+    noteHeldBytes();
+  return buffer;
+}
+
+void KernelContext::Impl::noteHeldBytes() {
+  int64_t held = int64_t(scratchpadCapacity);
+  for (const std::vector<float> &buffer : layoutBuffers)
+    held += int64_t(buffer.size() * sizeof(float));
+  for (const CastCopy &copy : castCopies)
+    held += int64_t(copy.buffer.size() * sizeof(float));
+  if (held != heldBytes && observer)
+    observer(held - heldBytes);
+  heldBytes = held;
 }
 
 void KernelContext::Impl::bindCastSlot(BoundPrimitive::Tensor &tensor,
@@ -96,8 +119,11 @@ void KernelContext::Impl::bindCastSlot(BoundPrimitive::Tensor &tensor,
   // not pair this way) casts again: never a stale or mismatched copy.
   tensor.castReused =
       tensor.cast.reuse && copy.source == source && copy.desc == desc;
+  size_t before = copy.buffer.size();
   tensor.blocked.set_data_handle(
       getAlignedBytes(copy.buffer, tensor.blockedBytes));
+  if (copy.buffer.size() != before)
+    noteHeldBytes();
   if (!tensor.castReused) {
     copy.source = source;
     copy.desc = desc;

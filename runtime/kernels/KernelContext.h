@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace dpc::kernels {
@@ -54,6 +55,11 @@ public:
   /// count, so that they compute the same bits.
   void setReductionThreads(int threads) { reductionThreads = threads; }
   int getReductionThreads() const { return reductionThreads; }
+
+  /// Called with the change in bytes of the context's own buffers (oneDNN's
+  /// scratchpad, reordered and converted operands) whenever they grow or
+  /// are freed: the device's count of library memory.
+  void setMemoryObserver(std::function<void(int64_t)> observer);
 
   /// The call site the next kernel calls run for (null: none, everything
   /// is looked up in the cache per call). Set by the executor's stream

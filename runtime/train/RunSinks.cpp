@@ -76,7 +76,8 @@ std::string memoryFields(const rt::Executor &executor) {
     os << (first ? "" : ", ") << "{\"device\": \"" << planned[d].name
        << "\", \"planned_bytes\": " << planned[d].requiredBytes()
        << ", \"allocated_peak_bytes\": " << use->devicePeakBytes
-       << ", \"host_peak_bytes\": " << use->hostPeakBytes << "}";
+       << ", \"host_peak_bytes\": " << use->hostPeakBytes
+       << ", \"library_peak_bytes\": " << use->libraryPeakBytes << "}";
     first = false;
   }
   os << "], \"peak_rss_bytes\": " << getPeakResidentBytes();

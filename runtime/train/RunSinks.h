@@ -63,7 +63,8 @@ private:
 /// drives, the plan's prediction (`planned_bytes`: its peak and its
 /// inputs, as `dpc inspect` reads them) beside what the runtime allocated
 /// there at most (`allocated_peak_bytes`, and `host_peak_bytes` of a GPU's
-/// page-locked host memory), and the process's peak resident memory
+/// page-locked host memory), what the kernel libraries held for it at most
+/// on their own (`library_peak_bytes`), and the process's peak resident memory
 /// (VmHWM: everything else too, the data set included; 0 where unknown).
 std::string memoryFields(const rt::Executor &executor);
 

@@ -198,5 +198,31 @@ TEST(ConvShapeTest, RejectsBadGroups) {
       std::invalid_argument);
 }
 
+// What a context holds on its own (oneDNN's scratchpad, reordered and cast
+// operands) is reported to its observer as it grows, and given back when
+// the context goes: a device counts it as library memory.
+TEST(KernelContextMemoryTest, ObserverSeesOwnBuffersComeAndGo) {
+  int64_t held = 0, peak = 0;
+  {
+    KernelContext ctx;
+    ctx.setMemoryObserver([&](int64_t delta) {
+      held += delta;
+      peak = std::max(peak, held);
+    });
+    // Winograd's transformed tiles need scratch: a 3x3, stride-1 call.
+    Conv2dShape s = makeShape(8, 32, 14, 14, 32, 3, 3);
+    s.padTop = s.padLeft = s.padBottom = s.padRight = 1;
+    s.algorithm = plan::ConvAlgorithm::Winograd;
+    auto x = randomVector(s.n * s.c * s.h * s.w, 1);
+    auto w = randomVector(s.k * s.c * s.r * s.s, 2);
+    std::vector<float> y(s.n * s.k * s.outH() * s.outW()), dx(x.size());
+    conv2dForward(ctx, s, x.data(), w.data(), nullptr, y.data());
+    conv2dBackwardData(ctx, s, y.data(), w.data(), dx.data());
+    EXPECT_GT(held, 0);
+  }
+  EXPECT_GT(peak, 0);
+  EXPECT_EQ(held, 0);
+}
+
 } // namespace
 } // namespace dpc::kernels::test

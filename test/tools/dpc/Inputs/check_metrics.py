@@ -75,7 +75,10 @@ def main():
         if records and records[-1].get("memory"):
             print("memory: " + ", ".join(
                 f"{d['device']} planned {d['planned_bytes']} allocated "
-                f"{d['allocated_peak_bytes']}" for d in records[-1]["memory"]))
+                f"{d['allocated_peak_bytes']}" for d in records[-1]["memory"])
+                + "; libraries held at most " + ", ".join(
+                    str(d["library_peak_bytes"])
+                    for d in records[-1]["memory"]))
     print(f"epochs {len(records)}, train loss {losses}, "
           f"final test accuracy {final}")
     for failure in failures:
