@@ -1,8 +1,8 @@
 //===- CudaConvolution.cpp - convolutions on a CUDA stream ----------------===//
 //
-// 2-D convolutions through cuDNN, the algorithm each shape uses (chosen
-// once per device, ConvPlanCache), and the convolution fused with the ReLU
-// that follows it.
+// 2-D and 3-D convolutions through cuDNN (its Nd descriptors), the algorithm
+// each shape uses (chosen once per device, ConvPlanCache), and the convolution
+// fused with the ReLU that follows it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,10 +10,12 @@
 #include "runtime/abi/KernelShapes.h"
 #include "runtime/cuda/CudaKernelEntries.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace dpc::cuda {
 
@@ -149,9 +151,11 @@ std::string describeChoice(const kernels::Conv2dShape &s, size_t workspaceBytes,
     return std::string(direction) + " " + name + " (" + std::to_string(bytes) +
            " B)";
   };
+  std::string depth = s.spatialDims == 3 ? std::to_string(s.d) + "x" : "";
+  std::string kernelDepth = s.spatialDims == 3 ? std::to_string(s.t) + "x" : "";
   return "convolution n" + std::to_string(s.n) + " c" + std::to_string(s.c) +
-         " " + std::to_string(s.h) + "x" + std::to_string(s.w) + " k" +
-         std::to_string(s.k) + " " + std::to_string(s.r) + "x" +
+         " " + depth + std::to_string(s.h) + "x" + std::to_string(s.w) + " k" +
+         std::to_string(s.k) + " " + kernelDepth + std::to_string(s.r) + "x" +
          std::to_string(s.s) +
          (s.precision == kernels::Precision::TF32 ? " tf32" : "") + " within " +
          std::to_string(workspaceBytes) + " B of workspace: " +
@@ -163,31 +167,55 @@ std::string describeChoice(const kernels::Conv2dShape &s, size_t workspaceBytes,
                    plan.backwardFilterBytes);
 }
 
-std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
-                                       const kernels::Conv2dShape &s,
-                                       size_t limit) {
-  if (s.padTop != s.padBottom || s.padLeft != s.padRight)
+/// The descriptors' dims, in cuDNN's Nd form: x [n, c, (d,) h, w], the
+/// filter [k, c / groups, (t,) r, s] and the window per spatial axis.
+struct ConvDims {
+  std::vector<int> x, filter, pad, stride, dilation;
+
+  explicit ConvDims(const kernels::Conv2dShape &s) {
+    bool volumetric = s.spatialDims == 3;
+    x = {toInt(s.n, "n"), toInt(s.c, "c")};
+    filter = {toInt(s.k, "k"), toInt(s.c / s.groups, "c")};
+    if (volumetric) {
+      x.push_back(toInt(s.d, "d"));
+      filter.push_back(toInt(s.t, "t"));
+      pad.push_back(toInt(s.padFront, "padding"));
+      stride.push_back(toInt(s.strideD, "stride"));
+      dilation.push_back(toInt(s.dilationD, "dilation"));
+    }
+    x.insert(x.end(), {toInt(s.h, "h"), toInt(s.w, "w")});
+    filter.insert(filter.end(), {toInt(s.r, "r"), toInt(s.s, "s")});
+    pad.insert(pad.end(),
+               {toInt(s.padTop, "padding"), toInt(s.padLeft, "padding")});
+    stride.insert(stride.end(),
+                  {toInt(s.strideH, "stride"), toInt(s.strideW, "stride")});
+    dilation.insert(dilation.end(), {toInt(s.dilationH, "dilation"),
+                                     toInt(s.dilationW, "dilation")});
+  }
+};
+
+/// Sets `plan`'s tensor, filter and convolution descriptors for `s`.
+void describeConvolution(ConvPlan *plan, const kernels::Conv2dShape &s) {
+  if (s.padTop != s.padBottom || s.padLeft != s.padRight ||
+      s.padFront != s.padBack)
     throw std::runtime_error(
         "convolution: the CUDA backend (cuDNN) takes symmetric padding only");
-  auto plan = std::make_unique<ConvPlan>();
-  int n = toInt(s.n, "n"), c = toInt(s.c, "c"), h = toInt(s.h, "h"),
-      w = toInt(s.w, "w"), k = toInt(s.k, "k"), groups = toInt(s.groups, "g");
-  if (groups < 1 || c % groups != 0)
+  int k = toInt(s.k, "k"), groups = toInt(s.groups, "g");
+  if (groups < 1 || s.c % groups != 0)
     throw std::runtime_error("convolution: channels do not split in groups");
+  ConvDims dims(s);
+  int rank = static_cast<int>(dims.x.size());
   DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->x));
-  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NCHW,
-                                            CUDNN_DATA_FLOAT, n, c, h, w));
+  DPC_CUDA_CHECK(cudnnSetTensorNdDescriptorEx(
+      plan->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, rank, dims.x.data()));
   DPC_CUDA_CHECK(cudnnCreateFilterDescriptor(&plan->w));
-  DPC_CUDA_CHECK(cudnnSetFilter4dDescriptor(plan->w, CUDNN_DATA_FLOAT,
-                                            CUDNN_TENSOR_NCHW, k, c / groups,
-                                            toInt(s.r, "r"), toInt(s.s, "s")));
+  DPC_CUDA_CHECK(cudnnSetFilterNdDescriptor(
+      plan->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, rank, dims.filter.data()));
   DPC_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&plan->conv));
   // Cross-correlation is what PyTorch (and oneDNN) call convolution.
-  DPC_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
-      plan->conv, toInt(s.padTop, "padding"), toInt(s.padLeft, "padding"),
-      toInt(s.strideH, "stride"), toInt(s.strideW, "stride"),
-      toInt(s.dilationH, "dilation"), toInt(s.dilationW, "dilation"),
-      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  DPC_CUDA_CHECK(cudnnSetConvolutionNdDescriptor(
+      plan->conv, rank - 2, dims.pad.data(), dims.stride.data(),
+      dims.dilation.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   DPC_CUDA_CHECK(cudnnSetConvolutionGroupCount(plan->conv, groups));
   // FMA only unless the call computes in TF32 (cuDNN's default math then
   // rounds to TensorFloat-32 on tensor cores, as PyTorch's allow_tf32): no
@@ -195,19 +223,32 @@ std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
   bool tf32 = s.precision == kernels::Precision::TF32;
   DPC_CUDA_CHECK(cudnnSetConvolutionMathType(
       plan->conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
-  int outN, outC, outH, outW;
-  DPC_CUDA_CHECK(cudnnGetConvolution2dForwardOutputDim(
-      plan->conv, plan->x, plan->w, &outN, &outC, &outH, &outW));
-  if (outN != n || outC != k || outH != s.outH() || outW != s.outW())
+  std::vector<int> out(rank);
+  DPC_CUDA_CHECK(cudnnGetConvolutionNdForwardOutputDim(
+      plan->conv, plan->x, plan->w, rank, out.data()));
+  std::vector<int64_t> expected = {s.n, s.k, s.outH(), s.outW()};
+  if (rank == 5)
+    expected.insert(expected.begin() + 2, s.outD());
+  if (!std::equal(out.begin(), out.end(), expected.begin()))
     throw std::runtime_error("convolution: cuDNN's output shape differs from "
                              "the plan's");
   DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->y));
-  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(
-      plan->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, outN, outC, outH, outW));
+  DPC_CUDA_CHECK(cudnnSetTensorNdDescriptorEx(
+      plan->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, rank, out.data()));
+  // [1, k, 1, 1(, 1)]: broadcast over the rest of y.
+  std::vector<int> biasDims(rank, 1);
+  biasDims[1] = k;
   DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->bias));
-  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan->bias, CUDNN_TENSOR_NCHW,
-                                            CUDNN_DATA_FLOAT, 1, k, 1, 1));
+  DPC_CUDA_CHECK(cudnnSetTensorNdDescriptorEx(
+      plan->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, rank, biasDims.data()));
+}
 
+std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
+                                       const kernels::Conv2dShape &s,
+                                       size_t limit) {
+  auto plan = std::make_unique<ConvPlan>();
+  describeConvolution(plan.get(), s);
+  bool tf32 = s.precision == kernels::Precision::TF32;
   int returned = 0;
   cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   DPC_CUDA_CHECK((timeAlgorithms() ? cudnnFindConvolutionForwardAlgorithm
@@ -267,10 +308,31 @@ ConvPlanCache::~ConvPlanCache() = default;
 const ConvPlan &ConvPlanCache::get(cudnnHandle_t handle,
                                    const kernels::Conv2dShape &s,
                                    size_t workspaceBytes) {
-  auto key = std::make_tuple(s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.strideH,
-                             s.strideW, s.padTop, s.padLeft, s.padBottom,
-                             s.padRight, s.dilationH, s.dilationW, s.groups,
-                             workspaceBytes, static_cast<int>(s.precision));
+  std::vector<int64_t> key = {s.n,
+                              s.c,
+                              s.h,
+                              s.w,
+                              s.k,
+                              s.r,
+                              s.s,
+                              s.strideH,
+                              s.strideW,
+                              s.padTop,
+                              s.padLeft,
+                              s.padBottom,
+                              s.padRight,
+                              s.dilationH,
+                              s.dilationW,
+                              s.groups,
+                              static_cast<int64_t>(workspaceBytes),
+                              static_cast<int64_t>(s.precision),
+                              s.spatialDims,
+                              s.d,
+                              s.t,
+                              s.strideD,
+                              s.padFront,
+                              s.padBack,
+                              s.dilationD};
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<ConvPlan> &plan = plans[key];
   if (!plan) {
