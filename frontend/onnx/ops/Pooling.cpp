@@ -46,7 +46,18 @@ Value pool2d(Importer &im, const onnx::NodeProto &node, Value input,
                : im.create<nn::AvgPool2dOp>(input, attrs);
 }
 
-/// A 3-D pooling of NCDHW `input` as two 2-D ones: over each depth slice's
+/// Whether pooling over `window` leaves every element as it is (a 1 x 1
+/// window, unpadded, in steps of 1), whatever the pooling.
+bool isIdentity(const PoolWindow &window) {
+  auto ones = [](ArrayRef<int64_t> values) {
+    return llvm::all_of(values, [](int64_t v) { return v == 1; });
+  };
+  return ones(window.kernel) && ones(window.stride) &&
+         llvm::all_of(window.padding, [](int64_t v) { return v == 0; });
+}
+
+/// A 3-D pooling of NCDHW `input` as two 2-D ones (one where the other is
+/// an identity, AvgPool3d((1, 3, 3))): over each depth slice's
 /// [H, W] (the depths as channels), then over the depth (the pooled planes
 /// flattened to a width). A window's max, or its sum and its divisor
 /// (PyTorch's, clipped or counting padding, is a product of one factor per
@@ -66,23 +77,23 @@ Value pool3d(Importer &im, const onnx::NodeProto &node, Value input, bool isMax,
          typeToString(type));
   int64_t n = type.getDimSize(0), c = type.getDimSize(1),
           d = type.getDimSize(2);
-  Value planes = im.createReshape(
+  PoolWindow planar = {{kernel[1], kernel[2]},
+                       {stride[1], stride[2]},
+                       {pads[1], pads[2], pads[4], pads[5]},
+                       {dilation[1], dilation[2]}};
+  PoolWindow depthwise = {{kernel[0], 1},
+                          {stride[0], 1},
+                          {pads[0], 0, pads[3], 0},
+                          {dilation[0], 1}};
+  Value pooled = im.createReshape(
       input, {n, c * d, type.getDimSize(3), type.getDimSize(4)});
-  Value pooled = pool2d(im, node, planes,
-                        {{kernel[1], kernel[2]},
-                         {stride[1], stride[2]},
-                         {pads[1], pads[2], pads[4], pads[5]},
-                         {dilation[1], dilation[2]}},
-                        isMax, countPadding);
+  if (!isIdentity(planar))
+    pooled = pool2d(im, node, pooled, planar, isMax, countPadding);
   auto pooledType = cast<RankedTensorType>(pooled.getType());
   int64_t outH = pooledType.getDimSize(2), outW = pooledType.getDimSize(3);
-  Value depths = im.createReshape(pooled, {n, c, d, outH * outW});
-  Value result = pool2d(im, node, depths,
-                        {{kernel[0], 1},
-                         {stride[0], 1},
-                         {pads[0], 0, pads[3], 0},
-                         {dilation[0], 1}},
-                        isMax, countPadding);
+  Value result = im.createReshape(pooled, {n, c, d, outH * outW});
+  if (!isIdentity(depthwise))
+    result = pool2d(im, node, result, depthwise, isMax, countPadding);
   int64_t outD = cast<RankedTensorType>(result.getType()).getDimSize(2);
   return im.createReshape(result, {n, c, outD, outH, outW});
 }
