@@ -256,6 +256,9 @@ LAYERS = {
     "max_pool3d_ceil": (around(lambda: nn.MaxPool3d(3, stride=2, padding=1,
                                                     ceil_mode=True),
                                (2, 4, 5, 4), None), ""),
+    "max_pool3d_dilated": (around(lambda: nn.MaxPool3d(
+        2, stride=1, padding=(1, 0, 1), dilation=(2, 1, 2)), (2, 4, 3, 4),
+        None), ""),
     "avg_pool3d": (around(lambda: nn.AvgPool3d(2), (2, 2, 3, 2), None), ""),
     "avg_pool3d_ceil": (around(lambda: nn.AvgPool3d(3, stride=2, padding=1,
                                                     ceil_mode=True),
