@@ -62,6 +62,9 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <functional>
+#include <numeric>
+
 namespace dpc {
 #define GEN_PASS_DEF_ASSIGNKERNELPRECISION
 #include "codegen/Passes.h.inc"
@@ -86,8 +89,8 @@ bool isConvolution(Kernel kernel) {
          kernel == Kernel::Conv2dBackwardWeights;
 }
 
-/// The weights [k, c / groups, r, s] of a convolution call: the result of
-/// backward-weights, else its operand W.
+/// The weights [k, c / groups, (t,) r, s] of a convolution call: the
+/// result of backward-weights, else its operand W.
 ArrayRef<int64_t> getConvWeights(Kernel kernel, ex::KernelOp op) {
   static_assert(
       samePosition(roles::Conv2dForward::W, roles::Conv2dReluForward::W) &&
@@ -107,9 +110,15 @@ ArrayRef<int64_t> getConvWeights(Kernel kernel, ex::KernelOp op) {
 /// (6->16 5x5 on 10x10 6.8x, 128->128 on 14x14 1.6x-1.9x, 64->128 1x1 s2
 /// 1.2x-1.4x).
 bool convPrefersBf16(Kernel kernel, ex::KernelOp op) {
+  // The products per output, and the output's spatial extent, count a 3-D
+  // convolution's depth too.
+  auto product = [](ArrayRef<int64_t> dims) {
+    return std::accumulate(dims.begin(), dims.end(), int64_t(1),
+                           std::multiplies<int64_t>());
+  };
   ArrayRef<int64_t> weights = getConvWeights(kernel, op);
-  int64_t k = weights[0], reduction = weights[1] * weights[2] * weights[3];
-  bool pointwise = weights[2] == 1 && weights[3] == 1;
+  int64_t k = weights[0], reduction = product(weights.drop_front());
+  bool pointwise = product(weights.drop_front(2)) == 1;
   bool strided = false;
   if (auto stride = op->getAttrOfType<DenseI64ArrayAttr>("stride"))
     strided =
@@ -117,10 +126,11 @@ bool convPrefersBf16(Kernel kernel, ex::KernelOp op) {
   if (kernel == Kernel::Conv2dBackwardData)
     return true;
   if (kernel == Kernel::Conv2dBackwardWeights) {
-    // [n, k, outH, outW]
+    // [n, k, (outD,) outH, outW]
     ArrayRef<int64_t> dy =
         dimsOf(op.getIns()[roles::Conv2dBackwardWeights::DY]);
-    return k >= 16 && (!strided || pointwise) && dy[2] * dy[3] >= 49;
+    return k >= 16 && (!strided || pointwise) &&
+           product(dy.drop_front(2)) >= 49;
   }
   return reduction >= 256;
 }

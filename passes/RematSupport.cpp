@@ -14,22 +14,27 @@ static int64_t numElements(Value value) {
   return type && type.hasStaticShape() ? type.getNumElements() : 0;
 }
 
+/// A filter's elements per output channel: its dims from 1 on.
+static int64_t filterTaps(Value filter) {
+  auto type = cast<RankedTensorType>(filter.getType());
+  int64_t taps = 1;
+  for (int64_t dim : type.getShape().drop_front())
+    taps *= dim;
+  return taps;
+}
+
 int64_t dpc::estimateFlops(Operation *op) {
   if (op->getName().getDialectNamespace() != "nn" || op->getNumResults() == 0)
     return 0;
   int64_t out = numElements(op->getResult(0));
   return TypeSwitch<Operation *, int64_t>(op)
       .Case([&](nn::Conv2dOp o) {
-        auto filter = cast<RankedTensorType>(o.getFilter().getType());
-        // Every output element: C_in / groups * kH * kW multiply-adds.
-        return 2 * out * filter.getDimSize(1) * filter.getDimSize(2) *
-               filter.getDimSize(3);
+        // Every output element: C_in / groups * kH * kW (* kD) multiply-adds.
+        return 2 * out * filterTaps(o.getFilter());
       })
       .Case([&](nn::ConvTranspose2dOp o) {
-        auto filter = cast<RankedTensorType>(o.getFilter().getType());
-        // Every input element: C_out / groups * kH * kW multiply-adds.
-        return 2 * numElements(o.getInput()) * filter.getDimSize(1) *
-               filter.getDimSize(2) * filter.getDimSize(3);
+        // Every input element: C_out / groups * kH * kW (* kD) multiply-adds.
+        return 2 * numElements(o.getInput()) * filterTaps(o.getFilter());
       })
       .Case([&](nn::LinearOp o) {
         auto input = cast<RankedTensorType>(o->getOperand(0).getType());

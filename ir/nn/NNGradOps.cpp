@@ -101,24 +101,25 @@ Conv2dGradInputOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   auto filter = rankedType(adaptor.getFilter());
   int64_t groups = adaptor.getGroups();
   ArrayRef<int64_t> inputSize = adaptor.getInputSize();
-  if (failed(checkRank(error, resultGrad, 4, "result_grad")) ||
-      failed(checkRank(error, filter, 4, "filter")) ||
+  if (failed(checkWindowRank(error, resultGrad, "result_grad")) ||
+      failed(checkRank(error, filter, resultGrad.getRank(), "filter")) ||
       failed(checkSameElementType(error, resultGrad, filter, "filter")) ||
-      failed(checkArray(error, inputSize, 2, 1, "input_size")) ||
+      failed(checkArray(error, inputSize, resultGrad.getRank() - 2, 1,
+                        "input_size")) ||
       failed(checkGroups(error, groups, filter.getDimSize(0))))
     return failure();
   int64_t inChannels = isDynamic(filter.getDimSize(1))
                            ? kDynamic
                            : filter.getDimSize(1) * groups;
-  auto input = RankedTensorType::get(
-      {resultGrad.getDimSize(0), inChannels, inputSize[0], inputSize[1]},
-      resultGrad.getElementType());
-  int64_t kernel[2] = {filter.getDimSize(2), filter.getDimSize(3)};
+  SmallVector<int64_t> shape = {resultGrad.getDimSize(0), inChannels};
+  shape.append(inputSize.begin(), inputSize.end());
+  auto input = RankedTensorType::get(shape, resultGrad.getElementType());
   if (failed(checkForwardResult(
           error,
-          inferWindow2d(error, input, filter.getDimSize(0),
-                        {kernel, adaptor.getStride(), adaptor.getPadding(),
-                         adaptor.getDilation(), /*ceilMode=*/false}),
+          inferWindow(error, input, filter.getDimSize(0),
+                      {filter.getShape().drop_front(2), adaptor.getStride(),
+                       adaptor.getPadding(), adaptor.getDilation(),
+                       /*ceilMode=*/false}),
           resultGrad)))
     return failure();
   inferred.push_back(input);
@@ -134,10 +135,11 @@ Conv2dGradFilterOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   auto input = rankedType(adaptor.getInput());
   int64_t groups = adaptor.getGroups();
   ArrayRef<int64_t> kernel = adaptor.getKernelSize();
-  if (failed(checkRank(error, resultGrad, 4, "result_grad")) ||
-      failed(checkRank(error, input, 4, "input")) ||
+  if (failed(checkWindowRank(error, resultGrad, "result_grad")) ||
+      failed(checkRank(error, input, resultGrad.getRank(), "input")) ||
       failed(checkSameElementType(error, resultGrad, input, "input")) ||
-      failed(checkArray(error, kernel, 2, 1, "kernel_size")) ||
+      failed(checkArray(error, kernel, resultGrad.getRank() - 2, 1,
+                        "kernel_size")) ||
       failed(checkGroups(error, groups, resultGrad.getDimSize(1))))
     return failure();
   int64_t inChannels = input.getDimSize(1);
@@ -147,15 +149,15 @@ Conv2dGradFilterOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   int64_t outChannels = resultGrad.getDimSize(1);
   if (failed(checkForwardResult(
           error,
-          inferWindow2d(error, input, outChannels,
-                        {kernel, adaptor.getStride(), adaptor.getPadding(),
-                         adaptor.getDilation(), /*ceilMode=*/false}),
+          inferWindow(error, input, outChannels,
+                      {kernel, adaptor.getStride(), adaptor.getPadding(),
+                       adaptor.getDilation(), /*ceilMode=*/false}),
           resultGrad)))
     return failure();
-  inferred.push_back(RankedTensorType::get(
-      {outChannels, isDynamic(inChannels) ? kDynamic : inChannels / groups,
-       kernel[0], kernel[1]},
-      input.getElementType()));
+  SmallVector<int64_t> shape = {
+      outChannels, isDynamic(inChannels) ? kDynamic : inChannels / groups};
+  shape.append(kernel.begin(), kernel.end());
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
 }
 
@@ -385,10 +387,10 @@ AvgPool2dGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
       failed(checkArray(error, adaptor.getKernelSize(), 2, 1, "kernel_size")) ||
       failed(checkForwardResult(
           error,
-          inferWindow2d(error, *input, resultGrad.getDimSize(1),
-                        {adaptor.getKernelSize(), adaptor.getStride(),
-                         adaptor.getPadding(), kNoDilation,
-                         adaptor.getCeilMode()}),
+          inferWindow(error, *input, resultGrad.getDimSize(1),
+                      {adaptor.getKernelSize(), adaptor.getStride(),
+                       adaptor.getPadding(), kNoDilation,
+                       adaptor.getCeilMode()}),
           resultGrad)))
     return failure();
   inferred.push_back(*input);

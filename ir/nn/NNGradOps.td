@@ -28,7 +28,7 @@ def NN_Conv2dGradInputOp : NN_Op<"conv2d_grad_input",
   let summary = "Gradient of conv2d with respect to its input";
   let description = [{
     The attributes are those of the forward `nn.conv2d`. `input_size` is the
-    forward input's `[H, W]`: several input sizes give the same output size
+    forward input's `[H, W]` (`[D, H, W]` in 3-D): several input sizes give the same output size
     under a stride, so it cannot be recovered from `result_grad`. Batch and
     channels follow from `result_grad` and `filter`, so the forward input
     itself need not stay alive.
@@ -50,8 +50,8 @@ def NN_Conv2dGradFilterOp : NN_Op<"conv2d_grad_filter",
   let summary = "Gradient of conv2d with respect to its filter";
   let description = [{
     The attributes are those of the forward `nn.conv2d`; `kernel_size` is the
-    filter's `[kH, kW]`. The bias gradient is an `nn.reduce_sum` of
-    `result_grad` over dims 0, 2, 3.
+    filter's `[kH, kW]` (`[kD, kH, kW]` in 3-D). The bias gradient is an
+    `nn.reduce_sum` of `result_grad` over every dim but 1.
   }];
   let arguments = (ins NN_FloatTensor:$result_grad, NN_FloatTensor:$input,
     DenseI64ArrayAttr:$kernel_size,

@@ -32,10 +32,14 @@ def NN_ConstantOp : NN_Op<"constant",
 //===----------------------------------------------------------------------===//
 
 def NN_Conv2dOp : NN_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
-  let summary = "2-D convolution over NCHW input with an OIHW filter";
+  let summary = "2-D or 3-D convolution: NCHW with OIHW, or NCDHW with OIDHW";
   let description = [{
     `padding` is `[top, left, bottom, right]`. The filter has shape
     `[C_out, C_in / groups, kH, kW]`; the optional bias has shape `[C_out]`.
+    A 3-D convolution (a rank-5 input and filter, `[..., kD, kH, kW]`) has
+    `stride` and `dilation` `[d, h, w]` and `padding` `[front, top, left,
+    back, bottom, right]` (every axis's start, then its end), given: the
+    defaults are the 2-D ones.
   }];
   let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$filter,
     Optional<NN_FloatTensor>:$bias,
@@ -52,7 +56,7 @@ def NN_Conv2dOp : NN_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
 
 def NN_ConvTranspose2dOp : NN_Op<"conv_transpose2d",
     [Pure, InferTypeOpAdaptor]> {
-  let summary = "2-D transposed convolution over NCHW input with an IOHW filter";
+  let summary = "2-D or 3-D transposed convolution (IOHW or IODHW filter)";
   let description = [{
     PyTorch's `conv_transpose2d` without bias (the importer adds it): the
     input gradient of an `nn.conv2d` with the same filter and attributes
@@ -62,6 +66,8 @@ def NN_ConvTranspose2dOp : NN_Op<"conv_transpose2d",
     the stride) extends it at the bottom and right, where several sizes
     give the same forward convolution. Along the height:
     `(H - 1) * stride - top - bottom + dilation * (kH - 1) + 1 + output_padding`.
+    A 3-D one (rank 5) has a depth first in every attribute, as
+    `nn.conv2d`'s.
   }];
   let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$filter,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,

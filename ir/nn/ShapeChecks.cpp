@@ -30,6 +30,15 @@ LogicalResult checkRank(const ShapeError &error, RankedTensorType type,
   return failure();
 }
 
+LogicalResult checkWindowRank(const ShapeError &error, RankedTensorType type,
+                              StringRef what) {
+  if (type.getRank() == 4 || type.getRank() == 5)
+    return success();
+  error() << what << " must have rank 4 or 5 (2 or 3 spatial dims), got "
+          << type;
+  return failure();
+}
+
 /// Checks that an i64 array attribute has `size` entries, each >= `minValue`.
 LogicalResult checkArray(const ShapeError &error, ArrayRef<int64_t> values,
                          size_t size, int64_t minValue, StringRef name) {
@@ -111,50 +120,51 @@ FailureOr<int64_t> windowOutputSize(const ShapeError &error, int64_t input,
                                    dilation, ceilMode);
 }
 
-/// Result type of a 2-D window op over NCHW `input` with `channels` outputs.
-FailureOr<Type> inferWindow2d(const ShapeError &error, RankedTensorType input,
-                              int64_t channels, const Window2d &window) {
-  if (failed(checkRank(error, input, 4, "input")) ||
-      failed(checkArray(error, window.stride, 2, 1, "stride")) ||
-      failed(checkArray(error, window.padding, 4, 0, "padding")) ||
-      failed(checkArray(error, window.dilation, 2, 1, "dilation")))
+/// Result type of a window op over NCHW or NCDHW `input` with `channels`
+/// outputs: one axis per spatial dim, the window's arrays of that length
+/// (`padding` twice it: every axis's start, then every axis's end).
+FailureOr<Type> inferWindow(const ShapeError &error, RankedTensorType input,
+                            int64_t channels, const Window &window) {
+  if (failed(checkWindowRank(error, input, "input")))
     return failure();
-  FailureOr<int64_t> height =
-      windowOutputSize(error, input.getDimSize(2), window.kernel[0],
-                       window.stride[0], window.padding[0], window.padding[2],
-                       window.dilation[0], window.ceilMode, "height");
-  if (failed(height))
+  size_t axes = input.getRank() - 2;
+  // A filter's dims may be dynamic: windowOutputSize checks known ones.
+  if (failed(checkArray(error, window.kernel, axes, kDynamic, "kernel_size")) ||
+      failed(checkArray(error, window.stride, axes, 1, "stride")) ||
+      failed(checkArray(error, window.padding, 2 * axes, 0, "padding")) ||
+      failed(checkArray(error, window.dilation, axes, 1, "dilation")))
     return failure();
-  FailureOr<int64_t> width =
-      windowOutputSize(error, input.getDimSize(3), window.kernel[1],
-                       window.stride[1], window.padding[1], window.padding[3],
-                       window.dilation[1], window.ceilMode, "width");
-  if (failed(width))
-    return failure();
-  return Type(
-      RankedTensorType::get({input.getDimSize(0), channels, *height, *width},
-                            input.getElementType()));
+  SmallVector<int64_t> shape = {input.getDimSize(0), channels};
+  for (size_t axis = 0; axis < axes; ++axis) {
+    FailureOr<int64_t> extent = windowOutputSize(
+        error, input.getDimSize(2 + axis), window.kernel[axis],
+        window.stride[axis], window.padding[axis], window.padding[axes + axis],
+        window.dilation[axis], window.ceilMode, spatialAxisName(axis, axes));
+    if (failed(extent))
+      return failure();
+    shape.push_back(*extent);
+  }
+  return Type(RankedTensorType::get(shape, input.getElementType()));
 }
 
 /// Result of a pooling op: checks the kernel, then the shared window rules.
 FailureOr<Type> inferPool2d(const ShapeError &error, Value input,
-                            const Window2d &window) {
-  if (failed(checkArray(error, window.kernel, 2, 1, "kernel_size")))
-    return failure();
+                            const Window &window) {
   auto type = cast<RankedTensorType>(input.getType());
-  if (type.getRank() == 4) {
-    // A padding of more than half the window would average or max over
-    // nothing but padding.
-    for (int i = 0; i < 4; ++i) {
-      if (window.padding[i] > window.kernel[i % 2] / 2) {
-        error() << "padding " << window.padding[i]
-                << " exceeds half the kernel size " << window.kernel[i % 2];
-        return failure();
-      }
+  if (failed(checkRank(error, type, 4, "input")) ||
+      failed(checkArray(error, window.kernel, 2, 1, "kernel_size")) ||
+      failed(checkArray(error, window.padding, 4, 0, "padding")))
+    return failure();
+  // A padding of more than half the window would average or max over
+  // nothing but padding.
+  for (int i = 0; i < 4; ++i) {
+    if (window.padding[i] > window.kernel[i % 2] / 2) {
+      error() << "padding " << window.padding[i]
+              << " exceeds half the kernel size " << window.kernel[i % 2];
+      return failure();
     }
   }
-  return inferWindow2d(
-      error, type, type.getRank() == 4 ? type.getDimSize(1) : kDynamic, window);
+  return inferWindow(error, type, type.getDimSize(1), window);
 }
 
 LogicalResult pushResult(FailureOr<Type> type,

@@ -46,6 +46,11 @@ mlir::LogicalResult checkRank(const ShapeError &error,
                               mlir::RankedTensorType type, int64_t rank,
                               llvm::StringRef what);
 
+/// An NCHW or NCDHW operand of a window op (2 or 3 spatial dims).
+mlir::LogicalResult checkWindowRank(const ShapeError &error,
+                                    mlir::RankedTensorType type,
+                                    llvm::StringRef what);
+
 /// Checks that an i64 array attribute has `size` entries, each >= `minValue`.
 mlir::LogicalResult checkArray(const ShapeError &error,
                                llvm::ArrayRef<int64_t> values, size_t size,
@@ -68,20 +73,29 @@ mlir::LogicalResult checkWindowArguments(const ShapeError &error, int64_t input,
                                          int64_t dilation,
                                          llvm::StringRef axis);
 
-struct Window2d {
+/// The name of spatial axis `axis` of `axes` (2: height and width; 3: depth
+/// first), for diagnostics.
+inline const char *spatialAxisName(size_t axis, size_t axes) {
+  static const char *const names[] = {"depth", "height", "width"};
+  return names[3 - axes + axis];
+}
+
+/// A sliding window's geometry, one entry per spatial axis (`padding`: the
+/// starts of every axis, then the ends).
+struct Window {
   llvm::ArrayRef<int64_t> kernel, stride, padding, dilation;
   bool ceilMode;
 };
 
-/// Result type of a 2-D window op over NCHW `input` with `channels` outputs.
-mlir::FailureOr<mlir::Type> inferWindow2d(const ShapeError &error,
-                                          mlir::RankedTensorType input,
-                                          int64_t channels,
-                                          const Window2d &window);
+/// Result type of a window op over NCHW or NCDHW `input` (2 or 3 spatial
+/// axes, the window's arrays as long) with `channels` outputs.
+mlir::FailureOr<mlir::Type> inferWindow(const ShapeError &error,
+                                        mlir::RankedTensorType input,
+                                        int64_t channels, const Window &window);
 
 /// Result of a pooling op: checks the kernel, then the shared window rules.
 mlir::FailureOr<mlir::Type>
-inferPool2d(const ShapeError &error, mlir::Value input, const Window2d &window);
+inferPool2d(const ShapeError &error, mlir::Value input, const Window &window);
 
 mlir::LogicalResult pushResult(mlir::FailureOr<mlir::Type> type,
                                llvm::SmallVectorImpl<mlir::Type> &inferred);

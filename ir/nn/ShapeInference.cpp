@@ -64,8 +64,8 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto filter = cast<RankedTensorType>(adaptor.getFilter().getType());
   int64_t groups = adaptor.getGroups();
-  if (failed(checkRank(error, input, 4, "input")) ||
-      failed(checkRank(error, filter, 4, "filter")) ||
+  if (failed(checkWindowRank(error, input, "input")) ||
+      failed(checkRank(error, filter, input.getRank(), "filter")) ||
       failed(checkSameElementType(error, input, filter, "filter")))
     return failure();
   if (groups < 1)
@@ -85,11 +85,10 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
     if (failed(checkPerChannel(error, bias, outChannels, input.getElementType(),
                                "bias")))
       return failure();
-  int64_t kernel[2] = {filter.getDimSize(2), filter.getDimSize(3)};
-  return pushResult(inferWindow2d(error, input, outChannels,
-                                  {kernel, adaptor.getStride(),
-                                   adaptor.getPadding(), adaptor.getDilation(),
-                                   /*ceilMode=*/false}),
+  return pushResult(inferWindow(error, input, outChannels,
+                                {filter.getShape().drop_front(2),
+                                 adaptor.getStride(), adaptor.getPadding(),
+                                 adaptor.getDilation(), /*ceilMode=*/false}),
                     inferred);
 }
 
@@ -137,17 +136,19 @@ ConvTranspose2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                     outputPadding = adaptor.getOutputPadding(),
                     dilation = adaptor.getDilation();
   int64_t groups = adaptor.getGroups();
-  if (failed(checkRank(error, input, 4, "input")) ||
-      failed(checkRank(error, filter, 4, "filter")) ||
-      failed(checkSameElementType(error, input, filter, "filter")) ||
-      failed(checkArray(error, stride, 2, 1, "stride")) ||
-      failed(checkArray(error, padding, 4, 0, "padding")) ||
-      failed(checkArray(error, outputPadding, 2, 0, "output_padding")) ||
-      failed(checkArray(error, dilation, 2, 1, "dilation")))
+  if (failed(checkWindowRank(error, input, "input")) ||
+      failed(checkRank(error, filter, input.getRank(), "filter")) ||
+      failed(checkSameElementType(error, input, filter, "filter")))
+    return failure();
+  size_t axes = input.getRank() - 2;
+  if (failed(checkArray(error, stride, axes, 1, "stride")) ||
+      failed(checkArray(error, padding, 2 * axes, 0, "padding")) ||
+      failed(checkArray(error, outputPadding, axes, 0, "output_padding")) ||
+      failed(checkArray(error, dilation, axes, 1, "dilation")))
     return failure();
   if (groups < 1)
     return emitOptionalError(loc, "'groups' must be >= 1, got ", groups);
-  // The filter is [C_in, C_out / groups, kH, kW]: the conv2d filter of the
+  // The filter is [C_in, C_out / groups, k...]: the conv2d filter of the
   // convolution this op is the input gradient of.
   int64_t inChannels = filter.getDimSize(0);
   if (!isDynamic(inChannels) && inChannels % groups != 0)
@@ -165,19 +166,17 @@ ConvTranspose2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                filter.getDimSize(1), " x ", groups, " groups");
     outChannels = *channels;
   }
-  FailureOr<int64_t> height = transposedOutputSize(
-      error, input.getDimSize(2), filter.getDimSize(2), stride[0], padding[0],
-      padding[2], dilation[0], outputPadding[0], "height");
-  if (failed(height))
-    return failure();
-  FailureOr<int64_t> width = transposedOutputSize(
-      error, input.getDimSize(3), filter.getDimSize(3), stride[1], padding[1],
-      padding[3], dilation[1], outputPadding[1], "width");
-  if (failed(width))
-    return failure();
-  inferred.push_back(
-      RankedTensorType::get({input.getDimSize(0), outChannels, *height, *width},
-                            input.getElementType()));
+  SmallVector<int64_t> shape = {input.getDimSize(0), outChannels};
+  for (size_t axis = 0; axis < axes; ++axis) {
+    FailureOr<int64_t> extent = transposedOutputSize(
+        error, input.getDimSize(2 + axis), filter.getDimSize(2 + axis),
+        stride[axis], padding[axis], padding[axes + axis], dilation[axis],
+        outputPadding[axis], spatialAxisName(axis, axes));
+    if (failed(extent))
+      return failure();
+    shape.push_back(*extent);
+  }
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
 }
 

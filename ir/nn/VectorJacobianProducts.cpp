@@ -62,14 +62,17 @@ FailureOr<Value> reshapeTo(Operation *op, OpBuilder &b, Value grad,
   return b.create<ReshapeOp>(op->getLoc(), grad, shape).getResult();
 }
 
-/// The `[H, W]` of an NCHW value, which gradient ops take as `input_size`.
+/// The spatial dims (`[H, W]` or `[D, H, W]`) of an NCHW or NCDHW value,
+/// which gradient ops take as `input_size`.
 FailureOr<SmallVector<int64_t>> spatialSize(Operation *op, Value value) {
   auto type = rankedType(value);
-  if (type.getRank() != 4 || type.isDynamicDim(2) || type.isDynamicDim(3))
+  ArrayRef<int64_t> spatial = type.getShape().drop_front(2);
+  if ((type.getRank() != 4 && type.getRank() != 5) ||
+      llvm::any_of(spatial, ShapedType::isDynamic))
     return op->emitOpError()
-           << "cannot be differentiated: needs a static height and width, got "
+           << "cannot be differentiated: needs static spatial dims, got "
            << type;
-  return SmallVector<int64_t>{type.getDimSize(2), type.getDimSize(3)};
+  return SmallVector<int64_t>(spatial);
 }
 
 Value transpose2d(OpBuilder &b, Location loc, Value value) {
@@ -91,18 +94,21 @@ LogicalResult buildVJP(Conv2dOp op, OpBuilder &b, ValueRange dys,
   if (failed(inputSize))
     return failure();
   Location loc = op.getLoc();
-  auto filter = op.getFilter().getType();
-  int64_t kernel[2] = {filter.getDimSize(2), filter.getDimSize(3)};
+  ArrayRef<int64_t> kernel = op.getFilter().getType().getShape().drop_front(2);
   grads.push_back(b.create<Conv2dGradInputOp>(
       loc, dys[0], op.getFilter(), *inputSize, op.getStride(), op.getPadding(),
       op.getDilation(), op.getGroups()));
   grads.push_back(b.create<Conv2dGradFilterOp>(
       loc, dys[0], op.getInput(), kernel, op.getStride(), op.getPadding(),
       op.getDilation(), op.getGroups()));
-  if (op.getBias())
-    grads.push_back(b.create<ReduceSumOp>(loc, dys[0],
-                                          ArrayRef<int64_t>{0, 2, 3},
-                                          /*keep_dims=*/false));
+  if (op.getBias()) {
+    // Over every dim but the channels.
+    SmallVector<int64_t> dims = {0};
+    for (int64_t d = 2; d < op.getInput().getType().getRank(); ++d)
+      dims.push_back(d);
+    grads.push_back(
+        b.create<ReduceSumOp>(loc, dys[0], dims, /*keep_dims=*/false));
+  }
   return success();
 }
 
@@ -113,8 +119,7 @@ LogicalResult buildVJP(Conv2dOp op, OpBuilder &b, ValueRange dys,
 LogicalResult buildVJP(ConvTranspose2dOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
   Location loc = op.getLoc();
-  auto filter = op.getFilter().getType();
-  int64_t kernel[2] = {filter.getDimSize(2), filter.getDimSize(3)};
+  ArrayRef<int64_t> kernel = op.getFilter().getType().getShape().drop_front(2);
   grads.push_back(b.create<Conv2dOp>(loc, dys[0], op.getFilter(),
                                      /*bias=*/Value(), op.getStride(),
                                      op.getPadding(), op.getDilation(),

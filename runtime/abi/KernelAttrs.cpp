@@ -194,31 +194,40 @@ std::vector<int64_t> attrList(const flatbuffers::Vector<int64_t> *values) {
   return toDims(values);
 }
 
-/// A pair [h, w] from an attribute list of `size` 0 (default) or 2.
-void pairAttr(const flatbuffers::Vector<int64_t> *values, const char *name,
-              int64_t fallbackH, int64_t fallbackW, int64_t &h, int64_t &w) {
-  if (!values || values->size() == 0) {
-    h = fallbackH, w = fallbackW;
-    return;
-  }
-  if (values->size() != 2)
-    fail(std::string(name) + " must have 2 values, has " +
-         std::to_string(values->size()));
-  h = values->Get(0), w = values->Get(1);
+std::vector<int64_t> axesAttr(const flatbuffers::Vector<int64_t> *values,
+                              const char *name, std::vector<int64_t> fallback) {
+  if (!values || values->size() == 0)
+    return fallback;
+  if (values->size() != fallback.size())
+    fail(std::string(name) + " must have " + std::to_string(fallback.size()) +
+         " values, has " + std::to_string(values->size()));
+  return toDims(values);
 }
 
-/// Padding [top, left, bottom, right], [h, w] or empty.
-void paddingAttr(const flatbuffers::Vector<int64_t> *values, int64_t &top,
-                 int64_t &left, int64_t &bottom, int64_t &right) {
+std::vector<int64_t> paddingAxesAttr(const flatbuffers::Vector<int64_t> *values,
+                                     size_t axes) {
   size_t size = values ? values->size() : 0;
-  if (size != 0 && size != 2 && size != 4)
-    fail("padding must have 2 or 4 values, has " + std::to_string(size));
-  int64_t list[4] = {0, 0, 0, 0};
-  for (size_t i = 0; i < 4 && size; ++i)
+  if (size != 0 && size != axes && size != 2 * axes)
+    fail("padding must have " + std::to_string(axes) + " or " +
+         std::to_string(2 * axes) + " values, has " + std::to_string(size));
+  std::vector<int64_t> list(2 * axes, 0);
+  for (size_t i = 0; i < list.size() && size; ++i)
     list[i] = values->Get(static_cast<flatbuffers::uoffset_t>(i % size));
   for (int64_t p : list)
     if (p < 0)
       fail("padding must not be negative");
+  return list;
+}
+
+void pairAttr(const flatbuffers::Vector<int64_t> *values, const char *name,
+              int64_t fallbackH, int64_t fallbackW, int64_t &h, int64_t &w) {
+  std::vector<int64_t> pair = axesAttr(values, name, {fallbackH, fallbackW});
+  h = pair[0], w = pair[1];
+}
+
+void paddingAttr(const flatbuffers::Vector<int64_t> *values, int64_t &top,
+                 int64_t &left, int64_t &bottom, int64_t &right) {
+  std::vector<int64_t> list = paddingAxesAttr(values, 2);
   top = list[0], left = list[1], bottom = list[2], right = list[3];
 }
 

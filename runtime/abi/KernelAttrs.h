@@ -52,6 +52,16 @@ namespace args {
 /// The values of an attribute list (empty for a missing one).
 std::vector<int64_t> attrList(const flatbuffers::Vector<int64_t> *values);
 
+/// One value per spatial axis from an attribute list of as many values as
+/// `fallback` has, or none (then `fallback`).
+std::vector<int64_t> axesAttr(const flatbuffers::Vector<int64_t> *values,
+                              const char *name, std::vector<int64_t> fallback);
+
+/// Padding of `axes` spatial axes: every axis's start, then its end, from a
+/// list of 2 * axes values, `axes` (symmetric) or none (zeros).
+std::vector<int64_t> paddingAxesAttr(const flatbuffers::Vector<int64_t> *values,
+                                     size_t axes);
+
 /// A pair [h, w] from an attribute list of `size` 0 (default) or 2.
 void pairAttr(const flatbuffers::Vector<int64_t> *values, const char *name,
               int64_t fallbackH, int64_t fallbackW, int64_t &h, int64_t &w);

@@ -1,10 +1,11 @@
 //===- CudaConvolution.cpp - convolutions on a CUDA stream ----------------===//
 //
-// 2-D convolutions through cuDNN, the algorithm each shape uses (chosen
-// once per device, ConvPlanCache), and the convolution fused with the ReLU
-// that follows it. A bf16 call casts its f32 operands to bf16 copies in its
-// workspace, convolves those on tensor cores (f32 accumulation) and casts
-// the result back: the plan's buffers stay f32, as on the CPU.
+// 2-D and 3-D convolutions through cuDNN (its Nd descriptors), the algorithm
+// each shape uses (chosen once per device, ConvPlanCache), and the convolution
+// fused with the ReLU that follows it. A bf16 call casts its f32 operands to
+// bf16 copies in its workspace, convolves those on tensor cores (f32
+// accumulation) and casts the result back: the plan's buffers stay f32, as
+// on the CPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,10 +13,12 @@
 #include "runtime/abi/KernelShapes.h"
 #include "runtime/cuda/CudaKernelEntries.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace dpc::cuda {
 
@@ -156,9 +159,11 @@ std::string describeChoice(const kernels::Conv2dShape &s, size_t workspaceBytes,
     return std::string(direction) + " " + name + " (" + std::to_string(bytes) +
            " B)";
   };
+  std::string depth = s.spatialDims == 3 ? std::to_string(s.d) + "x" : "";
+  std::string kernelDepth = s.spatialDims == 3 ? std::to_string(s.t) + "x" : "";
   return "convolution n" + std::to_string(s.n) + " c" + std::to_string(s.c) +
-         " " + std::to_string(s.h) + "x" + std::to_string(s.w) + " k" +
-         std::to_string(s.k) + " " + std::to_string(s.r) + "x" +
+         " " + depth + std::to_string(s.h) + "x" + std::to_string(s.w) + " k" +
+         std::to_string(s.k) + " " + kernelDepth + std::to_string(s.r) + "x" +
          std::to_string(s.s) +
          (s.precision == kernels::Precision::TF32   ? " tf32"
           : s.precision == kernels::Precision::BF16 ? " bf16"
@@ -172,65 +177,95 @@ std::string describeChoice(const kernels::Conv2dShape &s, size_t workspaceBytes,
                    plan.backwardFilterBytes);
 }
 
-/// The descriptors of `plan` for shape `s`: x, w and y in the call's data
-/// type, y in f32, the bias, the convolution and its math.
-void describe(ConvPlan &plan, const kernels::Conv2dShape &s) {
-  if (s.padTop != s.padBottom || s.padLeft != s.padRight)
+/// The descriptors' dims, in cuDNN's Nd form: x [n, c, (d,) h, w], the
+/// filter [k, c / groups, (t,) r, s] and the window per spatial axis.
+struct ConvDims {
+  std::vector<int> x, filter, pad, stride, dilation;
+
+  explicit ConvDims(const kernels::Conv2dShape &s) {
+    bool volumetric = s.spatialDims == 3;
+    x = {toInt(s.n, "n"), toInt(s.c, "c")};
+    filter = {toInt(s.k, "k"), toInt(s.c / s.groups, "c")};
+    if (volumetric) {
+      x.push_back(toInt(s.d, "d"));
+      filter.push_back(toInt(s.t, "t"));
+      pad.push_back(toInt(s.padFront, "padding"));
+      stride.push_back(toInt(s.strideD, "stride"));
+      dilation.push_back(toInt(s.dilationD, "dilation"));
+    }
+    x.insert(x.end(), {toInt(s.h, "h"), toInt(s.w, "w")});
+    filter.insert(filter.end(), {toInt(s.r, "r"), toInt(s.s, "s")});
+    pad.insert(pad.end(),
+               {toInt(s.padTop, "padding"), toInt(s.padLeft, "padding")});
+    stride.insert(stride.end(),
+                  {toInt(s.strideH, "stride"), toInt(s.strideW, "stride")});
+    dilation.insert(dilation.end(), {toInt(s.dilationH, "dilation"),
+                                     toInt(s.dilationW, "dilation")});
+  }
+};
+
+/// Sets `plan`'s tensor, filter and convolution descriptors for `s`.
+void describeConvolution(ConvPlan *plan, const kernels::Conv2dShape &s) {
+  if (s.padTop != s.padBottom || s.padLeft != s.padRight ||
+      s.padFront != s.padBack)
     throw std::runtime_error(
         "convolution: the CUDA backend (cuDNN) takes symmetric padding only");
-  int n = toInt(s.n, "n"), c = toInt(s.c, "c"), h = toInt(s.h, "h"),
-      w = toInt(s.w, "w"), k = toInt(s.k, "k"), groups = toInt(s.groups, "g");
-  if (groups < 1 || c % groups != 0)
+  int k = toInt(s.k, "k"), groups = toInt(s.groups, "g");
+  if (groups < 1 || s.c % groups != 0)
     throw std::runtime_error("convolution: channels do not split in groups");
+  ConvDims dims(s);
+  int rank = static_cast<int>(dims.x.size());
   // A bf16 call convolves bf16 copies (cuDNN's pseudo-bf16 configuration:
   // bf16 tensors, f32 accumulation), which the kernel casts in its
   // workspace (Bf16Copies).
   bool bf16 = s.precision == kernels::Precision::BF16;
   cudnnDataType_t dataType = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
-  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan.x));
-  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan.x, CUDNN_TENSOR_NCHW, dataType,
-                                            n, c, h, w));
-  DPC_CUDA_CHECK(cudnnCreateFilterDescriptor(&plan.w));
-  DPC_CUDA_CHECK(cudnnSetFilter4dDescriptor(plan.w, dataType, CUDNN_TENSOR_NCHW,
-                                            k, c / groups, toInt(s.r, "r"),
-                                            toInt(s.s, "s")));
-  DPC_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&plan.conv));
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->x));
+  DPC_CUDA_CHECK(cudnnSetTensorNdDescriptorEx(plan->x, CUDNN_TENSOR_NCHW,
+                                              dataType, rank, dims.x.data()));
+  DPC_CUDA_CHECK(cudnnCreateFilterDescriptor(&plan->w));
+  DPC_CUDA_CHECK(cudnnSetFilterNdDescriptor(
+      plan->w, dataType, CUDNN_TENSOR_NCHW, rank, dims.filter.data()));
+  DPC_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&plan->conv));
   // Cross-correlation is what PyTorch (and oneDNN) call convolution.
-  DPC_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
-      plan.conv, toInt(s.padTop, "padding"), toInt(s.padLeft, "padding"),
-      toInt(s.strideH, "stride"), toInt(s.strideW, "stride"),
-      toInt(s.dilationH, "dilation"), toInt(s.dilationW, "dilation"),
-      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  DPC_CUDA_CHECK(cudnnSetConvolutionGroupCount(plan.conv, groups));
+  DPC_CUDA_CHECK(cudnnSetConvolutionNdDescriptor(
+      plan->conv, rank - 2, dims.pad.data(), dims.stride.data(),
+      dims.dilation.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  DPC_CUDA_CHECK(cudnnSetConvolutionGroupCount(plan->conv, groups));
   // FMA only unless the call computes in TF32 (cuDNN's default math then
   // rounds to TensorFloat-32 on tensor cores, as PyTorch's allow_tf32) or
   // bf16: no tensor-core rounding in f32, as StreamContext::getCublas.
   bool tensorOps = bf16 || s.precision == kernels::Precision::TF32;
   DPC_CUDA_CHECK(cudnnSetConvolutionMathType(
-      plan.conv, tensorOps ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
-  int outN, outC, outH, outW;
-  DPC_CUDA_CHECK(cudnnGetConvolution2dForwardOutputDim(
-      plan.conv, plan.x, plan.w, &outN, &outC, &outH, &outW));
-  if (outN != n || outC != k || outH != s.outH() || outW != s.outW())
+      plan->conv, tensorOps ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+  std::vector<int> out(rank);
+  DPC_CUDA_CHECK(cudnnGetConvolutionNdForwardOutputDim(
+      plan->conv, plan->x, plan->w, rank, out.data()));
+  std::vector<int64_t> expected = {s.n, s.k, s.outH(), s.outW()};
+  if (rank == 5)
+    expected.insert(expected.begin() + 2, s.outD());
+  if (!std::equal(out.begin(), out.end(), expected.begin()))
     throw std::runtime_error("convolution: cuDNN's output shape differs from "
                              "the plan's");
-  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan.y));
-  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan.y, CUDNN_TENSOR_NCHW, dataType,
-                                            outN, outC, outH, outW));
-  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan.yFloat));
-  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan.yFloat, CUDNN_TENSOR_NCHW,
-                                            CUDNN_DATA_FLOAT, outN, outC, outH,
-                                            outW));
-  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan.bias));
-  DPC_CUDA_CHECK(cudnnSetTensor4dDescriptor(plan.bias, CUDNN_TENSOR_NCHW,
-                                            CUDNN_DATA_FLOAT, 1, k, 1, 1));
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->y));
+  DPC_CUDA_CHECK(cudnnSetTensorNdDescriptorEx(plan->y, CUDNN_TENSOR_NCHW,
+                                              dataType, rank, out.data()));
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->yFloat));
+  DPC_CUDA_CHECK(cudnnSetTensorNdDescriptorEx(
+      plan->yFloat, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, rank, out.data()));
+  // [1, k, 1, 1(, 1)]: broadcast over the rest of y.
+  std::vector<int> biasDims(rank, 1);
+  biasDims[1] = k;
+  DPC_CUDA_CHECK(cudnnCreateTensorDescriptor(&plan->bias));
+  DPC_CUDA_CHECK(cudnnSetTensorNdDescriptorEx(
+      plan->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, rank, biasDims.data()));
 }
 
 std::unique_ptr<ConvPlan> makeConvPlan(cudnnHandle_t handle,
                                        const kernels::Conv2dShape &s,
                                        size_t limit) {
   auto plan = std::make_unique<ConvPlan>();
-  describe(*plan, s);
+  describeConvolution(plan.get(), s);
   bool tensorOps = s.precision == kernels::Precision::BF16 ||
                    s.precision == kernels::Precision::TF32;
   int returned = 0;
@@ -292,10 +327,31 @@ ConvPlanCache::~ConvPlanCache() = default;
 const ConvPlan &ConvPlanCache::get(cudnnHandle_t handle,
                                    const kernels::Conv2dShape &s,
                                    size_t workspaceBytes) {
-  auto key = std::make_tuple(s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.strideH,
-                             s.strideW, s.padTop, s.padLeft, s.padBottom,
-                             s.padRight, s.dilationH, s.dilationW, s.groups,
-                             workspaceBytes, static_cast<int>(s.precision));
+  std::vector<int64_t> key = {s.n,
+                              s.c,
+                              s.h,
+                              s.w,
+                              s.k,
+                              s.r,
+                              s.s,
+                              s.strideH,
+                              s.strideW,
+                              s.padTop,
+                              s.padLeft,
+                              s.padBottom,
+                              s.padRight,
+                              s.dilationH,
+                              s.dilationW,
+                              s.groups,
+                              static_cast<int64_t>(workspaceBytes),
+                              static_cast<int64_t>(s.precision),
+                              s.spatialDims,
+                              s.d,
+                              s.t,
+                              s.strideD,
+                              s.padFront,
+                              s.padBack,
+                              s.dilationD};
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<ConvPlan> &plan = plans[key];
   if (!plan) {
@@ -339,9 +395,10 @@ struct Bf16Copies {
       : forCudnn(workspace) {
     if (s.precision != kernels::Precision::BF16)
       return;
-    xCount = s.n * s.c * s.h * s.w;
-    wCount = s.k * (s.c / s.groups) * s.r * s.s;
-    yCount = s.n * s.k * s.outH() * s.outW();
+    // The depths are 1 in 2-D.
+    xCount = s.n * s.c * s.d * s.h * s.w;
+    wCount = s.k * (s.c / s.groups) * s.t * s.r * s.s;
+    yCount = s.n * s.k * s.outD() * s.outH() * s.outW();
     // Each copy 256-byte aligned, as cuDNN wants its operands.
     auto rounded = [](int64_t count) {
       return (size_t(count) * sizeof(uint16_t) + 255) / 256 * 256;

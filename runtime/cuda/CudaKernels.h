@@ -19,7 +19,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace dpc::cuda {
@@ -42,11 +41,8 @@ public:
 private:
   mutable std::mutex mutex;
   std::vector<std::string> choices;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                      int64_t, int64_t, int64_t, int64_t, size_t, int>,
-           std::unique_ptr<ConvPlan>>
-      plans;
+  /// By every field of the shape that changes the plan, and the workspace.
+  std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>> plans;
 };
 
 /// What one stream's kernels need: library handles bound to the stream.

@@ -1,4 +1,4 @@
-//===- Conv.cpp - 2-D convolution kernels (oneDNN) ------------------------===//
+//===- Conv.cpp - 2-D and 3-D convolution kernels (oneDNN) ----------------===//
 
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/DnnlSupport.h"
@@ -17,7 +17,10 @@ void checkShape(const Conv2dShape &s) {
   if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || s.k <= 0 || s.r <= 0 ||
       s.s <= 0 || s.strideH <= 0 || s.strideW <= 0 || s.dilationH <= 0 ||
       s.dilationW <= 0 || s.groups <= 0 || s.c % s.groups != 0 ||
-      s.k % s.groups != 0 || s.outH() <= 0 || s.outW() <= 0)
+      s.k % s.groups != 0 || s.outH() <= 0 || s.outW() <= 0 ||
+      (s.spatialDims != 2 && s.spatialDims != 3) || s.outD() <= 0 ||
+      (s.spatialDims == 2 && (s.d != 1 || s.t != 1)) ||
+      (s.spatialDims == 3 && (s.blockedX || s.blockedY)))
     throw std::invalid_argument("conv2d: invalid shape");
 }
 
@@ -25,10 +28,10 @@ void checkShape(const Conv2dShape &s) {
 /// callers' layouts (plain, or nChw16c activations), `any` ones for the
 /// primitive to pick its blocked layouts (2-3x faster than plain NCHW on few
 /// channels, reorders included), and the geometry in oneDNN's conventions
-/// (dilation 0 = dense). In bf16 the tensors a pass reads (`low*`) are bf16,
-/// so that the reorder into the blocked layout also rounds them, and what it
-/// writes (`any*`) stays f32: oneDNN accumulates in f32 and writes it
-/// unrounded.
+/// (dilation 0 = dense), with a depth for a 3-D one. In bf16 the tensors a pass
+/// reads (`low*`) are bf16, so that the reorder into the blocked layout also
+/// rounds them, and what it writes (`any*`) stays f32: oneDNN accumulates in
+/// f32 and writes it unrounded.
 struct ConvDescs {
   memory::desc src, weights, bias, dst;
   memory::desc anySrc, anyWeights, anyDst;
@@ -36,17 +39,11 @@ struct ConvDescs {
   memory::dims strides, dilates, padL, padR;
 
   explicit ConvDescs(const Conv2dShape &s) {
-    src =
-        plainDesc({s.n, s.c, s.h, s.w}, s.blockedX ? Tag::nChw16c : Tag::nchw);
-    dst = plainDesc({s.n, s.k, s.outH(), s.outW()},
-                    s.blockedY ? Tag::nChw16c : Tag::nchw);
+    if (s.spatialDims == 3)
+      setVolumetric(s);
+    else
+      setPlanar(s);
     bias = plainDesc({s.k}, Tag::x);
-    // PyTorch's [k, c/g, r, s] is oneDNN's goihw with g split off k.
-    weights =
-        s.groups == 1
-            ? plainDesc({s.k, s.c, s.r, s.s}, Tag::oihw)
-            : plainDesc({s.groups, s.k / s.groups, s.c / s.groups, s.r, s.s},
-                        Tag::goihw);
     auto any = [](const memory::desc &plain) {
       return memory::desc(plain.dims(), plain.data_type(), Tag::any);
     };
@@ -56,10 +53,38 @@ struct ConvDescs {
     lowSrc = lowDesc(anySrc, s.precision);
     lowWeights = lowDesc(anyWeights, s.precision);
     lowDst = lowDesc(anyDst, s.precision);
+  }
+
+private:
+  void setPlanar(const Conv2dShape &s) {
+    src =
+        plainDesc({s.n, s.c, s.h, s.w}, s.blockedX ? Tag::nChw16c : Tag::nchw);
+    dst = plainDesc({s.n, s.k, s.outH(), s.outW()},
+                    s.blockedY ? Tag::nChw16c : Tag::nchw);
+    // PyTorch's [k, c/g, r, s] is oneDNN's goihw with g split off k.
+    weights =
+        s.groups == 1
+            ? plainDesc({s.k, s.c, s.r, s.s}, Tag::oihw)
+            : plainDesc({s.groups, s.k / s.groups, s.c / s.groups, s.r, s.s},
+                        Tag::goihw);
     strides = {s.strideH, s.strideW};
     dilates = {s.dilationH - 1, s.dilationW - 1};
     padL = {s.padTop, s.padLeft};
     padR = {s.padBottom, s.padRight};
+  }
+
+  /// The same with the depth first: ncdhw, [k, c/g, t, r, s] as goidhw.
+  void setVolumetric(const Conv2dShape &s) {
+    src = plainDesc({s.n, s.c, s.d, s.h, s.w}, Tag::ncdhw);
+    dst = plainDesc({s.n, s.k, s.outD(), s.outH(), s.outW()}, Tag::ncdhw);
+    weights = s.groups == 1 ? plainDesc({s.k, s.c, s.t, s.r, s.s}, Tag::oidhw)
+                            : plainDesc({s.groups, s.k / s.groups,
+                                         s.c / s.groups, s.t, s.r, s.s},
+                                        Tag::goidhw);
+    strides = {s.strideD, s.strideH, s.strideW};
+    dilates = {s.dilationD - 1, s.dilationH - 1, s.dilationW - 1};
+    padL = {s.padFront, s.padTop, s.padLeft};
+    padR = {s.padBack, s.padBottom, s.padRight};
   }
 };
 
@@ -85,7 +110,14 @@ PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias,
           bias ? 1 : 0,
           relu ? 1 : 0,
           static_cast<int64_t>(s.precision),
-          static_cast<int64_t>(s.algorithm)};
+          static_cast<int64_t>(s.algorithm),
+          s.spatialDims,
+          s.d,
+          s.t,
+          s.strideD,
+          s.padFront,
+          s.padBack,
+          s.dilationD};
 }
 
 /// Builds a pass's primitive descriptor with the shape's algorithm, or the

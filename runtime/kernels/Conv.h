@@ -1,8 +1,10 @@
-//===- Conv.h - 2-D convolution kernels (oneDNN) ----------------*- C++ -*-===//
+//===- Conv.h - 2-D and 3-D convolution kernels (oneDNN) --------*- C++ -*-===//
 //
 // Layout: x [n, c, h, w], weights [k, c/groups, r, s] (PyTorch's), bias [k],
 // y [n, k, outH, outW]; plain row-major, except activations the shape marks
-// blocked (nChw16c). Dilation 1 means dense.
+// blocked (nChw16c). Dilation 1 means dense. A 3-D convolution (the shape's
+// spatialDims 3) has a depth before the height of x, weights and y, all
+// plain.
 //
 //===----------------------------------------------------------------------===//
 

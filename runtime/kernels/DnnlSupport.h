@@ -64,7 +64,7 @@ public:
   const int64_t *end() const { return values.data() + size; }
 
 private:
-  static constexpr size_t kCapacity = 24;
+  static constexpr size_t kCapacity = 32;
   std::array<int64_t, kCapacity> values{};
   size_t size;
 };

@@ -169,8 +169,6 @@ LAYERS = {
                                                 dilation=2, groups=2,
                                                 bias=False), (4, 8), None),
                        ""),
-    "conv3d": (around(lambda: nn.Conv3d(2, 2, 2), (2, 3, 2, 2), None),
-               "no: refused (only 1-D and 2-D convolutions)"),
     "max_pool1d": (around(lambda: nn.MaxPool1d(3, stride=2, padding=1),
                           (3, 8), None), ""),
     "avg_pool1d": (around(lambda: nn.AvgPool1d(3, stride=2, padding=1),
@@ -219,7 +217,7 @@ LAYERS = {
     "unflatten": (around(lambda: nn.Unflatten(1, (3, 4))), ""),
     "channel_shuffle": (around(lambda: nn.ChannelShuffle(2), (4, 3), None),
                         "yes (dynamo); the legacy exporter refuses aten::channel_shuffle"),
-    # 2-D and 3-D convolutions and pooling ([N, C, H, W]).
+    # 2-D convolutions and pooling ([N, C, H, W]).
     "conv2d": (around(lambda: nn.Conv2d(3, 4, 3, padding=1), (3, 2, 2),
                       None), ""),
     "conv2d_depthwise": (around(lambda: nn.Conv2d(4, 4, 3, stride=2,
@@ -244,8 +242,36 @@ LAYERS = {
                                    (3, 2, 2), None), ""),
     "adaptive_max_pool1d": (around(lambda: nn.AdaptiveMaxPool1d(1), (3, 8),
                                    None), ""),
-    "max_pool3d": (around(lambda: nn.MaxPool3d(2), (2, 2, 3, 2), None), "no: refused (only 1-D and 2-D pooling)"),
-    "avg_pool3d": (around(lambda: nn.AvgPool3d(2), (2, 2, 3, 2), None), "no: refused (only 1-D and 2-D pooling)"),
+    # 3-D convolutions, pooling and normalizations ([N, C, D, H, W]).
+    "conv3d": (around(lambda: nn.Conv3d(2, 2, 2), (2, 3, 2, 2), None), ""),
+    "conv3d_strided": (around(lambda: nn.Conv3d(4, 6, 3, stride=(2, 1, 2),
+                                                padding=(1, 2, 1),
+                                                dilation=(1, 2, 1),
+                                                groups=2),
+                              (4, 3, 4, 4), None), ""),
+    "conv_transpose3d": (around(lambda: nn.ConvTranspose3d(
+        2, 4, 3, stride=2, padding=1, output_padding=1, groups=2),
+        (2, 2, 3, 2), None), ""),
+    "max_pool3d": (around(lambda: nn.MaxPool3d(2), (2, 2, 3, 2), None), ""),
+    "max_pool3d_ceil": (around(lambda: nn.MaxPool3d(3, stride=2, padding=1,
+                                                    ceil_mode=True),
+                               (2, 4, 5, 4), None), ""),
+    "max_pool3d_dilated": (around(lambda: nn.MaxPool3d(
+        2, stride=1, padding=(1, 0, 1), dilation=(2, 1, 2)), (2, 4, 3, 4),
+        None), ""),
+    "avg_pool3d": (around(lambda: nn.AvgPool3d(2), (2, 2, 3, 2), None), ""),
+    "avg_pool3d_ceil": (around(lambda: nn.AvgPool3d(3, stride=2, padding=1,
+                                                    ceil_mode=True),
+                               (2, 4, 5, 4), None), ""),
+    "avg_pool3d_pad": (around(lambda: nn.AvgPool3d(
+        (1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1),
+        count_include_pad=False), (2, 2, 3, 4), None), ""),
+    "adaptive_avg_pool3d": (around(lambda: nn.AdaptiveAvgPool3d(1),
+                                   (2, 2, 3, 2), None), ""),
+    "adaptive_max_pool3d": (around(lambda: nn.AdaptiveMaxPool3d(1),
+                                   (2, 2, 3, 2), None), ""),
+    "instance_norm3d": (around(lambda: nn.InstanceNorm3d(2, affine=True),
+                               (2, 3, 2, 2), None), ""),
     # Padding, shuffles and upsampling.
     "zero_pad2d": (around(lambda: nn.ZeroPad2d((1, 0, 2, 1)), (3, 2, 2),
                           None), ""),
@@ -325,6 +351,10 @@ LAYERS = {
 
 # How the table names a layer whose repr spans lines or hides an option.
 DESCRIPTIONS = {
+    "avg_pool3d_ceil":
+        "AvgPool3d(kernel_size=3, stride=2, padding=1, ceil_mode=True)",
+    "avg_pool3d_pad": "AvgPool3d(kernel_size=(1, 3, 3), stride=(1, 2, 2), "
+                      "padding=(0, 1, 1), count_include_pad=False)",
     "upsample_bilinear_corners":
         "Upsample(scale_factor=2.0, mode='bilinear', align_corners=True)",
     "multihead_attention": "MultiheadAttention(4, 2, batch_first=True)",

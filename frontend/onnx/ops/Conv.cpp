@@ -1,9 +1,10 @@
 //===- Conv.cpp - ONNX convolutions ---------------------------------------===//
 //
-// Conv and ConvTranspose: 1-D and 2-D, grouped and dilated; a known
+// Conv and ConvTranspose: 1-D, 2-D and 3-D, grouped and dilated; a known
 // all-zero bias is none. A 1-D convolution runs as the 2-D one on
 // [N, C, 1, L] with a [O, C/g, 1, k] filter (as PyTorch 2's exporter writes
-// an adaptive 1-D pooling), so every backend's 2-D kernels serve it. A
+// an adaptive 1-D pooling), so every backend's 2-D kernels serve it; a 3-D
+// one is nn.conv2d on NCDHW (its attributes with a depth first). A
 // transposed convolution is nn.conv_transpose2d (the input gradient of a
 // convolution) plus its bias, broadcast over the spatial dims.
 //
@@ -20,22 +21,22 @@ using namespace mlir;
 namespace dpc::frontend {
 namespace {
 
-/// A convolution's input and filter in nn's 2-D form (a 1-D one's with a
-/// unit height), and the filter's own spatial rank.
+/// A convolution's input and filter in nn's form (a 1-D one's with a unit
+/// height), and the filter's own spatial rank.
 struct ConvOperands {
   Value input, filter;
   int64_t spatialRank;
 };
 
-/// Inputs 0 and 1 of `node`; a filter other than 1-D or 2-D is a failure
+/// Inputs 0 and 1 of `node`; a filter other than 1-D to 3-D is a failure
 /// naming `what`.
 ConvOperands getConvOperands(Importer &im, const onnx::NodeProto &node,
                              llvm::StringRef what) {
   ConvOperands conv{im.operand(node, 0), im.operand(node, 1), 0};
   conv.spatialRank =
       cast<RankedTensorType>(conv.filter.getType()).getRank() - 2;
-  if (conv.spatialRank != 1 && conv.spatialRank != 2)
-    fail("only 1-D and 2-D " + what.str() + " are supported (the filter has " +
+  if (conv.spatialRank < 1 || conv.spatialRank > 3)
+    fail("only 1-D to 3-D " + what.str() + " are supported (the filter has " +
          std::to_string(conv.spatialRank) + " spatial dims)");
   if (conv.spatialRank == 1) {
     conv.input = im.insertUnitDim(conv.input, 2);
@@ -72,8 +73,8 @@ void importConv(Importer &im, const onnx::NodeProto &node) {
   im.define(node, 0, spatialRank == 1 ? im.removeUnitDim(result, 2) : result);
 }
 
-/// The geometry of a transposed convolution in nn's 2-D form (a 1-D one's
-/// on the width).
+/// The geometry of a transposed convolution in nn's form (a 1-D one's on
+/// the width of a unit height), one entry per axis.
 struct TransposedWindow {
   SmallVector<int64_t> kernel, stride, dilation, outputPadding, pads;
 };
@@ -94,16 +95,19 @@ SmallVector<int64_t> padsForOutputShape(const onnx::NodeProto &node,
   shape.erase(shape.begin(), shape.end() - spatialRank);
   if (spatialRank == 1)
     shape.insert(shape.begin(), 1);
-  SmallVector<int64_t> pads(4);
-  for (int axis = 0; axis < 2; ++axis) {
-    const char *name = axis == 0 ? "height" : "width";
+  size_t axes = w.kernel.size();
+  SmallVector<int64_t> pads(2 * axes);
+  for (size_t axis = 0; axis < axes; ++axis) {
+    std::string name = axis + 1 == axes   ? "width"
+                       : axis + 2 == axes ? "height"
+                                          : "depth";
     int64_t extent = input.getDimSize(2 + axis);
     // In range, no term below overflows (as nn.conv_transpose2d's).
     if (!plan::windowArgumentsInRange(extent, w.kernel[axis], w.stride[axis], 0,
                                       0, w.dilation[axis]) ||
         w.outputPadding[axis] < 0 || w.outputPadding[axis] >= w.stride[axis] ||
         shape[axis] < 1 || shape[axis] > plan::kMaxWindowArgument)
-      fail(std::string("output_shape along the ") + name +
+      fail("output_shape along the " + name +
            " needs a static input extent, a positive output_shape and "
            "kernel, stride and dilation, and an output_padding below the "
            "stride, each at most " +
@@ -120,7 +124,7 @@ SmallVector<int64_t> padsForOutputShape(const onnx::NodeProto &node,
            name + " crops an odd " + std::to_string(total) +
            " from the full output, which ONNX and onnxruntime split "
            "differently; give pads instead");
-    pads[axis] = pads[axis + 2] = total / 2;
+    pads[axis] = pads[axis + axes] = total / 2;
   }
   return pads;
 }
@@ -132,7 +136,7 @@ void importConvTranspose(Importer &im, const onnx::NodeProto &node) {
       getConvOperands(im, node, "transposed convolutions");
   auto filterType = cast<RankedTensorType>(filter.getType());
   TransposedWindow w;
-  w.kernel = {filterType.getDimSize(2), filterType.getDimSize(3)};
+  w.kernel = SmallVector<int64_t>(filterType.getShape().drop_front(2));
   if (attr(node, "kernel_shape") &&
       spatialInts(node, "kernel_shape", spatialRank, 1) != w.kernel)
     fail("kernel_shape does not match the spatial dims of the filter, " +

@@ -5,6 +5,7 @@
 #include "runtime/abi/KernelAttrs.h"
 
 #include <string>
+#include <vector>
 
 namespace dpc::plan {
 using namespace args;
@@ -33,20 +34,40 @@ Conv2dShape getConv2dShape(const KernelCall &call) {
     weightsName = resultName(call.kernel, 0);
     break;
   }
-  expectRank(*in, inName, 4, 4);
-  expectRank(*weights, weightsName, 4, 4);
+  expectRank(*in, inName, 4, 5);
+  expectRank(*weights, weightsName, in->dims.size(), in->dims.size());
   Conv2dShape s{};
-  s.n = in->dims[0], s.c = in->dims[1], s.h = in->dims[2], s.w = in->dims[3];
-  s.k = weights->dims[0], s.r = weights->dims[2], s.s = weights->dims[3];
+  s.spatialDims = static_cast<int>(in->dims.size()) - 2;
+  // The dims from the height on; a 3-D call's depth before them.
+  size_t hw = in->dims.size() - 2;
+  s.n = in->dims[0], s.c = in->dims[1], s.h = in->dims[hw],
+  s.w = in->dims[hw + 1];
+  s.k = weights->dims[0], s.r = weights->dims[hw], s.s = weights->dims[hw + 1];
+  if (s.spatialDims == 3)
+    s.d = in->dims[2], s.t = weights->dims[2];
   const Conv2dAttrs *attrs =
       call.instruction ? call.instruction->attrs_as_Conv2dAttrs() : nullptr;
   if (attrs) {
-    pairAttr(attrs->stride(), "stride", 1, 1, s.strideH, s.strideW);
-    paddingAttr(attrs->padding(), s.padTop, s.padLeft, s.padBottom, s.padRight);
-    pairAttr(attrs->dilation(), "dilation", 1, 1, s.dilationH, s.dilationW);
+    size_t axes = s.spatialDims;
+    std::vector<int64_t> stride =
+        axesAttr(attrs->stride(), "stride", std::vector<int64_t>(axes, 1));
+    std::vector<int64_t> dilation =
+        axesAttr(attrs->dilation(), "dilation", std::vector<int64_t>(axes, 1));
+    std::vector<int64_t> padding = paddingAxesAttr(attrs->padding(), axes);
+    // [.., h, w] and [.., top, left, .., bottom, right]: the last two axes.
+    size_t h = axes - 2;
+    s.strideH = stride[h], s.strideW = stride[h + 1];
+    s.dilationH = dilation[h], s.dilationW = dilation[h + 1];
+    s.padTop = padding[h], s.padLeft = padding[h + 1];
+    s.padBottom = padding[axes + h], s.padRight = padding[axes + h + 1];
+    if (axes == 3) {
+      s.strideD = stride[0], s.dilationD = dilation[0];
+      s.padFront = padding[0], s.padBack = padding[3];
+    }
     s.groups = attrs->groups();
   }
-  if (s.strideH < 1 || s.strideW < 1 || s.dilationH < 1 || s.dilationW < 1)
+  if (s.strideH < 1 || s.strideW < 1 || s.dilationH < 1 || s.dilationW < 1 ||
+      s.strideD < 1 || s.dilationD < 1)
     fail("stride and dilation must be positive");
   if (s.groups < 1 || s.c % s.groups != 0 || s.k % s.groups != 0)
     fail("groups " + std::to_string(s.groups) + " must divide the " +
@@ -56,9 +77,9 @@ Conv2dShape getConv2dShape(const KernelCall &call) {
     fail(weightsName + " " + formatDims(weights->dims) + " does not match " +
          std::to_string(s.c) + " input channels in " +
          std::to_string(s.groups) + " groups");
-  if (s.outH() < 1 || s.outW() < 1)
+  if (s.outD() < 1 || s.outH() < 1 || s.outW() < 1)
     fail("the convolution's output would be empty");
-  expectCount(*out, outName, countOf({s.n, s.k, s.outH(), s.outW()}));
+  expectCount(*out, outName, countOf({s.n, s.k, s.outD(), s.outH(), s.outW()}));
   if ((call.kernel == Kernel::Conv2dForward ||
        call.kernel == Kernel::Conv2dReluForward) &&
       hasOperand(call, 2))

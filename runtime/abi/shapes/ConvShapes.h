@@ -4,6 +4,10 @@
 // y [n, k, outH, outW]; plain row-major, except activations the shape marks
 // blocked (nChw16c). Dilation 1 means dense. Conv2dAttrs give stride,
 // padding ([top, left, bottom, right], [h, w] or empty), dilation and groups.
+// A 3-D convolution has a depth before the height in every tensor (x
+// [n, c, d, h, w], weights [k, c/groups, t, r, s]) and attribute (stride
+// [d, h, w], padding [front, top, left, back, bottom, right] or [d, h, w]);
+// its tensors are plain. A 2-D one is the 3-D one of depth 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +43,16 @@ struct Conv2dShape {
   /// Where dy's bf16 copy is shared between the backward passes (bf16
   /// only).
   CastSlot dyCast = {};
+  /// 2, or 3 for a volumetric convolution, whose depth follows (input
+  /// depth, kernel depth, stride, front and back padding, dilation; in 2-D
+  /// the unit values, so that every formula holds for both).
+  int spatialDims = 2;
+  int64_t d = 1, t = 1;
+  int64_t strideD = 1, padFront = 0, padBack = 0, dilationD = 1;
+
+  int64_t outD() const {
+    return convOutputSize(d, t, strideD, padFront, padBack, dilationD);
+  }
 
   int64_t outH() const {
     return convOutputSize(h, r, strideH, padTop, padBottom, dilationH);

@@ -1,4 +1,4 @@
-//===- ConvTest.cpp - conv2d against a naive loop and finite differences --===//
+//===- ConvTest.cpp - convolutions against a naive loop and differences ---===//
 
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Elementwise.h"
@@ -9,31 +9,46 @@
 namespace dpc::kernels::test {
 namespace {
 
-/// Direct seven-loop convolution: the second implementation.
+/// Elements of a convolution's input, weights and output (3-D: with the
+/// depth; 2-D: depth 1).
+int64_t inputSize(const Conv2dShape &s) { return s.n * s.c * s.d * s.h * s.w; }
+int64_t weightSize(const Conv2dShape &s) {
+  return s.k * (s.c / s.groups) * s.t * s.r * s.s;
+}
+int64_t outputSize(const Conv2dShape &s) {
+  return s.n * s.k * s.outD() * s.outH() * s.outW();
+}
+
+/// Direct nine-loop convolution (a 2-D one of depth 1): the second
+/// implementation.
 std::vector<float> naiveConv(const Conv2dShape &s, const std::vector<float> &x,
                              const std::vector<float> &w, const float *bias) {
-  int64_t oh = s.outH(), ow = s.outW();
+  int64_t od = s.outD(), oh = s.outH(), ow = s.outW();
   int64_t cg = s.c / s.groups, kg = s.k / s.groups;
-  std::vector<float> y(s.n * s.k * oh * ow);
+  std::vector<float> y(outputSize(s));
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t k = 0; k < s.k; ++k)
-      for (int64_t i = 0; i < oh; ++i)
-        for (int64_t j = 0; j < ow; ++j) {
-          double acc = bias ? bias[k] : 0.0;
-          int64_t g = k / kg;
-          for (int64_t c = 0; c < cg; ++c)
+      for (int64_t o = 0; o < od * oh * ow; ++o) {
+        int64_t l = o / (oh * ow), i = o / ow % oh, j = o % ow;
+        double acc = bias ? bias[k] : 0.0;
+        int64_t g = k / kg;
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t e = 0; e < s.t; ++e)
             for (int64_t r = 0; r < s.r; ++r)
               for (int64_t q = 0; q < s.s; ++q) {
+                int64_t id = l * s.strideD - s.padFront + e * s.dilationD;
                 int64_t ih = i * s.strideH - s.padTop + r * s.dilationH;
                 int64_t iw = j * s.strideW - s.padLeft + q * s.dilationW;
-                if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w)
+                if (id < 0 || id >= s.d || ih < 0 || ih >= s.h || iw < 0 ||
+                    iw >= s.w)
                   continue;
+                int64_t channel = n * s.c + g * cg + c;
                 acc += static_cast<double>(
-                           x[((n * s.c + g * cg + c) * s.h + ih) * s.w + iw]) *
-                       w[((k * cg + c) * s.r + r) * s.s + q];
+                           x[((channel * s.d + id) * s.h + ih) * s.w + iw]) *
+                       w[(((k * cg + c) * s.t + e) * s.r + r) * s.s + q];
               }
-          y[((n * s.k + k) * oh + i) * ow + j] = static_cast<float>(acc);
-        }
+        y[(n * s.k + k) * od * oh * ow + o] = static_cast<float>(acc);
+      }
   return y;
 }
 
@@ -53,10 +68,10 @@ class ConvTest : public ::testing::TestWithParam<ConvCase> {};
 TEST_P(ConvTest, ForwardMatchesNaive) {
   const auto &[name, s, hasBias] = GetParam();
   KernelContext ctx;
-  auto x = randomVector(s.n * s.c * s.h * s.w, 1);
-  auto w = randomVector(s.k * (s.c / s.groups) * s.r * s.s, 2);
+  auto x = randomVector(inputSize(s), 1);
+  auto w = randomVector(weightSize(s), 2);
   auto b = randomVector(s.k, 3);
-  std::vector<float> y(s.n * s.k * s.outH() * s.outW());
+  std::vector<float> y(outputSize(s));
   conv2dForward(ctx, s, x.data(), w.data(), hasBias ? b.data() : nullptr,
                 y.data());
   expectAllNear(y, naiveConv(s, x, w, hasBias ? b.data() : nullptr), 1e-5, 1e-5,
@@ -66,10 +81,10 @@ TEST_P(ConvTest, ForwardMatchesNaive) {
 TEST_P(ConvTest, BackwardMatchesFiniteDifferences) {
   const auto &[name, s, hasBias] = GetParam();
   KernelContext ctx;
-  auto x = randomVector(s.n * s.c * s.h * s.w, 4);
-  auto w = randomVector(s.k * (s.c / s.groups) * s.r * s.s, 5);
+  auto x = randomVector(inputSize(s), 4);
+  auto w = randomVector(weightSize(s), 5);
   auto b = randomVector(s.k, 6);
-  auto dy = randomVector(s.n * s.k * s.outH() * s.outW(), 7);
+  auto dy = randomVector(outputSize(s), 7);
   std::vector<float> y(dy.size());
   auto loss = [&] {
     conv2dForward(ctx, s, x.data(), w.data(), hasBias ? b.data() : nullptr,
@@ -94,12 +109,12 @@ TEST_P(ConvTest, BackwardMatchesFiniteDifferences) {
 TEST_P(ConvTest, ReluPostOpIsReluOfTheConvolution) {
   const auto &[name, s, hasBias] = GetParam();
   KernelContext ctx;
-  auto x = randomVector(s.n * s.c * s.h * s.w, 8);
-  auto w = randomVector(s.k * (s.c / s.groups) * s.r * s.s, 9);
+  auto x = randomVector(inputSize(s), 8);
+  auto w = randomVector(weightSize(s), 9);
   auto b = randomVector(s.k, 10);
   const float *bias = hasBias ? b.data() : nullptr;
-  std::vector<float> conv(s.n * s.k * s.outH() * s.outW()),
-      unfused(conv.size()), fused(conv.size());
+  std::vector<float> conv(outputSize(s)), unfused(conv.size()),
+      fused(conv.size());
   conv2dForward(ctx, s, x.data(), w.data(), bias, conv.data());
   reluForward(static_cast<int64_t>(conv.size()), conv.data(), unfused.data());
   conv2dForward(ctx, s, x.data(), w.data(), bias, fused.data(), /*relu=*/true);
@@ -116,9 +131,9 @@ TEST_P(ConvTest, CallSiteRebindsBuffersAndBatches) {
   for (int64_t n : {shape.n, int64_t(1), shape.n}) {
     Conv2dShape s = shape;
     s.n = n;
-    auto x = randomVector(s.n * s.c * s.h * s.w, 11 + n);
-    auto w = randomVector(s.k * (s.c / s.groups) * s.r * s.s, 12);
-    auto dy = randomVector(s.n * s.k * s.outH() * s.outW(), 13);
+    auto x = randomVector(inputSize(s), 11 + n);
+    auto w = randomVector(weightSize(s), 12);
+    auto dy = randomVector(outputSize(s), 13);
     std::vector<float> y(dy.size()), dx(x.size()), dw(w.size());
     std::vector<float> y2(y), dx2(dx), dw2(dw);
     conv2dForward(plain, s, x.data(), w.data(), nullptr, y.data());
@@ -170,6 +185,22 @@ std::vector<ConvCase> convCases() {
   depthwise.groups = 3;
   depthwise.dilationH = 2;
   cases.push_back({"DepthwiseDilatedH", depthwise, false});
+
+  // 3-D: a depth of 4 under a 2-deep kernel, padded.
+  Conv2dShape volume = makeShape(2, 3, 4, 5, 4, 3, 3);
+  volume.spatialDims = 3, volume.d = 4, volume.t = 2;
+  volume.padFront = volume.padBack = 1;
+  volume.padTop = volume.padLeft = volume.padBottom = volume.padRight = 1;
+  cases.push_back({"Volumetric", volume, true});
+
+  // 3-D strided, asymmetrically padded, dilated and grouped along each axis.
+  Conv2dShape hardVolume = makeShape(2, 4, 5, 4, 6, 2, 3);
+  hardVolume.spatialDims = 3, hardVolume.d = 5, hardVolume.t = 3;
+  hardVolume.strideD = 2, hardVolume.strideW = 2;
+  hardVolume.padFront = 2, hardVolume.padBack = 1, hardVolume.padLeft = 1;
+  hardVolume.dilationD = 2, hardVolume.dilationH = 2;
+  hardVolume.groups = 2;
+  cases.push_back({"VolumetricStridedDilatedGrouped", hardVolume, false});
   return cases;
 }
 

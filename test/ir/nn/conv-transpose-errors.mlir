@@ -1,7 +1,7 @@
 // RUN: dpc-opt %s -split-input-file -verify-diagnostics
 
 func.func @rank(%x: tensor<3x4x4xf32>, %w: tensor<3x5x3x3xf32>) {
-  // expected-error @+2 {{input must have rank 4, got 'tensor<3x4x4xf32>'}}
+  // expected-error @+2 {{input must have rank 4 or 5 (2 or 3 spatial dims), got 'tensor<3x4x4xf32>'}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = nn.conv_transpose2d %x, %w : (tensor<3x4x4xf32>, tensor<3x5x3x3xf32>) -> tensor<2x5x6x6xf32>
   return

@@ -1,7 +1,7 @@
 // RUN: dpc-opt %s -split-input-file -verify-diagnostics
 
 func.func @conv_rank(%x: tensor<3x32x32xf32>, %w: tensor<8x3x3x3xf32>) {
-  // expected-error @+2 {{input must have rank 4, got 'tensor<3x32x32xf32>'}}
+  // expected-error @+2 {{input must have rank 4 or 5 (2 or 3 spatial dims), got 'tensor<3x32x32xf32>'}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = nn.conv2d %x, %w : (tensor<3x32x32xf32>, tensor<8x3x3x3xf32>) -> tensor<8x30x30xf32>
   return
@@ -175,6 +175,24 @@ func.func @pool_padding_too_big(%x: tensor<1x3x8x8xf32>) {
   // expected-error @+2 {{padding 2 exceeds half the kernel size 3}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = nn.avg_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 2, 0, 0, 0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv3d_stride(%x: tensor<1x2x4x4x4xf32>, %w: tensor<2x2x3x3x3xf32>) {
+  // expected-error @+2 {{'stride' must have 3 entries, got 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0, 0, 0>, dilation = array<i64: 1, 1, 1>} : (tensor<1x2x4x4x4xf32>, tensor<2x2x3x3x3xf32>) -> tensor<1x2x2x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @conv3d_filter_rank(%x: tensor<1x2x4x4x4xf32>, %w: tensor<2x2x3x3xf32>) {
+  // expected-error @+2 {{filter must have rank 5, got 'tensor<2x2x3x3xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = nn.conv2d %x, %w : (tensor<1x2x4x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x2x2xf32>
   return
 }
 

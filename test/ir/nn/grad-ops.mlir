@@ -13,6 +13,17 @@ func.func @conv2d_grads(%dy: tensor<?x8x16x15xf32>, %w: tensor<8x1x3x3xf32>, %x:
 
 // -----
 
+// CHECK-LABEL: func.func @conv3d_grads
+func.func @conv3d_grads(%dy: tensor<?x6x4x4x3xf32>, %w: tensor<6x2x3x3x3xf32>, %x: tensor<?x4x6x8x8xf32>) -> (tensor<?x4x6x8x8xf32>, tensor<6x2x3x3x3xf32>) {
+  // CHECK: nn.conv2d_grad_input {{.*}}input_size = array<i64: 6, 8, 8>{{.*}} : (tensor<?x6x4x4x3xf32>, tensor<6x2x3x3x3xf32>) -> tensor<?x4x6x8x8xf32>
+  %0 = nn.conv2d_grad_input %dy, %w {input_size = array<i64: 6, 8, 8>, stride = array<i64: 1, 2, 2>, padding = array<i64: 1, 1, 0, 1, 1, 0>, dilation = array<i64: 2, 1, 1>, groups = 2} : (tensor<?x6x4x4x3xf32>, tensor<6x2x3x3x3xf32>) -> tensor<?x4x6x8x8xf32>
+  // CHECK: nn.conv2d_grad_filter {{.*}}kernel_size = array<i64: 3, 3, 3>{{.*}} : (tensor<?x6x4x4x3xf32>, tensor<?x4x6x8x8xf32>) -> tensor<6x2x3x3x3xf32>
+  %1 = nn.conv2d_grad_filter %dy, %x {kernel_size = array<i64: 3, 3, 3>, stride = array<i64: 1, 2, 2>, padding = array<i64: 1, 1, 0, 1, 1, 0>, dilation = array<i64: 2, 1, 1>, groups = 2} : (tensor<?x6x4x4x3xf32>, tensor<?x4x6x8x8xf32>) -> tensor<6x2x3x3x3xf32>
+  return %0, %1 : tensor<?x4x6x8x8xf32>, tensor<6x2x3x3x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @batch_norm_train
 func.func @batch_norm_train(%x: tensor<4x8x5x5xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %dy: tensor<4x8x5x5xf32>) -> (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>) {
   // CHECK: nn.batch_norm_train %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {momentum = 2.000000e-01 : f64} : (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)

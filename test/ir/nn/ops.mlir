@@ -18,6 +18,18 @@ func.func @conv2d(%x: tensor<?x3x32x32xf32> {nn.input = "x"},
 
 // -----
 
+// A 3-D convolution: NCDHW, the depth first in every attribute (padding:
+// every axis's start, then its end).
+// CHECK-LABEL: func.func @conv3d
+func.func @conv3d(%x: tensor<?x4x6x8x8xf32>, %w: tensor<6x2x3x3x3xf32>,
+                  %b: tensor<6xf32>) -> tensor<?x6x4x4x3xf32> {
+  // CHECK: nn.conv2d %{{.*}}, %{{.*}}, %{{.*}} {dilation = array<i64: 2, 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1, 0, 1, 1, 0>, stride = array<i64: 1, 2, 2>} : (tensor<?x4x6x8x8xf32>, tensor<6x2x3x3x3xf32>, tensor<6xf32>) -> tensor<?x6x4x4x3xf32>
+  %0 = nn.conv2d %x, %w, %b {stride = array<i64: 1, 2, 2>, padding = array<i64: 1, 1, 0, 1, 1, 0>, dilation = array<i64: 2, 1, 1>, groups = 2} : (tensor<?x4x6x8x8xf32>, tensor<6x2x3x3x3xf32>, tensor<6xf32>) -> tensor<?x6x4x4x3xf32>
+  return %0 : tensor<?x6x4x4x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @batch_norm
 func.func @batch_norm(%x: tensor<4x8x5x5xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>,
                       %m: tensor<8xf32> {nn.buffer = "bn.running_mean"},

@@ -30,10 +30,13 @@ MODELS = {
     # by 1 + 1 and 2 + 2.
     "output_shape": model((2, 3, 3, 3), (2, 4, 4), (3, 7, 5), strides=[2, 2],
                           output_shape=[7, 5]),
+    # The same in 3-D: a full 9 x 9 x 9 output cropped to 5 x 7 x 9.
+    "output_shape3d": model((2, 3, 3, 3, 3), (2, 4, 4, 4), (3, 5, 7, 9),
+                            strides=[2, 2, 2], output_shape=[5, 7, 9]),
     # Refused: each with one fault.
     "same_upper": model((2, 3, 3, 3), (2, 4, 4), (3, 8, 8), strides=[2, 2],
                         auto_pad="SAME_UPPER"),
-    "conv3d": model((2, 3, 1, 1, 1), (2, 2, 2, 2), (3, 2, 2, 2)),
+    "conv4d": model((2, 3, 1, 1, 1, 1), (2, 2, 2, 2, 2), (3, 2, 2, 2, 2)),
     "output_padding": model((2, 3, 3, 3), (2, 4, 4), (3, 11, 9),
                             strides=[2, 2], output_padding=[2, 0]),
     "kernel_shape": model((2, 3, 3, 3), (2, 4, 4), (3, 6, 6),

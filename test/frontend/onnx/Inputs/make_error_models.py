@@ -189,12 +189,12 @@ MODELS = {
         [helper.make_node("DepthToSpace", ["x"], ["y"], name="shuffle_1",
                           blocksize=2, mode="CRD")],
         [x(("batch", 3, 2, 2))], [y(("batch", 1, 4, 4))]),
-    # A 3-D convolution.
-    "conv3d": model(
+    # A 4-D convolution.
+    "conv4d": model(
         [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_1",
-                          kernel_shape=[1, 1, 1])],
-        [x(("batch", 1, 2, 2, 2))], [y(("batch", 1, 2, 2, 2))],
-        [weight("w", (1, 1, 1, 1, 1))]),
+                          kernel_shape=[1, 1, 1, 1])],
+        [x(("batch", 1, 2, 2, 2, 2))], [y(("batch", 1, 2, 2, 2, 2))],
+        [weight("w", (1, 1, 1, 1, 1, 1))]),
     # Division by a constant tensor holding a zero.
     "div_zero": model(
         [constant("d", np.array([2.0, 0.0, 1.0, 1.0], np.float32)),
