@@ -22,7 +22,26 @@ using namespace dpc::remat;
 
 namespace {
 
-/// Bytes of training state one device holds: every replica keeps a copy.
+/// The elements of `arg` one device holds: all of them, or where sharding
+/// scatters it (flattened first: dpc-shard-optimizer-state) the largest
+/// part.
+int64_t elementsHeld(BlockArgument arg) {
+  int64_t whole = cast<RankedTensorType>(arg.getType()).getNumElements();
+  SmallVector<Operation *> users(arg.getUsers());
+  for (size_t i = 0; i < users.size(); ++i) {
+    Operation *user = users[i];
+    if (user->getName().getStringRef() == "dist.scatter")
+      if (auto sizes = user->getAttrOfType<DenseI64ArrayAttr>("sizes");
+          sizes && !sizes.empty())
+        return *llvm::max_element(sizes.asArrayRef());
+    if (isa<nn::ReshapeOp>(user) && !user->hasAttr("dist.replica"))
+      llvm::append_range(users, user->getUsers());
+  }
+  return whole;
+}
+
+/// Bytes of training state one device holds: every replica keeps a copy,
+/// or its part of a sharded tensor.
 int64_t stateBytes(func::FuncOp step) {
   int64_t bytes = 0;
   for (BlockArgument arg : step.getArguments()) {
@@ -32,7 +51,7 @@ int64_t stateBytes(func::FuncOp step) {
         !step.getArgAttr(i, "nn.opt_state"))
       continue;
     auto type = cast<RankedTensorType>(arg.getType());
-    bytes += type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    bytes += elementsHeld(arg) * ((type.getElementTypeBitWidth() + 7) / 8);
   }
   return bytes;
 }

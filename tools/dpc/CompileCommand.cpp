@@ -149,11 +149,14 @@ PipelineOptions getFlagPipelineOptions() {
 
 /// Imports the model and runs `pipeline` on it; null after an error.
 OwningOpRef<ModuleOp> compileModel(MLIRContext &context,
-                                   const PipelineOptions &pipeline) {
+                                   const PipelineOptions &pipeline,
+                                   bool quiet) {
   OwningOpRef<ModuleOp> module = loadModel(context);
   if (!module)
     return nullptr;
-  ScopedDiagnosticHandler handler(&context, reportModelDiagnostic);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    return quiet ? success() : reportModelDiagnostic(diag);
+  });
   if (failed(verify(*module)))
     return nullptr;
   PassManager pm(&context);

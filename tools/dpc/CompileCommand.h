@@ -33,9 +33,11 @@ int runCalibrate();
 int reportError(llvm::StringRef file, const llvm::Twine &message);
 /// The pipeline's options that come from compile's and calibrate's flags.
 PipelineOptions getFlagPipelineOptions();
-/// Imports the model and runs `pipeline` on it; null after an error.
+/// Imports the model and runs `pipeline` on it; null after an error, which
+/// it reports in one line unless `quiet` (a trial compilation).
 mlir::OwningOpRef<mlir::ModuleOp> compileModel(mlir::MLIRContext &context,
-                                               const PipelineOptions &pipeline);
+                                               const PipelineOptions &pipeline,
+                                               bool quiet = false);
 /// The plan of the exec-level `module`, with the parameters' initial values
 /// from the model file.
 mlir::FailureOr<std::vector<uint8_t>> buildPlan(mlir::ModuleOp module,

@@ -6,9 +6,11 @@
 // read as `dpc inspect` reads them; the first whose every device fits is
 // written, and one line says why (the peaks of the stages that did not
 // fit). When none fits, one line names the smallest peak reachable and
-// what dominates it. --remat and --bucket-mb apply to every candidate (a
-// remat budget one cannot reach stops the search with the remat pass's
-// error); rematerialization itself is not searched yet.
+// what dominates it. Without --remat, each stage is then tried again with
+// recomputation to the budget (dpc-rematerialize's budget mode), after all
+// the stages without it: recomputation costs compute, sharding costs
+// communication, and neither is timed yet. --remat and --bucket-mb, when
+// given, apply to every candidate.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -91,17 +95,42 @@ FailureOr<PipelineOptions> chooseUnderBudget(const PipelineOptions &flags) {
                                     ShardStage::Gradients};
   if (shard.getNumOccurrences())
     stages = {flags.shard};
+  // The stages as the flags say, then, unless --remat was given, each with
+  // recomputation to the tightest budget (slower steps: tried last).
+  std::vector<PipelineOptions> candidates;
+  for (ShardStage stage : stages) {
+    candidates.push_back(flags);
+    candidates.back().shard = stage;
+  }
+  bool searchesRemat = flags.remat.segments == 0 && flags.remat.budget.empty();
+  if (searchesRemat)
+    for (ShardStage stage : stages) {
+      candidates.push_back(flags);
+      candidates.back().shard = stage;
+      candidates.back().remat.budget =
+          StringRef(memoryBudget).contains(',')
+              ? std::to_string(
+                    *std::min_element(budgets->begin(), budgets->end()))
+              : memoryBudget.getValue();
+    }
 
   std::string tried;
   llvm::raw_string_ostream triedStream(tried);
   std::optional<std::pair<PipelineOptions, DevicePeak>> smallest;
-  for (ShardStage stage : stages) {
-    PipelineOptions candidate = flags;
-    candidate.shard = stage;
+  for (const PipelineOptions &candidate : candidates) {
+    // A recomputation that cannot reach the budget fails its compilation:
+    // quietly, it is a trial.
+    bool trial = !candidate.remat.budget.empty() && searchesRemat;
+    std::string name = std::string(getStageName(candidate.shard)) +
+                       (trial ? " with remat" : "");
     DialectRegistry registry;
     registerAllDialects(registry);
     MLIRContext context(registry);
-    OwningOpRef<ModuleOp> module = compileModel(context, candidate);
+    OwningOpRef<ModuleOp> module = compileModel(context, candidate, trial);
+    if (!module && trial) {
+      triedStream << (tried.empty() ? "" : ", ") << name << " out of reach";
+      continue;
+    }
     if (!module)
       return failure();
     FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, candidate.batch);
@@ -109,8 +138,7 @@ FailureOr<PipelineOptions> chooseUnderBudget(const PipelineOptions &flags) {
       return failure();
     std::vector<DevicePeak> peaks = getDevicePeaks(*plan);
     if (peaks.size() != budgets->size()) {
-      reportError(modelPath, "--memory-budget: the plan of --shard " +
-                                 Twine(getStageName(stage)) +
+      reportError(modelPath, "--memory-budget: the plan of --shard " + name +
                                  " does not load (a compiler bug)");
       return failure();
     }
@@ -124,16 +152,19 @@ FailureOr<PipelineOptions> chooseUnderBudget(const PipelineOptions &flags) {
                    << (StringRef(memoryBudget).contains(',')
                            ? " on " + tightest.device
                            : std::string(" per device"))
-                   << ": --shard " << getStageName(stage) << ", "
+                   << ": --shard " << getStageName(candidate.shard) << ", "
                    << llvm::format("%g", candidate.getBucketMb())
-                   << " MiB buckets: peak " << formatBytes(tightest.bytes)
-                   << " (" << tightest.device << ")";
+                   << " MiB buckets"
+                   << (trial ? ", --remat budget=" + candidate.remat.budget
+                             : std::string())
+                   << ": peak " << formatBytes(tightest.bytes) << " ("
+                   << tightest.device << ")";
       if (!tried.empty())
         llvm::errs() << "; over it: " << tried;
       llvm::errs() << "\n";
       return candidate;
     }
-    triedStream << (tried.empty() ? "" : ", ") << getStageName(stage) << " "
+    triedStream << (tried.empty() ? "" : ", ") << name << " "
                 << formatBytes(tightest.bytes);
     if (!smallest || tightest.bytes < smallest->second.bytes)
       smallest = {candidate, tightest};
@@ -144,12 +175,9 @@ FailureOr<PipelineOptions> chooseUnderBudget(const PipelineOptions &flags) {
                   ": nothing fits; the smallest peak reachable is " +
                   formatBytes(best.bytes) + " on " + best.device +
                   " (--shard " + getStageName(smallest->first.shard) +
+                  (smallest->first.remat.budget.empty() ? "" : ", remat") +
                   "), most of it " + best.largestKind + " (" +
-                  formatBytes(best.largestBytes) + ")" +
-                  (flags.remat.segments == 0 && flags.remat.budget.empty()
-                       ? " (rematerialization is not searched: try --remat "
-                         "segments=K)"
-                       : ""));
+                  formatBytes(best.largestBytes) + ")");
   return failure();
 }
 
