@@ -133,11 +133,11 @@ std::optional<NonFiniteValue> NonFiniteGuard::scan(Entry &entry) {
     return std::nullopt;
   const plan::PersistentTensor &state =
       *executor.getPlan().get().persistent()->Get(entry.index);
-  return NonFiniteValue{
-      state.name()->str(),
-      state.kind() == plan::PersistentKind::Parameter ? "parameter"
-                                                      : "optimizer state",
-      at, describeNonFinite(entry.dtype, bytes.data(), at)};
+  return NonFiniteValue{state.name()->str(),
+                        state.kind() == plan::PersistentKind::Parameter
+                            ? "parameter"
+                            : "optimizer state",
+                        at, describeNonFinite(entry.dtype, bytes.data(), at)};
 }
 
 std::optional<NonFiniteValue> NonFiniteGuard::check() {
