@@ -385,7 +385,10 @@ LAYERS = {
     "cosine_similarity": (around(lambda: nn.CosineSimilarity(dim=2), (3, 4),
                                  None, call=halves), ""),
     "pairwise_distance": (around(nn.PairwiseDistance, (3, 4), None,
-                                 call=halves), ""),
+                                 call=halves),
+                          "yes (dynamo); legacy: trains what the file says, "
+                          "whose root is Pow(sum, 1 / (p + eps)) (not "
+                          "PyTorch's step)"),
     # One step of a recurrent cell on [N, 4], its state starting at zero.
     "rnn_cell": (around(lambda: nn.RNNCell(4, 5), (4,), None), ""),
     "lstm_cell": (around(lambda: nn.LSTMCell(4, 5), (4,), None,
@@ -442,6 +445,7 @@ DESCRIPTIONS = {
     "transformer_encoder_layer":
         "TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)",
     "fractional_max_pool2d": "FractionalMaxPool2d(2, output_size=2)",
+    "cosine_similarity": "CosineSimilarity(dim=2)",
 }
 
 # Op types that only carry constants or types: left out of the table.
