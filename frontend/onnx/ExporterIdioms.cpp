@@ -113,6 +113,9 @@ bool Importer::importRandomMask(const onnx::NodeProto &node) {
     if (m < 0)
       return false;
     RandomMask mask = *maskOf(m);
+    // A fill of known values (LSTMCell's zero state) scales as a value.
+    if (mask.stage == RandomMask::Fill && mask.repeated)
+      return false;
     if (mask.stage != RandomMask::Scaled)
       fail("a random mask must be (noise < keep) / keep before it scales a "
            "tensor");

@@ -120,10 +120,29 @@ def around(layer, *args, **kwargs):
     return lambda: Around(layer(), *args, **kwargs)
 
 
+def halves(layer, x):
+    """The layer of the two halves of the last dim (a distance)."""
+    return layer(*x.chunk(2, dim=-1))
+
+
+def unpool(layer, x):
+    """The layer of MaxPool2d(2)'s output and indices."""
+    return layer(*nn.functional.max_pool2d(x, 2, return_indices=True))
+
+
 def recurrent(layer):
     """A batch-first recurrent layer on [N, 3, 4]: its output sequence."""
     return around(layer, (3, 4), None, call=lambda layer, x: layer(x)[0])
 
+
+# The refusals of the dropout variants in training.
+PER_CHANNEL = ("no: refused (a dropout mask must have the shape of the tensor "
+               "it scales, or one value per row: this one is per channel); "
+               "the legacy exporter refuses aten::feature_dropout in "
+               "training")
+ALPHA = ("no: refused (random noise used other than as a dropout mask: it "
+         "also shifts what it keeps); the legacy exporter refuses it in "
+         "training")
 
 # name: (model, what dpc does with it where it does not train it)
 LAYERS = {
@@ -347,6 +366,69 @@ LAYERS = {
         lambda x: torch.sqrt(x * x + 0.5), "sqrt(x^2 + 0.5)")), ""),
     "sin_cos": (around(lambda: Elementwise(
         lambda x: torch.sin(x) + torch.cos(x), "sin + cos")), ""),
+    # More padding: the other ranks and modes.
+    "zero_pad1d": (around(lambda: nn.ZeroPad1d((1, 2)), (3, 4), None), ""),
+    "zero_pad3d": (around(lambda: nn.ZeroPad3d(1), (2, 2, 2, 3), None), ""),
+    "constant_pad2d": (around(lambda: nn.ConstantPad2d((1, 0, 2, 1), -0.5),
+                              (3, 2, 2), None), ""),
+    "constant_pad3d": (around(lambda: nn.ConstantPad3d((1, 0, 0, 1, 1, 0),
+                                                       0.5),
+                              (2, 2, 2, 3), None), ""),
+    "circular_pad2d": (around(lambda: nn.CircularPad2d((1, 0, 1, 1)),
+                              (3, 2, 2), None), ""),
+    "reflection_pad3d": (around(lambda: nn.ReflectionPad3d(1), (2, 2, 2, 3),
+                                None), ""),
+    "replication_pad1d": (around(lambda: nn.ReplicationPad1d((2, 1)),
+                                 (3, 4), None), ""),
+    "lp_pool3d": (around(lambda: nn.LPPool3d(2, 2), (2, 2, 2, 4), None), ""),
+    # Distances between the two halves of each row of [N, 3, 4].
+    "cosine_similarity": (around(lambda: nn.CosineSimilarity(dim=2), (3, 4),
+                                 None, call=halves), ""),
+    "pairwise_distance": (around(nn.PairwiseDistance, (3, 4), None,
+                                 call=halves),
+                          "yes (dynamo); legacy: trains what the file says, "
+                          "whose root is Pow(sum, 1 / (p + eps)) (not "
+                          "PyTorch's step)"),
+    # One step of a recurrent cell on [N, 4], its state starting at zero.
+    "rnn_cell": (around(lambda: nn.RNNCell(4, 5), (4,), None), ""),
+    "lstm_cell": (around(lambda: nn.LSTMCell(4, 5), (4,), None,
+                         call=lambda layer, x: layer(x)[0]), ""),
+    "gru_cell": (around(lambda: nn.GRUCell(4, 5), (4,), None), ""),
+    # Sliding blocks: im2col and its inverse.
+    "unfold": (around(lambda: nn.Unfold(2), (3, 3, 3), None),
+               "no: refused (Gather: only a constant index into a tensor; "
+               "im2col's indices are computed)"),
+    "fold": (around(lambda: nn.Fold((3, 3), 2), (12, 4), None),
+             "no: refused (Col2Im: unsupported operator); the legacy "
+             "exporter refuses aten::col2im at opset 17"),
+    "max_unpool2d": (around(lambda: nn.MaxUnpool2d(2), (3, 2, 4), None,
+                            call=unpool),
+                     "no: refused (MaxPool's indices read by a node); the "
+                     "legacy exporter fails on it"),
+    "fractional_max_pool2d": (around(lambda: nn.FractionalMaxPool2d(
+        2, output_size=2), (3, 3, 3), None),
+                              "no: neither exporter writes it (legacy: no "
+                              "aten::fractional_max_pool2d at opset 17)"),
+    # A bag of 12 fixed ids per sample, weighted by the row (the weights'
+    # gradient reaches fc_in).
+    "embedding_bag": (around(lambda: nn.EmbeddingBag(10, 4, mode="sum"),
+                             width=None, call=lambda layer, x: layer(
+                                 (torch.arange(x.shape[1]) % 10).expand(
+                                     x.shape[0], -1),
+                                 per_sample_weights=x)),
+                      "no: refused (dynamo: a Range over the batch for the "
+                      "bags' offsets; legacy: ReduceProd, then a Loop)"),
+    # Dropout variants in training: refused at import, so PyTorch's random
+    # step in their reference is never compared.
+    "dropout1d": (around(lambda: nn.Dropout1d(0.5), (3, 4), None),
+                  PER_CHANNEL),
+    "dropout2d": (around(lambda: nn.Dropout2d(0.5), (3, 2, 2), None),
+                  PER_CHANNEL),
+    "dropout3d": (around(lambda: nn.Dropout3d(0.5), (2, 2, 2, 3), None),
+                  PER_CHANNEL),
+    "alpha_dropout": (around(lambda: nn.AlphaDropout(0.5)), ALPHA),
+    "feature_alpha_dropout": (around(lambda: nn.FeatureAlphaDropout(0.5),
+                                     (3, 2, 2), None), ALPHA),
 }
 
 # How the table names a layer whose repr spans lines or hides an option.
@@ -362,6 +444,8 @@ DESCRIPTIONS = {
         "TransformerDecoderLayer(4, 2, 8, dropout=0.0, batch_first=True)",
     "transformer_encoder_layer":
         "TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)",
+    "fractional_max_pool2d": "FractionalMaxPool2d(2, output_size=2)",
+    "cosine_similarity": "CosineSimilarity(dim=2)",
 }
 
 # Op types that only carry constants or types: left out of the table.

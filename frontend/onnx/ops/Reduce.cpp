@@ -1,6 +1,7 @@
 //===- Reduce.cpp - reductions --------------------------------------------===//
 //
-// ReduceMean, ReduceSum, ReduceMax and ReduceMin over non-batch axes.
+// ReduceMean, ReduceSum, ReduceL2, ReduceMax and ReduceMin over non-batch
+// axes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,6 +82,21 @@ void importReduce(Importer &im, const onnx::NodeProto &node, bool mean) {
   im.define(node, 0, pooled);
 }
 
+/// ReduceL2 (torch.linalg.vector_norm, the dynamo export's CosineSimilarity
+/// and PairwiseDistance): the square root of the sum of squares.
+void importReduceL2(Importer &im, const onnx::NodeProto &node) {
+  Value input = im.operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> axes = reducedAxes(im, node, type.getRank(), 18);
+  checkNotOverBatch(type, axes, "norm");
+  bool keepDims = intAttr(node, "keepdims", 1) != 0;
+  Value squares = im.create<nn::MulOp>({input, input});
+  Value sum = im.create<nn::ReduceSumOp>(
+      squares, {im.i64Array("dims", axes),
+                im.named("keep_dims", im.opBuilder().getBoolAttr(keepDims))});
+  im.define(node, 0, im.create<nn::SqrtOp>(sum));
+}
+
 /// ReduceMax or ReduceMin (torch.amax, amin; axes an input from opset 18).
 template <typename OpT>
 void importReduceExtremum(Importer &im, const onnx::NodeProto &node,
@@ -106,6 +122,7 @@ void registerReduceOps(OnnxOpTable &table) {
   table.add("ReduceSum", [](Importer &im, const onnx::NodeProto &node) {
     importReduce(im, node, /*mean=*/false);
   });
+  table.add("ReduceL2", importReduceL2);
   table.add("ReduceMax", [](Importer &im, const onnx::NodeProto &node) {
     importReduceExtremum<nn::ReduceMaxOp>(im, node, "max");
   });
