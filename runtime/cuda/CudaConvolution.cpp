@@ -14,6 +14,7 @@
 #include "runtime/cuda/CudaKernelEntries.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
@@ -327,31 +328,9 @@ ConvPlanCache::~ConvPlanCache() = default;
 const ConvPlan &ConvPlanCache::get(cudnnHandle_t handle,
                                    const kernels::Conv2dShape &s,
                                    size_t workspaceBytes) {
-  std::vector<int64_t> key = {s.n,
-                              s.c,
-                              s.h,
-                              s.w,
-                              s.k,
-                              s.r,
-                              s.s,
-                              s.strideH,
-                              s.strideW,
-                              s.padTop,
-                              s.padLeft,
-                              s.padBottom,
-                              s.padRight,
-                              s.dilationH,
-                              s.dilationW,
-                              s.groups,
-                              static_cast<int64_t>(workspaceBytes),
-                              static_cast<int64_t>(s.precision),
-                              s.spatialDims,
-                              s.d,
-                              s.t,
-                              s.strideD,
-                              s.padFront,
-                              s.padBack,
-                              s.dilationD};
+  std::array<int64_t, 24> geometry = plan::getConvGeometryKey(s);
+  std::vector<int64_t> key(geometry.begin(), geometry.end());
+  key.push_back(static_cast<int64_t>(workspaceBytes));
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<ConvPlan> &plan = plans[key];
   if (!plan) {

@@ -90,34 +90,9 @@ private:
 
 PrimitiveKey makeKey(PrimitiveKind kind, const Conv2dShape &s, bool bias,
                      bool relu = false) {
-  return {static_cast<int64_t>(kind),
-          s.n,
-          s.c,
-          s.h,
-          s.w,
-          s.k,
-          s.r,
-          s.s,
-          s.strideH,
-          s.strideW,
-          s.padTop,
-          s.padLeft,
-          s.padBottom,
-          s.padRight,
-          s.dilationH,
-          s.dilationW,
-          s.groups,
-          bias ? 1 : 0,
-          relu ? 1 : 0,
-          static_cast<int64_t>(s.precision),
-          static_cast<int64_t>(s.algorithm),
-          s.spatialDims,
-          s.d,
-          s.t,
-          s.strideD,
-          s.padFront,
-          s.padBack,
-          s.dilationD};
+  return {{static_cast<int64_t>(kind), bias ? 1 : 0, relu ? 1 : 0,
+           static_cast<int64_t>(s.algorithm)},
+          plan::getConvGeometryKey(s)};
 }
 
 /// Builds a pass's primitive descriptor with the shape's algorithm, or the

@@ -55,6 +55,16 @@ public:
       throw std::logic_error("primitive key longer than its capacity");
     std::copy(list.begin(), list.end(), values.begin());
   }
+  /// `head`, then `tail` (a shape's key: plan::getConvGeometryKey).
+  template <size_t N>
+  PrimitiveKey(std::initializer_list<int64_t> head,
+               const std::array<int64_t, N> &tail)
+      : PrimitiveKey(head) {
+    if (size + N > kCapacity)
+      throw std::logic_error("primitive key longer than its capacity");
+    std::copy(tail.begin(), tail.end(), values.begin() + size);
+    size += N;
+  }
   bool operator==(const PrimitiveKey &other) const {
     return size == other.size &&
            std::equal(begin(), end(), other.values.begin());

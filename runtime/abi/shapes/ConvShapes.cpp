@@ -96,4 +96,31 @@ Conv2dShape getConv2dShape(const KernelCall &call) {
   return s;
 }
 
+std::array<int64_t, 24> getConvGeometryKey(const Conv2dShape &s) {
+  return {s.n,
+          s.c,
+          s.h,
+          s.w,
+          s.k,
+          s.r,
+          s.s,
+          s.strideH,
+          s.strideW,
+          s.padTop,
+          s.padLeft,
+          s.padBottom,
+          s.padRight,
+          s.dilationH,
+          s.dilationW,
+          s.groups,
+          static_cast<int64_t>(s.precision),
+          s.spatialDims,
+          s.d,
+          s.t,
+          s.strideD,
+          s.padFront,
+          s.padBack,
+          s.dilationD};
+}
+
 } // namespace dpc::plan

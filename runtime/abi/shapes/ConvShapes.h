@@ -18,6 +18,7 @@
 #include "runtime/abi/WindowMath.h"
 #include "runtime/abi/shapes/ShapeTypes.h"
 
+#include <array>
 #include <cstdint>
 
 namespace dpc::plan {
@@ -61,6 +62,12 @@ struct Conv2dShape {
     return convOutputSize(w, s, strideW, padLeft, padRight, dilationW);
   }
 };
+
+/// Every field of `s` that changes what a convolution computes (its
+/// geometry, groups and precision; not its layouts, algorithm or cast
+/// slot): what each backend keys its cached convolution plans by, with
+/// what else its plans depend on.
+std::array<int64_t, 24> getConvGeometryKey(const Conv2dShape &s);
 
 /// Conv2dForward, Conv2dReluForward, Conv2dBackwardData and
 /// Conv2dBackwardWeights, checked, with the call's precision and algorithm.
