@@ -36,6 +36,10 @@ MetricsSink::MetricsSink(const std::string &metricsPath, std::string plotPath,
     : plotPath(std::move(plotPath)), executor(executor) {
   if (metricsPath.empty())
     return;
+  if (executor)
+    for (const plan::DeviceMemory &device :
+         plan::summarizeMemory(executor->getPlan().get()))
+      planned.emplace_back(device.name, device.requiredBytes());
   std::string error;
   if (!metrics.open(metricsPath, error))
     fail(error);
@@ -63,9 +67,9 @@ int64_t getPeakResidentBytes() {
 }
 } // namespace
 
-std::string memoryFields(const rt::Executor &executor) {
-  std::vector<plan::DeviceMemory> planned =
-      plan::summarizeMemory(executor.getPlan().get());
+std::string
+memoryFields(const rt::Executor &executor,
+             const std::vector<std::pair<std::string, int64_t>> &planned) {
   std::ostringstream os;
   os << ", \"memory\": [";
   bool first = true;
@@ -73,8 +77,8 @@ std::string memoryFields(const rt::Executor &executor) {
     std::optional<rt::Device::MemoryUse> use = executor.getMemoryUse(int(d));
     if (!use)
       continue;
-    os << (first ? "" : ", ") << "{\"device\": \"" << planned[d].name
-       << "\", \"planned_bytes\": " << planned[d].requiredBytes()
+    os << (first ? "" : ", ") << "{\"device\": \"" << planned[d].first
+       << "\", \"planned_bytes\": " << planned[d].second
        << ", \"allocated_peak_bytes\": " << use->devicePeakBytes
        << ", \"host_peak_bytes\": " << use->hostPeakBytes
        << ", \"library_peak_bytes\": " << use->libraryPeakBytes << "}";
@@ -91,7 +95,7 @@ void MetricsSink::record(const EpochMetrics &epoch,
   if (!complete)
     shown.push_back(epoch);
   if (metrics.isOpen())
-    append(epoch, executor ? memoryFields(*executor) : "");
+    append(epoch, executor ? memoryFields(*executor, planned) : "");
   if (!plotPath.empty())
     writeTextFile(plotPath, renderSvgPlot(shown, totalEpochs));
 }

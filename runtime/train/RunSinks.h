@@ -22,6 +22,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dpc::rt {
@@ -57,6 +58,8 @@ private:
   io::AppendFile metrics;
   std::string plotPath;
   const rt::Executor *executor;
+  /// Each device's name and the plan's prediction for it, read once.
+  std::vector<std::pair<std::string, int64_t>> planned;
 };
 
 /// `, "memory": [...], "peak_rss_bytes": N`: for each device this process
@@ -66,7 +69,11 @@ private:
 /// page-locked host memory), what the kernel libraries held for it at most
 /// on their own (`library_peak_bytes`), and the process's peak resident memory
 /// (VmHWM: everything else too, the data set included; 0 where unknown).
-std::string memoryFields(const rt::Executor &executor);
+/// `planned`: each device's name and the plan's predicted bytes, in the
+/// plan's device order.
+std::string
+memoryFields(const rt::Executor &executor,
+             const std::vector<std::pair<std::string, int64_t>> &planned);
 
 /// --trace: the first kTracedSteps train steps, as a Chrome trace, and a
 /// line on how much of the communication they hid behind compute.
