@@ -371,16 +371,14 @@ getCompilePipeline(const dpc::RematerializeOptions &rematOptions) {
 }
 
 /// Compiles the model with `pipeline` and writes the plan or the stage.
-static int compileAndWrite(const PipelineOptions &pipeline) {
+/// Writes the plan (or the stage) of `module`, compiled with `pipeline`;
+/// `builtPlan`: its plan, when the caller built it already.
+static int writeCompiled(ModuleOp module, const PipelineOptions &pipeline,
+                         const std::vector<uint8_t> *builtPlan) {
   bool writesPlan = isWritingPlan();
-  DialectRegistry registry;
-  dpc::registerAllDialects(registry);
-  MLIRContext context(registry);
-  OwningOpRef<ModuleOp> module = compileModel(context, pipeline);
-  if (!module)
-    return 1;
   if (writesPlan || reportMemory) {
-    FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, pipeline.batch);
+    FailureOr<std::vector<uint8_t>> plan =
+        builtPlan ? *builtPlan : buildPlan(module, pipeline.batch);
     if (failed(plan))
       return 1;
     // The writer checks the loader's limits where it knows the node at
@@ -404,9 +402,20 @@ static int compileAndWrite(const PipelineOptions &pipeline) {
   }
   std::string text;
   llvm::raw_string_ostream os(text);
-  module->print(os);
+  module.print(os);
   os << "\n";
   return writeOutput(text);
+}
+
+/// Compiles the model with `pipeline` and writes the plan or the stage.
+static int compileAndWrite(const PipelineOptions &pipeline) {
+  DialectRegistry registry;
+  dpc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module = compileModel(context, pipeline);
+  if (!module)
+    return 1;
+  return writeCompiled(*module, pipeline, nullptr);
 }
 
 int runCompile() {
@@ -420,10 +429,8 @@ int runCompile() {
     if (!pipeline->lowers)
       return reportError(modelPath, "--memory-budget needs the planned steps: "
                                     "a plan or --emit=exec");
-    FailureOr<PipelineOptions> chosen = chooseUnderBudget(*pipeline);
-    if (failed(chosen))
-      return 1;
-    pipeline = *chosen;
+    // The chosen candidate is written as it was compiled for the search.
+    return compileUnderBudget(*pipeline, writeCompiled);
   }
   return compileAndWrite(*pipeline);
 }

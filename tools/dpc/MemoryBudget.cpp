@@ -84,13 +84,13 @@ const DevicePeak &getTightest(const std::vector<DevicePeak> &peaks,
 
 } // namespace
 
-FailureOr<PipelineOptions> chooseUnderBudget(const PipelineOptions &flags) {
+int compileUnderBudget(const PipelineOptions &flags, WriteCompiled write) {
   FailureOr<SmallVector<std::string>> devices = parseDevices();
   if (failed(devices))
-    return failure();
+    return 1;
   FailureOr<std::vector<int64_t>> budgets = parseBudgets(devices->size());
   if (failed(budgets))
-    return failure();
+    return 1;
   SmallVector<ShardStage> stages = {ShardStage::None, ShardStage::Optimizer,
                                     ShardStage::Gradients};
   if (shard.getNumOccurrences())
@@ -132,15 +132,15 @@ FailureOr<PipelineOptions> chooseUnderBudget(const PipelineOptions &flags) {
       continue;
     }
     if (!module)
-      return failure();
+      return 1;
     FailureOr<std::vector<uint8_t>> plan = buildPlan(*module, candidate.batch);
     if (failed(plan))
-      return failure();
+      return 1;
     std::vector<DevicePeak> peaks = getDevicePeaks(*plan);
     if (peaks.size() != budgets->size()) {
       reportError(modelPath, "--memory-budget: the plan of --shard " + name +
                                  " does not load (a compiler bug)");
-      return failure();
+      return 1;
     }
     const DevicePeak &tightest = getTightest(peaks, *budgets);
     size_t d = &tightest - peaks.data();
@@ -162,7 +162,7 @@ FailureOr<PipelineOptions> chooseUnderBudget(const PipelineOptions &flags) {
       if (!tried.empty())
         llvm::errs() << "; over it: " << tried;
       llvm::errs() << "\n";
-      return candidate;
+      return write(*module, candidate, &*plan);
     }
     triedStream << (tried.empty() ? "" : ", ") << name << " "
                 << formatBytes(tightest.bytes);
@@ -178,7 +178,7 @@ FailureOr<PipelineOptions> chooseUnderBudget(const PipelineOptions &flags) {
                   (smallest->first.remat.budget.empty() ? "" : ", remat") +
                   "), most of it " + best.largestKind + " (" +
                   formatBytes(best.largestBytes) + ")");
-  return failure();
+  return 1;
 }
 
 } // namespace dpc::cli
