@@ -311,11 +311,23 @@ LogicalResult StepLowering::declareArguments() {
       return builder.create<ex::StateOp>(arg.getLoc(), bufferType(value),
                                          symbol);
     };
+    // Sharded (dist.scatter'ed: optimizer state, or parameters with
+    // --shard parameters), this replica keeps its range alone.
+    auto declareShard = [&](StringRef symbol) {
+      if (std::optional<int64_t> offset = getShardOffset(arg)) {
+        auto persistent = module.lookupSymbol<ex::PersistentOp>(symbol);
+        persistent.setLogicalShape(type.getShape());
+        persistent.setShardOffset(*offset);
+      }
+      return state(symbol);
+    };
+    auto mine = cast<RankedTensorType>(value.getType());
     Value buffer;
     if (StringRef param = name(nn::NNDialect::kParamAttrName); !param.empty()) {
       StringRef source = name(nn::NNDialect::kInitFromAttrName);
-      buffer = state(declarePersistent(param, type, "parameter", "model",
-                                       source.empty() ? param : source, ""));
+      buffer =
+          declareShard(declarePersistent(param, mine, "parameter", "model",
+                                         source.empty() ? param : source, ""));
     } else if (StringRef stateName = name(nn::NNDialect::kBufferAttrName);
                !stateName.empty()) {
       StringRef source = name(nn::NNDialect::kInitFromAttrName);
@@ -324,16 +336,8 @@ LogicalResult StepLowering::declareArguments() {
                                   source.empty() ? stateName : source, ""));
     } else if (StringRef opt = name("nn.opt_state"); !opt.empty()) {
       // "<parameter>.<state>": the state's parameter is the name's prefix.
-      // Sharded (dist.scatter'ed), this replica keeps its range alone.
-      auto mine = cast<RankedTensorType>(value.getType());
-      StringRef symbol = declarePersistent(opt, mine, "optimizer_state",
-                                           "zeros", "", opt.rsplit('.').first);
-      if (std::optional<int64_t> offset = getShardOffset(arg)) {
-        auto persistent = module.lookupSymbol<ex::PersistentOp>(symbol);
-        persistent.setLogicalShape(type.getShape());
-        persistent.setShardOffset(*offset);
-      }
-      buffer = state(symbol);
+      buffer = declareShard(declarePersistent(
+          opt, mine, "optimizer_state", "zeros", "", opt.rsplit('.').first));
     } else {
       StringRef binding = func.getArgAttr(i, nn::NNDialect::kInputAttrName)
                               ? getDataInputBinding(func, i)
@@ -422,6 +426,10 @@ void StepLowering::recordArenaHolds() {
           return "gradient";
       }
     Operation *def = buf.values.front().getDefiningOp();
+    // A whole parameter gathered from the devices' shards for a pass
+    // (--shard parameters): ZeRO-1's gathers write into the parameter.
+    if (def && def->getName().getStringRef() == kAllGather)
+      return "parameter";
     if (def &&
         (position.lookup(def) < lossPosition || def->hasAttr(kRematAttrName)))
       return "activation";
@@ -464,7 +472,8 @@ LogicalResult StepLowering::run() {
       func.getLoc(), func.getSymName(), /*device=*/replica,
       /*batch=*/analysis.split[replica], /*arena_bytes=*/0,
       /*activation_bytes=*/nullptr, /*gradient_bytes=*/nullptr,
-      /*remat_flops=*/nullptr, /*live_at_peak=*/nullptr);
+      /*remat_flops=*/nullptr, /*live_at_peak=*/nullptr,
+      /*gathered_parameter_bytes=*/nullptr);
   step.getBody().emplaceBlock();
   builder.setInsertionPointToStart(&step.getBody().front());
   if (failed(declareArguments()))

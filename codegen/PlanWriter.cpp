@@ -158,13 +158,22 @@ LogicalResult Writer::writePersistent(ex::PersistentOp op) {
     if (!data)
       return op.emitError() << "no initial value for '" << op.getPlanName()
                             << "': the model has no tensor '" << source << "'";
-    size_t expected =
-        type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    // A shard (--shard parameters) starts as its range of the whole.
+    size_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
+    std::optional<ArrayRef<int64_t>> logical = op.getLogicalShape();
+    int64_t wholeCount =
+        logical ? RankedTensorType::get(*logical, type.getElementType())
+                      .getNumElements()
+                : type.getNumElements();
+    size_t expected = wholeCount * elementBytes;
     if (data->size() != expected)
       return op.emitError()
              << "the initial value of '" << op.getPlanName() << "' has "
              << data->size() << " bytes; its type needs " << expected;
-    tensor->data = *data;
+    size_t begin = logical ? *op.getShardOffset() * elementBytes : 0;
+    tensor->data.assign(data->begin() + begin,
+                        data->begin() + begin +
+                            type.getNumElements() * elementBytes);
   }
   persistentIndex[op.getSymName()] = plan.persistent.size();
   plan.persistent.push_back(std::move(tensor));
@@ -393,6 +402,7 @@ LogicalResult Writer::writeStep(ex::StepOp op) {
   step->activation_bytes = op.getActivationBytes().value_or(0);
   step->gradient_bytes = op.getGradientBytes().value_or(0);
   step->remat_flops = op.getRematFlops().value_or(0);
+  step->gathered_parameter_bytes = op.getGatheredParameterBytes().value_or(0);
   writeLiveAtPeak(op, *step);
   if (failed(StepWriter(op, *step, persistentIndex).writeBody()))
     return failure();

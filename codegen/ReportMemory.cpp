@@ -35,7 +35,7 @@ void reportMemory(ex::StepOp step) {
   Builder builder(step.getContext());
   std::vector<ArenaLifetime> lifetimes = getArenaLifetimes(step);
   int64_t peakPosition = getLivePeak(lifetimes).first;
-  int64_t activations = 0, gradients = 0;
+  int64_t activations = 0, gradients = 0, parameters = 0;
   SmallVector<std::pair<int64_t, DictionaryAttr>> live;
   for (const ArenaLifetime &lifetime : lifetimes) {
     if (!lifetime.liveAt(peakPosition))
@@ -47,6 +47,8 @@ void reportMemory(ex::StepOp step) {
       activations += lifetime.bytes;
     else if (kindName == "gradient")
       gradients += lifetime.bytes;
+    else if (kindName == "parameter")
+      parameters += lifetime.bytes;
     live.push_back(
         {lifetime.bytes,
          builder.getDictionaryAttr(
@@ -65,6 +67,8 @@ void reportMemory(ex::StepOp step) {
     liveAttrs.push_back(dict);
   step.setActivationBytes(activations);
   step.setGradientBytes(gradients);
+  if (parameters)
+    step.setGatheredParameterBytes(parameters);
   step.setLiveAtPeakAttr(builder.getArrayAttr(liveAttrs));
   for (const ArenaLifetime &lifetime : lifetimes) {
     lifetime.op->removeAttr(kArenaKindAttrName);

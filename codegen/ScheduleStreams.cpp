@@ -6,7 +6,9 @@
 // all-reduce overlaps the rest of the backward pass:
 //
 //  - the compute kernel just before an AllReduce (the one that completed its
-//    bucket) signals a `ready` event, which the AllReduce waits for;
+//    bucket) signals a `ready` event, which the AllReduce waits for (a
+//    collective before every compute kernel, of the training state only,
+//    waits for nothing);
 //  - the AllReduce signals a `reduced` event;
 //  - the first later compute kernel that reads or writes a reduced buffer
 //    (or a view of one: buffers count by the buffer they view) waits for
@@ -52,6 +54,14 @@ void addSignal(ex::KernelOp op, int64_t event) {
   op.setSignal(signals);
 }
 
+/// Whether `kernel` reads only persistent tensors (training state).
+bool readsOnlyState(ex::KernelOp kernel) {
+  return llvm::all_of(kernel.getIns(), [](Value buffer) {
+    return isa_and_nonnull<ex::StateOp>(
+        ex::getRootBuffer(buffer).getDefiningOp());
+  });
+}
+
 LogicalResult scheduleStep(ex::StepOp step) {
   ex::KernelOp lastComputeKernel;
   // Buffers whose all-reduce no compute kernel has waited for yet.
@@ -62,12 +72,18 @@ LogicalResult scheduleStep(ex::StepOp step) {
   int64_t numEvents = 0;
   for (auto kernel : step.getBody().front().getOps<ex::KernelOp>()) {
     if (plan::isCollectiveKernel(kernel.getKernel())) {
-      if (!lastComputeKernel)
-        return kernel.emitError() << "communicates a value no kernel computed";
-      int64_t ready = numEvents++, reduced = numEvents++;
-      addSignal(lastComputeKernel, ready);
+      // Before any compute kernel only the training state is there to
+      // communicate (the parameters --shard parameters gathers first):
+      // nothing to wait for.
       kernel.setStream(kCommunicationStream);
-      kernel.setWait(ArrayRef<int64_t>{ready});
+      if (lastComputeKernel) {
+        int64_t ready = numEvents++;
+        addSignal(lastComputeKernel, ready);
+        kernel.setWait(ArrayRef<int64_t>{ready});
+      } else if (!readsOnlyState(kernel)) {
+        return kernel.emitError() << "communicates a value no kernel computed";
+      }
+      int64_t reduced = numEvents++;
       kernel.setSignal(ArrayRef<int64_t>{reduced});
       for (ValueRange buffers : {kernel.getIns(), kernel.getOuts()})
         for (Value buffer : buffers)

@@ -39,10 +39,17 @@ private:
   /// Buckets every collective named `name`, in program order.
   void bucketCollectives(StringRef name) {
     Builder builder(&getContext());
+    // Buckets a pass made itself stay; new numbers follow theirs.
     int64_t bucket = 0;
+    getOperation().walk([&](Operation *op) {
+      if (auto made = op->getAttrOfType<IntegerAttr>("bucket");
+          made && op->getName().getStringRef() == name)
+        bucket = std::max(bucket, made.getInt() + 1);
+    });
     double filled = 0, capacity = firstBucketMb * 1024 * 1024;
     getOperation().walk([&](Operation *op) {
-      if (op->getName().getStringRef() != name || op->getNumOperands() == 0)
+      if (op->getName().getStringRef() != name || op->getNumOperands() == 0 ||
+          op->hasAttr("bucket"))
         return;
       // Batch-norm statistics stall the step until reduced: never hold them
       // back for a bucket to fill.

@@ -198,6 +198,27 @@ def ShardGradients : Pass<"dpc-shard-gradients", "mlir::ModuleOp"> {
                            "::dpc::nn::NNDialect"];
 }
 
+def ShardParameters : Pass<"dpc-shard-parameters", "mlir::ModuleOp"> {
+  let summary = "ZeRO-3: parameters live sharded and are all-gathered "
+                "before each pass that reads them";
+  let description = [{
+    After dpc-shard-gradients (over N > 1 devices): every parameter whose
+    update @train_step cuts into ranges stays cut between steps. In every
+    partitioned step that reads it (@train_step, @accum_first,
+    @accum_step, @eval_step) its argument is flattened and `dist.scatter`ed
+    into those ranges instead of replicated; @train_step returns each
+    replica's updated range instead of all-gathering it. Each pass that
+    reads the parameter (the forward pass, up to the replica's `nn.loss`,
+    and the backward pass after it) reads a `dist.all_gather` of the
+    ranges, reshaped, issued one group ahead: the gathers whose first read
+    is the same op form one bucket, placed before the previous bucket's
+    first read. The step's `dist.shard` becomes "parameters"; it computes
+    the same bits as before.
+  }];
+  let dependentDialects = ["::dpc::dist::DistDialect",
+                           "::dpc::nn::NNDialect"];
+}
+
 def BucketGradients : Pass<"dpc-bucket-gradients", "mlir::func::FuncOp"> {
   let summary = "Group gradient all-reduces into buckets, in backward order";
   let description = [{
@@ -214,7 +235,9 @@ def BucketGradients : Pass<"dpc-bucket-gradients", "mlir::func::FuncOp"> {
     dpc-shard-optimizer-state) and its gradient `dist.reduce_scatter`s
     (dpc-shard-gradients) are bucketed the same way, in program order,
     with bucket numbers of their own (a bucket holds one kind of
-    collective).
+    collective). A collective that has a bucket already keeps it (the
+    parameter gathers of dpc-shard-parameters, grouped by the op that
+    reads them first); the others are numbered after it.
   }];
   let options = [
     Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",

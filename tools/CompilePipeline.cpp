@@ -63,6 +63,8 @@ void dpc::buildDistPhase(OpPassManager &pm, const PipelineOptions &pipeline) {
   }
   if (pipeline.shard >= ShardStage::Gradients)
     pm.addPass(createShardGradients());
+  if (pipeline.shard >= ShardStage::Parameters)
+    pm.addPass(createShardParameters());
   BucketGradientsOptions buckets;
   buckets.bucketMb = pipeline.getBucketMb();
   pm.addNestedPass<func::FuncOp>(createBucketGradients(buckets));

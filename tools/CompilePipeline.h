@@ -36,7 +36,7 @@ namespace dpc {
 
 /// dpc compile's --shard: what each device keeps only its part of (the
 /// stages built so far; each includes the ones before).
-enum class ShardStage { None, Optimizer, Gradients };
+enum class ShardStage { None, Optimizer, Gradients, Parameters };
 
 /// What the pipeline does to the imported model.
 struct PipelineOptions {
@@ -139,14 +139,17 @@ struct CompilePipelineOptions
   Option<ShardStage> shard{
       *this, "shard",
       llvm::cl::desc("what each device keeps only its part of: none "
-                     "(default), optimizer or gradients"),
+                     "(default), optimizer, gradients or parameters"),
       llvm::cl::init(ShardStage::None),
       llvm::cl::values(
           clEnumValN(ShardStage::None, "none", "nothing"),
           clEnumValN(ShardStage::Optimizer, "optimizer",
                      "the optimizer state (ZeRO-1)"),
           clEnumValN(ShardStage::Gradients, "gradients",
-                     "the optimizer state and the gradients (ZeRO-2)"))};
+                     "the optimizer state and the gradients (ZeRO-2)"),
+          clEnumValN(ShardStage::Parameters, "parameters",
+                     "the optimizer state, the gradients and the "
+                     "parameters (ZeRO-3)"))};
   Option<double> bucketMb{
       *this, "bucket-mb",
       llvm::cl::desc("gradient bucket (MiB); 0: 25, or 4 with sharded "

@@ -99,11 +99,12 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
   if (name == kShardAttrName) {
     auto stage = dyn_cast<StringAttr>(attr.getValue());
     if (!stage ||
-        (stage.getValue() != "optimizer" && stage.getValue() != "gradients") ||
+        !llvm::is_contained({"optimizer", "gradients", "parameters"},
+                            stage.getValue()) ||
         !op->hasAttr(kDevicesAttrName))
       return op->emitError() << "'" << name
-                             << "' must be \"optimizer\" or \"gradients\", "
-                                "on a partitioned step (with '"
+                             << "' must be \"optimizer\", \"gradients\" or "
+                                "\"parameters\", on a partitioned step (with '"
                              << kDevicesAttrName << "')";
     return success();
   }

@@ -118,7 +118,8 @@ LogicalResult StepOp::verify() {
   if (static_cast<int64_t>(getBatch()) < 0)
     return emitOpError() << "batch must be >= 0";
   for (std::optional<uint64_t> bytes :
-       {getActivationBytes(), getGradientBytes(), getRematFlops()})
+       {getActivationBytes(), getGradientBytes(), getRematFlops(),
+        getGatheredParameterBytes()})
     if (bytes && static_cast<int64_t>(*bytes) < 0)
       return emitOpError() << "memory report sizes must be >= 0";
   return success();

@@ -54,13 +54,16 @@ def Exec_StepOp : Exec_Op<"step", [NoTerminator, SingleBlock]> {
     most arena bytes are alive, `activation_bytes` (forward values, kept for
     the backward pass or recomputed), `gradient_bytes` (parameter
     gradients) and the largest tensors alive there (`live_at_peak`,
-    dictionaries with `name`, `kind` and `bytes`); `remat_flops` is what
-    recomputation (ops marked `nn.remat`) adds to the step.
+    dictionaries with `name`, `kind` and `bytes`), and
+    `gathered_parameter_bytes` (whole parameters all-gathered from their
+    shards, --shard parameters); `remat_flops` is what recomputation (ops
+    marked `nn.remat`) adds to the step.
   }];
   let arguments = (ins StrAttr:$name, I64Attr:$device, I64Attr:$batch,
     I64Attr:$arena_bytes, OptionalAttr<I64Attr>:$activation_bytes,
     OptionalAttr<I64Attr>:$gradient_bytes, OptionalAttr<I64Attr>:$remat_flops,
-    OptionalAttr<DictArrayAttr>:$live_at_peak);
+    OptionalAttr<DictArrayAttr>:$live_at_peak,
+    OptionalAttr<I64Attr>:$gathered_parameter_bytes);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $name `device` `(` $device `)` `batch` `(` $batch `)` `arena` `(`

@@ -55,8 +55,10 @@ std::vector<DeviceMemory> dpc::plan::summarizeMemory(const Plan &plan) {
     device.peakStep = step->name()->str();
     device.activationBytes = step->activation_bytes();
     device.gradientBytes = step->gradient_bytes();
+    device.gatheredParameterBytes = step->gathered_parameter_bytes();
     device.workspaceBytes = std::max<int64_t>(
-        0, device.arenaBytes - device.activationBytes - device.gradientBytes);
+        0, device.arenaBytes - device.activationBytes - device.gradientBytes -
+               device.gatheredParameterBytes);
     device.liveAtPeak.clear();
     if (step->live_at_peak())
       for (const LiveTensor *tensor : *step->live_at_peak())

@@ -26,6 +26,8 @@ struct DeviceMemory {
   int64_t arenaBytes = 0;
   std::string peakStep;
   int64_t activationBytes = 0, gradientBytes = 0, workspaceBytes = 0;
+  /// Whole parameters gathered from their shards (--shard parameters).
+  int64_t gatheredParameterBytes = 0;
   /// What recomputation adds to the device's steps.
   int64_t rematFlops = 0;
   /// The largest tensors alive at that step's peak.

@@ -77,6 +77,7 @@ void PlanValidator::checkStepSizes(const Step &step, const std::string &where) {
   checkBytes(step.arena_bytes(), "arena_bytes");
   checkBytes(step.activation_bytes(), "activation_bytes");
   checkBytes(step.gradient_bytes(), "gradient_bytes");
+  checkBytes(step.gathered_parameter_bytes(), "gathered_parameter_bytes");
   if (step.remat_flops() < 0)
     loaded.fail(where + ": negative remat_flops");
   if (const auto *live = step.live_at_peak())

@@ -2,9 +2,12 @@
 
 #include "runtime/train/Init.h"
 
+#include "runtime/abi/PlanTypes.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/TrainingState.h"
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <stdexcept>
 
@@ -101,43 +104,78 @@ float dpc::train::hashInitValue(const std::string &name,
   return float(u * 0.5 + (isScale ? 1.0 : 0.0));
 }
 
+namespace {
+
+/// One f32 parameter of the plan, whole, and this process's tensors of it
+/// (each device's copy, or each device's shard with --shard parameters).
+struct LogicalParameter {
+  std::string name;
+  std::vector<int64_t> dims;
+  std::vector<size_t> local;
+};
+
+/// The plan's f32 parameters in plan order, each once: every device count,
+/// every rank of dpc launch and every stage draws the same values.
+std::vector<LogicalParameter> getLogicalParameters(rt::Executor &executor) {
+  const plan::Plan &plan = executor.getPlan().get();
+  std::vector<LogicalParameter> parameters;
+  std::map<std::string, size_t> byName;
+  for (const plan::PersistentTensor *tensor : *plan.persistent()) {
+    if (tensor->kind() != plan::PersistentKind::Parameter ||
+        tensor->dtype() != plan::DType::F32)
+      continue;
+    auto [at, fresh] =
+        byName.try_emplace(tensor->name()->str(), parameters.size());
+    if (!fresh)
+      continue;
+    const auto *dims =
+        rt::isShard(*tensor) ? tensor->logical_dims() : tensor->dims();
+    parameters.push_back({at->first, plan::toDims(dims), {}});
+  }
+  for (size_t i : executor.getPrimaryPersistent()) {
+    auto it = byName.find(plan.persistent()->Get(i)->name()->str());
+    if (it != byName.end())
+      parameters[it->second].local.push_back(i);
+  }
+  return parameters;
+}
+
+/// Writes `whole`'s values to each of the parameter's local tensors: a
+/// copy takes them all, a shard its range.
+void writeParameter(rt::Executor &executor, const LogicalParameter &parameter,
+                    const std::vector<float> &whole) {
+  const plan::Plan &plan = executor.getPlan().get();
+  for (size_t i : parameter.local) {
+    const plan::PersistentTensor &tensor = *plan.persistent()->Get(i);
+    int64_t offset = rt::isShard(tensor) ? tensor.shard_offset() : 0;
+    executor.writePersistent(i, whole.data() + offset);
+  }
+}
+
+} // namespace
+
 void dpc::train::initializeParameters(rt::Executor &executor,
                                       const InitScheme &scheme, uint64_t seed) {
   if (scheme.kind == InitScheme::Model)
     return;
-  const plan::Plan &plan = executor.getPlan().get();
-  if (scheme.kind == InitScheme::Hash) {
-    for (size_t i : executor.getPrimaryPersistent()) {
-      const plan::PersistentTensor *tensor = plan.persistent()->Get(i);
-      if (tensor->kind() != plan::PersistentKind::Parameter ||
-          tensor->dtype() != plan::DType::F32)
-        continue;
-      std::vector<int64_t> dims;
-      if (tensor->dims())
-        dims.assign(tensor->dims()->begin(), tensor->dims()->end());
-      std::string name = tensor->name()->str();
-      std::vector<float> values(executor.getPersistentBytes(i) / sizeof(float));
-      for (size_t k = 0; k < values.size(); ++k)
-        values[k] = hashInitValue(name, dims, k, scheme.hashSeed);
-      executor.writePersistent(i, values.data());
-    }
-    return;
-  }
   std::mt19937_64 random(seed ^ 0x5DEECE66Dull);
-  // One draw per tensor, written to every device's copy: replicas start
-  // equal, and a plan on N devices starts where the one-device plan does.
-  for (size_t i : executor.getPrimaryPersistent()) {
-    const plan::PersistentTensor *tensor = plan.persistent()->Get(i);
-    if (tensor->kind() != plan::PersistentKind::Parameter ||
-        tensor->dtype() != plan::DType::F32 || !tensor->dims() ||
-        tensor->dims()->size() < 2)
+  for (const LogicalParameter &parameter : getLogicalParameters(executor)) {
+    const std::vector<int64_t> &dims = parameter.dims;
+    std::vector<float> values(plan::getNumElements(dims));
+    if (scheme.kind == InitScheme::Hash) {
+      for (size_t k = 0; k < values.size(); ++k)
+        values[k] = hashInitValue(parameter.name, dims, k, scheme.hashSeed);
+      writeParameter(executor, parameter, values);
       continue;
-    const auto &dims = *tensor->dims();
+    }
+    // One draw per tensor, written to every device's copy: replicas start
+    // equal, and a plan on N devices starts where the one-device plan does.
+    if (dims.size() < 2)
+      continue;
     double receptive = 1;
     for (size_t d = 2; d < dims.size(); ++d)
       receptive *= dims[d];
     double fanIn = dims[1] * receptive, fanOut = dims[0] * receptive;
-    std::vector<float> values(executor.getPersistentBytes(i) / sizeof(float));
     for (float &value : values) {
       switch (scheme.kind) {
       case InitScheme::KaimingNormal:
@@ -156,6 +194,6 @@ void dpc::train::initializeParameters(rt::Executor &executor,
         break;
       }
     }
-    executor.writePersistent(i, values.data());
+    writeParameter(executor, parameter, values);
   }
 }

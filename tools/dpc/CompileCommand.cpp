@@ -30,6 +30,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -345,16 +346,18 @@ getCompilePipeline(const dpc::RematerializeOptions &rematOptions) {
   // 0 stands for the default (PipelineOptions::getBucketMb).
   if (bucketMb.getNumOccurrences() && !(bucketMb > 0))
     return fail(modelPath, "--bucket-mb must be > 0 (MiB)");
-  if (shard == "none" || shard == "optimizer" || shard == "gradients")
-    pipeline.shard = shard == "none"        ? ShardStage::None
-                     : shard == "optimizer" ? ShardStage::Optimizer
-                                            : ShardStage::Gradients;
-  else
-    return fail(modelPath, "--shard " + shard +
-                               ": expected none, optimizer or gradients" +
-                               (shard == "parameters"
-                                    ? " (parameter sharding is not built yet)"
-                                    : ""));
+  std::optional<ShardStage> stage =
+      llvm::StringSwitch<std::optional<ShardStage>>(shard)
+          .Case("none", ShardStage::None)
+          .Case("optimizer", ShardStage::Optimizer)
+          .Case("gradients", ShardStage::Gradients)
+          .Case("parameters", ShardStage::Parameters)
+          .Default(std::nullopt);
+  if (!stage)
+    return fail(modelPath,
+                "--shard " + shard +
+                    ": expected none, optimizer, gradients or parameters");
+  pipeline.shard = *stage;
   pipeline.precision = precision;
   pipeline.costs = precisionCosts;
   pipeline.convAlgorithm = convAlgorithm;

@@ -66,15 +66,16 @@ cl::opt<double>
     bucketMb("bucket-mb",
              cl::desc("gradient all-reduce bucket size in MiB, after a "
                       "first of 1 MiB (default 25; 4 with --shard "
-                      "gradients)"),
+                      "gradients or parameters)"),
              cl::init(0.0), cl::value_desc("MIB"), cl::sub(compileCommand),
              cl::cat(parallelOptions));
 
 cl::opt<std::string>
     shard("shard",
           cl::desc("what each device keeps only its part of: none (default), "
-                   "optimizer (the optimizer state, ZeRO-1) or gradients "
-                   "(and the gradients, ZeRO-2)"),
+                   "optimizer (the optimizer state, ZeRO-1), gradients "
+                   "(and the gradients, ZeRO-2) or parameters (and the "
+                   "parameters, ZeRO-3)"),
           cl::init("none"), cl::value_desc("STAGE"), cl::sub(compileCommand),
           cl::cat(memoryOptions));
 cl::opt<std::string> memoryBudget(

@@ -164,11 +164,16 @@ void printJsonList(const std::vector<int64_t> &values) {
 
 /// The peak of one device, by kind, and what is alive there.
 void printDeviceMemory(std::FILE *out, const plan::DeviceMemory &memory) {
+  // Whole parameters gathered from their shards for a pass (ZeRO-3).
+  std::string gathered =
+      memory.gatheredParameterBytes
+          ? " + " + megabytes(memory.gatheredParameterBytes) + " gathered"
+          : "";
   std::fprintf(out,
-               "device %s: peak %s (parameters %s, buffers %s, optimizer "
+               "device %s: peak %s (parameters %s%s, buffers %s, optimizer "
                "state %s, gradients %s, activations %s, workspace %s)\n",
                memory.name.c_str(), megabytes(memory.peakBytes()).c_str(),
-               megabytes(memory.parameterBytes).c_str(),
+               megabytes(memory.parameterBytes).c_str(), gathered.c_str(),
                megabytes(memory.bufferBytes).c_str(),
                megabytes(memory.optimizerBytes).c_str(),
                megabytes(memory.gradientBytes).c_str(),
@@ -266,13 +271,15 @@ void printJson(const plan::LoadedPlan &loaded,
                 "\"parameters_bytes\": %lld, \"buffers_bytes\": %lld, "
                 "\"optimizer_bytes\": %lld, \"gradients_bytes\": %lld, "
                 "\"activations_bytes\": %lld, \"workspace_bytes\": %lld, "
+                "\"gathered_parameters_bytes\": %lld, "
                 "\"remat_flops\": %lld, \"peak_step\": \"%s\", "
                 "\"live_at_peak\": [",
                 d ? ", " : "", memory.name.c_str(), ll(memory.peakBytes()),
                 ll(memory.parameterBytes), ll(memory.bufferBytes),
                 ll(memory.optimizerBytes), ll(memory.gradientBytes),
                 ll(memory.activationBytes), ll(memory.workspaceBytes),
-                ll(memory.rematFlops), memory.peakStep.c_str());
+                ll(memory.gatheredParameterBytes), ll(memory.rematFlops),
+                memory.peakStep.c_str());
     for (size_t t = 0; t < memory.liveAtPeak.size(); ++t) {
       const plan::LiveTensor *tensor = memory.liveAtPeak[t];
       std::printf(
@@ -345,6 +352,7 @@ dpc::getDevicePeaks(const std::vector<uint8_t> &planBytes) {
       peak.bytes = memory.peakBytes();
       std::pair<const char *, int64_t> kinds[] = {
           {"parameters", memory.parameterBytes},
+          {"gathered parameters", memory.gatheredParameterBytes},
           {"buffers", memory.bufferBytes},
           {"optimizer state", memory.optimizerBytes},
           {"gradients", memory.gradientBytes},

@@ -281,14 +281,14 @@ func.func @unknown() attributes {dist.split_sizes = array<i64: 4>} {
 
 // -----
 
-// expected-error @+1 {{'dist.shard' must be "optimizer" or "gradients", on a partitioned step (with 'dist.devices')}}
+// expected-error @+1 {{'dist.shard' must be "optimizer", "gradients" or "parameters", on a partitioned step (with 'dist.devices')}}
 func.func @shard_stage() attributes {dist.devices = ["cpu:0", "cpu:1"], dist.shard = "everything"} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'dist.shard' must be "optimizer" or "gradients", on a partitioned step (with 'dist.devices')}}
+// expected-error @+1 {{'dist.shard' must be "optimizer", "gradients" or "parameters", on a partitioned step (with 'dist.devices')}}
 func.func @shard_unpartitioned() attributes {dist.shard = "optimizer"} {
   return
 }
