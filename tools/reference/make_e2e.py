@@ -20,13 +20,13 @@ PyTorch's float32 spread and the allowances), into ZOO/NAME:
            [N, 3, 16, 16], the per-pixel cross-entropy against
            make_shapes.py's masks [N, 16, 16].
 
-The tests (test/reference/zoo/e2e.test) check one dpc step against these
-references and train both models on the same data, made at test time by
-tokenize_text.py and make_shapes.py.
+The tests (test/reference/zoo/gpt2-lm.test and unet.test) check one dpc
+step against these references and train both models on the data
+tokenize_text.py and make_shapes.py make at test time.
 
 Run from PyTorch 2's virtual environment (../shared/TOOLCHAIN.md), never CI:
   V/bin/python tools/reference/make_e2e.py --out test/reference/zoo \\
-      [--check build/bin] [gpt2_lm] [unet]
+      [gpt2_lm] [unet]
 """
 import argparse
 import os
@@ -120,7 +120,6 @@ MODELS = {
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
-    parser.add_argument("--check", metavar="BIN")
     parser.add_argument("models", nargs="*", default=list(MODELS))
     args = parser.parse_args()
     torch.set_num_threads(2)
