@@ -73,7 +73,7 @@ std::string formatNumber(double value, const char *spec = "%.6g") {
 
 /// The line of a plan without one class per sample: "loss L, perplexity
 /// P, token accuracy A (C of T tokens)", "loss L, pixel accuracy A (C of P
-/// pixels)", or "mse L, mae M (N samples)".
+/// pixels), mean IoU I", or "mse L, mae M (N samples)".
 std::string describeTargets(const train::EvalResult &result) {
   using train::Task;
   // A BCE's outputs are logits: their errors mean nothing.
@@ -94,7 +94,10 @@ std::string describeTargets(const train::EvalResult &result) {
          (tokens ? ", token accuracy " : ", pixel accuracy ") +
          formatNumber(double(result.correct) / double(result.targets), "%.4f") +
          " (" + std::to_string(result.correct) + " of " +
-         std::to_string(result.targets) + (tokens ? " tokens)" : " pixels)");
+         std::to_string(result.targets) + (tokens ? " tokens)" : " pixels)") +
+         (result.task == Task::Pixels
+              ? ", mean IoU " + formatNumber(result.meanIou, "%.4f")
+              : "");
 }
 
 /// The JSON of a plan without one class per sample: the samples, task,
@@ -116,6 +119,13 @@ std::string toTargetJson(const train::EvalResult &result) {
        << ", \"targets\": " << result.targets;
   if (result.task == train::Task::Tokens)
     os << ", \"perplexity\": " << formatNumber(std::exp(result.loss), "%.9g");
+  if (result.task == train::Task::Pixels) {
+    os << ", \"mean_iou\": " << formatNumber(result.meanIou, "%.9g")
+       << ", \"per_class_iou\": [";
+    for (size_t c = 0; c < result.iou.size(); ++c)
+      os << (c ? ", " : "") << formatNumber(result.iou[c], "%.9g");
+    os << "]";
+  }
   os << "}";
   return os.str();
 }

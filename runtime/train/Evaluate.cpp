@@ -77,6 +77,7 @@ public:
     classes = 1;
     for (size_t d = 1; d < logits->dims()->size(); ++d)
       classes *= logits->dims()->Get(d);
+    outputDims = plan::toDims(logits->dims());
     if (!options.checkpointDirectory.empty()) {
       std::string path = getCheckpointPath(options.checkpointDirectory);
       if (!std::ifstream(path))
@@ -151,6 +152,8 @@ public:
   }
 
   int64_t getClasses() const { return classes; }
+  /// The eval step's logits [N, ...].
+  const std::vector<int64_t> &getOutputDims() const { return outputDims; }
   /// The last batch's count of right predictions (the plan's `correct`).
   double getLastCorrect() const { return lastCorrect; }
 
@@ -181,6 +184,7 @@ private:
   std::unique_ptr<Executor> executor;
   int evalStep = -1;
   int64_t classes = 0;
+  std::vector<int64_t> outputDims;
   PlanTargets targets;
   double lastCorrect = 0;
 };
@@ -228,6 +232,13 @@ EvalResult evaluateDataset(const InferenceOptions &options) {
     result.task = targets.task, result.lossName = targets.lossName;
     if (result.task == Task::Classes)
       result.confusion.assign(classes, std::vector<int64_t>(classes, 0));
+    // Per pixel: the logits around their class axis, [outer, C, inner].
+    const std::vector<int64_t> &dims = inference.getOutputDims();
+    int64_t axis = std::clamp<int64_t>(targets.classAxis, 1,
+                                       static_cast<int64_t>(dims.size()) - 1);
+    int64_t outer = std::accumulate(dims.begin() + 1, dims.begin() + axis,
+                                    int64_t(1), std::multiplies<int64_t>());
+    IouCounts iou(dims.size() > 1 ? dims[axis] : 1);
     // Each batch's mean loss weighs by its targets that count: the mean
     // over the data set's targets.
     double lossSum = 0;
@@ -235,6 +246,9 @@ EvalResult evaluateDataset(const InferenceOptions &options) {
                                         const float *logits, double loss) {
       if (batch.countedTargets > 0)
         lossSum += loss * static_cast<double>(batch.countedTargets);
+      if (result.task == Task::Pixels)
+        iou.add(logits, batch.labels.data(), batch.size, outer,
+                classes / outer / dims[axis], targets.form.ignoreIndex);
       if (result.task != Task::Classes) {
         addTargetBatch(result, batch, logits, inference.getLastCorrect());
         result.count += batch.size;
@@ -251,6 +265,8 @@ EvalResult evaluateDataset(const InferenceOptions &options) {
       result.count += batch.size;
     });
     result.loss = lossSum / static_cast<double>(result.targets);
+    if (result.task == Task::Pixels)
+      result.iou = iou.getPerClassIou(), result.meanIou = iou.getMeanIou();
     double values = static_cast<double>(result.count * classes);
     result.mse /= values, result.mae /= values;
     return result;

@@ -47,6 +47,10 @@ struct EvalResult {
   int64_t targets = 0;
   /// Float targets: the mean squared and absolute error of the outputs.
   double mse = 0, mae = 0;
+  /// Per pixel: each class's IoU (NaN where it occurs in neither the
+  /// targets nor the predictions) and their mean (IouCounts, Metrics.h).
+  std::vector<double> iou;
+  double meanIou = 0;
 };
 
 struct Predictions {

@@ -36,6 +36,50 @@ std::string taskFields(const EpochMetrics &m) {
 
 } // namespace
 
+IouCounts::IouCounts(int64_t classes)
+    : classes(classes), intersection(classes), predicted(classes),
+      actual(classes) {}
+
+void IouCounts::add(const float *logits, const int32_t *targets, int64_t rows,
+                    int64_t outer, int64_t inner,
+                    std::optional<int64_t> ignore) {
+  for (int64_t o = 0; o < rows * outer; ++o) {
+    const float *block = logits + o * classes * inner;
+    for (int64_t i = 0; i < inner; ++i) {
+      int32_t target = targets[o * inner + i];
+      if ((ignore && target == *ignore) || target < 0 || target >= classes)
+        continue;
+      int64_t best = 0;
+      for (int64_t c = 1; c < classes; ++c)
+        if (block[c * inner + i] > block[best * inner + i])
+          best = c;
+      ++predicted[best];
+      ++actual[target];
+      intersection[target] += best == target;
+    }
+  }
+}
+
+std::vector<double> IouCounts::getPerClassIou() const {
+  std::vector<double> iou(classes, std::numeric_limits<double>::quiet_NaN());
+  for (int64_t c = 0; c < classes; ++c) {
+    int64_t unions = predicted[c] + actual[c] - intersection[c];
+    if (unions > 0)
+      iou[c] = double(intersection[c]) / double(unions);
+  }
+  return iou;
+}
+
+double IouCounts::getMeanIou() const {
+  double sum = 0;
+  int64_t present = 0;
+  for (double iou : getPerClassIou())
+    if (!std::isnan(iou))
+      sum += iou, ++present;
+  return present ? sum / double(present)
+                 : std::numeric_limits<double>::quiet_NaN();
+}
+
 const char *getTaskName(Task task) {
   switch (task) {
   case Task::Classes:

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,32 @@ struct EpochMetrics {
   Task task = Task::Classes;
   /// The loss's name for a regression: "mse", "mae" (L1), "huber", ...
   std::string lossName = "loss";
+};
+
+/// A segmenter's intersections and unions per class: its prediction at each
+/// target that counts (the first largest logit along the class axis)
+/// against the target. The mean IoU is torchmetrics' JaccardIndex
+/// (average="macro", ignore_index): the mean over the classes that occur in
+/// the targets or the predictions of IoU = |pred ∩ target| / |pred ∪
+/// target|.
+class IouCounts {
+public:
+  explicit IouCounts(int64_t classes);
+
+  /// Adds `rows` samples: logits [rows, outer, classes, inner] (the class
+  /// axis between `outer` and `inner`) and targets [rows, outer, inner];
+  /// a target equal to `ignore` counts for nothing.
+  void add(const float *logits, const int32_t *targets, int64_t rows,
+           int64_t outer, int64_t inner, std::optional<int64_t> ignore);
+
+  /// Per class, NaN for a class in neither the targets nor the predictions.
+  std::vector<double> getPerClassIou() const;
+  /// The mean over the classes that occur; NaN when no target counted.
+  double getMeanIou() const;
+
+private:
+  int64_t classes;
+  std::vector<int64_t> intersection, predicted, actual;
 };
 
 /// {"epoch": 1, "train_loss": ..., ...} on one line, NaN as null; the

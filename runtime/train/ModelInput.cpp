@@ -101,8 +101,10 @@ PlanTargets getPlanTargets(const rt::Executor &executor, int step) {
     const plan::Tensor *logits = s.tensors()->Get(loss->operands()->Get(0));
     int64_t axis = attrs.class_axis();
     if (attrs.kind() == plan::LossKind::CrossEntropy && axis >= 0 &&
-        axis < static_cast<int64_t>(logits->dims()->size()))
+        axis < static_cast<int64_t>(logits->dims()->size())) {
       targets.form.classes = logits->dims()->Get(axis);
+      targets.classAxis = axis;
+    }
     if (attrs.has_ignore_index())
       targets.form.ignoreIndex = attrs.ignore_index();
   }

@@ -33,6 +33,8 @@ struct PlanTargets {
   data::TargetForm form;
   Task task = Task::Classes;
   std::string lossName = "loss";
+  /// A cross-entropy's class axis in its logits (the batch is dim 0).
+  int64_t classAxis = 1;
 };
 
 /// `step`'s targets: the labels input's per-sample dims and type (I32

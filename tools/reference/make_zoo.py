@@ -424,14 +424,14 @@ def batch(name, kind):
     return x, torch.from_numpy(rng.integers(0, 10, BATCH))
 
 
-def step(model, x, y, dtype):
+def step(model, x, y, dtype, loss_fn=nn.functional.cross_entropy):
     """Loss, gradients and parameters after one SGD step, in `dtype`."""
     model = copy.deepcopy(model).to(dtype)
     if x.is_floating_point():
         x = x.to(dtype)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
     optimizer.zero_grad()
-    loss = nn.functional.cross_entropy(model(x), y)
+    loss = loss_fn(model(x), y)
     loss.backward()
     grads = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
     optimizer.step()

@@ -200,7 +200,7 @@ class _Terms:
             put("bias", dy.sum(dims))
 
 
-def allowance(model, x, y):
+def allowance(model, x, y, loss_fn=F.cross_entropy):
     """Per parameter, the float64 allowance tensor (kinks + cancellation),
     and a line saying what it holds."""
     kinks32, kinks64 = Kinks(), Kinks(record_grads=True)
@@ -211,7 +211,7 @@ def allowance(model, x, y):
         x = x.double()
     terms = _Terms(model)
     with kinks64:
-        loss = nn.functional.cross_entropy(model(x), y)
+        loss = loss_fn(model(x), y)
     params = dict(model.named_parameters())
     loss.backward(retain_graph=True)
     kinks64.record_grads = terms.active = False

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -151,6 +152,36 @@ TEST_F(EvaluateTest, BadInputsAreOneLine) {
   EXPECT_EQ(runtime::predictCommand(args, out, err), 1);
   EXPECT_EQ(err.str(), "dpc predict: --top-k 5 is more than the plan's 4 "
                        "classes (see dpc predict --help)\n");
+}
+
+// Two samples of 4 pixels, 4 classes (class 3 never occurs), the last
+// pixel of the first ignored; a tie goes to the lower class. Predicted and
+// true: (0,0) (1,1) (2,1) | (1,1) (1,0) (2,2) (2,2), so the IoUs are 1/2,
+// 2/4, 2/3 and none.
+TEST(IouCountsTest, MeanOverTheClassesThatOccur) {
+  const float classesFirst[2][4][4] = {
+      {{5, 0, 0, 1}, {0, 5, 0, 1}, {0, 0, 5, 0}, {-1, -1, -1, -1}},
+      {{0, 0, 0, 0}, {1, 1, 0, 0}, {0, 0, 1, 1}, {-1, -1, -1, -1}}};
+  const int32_t targets[2][4] = {{0, 1, 1, 255}, {1, 0, 2, 2}};
+  // The same logits with the classes last: [2, 4 pixels, 4 classes].
+  float classesLast[2][4][4];
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 4; ++c)
+      for (int p = 0; p < 4; ++p)
+        classesLast[n][p][c] = classesFirst[n][c][p];
+  IouCounts first(4), last(4);
+  first.add(&classesFirst[0][0][0], &targets[0][0], 2, 1, 4, 255);
+  last.add(&classesLast[0][0][0], &targets[0][0], 2, 4, 1, 255);
+  for (const IouCounts *counts : {&first, &last}) {
+    std::vector<double> iou = counts->getPerClassIou();
+    ASSERT_EQ(iou.size(), 4u);
+    EXPECT_DOUBLE_EQ(iou[0], 0.5);
+    EXPECT_DOUBLE_EQ(iou[1], 0.5);
+    EXPECT_DOUBLE_EQ(iou[2], 2.0 / 3.0);
+    EXPECT_TRUE(std::isnan(iou[3]));
+    EXPECT_DOUBLE_EQ(counts->getMeanIou(), (0.5 + 0.5 + 2.0 / 3.0) / 3);
+  }
+  EXPECT_TRUE(std::isnan(IouCounts(3).getMeanIou()));
 }
 
 } // namespace

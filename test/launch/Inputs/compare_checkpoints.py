@@ -54,11 +54,24 @@ def read(path):
     return state
 
 
+def same_history(a, b, rtol):
+    def close(x, y):
+        if x is None or y is None:
+            return x is y
+        return abs(x - y) <= rtol * max(abs(x), abs(y))
+    return len(a) == len(b) and all(
+        len(ea) == len(eb) and all(close(x, y) for x, y in zip(ea, eb))
+        for ea, eb in zip(a, b))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("a")
     parser.add_argument("b")
     parser.add_argument("--atol", type=float, default=0.0)
+    parser.add_argument("--history-rtol", type=float, default=0.0,
+                        help="the per-epoch numbers within this relative "
+                        "tolerance (default: equal)")
     args = parser.parse_args()
     a, b = read(args.a), read(args.b)
     problems = []
@@ -67,7 +80,7 @@ def main():
     if a["partial"] != b["partial"]:
         problems.append(f"partial epochs differ: {a['partial']} vs "
                         f"{b['partial']}")
-    if a["history"] != b["history"]:
+    if not same_history(a["history"], b["history"], args.history_rtol):
         problems.append(f"history differs: {a['history']} vs {b['history']}")
     if len(a["tensors"]) != len(b["tensors"]):
         problems.append("tensor counts differ")

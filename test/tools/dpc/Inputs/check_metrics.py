@@ -3,7 +3,8 @@
 
 Usage: check_metrics.py METRICS.jsonl [--epochs N] [--loss-decreases]
                         [--min-test-acc A] [--same-as OTHER.jsonl --rtol R]
-                        [--memory-within F]
+                        [--memory-within F] [--falls KEY:F ...]
+                        [--rises KEY:A ...]
 Prints one line per check; exits 1 if any fails.
 """
 import argparse
@@ -23,6 +24,12 @@ def main():
     parser.add_argument("--same-as", help="another run's metrics: the losses "
                         "and accuracies must agree to --rtol")
     parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--falls", action="append", default=[],
+                        metavar="KEY:F", help="KEY falls every epoch and "
+                        "ends at most F times its first epoch's value")
+    parser.add_argument("--rises", action="append", default=[],
+                        metavar="KEY:A", help="KEY ends above its first "
+                        "epoch's value and at least A")
     parser.add_argument("--memory-within", type=float,
                         help="each device's allocated peak within this "
                         "fraction of the plan's prediction, every epoch")
@@ -38,6 +45,26 @@ def main():
     losses = [r["train_loss"] for r in records]
     if args.loss_decreases and any(b >= a for a, b in zip(losses, losses[1:])):
         failures.append(f"train loss does not decrease: {losses}")
+    for falls in args.falls:
+        key, fraction = falls.rsplit(":", 1)
+        values = [r.get(key) for r in records]
+        if None in values or not values:
+            failures.append(f"{key} missing: {values}")
+        elif any(b >= a for a, b in zip(values, values[1:])) or \
+                values[-1] > float(fraction) * values[0]:
+            failures.append(f"{key} does not fall to {fraction} of its "
+                            f"first value every epoch: {values}")
+        else:
+            print(f"{key} falls from {values[0]:.4g} to {values[-1]:.4g}")
+    for rises in args.rises:
+        key, least = rises.rsplit(":", 1)
+        values = [r.get(key) for r in records]
+        if None in values or not values:
+            failures.append(f"{key} missing: {values}")
+        elif values[-1] <= values[0] or values[-1] < float(least):
+            failures.append(f"{key} does not rise to {least}: {values}")
+        else:
+            print(f"{key} rises from {values[0]:.4g} to {values[-1]:.4g}")
     final = records[-1]["test_acc"] if records else None
     if args.min_test_acc is not None and (final is None or
                                           final < args.min_test_acc):

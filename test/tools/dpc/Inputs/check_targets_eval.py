@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks `dpc eval --json` of a targets.test model at its initial weights
-(the ONNX file's initializers) against NumPy's forward pass in float64.
+(the ONNX file's initializers) against NumPy's forward pass in float64:
+the loss, the accuracy's counts, the perplexity, the mean IoU, the errors.
 
 Usage: check_targets_eval.py DIR tokens|pixels|regress EVAL.json
 Prints "eval matches" or the differences; exits 1 on a difference."""
@@ -41,7 +42,13 @@ elif task == "pixels":
     targets = np.load(os.path.join(out, "pixel_targets.npy"))
     logits = np.einsum("kc,nchw->nhwk", weights["w"][:, :, 0, 0], x) + weights["b"]
     loss, count, right = cross_entropy(logits, targets)
-    expected = {"loss": loss, "targets": count, "correct": right}
+    predicted = logits.argmax(-1)
+    ious = [((predicted == c) & (targets == c)).sum() /
+            ((predicted == c) | (targets == c)).sum()
+            for c in range(logits.shape[-1])
+            if ((predicted == c) | (targets == c)).any()]
+    expected = {"loss": loss, "targets": count, "correct": right,
+                "mean_iou": np.mean(ious)}
 else:
     x = np.load(os.path.join(out, "regress.npy")).astype(np.float64)
     y = np.load(os.path.join(out, "regress_targets.npy")).astype(np.float64)
