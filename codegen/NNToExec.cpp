@@ -545,7 +545,8 @@ FailureOr<std::vector<ReplicaMemory>> dpc::planStepMemory(func::FuncOp step) {
   for (int64_t replica = 0; replica < int64_t(analysis.split.size());
        ++replica) {
     StepLowering lowering(*scratch, step, analysis, replica);
-    if (failed(lowering.run()))
+    if (failed(lowering.run()) ||
+        failed(scheduleStepStreams(lowering.getStep())))
       return failure();
     // The arena as plan-exec-arena plans it, from the same liveness.
     std::vector<ArenaLifetime> lifetimes =

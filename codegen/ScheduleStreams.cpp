@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "codegen/StepMemory.h"
 #include "ir/exec/ExecOps.h"
 #include "runtime/abi/KernelSignature.h"
 
@@ -62,7 +63,9 @@ bool readsOnlyState(ex::KernelOp kernel) {
   });
 }
 
-LogicalResult scheduleStep(ex::StepOp step) {
+} // namespace
+
+LogicalResult dpc::scheduleStepStreams(ex::StepOp step) {
   ex::KernelOp lastComputeKernel;
   // Buffers whose all-reduce no compute kernel has waited for yet.
   DenseMap<Value, int64_t> pendingReduction;
@@ -117,11 +120,13 @@ LogicalResult scheduleStep(ex::StepOp step) {
   return success();
 }
 
+namespace {
+
 struct ScheduleExecStreamsPass
     : public dpc::impl::ScheduleExecStreamsBase<ScheduleExecStreamsPass> {
   void runOnOperation() override {
     for (auto step : getOperation().getOps<ex::StepOp>())
-      if (failed(scheduleStep(step)))
+      if (failed(scheduleStepStreams(step)))
         return signalPassFailure();
   }
 };

@@ -283,7 +283,9 @@ def Rematerialize : Pass<"dpc-rematerialize", "mlir::ModuleOp"> {
     batch norm, relu and additions, recomputed from kept convolution
     outputs). If that cannot fit, the segment schemes (K = 2 to 32) are tried and the one
     that fits with the fewest recomputed FLOPs wins. If none fits, the pass
-    fails with the smallest peak any of them reached.
+    fails with the smallest peak any of them reached, or with `best-effort`
+    applies the recomputation that reached it (for a search over plans,
+    such as dpc compile --memory-budget, to compare).
   }];
   // Trial plans build exec ops in a scratch module.
   let dependentDialects = ["::dpc::nn::NNDialect", "::dpc::exec::ExecDialect",
@@ -294,6 +296,9 @@ def Rematerialize : Pass<"dpc-rematerialize", "mlir::ModuleOp"> {
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "The per-device memory budget: SIZE (1.5GiB, 300MiB, bytes) "
            "or auto">,
+    Option<"bestEffort", "best-effort", "bool", /*default=*/"false",
+           "With budget, when nothing fits, recompute what reached the "
+           "smallest peak instead of failing">,
   ];
 }
 

@@ -56,8 +56,9 @@ public:
   }
   /// Whether the backward pass reads `value` (a forward value).
   bool isStashed(mlir::Value value) const {
-    return llvm::any_of(value.getUsers(),
-                        [&](mlir::Operation *user) { return isBackward(user); });
+    return llvm::any_of(value.getUsers(), [&](mlir::Operation *user) {
+      return isBackward(user);
+    });
   }
 
   /// The forward ops of replica `r`, in order.
@@ -97,10 +98,12 @@ void applyRecomputation(mlir::func::FuncOp step, const OpSet &recompute,
 OpSet segmentRecomputeSet(const StepRegions &regions, int64_t segments);
 
 /// budget=SIZE: the recomputation that makes every replica's planned peak
-/// fit `budget` bytes (see RematBudget.cpp), or failure (diagnosed).
+/// fit `budget` bytes (see RematBudget.cpp), or failure (diagnosed); with
+/// `bestEffort`, where none fits, the one that reached the smallest peak.
 mlir::FailureOr<RecomputePlan>
 planForBudget(mlir::ModuleOp module, mlir::func::FuncOp step,
-              const StepMemoryEstimator &estimateMemory, int64_t budget);
+              const StepMemoryEstimator &estimateMemory, int64_t budget,
+              bool bestEffort = false);
 
 /// "1.50 GiB", "300.00 MiB", "19.53 KiB", "12 bytes".
 std::string formatBytes(int64_t bytes);

@@ -83,11 +83,13 @@ constexpr int64_t kMaxChain = 8;
 class BudgetSearch {
 public:
   BudgetSearch(ModuleOp module, func::FuncOp step,
-               const StepMemoryEstimator &estimateMemory, int64_t budget)
+               const StepMemoryEstimator &estimateMemory, int64_t budget,
+               bool bestEffort)
       : module(module), step(step), estimateMemory(estimateMemory),
-        regions(step), budget(budget) {}
+        regions(step), budget(budget), bestEffort(bestEffort) {}
 
-  /// The recomputation that fits, or failure (diagnosed).
+  /// The recomputation that fits, or failure (diagnosed); with
+  /// `bestEffort`, where none fits, the one with the smallest peak.
   FailureOr<RecomputePlan> run();
 
 private:
@@ -120,9 +122,12 @@ private:
   int64_t state = 0, evalArena = 0;
   OpSet recompute;
   DenseSet<Value> checkpoints;
-  /// The smallest worst-device peak any trial reached, and that device.
+  /// The smallest worst-device peak any trial reached, that device, and
+  /// the recomputation that reached it.
   int64_t bestPeak = INT64_MAX;
   std::string bestDevice;
+  std::optional<RecomputePlan> bestPlan;
+  bool bestEffort;
 };
 
 FailureOr<std::vector<ReplicaMemory>>
@@ -150,6 +155,7 @@ BudgetSearch::trial(const RecomputePlan &plan,
   if (worst && peakOf(*worst) < bestPeak) {
     auto devices = step->getAttrOfType<ArrayAttr>("dist.devices");
     bestPeak = peakOf(*worst);
+    bestPlan = plan;
     bestDevice = devices ? cast<StringAttr>(devices[worst->replica]).str()
                          : std::string("cpu:0");
   }
@@ -237,6 +243,8 @@ FailureOr<RecomputePlan> BudgetSearch::run() {
     return plan;
   if (bestPeak == INT64_MAX)
     return failure(); // a trial failed, diagnosed
+  if (bestEffort)
+    return std::move(*bestPlan);
   step.emitError() << "cannot fit the memory budget of " << formatBytes(budget)
                    << " per device: the smallest planned peak "
                       "rematerialization reaches is "
@@ -363,6 +371,6 @@ FailureOr<RecomputePlan> BudgetSearch::greedy() {
 FailureOr<RecomputePlan>
 dpc::remat::planForBudget(ModuleOp module, func::FuncOp step,
                           const StepMemoryEstimator &estimateMemory,
-                          int64_t budget) {
-  return BudgetSearch(module, step, estimateMemory, budget).run();
+                          int64_t budget, bool bestEffort) {
+  return BudgetSearch(module, step, estimateMemory, budget, bestEffort).run();
 }

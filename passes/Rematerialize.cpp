@@ -107,7 +107,7 @@ struct RematerializePass
              << "dpc-rematerialize: budget=SIZE measures memory with the "
                 "back end's arena plan, which this pipeline did not provide";
     FailureOr<RecomputePlan> plan =
-        planForBudget(module, step, estimateMemory, *bytes);
+        planForBudget(module, step, estimateMemory, *bytes, bestEffort);
     if (failed(plan))
       return failure();
     applyRecomputation(step, plan->ops, plan->shareIntermediates);

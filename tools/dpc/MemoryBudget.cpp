@@ -2,14 +2,16 @@
 //
 // The sharding stage under a per-device memory budget: the plan of each
 // stage, from the least sharded (the least communication: replicated, then
-// optimizer state, then gradients too), is compiled and its planned peaks
-// read as `dpc inspect` reads them; the first whose every device fits is
-// written, and one line says why (the peaks of the stages that did not
-// fit). When none fits, one line names the smallest peak reachable and
+// optimizer state, then gradients too, then parameters too), is compiled and
+// its planned peaks read as `dpc inspect` reads them; the first whose every
+// device fits is written, and one line says why (the peaks of the stages that
+// did not fit). When none fits, one line names the smallest peak reachable and
 // what dominates it. Without --remat, each stage is then tried again with
 // recomputation to the budget (dpc-rematerialize's budget mode), after all
 // the stages without it: recomputation costs compute, sharding costs
-// communication, and neither is timed yet. --remat and --bucket-mb, when
+// communication, and neither is timed yet. A recomputation that cannot
+// reach the budget still plans the smallest peak it reaches, which the
+// line compares with the others. --remat and --bucket-mb, when
 // given, apply to every candidate.
 //
 //===----------------------------------------------------------------------===//
@@ -42,6 +44,8 @@ const char *getStageName(ShardStage stage) {
     return "optimizer";
   case ShardStage::Gradients:
     return "gradients";
+  case ShardStage::Parameters:
+    return "parameters";
   }
   return "?";
 }
@@ -92,7 +96,8 @@ int compileUnderBudget(const PipelineOptions &flags, WriteCompiled write) {
   if (failed(budgets))
     return 1;
   SmallVector<ShardStage> stages = {ShardStage::None, ShardStage::Optimizer,
-                                    ShardStage::Gradients};
+                                    ShardStage::Gradients,
+                                    ShardStage::Parameters};
   if (shard.getNumOccurrences())
     stages = {flags.shard};
   // The stages as the flags say, then, unless --remat was given, each with
@@ -112,6 +117,9 @@ int compileUnderBudget(const PipelineOptions &flags, WriteCompiled write) {
               ? std::to_string(
                     *std::min_element(budgets->begin(), budgets->end()))
               : memoryBudget.getValue();
+      // Where it cannot reach the budget, the smallest peak it reaches:
+      // the line below compares it.
+      candidates.back().remat.bestEffort = true;
     }
 
   std::string tried;
