@@ -8,6 +8,7 @@ after the other:
   dpc-none       `dpc launch` of the replicated plan (--shard none)
   dpc-optimizer  --shard optimizer (ZeRO-1)
   dpc-gradients  --shard gradients (ZeRO-2)
+  dpc-parameters --shard parameters (ZeRO-3)
   ddp            PyTorch DistributedDataParallel
   zero1          DDP with ZeroRedundancyOptimizer(AdamW) (ZeRO-1)
   fsdp-grad      FSDP2 fully_shard, reshard_after_forward=False (ZeRO-2,
@@ -20,7 +21,8 @@ resident memory (VmHWM; the largest rank's; for dpc, rank 0's, from its
 metrics, with the bytes the plan allocated on its device beside it).
 Printed: per system the median images/s and peak RSS over the rounds, and
 the median per-round ratios of each dpc stage to its PyTorch counterpart
-(dpc-gradients against both FSDP stages), with the load the rest of the
+(dpc-gradients against FSDP's ZeRO-2, dpc-parameters against its ZeRO-3),
+with the load the rest of the
 machine put on it (others, cores).
 
   tools/bench/shard_peers.py --python /work/torchvenv/bin/python \\
@@ -195,7 +197,8 @@ def main():
         npy = ("npy:" + os.path.join(workdir, "x.npy") + "," +
                os.path.join(workdir, "y.npy"))
         systems = {f"dpc-{stage}": DpcLaunch(args, stage, workdir, npy)
-                   for stage in ("none", "optimizer", "gradients")}
+                   for stage in ("none", "optimizer", "gradients",
+                                 "parameters")}
         for mode in ("ddp", "zero1", "fsdp-grad", "fsdp-full"):
             systems[mode] = TorchRanks(args, mode, script)
         rounds = []
@@ -218,7 +221,7 @@ def main():
         print(f"{name:16} {rate:9.0f} {rss / 2**20:10.0f} MiB "
               + (f"{allocated / 2**20:12.1f} MiB" if allocated else ""))
     pairs = [("dpc-none", "ddp"), ("dpc-optimizer", "zero1"),
-             ("dpc-gradients", "fsdp-grad"), ("dpc-gradients", "fsdp-full")]
+             ("dpc-gradients", "fsdp-grad"), ("dpc-parameters", "fsdp-full")]
     for a, b in pairs:
         speed = statistics.median(r[a].rate / r[b].rate for r in rounds)
         memory = statistics.median(r[a].rss / r[b].rss for r in rounds)
