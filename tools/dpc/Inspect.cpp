@@ -60,14 +60,19 @@ struct StepSummary {
   int64_t winogradKernels = 0;
 };
 
+/// Sharded training state of one kind: how many tensors a device holds a
+/// range of, the ranges' bytes and the whole tensors'.
+struct ShardSummary {
+  int64_t tensors = 0;
+  int64_t bytes = 0;
+  int64_t wholeBytes = 0;
+};
+
 struct DeviceSummary {
   plan::DeviceMemory memory;
   std::vector<StepSummary> steps;
-  /// Sharded optimizer state (--shard optimizer): how many tensors this
-  /// device holds a range of, the ranges' bytes and the whole tensors'.
-  int64_t shards = 0;
-  int64_t shardBytes = 0;
-  int64_t shardedWholeBytes = 0;
+  /// --shard optimizer and up; --shard parameters.
+  ShardSummary optimizerShards, parameterShards;
 };
 
 int64_t tensorBytes(const plan::Tensor &tensor, int64_t batch) {
@@ -83,11 +88,13 @@ std::vector<DeviceSummary> summarize(const plan::Plan &plan) {
     if (!state->logical_dims())
       continue;
     DeviceSummary &device = devices.at(state->device());
+    ShardSummary &shards = state->kind() == plan::PersistentKind::Parameter
+                               ? device.parameterShards
+                               : device.optimizerShards;
     int64_t size = plan::getDTypeSize(state->dtype());
-    ++device.shards;
-    device.shardBytes +=
-        plan::getNumElements(plan::toDims(state->dims())) * size;
-    device.shardedWholeBytes +=
+    ++shards.tensors;
+    shards.bytes += plan::getNumElements(plan::toDims(state->dims())) * size;
+    shards.wholeBytes +=
         plan::getNumElements(plan::toDims(state->logical_dims())) * size;
   }
   for (const plan::Step *step : *plan.steps()) {
@@ -208,12 +215,15 @@ void printText(const plan::LoadedPlan &loaded,
               plan.optimizer() ? plan.optimizer()->c_str() : "none");
   for (const DeviceSummary &device : devices) {
     printDeviceMemory(stdout, device.memory);
-    if (device.shards > 0)
-      std::printf("  optimizer state sharded: this device's ranges of %lld "
-                  "tensor(s), %s of their %s\n",
-                  static_cast<long long>(device.shards),
-                  megabytes(device.shardBytes).c_str(),
-                  megabytes(device.shardedWholeBytes).c_str());
+    for (auto [kind, shards] :
+         {std::pair{"optimizer state", &device.optimizerShards},
+          std::pair{"parameters", &device.parameterShards}})
+      if (shards->tensors > 0)
+        std::printf("  %s sharded: this device's ranges of %lld tensor(s), "
+                    "%s of their %s\n",
+                    kind, static_cast<long long>(shards->tensors),
+                    megabytes(shards->bytes).c_str(),
+                    megabytes(shards->wholeBytes).c_str());
     for (const StepSummary &step : device.steps) {
       std::printf("  %s: batch %lld, arena %s, %lld kernels on %lld "
                   "stream(s)",
@@ -316,10 +326,14 @@ void printJson(const plan::LoadedPlan &loaded,
                   static_cast<long long>(step.reorders),
                   static_cast<long long>(step.blockedTensors));
     }
+    const ShardSummary &state = device.optimizerShards;
+    const ShardSummary &params = device.parameterShards;
     std::printf("], \"optimizer_shards\": %lld, \"optimizer_shard_bytes\": "
-                "%lld, \"optimizer_sharded_whole_bytes\": %lld}",
-                ll(device.shards), ll(device.shardBytes),
-                ll(device.shardedWholeBytes));
+                "%lld, \"optimizer_sharded_whole_bytes\": %lld, "
+                "\"parameter_shards\": %lld, \"parameter_shard_bytes\": "
+                "%lld, \"parameter_sharded_whole_bytes\": %lld}",
+                ll(state.tensors), ll(state.bytes), ll(state.wholeBytes),
+                ll(params.tensors), ll(params.bytes), ll(params.wholeBytes));
   }
   std::printf("]}\n");
 }
