@@ -12,7 +12,8 @@ import json
 import sys
 
 PARTS = ["parameters_bytes", "buffers_bytes", "optimizer_bytes",
-         "gradients_bytes", "activations_bytes", "workspace_bytes"]
+         "gradients_bytes", "activations_bytes", "workspace_bytes",
+         "gathered_parameters_bytes"]
 
 
 def load(path):
