@@ -150,6 +150,9 @@ LogicalResult Writer::writePersistent(ex::PersistentOp op) {
     tensor->init = fb::InitKind::Data;
     ArrayRef<char> raw = cast<DenseElementsAttr>(value).getRawData();
     tensor->data.assign(raw.begin(), raw.end());
+  } else if (op.getName() && !op.getLogicalShape()) {
+    // A replica's copy starts as device 0's, whose data the plan holds.
+    tensor->init = fb::InitKind::SameAsCopy;
   } else {
     tensor->init = fb::InitKind::Data;
     StringRef source = *op.getSource();

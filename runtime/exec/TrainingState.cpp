@@ -80,7 +80,13 @@ TrainingState::TrainingState(
   const auto *states = plan->persistent();
   if (!states)
     return;
-  // Each device's copy of the training state, on that device.
+  // Each device's copy of the training state, on that device. A copy that
+  // starts as another's (SameAsCopy) takes that one's data from the plan,
+  // which every process holds whole.
+  std::map<std::string, const plan::PersistentTensor *> withData;
+  for (const plan::PersistentTensor *state : *states)
+    if (state->init() == plan::InitKind::Data)
+      withData.emplace(state->name()->str(), state);
   std::map<std::string, std::vector<size_t>> byName;
   for (const plan::PersistentTensor *state : *states) {
     if (!devices[state->device()]) {
@@ -93,6 +99,10 @@ TrainingState::TrainingState(
     DeviceBuffer buffer(home, count * size);
     if (state->init() == plan::InitKind::Data) {
       home.copyFromHost(buffer.get(), state->data()->data(), count * size);
+    } else if (state->init() == plan::InitKind::SameAsCopy) {
+      home.copyFromHost(buffer.get(),
+                        withData.at(state->name()->str())->data()->data(),
+                        count * size);
     } else if (state->init() == plan::InitKind::Ones) {
       std::vector<uint8_t> ones(count * size);
       fillOnes(ones.data(), count, state->dtype());

@@ -181,6 +181,10 @@ void PlanValidator::checkPersistent() {
   // Each device holds its own copy of the training state.
   std::set<std::pair<std::string, int>> names;
   std::map<std::string, Shards> shards;
+  // The whole tensors with data, by name, and the copies that start as
+  // them.
+  std::map<std::string, const PersistentTensor *> withData;
+  std::vector<std::pair<const PersistentTensor *, std::string>> copies;
   for (flatbuffers::uoffset_t i = 0; i < persistent->size(); ++i) {
     const PersistentTensor &p = *persistent->Get(i);
     std::string where = "persistent tensor " + std::to_string(i);
@@ -206,12 +210,25 @@ void PlanValidator::checkPersistent() {
                     " bytes, its dims need " + std::to_string(bytes));
       break;
     }
+    case InitKind::SameAsCopy:
+      copies.push_back({&p, where});
+      break;
     case InitKind::Zeros:
     case InitKind::Ones:
       break;
     default:
       loaded.fail(where + ": unknown init kind");
     }
+    if (p.init() == InitKind::Data && !p.logical_dims())
+      withData.emplace(name, &p);
+  }
+  for (auto [copy, where] : copies) {
+    auto it = withData.find(copy->name()->str());
+    if (it == withData.end() || copy->logical_dims() ||
+        toDims(it->second->dims()) != toDims(copy->dims()) ||
+        it->second->dtype() != copy->dtype())
+      loaded.fail(where + ": starts as another device's copy, but no whole "
+                          "tensor of its name, dims and dtype holds data");
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "runtime/train/ExportCommand.h"
 #include "runtime/abi/PlanTypes.h"
+#include "runtime/exec/TrainingState.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/CommandLine.h"
@@ -99,10 +100,31 @@ const char *getNpyDescr(plan::DType dtype) {
   }
 }
 
-/// The plan's own value of `tensor`: its data, or zeros or ones.
-std::vector<uint8_t> getInitialValue(const plan::PersistentTensor &tensor) {
-  int64_t count = plan::getNumElements(plan::toDims(tensor.dims()));
+/// The dims of the tensor `tensor` is (a shard's are its logical ones).
+std::vector<int64_t> getWholeDims(const plan::PersistentTensor &tensor) {
+  return plan::toDims(rt::isShard(tensor) ? tensor.logical_dims()
+                                          : tensor.dims());
+}
+
+/// The plan's own value of `tensor`: its data (a shard's whole from every
+/// shard's, a copy's from the copy with data), or zeros or ones.
+std::vector<uint8_t> getInitialValue(const plan::Plan &plan,
+                                     const plan::PersistentTensor &tensor) {
+  int64_t count = plan::getNumElements(getWholeDims(tensor));
   int64_t size = plan::getDTypeSize(tensor.dtype());
+  if (rt::isShard(tensor) && tensor.init() == plan::InitKind::Data) {
+    std::vector<uint8_t> whole(count * size);
+    for (const plan::PersistentTensor *shard : *plan.persistent())
+      if (shard->name()->str() == tensor.name()->str() && shard->data())
+        std::copy(shard->data()->begin(), shard->data()->end(),
+                  whole.begin() + shard->shard_offset() * size);
+    return whole;
+  }
+  if (tensor.init() == plan::InitKind::SameAsCopy)
+    for (const plan::PersistentTensor *copy : *plan.persistent())
+      if (copy->name()->str() == tensor.name()->str() &&
+          copy->init() == plan::InitKind::Data && copy->data())
+        return {copy->data()->begin(), copy->data()->end()};
   if (tensor.init() == plan::InitKind::Data && tensor.data())
     return {tensor.data()->begin(), tensor.data()->end()};
   std::vector<uint8_t> bytes(count * size, 0);
@@ -165,7 +187,7 @@ std::vector<ExportedTensor> collectTensors(const plan::LoadedPlan &loaded,
        getExportedTensors(loaded.get())) {
     ExportedTensor exported{tensor->name()->str(),
                             tensor->dtype(),
-                            plan::toDims(tensor->dims()),
+                            getWholeDims(*tensor),
                             {},
                             tensor->kind()};
     if (state) {
@@ -178,7 +200,7 @@ std::vector<ExportedTensor> collectTensors(const plan::LoadedPlan &loaded,
       train::checkStateValues(*it->second, tensor->kind(), statePath);
       exported.bytes = it->second->bytes;
     } else {
-      exported.bytes = getInitialValue(*tensor);
+      exported.bytes = getInitialValue(loaded.get(), *tensor);
     }
     tensors.push_back(std::move(exported));
   }

@@ -80,6 +80,18 @@ TEST(PlanLoaderTest, PersistentIndexAndShape) {
             std::string::npos);
 }
 
+TEST(PlanLoaderTest, ACopyStartsAsTheTensorWithDataOfItsName) {
+  // A replicated plan holds each initial value once: a device's copy that
+  // starts as another's needs a whole tensor of its name and shape with
+  // data.
+  PlanT plan = test::buildMlpPlanObject(smallMlp());
+  plan.persistent[0]->init = InitKind::SameAsCopy;
+  plan.persistent[0]->data.clear();
+  EXPECT_NE(loadError(plan).find("starts as another device's copy, but no "
+                                 "whole tensor of its name"),
+            std::string::npos);
+}
+
 TEST(PlanLoaderTest, BadAliases) {
   PlanT plan = test::buildMlpPlanObject(smallMlp());
   TensorT *x = nullptr;
