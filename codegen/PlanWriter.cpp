@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace dpc;
@@ -103,6 +104,9 @@ fb::OutputRole getOutputRole(StringRef name) {
       .Case("logits", fb::OutputRole::Logits)
       .Default(fb::OutputRole::Other);
 }
+
+/// The initial values a plan can hold, leaving room for the steps.
+constexpr uint64_t kMaxInitialBytes = (uint64_t(1) << 31) - (64 << 20);
 
 class Writer {
 public:
@@ -468,6 +472,15 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
   for (auto op : module.getOps<ex::PersistentOp>())
     if (failed(writePersistent(op)))
       return failure();
+  // FlatBuffers' offsets are 32-bit: a plan file is under 2 GiB.
+  uint64_t initialBytes = 0;
+  for (const auto &tensor : plan.persistent)
+    initialBytes += tensor->data.size();
+  if (initialBytes >= kMaxInitialBytes)
+    return module.emitError()
+           << "the model's initial values take "
+           << llvm::formatv("{0:F2}", initialBytes / 1073741824.0).str()
+           << " GiB: a plan file holds less than 2 GiB";
   for (auto op : module.getOps<ex::StepOp>())
     if (failed(writeStep(op)))
       return failure();
