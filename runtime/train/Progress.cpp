@@ -71,7 +71,7 @@ void Progress::finishEpoch(const EpochMetrics &m, int64_t epochs) {
                        describeSplit(m, "test", m.testLoss, m.testAcc);
     out << "epoch " << m.epoch << "/" << epochs << ":" << line.substr(1) << ", "
         << format("%.2f", m.epochSeconds) << " s, "
-        << format("%.0f", m.imagesPerSecond) << " images/s, lr "
+        << format("%.3g", m.imagesPerSecond) << " samples/s, lr "
         << format("%.6g", m.lr) << std::endl;
     return;
   }
