@@ -91,6 +91,30 @@ SplitOp getUpdateRangeRead(OpOperand &use, int64_t d) {
   return split;
 }
 
+/// What @train_step returns as a parameter's update: the parameter (null
+/// if the result is none), the all-gather of its updated ranges that the
+/// value comes from, reshaped or not (null if it is updated whole), and
+/// the gather's result it is (the replica's).
+struct ReturnedUpdate {
+  StringAttr name;
+  dpc::dist::AllGatherOp gather;
+  unsigned replica = 0;
+};
+
+ReturnedUpdate getReturnedUpdate(func::FuncOp train, OpOperand &operand) {
+  ReturnedUpdate update;
+  update.name = train.getResultAttrOfType<StringAttr>(
+      operand.getOperandNumber(), NNDialect::kParamUpdateAttrName);
+  Value whole = operand.get();
+  if (auto reshape = whole.getDefiningOp<ReshapeOp>())
+    whole = reshape.getInput();
+  if (update.name)
+    update.gather = whole.getDefiningOp<dpc::dist::AllGatherOp>();
+  if (update.gather)
+    update.replica = cast<OpResult>(whole).getResultNumber();
+  return update;
+}
+
 /// One all-gather of a parameter for one pass, and the ops it serves.
 struct PlannedGather {
   /// The parameter argument.
@@ -228,8 +252,8 @@ void StepRewriter::placeGathers(SmallVector<PlannedGather *> pass) {
     auto flat = RankedTensorType::get({count}, entry.type.getElementType());
     int64_t replicas = entry.scatter.getNumResults();
     // Named by the parameter: the memory report lists it so.
-    Location loc = NameLoc::get(getParamName(step, gather->arg),
-                                gather->arg.getLoc());
+    Location loc =
+        NameLoc::get(getParamName(step, gather->arg), gather->arg.getLoc());
     auto allGather = b.create<dpc::dist::AllGatherOp>(
         loc, SmallVector<Type>(replicas, flat), entry.scatter.getResults(),
         b.getI64IntegerAttr(firstBucket + int64_t(group)));
@@ -250,21 +274,14 @@ LogicalResult StepRewriter::returnRanges() {
   auto returnOp = cast<func::ReturnOp>(step.getBody().front().getTerminator());
   SmallVector<Operation *> gathers;
   for (OpOperand &operand : returnOp->getOpOperands()) {
-    unsigned i = operand.getOperandNumber();
-    auto name = step.getResultAttrOfType<StringAttr>(
-        i, NNDialect::kParamUpdateAttrName);
+    auto [name, gather, d] = getReturnedUpdate(step, operand);
     if (!name || !sharded.count(name.getValue()))
       continue;
-    Value whole = operand.get();
-    if (auto reshape = whole.getDefiningOp<ReshapeOp>())
-      whole = reshape.getInput();
-    auto gather = whole.getDefiningOp<dpc::dist::AllGatherOp>();
     if (!gather)
       return returnOp.emitOpError()
              << "returns parameter '" << name.getValue()
              << "' not from the all-gather of its updated ranges";
     // Replica d's whole is the gather's result d; its range, operand d.
-    unsigned d = cast<OpResult>(whole).getResultNumber();
     operand.set(gather.getOperand(d));
     if (!llvm::is_contained(gathers, gather.getOperation()))
       gathers.push_back(gather);
@@ -312,20 +329,13 @@ ShardedParameters findShardedParameters(func::FuncOp train) {
   ShardedParameters sharded;
   auto returnOp = cast<func::ReturnOp>(train.getBody().front().getTerminator());
   for (OpOperand &operand : returnOp->getOpOperands()) {
-    auto name = train.getResultAttrOfType<StringAttr>(
-        operand.getOperandNumber(), NNDialect::kParamUpdateAttrName);
-    if (!name)
-      continue;
-    Value whole = operand.get();
-    if (auto reshape = whole.getDefiningOp<ReshapeOp>())
-      whole = reshape.getInput();
-    auto gather = whole.getDefiningOp<dpc::dist::AllGatherOp>();
-    if (!gather)
-      continue; // updated whole: stays replicated
+    ReturnedUpdate update = getReturnedUpdate(train, operand);
+    if (!update.gather)
+      continue; // not a parameter, or updated whole: stays replicated
     SmallVector<int64_t> sizes;
-    for (Value range : gather.getInputs())
+    for (Value range : update.gather.getInputs())
       sizes.push_back(cast<RankedTensorType>(range.getType()).getNumElements());
-    sharded[name.getValue()] = sizes;
+    sharded[update.name.getValue()] = sizes;
   }
   return sharded;
 }
