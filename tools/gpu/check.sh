@@ -69,6 +69,20 @@ expect lenet-bf16-2-steps "all match"
 echo "    worst $(sort -k4 -g "$work/lenet-bf16-2-steps.log" | grep "relative error" | tail -1)"
 refuses far-device 60 "device 'cuda:63' is not available" dpc-run "$plans/far.plan" --data "idx:$data/t10k-images-idx3-ubyte.gz,$data/t10k-labels-idx1-ubyte.gz"
 
+# Every sharding stage's collectives (NCCL reduce-scatter and all-gather)
+# on two GPUs: 4 AdamW steps of LeNet end where the replicated plan on two
+# CPU devices does, to NCCL's summation order.
+gpus=$(nvidia-smi -L | wc -l)
+if ((gpus >= 2)); then
+  check shard-cpu 60 dpc-run "$plans/shard-none-cpu.plan" --data "idx:$data/t10k-images-idx3-ubyte.gz,$data/t10k-labels-idx1-ubyte.gz" --steps 4 --epochs 1 --checkpoint "$work/shard-cpu" --quiet
+  for s in none optimizer gradients parameters; do
+    check "shard-$s-2gpu" 60 dpc-run "$plans/shard-$s-cuda.plan" --data "idx:$data/t10k-images-idx3-ubyte.gz,$data/t10k-labels-idx1-ubyte.gz" --steps 4 --epochs 1 --checkpoint "$work/shard-$s" --quiet
+    check "shard-$s-same" 30 python3 "$src/test/launch/Inputs/compare_checkpoints.py" "$work/shard-cpu" "$work/shard-$s" --atol 1e-5
+  done
+else
+  echo "skipped shard-*-2gpu: the sharded collectives need two GPUs, this machine has $gpus"
+fi
+
 for p in "$plans"/zoo-*.plan; do
   m=${p##*/zoo-}; m=${m%.plan}
   check "zoo-$m" 60 dpc-check-reference "$p" "$src/test/reference/zoo/$m" --init hash:0 --spread 2

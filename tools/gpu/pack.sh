@@ -63,6 +63,12 @@ for d in cpu cuda; do
   compile "$zeroed" --batch 256 --momentum 0.9 --devices $d:0 -o "$out/plans/r18b256-$d.plan"
 done
 compile "$models/mlp.onnx" --batch 8 --devices cuda:63 -o "$out/plans/far.plan"
+# Sharding on two GPUs (check.sh runs them where there are two): every
+# stage's NCCL collectives against the replicated plan on two CPU devices.
+compile "$models/lenet.onnx" --batch 12 --split 5,7 --optimizer adamw --devices cpu:0,cpu:1 -o "$out/plans/shard-none-cpu.plan"
+for s in none optimizer gradients parameters; do
+  compile "$models/lenet.onnx" --batch 12 --split 5,7 --optimizer adamw --devices cuda:0,cuda:1 --shard $s --bucket-mb 0.05 -o "$out/plans/shard-$s-cuda.plan"
+done
 # Every zoo model's one-step reference check, on cuda:0 (their exports keep
 # zeros in an external file, as zoo.test has it).
 truncate -s 32M "$out/stage/stripped.bin"
