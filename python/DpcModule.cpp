@@ -149,12 +149,36 @@ py::dict evaluate(const std::string &plan, const std::string &checkpoint,
     py::gil_scoped_release release;
     return train::evaluateDataset(options);
   });
+  // The numbers of dpc eval --json, for every task.
   py::dict d;
   d["samples"] = result.count;
-  d["correct"] = result.correct;
+  d["task"] = train::getTaskName(result.task);
   d["loss"] = numberOrNone(result.loss);
-  d["accuracy"] = result.count ? double(result.correct) / result.count : 0.0;
-  d["confusion_matrix"] = result.confusion;
+  if (result.task == train::Task::Regression) {
+    d["loss_kind"] = result.lossName;
+    if (result.lossName != "bce") {
+      d["mse"] = numberOrNone(result.mse);
+      d["mae"] = numberOrNone(result.mae);
+    }
+    return d;
+  }
+  // The accuracy over the targets that count: samples, or the tokens and
+  // pixels not ignored.
+  d["correct"] = result.correct;
+  d["targets"] = result.targets;
+  d["accuracy"] =
+      result.targets ? double(result.correct) / result.targets : 0.0;
+  if (result.task == train::Task::Classes)
+    d["confusion_matrix"] = result.confusion;
+  if (result.task == train::Task::Tokens)
+    d["perplexity"] = numberOrNone(std::exp(result.loss));
+  if (result.task == train::Task::Pixels) {
+    d["mean_iou"] = numberOrNone(result.meanIou);
+    py::list iou;
+    for (double value : result.iou)
+      iou.append(numberOrNone(value));
+    d["per_class_iou"] = iou;
+  }
   return d;
 }
 

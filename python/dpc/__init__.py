@@ -232,15 +232,18 @@ class Plan:
                 yield history[-1]
 
     def evaluate(self, data, subset=None, **options):
-        """The loss, accuracy and confusion matrix over `data`, (x, y) or a
-        `--data` string, as `dpc eval --json` reports them; options are
-        its data flags (layout, normalize)."""
+        """What `dpc eval --json` reports over `data`, (x, y) or a `--data`
+        string: the loss, and the accuracy over the targets that count (with
+        the confusion matrix for one class per sample, the perplexity per
+        token, the mean IoU per pixel), or the errors of float targets;
+        options are its data flags (layout, normalize)."""
         with _DataFiles() as files:
             args = ["--data", files.labelled(data, "data")] + _flags(options)
             result = _dpc.evaluate(self.path, self._state(), args,
                                    _subset(subset))
-        result["confusion_matrix"] = np.array(result["confusion_matrix"],
-                                              np.int64)
+        if "confusion_matrix" in result:
+            result["confusion_matrix"] = np.array(result["confusion_matrix"],
+                                                  np.int64)
         return result
 
     def predict(self, x, subset=None, **options):
