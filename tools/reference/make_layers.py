@@ -10,7 +10,9 @@ reference format and checks it shares), it writes LAYERS/NAME/:
                 export_both: training mode, weights stripped)
   images.npy (the [8, 6] batch), labels.npy, loss.npy, reference/*.npy
                 PyTorch's float64 step and float32 spread (make_zoo's
-                write_reference), checked by dpc-check-reference --spread
+                write_reference), checked by dpc-check-reference --spread;
+                a random layer's (dropout variants, RReLU) with dpc's own
+                draws (with_dpc_draws, dpc_random.py)
 
 and prints, with --table, the README's table of the layers: how each
 exporter writes the layer (the op types of the committed exports, constants
