@@ -208,6 +208,19 @@ NNBuildTrainStepPass::cloneForward(OpBuilder &b, func::FuncOp forward,
       mapping.map(dropout.getResult(), mapping.lookup(dropout.getInput()));
       continue;
     }
+    // RReLU's random slopes are their mean when evaluating.
+    if (auto scale = dyn_cast<RandomScaleOp>(op); scale && !training) {
+      float mean = float((scale.getLow().convertToDouble() +
+                          scale.getHigh().convertToDouble()) /
+                         2);
+      auto scalar = RankedTensorType::get({}, b.getF32Type());
+      Value factor = b.create<ConstantOp>(scale.getLoc(),
+                                          DenseElementsAttr::get(scalar, mean));
+      mapping.map(scale.getResult(),
+                  b.create<MulOp>(scale.getLoc(),
+                                  mapping.lookup(scale.getInput()), factor));
+      continue;
+    }
     auto batchNorm = dyn_cast<BatchNormOp>(op);
     if (!training || !batchNorm) {
       b.clone(op, mapping);

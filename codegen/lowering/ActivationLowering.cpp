@@ -39,6 +39,10 @@ SmallVector<NamedAttribute> dropoutAttrs(KernelBuilder &b, OpTy op) {
                                        b.attr("key", op.getKeyAttr())};
   if (op.getRowwise())
     attrs.push_back(b.attr("rowwise", b.getBuilder().getBoolAttr(true)));
+  if (op.getSpan() != 1)
+    attrs.push_back(b.attr("span", op.getSpanAttr()));
+  if (op.getScaleAttr())
+    attrs.push_back(b.attr("scale", op.getScaleAttr()));
   return attrs;
 }
 
@@ -358,8 +362,27 @@ template <> LogicalResult lowerToKernels(nn::CeilGradOp op, KernelBuilder &b) {
 
 template <> LogicalResult lowerToKernels(nn::DropoutOp op, KernelBuilder &b) {
   using namespace roles::DropoutForward;
+  SmallVector<NamedAttribute> attrs = dropoutAttrs(b, op);
+  if (!op.getShift().isZero())
+    attrs.push_back(b.attr("shift", op.getShiftAttr()));
+  if (!op.getFill().isZero())
+    attrs.push_back(b.attr("fill", op.getFillAttr()));
+  return b.call(op, Kernel::DropoutForward, {{X, op.getInput()}}, attrs);
+}
+
+// The dropout kernel's uniform form: x (low + (high - low) u).
+template <>
+LogicalResult lowerToKernels(nn::RandomScaleOp op, KernelBuilder &b) {
+  using namespace roles::DropoutForward;
+  Builder &builder = b.getBuilder();
+  double low = op.getLow().convertToDouble();
+  double high = op.getHigh().convertToDouble();
   return b.call(op, Kernel::DropoutForward, {{X, op.getInput()}},
-                dropoutAttrs(b, op));
+                {b.attr("ratio", builder.getF64FloatAttr(0.0)),
+                 b.attr("key", op.getKeyAttr()),
+                 b.attr("uniform", builder.getBoolAttr(true)),
+                 b.attr("scale", builder.getF64FloatAttr(high - low)),
+                 b.attr("shift", builder.getF64FloatAttr(low))});
 }
 
 template <>
@@ -425,9 +448,10 @@ void dpc::attachActivationLowerings(MLIRContext &context) {
       nn::SoftplusGradOp, nn::MishOp, nn::MishGradOp, nn::AbsOp, nn::AbsGradOp,
       nn::LogOp, nn::LogGradOp, nn::LogSigmoidOp, nn::LogSigmoidGradOp,
       nn::ShrinkOp, nn::ShrinkGradOp, nn::ThresholdOp, nn::ThresholdGradOp,
-      nn::DropoutOp, nn::DropoutGradOp, nn::SoftmaxOp, nn::SoftmaxGradOp,
-      nn::LogSoftmaxOp, nn::LogSoftmaxGradOp, nn::ExpOp, nn::ExpGradOp,
-      nn::SqrtOp, nn::SqrtGradOp, nn::PowOp, nn::PowGradOp, nn::SinOp,
-      nn::SinGradOp, nn::CosOp, nn::CosGradOp, nn::SignOp, nn::SignGradOp,
-      nn::FloorOp, nn::FloorGradOp, nn::CeilOp, nn::CeilGradOp>(context);
+      nn::DropoutOp, nn::DropoutGradOp, nn::RandomScaleOp, nn::SoftmaxOp,
+      nn::SoftmaxGradOp, nn::LogSoftmaxOp, nn::LogSoftmaxGradOp, nn::ExpOp,
+      nn::ExpGradOp, nn::SqrtOp, nn::SqrtGradOp, nn::PowOp, nn::PowGradOp,
+      nn::SinOp, nn::SinGradOp, nn::CosOp, nn::CosGradOp, nn::SignOp,
+      nn::SignGradOp, nn::FloorOp, nn::FloorGradOp, nn::CeilOp, nn::CeilGradOp>(
+      context);
 }

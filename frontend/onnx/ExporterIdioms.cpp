@@ -2,8 +2,7 @@
 //
 // Exporters spell some layers as patterns of several ONNX nodes, or keep
 // what ONNX cannot say in metadata. dpc recognises them here:
-// - random-mask dropout (PyTorch 2's bernoulli, stochastic depth): a fill,
-//   uniform noise, a comparison and a division, read by a Mul;
+// - random-mask dropout (RandomMasks.cpp);
 // - known values repeated for each sample (BERT's token-type ids and
 //   attention mask), folded per sample (foldsPerSample) and read as one
 //   sample's constant (elementwiseOperands) or rows of a table
@@ -28,119 +27,8 @@ using namespace mlir;
 namespace dpc::frontend {
 
 //===----------------------------------------------------------------------===//
-// Random masks and values repeated for each sample
+// Values repeated for each sample
 //===----------------------------------------------------------------------===//
-
-bool Importer::importMaskFill(const onnx::NodeProto &node) {
-  const std::string &op = node.op_type();
-  const KnownTensor *shape = knownValue(node.input(op == "Expand" ? 1 : 0));
-  if (!shape || !shape->hasBatch() || shape->isFloat() || shape->ints.empty() ||
-      shape->ints[0] != kBatch)
-    return false;
-  RandomMask mask{RandomMask::Fill, {}, 1, std::nullopt};
-  mask.shape.assign(shape->ints.begin(), shape->ints.end());
-  // What one sample holds: the op at a batch of 1.
-  KnownTensor perSample;
-  perSample.type = onnx::TensorProto::INT64;
-  perSample.dims = {static_cast<int64_t>(mask.shape.size())};
-  perSample.ints.assign(mask.shape.begin(), mask.shape.end());
-  perSample.ints[0] = 1;
-  std::vector<const KnownTensor *> inputs = {&perSample};
-  if (op == "Expand")
-    inputs = {knownValue(node.input(0)), &perSample};
-  try {
-    if (auto folded = frontend::foldNode(node, inputs, opset, 0))
-      mask.repeated = std::move(folded->front());
-  } catch (frontend::FoldError &) {
-    // Not foldable per sample: only a random mask may read it.
-  }
-  randomMasks[node.output(0)] = std::move(mask);
-  return true;
-}
-
-bool Importer::importRandomMask(const onnx::NodeProto &node) {
-  const std::string &op = node.op_type();
-  auto maskOf = [&](int i) -> RandomMask * {
-    if (i >= node.input_size())
-      return nullptr;
-    auto it = randomMasks.find(node.input(i));
-    return it == randomMasks.end() ? nullptr : &it->second;
-  };
-  auto scalar = [&](int i) { return knownScalar(node, i); };
-  auto define = [&](RandomMask mask) {
-    randomMasks[node.output(0)] = std::move(mask);
-    return true;
-  };
-  if ((op == "ConstantOfShape" && node.input_size() >= 1) ||
-      (op == "Expand" && node.input_size() >= 2 && knownValue(node.input(0))))
-    return importMaskFill(node);
-  if (op == "Cast" || op == "CastLike") {
-    RandomMask *mask = maskOf(0);
-    // Known values repeated per sample are cast as values (foldNode).
-    if (mask && mask->stage == RandomMask::Fill && mask->repeated)
-      return false;
-    return mask && define(*mask);
-  }
-  if (op == "RandomUniformLike") {
-    RandomMask *mask = maskOf(0);
-    if (!mask || mask->stage != RandomMask::Fill)
-      return false;
-    if (floatAttr(node, "low", 0.f) != 0.f ||
-        floatAttr(node, "high", 1.f) != 1.f)
-      fail("only uniform noise over [0, 1) can make a dropout mask");
-    return define({RandomMask::Uniform, mask->shape, 1});
-  }
-  if (op == "Less") {
-    RandomMask *mask = maskOf(0);
-    std::optional<double> keep = scalar(1);
-    if (!mask || mask->stage != RandomMask::Uniform)
-      return false;
-    if (!keep)
-      fail("a dropout mask compares its noise with a constant probability");
-    return define({RandomMask::Bernoulli, mask->shape, *keep});
-  }
-  if (op == "Div") {
-    RandomMask *mask = maskOf(0);
-    std::optional<double> divisor = scalar(1);
-    if (!mask || mask->stage != RandomMask::Bernoulli)
-      return false;
-    if (!divisor || float(*divisor) != float(mask->keep))
-      fail("a dropout mask must be divided by its keep probability");
-    return define({RandomMask::Scaled, mask->shape, mask->keep});
-  }
-  if (op == "Mul") {
-    int m = maskOf(1) ? 1 : maskOf(0) ? 0 : -1;
-    if (m < 0)
-      return false;
-    RandomMask mask = *maskOf(m);
-    // A fill of known values (LSTMCell's zero state) scales as a value.
-    if (mask.stage == RandomMask::Fill && mask.repeated)
-      return false;
-    if (mask.stage != RandomMask::Scaled)
-      fail("a random mask must be (noise < keep) / keep before it scales a "
-           "tensor");
-    Value input = operand(node, 1 - m);
-    auto type = cast<RankedTensorType>(input.getType());
-    bool rowwise = llvm::all_of(ArrayRef(mask.shape).drop_front(),
-                                [](int64_t d) { return d == 1; }) &&
-                   type.getRank() == int64_t(mask.shape.size());
-    bool elementwise = type.getRank() == int64_t(mask.shape.size()) &&
-                       llvm::equal(type.getShape().drop_front(),
-                                   ArrayRef(mask.shape).drop_front());
-    if (!rowwise && !elementwise)
-      fail("a dropout mask must have the shape of the tensor it scales, or "
-           "one value per row");
-    // Rows kept with probability keep: ratio 1 - keep, both as the float
-    // decimals the exporter wrote (0.8 gives 0.2, as Dropout's ratio would).
-    double keep = shortestDecimal(static_cast<float>(mask.keep));
-    Importer::define(
-        node, 0,
-        createDropout(input, shortestDecimal(static_cast<float>(1.0 - keep)),
-                      rowwise && !elementwise));
-    return true;
-  }
-  return false;
-}
 
 bool Importer::foldsPerSample(const onnx::NodeProto &node) {
   static const StringRef elementwise[] = {

@@ -466,14 +466,17 @@ Value Importer::createNegation(Value input) {
   return create<nn::MulOp>({input, minusOne});
 }
 
-Value Importer::createDropout(Value input, double ratio, bool rowwise) {
+Value Importer::createDropout(Value input, double ratio, bool rowwise,
+                              ArrayRef<NamedAttribute> extra,
+                              std::optional<int64_t> key) {
   if (!(ratio >= 0 && ratio <= 1))
     fail("ratio " + std::to_string(ratio) + " is not in [0, 1]");
   SmallVector<NamedAttribute> attrs = {
       named("ratio", builder.getF64FloatAttr(ratio)),
-      named("key", builder.getI64IntegerAttr(numDropouts++))};
+      named("key", builder.getI64IntegerAttr(key ? *key : numDropouts++))};
   if (rowwise)
     attrs.push_back(named("rowwise", builder.getUnitAttr()));
+  attrs.append(extra.begin(), extra.end());
   return create<nn::DropoutOp>(input, attrs);
 }
 

@@ -297,8 +297,12 @@ public:
     auto it = comparisons.find(name);
     return it == comparisons.end() ? nullptr : &it->second;
   }
-  /// nn.dropout with the next training-mode dropout's mask key.
-  mlir::Value createDropout(mlir::Value input, double ratio, bool rowwise);
+  /// nn.dropout with the next training-mode dropout's mask key, or `key`
+  /// (another product with a mask already drawn); `extra` attributes (its
+  /// span, scale, shift and fill).
+  mlir::Value createDropout(mlir::Value input, double ratio, bool rowwise,
+                            llvm::ArrayRef<mlir::NamedAttribute> extra = {},
+                            std::optional<int64_t> key = std::nullopt);
 
   // ImportContext, for LstmImport and the handlers; create<OpTy> builds
   // through `build`.
@@ -323,6 +327,7 @@ public:
   mlir::Value batchRows() override { return dataInput; }
 
 private:
+  struct RandomMask;
   // Graph-level pieces (Importer.cpp).
   int64_t defaultOpset() const;
   void declareInputs(mlir::Block &body);
@@ -340,9 +345,20 @@ private:
   mlir::Value materialize(const std::string &name, const KnownTensor &tensor);
 
   // Exporter idioms (ExporterIdioms.cpp).
-  /// Dropout written out with random ops (PyTorch 2's bernoulli, the
-  /// stochastic depth of EfficientNet and ConvNeXt): see RandomMask.
+  /// Dropout written out with random ops (RandomMasks.cpp: PyTorch 2's
+  /// bernoulli, the stochastic depth of EfficientNet and ConvNeXt,
+  /// Dropout2d, AlphaDropout): see RandomMask.
   bool importRandomMask(const onnx::NodeProto &node);
+  /// `input` times the Bernoulli draw's affine function `mask` (no
+  /// offset): nn.dropout, one draw per element, row or channel.
+  mlir::Value applyRandomMask(const RandomMask &mask, mlir::Value input);
+  /// `dropped` (nn.dropout of mask's draw) plus `mask`: the same dropout,
+  /// its kept elements shifted by scale + offset and dropped ones filled
+  /// with offset; nullopt where `dropped` is no dropout of that draw.
+  std::optional<mlir::Value> addToDropout(mlir::Value dropped,
+                                          const RandomMask &mask);
+  /// PRelu of `slopes.like` with the random `slopes`: RReLU in training.
+  mlir::Value createRandomLeakyRelu(const RandomMask &slopes);
   /// ConstantOfShape or Expand to a shape with the batch in dim 0: an
   /// uninitialized tensor (the exporter's torch.empty before bernoulli_),
   /// or known values repeated for each sample; false for any other shape.
@@ -376,19 +392,27 @@ private:
   /// Training-mode dropouts imported so far: the next one's mask key.
   int64_t numDropouts = 0;
   /// A random mask on its way to a Mul: a fill of `shape` (dim 0 the
-  /// batch), uniform noise of that shape, its comparison with `keep`
-  /// (Bernoulli), and that divided by `keep` (scaled); x times the scaled
-  /// mask is dropout with ratio 1 - keep, of whole rows if every other dim
-  /// of the mask is 1.
+  /// batch), uniform noise of that shape, its comparison with `keep` (the
+  /// Bernoulli draw m, named by the comparison's output `draw`), and
+  /// scale m + offset; x times (m / keep) is dropout with ratio 1 - keep,
+  /// of whole rows or channels where the mask's other dims are 1.
   struct RandomMask {
-    enum Stage { Fill, Uniform, Bernoulli, Scaled } stage;
+    /// Or noise in [low, high) of the shape of tensor `like`, read as
+    /// PRelu's slope: RReLU in training.
+    enum Stage { Fill, Uniform, Bernoulli, Slopes } stage;
     llvm::SmallVector<int64_t> shape;
     double keep = 1;
+    double scale = 1, offset = 0;
+    std::string draw;
+    double low = 0, high = 1;
+    std::string like;
     /// A Fill that expands known values to the batch (BERT's token-type
     /// ids), not an empty tensor: what it repeats for each sample.
     std::optional<KnownTensor> repeated;
   };
   llvm::StringMap<RandomMask> randomMasks;
+  /// The nn.dropout key of each Bernoulli draw a tensor was multiplied by.
+  llvm::StringMap<int64_t> maskKeys;
   /// IsNaN's outputs, by the name of the tensor each tests: only
   /// Where(IsNaN(x), c, x) may read them (importNanGuard).
   llvm::StringMap<std::string> nanTests;

@@ -16,6 +16,7 @@
 #include "frontend/onnx/ModelValidation.h"
 #include "frontend/onnx/OpsetConversion.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <onnx/onnx_pb.h>
@@ -104,30 +105,78 @@ void switchToInference(onnx::GraphProto &graph) {
 }
 
 /// Dropout that PyTorch 2's exporter writes as random ops (in-place
-/// dropout, torchvision's StochasticDepth), which the importer reads as
-/// dropout: x * ((uniform < keep) / keep), possibly with casts, is x at
-/// inference. The mask's nodes are left unread, for pruning.
+/// dropout, torchvision's StochasticDepth, Dropout2d, AlphaDropout), which
+/// the importer reads as dropout: x * ((uniform < keep) / keep), possibly
+/// with casts and arithmetic on the mask with constants, is x at inference,
+/// as is that plus an affine function of the same mask (AlphaDropout's);
+/// RReLU's PRelu of random slopes is LeakyRelu of their mean. The mask's
+/// nodes are left unread, for pruning.
 void removeRandomMasks(onnx::GraphProto &graph) {
-  std::set<std::string> masks;
-  for (auto &node : *graph.mutable_node()) {
-    const std::string &op = node.op_type();
-    bool ofMask = node.input_size() > 0 && masks.count(node.input(0));
-    if (op == "RandomUniformLike" ||
-        (ofMask &&
-         (op == "Less" || op == "Div" || op == "Cast" || op == "CastLike"))) {
-      masks.insert(node.output().begin(), node.output().end());
-      continue;
-    }
-    if (op != "Mul" || node.input_size() != 2)
-      continue;
-    int mask = masks.count(node.input(1)) ? 1 : ofMask ? 0 : -1;
-    if (mask < 0)
-      continue;
-    std::string input = node.input(1 - mask);
+  std::set<std::string> masks, applied, constants;
+  std::map<std::string, double> means; // of RandomUniformLike's noise
+  for (const auto &init : graph.initializer())
+    if (init.dims_size() == 0 || (init.dims_size() == 1 && init.dims(0) == 1))
+      constants.insert(init.name());
+  auto toIdentity = [](onnx::NodeProto &node, const std::string &input) {
     node.set_op_type("Identity");
     node.clear_input();
     node.add_input(input);
     node.clear_attribute();
+  };
+  for (auto &node : *graph.mutable_node()) {
+    const std::string &op = node.op_type();
+    auto is = [&](const std::set<std::string> &set, int i) {
+      return i < node.input_size() && set.count(node.input(i)) > 0;
+    };
+    bool ofMask = is(masks, 0);
+    bool constantOperands = llvm::all_of(
+        node.input(), [&](auto &name) { return constants.count(name) > 0; });
+    if (op == "Constant" || ((op == "Cast" || op == "CastLike") &&
+                             node.input_size() > 0 && is(constants, 0))) {
+      constants.insert(node.output().begin(), node.output().end());
+      continue;
+    }
+    if (constantOperands)
+      continue;
+    if (op == "RandomUniformLike" ||
+        (ofMask && (op == "Less" || op == "Cast" || op == "CastLike"))) {
+      masks.insert(node.output().begin(), node.output().end());
+      if (op == "RandomUniformLike") {
+        double bounds[2] = {0, 1}; // low, high
+        for (const auto &attr : node.attribute())
+          if (attr.name() == "low" || attr.name() == "high")
+            bounds[attr.name() == "high"] = attr.f();
+        means[node.output(0)] = (bounds[0] + bounds[1]) / 2;
+      }
+      continue;
+    }
+    // RReLU: PRelu with random slopes is LeakyRelu with their mean.
+    if (op == "PRelu" && is(masks, 1) && means.count(node.input(1))) {
+      float slope = float(means[node.input(1)]);
+      std::string input = node.input(0);
+      toIdentity(node, input);
+      node.set_op_type("LeakyRelu");
+      onnx::AttributeProto *alpha = node.add_attribute();
+      alpha->set_name("alpha");
+      alpha->set_type(onnx::AttributeProto::FLOAT);
+      alpha->set_f(slope);
+      continue;
+    }
+    static const char *arithmetic[] = {"Add", "Sub", "Mul", "Div"};
+    if (!llvm::is_contained(arithmetic, op) || node.input_size() != 2)
+      continue;
+    int mask = is(masks, 1) ? 1 : ofMask ? 0 : -1;
+    if (mask < 0)
+      continue;
+    if (is(constants, 1 - mask)) { // arithmetic on the mask
+      masks.insert(node.output(0));
+      continue;
+    }
+    if (op == "Mul" || (op == "Add" && is(applied, 1 - mask))) {
+      std::string input = node.input(1 - mask);
+      toIdentity(node, input);
+      applied.insert(node.output(0));
+    }
   }
 }
 

@@ -165,7 +165,8 @@ bool Importer::foldNode(const onnx::NodeProto &node) {
     KnownTensor &sample = (*outputs)[i];
     if (sample.dims.empty() || sample.dims[0] != 1)
       fail("moves the batch of values repeated for each sample");
-    RandomMask mask{RandomMask::Fill, {}, 1, std::move(sample)};
+    RandomMask mask{RandomMask::Fill, {}};
+    mask.repeated = std::move(sample);
     mask.shape.assign(mask.repeated->dims.begin(), mask.repeated->dims.end());
     mask.shape[0] = kBatch;
     randomMasks[node.output(i)] = std::move(mask);

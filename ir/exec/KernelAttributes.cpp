@@ -214,6 +214,11 @@ plan::KernelAttrsUnion read(AttributeReader &r, plan::KernelAttrs table) {
     dropout.ratio = r.real("ratio", -1.0);
     dropout.key = r.integer("key", -1);
     dropout.rowwise = r.flag("rowwise");
+    dropout.span = r.integer("span", 1);
+    dropout.scale = r.real("scale", 0.0);
+    dropout.shift = r.real("shift", 0.0);
+    dropout.fill = r.real("fill", 0.0);
+    dropout.uniform = r.flag("uniform");
     attrs.Set(std::move(dropout));
     break;
   }

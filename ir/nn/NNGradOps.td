@@ -382,7 +382,8 @@ def NN_DropoutGradOp : NN_Op<"dropout_grad",
   let summary = "Gradient of dropout: dy times the forward's regenerated mask "
                 "and scale";
   let arguments = (ins NN_FloatTensor:$result_grad, F64Attr:$ratio,
-    I64Attr:$key, UnitAttr:$rowwise);
+    I64Attr:$key, UnitAttr:$rowwise, DefaultValuedAttr<I64Attr, "1">:$span,
+    OptionalAttr<F64Attr>:$scale);
   let results = (outs NN_FloatTensor:$input_grad);
   let assemblyFormat = "operands attr-dict `:` type($input_grad)";
 }

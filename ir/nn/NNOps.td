@@ -240,10 +240,35 @@ def NN_DropoutOp : NN_Op<"dropout",
     (rematerialization) and the backward regenerate the mask instead of
     storing it, and a resumed run draws what the uninterrupted one would.
     With `rowwise`, each row (sample) is kept or dropped whole: stochastic
-    depth.
+    depth. With `span`, runs of that many elements of a row share one draw:
+    a channel's plane (Dropout1d/2d/3d). A kept element becomes
+    x * scale + shift (`scale` by default 1 / (1 - ratio)), a dropped one
+    `fill`: AlphaDropout's affine form.
   }];
   let arguments = (ins NN_FloatTensor:$input, F64Attr:$ratio, I64Attr:$key,
-    UnitAttr:$rowwise);
+    UnitAttr:$rowwise, DefaultValuedAttr<I64Attr, "1">:$span,
+    OptionalAttr<F64Attr>:$scale, DefaultValuedAttr<F64Attr, "0.0">:$shift,
+    DefaultValuedAttr<F64Attr, "0.0">:$fill);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def NN_RandomScaleOp : NN_Op<"random_scale",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Training mode: each element times a uniform draw in "
+                "[low, high)";
+  let description = [{
+    RReLU's random slopes, on the negative part of its input. Each element
+    draws as an element-wise nn.dropout with the same `key` does (a pure
+    function of the run's seed, the optimizer step, the key and the
+    element's place in the global batch), its factor low + (high - low) u
+    for the draw's u in [0, 1). Linear in the input: its gradient is the
+    same op on the output's gradient. In an evaluation step, the input
+    times the mean factor (low + high) / 2.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, F64Attr:$low, F64Attr:$high,
+    I64Attr:$key);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;

@@ -604,10 +604,36 @@ LogicalResult ClipOp::verify() {
   return success();
 }
 
+LogicalResult RandomScaleOp::verify() {
+  double low = getLow().convertToDouble(), high = getHigh().convertToDouble();
+  if (!std::isfinite(low) || !std::isfinite(high) || low > high)
+    return emitOpError() << "factors [" << low << ", " << high
+                         << ") are not a finite interval";
+  if (cast<RankedTensorType>(getInput().getType()).getRank() < 1)
+    return emitOpError() << "needs a batch dimension";
+  return success();
+}
+
 LogicalResult DropoutOp::verify() {
   double ratio = getRatio().convertToDouble();
   if (!(ratio >= 0 && ratio <= 1))
     return emitOpError() << "ratio " << ratio << " is not in [0, 1]";
+  int64_t span = getSpan();
+  auto type = cast<RankedTensorType>(getInput().getType());
+  if (span < 1)
+    return emitOpError() << "span " << span << " is not positive";
+  if (span == 1)
+    return success();
+  if (type.getRank() < 1 ||
+      llvm::any_of(type.getShape().drop_front(), ShapedType::isDynamic))
+    return emitOpError() << "span needs static dims after the batch";
+  ArrayRef<int64_t> rowDims = type.getShape().drop_front();
+  int64_t row = 1;
+  for (int64_t d : rowDims)
+    row *= d;
+  if (row % span != 0)
+    return emitOpError() << "span " << span << " does not divide a row of "
+                         << row << " elements";
   return success();
 }
 

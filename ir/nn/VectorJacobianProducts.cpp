@@ -453,9 +453,19 @@ LogicalResult buildVJP(LayerNormOp op, OpBuilder &b, ValueRange dys,
 
 LogicalResult buildVJP(DropoutOp op, OpBuilder &b, ValueRange dys,
                        SmallVectorImpl<Value> &grads) {
-  grads.push_back(b.create<DropoutGradOp>(op.getLoc(), dys[0],
-                                          op.getRatioAttr(), op.getKeyAttr(),
-                                          op.getRowwiseAttr()));
+  // The kept elements' slope is the scale; the shift and fill are
+  // constants.
+  grads.push_back(b.create<DropoutGradOp>(
+      op.getLoc(), dys[0], op.getRatioAttr(), op.getKeyAttr(),
+      op.getRowwiseAttr(), op.getSpanAttr(), op.getScaleAttr()));
+  return success();
+}
+
+// Linear in its input: the same draws scale the gradient.
+LogicalResult buildVJP(RandomScaleOp op, OpBuilder &b, ValueRange dys,
+                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<RandomScaleOp>(op.getLoc(), dys[0], op.getLowAttr(),
+                                          op.getHighAttr(), op.getKeyAttr()));
   return success();
 }
 
@@ -624,9 +634,9 @@ void dpc::nn::attachDifferentiableOpInterfaces(MLIRContext &context) {
          MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp, PadOp, ReluOp, SigmoidOp,
          TanhOp, ReciprocalOp, ClipOp, HardSigmoidOp, HardSwishOp, GeluOp,
          ErfOp, LeakyReluOp, EluOp, SeluOp, CeluOp, SoftplusOp, MishOp, AbsOp,
-         LogOp, LogSigmoidOp, ShrinkOp, ThresholdOp, DropoutOp, EmbeddingOp,
-         ReduceSumOp, LayerNormOp, TransposeOp, ConcatOp, SplitOp, AddOp, MulOp,
-         FlattenOp, ReshapeOp, LinearOp, MatmulOp, BatchMatmulOp,
+         LogOp, LogSigmoidOp, ShrinkOp, ThresholdOp, DropoutOp, RandomScaleOp,
+         EmbeddingOp, ReduceSumOp, LayerNormOp, TransposeOp, ConcatOp, SplitOp,
+         AddOp, MulOp, FlattenOp, ReshapeOp, LinearOp, MatmulOp, BatchMatmulOp,
          BroadcastRowsOp, SoftmaxOp, LogSoftmaxOp, LossOp, ExpOp, SqrtOp, PowOp,
          SinOp, CosOp, SignOp, FloorOp, CeilOp, MaximumOp, MinimumOp,
          ReduceMaxOp, ReduceMinOp>(context);

@@ -79,9 +79,8 @@ void runMinimumBackward(KernelContext &, const KernelCall &call) {
 void runDropout(KernelContext &, const KernelCall &call) {
   using namespace plan::roles::DropoutForward;
   plan::DropoutShape s = plan::getDropoutShape(call);
-  dropout(math::makeDropoutMask(call.randomSeed, call.optimizerStep, s.site,
-                                s.ratio, s.rowwise),
-          s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
+  dropout(math::makeDropoutMask(call.randomSeed, call.optimizerStep, s), s.rows,
+          s.cols, call.firstRow, in(call, X), out(call, Y));
 }
 
 } // namespace dpc::rt::cpu

@@ -81,10 +81,10 @@ void runMinimumBackward(StreamContext &ctx, const KernelCall &call) {
 void runDropout(StreamContext &ctx, const KernelCall &call) {
   using namespace plan::roles::DropoutForward;
   plan::DropoutShape s = plan::getDropoutShape(call);
-  dropout(ctx.getStream(),
-          kernels::math::makeDropoutMask(call.randomSeed, call.optimizerStep,
-                                         s.site, s.ratio, s.rowwise),
-          s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
+  dropout(
+      ctx.getStream(),
+      kernels::math::makeDropoutMask(call.randomSeed, call.optimizerStep, s),
+      s.rows, s.cols, call.firstRow, in(call, X), out(call, Y));
 }
 
 } // namespace dpc::cuda::entries

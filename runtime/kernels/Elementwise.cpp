@@ -96,7 +96,22 @@ void inputActivationBackward(math::InputActivation kind,
 
 void dropout(const math::DropoutMask &mask, int64_t rows, int64_t cols,
              int64_t firstRow, const float *x, float *y) {
-  // One Philox draw serves four consecutive elements of a row.
+  if (mask.rowwise || mask.span > 1) {
+    // Whole rows or runs of `span` (a channel's plane) share one draw.
+    int64_t span = mask.rowwise ? std::max<int64_t>(cols, 1) : mask.span;
+    int64_t draws = (cols + span - 1) / span;
+#pragma omp parallel for collapse(2)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t d = 0; d < draws; ++d) {
+        uint32_t word = math::dropoutDraw(mask, firstRow + r, d * span);
+        int64_t begin = r * cols + d * span;
+        int64_t end = r * cols + std::min(cols, (d + 1) * span);
+        for (int64_t i = begin; i < end; ++i)
+          y[i] = math::dropoutApply(mask, word, x[i]);
+      }
+    return;
+  }
+  // One Philox call serves four consecutive elements of a row.
   int64_t groups = (cols + 3) / 4;
 #pragma omp parallel for collapse(2)
   for (int64_t r = 0; r < rows; ++r)
@@ -105,8 +120,7 @@ void dropout(const math::DropoutMask &mask, int64_t rows, int64_t cols,
       int64_t begin = r * cols + 4 * g;
       int64_t count = std::min<int64_t>(4, cols - 4 * g);
       for (int64_t j = 0; j < count; ++j)
-        y[begin + j] = math::dropoutApply(mask, words.v[mask.rowwise ? 0 : j],
-                                          x[begin + j]);
+        y[begin + j] = math::dropoutApply(mask, words.v[j], x[begin + j]);
     }
 }
 

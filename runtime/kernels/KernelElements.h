@@ -109,14 +109,13 @@ DPC_HOST_DEVICE inline float extremumToRhs(bool minimum,
 //===----------------------------------------------------------------------===//
 
 /// Element i of dropout over rows of `cols` elements from global row
-/// `firstRow` (the CPU draws once per four elements; this draws per element
+/// `firstRow` (the CPU draws once per four draws; this draws per element
 /// and picks its word).
 DPC_HOST_DEVICE inline float dropout(const math::DropoutMask &m, int64_t cols,
                                      int64_t firstRow, int64_t i,
                                      const float *x) {
-  int64_t col = m.rowwise ? 0 : i % cols; // word 0 of column 0's draw
-  math::Philox4 words = math::dropoutWords(m, firstRow + i / cols, col);
-  return math::dropoutApply(m, words.v[col & 3], x[i]);
+  uint32_t word = math::dropoutDraw(m, firstRow + i / cols, i % cols);
+  return math::dropoutApply(m, word, x[i]);
 }
 
 //===----------------------------------------------------------------------===//

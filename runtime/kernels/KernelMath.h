@@ -581,28 +581,68 @@ DPC_HOST_DEVICE inline Philox4 philox4x32(Philox4 counter, uint32_t key0,
 }
 
 /// One dropout site in one optimizer step: the element in global row `row`
-/// at index `col` of its row is kept when the top 24 bits of word col % 4 of
-/// philox({col / 4, row, step, site}, seed) reach `threshold`
-/// (ceil(ratio * 2^24)), and a kept element is scaled by 1 / (1 - ratio).
+/// at index `col` of its row belongs to draw d = col / span (span elements
+/// share a draw: 1, or a channel's spatial size for Dropout2d), and is kept
+/// when the top 24 bits of word d % 4 of philox({d / 4, row, step, site},
+/// seed) reach `threshold` (ceil(ratio * 2^24)). A kept element becomes
+/// x scale + shift (scale 1 / (1 - ratio) and shift 0 for dropout), a
+/// dropped one `fill` (0 for dropout; AlphaDropout's shift and fill keep
+/// SELU's mean and variance).
 struct DropoutMask {
   uint64_t seed = 0;
   uint32_t step = 0, site = 0;
   uint32_t threshold = 0;
-  float scale = 1.f;
+  float scale = 1.f, shift = 0.f, fill = 0.f;
+  int64_t span = 1;     // consecutive elements of a row per draw
   bool rowwise = false; // every element draws as the row's element 0
+  /// Instead of keeping or dropping: every element times shift + scale u,
+  /// u the draw's uniformOfWord (RReLU's random slopes).
+  bool uniform = false;
 };
 
+/// The words of draws 4 (draw / 4) .. + 3 of global row `row`.
 DPC_HOST_DEVICE inline Philox4 dropoutWords(const DropoutMask &m, int64_t row,
-                                            int64_t col) {
-  if (m.rowwise)
-    col = 0;
-  return philox4x32({{uint32_t(col >> 2), uint32_t(row), m.step, m.site}},
+                                            int64_t draw) {
+  return philox4x32({{uint32_t(draw >> 2), uint32_t(row), m.step, m.site}},
                     uint32_t(m.seed), uint32_t(m.seed >> 32));
+}
+
+/// The draw of element `col` of global row `row`.
+DPC_HOST_DEVICE inline uint32_t dropoutDraw(const DropoutMask &m, int64_t row,
+                                            int64_t col) {
+  int64_t draw = m.rowwise ? 0 : col / m.span;
+  return dropoutWords(m, row, draw).v[draw & 3];
+}
+
+/// Whether a draw keeps its elements.
+DPC_HOST_DEVICE inline bool dropoutKeeps(const DropoutMask &m, uint32_t word) {
+  return (word >> 8) >= m.threshold;
+}
+
+/// The uniform draw in [0, 1) of a word: its top 24 bits over 2^24 (exact
+/// in float).
+DPC_HOST_DEVICE inline float uniformOfWord(uint32_t word) {
+  return float(word >> 8) * (1.f / 16777216.f);
 }
 
 DPC_HOST_DEVICE inline float dropoutApply(const DropoutMask &m, uint32_t word,
                                           float x) {
-  return (word >> 8) >= m.threshold ? x * m.scale : 0.f;
+  // Every product and sum rounded on its own, never fused, on every
+  // backend.
+#ifdef __CUDA_ARCH__
+  if (m.uniform)
+    return __fmul_rn(
+        x, __fadd_rn(__fmul_rn(uniformOfWord(word), m.scale), m.shift));
+  if (!dropoutKeeps(m, word))
+    return m.fill;
+  return __fadd_rn(__fmul_rn(x, m.scale), m.shift);
+#else
+  if (m.uniform)
+    return x * (uniformOfWord(word) * m.scale + m.shift);
+  if (!dropoutKeeps(m, word))
+    return m.fill;
+  return x * m.scale + m.shift;
+#endif
 }
 
 /// The mask for `ratio` in [0, 1]: ratio 1 drops everything.
@@ -615,6 +655,19 @@ inline DropoutMask makeDropoutMask(uint64_t seed, int64_t step, int64_t site,
   m.site = uint32_t(site);
   m.threshold = uint32_t(std::ceil(ratio * 16777216.0));
   m.scale = ratio < 1 ? float(1.0 / (1.0 - ratio)) : 0.f;
+  return m;
+}
+
+/// The mask of a dropout kernel call (ElementwiseShapes.h).
+inline DropoutMask makeDropoutMask(uint64_t seed, int64_t step,
+                                   const plan::DropoutShape &s) {
+  DropoutMask m = makeDropoutMask(seed, step, s.site, s.ratio, s.rowwise);
+  m.span = s.span;
+  m.uniform = s.uniform;
+  if (s.scale != 0 || s.uniform)
+    m.scale = float(s.scale);
+  m.shift = float(s.shift);
+  m.fill = float(s.fill);
   return m;
 }
 

@@ -10,7 +10,9 @@ reference format and checks it shares), it writes LAYERS/NAME/:
                 export_both: training mode, weights stripped)
   images.npy (the [8, 6] batch), labels.npy, loss.npy, reference/*.npy
                 PyTorch's float64 step and float32 spread (make_zoo's
-                write_reference), checked by dpc-check-reference --spread
+                write_reference), checked by dpc-check-reference --spread;
+                a random layer's (dropout variants, RReLU) with dpc's own
+                draws (with_dpc_draws, dpc_random.py)
 
 and prints, with --table, the README's table of the layers: how each
 exporter writes the layer (the op types of the committed exports, constants
@@ -23,6 +25,7 @@ Run from PyTorch 2's virtual environment (../shared/TOOLCHAIN.md), never CI:
       [--check build/bin] [--table] [--no-export] [LAYER ...]
 """
 import argparse
+import copy
 import math
 import os
 import sys
@@ -34,6 +37,7 @@ from torch import nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import dpc_random  # noqa: E402
 import make_zoo  # noqa: E402
 from zoo_allowance import allowance  # noqa: E402
 
@@ -135,14 +139,66 @@ def recurrent(layer):
     return around(layer, (3, 4), None, call=lambda layer, x: layer(x)[0])
 
 
-# The refusals of the dropout variants in training.
-PER_CHANNEL = ("no: refused (a dropout mask must have the shape of the tensor "
-               "it scales, or one value per row: this one is per channel); "
-               "the legacy exporter refuses aten::feature_dropout in "
-               "training")
-ALPHA = ("no: refused (random noise used other than as a dropout mask: it "
-         "also shifts what it keeps); the legacy exporter refuses it in "
-         "training")
+class DpcDropout(nn.Module):
+    """A dropout variant with dpc's draws (dpc_random.py, site 0, the first
+    step), for the reference step: one draw per element or per channel
+    (dim 1), and AlphaDropout's affine form as PyTorch's alpha_dropout
+    computes it (kept a x + alpha a p, dropped alpha a (p - 1))."""
+
+    def __init__(self, p, per_channel, alpha):
+        super().__init__()
+        self.p, self.per_channel, self.alpha = p, per_channel, alpha
+
+    def forward(self, x):
+        rows, p = x.shape[0], self.p
+        draws = x.shape[1] if self.per_channel else x[0].numel()
+        keep = torch.from_numpy(dpc_random.keep(rows, draws, p, 0)).to(
+            x.dtype).reshape((rows, draws) + (1,) * (x.dim() - 2)
+                             if self.per_channel else x.shape)
+        if not self.alpha:
+            return x * (keep / (1 - p))
+        alpha = 1.7580993408473766  # SELU's scale times its alpha
+        a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+        b = (keep - 1) * (alpha * a) + alpha * a * p
+        return x * (keep * a) + b
+
+
+class DpcRReLU(nn.Module):
+    """RReLU in training with dpc's draws (site 0, the first step): the
+    slope of element i of a row is lower + (upper - lower) u_i."""
+
+    def __init__(self, lower, upper):
+        super().__init__()
+        self.lower, self.upper = lower, upper
+
+    def forward(self, x):
+        u = dpc_random.uniform(x.shape[0], x[0].numel(), 0)
+        slope = torch.from_numpy(self.lower + (self.upper - self.lower) * u)
+        slope = slope.to(x.dtype).reshape(x.shape)
+        return torch.where(x > 0, x, x * slope)
+
+
+def with_dpc_draws(model):
+    """The model for the reference step: a random layer with dpc's draws."""
+    if isinstance(model.layer, nn.RReLU):
+        model = copy.deepcopy(model)
+        model.layer = DpcRReLU(model.layer.lower, model.layer.upper)
+        return model
+    kinds = {nn.Dropout1d: (True, False), nn.Dropout2d: (True, False),
+             nn.Dropout3d: (True, False), nn.AlphaDropout: (False, True),
+             nn.FeatureAlphaDropout: (True, True)}
+    kind = kinds.get(type(model.layer))
+    if kind is None:
+        return model
+    model = copy.deepcopy(model)
+    model.layer = DpcDropout(model.layer.p, *kind)
+    return model
+
+
+# The dropout variants: the legacy exporter refuses them in training.
+PER_CHANNEL = ("yes (dynamo); the legacy exporter refuses "
+               "aten::feature_dropout in training")
+ALPHA = "yes (dynamo); the legacy exporter refuses it in training"
 
 # name: (model, what dpc does with it where it does not train it)
 LAYERS = {
@@ -174,8 +230,7 @@ LAYERS = {
                   "yes (dynamo); the legacy exporter refuses it"),
     "prelu": (around(lambda: nn.PReLU(4), (4, 3)), ""),
     "rrelu": (around(nn.RReLU),
-              "no: refused (RandomUniformLike: a random slope per element "
-              "in training); the dynamo exporter cannot export it"),
+              "yes (legacy); the dynamo exporter cannot export it"),
     "glu": (around(nn.GLU, width=WIDTH // 2), ""),
     "softmax": (around(lambda: nn.Softmax(dim=1)), ""),
     "softmin": (around(lambda: nn.Softmin(dim=1)), ""),
@@ -395,12 +450,10 @@ LAYERS = {
                          call=lambda layer, x: layer(x)[0]), ""),
     "gru_cell": (around(lambda: nn.GRUCell(4, 5), (4,), None), ""),
     # Sliding blocks: im2col and its inverse.
-    "unfold": (around(lambda: nn.Unfold(2), (3, 3, 3), None),
-               "no: refused (Gather: only a constant index into a tensor; "
-               "im2col's indices are computed)"),
+    "unfold": (around(lambda: nn.Unfold(2), (3, 3, 3), None), ""),
     "fold": (around(lambda: nn.Fold((3, 3), 2), (12, 4), None),
-             "no: refused (Col2Im: unsupported operator); the legacy "
-             "exporter refuses aten::col2im at opset 17"),
+             "yes (dynamo); the legacy exporter refuses aten::col2im at "
+             "opset 17"),
     "max_unpool2d": (around(lambda: nn.MaxUnpool2d(2), (3, 2, 4), None,
                             call=unpool),
                      "no: refused (MaxPool's indices read by a node); the "
@@ -418,8 +471,8 @@ LAYERS = {
                                  per_sample_weights=x)),
                       "no: refused (dynamo: a Range over the batch for the "
                       "bags' offsets; legacy: ReduceProd, then a Loop)"),
-    # Dropout variants in training: refused at import, so PyTorch's random
-    # step in their reference is never compared.
+    # Dropout variants in training; the reference step drops what dpc's
+    # draws drop (DpcDropout).
     "dropout1d": (around(lambda: nn.Dropout1d(0.5), (3, 4), None),
                   PER_CHANNEL),
     "dropout2d": (around(lambda: nn.Dropout2d(0.5), (3, 2, 2), None),
@@ -518,11 +571,12 @@ def main():
         x, y = batch(name)
         verdicts = {}
         if not args.no_export:
+            reference = with_dpc_draws(model)
             torch.manual_seed(0)
-            f32 = make_zoo.step(model, x, y, torch.float32)
+            f32 = make_zoo.step(reference, x, y, torch.float32)
             torch.manual_seed(0)
-            f64 = make_zoo.step(model, x, y, torch.float64)
-            allowances, note = allowance(model, x, y)
+            f64 = make_zoo.step(reference, x, y, torch.float64)
+            allowances, note = allowance(reference, x, y)
             make_zoo.write_reference(directory, name, x, y, f32, f64,
                                      allowances)
             make_zoo.export_both(model, x[:2], directory, "vector")

@@ -61,8 +61,6 @@ import os
 import sys
 import warnings
 
-import math
-
 import numpy as np
 import onnx
 import torch
@@ -70,6 +68,7 @@ import torchvision
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dpc_random  # noqa: E402
 from make_reference import BATCH, save_step  # noqa: E402
 
 
@@ -113,22 +112,6 @@ class Join(nn.Module):
         return self.fc(torch.cat([a, b, a], dim=1).flatten(1))
 
 
-def philox4x32(counter, key0, key1):
-    """Philox4x32-10 on uint64 numpy arrays of 32-bit words."""
-    mask = np.uint64(0xFFFFFFFF)
-    c = [np.asarray(w, dtype=np.uint64) for w in counter]
-    k0, k1 = np.uint64(key0), np.uint64(key1)
-    for r in range(10):
-        if r:
-            k0 = (k0 + np.uint64(0x9E3779B9)) & mask
-            k1 = (k1 + np.uint64(0xBB67AE85)) & mask
-        p0 = np.uint64(0xD2511F53) * c[0]
-        p1 = np.uint64(0xCD9E8D57) * c[2]
-        c = [((p1 >> np.uint64(32)) ^ c[1] ^ k0) & mask, p1 & mask,
-             ((p0 >> np.uint64(32)) ^ c[3] ^ k1) & mask, p0 & mask]
-    return c
-
-
 class DpcDropout(nn.Module):
     """nn.Dropout with dpc's mask for rows 0.. of optimizer step 1."""
 
@@ -140,13 +123,8 @@ class DpcDropout(nn.Module):
     def forward(self, x):
         rows = x.shape[0]
         cols = 1 if self.rowwise else x[0].numel()
-        r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
-        words = philox4x32(
-            [c // 4, r, np.full_like(r, self.step),
-             np.full_like(r, self.site)],
-            self.seed & 0xFFFFFFFF, self.seed >> 32)
-        word = np.choose(c % 4, words)
-        keep = (word >> np.uint64(8)) >= math.ceil(self.ratio * 16777216.0)
+        keep = dpc_random.keep(rows, cols, self.ratio, self.site,
+                               seed=self.seed, step=self.step)
         keep = torch.from_numpy(keep).reshape(
             [rows] + [1] * (x.dim() - 1) if self.rowwise else x.shape)
         scale = torch.tensor(1.0 / (1.0 - self.ratio), dtype=torch.float32)

@@ -1,7 +1,8 @@
 //===- Slicing.cpp - slices, gathers and splits ---------------------------===//
 //
-// Slice (step 1), Gather (constant rows, an embedding lookup, a constant
-// index), Split, and SplitToSequence with SequenceAt.
+// Slice (step 1), Gather (constant rows, an embedding lookup, constant
+// indices along an axis: im2col), Col2Im (its inverse), Split, and
+// SplitToSequence with SequenceAt.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,6 +130,92 @@ void importSlice(Importer &im, const onnx::NodeProto &node) {
   im.define(node, 0, result);
 }
 
+/// Gather of constant indices along a static axis (im2col's, Unfold's):
+/// the axis split into its slices, those at the indices joined in their
+/// order, and the joined axis reshaped to the indices' dims. The split's
+/// and concat's gradients sum what an index reads more than once (a
+/// scatter-add).
+Value gatherConstant(Importer &im, const onnx::NodeProto &node,
+                     const KnownTensor &index) {
+  Value input = im.operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t axis = normalizeAxes({intAttr(node, "axis", 0)}, type.getRank())[0];
+  int64_t dim = type.getDimSize(axis);
+  if (ShapedType::isDynamic(dim))
+    fail("constant indices along the batch axis are not supported");
+  if (index.getNumElements() == 0)
+    fail("an empty gather is not supported");
+  SmallVector<Value> slices =
+      dim == 1 ? SmallVector<Value>{input}
+               : im.createSplit(input, axis, SmallVector<int64_t>(dim, 1));
+  SmallVector<Value> picked;
+  for (int64_t i : index.ints) {
+    if (i < -dim || i >= dim)
+      fail("index " + std::to_string(i) + " is out of range for dim " +
+           std::to_string(axis) + " of size " + std::to_string(dim));
+    picked.push_back(slices[i < 0 ? i + dim : i]);
+  }
+  Value joined =
+      picked.size() == 1
+          ? picked[0]
+          : im.create<nn::ConcatOp>(
+                picked,
+                {im.named("axis", im.opBuilder().getI64IntegerAttr(axis))});
+  SmallVector<int64_t> dims(type.getShape().take_front(axis));
+  dims.append(index.dims.begin(), index.dims.end());
+  dims.append(type.getShape().begin() + axis + 1, type.getShape().end());
+  return im.createReshape(joined, dims);
+}
+
+/// Col2Im (torch.nn.Fold): [N, C kh kw, L] to [N, C, H, W], the columns of
+/// the blocks added at their places. Per kernel offset (i, j), the
+/// [N, C, Lh, Lw] plane of that offset's entries of every block, padded to
+/// the padded image where the offset puts it; the planes summed, then the
+/// image's pads cropped. Only stride 1: each plane is then a shifted copy.
+void importCol2Im(Importer &im, const onnx::NodeProto &node) {
+  Value input = im.operand(node, 0);
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> image = im.constantInts(node, 1);
+  SmallVector<int64_t> block = im.constantInts(node, 2);
+  SmallVector<int64_t> strides = intsAttr(node, "strides", {1, 1});
+  SmallVector<int64_t> dilations = intsAttr(node, "dilations", {1, 1});
+  SmallVector<int64_t> pads = intsAttr(node, "pads", {0, 0, 0, 0});
+  if (type.getRank() != 3 || image.size() != 2 || block.size() != 2 ||
+      dilations.size() != 2 || pads.size() != 4)
+    fail("only a Col2Im of [N, C kh kw, L] to a 2-D image is supported");
+  if (llvm::any_of(strides, [](int64_t s) { return s != 1; }))
+    fail("only a Col2Im with strides 1 is supported");
+  int64_t height = image[0] + pads[0] + pads[2];
+  int64_t width = image[1] + pads[1] + pads[3];
+  int64_t lh = height - dilations[0] * (block[0] - 1);
+  int64_t lw = width - dilations[1] * (block[1] - 1);
+  int64_t offsets = block[0] * block[1];
+  if (lh < 1 || lw < 1 || type.getDimSize(1) % offsets != 0 ||
+      type.getDimSize(2) != lh * lw)
+    fail("the input's dims do not match the image and block shapes");
+  int64_t channels = type.getDimSize(1) / offsets;
+  int64_t batch = ShapedType::kDynamic;
+  Value blocks = im.createReshape(input, {batch, channels, offsets, lh, lw});
+  SmallVector<Value> columns =
+      offsets == 1
+          ? SmallVector<Value>{blocks}
+          : im.createSplit(blocks, 2, SmallVector<int64_t>(offsets, 1));
+  Value sum;
+  for (int64_t i = 0; i < block[0]; ++i)
+    for (int64_t j = 0; j < block[1]; ++j) {
+      Value plane = im.createReshape(columns[i * block[1] + j],
+                                     {batch, channels, lh, lw});
+      int64_t top = i * dilations[0], left = j * dilations[1];
+      SmallVector<int64_t> low = {0, 0, top, left};
+      SmallVector<int64_t> high = {0, 0, height - lh - top, width - lw - left};
+      plane = im.create<nn::PadOp>(
+          plane, {im.i64Array("low", low), im.i64Array("high", high)});
+      sum = sum ? im.create<nn::AddOp>({sum, plane}) : plane;
+    }
+  sum = im.createSlice(sum, 2, pads[0], pads[0] + image[0]);
+  im.define(node, 0, im.createSlice(sum, 3, pads[1], pads[1] + image[1]));
+}
+
 void importGather(Importer &im, const onnx::NodeProto &node) {
   // Rows of a table by constant ids (BERT's position and token-type ids),
   // repeated for each sample where the exporter expanded them to the batch.
@@ -164,8 +251,10 @@ void importGather(Importer &im, const onnx::NodeProto &node) {
   // A constant index into a tensor (ViT's class token, x[:, 0]): a slice,
   // whose axis a scalar index removes.
   const KnownTensor *index = im.knownValue(node.input(1));
-  if (!index || index->isFloat() || index->getNumElements() != 1)
+  if (!index || index->isFloat())
     fail("only a constant index into a tensor is supported");
+  if (index->getNumElements() != 1)
+    return im.define(node, 0, gatherConstant(im, node, *index));
   Value input = im.operand(node, 0);
   auto type = cast<RankedTensorType>(input.getType());
   int64_t axis = normalizeAxes({intAttr(node, "axis", 0)}, type.getRank())[0];
@@ -192,6 +281,7 @@ void importGather(Importer &im, const onnx::NodeProto &node) {
 void registerSlicingOps(OnnxOpTable &table) {
   table.add("Slice", importSlice);
   table.add("Gather", importGather);
+  table.add("Col2Im", importCol2Im);
   table.add("Split", importSplit);
   table.add("SplitToSequence", importSplitToSequence);
   table.add("SequenceAt", importSequenceAt);

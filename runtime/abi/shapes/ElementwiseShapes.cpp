@@ -136,6 +136,14 @@ DropoutShape getDropoutShape(const KernelCall &call) {
     fail("dropout needs a batch dimension");
   DropoutShape s{attrs->ratio(), attrs->key(), x.dims[0], 0, attrs->rowwise()};
   s.cols = s.rows > 0 ? size / s.rows : 0;
+  s.span = attrs->span();
+  s.scale = attrs->scale();
+  s.shift = attrs->shift();
+  s.fill = attrs->fill();
+  s.uniform = attrs->uniform();
+  if (s.span < 1 || (s.cols > 0 && s.cols % s.span != 0))
+    fail("dropout rows of " + std::to_string(s.cols) +
+         " elements are not whole draws of " + std::to_string(s.span));
   // The mask counts rows and groups of four elements in 32 bits.
   if (s.cols > (int64_t(1) << 34))
     fail("dropout rows of " + std::to_string(s.cols) +

@@ -55,6 +55,11 @@ struct DropoutShape {
   int64_t site;
   int64_t rows, cols;
   bool rowwise;
+  int64_t span = 1; // elements per draw
+  /// Kept: x scale + shift (scale 0: 1 / (1 - ratio)); dropped: fill.
+  double scale = 0, shift = 0, fill = 0;
+  /// Every element times shift + scale u, u its draw in [0, 1) (RReLU).
+  bool uniform = false;
 };
 
 /// Binary ops with numpy broadcasting of the second operand: out has lhs's

@@ -301,13 +301,23 @@ TEST(KernelElementsTest, DropoutMatchesTheCpuKernelBitForBit) {
   int64_t rows = 6, cols = 10, firstRow = 5;
   std::vector<float> x = randomVector(rows * cols, 13);
   x[3] = std::numeric_limits<float>::infinity();
-  for (bool rowwise : {false, true}) {
-    math::DropoutMask mask = math::makeDropoutMask(99, 4, 3, 0.4, rowwise);
+  // Element-wise, row-wise, and one draw per plane of 5 with
+  // AlphaDropout's affine form.
+  for (int variant : {0, 1, 2}) {
+    math::DropoutMask mask =
+        math::makeDropoutMask(99, 4, 3, 0.4, /*rowwise=*/variant == 1);
+    if (variant == 2) {
+      mask.span = 5;
+      mask.scale = 0.886f, mask.shift = 0.779f, mask.fill = -0.779f;
+    }
     std::vector<float> y(x.size()), yBody(x.size());
     kernels::dropout(mask, rows, cols, firstRow, x.data(), y.data());
     for (int64_t i = 0; i < rows * cols; ++i)
       yBody[i] = elements::dropout(mask, cols, firstRow, i, x.data());
-    expectSameBits(y, yBody, rowwise ? "rowwise dropout" : "dropout");
+    expectSameBits(y, yBody,
+                   variant == 0   ? "dropout"
+                   : variant == 1 ? "rowwise dropout"
+                                  : "per-plane alpha dropout");
   }
 }
 

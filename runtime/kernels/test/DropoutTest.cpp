@@ -98,6 +98,57 @@ TEST(DropoutTest, RowwiseKeepsOrDropsWholeRows) {
   EXPECT_NEAR(double(kept), rows * 0.5, 5 * std::sqrt(rows * 0.25));
 }
 
+TEST(DropoutTest, SpanSharesOneDrawPerChannel) {
+  // Dropout2d on [N, 3, 2, 2]: each sample's channel (4 elements) kept or
+  // dropped whole, as draw c of the element-wise mask; AlphaDropout's
+  // affine form: kept x scale + shift, dropped fill.
+  int64_t rows = 50, channels = 3, plane = 4, cols = channels * plane;
+  auto x = randomVector(rows * cols, 3);
+  DropoutMask m = math::makeDropoutMask(9, 1, 2, 0.5);
+  DropoutMask elementwise = m;
+  m.span = plane;
+  m.scale = 0.75f, m.shift = 0.25f, m.fill = -1.5f;
+  std::vector<float> y(x.size());
+  dropout(m, rows, cols, 0, x.data(), y.data());
+  int64_t kept = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < channels; ++c) {
+      bool keep =
+          (math::dropoutWords(elementwise, r, c).v[c % 4] >> 8) >= m.threshold;
+      kept += keep;
+      for (int64_t j = 0; j < plane; ++j) {
+        int64_t i = r * cols + c * plane + j;
+        ASSERT_EQ(y[i], keep ? x[i] * 0.75f + 0.25f : -1.5f)
+            << "row " << r << " channel " << c;
+      }
+    }
+  EXPECT_NEAR(double(kept), rows * channels * 0.5,
+              5 * std::sqrt(rows * channels * 0.25));
+}
+
+TEST(DropoutTest, UniformScalesEachElementByItsDraw) {
+  // RReLU's slopes: x (low + (high - low) u), u the element's draw, in
+  // [low, high) and spread over it.
+  int64_t rows = 40, cols = 7;
+  std::vector<float> ones(rows * cols, 1.f), y(ones.size());
+  DropoutMask m = math::makeDropoutMask(3, 1, 0, 0.0);
+  DropoutMask elementwise = m;
+  m.uniform = true;
+  m.shift = 0.125f, m.scale = 0.25f;
+  dropout(m, rows, cols, 0, ones.data(), y.data());
+  double sum = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      uint32_t word = math::dropoutWords(elementwise, r, c).v[c % 4];
+      float slope = float(word >> 8) / 16777216.f * 0.25f + 0.125f;
+      ASSERT_EQ(y[r * cols + c], slope) << "row " << r << " col " << c;
+      ASSERT_GE(slope, 0.125f);
+      ASSERT_LT(slope, 0.375f);
+      sum += slope;
+    }
+  EXPECT_NEAR(sum / double(rows * cols), 0.25, 0.02);
+}
+
 TEST(DropoutTest, MaskIsAFunctionOfKeyAndGlobalRow) {
   int64_t rows = 8, cols = 33;
   auto x = randomVector(rows * cols, 2);

@@ -476,6 +476,22 @@ func.func @dropout_ratio(%x: tensor<4x3xf32>) {
 
 // -----
 
+func.func @dropout_span(%x: tensor<?x3x4xf32>) {
+  // expected-error @+1 {{'nn.dropout' op span 5 does not divide a row of 12 elements}}
+  %0 = nn.dropout %x {ratio = 0.5 : f64, key = 0 : i64, span = 5 : i64} : tensor<?x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @random_scale_interval(%x: tensor<?x3xf32>) {
+  // expected-error @+1 {{'nn.random_scale' op factors [3.000000e-01, 1.000000e-01) are not a finite interval}}
+  %0 = nn.random_scale %x {low = 0.3 : f64, high = 0.1 : f64, key = 0 : i64} : tensor<?x3xf32>
+  return
+}
+
+// -----
+
 func.func @batch_matmul_leading(%a: tensor<2x4x8xf32>, %b: tensor<3x8x4xf32>) {
   // expected-error @+2 {{leading dim 0 differs: 2 vs 3}}
   // expected-error @+1 {{failed to infer returned types}}

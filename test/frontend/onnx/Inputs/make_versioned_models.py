@@ -112,6 +112,38 @@ MODELS = {
          helper.make_node("Div", ["mask", "keep"], ["scaled"]),
          helper.make_node("Mul", ["x", "scaled"], ["y"])],
         ["batch", 3, 4], ["batch", 3, 4], 13),
+    # A mask of [n, 1, 4] on [n, 3, 4] (neither per element, row nor
+    # channel), and a mask plus one scaling a tensor, are refused.
+    "mask_per_column": model(
+        [ints("zero", [0]), ints("cols", [1, 4]),
+         helper.make_node("Shape", ["x"], ["shape"]),
+         helper.make_node("Gather", ["shape", "zero"], ["n"], axis=0),
+         helper.make_node("Concat", ["n", "cols"], ["mask_shape"], axis=0),
+         helper.make_node("ConstantOfShape", ["mask_shape"], ["fill"]),
+         helper.make_node("RandomUniformLike", ["fill"], ["noise"]),
+         floats("keep", 0.8),
+         helper.make_node("Less", ["noise", "keep"], ["bernoulli"]),
+         helper.make_node("Cast", ["bernoulli"], ["mask"],
+                          to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x", "mask"], ["y"], name="mul")],
+        ["batch", 3, 4], ["batch", 3, 4], 13),
+    "mask_offset": model(
+        [helper.make_node("Shape", ["x"], ["shape"]),
+         helper.make_node("ConstantOfShape", ["shape"], ["fill"]),
+         helper.make_node("RandomUniformLike", ["fill"], ["noise"]),
+         floats("keep", 0.8), floats("one", 1.0),
+         helper.make_node("Less", ["noise", "keep"], ["bernoulli"]),
+         helper.make_node("Cast", ["bernoulli"], ["mask"],
+                          to=TensorProto.FLOAT),
+         helper.make_node("Add", ["mask", "one"], ["shifted"]),
+         helper.make_node("Mul", ["x", "shifted"], ["y"], name="mul")],
+        ["batch", 4], ["batch", 4], 13),
+    # Col2Im (torch.nn.Fold) with stride 2 is refused.
+    "col2im_strided": model(
+        [ints("image", [3, 3]), ints("block", [1, 1]),
+         helper.make_node("Col2Im", ["x", "image", "block"], ["y"],
+                          name="col2im", strides=[2, 2])],
+        ["batch", 2, 4], ["batch", 2, 3, 3], 18),
     # Noise used for anything but a mask is refused.
     "noise_misused": model(
         [helper.make_node("Shape", ["x"], ["shape"]),
