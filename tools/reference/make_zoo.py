@@ -7,7 +7,8 @@ shufflenet_v2_x0_5, regnet_y_400mf, convnext_tiny, vit_b_16, and four small
 ones: a TransformerEncoder text classifier, an LSTM classifier, an MLP with
 LayerNorm + GELU + Dropout and a CNN with MaxPool + Dropout; beyond them, a
 2-layer bidirectional LSTM, Hugging Face's BERT and GPT-2 and a
-GPT-2-like causal language model) at a small input size, in training mode
+GPT-2-like causal language model, and Transformers' DistilBERT, ALBERT,
+ELECTRA, RoBERTa, Llama, Mistral, Qwen2, ViT and Swin at tiny configs) at a small input size, in training mode
 with every dropout at p = 0, writes ZOO/MODEL/:
 
   dynamo.onnx   torch.onnx.export's default exporter (IR 10, opset 18+)
@@ -318,6 +319,62 @@ def gpt2_hf():
     return Gpt2LastLogits(transformers.GPT2LMHeadModel(config))
 
 
+class ImageLogits(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, images):
+        return self.model(pixel_values=images).logits
+
+
+def vit_hf():
+    """Hugging Face's ViTForImageClassification (the transformers package)
+    on the zoo's 3x32x32 images: patch 8 (16 patches and the class token),
+    2 layers of width 32, 2 heads, every dropout off, the default
+    attention; the head classifies the class token."""
+    import transformers
+    config = transformers.ViTConfig(
+        image_size=32, patch_size=8, num_channels=3, hidden_size=32,
+        num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        num_labels=10)
+    return ImageLogits(transformers.ViTForImageClassification(config))
+
+
+def swin_hf():
+    """Hugging Face's SwinForImageClassification on 3x32x32 images: patch
+    4 (8x8 patches), windows of 4, two stages of 2 blocks (the first
+    stage's second block shifts its windows: a roll and the shifted
+    windows' attention mask; patch merging to 4x4, where the window covers
+    the whole map and nothing shifts), embedding 16, heads 2 and 4, the
+    relative-position bias table, every dropout and drop path off."""
+    import transformers
+    config = transformers.SwinConfig(
+        image_size=32, patch_size=4, num_channels=3, embed_dim=16,
+        depths=[2, 2], num_heads=[2, 4], window_size=4, mlp_ratio=2.0,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        drop_path_rate=0.0, num_labels=10)
+    return ImageLogits(transformers.SwinForImageClassification(config))
+
+
+def roberta_hf():
+    """Hugging Face's RobertaForSequenceClassification: 2 layers of width
+    32, 4 heads, every dropout off. Its position ids are made from the
+    tokens at run time (a cumulative sum of tokens != padding id, offset
+    by it), so its padding id stays (1, the default) and positions run
+    2..17: max_position_embeddings is TOKENS + 2."""
+    import transformers
+    config = transformers.RobertaConfig(
+        vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=TOKENS + 2, num_labels=10,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        classifier_dropout=0.0)
+    return BertLogits(
+        transformers.RobertaForSequenceClassification(config))
+
+
 def mlp():
     return nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 64),
                          nn.LayerNorm(64), nn.GELU(), nn.Dropout(0.5),
@@ -385,6 +442,9 @@ ZOO = {
     "llama_hf": (lambda: hf_decoder("Llama"), "tokens"),
     "mistral_hf": (lambda: hf_decoder("Mistral"), "tokens"),
     "qwen2_hf": (lambda: hf_decoder("Qwen2"), "tokens"),
+    "vit_hf": (vit_hf, "images"),
+    "swin_hf": (swin_hf, "images"),
+    "roberta_hf": (roberta_hf, "tokens"),
     "lstm": (LstmClassifier, "sequence"),
     "lstm_bidirectional": (DeepLstmClassifier, "sequence"),
     "mlp_layernorm": (mlp, "images"),
@@ -488,6 +548,27 @@ def rename_tied(m, model):
 GRAPH_SIGNATURE = "pkg.torch.export.graph_signature."
 
 
+def export_eager_if_needed(model, x, path, dynamo):
+    """Exports `model`; where the exporter fails on a Hugging Face model's
+    default (sdpa) attention, exports its eager attention instead, the same
+    computation. PyTorch 2.15's dynamo exporter cannot decompose Swin's
+    scaled_dot_product_attention with a float mask ("Cannot view a tensor
+    with shape [N, 16, 2, 8] and strides (256, 8, 128, 1)")."""
+    try:
+        export(model, x, path, dynamo, strip=None)
+        return
+    except Exception as error:  # noqa: BLE001: retried, then reported
+        inner = next((m for m in model.modules()
+                      if hasattr(m, "set_attn_implementation")), None)
+        if inner is None or inner.config._attn_implementation == "eager":
+            raise
+        print(f"  {os.path.basename(path)}: export failed with "
+              f"{inner.config._attn_implementation} attention "
+              f"({str(error).splitlines()[0][:80]}); exporting eager")
+        inner.set_attn_implementation("eager")
+    export(model, x, path, dynamo, strip=None)
+
+
 def export_both(model, x, directory, kind):
     """Both exports, with every parameter and float buffer stripped (the
     exporters' own constants kept). The legacy exporter cannot convert
@@ -514,7 +595,7 @@ def export_both(model, x, directory, kind):
                     module.set_attn_implementation("eager")
                     break
         try:
-            export(exported, x, path, dynamo, strip=None)
+            export_eager_if_needed(exported, x, path, dynamo)
         except Exception as error:  # noqa: BLE001: reported, not fatal
             print(f"  {os.path.basename(path)}: export failed: "
                   f"{str(error).splitlines()[0]}")
