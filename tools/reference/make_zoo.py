@@ -361,14 +361,17 @@ def swin_hf():
 def roberta_hf():
     """Hugging Face's RobertaForSequenceClassification: 2 layers of width
     32, 4 heads, every dropout off. Its position ids are made from the
-    tokens at run time (a cumulative sum of tokens != padding id, offset
-    by it), so its padding id stays (1, the default) and positions run
-    2..17: max_position_embeddings is TOKENS + 2."""
+    tokens at run time (padding id + the cumulative sum of tokens !=
+    padding id), and its embeddings leave the padding row without gradient
+    (which ONNX's Gather cannot say): the padding id is VOCAB, one row past
+    the tokens the batch draws, so no token is padding and positions run
+    VOCAB + 1 .. VOCAB + TOKENS."""
     import transformers
     config = transformers.RobertaConfig(
-        vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
+        vocab_size=VOCAB + 1, hidden_size=32, num_hidden_layers=2,
         num_attention_heads=4, intermediate_size=64,
-        max_position_embeddings=TOKENS + 2, num_labels=10,
+        max_position_embeddings=VOCAB + TOKENS + 1, num_labels=10,
+        pad_token_id=VOCAB, bos_token_id=None, eos_token_id=None,
         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
         classifier_dropout=0.0)
     return BertLogits(
