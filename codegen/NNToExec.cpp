@@ -22,6 +22,7 @@
 #include "codegen/StepMemory.h"
 #include "ir/exec/ExecOps.h"
 #include "ir/nn/NNOps.h"
+#include "ir/nn/StepNames.h"
 #include "passes/Passes.h"
 #include "passes/RematSupport.h"
 
@@ -577,9 +578,7 @@ struct ConvertNNToExecPass
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> steps;
     for (auto func : module.getOps<func::FuncOp>())
-      if (llvm::is_contained(
-              {"train_step", "accum_first", "accum_step", "eval_step"},
-              func.getSymName()))
+      if (llvm::is_contained(dpc::steps::kDeviceSteps, func.getSymName()))
         steps.push_back(func);
     if (steps.empty()) {
       module.emitError() << "no @train_step or @eval_step to lower; run "
@@ -590,7 +589,7 @@ struct ConvertNNToExecPass
       if (failed(lowerStep(module, func)))
         return signalPassFailure();
     // The forward graph has served its purpose.
-    if (auto forward = module.lookupSymbol<func::FuncOp>("forward"))
+    if (auto forward = module.lookupSymbol<func::FuncOp>(dpc::steps::kForward))
       forward.erase();
     // Training state first, then the steps, as in the plan file.
     Block &body = *module.getBody();

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/PlanWriter.h"
+#include "ir/nn/StepNames.h"
 
 #include "ir/exec/ExecOps.h"
 #include "ir/exec/KernelAttributes.h"
@@ -80,10 +81,10 @@ fb::PersistentKind getPersistentKind(ex::PersistentOp op) {
 /// The role of a step, from the name its pass gave it.
 fb::StepRole getStepRole(StringRef name) {
   return llvm::StringSwitch<fb::StepRole>(name)
-      .Case("train_step", fb::StepRole::Train)
-      .Case("eval_step", fb::StepRole::Eval)
-      .Case("accum_first", fb::StepRole::AccumFirst)
-      .Case("accum_step", fb::StepRole::AccumStep)
+      .Case(dpc::steps::kTrain, fb::StepRole::Train)
+      .Case(dpc::steps::kEval, fb::StepRole::Eval)
+      .Case(dpc::steps::kAccumFirst, fb::StepRole::AccumFirst)
+      .Case(dpc::steps::kAccumStep, fb::StepRole::AccumStep)
       .Default(fb::StepRole::Other);
 }
 
@@ -490,7 +491,7 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
   if (devices.size() > 1) {
     plan.split.assign(devices.size(), 0);
     for (auto op : module.getOps<ex::StepOp>())
-      if (op.getName() == "train_step" && op.getDevice() < devices.size())
+      if (op.getName() == dpc::steps::kTrain && op.getDevice() < devices.size())
         plan.split[op.getDevice()] = op.getBatch();
   }
 

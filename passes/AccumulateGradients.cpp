@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/nn/NNOps.h"
+#include "ir/nn/StepNames.h"
 #include "passes/OptimizerUpdates.h"
 #include "passes/Passes.h"
 
@@ -153,7 +154,7 @@ struct AccumulateGradientsPass
     }
     if (gradAccum == 1)
       return;
-    auto train = module.lookupSymbol<func::FuncOp>("train_step");
+    auto train = module.lookupSymbol<func::FuncOp>(dpc::steps::kTrain);
     if (!train || train.isExternal()) {
       module.emitError() << "no @train_step to accumulate gradients in; run "
                             "nn-build-train-step first";
@@ -175,8 +176,8 @@ struct AccumulateGradientsPass
       return signalPassFailure();
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointAfter(train);
-    for (auto [name, first] :
-         {std::pair{"accum_first", true}, std::pair{"accum_step", false}}) {
+    for (auto [name, first] : {std::pair{dpc::steps::kAccumFirst, true},
+                               std::pair{dpc::steps::kAccumStep, false}}) {
       auto clone = cast<func::FuncOp>(b.clone(*train));
       clone.setSymName(name);
       if (failed(makeAccumulationStep(clone, first)))

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/nn/NNOps.h"
+#include "ir/nn/StepNames.h"
 #include "passes/Passes.h"
 #include "passes/TrainLoss.h"
 
@@ -265,7 +266,7 @@ void NNBuildTrainStepPass::buildEvalStep(OpBuilder &b, func::FuncOp forward,
     for (BlockArgument arg : group)
       mapped.push_back({arg, step.add(arg.getType(), forward.getArgAttrDict(
                                                          arg.getArgNumber()))});
-  func::FuncOp eval = step.create(b, forward, "eval_step");
+  func::FuncOp eval = step.create(b, forward, dpc::steps::kEval);
   for (auto [arg, index] : mapped)
     mapping.map(arg, eval.getArgument(index));
   DenseMap<Value, Value> noUpdates;
@@ -434,7 +435,7 @@ NNBuildTrainStepPass::buildTrainStep(OpBuilder &b, func::FuncOp forward,
           b.getStringAttr(paramName(forward, param).getValue() + "." + state)));
   }
 
-  func::FuncOp train = step.create(b, forward, "train_step");
+  func::FuncOp train = step.create(b, forward, dpc::steps::kTrain);
   IRMapping mapping;
   for (auto [arg, index] : mapped)
     mapping.map(arg, train.getArgument(index));
@@ -499,12 +500,12 @@ void NNBuildTrainStepPass::runOnOperation() {
   ModuleOp module = getOperation();
   if (failed(checkOptions(module)))
     return signalPassFailure();
-  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  auto forward = module.lookupSymbol<func::FuncOp>(dpc::steps::kForward);
   if (!forward) {
     module.emitError() << "no func.func @forward to build a training step from";
     return signalPassFailure();
   }
-  for (StringRef name : {"train_step", "eval_step"}) {
+  for (StringRef name : {dpc::steps::kTrain, dpc::steps::kEval}) {
     if (module.lookupSymbol(name)) {
       module.emitError() << "the module already has a @" << name;
       return signalPassFailure();
@@ -519,7 +520,7 @@ void NNBuildTrainStepPass::runOnOperation() {
   OpBuilder b(&getContext());
   // Build train first so that the module reads forward, eval, train.
   if (failed(buildTrainStep(b, forward, *signature, *trainLoss))) {
-    if (auto train = module.lookupSymbol<func::FuncOp>("train_step"))
+    if (auto train = module.lookupSymbol<func::FuncOp>(dpc::steps::kTrain))
       train.erase();
     return signalPassFailure();
   }

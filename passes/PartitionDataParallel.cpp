@@ -18,6 +18,7 @@
 
 #include "ir/dist/DistOps.h"
 #include "ir/nn/NNOps.h"
+#include "ir/nn/StepNames.h"
 #include "passes/OptimizerUpdates.h"
 #include "passes/Passes.h"
 
@@ -450,8 +451,7 @@ void PartitionDataParallelPass::runOnOperation() {
   if (failed(readDevices(module, devicesOnly)))
     return signalPassFailure();
   SmallVector<func::FuncOp> steps;
-  for (StringRef name :
-       {"train_step", "accum_first", "accum_step", "eval_step"})
+  for (StringRef name : dpc::steps::kDeviceSteps)
     if (auto step = module.lookupSymbol<func::FuncOp>(name))
       steps.push_back(step);
   if (steps.empty()) {

@@ -1,7 +1,7 @@
 //===- Recompute.cpp - rewriting a step to recompute forward ops ---------===//
 
-#include "ir/nn/NNOps.h"
 #include "passes/Recompute.h"
+#include "ir/nn/NNOps.h"
 #include "passes/RematSupport.h"
 
 #include "mlir/IR/Builders.h"
@@ -49,7 +49,7 @@ std::string dpc::remat::formatBytes(int64_t bytes) {
 /// used once and recomputed where needed again (budget: short-lived
 /// intermediates, at the price of FLOPs).
 void dpc::remat::applyRecomputation(func::FuncOp step, const OpSet &recompute,
-                        bool shareIntermediates) {
+                                    bool shareIntermediates) {
   StepRegions regions(step);
   OpBuilder b(step.getContext());
   // Clones the backward ops read, and clones that feed only other clones
@@ -112,7 +112,8 @@ void dpc::remat::applyRecomputation(func::FuncOp step, const OpSet &recompute,
 
 /// segments=K: every forward value of the first K - 1 runs that does not
 /// cross into a later run.
-OpSet dpc::remat::segmentRecomputeSet(const StepRegions &regions, int64_t segments) {
+OpSet dpc::remat::segmentRecomputeSet(const StepRegions &regions,
+                                      int64_t segments) {
   OpSet recompute;
   for (int64_t r = 0; r < regions.numReplicas(); ++r) {
     SmallVector<Operation *> ops = regions.forwardOps(r);

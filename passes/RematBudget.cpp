@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/nn/NNOps.h"
+#include "ir/nn/StepNames.h"
 #include "passes/Recompute.h"
 #include "passes/RematSupport.h"
 
@@ -227,7 +228,7 @@ FailureOr<RecomputePlan> BudgetSearch::run() {
   state = stateBytes(step);
   // The eval step's arena counts towards the peak too; recomputation cannot
   // shrink it.
-  if (auto eval = module.lookupSymbol<func::FuncOp>("eval_step")) {
+  if (auto eval = module.lookupSymbol<func::FuncOp>(dpc::steps::kEval)) {
     FailureOr<std::vector<ReplicaMemory>> evalMemory = estimateMemory(eval);
     if (failed(evalMemory))
       return failure();

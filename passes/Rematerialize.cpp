@@ -9,6 +9,7 @@
 
 #include "ir/exec/ExecDialect.h"
 #include "ir/nn/NNOps.h"
+#include "ir/nn/StepNames.h"
 #include "passes/Passes.h"
 #include "passes/Recompute.h"
 #include "runtime/plan/ByteSize.h"
@@ -79,7 +80,7 @@ struct RematerializePass
     // Every step with a backward pass: with gradient accumulation the
     // micro-batch steps share the device's arena with @train_step, so each
     // must fit.
-    for (StringRef name : {"train_step", "accum_first", "accum_step"})
+    for (StringRef name : dpc::steps::kTrainingSteps)
       if (auto step = module.lookupSymbol<func::FuncOp>(name))
         if (failed(rematerialize(module, step)))
           return signalPassFailure();

@@ -20,6 +20,7 @@
 
 #include "ir/dist/DistOps.h"
 #include "ir/nn/NNOps.h"
+#include "ir/nn/StepNames.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -116,7 +117,7 @@ struct ShardGradientsPass
 
   void runOnOperation() override {
     for (auto step : getOperation().getOps<func::FuncOp>()) {
-      if (step.getSymName() != "train_step")
+      if (step.getSymName() != dpc::steps::kTrain)
         continue;
       auto devices =
           step->getAttrOfType<ArrayAttr>(DistDialect::kDevicesAttrName);

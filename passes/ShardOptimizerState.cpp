@@ -37,6 +37,7 @@
 
 #include "ir/dist/DistOps.h"
 #include "ir/nn/NNOps.h"
+#include "ir/nn/StepNames.h"
 #include "passes/OptimizerUpdates.h"
 #include "passes/Passes.h"
 
@@ -294,7 +295,7 @@ struct ShardOptimizerStatePass
 
   void runOnOperation() override {
     for (auto step : getOperation().getOps<func::FuncOp>()) {
-      if (step.getSymName() != "train_step")
+      if (step.getSymName() != dpc::steps::kTrain)
         continue;
       auto devices =
           step->getAttrOfType<ArrayAttr>(DistDialect::kDevicesAttrName);

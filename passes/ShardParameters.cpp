@@ -28,6 +28,7 @@
 
 #include "ir/dist/DistOps.h"
 #include "ir/nn/NNOps.h"
+#include "ir/nn/StepNames.h"
 #include "passes/Passes.h"
 #include "passes/RematSupport.h"
 
@@ -301,7 +302,7 @@ LogicalResult StepRewriter::returnRanges() {
 }
 
 LogicalResult StepRewriter::run() {
-  if (step.getSymName() == "train_step" && failed(returnRanges()))
+  if (step.getSymName() == dpc::steps::kTrain && failed(returnRanges()))
     return failure();
   for (BlockArgument arg : step.getArguments()) {
     StringAttr name = getParamName(step, arg);
@@ -346,7 +347,7 @@ struct ShardParametersPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto train = module.lookupSymbol<func::FuncOp>("train_step");
+    auto train = module.lookupSymbol<func::FuncOp>(dpc::steps::kTrain);
     if (!train)
       return;
     auto devices =
@@ -364,8 +365,7 @@ struct ShardParametersPass
       return signalPassFailure();
     }
     ShardedParameters sharded = findShardedParameters(train);
-    for (StringRef name :
-         {"train_step", "accum_first", "accum_step", "eval_step"}) {
+    for (StringRef name : dpc::steps::kDeviceSteps) {
       auto step = module.lookupSymbol<func::FuncOp>(name);
       if (step && step->hasAttr(DistDialect::kDevicesAttrName) &&
           failed(StepRewriter(step, sharded).run()))
