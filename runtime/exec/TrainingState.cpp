@@ -73,6 +73,10 @@ bool isShard(const plan::PersistentTensor &state) {
   return state.logical_dims() != nullptr;
 }
 
+std::vector<int64_t> getWholeDims(const plan::PersistentTensor &state) {
+  return plan::toDims(isShard(state) ? state.logical_dims() : state.dims());
+}
+
 TrainingState::TrainingState(
     const plan::LoadedPlan &plan,
     const std::vector<std::unique_ptr<Device>> &devices)

@@ -24,8 +24,12 @@
 namespace dpc::rt {
 
 /// Whether `state` is one device's shard of a tensor (sharded optimizer
-/// state) rather than a copy of it.
+/// state or parameters) rather than a copy of it.
 bool isShard(const plan::PersistentTensor &state);
+
+/// The dims of the whole tensor `state` is a copy or a shard of (what a
+/// checkpoint and an export hold).
+std::vector<int64_t> getWholeDims(const plan::PersistentTensor &state);
 
 class TrainingState {
 public:

@@ -359,11 +359,6 @@ getSavedTensors(const rt::Executor &executor) {
   return saved;
 }
 
-/// The dims a checkpoint holds tensor `p` with: a shard's logical ones.
-static std::vector<int64_t> getSavedDims(const plan::PersistentTensor &p) {
-  return plan::toDims(rt::isShard(p) ? p.logical_dims() : p.dims());
-}
-
 /// The byte range of shard `p` in the whole tensor.
 static std::pair<size_t, size_t>
 getShardBytes(const plan::PersistentTensor &p) {
@@ -391,7 +386,7 @@ void captureState(const rt::Executor &executor, TrainingState &state) {
     SavedTensor t;
     t.name = p.name()->str();
     t.dtype = static_cast<int32_t>(p.dtype());
-    t.dims = getSavedDims(p);
+    t.dims = rt::getWholeDims(p);
     if (!rt::isShard(p)) {
       t.bytes.resize(executor.getPersistentBytes(group[0]));
       executor.readPersistent(group[0], t.bytes.data());
@@ -436,7 +431,7 @@ static void checkTensorMatches(const SavedTensor &t,
     throw CheckpointError(path + ": tensor '" + t.name + "' is " +
                           plan::EnumNameDType(dtype) + ", the plan's is " +
                           plan::EnumNameDType(p.dtype()) + another);
-  std::vector<int64_t> dims = getSavedDims(p);
+  std::vector<int64_t> dims = rt::getWholeDims(p);
   if (t.dims != dims)
     throw CheckpointError(path + ": tensor '" + t.name + "' " +
                           plan::formatDims(t.dims) + " does not match the " +
@@ -476,7 +471,7 @@ void restoreState(rt::Executor &executor, const TrainingState &state,
   for (size_t k = 0; k < count; ++k) {
     const plan::PersistentTensor &tensor = *persistent->Get(groups[k][0]);
     size_t bytes = rt::isShard(tensor)
-                       ? plan::getNumElements(getSavedDims(tensor)) *
+                       ? plan::getNumElements(rt::getWholeDims(tensor)) *
                              plan::getDTypeSize(tensor.dtype())
                        : executor.getPersistentBytes(groups[k][0]);
     checkTensorMatches(state.tensors[k], tensor, bytes, k, path);

@@ -100,17 +100,11 @@ const char *getNpyDescr(plan::DType dtype) {
   }
 }
 
-/// The dims of the tensor `tensor` is (a shard's are its logical ones).
-std::vector<int64_t> getWholeDims(const plan::PersistentTensor &tensor) {
-  return plan::toDims(rt::isShard(tensor) ? tensor.logical_dims()
-                                          : tensor.dims());
-}
-
 /// The plan's own value of `tensor`: its data (a shard's whole from every
 /// shard's, a copy's from the copy with data), or zeros or ones.
 std::vector<uint8_t> getInitialValue(const plan::Plan &plan,
                                      const plan::PersistentTensor &tensor) {
-  int64_t count = plan::getNumElements(getWholeDims(tensor));
+  int64_t count = plan::getNumElements(rt::getWholeDims(tensor));
   int64_t size = plan::getDTypeSize(tensor.dtype());
   if (rt::isShard(tensor) && tensor.init() == plan::InitKind::Data) {
     std::vector<uint8_t> whole(count * size);
@@ -187,7 +181,7 @@ std::vector<ExportedTensor> collectTensors(const plan::LoadedPlan &loaded,
        getExportedTensors(loaded.get())) {
     ExportedTensor exported{tensor->name()->str(),
                             tensor->dtype(),
-                            getWholeDims(*tensor),
+                            rt::getWholeDims(*tensor),
                             {},
                             tensor->kind()};
     if (state) {

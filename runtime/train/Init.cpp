@@ -128,9 +128,7 @@ std::vector<LogicalParameter> getLogicalParameters(rt::Executor &executor) {
         byName.try_emplace(tensor->name()->str(), parameters.size());
     if (!fresh)
       continue;
-    const auto *dims =
-        rt::isShard(*tensor) ? tensor->logical_dims() : tensor->dims();
-    parameters.push_back({at->first, plan::toDims(dims), {}});
+    parameters.push_back({at->first, rt::getWholeDims(*tensor), {}});
   }
   for (size_t i : executor.getPrimaryPersistent()) {
     auto it = byName.find(plan.persistent()->Get(i)->name()->str());
