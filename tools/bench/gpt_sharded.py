@@ -37,21 +37,15 @@ VOCAB, SEQ = 97, 64
 def export(args, path):
     import torch
     import transformers
-
-    class Logits(torch.nn.Module):
-        def __init__(self, model):
-            super().__init__()
-            self.model = model
-
-        def forward(self, tokens):
-            return self.model(input_ids=tokens).logits
+    sys.path.insert(0, os.path.join(ROOT, "tools", "reference"))
+    import zoo_hf
 
     config = transformers.GPT2Config(
         vocab_size=VOCAB, n_positions=SEQ, n_embd=args.width,
         n_layer=args.layers, n_head=args.heads, resid_pdrop=0.0,
         embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=None, eos_token_id=None)
     torch.manual_seed(0)
-    model = Logits(transformers.GPT2LMHeadModel(config)).eval()
+    model = zoo_hf.TokenLogits(transformers.GPT2LMHeadModel(config)).eval()
     count = sum(p.numel() for p in model.parameters())
     tokens = torch.zeros(2, SEQ, dtype=torch.int64)
     torch.onnx.export(model, (tokens,), path, dynamo=False,

@@ -41,20 +41,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_shapes  # noqa: E402
 import make_zoo  # noqa: E402
+import zoo_hf  # noqa: E402
 import tokenize_text  # noqa: E402
 from zoo_allowance import allowance  # noqa: E402
 
 CORPUS = "/usr/share/common-licenses/GPL-3"
 SEQ, VOCAB = 32, 100
-
-
-class Logits(nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, tokens):
-        return self.model(input_ids=tokens).logits
 
 
 def gpt2_lm():
@@ -63,7 +55,7 @@ def gpt2_lm():
         vocab_size=VOCAB, n_positions=SEQ, n_embd=32, n_layer=2, n_head=2,
         resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
         bos_token_id=None, eos_token_id=None)
-    return Logits(transformers.GPT2LMHeadModel(config))
+    return zoo_hf.TokenLogits(transformers.GPT2LMHeadModel(config))
 
 
 def block(inputs, outputs):

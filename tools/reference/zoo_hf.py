@@ -9,7 +9,9 @@ from torch import nn
 VOCAB, TOKENS = 100, 16  # the token models' input: [BATCH, TOKENS]
 
 
-class BertLogits(nn.Module):
+class TokenLogits(nn.Module):
+    """A Transformers model of token ids, returning its logits."""
+
     def __init__(self, model):
         super().__init__()
         self.model = model
@@ -32,7 +34,7 @@ def bert_tiny():
         max_position_embeddings=TOKENS, num_labels=10, pad_token_id=None,
         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
         attn_implementation="eager")
-    return BertLogits(transformers.BertForSequenceClassification(config))
+    return TokenLogits(transformers.BertForSequenceClassification(config))
 
 
 def hf_encoder(family):
@@ -53,7 +55,7 @@ def hf_encoder(family):
             num_attention_heads=4, intermediate_size=64,
             hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
             classifier_dropout_prob=0.0, **common)
-    return BertLogits(
+    return TokenLogits(
         getattr(transformers, family + "ForSequenceClassification")(config))
 
 
@@ -155,5 +157,5 @@ def roberta_hf():
         pad_token_id=VOCAB, bos_token_id=None, eos_token_id=None,
         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
         classifier_dropout=0.0)
-    return BertLogits(
+    return TokenLogits(
         transformers.RobertaForSequenceClassification(config))
